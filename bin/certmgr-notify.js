@@ -1,0 +1,5 @@
+#!/usr/bin/env node
+// Runs the TypeScript sources directly through tsx (no build step needed).
+import { register } from 'tsx/esm/api';
+register();
+await import('../src/cli/main.ts');

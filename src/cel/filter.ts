@@ -1,0 +1,164 @@
+/**
+ * Routing filters: CEL expressions over an internal event `{ type, data }`, compiled once per router
+ * (parse, check, plan) and evaluated per event with @bufbuild/cel's standard library only.
+ */
+import { celEnv, isCelError, parse, plan, type CelInput } from '@bufbuild/cel';
+import { familyOf, isEventTypeId, type EventTypeId } from '../events/families.js';
+import { FAMILY_FIELD_TREES } from '../events/schemas.js';
+import { toSourceTree, type SourceTree } from './ast.js';
+import { checkFilterTree } from './check.js';
+import { FilterCompileError } from './errors.js';
+import { describeEvalError } from './eval-error.js';
+import { skipWhitespace } from './position.js';
+import { findSyntaxProblem } from './syntax.js';
+
+export const FILTER_LIMITS = {
+  /** Characters (UTF-16 code units) in an expression. */
+  maxLength: 2000,
+  /** Nodes of the expression as written (a macro call counts once, not its expansion). */
+  maxNodes: 300,
+  /** all/exists/exists_one/filter/map inside each other's bodies. */
+  maxComprehensionDepth: 2,
+} as const;
+
+export interface FilterResult {
+  /** True only when the expression evaluated to exactly `true`. */
+  matched: boolean;
+  /** Why the filter could not decide (evaluation error or non-bool result). Never contains event data. */
+  error?: string;
+}
+
+export interface CompiledFilter {
+  readonly expression: string;
+  readonly eventTypeId: EventTypeId;
+  /** True for an empty (or whitespace-only) expression: every event of the family matches. */
+  readonly matchesAll: boolean;
+  evaluate(event: { type: string; data: unknown }): FilterResult;
+}
+
+export type FilterValidation = { ok: true } | { ok: false; message: string; line: number; column: number };
+
+/** Standard library only: no strings extension (its `replace` is super-linear), no custom functions. */
+const env = celEnv();
+
+/**
+ * Compiles a filter for routers of one event family. Throws FilterCompileError (code
+ * INVALID_FILTER_EXPRESSION) with a 1-based line and column; throws RangeError for an unknown eventTypeId.
+ */
+export function compileFilter(expression: string, eventTypeId: EventTypeId): CompiledFilter {
+  if (!isEventTypeId(eventTypeId)) throw new RangeError(`unknown event type identifier ${JSON.stringify(eventTypeId)}`);
+  const familyTypes: ReadonlySet<string> = new Set(familyOf(eventTypeId).types);
+  const outsideFamily = (type: string): FilterResult => ({
+    matched: false,
+    error: `event type ${JSON.stringify(type.slice(0, 100))} is not in ${eventTypeId}`,
+  });
+
+  if (expression.trim() === '') {
+    return {
+      expression,
+      eventTypeId,
+      matchesAll: true,
+      evaluate: (event) => (familyTypes.has(event.type) ? { matched: true } : outsideFamily(event.type)),
+    };
+  }
+
+  const { program, tree } = compileProgram(expression, eventTypeId);
+  return {
+    expression,
+    eventTypeId,
+    matchesAll: false,
+    evaluate(event) {
+      if (!familyTypes.has(event.type)) return outsideFamily(event.type);
+      const result = program({ type: event.type, data: event.data as CelInput });
+      if (result === true) return { matched: true };
+      if (result === false) return { matched: false };
+      if (isCelError(result)) return { matched: false, error: describeEvalError(result, tree, expression) };
+      return { matched: false, error: `filter result is ${runtimeKind(result)}, not bool` };
+    },
+  };
+}
+
+/** Result-style compileFilter for API validation. `message` includes the position (`1:17: ...`). */
+export function validateFilter(expression: string, eventTypeId: EventTypeId): FilterValidation {
+  try {
+    compileFilter(expression, eventTypeId);
+    return { ok: true };
+  } catch (e) {
+    if (e instanceof FilterCompileError) return { ok: false, message: e.message, line: e.line, column: e.column };
+    throw e;
+  }
+}
+
+function compileProgram(source: string, eventTypeId: EventTypeId): { program: ReturnType<typeof plan>; tree: SourceTree } {
+  if (source.length > FILTER_LIMITS.maxLength) {
+    throw FilterCompileError.at(source, FILTER_LIMITS.maxLength, `expression is longer than ${FILTER_LIMITS.maxLength} characters`);
+  }
+  const parsed = parseOrThrow(source);
+  const tree = toSourceTree(parsed, source);
+  if (tree.size > FILTER_LIMITS.maxNodes) {
+    throw FilterCompileError.at(
+      source,
+      skipWhitespace(source, 0),
+      `expression is too complex: ${tree.size} nodes, at most ${FILTER_LIMITS.maxNodes} allowed`,
+    );
+  }
+  checkFilterTree(tree.root, {
+    source,
+    eventTypeId,
+    dataTree: FAMILY_FIELD_TREES[eventTypeId],
+    maxComprehensionDepth: FILTER_LIMITS.maxComprehensionDepth,
+    checkLiteral,
+  });
+  return { program: plan(env, parsed), tree };
+}
+
+function parseOrThrow(source: string): ReturnType<typeof parse> {
+  try {
+    return parse(source);
+  } catch (e) {
+    const problem = findSyntaxProblem(source);
+    if (problem) throw FilterCompileError.at(source, problem.offset, `syntax error: ${problem.reason}`);
+    throw FilterCompileError.at(source, parserOffset(e), `syntax error: ${parserReason(e)}`);
+  }
+}
+
+function parserOffset(e: unknown): number {
+  const offset = (e as { location?: { start?: { offset?: unknown } } }).location?.start?.offset;
+  return typeof offset === 'number' ? offset : 0;
+}
+
+function parserReason(e: unknown): string {
+  if (e instanceof RangeError) return 'expression is nested too deeply';
+  const raw = (e as { rawMessage?: unknown }).rawMessage;
+  return typeof raw === 'string' ? raw : 'invalid expression';
+}
+
+/** Compile-time validation of literal regexes, timestamps and durations, using the same engine as evaluation. */
+const literalPrograms: Readonly<Record<string, ReturnType<typeof plan>>> = {
+  matches: plan(env, parse("''.matches(v)")),
+  timestamp: plan(env, parse('timestamp(v)')),
+  duration: plan(env, parse('duration(v)')),
+};
+
+function checkLiteral(fn: string, value: string): string | undefined {
+  const program = literalPrograms[fn];
+  const result = program?.({ v: value });
+  if (!isCelError(result)) return undefined;
+  if (fn === 'matches') return `invalid regular expression: ${result.message.replace(/^error parsing regexp: /, '')}`;
+  return fn === 'timestamp' ? 'invalid timestamp (expected RFC 3339, e.g. 2030-01-01T00:00:00Z)' : 'invalid duration (e.g. 1h30m, 90s, 1.5s)';
+}
+
+function runtimeKind(value: unknown): string {
+  switch (typeof value) {
+    case 'bigint':
+      return 'an int';
+    case 'number':
+      return 'a double';
+    case 'string':
+      return 'a string';
+    default:
+      if (value === null) return 'null';
+      if (value instanceof Uint8Array) return 'bytes';
+      return 'a non-bool value';
+  }
+}

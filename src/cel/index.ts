@@ -1,0 +1,4 @@
+export { compileFilter, validateFilter, FILTER_LIMITS } from './filter.js';
+export type { CompiledFilter, FilterResult, FilterValidation } from './filter.js';
+export { FilterCompileError } from './errors.js';
+export { FUNCTION_RULES, MACROS, TYPE_NAMES } from './functions.js';

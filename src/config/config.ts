@@ -1,0 +1,163 @@
+/**
+ * Command-line and environment configuration, parsed once at the edge.
+ * Every flag --foo-bar may also come from CERTMGR_NOTIFY_FOO_BAR (flags win).
+ */
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+
+export const DEFAULT_COMPANY_ID = '00000000-0000-4000-8000-000000000001';
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface ApiKeyEntry {
+  key: string;
+  companyId: string;
+}
+
+export interface ServeConfig {
+  port: number;
+  host: string;
+  store: string;
+  apiKeys: ApiKeyEntry[];
+  apiKeysFile: string | undefined;
+  /** Where a generated key is written when none is configured. */
+  apiKeyPath: string;
+  companyId: string;
+  kube: 'auto' | 'off' | 'on';
+  logLevel: string;
+  incidentEventsUrl: string;
+  smtpUrl: string | undefined;
+  smtpFrom: string;
+  deliveryTimeoutMs: number;
+  deliveryMaxAgeMs: number;
+  serviceUrl: string | undefined;
+}
+
+export class ConfigError extends Error {}
+
+interface FlagSpec {
+  name: string;
+  kind: 'string' | 'int' | 'list';
+  help: string;
+}
+
+export const SERVE_FLAGS: FlagSpec[] = [
+  { name: 'port', kind: 'int', help: 'HTTP port (default 8080)' },
+  { name: 'host', kind: 'string', help: 'listen address (default 0.0.0.0)' },
+  { name: 'store', kind: 'string', help: 'sqlite:<path> | sqlite::memory: | postgres://… (default sqlite:./data/certmgr-notify.db)' },
+  { name: 'api-key', kind: 'list', help: 'API key of the default company (repeatable; env: comma-separated)' },
+  { name: 'api-keys-file', kind: 'string', help: 'YAML file: keys: [{key, companyId}]' },
+  { name: 'api-key-path', kind: 'string', help: 'where a generated key is written when none is configured (default ./data/api-key)' },
+  { name: 'company-id', kind: 'string', help: `company id of --api-key keys (default ${DEFAULT_COMPANY_ID})` },
+  { name: 'kube', kind: 'string', help: 'auto | off | on: whether the Kubernetes parts start (default auto)' },
+  { name: 'log-level', kind: 'string', help: 'pino level (default info)' },
+  { name: 'incident-events-url', kind: 'string', help: 'incident management events API base (default https://events.pagerduty.com)' },
+  { name: 'smtp-url', kind: 'string', help: 'SMTP server for email integrations, e.g. smtp://user:pass@host:587' },
+  { name: 'smtp-from', kind: 'string', help: 'sender address of emails (default certmgr-notify@localhost)' },
+  { name: 'delivery-timeout', kind: 'int', help: 'per-attempt delivery timeout in ms (default 10000)' },
+  { name: 'delivery-max-age', kind: 'int', help: 'give up (dead-letter) a delivery after this many ms (default 86400000)' },
+  { name: 'service-url', kind: 'string', help: 'operator: a remote service to reconcile into (default: this process)' },
+];
+
+export type RawFlags = Map<string, string[]>;
+
+/** Parses `--flag value`, `--flag=value`; unknown flags are an error naming the flag. */
+export function parseFlags(argv: string[], specs: FlagSpec[]): RawFlags {
+  const out: RawFlags = new Map();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) throw new ConfigError(`unexpected argument '${arg}'`);
+    let name = arg.slice(2);
+    let value: string | undefined;
+    const eq = name.indexOf('=');
+    if (eq >= 0) {
+      value = name.slice(eq + 1);
+      name = name.slice(0, eq);
+    }
+    const spec = specs.find((s) => s.name === name);
+    if (!spec) throw new ConfigError(`unknown flag --${name}; known flags: ${specs.map((s) => '--' + s.name).join(', ')}`);
+    if (value === undefined) {
+      value = argv[++i];
+      if (value === undefined) throw new ConfigError(`flag --${name} needs a value`);
+    }
+    const list = out.get(name) ?? [];
+    list.push(value);
+    out.set(name, list);
+  }
+  return out;
+}
+
+export function envName(flag: string): string {
+  return 'CERTMGR_NOTIFY_' + flag.toUpperCase().replace(/-/g, '_');
+}
+
+function pick(flags: RawFlags, env: NodeJS.ProcessEnv, name: string): string[] | undefined {
+  const f = flags.get(name);
+  if (f && f.length) return f;
+  const e = env[envName(name)];
+  if (e !== undefined && e !== '') return name === 'api-key' ? e.split(',').map((s) => s.trim()).filter(Boolean) : [e];
+  return undefined;
+}
+
+function one(flags: RawFlags, env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const v = pick(flags, env, name);
+  return v ? v[v.length - 1] : undefined;
+}
+
+function int(flags: RawFlags, env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
+  const raw = one(flags, env, name);
+  if (raw === undefined) return def;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`--${name} must be an integer, got '${raw}'`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`--${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+export function loadApiKeysFile(path: string): ApiKeyEntry[] {
+  let doc: unknown;
+  try {
+    doc = parseYaml(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new ConfigError(`--api-keys-file ${path}: ${(e as Error).message}`);
+  }
+  const keys = (doc as { keys?: unknown } | null)?.keys;
+  if (!Array.isArray(keys)) throw new ConfigError(`--api-keys-file ${path}: expected 'keys: [{key, companyId}]'`);
+  return keys.map((k, i) => {
+    const e = k as { key?: unknown; companyId?: unknown };
+    if (typeof e.key !== 'string' || e.key.length < 16)
+      throw new ConfigError(`--api-keys-file ${path}: keys[${i}].key must be a string of at least 16 characters`);
+    if (typeof e.companyId !== 'string' || !UUID_RE.test(e.companyId))
+      throw new ConfigError(`--api-keys-file ${path}: keys[${i}].companyId must be a UUID`);
+    return { key: e.key, companyId: e.companyId.toLowerCase() };
+  });
+}
+
+export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeConfig {
+  const flags = parseFlags(argv, SERVE_FLAGS);
+  const companyId = (one(flags, env, 'company-id') ?? DEFAULT_COMPANY_ID).toLowerCase();
+  if (!UUID_RE.test(companyId)) throw new ConfigError(`--company-id must be a UUID, got '${companyId}'`);
+  const kube = one(flags, env, 'kube') ?? 'auto';
+  if (kube !== 'auto' && kube !== 'off' && kube !== 'on') throw new ConfigError(`--kube must be auto, off or on, got '${kube}'`);
+  const apiKeysFile = one(flags, env, 'api-keys-file');
+  const apiKeys: ApiKeyEntry[] = (pick(flags, env, 'api-key') ?? []).map((key) => {
+    if (key.length < 16) throw new ConfigError('--api-key must be at least 16 characters');
+    return { key, companyId };
+  });
+  if (apiKeysFile) apiKeys.push(...loadApiKeysFile(apiKeysFile));
+  return {
+    port: int(flags, env, 'port', 8080, 0, 65535),
+    host: one(flags, env, 'host') ?? '0.0.0.0',
+    store: one(flags, env, 'store') ?? 'sqlite:./data/certmgr-notify.db',
+    apiKeys,
+    apiKeysFile,
+    apiKeyPath: one(flags, env, 'api-key-path') ?? './data/api-key',
+    companyId,
+    kube,
+    logLevel: one(flags, env, 'log-level') ?? 'info',
+    incidentEventsUrl: one(flags, env, 'incident-events-url') ?? 'https://events.pagerduty.com',
+    smtpUrl: one(flags, env, 'smtp-url'),
+    smtpFrom: one(flags, env, 'smtp-from') ?? 'certmgr-notify@localhost',
+    deliveryTimeoutMs: int(flags, env, 'delivery-timeout', 10_000, 100, 600_000),
+    deliveryMaxAgeMs: int(flags, env, 'delivery-max-age', 86_400_000, 1_000, 30 * 86_400_000),
+    serviceUrl: one(flags, env, 'service-url'),
+  };
+}

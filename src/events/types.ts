@@ -1,0 +1,75 @@
+/**
+ * TypeScript shapes of each concrete event type's `data` (spec, "Events").
+ * The JSON Schemas in schemas.ts are typed against these, so the two cannot drift apart.
+ */
+
+/** `evt.healthstatus.certmgr-issuer.notready` */
+export interface IssuerNotReadyData {
+  clusterId: string;
+  clusterName: string;
+  issuerName: string;
+  namespace: string;
+  resourceId: string;
+  statusMessage: string;
+  statusReason: string;
+  statusTransition: string;
+}
+
+/** `evt.healthstatus.certmgr-issuer.active`: the unhealthy fields plus how long it was unhealthy. */
+export interface IssuerActiveData extends IssuerNotReadyData {
+  unhealthyDuration: string;
+}
+
+/** Subject of the certificate a cert-manager Certificate resource describes. */
+export interface CertificateSubject {
+  commonName: string;
+  countries: string[];
+  localities: string[];
+  organizationalUnits: string[];
+  organizations: string[];
+  provinces: string[];
+}
+
+/** Subject alternative names; the object is empty when there are no names. */
+export interface CertificateSans {
+  'DNS Names'?: string[];
+}
+
+/** `evt.healthstatus.certmgr-certificate-resource.notready` (no `resourceId`). */
+export interface CertificateResourceNotReadyData {
+  clusterName: string;
+  clusterId: string;
+  certificateName: string;
+  namespace: string;
+  issuerName: string;
+  statusMessage: string;
+  unhealthyDuration: string;
+  statusReason: string;
+  statusTransition: string;
+  subject: CertificateSubject;
+  SANs: CertificateSans;
+}
+
+/** `evt.healthstatus.certmgr-certificate-resource.active` */
+export interface CertificateResourceActiveData extends CertificateResourceNotReadyData {
+  resourceId: string;
+}
+
+/** `evt.policy.expiringcertificates.failed` */
+export interface ExpiringCertificateData {
+  name: string;
+  applicationIds: string[];
+  message: string;
+  notificationDate: string;
+  threshold: number;
+  ruleId: number;
+}
+
+/** The data shape of each concrete event type. */
+export interface EventDataByType {
+  'evt.healthstatus.certmgr-issuer.notready': IssuerNotReadyData;
+  'evt.healthstatus.certmgr-issuer.active': IssuerActiveData;
+  'evt.healthstatus.certmgr-certificate-resource.notready': CertificateResourceNotReadyData;
+  'evt.healthstatus.certmgr-certificate-resource.active': CertificateResourceActiveData;
+  'evt.policy.expiringcertificates.failed': ExpiringCertificateData;
+}

@@ -1,0 +1,130 @@
+/**
+ * GraphQL root resolvers. Thin: argument shaping and view mapping; rules live in src/service/.
+ * Views never carry secrets.
+ */
+import { EVENT_FAMILIES, familyOf } from '../../events/families.js';
+import type { IntegrationRecord, RouterRecord } from '../../store/types.js';
+import type { ServiceContext } from '../../service/context.js';
+import * as integrations from '../../service/integrations.js';
+import * as routers from '../../service/routers.js';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function integrationView(r: IntegrationRecord) {
+  return {
+    id: r.id,
+    name: r.name,
+    enabled: r.enabled,
+    type: r.type,
+    emailTo: r.type === 'EMAIL' ? (r.config.to as string[]) : null,
+    emailFrom: r.type === 'EMAIL' ? ((r.config.from as string | undefined) ?? null) : null,
+    webhookSigned: r.type === 'WEBHOOK' ? Boolean(r.config.signed) : null,
+    managedBy: r.managedBy,
+    createdAt: iso(r.createdAt),
+    updatedAt: iso(r.updatedAt),
+  };
+}
+
+export function eventTypeView(id: RouterRecord['eventTypeId']) {
+  const f = familyOf(id);
+  return { id: f.eventTypeId, displayName: f.displayName, types: f.types };
+}
+
+export function routerView(r: RouterRecord) {
+  return {
+    id: r.id,
+    name: r.name,
+    enabled: r.enabled,
+    eventType: eventTypeView(r.eventTypeId),
+    notificationRouterFilterConfig: { advancedFilterExpression: r.filter },
+    notificationRouterIntegrationConfig: {
+      notificationRouterIntegrationID: r.integrationId,
+      notificationRouterTemplateID: r.templateId,
+    },
+    generation: r.generation,
+    managedBy: r.managedBy,
+    createdAt: iso(r.createdAt),
+    updatedAt: iso(r.updatedAt),
+  };
+}
+
+type Args = Record<string, any>;
+type Resolver = (args: Args, ctx: ServiceContext) => unknown;
+
+const connection = <T>(nodes: T[]) => ({ nodes, totalCount: nodes.length });
+
+export const rootValue: Record<string, Resolver> = {
+  // queries
+  integrations: async (_a, ctx) => connection((await integrations.listIntegrations(ctx)).map(integrationView)),
+  integration: async (a, ctx) => {
+    const r = await ctx.store.getIntegration(ctx.companyId, a.id);
+    return r ? integrationView(r) : null;
+  },
+  searchNotificationRoutingConfigurations: async (_a, ctx) => connection((await routers.listRouters(ctx)).map(routerView)),
+  notificationRouter: async (a, ctx) => {
+    const r = await ctx.store.getRouter(ctx.companyId, a.id);
+    return r ? routerView(r) : null;
+  },
+  eventTypes: () => EVENT_FAMILIES.map((f) => eventTypeView(f.eventTypeId)),
+
+  // integrations
+  createIncidentMgmtIntegration: async (a, ctx) => integrationView(await integrations.createIntegration(ctx, 'INCIDENT_MGMT', a.input)),
+  createWebhookIntegration: async (a, ctx) =>
+    integrationView(
+      await integrations.createIntegration(ctx, 'WEBHOOK', {
+        ...a.input,
+        webhookParams: { url: a.input.url, signingSecret: a.input.signingSecret },
+      }),
+    ),
+  createEmailIntegration: async (a, ctx) => integrationView(await integrations.createIntegration(ctx, 'EMAIL', a.input)),
+  createSlackIntegration: async (a, ctx) => integrationView(await integrations.createIntegration(ctx, 'SLACK', a.input)),
+  createTeamsIntegration: async (a, ctx) => integrationView(await integrations.createIntegration(ctx, 'TEAMS', a.input)),
+  updateIntegration: async (a, ctx) => integrationView(await integrations.updateIntegration(ctx, a.id, a.input)),
+  deleteIntegrations: async (a, ctx) => ({ ids: await integrations.deleteIntegrations(ctx, a.ids) }),
+
+  // routers, current generation
+  createNotificationRouter: async (a, ctx) =>
+    routerView(
+      await routers.createRouter(
+        ctx,
+        'ROUTER',
+        {
+          name: a.details.name,
+          eventTypeId: a.details.eventTypeId,
+          enabled: a.details.enabled,
+          managedBy: a.details.managedBy,
+          advancedFilterExpression: a.filterConfig.advancedFilterExpression,
+          integrationId: a.integrationConfig.integrationId,
+          templateId: a.integrationConfig.templateId,
+        },
+        {
+          name: 'details.name',
+          eventTypeId: 'details.eventTypeId',
+          enabled: 'details.enabled',
+          filter: 'filterConfig.advancedFilterExpression',
+          integrationId: 'integrationConfig.integrationId',
+          templateId: 'integrationConfig.templateId',
+        },
+      ),
+    ),
+  updateNotificationRouter: async (a, ctx) =>
+    routerView(
+      await routers.updateRouter(ctx, 'ROUTER', a.id, a.updateNotificationRouterConfigurationInput, 'updateNotificationRouterConfigurationInput'),
+    ),
+  deleteNotificationRouter: async (a, ctx) => ({ ids: await routers.deleteRouters(ctx, a.ids ?? []) }),
+
+  // routers, older generation
+  createNotificationRoutingConfiguration: async (a, ctx) =>
+    routerView(
+      await routers.createRouter(ctx, 'ROUTING_CONFIGURATION', a as routers.NewRouterInput, {
+        name: 'name',
+        eventTypeId: 'eventTypeId',
+        enabled: 'enabled',
+        filter: 'advancedFilterExpression',
+        integrationId: 'integrationId',
+        templateId: 'templateId',
+      }),
+    ),
+  updateNotificationRoutingConfiguration: async (a, ctx) =>
+    routerView(await routers.updateRouter(ctx, 'ROUTING_CONFIGURATION', a.id, { enabled: a.enabled }, 'enabled')),
+};

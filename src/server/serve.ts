@@ -1,0 +1,66 @@
+/** Composition root of the `serve` command: store, keys, HTTP app, (later) delivery and Kubernetes roles. */
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { dirname } from 'node:path';
+import type { Server } from 'node:http';
+import type { Logger } from 'pino';
+import type { ApiKeyEntry, ServeConfig } from '../config/config.js';
+import { openStore } from '../store/index.js';
+import type { Store } from '../store/types.js';
+import { ApiKeyRing } from './auth.js';
+import { createApp } from './app.js';
+
+export interface RunningService {
+  url: string;
+  port: number;
+  store: Store;
+  close(): Promise<void>;
+}
+
+/** With no key configured, reuse or generate one in `path` (mode 0600). The key itself is never logged. */
+export function ensureGeneratedKey(path: string, companyId: string, log: Logger): ApiKeyEntry {
+  if (existsSync(path)) {
+    const key = readFileSync(path, 'utf8').trim();
+    if (key.length >= 16) {
+      log.info({ path }, 'no API key configured; using the generated key stored in this file');
+      return { key, companyId };
+    }
+  }
+  mkdirSync(dirname(path), { recursive: true });
+  const key = 'cmn_' + randomBytes(24).toString('base64url');
+  writeFileSync(path, key + '\n', { mode: 0o600 });
+  chmodSync(path, 0o600);
+  log.warn({ path }, 'no API key configured; generated one into this file (mode 0600)');
+  return { key, companyId };
+}
+
+export async function startService(cfg: ServeConfig, log: Logger): Promise<RunningService> {
+  const store = await openStore(cfg.store);
+  await store.migrate();
+  log.info({ dialect: store.dialect }, 'store ready');
+  const keys = cfg.apiKeys.length ? cfg.apiKeys : [ensureGeneratedKey(cfg.apiKeyPath, cfg.companyId, log)];
+  const ring = new ApiKeyRing(keys);
+  const app = createApp({ store, keys: ring, logger: log });
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(cfg.port, cfg.host, () => resolve(s));
+    s.once('error', reject);
+  });
+  server.keepAliveTimeout = 65_000;
+  const port = (server.address() as AddressInfo).port;
+  const host = cfg.host === '0.0.0.0' || cfg.host === '::' ? '127.0.0.1' : cfg.host;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  log.info({ url, companies: new Set(keys.map((k) => k.companyId)).size }, 'listening');
+  return {
+    url,
+    port,
+    store,
+    async close() {
+      await new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeIdleConnections();
+      });
+      await store.close();
+    },
+  };
+}

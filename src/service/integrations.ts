@@ -1,0 +1,138 @@
+/** Integration (notification provider) operations. Secrets are write-only: kept in `secrets`, never returned. */
+import type { IntegrationRecord, IntegrationType } from '../store/types.js';
+import type { ServiceContext } from './context.js';
+import { ServiceError, badInput } from './errors.js';
+import { requireEmail, requireEmails, requireName, requireSecret, requireSigningSecret, requireUrl } from './validate.js';
+
+/** Type-specific parameters as the GraphQL inputs carry them. */
+export interface IntegrationParamsInput {
+  incidentMgmtParams?: { IntegrationKey?: unknown } | null;
+  webhookParams?: { url?: unknown; signingSecret?: unknown } | null;
+  emailParams?: { to?: unknown; from?: unknown } | null;
+  slackParams?: { webhookUrl?: unknown } | null;
+  teamsParams?: { webhookUrl?: unknown } | null;
+}
+
+const PARAMS_FIELD: Record<IntegrationType, keyof IntegrationParamsInput> = {
+  INCIDENT_MGMT: 'incidentMgmtParams',
+  WEBHOOK: 'webhookParams',
+  EMAIL: 'emailParams',
+  SLACK: 'slackParams',
+  TEAMS: 'teamsParams',
+};
+
+interface Settings {
+  config: Record<string, unknown>;
+  secrets: Record<string, string>;
+}
+
+/** Validates the parameters of one integration type into non-secret config and write-only secrets. */
+export function parseParams(type: IntegrationType, input: IntegrationParamsInput, prefix = 'input'): Settings {
+  const field = PARAMS_FIELD[type];
+  for (const [k, f] of Object.entries(PARAMS_FIELD)) {
+    if (f !== field && input[f] != null) throw badInput(`${prefix}.${f}`, `${prefix}.${f} does not apply to a ${type} integration; use ${prefix}.${field}`);
+  }
+  const p = input[field] as Record<string, unknown> | null | undefined;
+  const at = `${prefix}.${field}`;
+  if (p == null) throw badInput(at, `${at} is required for a ${type} integration`);
+  switch (type) {
+    case 'INCIDENT_MGMT':
+      return { config: {}, secrets: { integrationKey: requireSecret(`${at}.IntegrationKey`, p.IntegrationKey, 256) } };
+    case 'WEBHOOK': {
+      const secrets: Record<string, string> = { url: requireUrl(`${at}.url`, p.url) };
+      if (p.signingSecret != null) secrets.signingSecret = requireSigningSecret(`${at}.signingSecret`, p.signingSecret);
+      return { config: { signed: secrets.signingSecret !== undefined }, secrets };
+    }
+    case 'EMAIL': {
+      const config: Record<string, unknown> = { to: requireEmails(`${at}.to`, p.to) };
+      if (p.from != null) config.from = requireEmail(`${at}.from`, p.from);
+      return { config, secrets: {} };
+    }
+    case 'SLACK':
+    case 'TEAMS':
+      return { config: {}, secrets: { webhookUrl: requireUrl(`${at}.webhookUrl`, p.webhookUrl) } };
+  }
+}
+
+export async function listIntegrations(ctx: ServiceContext): Promise<IntegrationRecord[]> {
+  return ctx.store.listIntegrations(ctx.companyId);
+}
+
+export async function getIntegration(ctx: ServiceContext, id: string): Promise<IntegrationRecord> {
+  const rec = await ctx.store.getIntegration(ctx.companyId, id);
+  if (!rec) throw new ServiceError('NOT_FOUND', `integration ${id} not found`, 'id');
+  return rec;
+}
+
+export interface CreateIntegrationInput extends IntegrationParamsInput {
+  name?: unknown;
+  enabled?: unknown;
+  managedBy?: unknown;
+}
+
+export async function createIntegration(ctx: ServiceContext, type: IntegrationType, input: CreateIntegrationInput): Promise<IntegrationRecord> {
+  const name = requireName('input.name', input.name);
+  if (input.enabled != null && typeof input.enabled !== 'boolean') throw badInput('input.enabled', 'input.enabled must be a boolean');
+  const { config, secrets } = parseParams(type, input);
+  const now = ctx.now();
+  const rec = await ctx.store.createIntegration({
+    id: ctx.newId(),
+    companyId: ctx.companyId,
+    name,
+    type,
+    enabled: input.enabled ?? true,
+    config,
+    secrets,
+    managedBy: input.managedBy == null ? null : requireName('input.managedBy', input.managedBy, 512),
+    createdAt: now,
+    updatedAt: now,
+  });
+  ctx.onChange?.('integrations');
+  return rec;
+}
+
+export interface UpdateIntegrationInput extends IntegrationParamsInput {
+  name?: unknown;
+  enabled?: unknown;
+  managedBy?: unknown;
+}
+
+export async function updateIntegration(ctx: ServiceContext, id: string, input: UpdateIntegrationInput): Promise<IntegrationRecord> {
+  const rec = await ctx.store.transaction(async (tx) => {
+    const cur = await tx.getIntegration(ctx.companyId, id);
+    if (!cur) throw new ServiceError('NOT_FOUND', `integration ${id} not found`, 'id');
+    const patch: Parameters<typeof tx.updateIntegration>[2] = {};
+    if (input.name != null) patch.name = requireName('input.name', input.name);
+    if (input.enabled != null) {
+      if (typeof input.enabled !== 'boolean') throw badInput('input.enabled', 'input.enabled must be a boolean');
+      patch.enabled = input.enabled;
+    }
+    if (input.managedBy !== undefined) patch.managedBy = input.managedBy === null || input.managedBy === '' ? null : requireName('input.managedBy', input.managedBy, 512);
+    const anyParams = Object.values(PARAMS_FIELD).some((f) => input[f] != null);
+    if (anyParams) Object.assign(patch, parseParams(cur.type, input));
+    const next = await tx.updateIntegration(ctx.companyId, id, patch, ctx.now());
+    if (!next) throw new ServiceError('NOT_FOUND', `integration ${id} not found`, 'id');
+    return next;
+  });
+  ctx.onChange?.('integrations');
+  return rec;
+}
+
+/** Deletes integrations; refuses (changing nothing) when a router still uses one, and names those routers. */
+export async function deleteIntegrations(ctx: ServiceContext, ids: string[]): Promise<string[]> {
+  const deleted = await ctx.store.transaction(async (tx) => {
+    const missing: string[] = [];
+    for (const id of ids) if (!(await tx.getIntegration(ctx.companyId, id))) missing.push(id);
+    if (missing.length) throw new ServiceError('NOT_FOUND', `integration(s) not found: ${missing.join(', ')}`, 'ids', { ids: missing });
+    const users = await tx.listRoutersByIntegration(ctx.companyId, ids);
+    if (users.length) {
+      const list = users.map((r) => `${r.id} (${r.name}) uses ${r.integrationId}`).join(', ');
+      throw new ServiceError('CONFLICT', `integration(s) still used by routers: ${list}; delete or re-point those routers first`, 'ids', {
+        routers: users.map((r) => ({ id: r.id, name: r.name, integrationId: r.integrationId })),
+      });
+    }
+    return tx.deleteIntegrations(ctx.companyId, ids);
+  });
+  ctx.onChange?.('integrations');
+  return deleted;
+}

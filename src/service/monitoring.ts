@@ -1,0 +1,155 @@
+/**
+ * The CERTIFICATE_EXPIRATION inventory monitoring configuration: defaults, validation, response shape,
+ * and the pure `isMonitored` decision.
+ */
+import { createHash } from 'node:crypto';
+import type { MonitoringConfigRecord } from '../store/types.js';
+import type { ServiceContext } from './context.js';
+import { ValidationErrors, type FieldError } from './errors.js';
+
+export const MONITORING_TYPE = 'CERTIFICATE_EXPIRATION';
+export const MAX_THRESHOLDS = 3;
+export const MAX_THRESHOLD_DAYS = 3650;
+export const MAX_APPLICATION_IDS = 1000;
+
+/** A stable UUID derived from the company id, so GET returns the same id before and after the first PUT. */
+export function monitoringConfigId(companyId: string): string {
+  const h = createHash('sha256').update(`monitoring-config:${MONITORING_TYPE}:${companyId}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h.slice(16, 18), 16) & 0x3f) | 0x80).toString(16)}${h.slice(18, 20)}-${h.slice(20, 32)}`;
+}
+
+export function defaultMonitoringConfig(companyId: string, now = 0): MonitoringConfigRecord {
+  return {
+    id: monitoringConfigId(companyId),
+    companyId,
+    enabled: true,
+    thresholds: [30, 14, 7],
+    applicationIds: [],
+    includeUnassignedCertificates: true,
+    updatedAt: now,
+  };
+}
+
+export interface MonitoringConfigInput {
+  enabled: boolean;
+  thresholds: number[];
+  applicationIds: string[];
+  includeUnassignedCertificates: boolean;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const typeName = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+
+/**
+ * Validates a PUT body `{ inventoryMonitoringConfiguration: {...} }`; throws ValidationErrors naming every bad field.
+ * `rules` (read-only, returned by GET) is tolerated and ignored so a GET body can be sent back.
+ */
+export function parseMonitoringPut(body: unknown): MonitoringConfigInput {
+  const P = 'inventoryMonitoringConfiguration';
+  const errs: FieldError[] = [];
+  const bad = (field: string, message: string) => errs.push({ code: 'BAD_USER_INPUT', field, message });
+  if (!isObject(body)) throw new ValidationErrors([{ code: 'BAD_USER_INPUT', field: '', message: `body must be a JSON object, got ${typeName(body)}` }]);
+  for (const k of Object.keys(body)) if (k !== P) bad(k, `unknown field '${k}'; the body is { ${P}: {...} }`);
+  const c = body[P];
+  if (c === undefined) bad(P, 'is required');
+  else if (!isObject(c)) bad(P, `must be an object, got ${typeName(c)}`);
+  if (!isObject(c)) throw new ValidationErrors(errs);
+
+  const known = ['inventoryMonitoringConfigurationType', 'enabled', 'thresholds', 'applicationIds', 'includeUnassignedCertificates', 'rules'];
+  for (const k of Object.keys(c)) if (!known.includes(k)) bad(`${P}.${k}`, `unknown field '${k}'`);
+
+  const t = c.inventoryMonitoringConfigurationType;
+  if (t === undefined) bad(`${P}.inventoryMonitoringConfigurationType`, 'is required');
+  else if (t !== MONITORING_TYPE) bad(`${P}.inventoryMonitoringConfigurationType`, `must be '${MONITORING_TYPE}', got ${JSON.stringify(t)}`);
+
+  for (const f of ['enabled', 'includeUnassignedCertificates'] as const) {
+    const v = c[f];
+    if (v === undefined) bad(`${P}.${f}`, 'is required');
+    else if (typeof v !== 'boolean') bad(`${P}.${f}`, `must be a boolean, got ${typeName(v)}`);
+  }
+
+  const th = c.thresholds;
+  if (th === undefined) bad(`${P}.thresholds`, 'is required');
+  else if (!Array.isArray(th)) bad(`${P}.thresholds`, `must be an array of integers, got ${typeName(th)}`);
+  else {
+    if (th.length > MAX_THRESHOLDS) bad(`${P}.thresholds`, `at most ${MAX_THRESHOLDS} thresholds are allowed, got ${th.length}`);
+    const seen = new Set<number>();
+    th.forEach((v, i) => {
+      const f = `${P}.thresholds[${i}]`;
+      if (typeof v !== 'number' || !Number.isInteger(v)) bad(f, `must be an integer number of days, got ${JSON.stringify(v)}`);
+      else if (v <= 0) bad(f, `must be greater than 0, got ${v}`);
+      else if (v > MAX_THRESHOLD_DAYS) bad(f, `must be at most ${MAX_THRESHOLD_DAYS} days, got ${v}`);
+      else if (seen.has(v)) bad(f, `duplicate threshold ${v}`);
+      else seen.add(v);
+    });
+  }
+
+  const apps = c.applicationIds;
+  if (apps === undefined) bad(`${P}.applicationIds`, 'is required');
+  else if (!Array.isArray(apps)) bad(`${P}.applicationIds`, `must be an array of strings, got ${typeName(apps)}`);
+  else {
+    if (apps.length > MAX_APPLICATION_IDS) bad(`${P}.applicationIds`, `at most ${MAX_APPLICATION_IDS} application ids are allowed`);
+    const seen = new Set<string>();
+    apps.forEach((v, i) => {
+      const f = `${P}.applicationIds[${i}]`;
+      if (typeof v !== 'string' || v.trim() === '') bad(f, `must be a non-empty string, got ${JSON.stringify(v)}`);
+      else if (v.length > 256) bad(f, 'must be at most 256 characters');
+      else if (seen.has(v)) bad(f, `duplicate application id '${v}'`);
+      else seen.add(v);
+    });
+  }
+  if (c.rules !== undefined && !Array.isArray(c.rules)) bad(`${P}.rules`, 'is read-only; send it back as returned by GET or leave it out');
+  if (errs.length) throw new ValidationErrors(errs);
+  return {
+    enabled: c.enabled as boolean,
+    thresholds: th as number[],
+    applicationIds: apps as string[],
+    includeUnassignedCertificates: c.includeUnassignedCertificates as boolean,
+  };
+}
+
+/** Rules: ruleId is the 1-based position of the threshold. Expiration events carry that ruleId. */
+export function rulesOf(thresholds: readonly number[]): { ruleId: number; threshold: number }[] {
+  return thresholds.map((threshold, i) => ({ ruleId: i + 1, threshold }));
+}
+
+export function monitoringResponse(rec: MonitoringConfigRecord) {
+  return {
+    id: rec.id,
+    companyId: rec.companyId,
+    configuration: {
+      inventoryMonitoringConfigurationType: MONITORING_TYPE,
+      enabled: rec.enabled,
+      thresholds: rec.thresholds,
+      applicationIds: rec.applicationIds,
+      includeUnassignedCertificates: rec.includeUnassignedCertificates,
+      rules: rulesOf(rec.thresholds),
+    },
+  };
+}
+
+export async function getMonitoringConfig(ctx: ServiceContext): Promise<MonitoringConfigRecord> {
+  return (await ctx.store.getMonitoringConfig(ctx.companyId)) ?? defaultMonitoringConfig(ctx.companyId);
+}
+
+export async function putMonitoringConfig(ctx: ServiceContext, input: MonitoringConfigInput): Promise<MonitoringConfigRecord> {
+  const rec = await ctx.store.putMonitoringConfig({
+    ...input,
+    id: monitoringConfigId(ctx.companyId),
+    companyId: ctx.companyId,
+    updatedAt: ctx.now(),
+  });
+  ctx.onChange?.('monitoring');
+  return rec;
+}
+
+/**
+ * Pure: whether a certificate assigned to `applicationIds` is monitored (spec, combinations table).
+ * An empty list of the certificate's applications means "unassigned".
+ */
+export function isMonitored(cfg: Pick<MonitoringConfigRecord, 'enabled' | 'applicationIds' | 'includeUnassignedCertificates'>, certApplicationIds: readonly string[]): boolean {
+  if (!cfg.enabled) return false;
+  if (certApplicationIds.length === 0) return cfg.includeUnassignedCertificates;
+  if (cfg.applicationIds.length === 0) return true;
+  return certApplicationIds.some((a) => cfg.applicationIds.includes(a));
+}

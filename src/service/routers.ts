@@ -1,0 +1,181 @@
+/**
+ * Notification router operations, both API generations:
+ *  - ROUTER: createNotificationRouter / updateNotificationRouter / deleteNotificationRouter
+ *  - ROUTING_CONFIGURATION: createNotificationRoutingConfiguration / updateNotificationRoutingConfiguration
+ * A router updated with the other generation's mutation is an error naming the right one.
+ */
+import { validateFilter } from '../cel/index.js';
+import { EVENT_TYPE_IDS, isEventTypeId, type EventTypeId } from '../events/families.js';
+import type { RouterGeneration, RouterPatch, RouterRecord, StoreOps } from '../store/types.js';
+import type { ServiceContext } from './context.js';
+import { ServiceError, badInput } from './errors.js';
+import { UUID_RE, requireName } from './validate.js';
+
+export const UPDATE_MUTATION: Record<RouterGeneration, string> = {
+  ROUTER: 'updateNotificationRouter',
+  ROUTING_CONFIGURATION: 'updateNotificationRoutingConfiguration',
+};
+export const CREATE_MUTATION: Record<RouterGeneration, string> = {
+  ROUTER: 'createNotificationRouter',
+  ROUTING_CONFIGURATION: 'createNotificationRoutingConfiguration',
+};
+
+export function requireEventTypeId(field: string, v: unknown): EventTypeId {
+  if (!isEventTypeId(v))
+    throw badInput(field, `${field} must be one of ${EVENT_TYPE_IDS.join(', ')}; got ${JSON.stringify(v)}`);
+  return v;
+}
+
+/** Throws INVALID_FILTER_EXPRESSION with the compile error and its position. */
+export function requireFilter(field: string, v: unknown, eventTypeId: EventTypeId): string {
+  if (v == null) return '';
+  if (typeof v !== 'string') throw badInput(field, `${field} must be a string`);
+  const r = validateFilter(v, eventTypeId);
+  if (!r.ok)
+    throw new ServiceError('INVALID_FILTER_EXPRESSION', `${field}: ${r.message}`, field, {
+      line: r.line,
+      column: r.column,
+    });
+  return v.trim();
+}
+
+async function requireIntegration(tx: StoreOps, companyId: string, field: string, id: unknown): Promise<string> {
+  if (typeof id !== 'string' || !UUID_RE.test(id)) throw badInput(field, `${field} must be a UUID`);
+  const integ = await tx.getIntegration(companyId, id);
+  if (!integ) throw new ServiceError('NOT_FOUND', `${field}: integration ${id} not found`, field);
+  return integ.id;
+}
+
+export interface NewRouterInput {
+  name: unknown;
+  eventTypeId: unknown;
+  advancedFilterExpression?: unknown;
+  integrationId: unknown;
+  templateId?: unknown;
+  enabled?: unknown;
+  managedBy?: unknown;
+}
+
+export interface NewRouterFields {
+  name: string;
+  eventTypeId: string;
+  filter: string;
+  integrationId: string;
+  enabled: string;
+  templateId: string;
+}
+
+export async function createRouter(
+  ctx: ServiceContext,
+  generation: RouterGeneration,
+  input: NewRouterInput,
+  fields: NewRouterFields,
+): Promise<RouterRecord> {
+  const name = requireName(fields.name, input.name);
+  const eventTypeId = requireEventTypeId(fields.eventTypeId, input.eventTypeId);
+  const filter = requireFilter(fields.filter, input.advancedFilterExpression, eventTypeId);
+  if (input.enabled != null && typeof input.enabled !== 'boolean') throw badInput(fields.enabled, `${fields.enabled} must be a boolean`);
+  if (input.templateId != null && (typeof input.templateId !== 'string' || !UUID_RE.test(input.templateId)))
+    throw badInput(fields.templateId, `${fields.templateId} must be a UUID`);
+  const rec = await ctx.store.transaction(async (tx) => {
+    const integrationId = await requireIntegration(tx, ctx.companyId, fields.integrationId, input.integrationId);
+    const now = ctx.now();
+    return tx.createRouter({
+      id: ctx.newId(),
+      companyId: ctx.companyId,
+      name,
+      eventTypeId,
+      enabled: (input.enabled as boolean | null | undefined) ?? true,
+      filter,
+      integrationId,
+      templateId: (input.templateId as string | null | undefined) ?? null,
+      generation,
+      managedBy: input.managedBy == null ? null : requireName('managedBy', input.managedBy, 512),
+      createdAt: now,
+      updatedAt: now,
+    });
+  });
+  ctx.onChange?.('routers');
+  return rec;
+}
+
+export interface RouterUpdateInput {
+  enabled?: unknown;
+  name?: unknown;
+  eventTypeId?: unknown;
+  advancedFilterExpression?: unknown;
+  integrationId?: unknown;
+  templateId?: unknown;
+  managedBy?: unknown;
+}
+
+/**
+ * Updates a router through the mutation of `generation`. Changing the event type revalidates the (new or kept)
+ * filter against the new family. Nothing is written when any check fails.
+ */
+export async function updateRouter(
+  ctx: ServiceContext,
+  generation: RouterGeneration,
+  id: string,
+  input: RouterUpdateInput,
+  prefix: string,
+): Promise<RouterRecord> {
+  const rec = await ctx.store.transaction(async (tx) => {
+    const cur = await tx.getRouter(ctx.companyId, id);
+    if (!cur) throw new ServiceError('NOT_FOUND', `router ${id} not found`, 'id');
+    if (cur.generation !== generation)
+      throw new ServiceError(
+        'BAD_USER_INPUT',
+        `router ${id} was created with ${CREATE_MUTATION[cur.generation]}; update it with ${UPDATE_MUTATION[cur.generation]}, not ${UPDATE_MUTATION[generation]}`,
+        'id',
+        { expectedMutation: UPDATE_MUTATION[cur.generation] },
+      );
+    const patch: RouterPatch = {};
+    if (input.enabled != null) {
+      if (typeof input.enabled !== 'boolean') throw badInput(`${prefix}.enabled`, `${prefix}.enabled must be a boolean`);
+      patch.enabled = input.enabled;
+    }
+    if (input.name != null) patch.name = requireName(`${prefix}.name`, input.name);
+    const eventTypeId = input.eventTypeId != null ? requireEventTypeId(`${prefix}.eventTypeId`, input.eventTypeId) : cur.eventTypeId;
+    if (eventTypeId !== cur.eventTypeId) patch.eventTypeId = eventTypeId;
+    if (input.advancedFilterExpression !== undefined || patch.eventTypeId) {
+      const expr = input.advancedFilterExpression !== undefined ? input.advancedFilterExpression : cur.filter;
+      patch.filter = requireFilter(`${prefix}.advancedFilterExpression`, expr, eventTypeId);
+    }
+    if (input.integrationId != null) patch.integrationId = await requireIntegration(tx, ctx.companyId, `${prefix}.integrationId`, input.integrationId);
+    if (input.templateId !== undefined) {
+      if (input.templateId !== null && (typeof input.templateId !== 'string' || !UUID_RE.test(input.templateId)))
+        throw badInput(`${prefix}.templateId`, `${prefix}.templateId must be a UUID`);
+      patch.templateId = input.templateId as string | null;
+    }
+    if (input.managedBy !== undefined)
+      patch.managedBy = input.managedBy === null || input.managedBy === '' ? null : requireName('managedBy', input.managedBy, 512);
+    const next = await tx.updateRouter(ctx.companyId, id, patch, ctx.now());
+    if (!next) throw new ServiceError('NOT_FOUND', `router ${id} not found`, 'id');
+    return next;
+  });
+  ctx.onChange?.('routers');
+  return rec;
+}
+
+export async function listRouters(ctx: ServiceContext): Promise<RouterRecord[]> {
+  return ctx.store.listRouters(ctx.companyId);
+}
+
+export async function getRouter(ctx: ServiceContext, id: string): Promise<RouterRecord> {
+  const r = await ctx.store.getRouter(ctx.companyId, id);
+  if (!r) throw new ServiceError('NOT_FOUND', `router ${id} not found`, 'id');
+  return r;
+}
+
+/** Deletes routers; any id not found for the company fails the whole call and deletes nothing. */
+export async function deleteRouters(ctx: ServiceContext, ids: string[]): Promise<string[]> {
+  const deleted = await ctx.store.transaction(async (tx) => {
+    const missing: string[] = [];
+    for (const id of ids) if (!(await tx.getRouter(ctx.companyId, id))) missing.push(id);
+    if (missing.length) throw new ServiceError('NOT_FOUND', `router(s) not found: ${missing.join(', ')}`, 'ids', { ids: missing });
+    return tx.deleteRouters(ctx.companyId, ids);
+  });
+  ctx.onChange?.('routers');
+  return deleted;
+}

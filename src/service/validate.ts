@@ -1,0 +1,56 @@
+/** Small input checks shared by the service operations; each throws a ServiceError naming the field. */
+import { badInput } from './errors.js';
+
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function requireName(field: string, v: unknown, max = 255): string {
+  if (typeof v !== 'string' || v.trim() === '') throw badInput(field, `${field} must be a non-empty string`);
+  if (v.length > max) throw badInput(field, `${field} must be at most ${max} characters`);
+  return v.trim();
+}
+
+export function requireSecret(field: string, v: unknown, max = 1024): string {
+  if (typeof v !== 'string' || v.trim() === '') throw badInput(field, `${field} must be a non-empty string`);
+  if (v.length > max) throw badInput(field, `${field} must be at most ${max} characters`);
+  return v.trim();
+}
+
+/** http(s) URL. The message never repeats the URL: it may carry a token. */
+export function requireUrl(field: string, v: unknown): string {
+  const s = requireSecret(field, v, 2048);
+  let u: URL;
+  try {
+    u = new URL(s);
+  } catch {
+    throw badInput(field, `${field} must be an absolute http(s) URL`);
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw badInput(field, `${field} must use http or https`);
+  return s;
+}
+
+const EMAIL_RE = /^[^\s@<>,;]+@[^\s@<>,;]+$/;
+
+export function requireEmails(field: string, v: unknown, max = 50): string[] {
+  if (!Array.isArray(v) || v.length === 0) throw badInput(field, `${field} must be a non-empty list of email addresses`);
+  if (v.length > max) throw badInput(field, `${field} may hold at most ${max} addresses`);
+  return v.map((e, i) => {
+    if (typeof e !== 'string' || !EMAIL_RE.test(e)) throw badInput(`${field}[${i}]`, `${field}[${i}] is not an email address`);
+    return e;
+  });
+}
+
+export function requireEmail(field: string, v: unknown): string {
+  if (typeof v !== 'string' || !EMAIL_RE.test(v)) throw badInput(field, `${field} is not an email address`);
+  return v;
+}
+
+/** Standard Webhooks secret: `whsec_<base64>` (decoded bytes) or any string of 16+ characters. */
+export function requireSigningSecret(field: string, v: unknown): string {
+  const s = requireSecret(field, v, 512);
+  if (s.startsWith('whsec_')) {
+    const b64 = s.slice(6);
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64) || Buffer.from(b64, 'base64').length < 16)
+      throw badInput(field, `${field} starting with whsec_ must carry base64 of at least 16 bytes`);
+  } else if (s.length < 16) throw badInput(field, `${field} must be at least 16 characters (or whsec_<base64>)`);
+  return s;
+}

@@ -1,0 +1,61 @@
+/**
+ * What both engines share: the Store surface over createOps/runMigrations. An engine supplies a
+ * SqlDb for single statements outside a transaction and a way to run a function in a transaction.
+ */
+import { TxGuard } from './concurrency.js';
+import { runMigrations } from './migrations.js';
+import { createOps } from './repo.js';
+import type { Dialect, SqlDb } from './sqldb.js';
+import type { Store, StoreOps } from './types.js';
+
+export abstract class SqlStore implements Store {
+  abstract readonly dialect: Dialect;
+  protected readonly guard = new TxGuard();
+  #ops: StoreOps | undefined;
+
+  /** Runs single statements outside any transaction (SQLite: each waits for a running transaction). */
+  protected abstract autoDb(): SqlDb;
+  /** Runs fn in one transaction, on a SqlDb bound to it; commits on success, rolls back on throw. */
+  protected abstract withTransaction<T>(fn: (db: SqlDb) => Promise<T>): Promise<T>;
+  abstract ping(): Promise<void>;
+  abstract close(): Promise<void>;
+
+  private get ops(): StoreOps {
+    if (!this.#ops) {
+      const db = this.autoDb();
+      const guard = this.guard;
+      const guarded: SqlDb = {
+        dialect: db.dialect,
+        all: async (sql, params) => (guard.assertOutside('a store operation'), db.all(sql, params)),
+        get: async (sql, params) => (guard.assertOutside('a store operation'), db.get(sql, params)),
+        run: async (sql, params) => (guard.assertOutside('a store operation'), db.run(sql, params)),
+      };
+      this.#ops = createOps(guarded);
+    }
+    return this.#ops;
+  }
+
+  async migrate(): Promise<void> {
+    this.guard.assertOutside('store.migrate()');
+    await this.withTransaction((db) => runMigrations(db));
+  }
+
+  async transaction<T>(fn: (tx: StoreOps) => Promise<T>): Promise<T> {
+    this.guard.assertOutside('store.transaction()');
+    return this.withTransaction((db) => this.guard.run(() => fn(createOps(db))));
+  }
+
+  getMonitoringConfig: StoreOps['getMonitoringConfig'] = (...a) => this.ops.getMonitoringConfig(...a);
+  putMonitoringConfig: StoreOps['putMonitoringConfig'] = (...a) => this.ops.putMonitoringConfig(...a);
+  listIntegrations: StoreOps['listIntegrations'] = (...a) => this.ops.listIntegrations(...a);
+  getIntegration: StoreOps['getIntegration'] = (...a) => this.ops.getIntegration(...a);
+  createIntegration: StoreOps['createIntegration'] = (...a) => this.ops.createIntegration(...a);
+  updateIntegration: StoreOps['updateIntegration'] = (...a) => this.ops.updateIntegration(...a);
+  deleteIntegrations: StoreOps['deleteIntegrations'] = (...a) => this.ops.deleteIntegrations(...a);
+  listRouters: StoreOps['listRouters'] = (...a) => this.ops.listRouters(...a);
+  listRoutersByIntegration: StoreOps['listRoutersByIntegration'] = (...a) => this.ops.listRoutersByIntegration(...a);
+  getRouter: StoreOps['getRouter'] = (...a) => this.ops.getRouter(...a);
+  createRouter: StoreOps['createRouter'] = (...a) => this.ops.createRouter(...a);
+  updateRouter: StoreOps['updateRouter'] = (...a) => this.ops.updateRouter(...a);
+  deleteRouters: StoreOps['deleteRouters'] = (...a) => this.ops.deleteRouters(...a);
+}

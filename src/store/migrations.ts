@@ -1,0 +1,149 @@
+/**
+ * Schema migrations: a numbered list, append-only. Never edit or renumber a released migration;
+ * add a new one instead.
+ *
+ * Each migration has its statements per dialect. Most are written once with `ddl(t => …)`, where
+ * `t` holds the few type spellings that differ; write two literal lists when a statement really
+ * differs (e.g. the outbox claim's partial index, or anything PostgreSQL-only).
+ *
+ * `runMigrations` must be called inside one transaction (the stores do that). It records applied
+ * versions in `schema_migrations`, so running it again is a no-op. On PostgreSQL it first takes
+ * a transaction-scoped advisory lock keyed by the current schema, so several replicas starting at
+ * once apply each migration exactly once (the others wait, then see it recorded). On SQLite the
+ * transaction is BEGIN IMMEDIATE, which already serializes writers, across processes too.
+ *
+ * Planned next (append as version 2): `events` + `deliveries` for the durable delivery outbox,
+ * e.g. deliveries(id, event_id FK → events, integration_id, status, attempts, next_attempt_at,
+ * …) with an index on (status, next_attempt_at); the claim query then uses
+ * `FOR UPDATE SKIP LOCKED` on PostgreSQL only (SQLite's single writer makes the plain
+ * `UPDATE … WHERE id IN (SELECT … LIMIT n) RETURNING` atomic already).
+ */
+import type { Dialect, SqlDb } from './sqldb.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  up: Readonly<Record<Dialect, readonly string[]>>;
+}
+
+interface DialectTypes {
+  dialect: Dialect;
+  /** epoch-ms and other 64-bit integers */
+  bigint: string;
+  /** `name <boolean type> NOT NULL` (SQLite: INTEGER constrained to 0/1) */
+  bool(column: string): string;
+  /** Table suffix: SQLite tables are STRICT, so a wrongly typed value fails instead of being stored. */
+  table: string;
+}
+
+const TYPES: Record<Dialect, DialectTypes> = {
+  sqlite: {
+    dialect: 'sqlite',
+    bigint: 'INTEGER',
+    bool: (c) => `${c} INTEGER NOT NULL CHECK (${c} IN (0, 1))`,
+    table: ' STRICT',
+  },
+  postgres: {
+    dialect: 'postgres',
+    bigint: 'BIGINT',
+    bool: (c) => `${c} BOOLEAN NOT NULL`,
+    table: '',
+  },
+};
+
+/** The same statements for both dialects, with the differing type spellings filled in. */
+function ddl(f: (t: DialectTypes) => string[]): Record<Dialect, string[]> {
+  return { sqlite: f(TYPES.sqlite), postgres: f(TYPES.postgres) };
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'config: monitoring_configs, integrations, routers',
+    up: ddl((t) => [
+      `CREATE TABLE monitoring_configs (
+        id TEXT PRIMARY KEY,
+        company_id TEXT NOT NULL UNIQUE,
+        ${t.bool('enabled')},
+        thresholds TEXT NOT NULL,
+        application_ids TEXT NOT NULL,
+        ${t.bool('include_unassigned_certificates')},
+        updated_at ${t.bigint} NOT NULL
+      )${t.table}`,
+      `CREATE TABLE integrations (
+        id TEXT PRIMARY KEY,
+        company_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        type TEXT NOT NULL,
+        ${t.bool('enabled')},
+        config TEXT NOT NULL,
+        secrets TEXT NOT NULL,
+        managed_by TEXT,
+        created_at ${t.bigint} NOT NULL,
+        updated_at ${t.bigint} NOT NULL,
+        -- target of the routers FK; its leading column also serves lookups by company_id
+        UNIQUE (company_id, id)
+      )${t.table}`,
+      // The FK includes company_id, so a router can only point at an integration of its own company.
+      `CREATE TABLE routers (
+        id TEXT PRIMARY KEY,
+        company_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        event_type_id TEXT NOT NULL,
+        ${t.bool('enabled')},
+        filter_expr TEXT NOT NULL,
+        integration_id TEXT NOT NULL,
+        template_id TEXT,
+        generation TEXT NOT NULL,
+        managed_by TEXT,
+        created_at ${t.bigint} NOT NULL,
+        updated_at ${t.bigint} NOT NULL,
+        FOREIGN KEY (company_id, integration_id) REFERENCES integrations (company_id, id) ON DELETE RESTRICT
+      )${t.table}`,
+      `CREATE INDEX routers_company_id_idx ON routers (company_id)`,
+      `CREATE INDEX routers_company_integration_idx ON routers (company_id, integration_id)`,
+      `CREATE INDEX routers_event_type_id_idx ON routers (event_type_id)`,
+    ]),
+  },
+];
+
+// Catch numbering mistakes at load time rather than in production.
+MIGRATIONS.forEach((m, i) => {
+  const prev = MIGRATIONS[i - 1];
+  if (!Number.isInteger(m.version) || m.version < 1 || (prev && m.version <= prev.version)) {
+    throw new Error(`store migrations: version ${m.version} ("${m.name}") is not ascending`);
+  }
+});
+
+/** Advisory-lock class for migrations (ASCII "cert"); the second key is the schema's hash. */
+const PG_MIGRATION_LOCK = 0x63657274;
+
+/**
+ * Applies the pending migrations. Call inside one transaction. Returns the versions applied now
+ * (empty when the schema was already up to date).
+ */
+export async function runMigrations(db: SqlDb, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  if (db.dialect === 'postgres') {
+    await db.get(`SELECT pg_advisory_xact_lock(${PG_MIGRATION_LOCK}, hashtext(coalesce(current_schema(), '')))`);
+  }
+  await db.run(
+    `CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY,
+      name TEXT NOT NULL,
+      applied_at ${TYPES[db.dialect].bigint} NOT NULL
+    )`,
+  );
+  const done = new Set((await db.all('SELECT version FROM schema_migrations')).map((r) => Number(r['version'])));
+  const applied: number[] = [];
+  for (const m of migrations) {
+    if (done.has(m.version)) continue;
+    for (const stmt of m.up[db.dialect]) await db.run(stmt);
+    await db.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
+      m.version,
+      m.name,
+      Date.now(),
+    ]);
+    applied.push(m.version);
+  }
+  return applied;
+}

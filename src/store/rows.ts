@@ -1,0 +1,213 @@
+/**
+ * Row ⇄ record mapping, in one place for both engines.
+ *
+ * Storage conventions: UUIDs as TEXT, times as epoch-ms BIGINT, JSON as TEXT (both engines),
+ * booleans as BOOLEAN on PostgreSQL and INTEGER 0/1 on SQLite (bound by the SqlDb adapter).
+ */
+import type { EventTypeId } from '../events/families.js';
+import type { SqlRow, SqlValue } from './sqldb.js';
+import type {
+  IntegrationPatch,
+  IntegrationRecord,
+  IntegrationType,
+  MonitoringConfigRecord,
+  RouterGeneration,
+  RouterPatch,
+  RouterRecord,
+} from './types.js';
+
+// ---- decoders --------------------------------------------------------------------------------
+
+function col(row: SqlRow, name: string): unknown {
+  if (!(name in row)) throw new Error(`store: row has no column "${name}"`);
+  return row[name];
+}
+
+function str(row: SqlRow, name: string): string {
+  const v = col(row, name);
+  if (typeof v !== 'string') throw new Error(`store: column "${name}" is not text`);
+  return v;
+}
+
+function strOrNull(row: SqlRow, name: string): string | null {
+  const v = col(row, name);
+  return v === null ? null : str(row, name);
+}
+
+function int(row: SqlRow, name: string): number {
+  const v = col(row, name);
+  const n = typeof v === 'number' ? v : typeof v === 'bigint' || typeof v === 'string' ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n)) throw new Error(`store: column "${name}" is not an integer`);
+  return n;
+}
+
+function bool(row: SqlRow, name: string): boolean {
+  const v = col(row, name);
+  if (v === true || v === 1 || v === 1n) return true;
+  if (v === false || v === 0 || v === 0n) return false;
+  throw new Error(`store: column "${name}" is not a boolean`);
+}
+
+function json<T>(row: SqlRow, name: string): T {
+  const v = col(row, name);
+  return (typeof v === 'string' ? JSON.parse(v) : v) as T;
+}
+
+const enc = (v: unknown): string => JSON.stringify(v);
+
+// ---- monitoring_configs ----------------------------------------------------------------------
+
+export const MONITORING_CONFIG_COLUMNS = [
+  'id',
+  'company_id',
+  'enabled',
+  'thresholds',
+  'application_ids',
+  'include_unassigned_certificates',
+  'updated_at',
+] as const;
+
+export function monitoringConfigToRow(r: MonitoringConfigRecord): SqlValue[] {
+  return [
+    r.id,
+    r.companyId,
+    r.enabled,
+    enc(r.thresholds),
+    enc(r.applicationIds),
+    r.includeUnassignedCertificates,
+    r.updatedAt,
+  ];
+}
+
+export function rowToMonitoringConfig(row: SqlRow): MonitoringConfigRecord {
+  return {
+    id: str(row, 'id'),
+    companyId: str(row, 'company_id'),
+    enabled: bool(row, 'enabled'),
+    thresholds: json<number[]>(row, 'thresholds'),
+    applicationIds: json<string[]>(row, 'application_ids'),
+    includeUnassignedCertificates: bool(row, 'include_unassigned_certificates'),
+    updatedAt: int(row, 'updated_at'),
+  };
+}
+
+// ---- integrations ----------------------------------------------------------------------------
+
+export const INTEGRATION_COLUMNS = [
+  'id',
+  'company_id',
+  'name',
+  'type',
+  'enabled',
+  'config',
+  'secrets',
+  'managed_by',
+  'created_at',
+  'updated_at',
+] as const;
+
+export function integrationToRow(r: IntegrationRecord): SqlValue[] {
+  return [
+    r.id,
+    r.companyId,
+    r.name,
+    r.type,
+    r.enabled,
+    enc(r.config),
+    enc(r.secrets),
+    r.managedBy,
+    r.createdAt,
+    r.updatedAt,
+  ];
+}
+
+export function rowToIntegration(row: SqlRow): IntegrationRecord {
+  return {
+    id: str(row, 'id'),
+    companyId: str(row, 'company_id'),
+    name: str(row, 'name'),
+    type: str(row, 'type') as IntegrationType,
+    enabled: bool(row, 'enabled'),
+    config: json<Record<string, unknown>>(row, 'config'),
+    secrets: json<Record<string, string>>(row, 'secrets'),
+    managedBy: strOrNull(row, 'managed_by'),
+    createdAt: int(row, 'created_at'),
+    updatedAt: int(row, 'updated_at'),
+  };
+}
+
+/** Patchable record field → [column, encoder]. Fields not listed here can never be patched. */
+export type PatchColumns<P> = {
+  [K in keyof Required<P>]: readonly [column: string, encode: (v: Required<P>[K]) => SqlValue];
+};
+
+const same = <T extends SqlValue>(v: T): T => v;
+
+export const INTEGRATION_PATCH_COLUMNS: PatchColumns<IntegrationPatch> = {
+  name: ['name', same],
+  enabled: ['enabled', same],
+  config: ['config', enc],
+  secrets: ['secrets', enc],
+  managedBy: ['managed_by', same],
+};
+
+// ---- routers ---------------------------------------------------------------------------------
+
+export const ROUTER_COLUMNS = [
+  'id',
+  'company_id',
+  'name',
+  'event_type_id',
+  'enabled',
+  'filter_expr',
+  'integration_id',
+  'template_id',
+  'generation',
+  'managed_by',
+  'created_at',
+  'updated_at',
+] as const;
+
+export function routerToRow(r: RouterRecord): SqlValue[] {
+  return [
+    r.id,
+    r.companyId,
+    r.name,
+    r.eventTypeId,
+    r.enabled,
+    r.filter,
+    r.integrationId,
+    r.templateId,
+    r.generation,
+    r.managedBy,
+    r.createdAt,
+    r.updatedAt,
+  ];
+}
+
+export function rowToRouter(row: SqlRow): RouterRecord {
+  return {
+    id: str(row, 'id'),
+    companyId: str(row, 'company_id'),
+    name: str(row, 'name'),
+    eventTypeId: str(row, 'event_type_id') as EventTypeId,
+    enabled: bool(row, 'enabled'),
+    filter: str(row, 'filter_expr'),
+    integrationId: str(row, 'integration_id'),
+    templateId: strOrNull(row, 'template_id'),
+    generation: str(row, 'generation') as RouterGeneration,
+    managedBy: strOrNull(row, 'managed_by'),
+    createdAt: int(row, 'created_at'),
+    updatedAt: int(row, 'updated_at'),
+  };
+}
+
+export const ROUTER_PATCH_COLUMNS: PatchColumns<RouterPatch> = {
+  name: ['name', same],
+  eventTypeId: ['event_type_id', same],
+  enabled: ['enabled', same],
+  filter: ['filter_expr', same],
+  integrationId: ['integration_id', same],
+  templateId: ['template_id', same],
+  managedBy: ['managed_by', same],
+};

@@ -1,0 +1,55 @@
+/**
+ * The tiny internal SQL abstraction the repositories and migrations are written against.
+ *
+ * SQL uses `?` placeholders on both dialects; the PostgreSQL adapter rewrites them to `$1, $2, …`.
+ * Values are bound as-is except: booleans become 0/1 on SQLite, undefined becomes NULL.
+ * Rows come back as plain column→value records; decoding into domain records lives in rows.ts.
+ */
+export type Dialect = 'sqlite' | 'postgres';
+
+export type SqlValue = string | number | boolean | null | undefined;
+export type SqlRow = Record<string, unknown>;
+
+export interface SqlDb {
+  readonly dialect: Dialect;
+  all(sql: string, params?: readonly SqlValue[]): Promise<SqlRow[]>;
+  get(sql: string, params?: readonly SqlValue[]): Promise<SqlRow | undefined>;
+  /** Runs a statement; returns the number of rows changed. */
+  run(sql: string, params?: readonly SqlValue[]): Promise<number>;
+}
+
+/**
+ * Rewrites `?` placeholders to PostgreSQL's `$n`, leaving `?` inside '…' literals, "…" identifiers
+ * and comments alone.
+ */
+export function toPgPlaceholders(sql: string): string {
+  let out = '';
+  let n = 0;
+  let i = 0;
+  while (i < sql.length) {
+    const c = sql[i]!;
+    if (c === "'" || c === '"') {
+      const end = sql.indexOf(c, i + 1);
+      const stop = end === -1 ? sql.length : end + 1;
+      out += sql.slice(i, stop);
+      i = stop;
+    } else if (c === '-' && sql[i + 1] === '-') {
+      const end = sql.indexOf('\n', i);
+      const stop = end === -1 ? sql.length : end;
+      out += sql.slice(i, stop);
+      i = stop;
+    } else if (c === '?') {
+      out += `$${++n}`;
+      i++;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
+
+/** `?, ?, ?` for an IN list of n values (n ≥ 1). */
+export function placeholders(n: number): string {
+  return Array.from({ length: n }, () => '?').join(', ');
+}

@@ -1,0 +1,102 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { randomUUID } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/index.js';
+import { integration, router, storeContract } from './contract.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'certmgr-notify-sqlite-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+storeContract('sqlite::memory:', () => openStore('sqlite::memory:'));
+storeContract('sqlite file', () => openStore(`sqlite:${join(dir, `contract-${randomUUID()}.db`)}`));
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('SQLite specifics', () => {
+  it('creates parent directories; the file persists across close and reopen', async () => {
+    const path = join(dir, 'nested', 'deeper', 'store.db');
+    const A = randomUUID();
+    const s1 = await openStore(`sqlite:${path}`);
+    await s1.migrate();
+    const i = await s1.createIntegration(integration(A));
+    const r = await s1.createRouter(router(A, i.id));
+    await s1.close();
+    expect(existsSync(path)).toBe(true);
+
+    const s2 = await openStore(`sqlite:${path}`);
+    await s2.migrate(); // no-op on an existing, migrated file
+    expect(await s2.getIntegration(A, i.id)).toEqual(i);
+    expect(await s2.listRouters(A)).toEqual([r]);
+    await s2.close();
+
+    // The pragmas that persist in the file: WAL journal.
+    const raw = new DatabaseSync(path);
+    expect(raw.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
+    expect(raw.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual([{ version: 1 }]);
+    raw.close();
+  });
+
+  it('concurrent transactions do not interleave (read-modify-write keeps every increment)', async () => {
+    const store = await openStore('sqlite::memory:');
+    await store.migrate();
+    const A = randomUUID();
+    const counter = await store.createIntegration(integration(A, { config: { n: 0 } }));
+    let active = 0;
+    let maxActive = 0;
+    const N = 25;
+    await Promise.all(
+      Array.from({ length: N }, (_, k) =>
+        store.transaction(async (tx) => {
+          active++;
+          maxActive = Math.max(maxActive, active);
+          const cur = await tx.getIntegration(A, counter.id);
+          await sleep(k % 3); // yield to the event loop between read and write
+          await tx.updateIntegration(A, counter.id, { config: { n: (cur!.config['n'] as number) + 1 } }, Date.now());
+          active--;
+        }),
+      ),
+    );
+    expect(maxActive).toBe(1);
+    expect((await store.getIntegration(A, counter.id))!.config).toEqual({ n: N });
+    await store.close();
+  });
+
+  it('operations outside a transaction wait for the running one and see its commit', async () => {
+    const store = await openStore('sqlite::memory:');
+    await store.migrate();
+    const A = randomUUID();
+    const order: string[] = [];
+    let created!: string;
+    const tx = store.transaction(async (t) => {
+      created = (await t.createIntegration(integration(A))).id;
+      order.push('tx wrote');
+      await sleep(30);
+      order.push('tx done');
+    });
+    await sleep(5); // the transaction is now running
+    const list = store.listIntegrations(A).then((l) => {
+      order.push('list');
+      return l;
+    });
+    await tx;
+    const seen = await list;
+    expect(order).toEqual(['tx wrote', 'tx done', 'list']);
+    expect(seen.map((i) => i.id)).toEqual([created]);
+    await store.close();
+  });
+
+  it('a second store on the same file sees committed writes', async () => {
+    const path = join(dir, 'shared.db');
+    const s1 = await openStore(`sqlite:${path}`);
+    const s2 = await openStore(`sqlite:${path}`);
+    await Promise.all([s1.migrate(), s2.migrate()]);
+    const A = randomUUID();
+    const i = await s1.createIntegration(integration(A));
+    expect(await s2.getIntegration(A, i.id)).toEqual(i);
+    await s1.close();
+    await s2.close();
+  });
+});

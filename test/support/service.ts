@@ -1,0 +1,57 @@
+/** Starts the real service (same composition root as `certmgr-notify serve`) on loopback for API tests. */
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { GraphQLClient } from 'graphql-request';
+import { pino } from 'pino';
+import { loadServeConfig } from '../../src/config/config.js';
+import { startService, type RunningService } from '../../src/server/serve.js';
+
+export const COMPANY_A = '11111111-1111-4111-8111-111111111111';
+export const COMPANY_B = '22222222-2222-4222-8222-222222222222';
+export const KEY_A = 'key-company-a-0123456789';
+export const KEY_B = 'key-company-b-0123456789';
+
+export type StoreKind = 'sqlite' | 'postgres';
+
+export interface TestService extends RunningService {
+  logs: string[];
+  gql(key?: string): GraphQLClient;
+  rest(path: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
+}
+
+export function storeUrl(kind: StoreKind): string {
+  if (kind === 'sqlite') return 'sqlite::memory:';
+  const base = process.env.DATABASE_URL;
+  if (!base) throw new Error('DATABASE_URL is not set: the PostgreSQL tier needs the server started by test/support/global-setup.ts');
+  const u = new URL(base);
+  u.searchParams.set('schema', `t_${randomUUID().replace(/-/g, '')}`);
+  return u.toString();
+}
+
+export async function startTestService(kind: StoreKind = 'sqlite', extraArgs: string[] = []): Promise<TestService> {
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(String(chunk));
+      cb();
+    },
+  });
+  const log = pino({ level: 'debug' }, sink);
+  const cfg = loadServeConfig(['--port', '0', '--host', '127.0.0.1', '--store', storeUrl(kind), '--kube', 'off', ...extraArgs], {});
+  cfg.apiKeys = [
+    { key: KEY_A, companyId: COMPANY_A },
+    { key: KEY_B, companyId: COMPANY_B },
+  ];
+  const svc = await startService(cfg, log);
+  return {
+    ...svc,
+    logs,
+    gql: (key = KEY_A) => new GraphQLClient(`${svc.url}/graphql`, { headers: { 'svc-api-key': key } }),
+    rest: (path, init = {}) => {
+      const { key = KEY_A, headers, ...rest } = init;
+      const h = new Headers(headers);
+      if (key !== null) h.set('svc-api-key', key);
+      return fetch(svc.url + path, { ...rest, headers: h });
+    },
+  };
+}
