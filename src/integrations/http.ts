@@ -1,0 +1,225 @@
+/**
+ * The one HTTP client of the integrations: global fetch, a per-attempt timeout combined with the
+ * caller's signal, status classification, Retry-After parsing, response-body truncation and
+ * redaction. Error messages are built here from status codes and error codes only; they never
+ * contain the request URL (webhook, Slack and Teams URLs carry tokens in their path or query).
+ */
+import type { DeliveryResult } from './types.js';
+
+export const RESPONSE_BODY_LIMIT = 1024;
+
+export interface HttpContext {
+  timeoutMs: number;
+  userAgent: string;
+  clock: () => number;
+  signal?: AbortSignal;
+}
+
+export interface HttpPost {
+  /** Target URL. Treated as a secret: it never appears in results. */
+  url: string;
+  body: string;
+  contentType?: string;
+  headers?: Record<string, string>;
+  /**
+   * Secret values (keys, signing secrets, secret URLs: pass the URL here when it is a secret) to
+   * redact from any text that leaves this module.
+   */
+  secrets: readonly string[];
+}
+
+/**
+ * Classifies an HTTP status:
+ * 2xx delivered; 408, 425, 429 and 5xx retry; everything else (3xx, which is not followed, and
+ * other 4xx including 410) dead.
+ */
+export function classifyStatus(status: number): DeliveryResult['outcome'] {
+  if (status >= 200 && status < 300) return 'delivered';
+  if (status === 408 || status === 425 || status === 429 || status >= 500) return 'retry';
+  return 'dead';
+}
+
+/**
+ * Parses Retry-After: delay-seconds (a non-negative integer) or an HTTP date. Returns milliseconds
+ * from `now` (never negative), or undefined when absent or unparsable.
+ */
+export function parseRetryAfter(value: string | null | undefined, now: number): number | undefined {
+  if (value == null) return undefined;
+  const v = value.trim();
+  if (v === '') return undefined;
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  // An HTTP date always names a weekday or month; this keeps Date.parse from accepting odd numbers.
+  if (!/[a-z]/i.test(v)) return undefined;
+  const at = Date.parse(v);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now);
+}
+
+/** Cuts a string to at most `maxBytes` UTF-8 bytes without splitting a character. */
+export function truncateUtf8(s: string, maxBytes: number = RESPONSE_BODY_LIMIT): string {
+  const buf = Buffer.from(s, 'utf8');
+  if (buf.length <= maxBytes) return s;
+  let end = maxBytes;
+  // Step back over continuation bytes (10xxxxxx) so the cut lands on a character boundary.
+  while (end > 0 && ((buf[end] ?? 0) & 0xc0) === 0x80) end--;
+  return buf.subarray(0, end).toString('utf8');
+}
+
+/** Cuts a string to at most `max` characters (code points), ending with an ellipsis when cut. */
+export function truncateChars(s: string, max: number): string {
+  const chars = Array.from(s);
+  if (chars.length <= max) return s;
+  return chars.slice(0, Math.max(0, max - 1)).join('') + '…';
+}
+
+/**
+ * Expands secret values into the fragments to redact: the value itself and, for URLs, the
+ * credentials, path and query, which a receiver may echo on its own (e.g. "Cannot POST /T0/B0/xyz").
+ */
+export function secretFragments(secrets: readonly (string | undefined)[]): string[] {
+  const out = new Set<string>();
+  for (const s of secrets) {
+    if (!s || s.length < 4) continue;
+    out.add(s);
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(s)) {
+      try {
+        const u = new URL(s);
+        for (const part of [u.username, u.password, safeDecode(u.password), u.pathname, u.search]) {
+          if (part && part.length >= 4) out.add(part);
+        }
+        if (u.pathname.length > 1 && u.search) out.add(u.pathname + u.search);
+      } catch {
+        /* not a URL: the whole value is already in the set */
+      }
+    }
+  }
+  // Longest first, so a URL is replaced whole before its path is.
+  return [...out].sort((a, b) => b.length - a.length);
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+export function redact(text: string, fragments: readonly string[]): string {
+  let out = text;
+  for (const f of fragments) out = out.split(f).join('[REDACTED]');
+  return out;
+}
+
+const NETWORK_ERRORS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  EPIPE: 'connection closed',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'DNS lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'connection timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+  UND_ERR_SOCKET: 'connection closed by peer',
+  UND_ERR_HEADERS_TIMEOUT: 'no response headers in time',
+  UND_ERR_BODY_TIMEOUT: 'response body stalled',
+};
+
+/** Turns a thrown network error into a short message made only of known codes: no URL, no host. */
+export function describeNetworkError(err: unknown): string {
+  const codes: string[] = [];
+  let cur: unknown = err;
+  for (let depth = 0; cur && typeof cur === 'object' && depth < 5; depth++) {
+    // `originalCode` is nodemailer's: the socket error code behind its own ESOCKET/ECONNECTION.
+    for (const code of [(cur as { code?: unknown }).code, (cur as { originalCode?: unknown }).originalCode]) {
+      if (typeof code === 'string' && /^[A-Z0-9_]{2,40}$/.test(code)) codes.push(code);
+    }
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  const code = codes.find((c) => c in NETWORK_ERRORS) ?? codes[0];
+  if (!code) return 'network error';
+  const text = NETWORK_ERRORS[code];
+  if (text) return `network error: ${text} (${code})`;
+  if (/CERT|TLS|SSL/.test(code)) return `TLS error (${code})`;
+  return `network error (${code})`;
+}
+
+/** Validates a target URL without echoing it; returns an error message or null. */
+export function checkTargetUrl(url: string | undefined, what: string): string | null {
+  if (!url) return `${what} is not configured`;
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return `${what} is not a valid URL`;
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') return `${what} must be an http(s) URL`;
+  return null;
+}
+
+async function readBody(res: Response, limit: number): Promise<string> {
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size <= limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    // Stop reading once past the limit; a huge or endless body must not hold the attempt.
+    reader.cancel().catch(() => {});
+  }
+  return truncateUtf8(Buffer.concat(chunks).toString('utf8'), limit);
+}
+
+function combinedSignal(timeoutMs: number, signal?: AbortSignal): { signal: AbortSignal; timeout: AbortSignal } {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  return { signal: signal ? AbortSignal.any([timeout, signal]) : timeout, timeout };
+}
+
+/**
+ * POSTs a body and classifies the response. Redirects are not followed (a 3xx is 'dead').
+ * Never throws: every failure becomes a DeliveryResult.
+ */
+export async function postAndClassify(req: HttpPost, ctx: HttpContext): Promise<DeliveryResult> {
+  const fragments = secretFragments(req.secrets);
+  if (ctx.signal?.aborted) return { outcome: 'retry', error: 'aborted before sending' };
+  const { signal, timeout } = combinedSignal(ctx.timeoutMs, ctx.signal);
+  let res: Response;
+  let responseBody: string;
+  try {
+    res = await fetch(req.url, {
+      method: 'POST',
+      redirect: 'manual',
+      signal,
+      headers: {
+        'content-type': req.contentType ?? 'application/json',
+        'user-agent': ctx.userAgent,
+        ...req.headers,
+      },
+      body: req.body,
+    });
+    responseBody = await readBody(res, RESPONSE_BODY_LIMIT);
+  } catch (err) {
+    if (timeout.aborted) return { outcome: 'retry', error: `timed out after ${ctx.timeoutMs} ms` };
+    if (ctx.signal?.aborted) return { outcome: 'retry', error: 'aborted' };
+    return { outcome: 'retry', error: describeNetworkError(err) };
+  }
+  const outcome = classifyStatus(res.status);
+  const result: DeliveryResult = { outcome, statusCode: res.status };
+  if (outcome !== 'delivered') {
+    const reason = res.status >= 300 && res.status < 400 ? 'redirect not followed' : res.statusText;
+    result.error = redact(`HTTP ${res.status}${reason ? ` ${reason}` : ''}`, fragments).slice(0, 200);
+  }
+  if (outcome === 'retry') {
+    const after = parseRetryAfter(res.headers.get('retry-after'), ctx.clock());
+    if (after !== undefined) result.retryAfterMs = after;
+  }
+  if (responseBody) result.responseBody = truncateUtf8(redact(responseBody, fragments), RESPONSE_BODY_LIMIT);
+  return result;
+}

@@ -1,0 +1,112 @@
+/**
+ * INCIDENT_MGMT: the PagerDuty Events API v2 contract (POST <base>/v2/enqueue).
+ *
+ * - `.notready` and expiration (`.failed`) events trigger; `.active` events resolve.
+ * - dedup_key = correlationKeyOf(view) (render.ts): stable per resource so a resolve closes the
+ *   incident its trigger opened.
+ * - 202 (any 2xx) delivered; 400 dead; 429, 5xx and network errors retry.
+ */
+import { checkTargetUrl, postAndClassify, truncateChars, type HttpContext } from './http.js';
+import { correlationKeyOf, render, type EventView, type Severity } from './render.js';
+import type { DeliveryResult, IntegrationOptions, Notification, Notifier } from './types.js';
+
+export const ENQUEUE_PATH = '/v2/enqueue';
+/** PagerDuty rejects events above 512 KB; custom_details is replaced by a note beyond this. */
+export const MAX_EVENT_BYTES = 512_000;
+
+export interface IncidentEvent {
+  routing_key: string;
+  event_action: 'trigger' | 'resolve';
+  dedup_key: string;
+  client: string;
+  payload: {
+    summary: string;
+    source: string;
+    severity: Severity;
+    timestamp: string;
+    component: string;
+    group: string;
+    class: string;
+    custom_details: Record<string, unknown>;
+  };
+}
+
+export function eventActionOf(v: EventView): 'trigger' | 'resolve' {
+  return v.kind !== 'certificateExpiration' && v.state === 'restored' ? 'resolve' : 'trigger';
+}
+
+/** Builds the Events v2 body (without size capping). */
+export function buildIncidentEvent(n: Notification, routingKey: string): IncidentEvent {
+  const r = render(n.event, n.router);
+  const v = r.view;
+  const health = v.kind !== 'certificateExpiration';
+  const source = health ? v.cluster.name || v.cluster.id || 'unknown-cluster' : 'certificate-monitoring';
+  const component = health
+    ? `${v.kind}/${v.resource.namespace ? `${v.resource.namespace}/` : ''}${v.resource.name}`
+    : v.notificationName || v.certificateRef;
+  const group = health ? v.resource.namespace || 'cluster-scoped' : v.applicationIds.join(',') || 'unassigned';
+  const cls = health ? v.reason || (v.state === 'restored' ? 'Ready' : 'NotReady') : 'CertificateExpiring';
+  const reported = health ? v.statusTransition : v.notificationDate;
+  const timestamp = reported && !Number.isNaN(Date.parse(reported)) ? reported : new Date(n.occurredAt).toISOString();
+  return {
+    routing_key: routingKey,
+    event_action: eventActionOf(v),
+    dedup_key: correlationKeyOf(v),
+    client: 'certmgr-notify',
+    payload: {
+      summary: r.summary, // summaryOf caps it at 1024 code points, the Events v2 limit
+      source,
+      severity: r.severity,
+      timestamp,
+      component,
+      group,
+      class: cls,
+      custom_details: { eventType: n.event.type, eventId: n.eventId, router: n.router.name, ...n.event.data },
+    },
+  };
+}
+
+/** The Events API 400 body is { status, message, errors[] }; the (already redacted) text explains the rejection. */
+function invalidEventDetail(body: string): string | null {
+  try {
+    const b = JSON.parse(body) as { message?: unknown; errors?: unknown };
+    const parts = [typeof b.message === 'string' ? b.message : null];
+    if (Array.isArray(b.errors)) parts.push(b.errors.filter((e) => typeof e === 'string').join('; '));
+    return parts.filter(Boolean).join(': ') || null;
+  } catch {
+    return null;
+  }
+}
+
+/** Serializes, replacing custom_details by a note when the event would exceed the size limit. */
+export function serializeIncidentEvent(ev: IncidentEvent): string {
+  const body = JSON.stringify(ev);
+  if (Buffer.byteLength(body) <= MAX_EVENT_BYTES) return body;
+  return JSON.stringify({
+    ...ev,
+    payload: { ...ev.payload, custom_details: { eventType: ev.payload.custom_details['eventType'], note: 'event data too large; omitted' } },
+  });
+}
+
+export function createIncidentNotifier(opts: IntegrationOptions): Notifier {
+  const url = opts.incidentEventsUrl.replace(/\/+$/, '') + ENQUEUE_PATH;
+  const badUrl = checkTargetUrl(url, 'incident events URL');
+  return {
+    type: 'INCIDENT_MGMT',
+    async send(n: Notification, signal?: AbortSignal): Promise<DeliveryResult> {
+      const routingKey = n.integration.secrets['integrationKey'];
+      if (!routingKey) return { outcome: 'dead', error: 'integration key is not configured' };
+      if (badUrl) return { outcome: 'dead', error: badUrl };
+      const ctx: HttpContext = { timeoutMs: opts.timeoutMs, userAgent: opts.userAgent, clock: opts.clock ?? Date.now, signal };
+      const result = await postAndClassify(
+        { url, body: serializeIncidentEvent(buildIncidentEvent(n, routingKey)), secrets: Object.values(n.integration.secrets) },
+        ctx,
+      );
+      if (result.statusCode === 400 && result.responseBody) {
+        const detail = invalidEventDetail(result.responseBody);
+        if (detail) result.error = truncateChars(`${result.error}: ${detail}`, 300);
+      }
+      return result;
+    },
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * Integrations: one notifier per IntegrationType. The delivery engine calls
+ * createNotifier(type, opts) once per type and then notifier.send(notification, signal).
+ */
+import { createSlackNotifier, createTeamsNotifier } from './chat.js';
+import { createEmailNotifier } from './email.js';
+import { createIncidentNotifier } from './incident.js';
+import { redact, secretFragments, truncateChars } from './http.js';
+import type { DeliveryResult, IntegrationOptions, IntegrationType, Notification, Notifier } from './types.js';
+import { createWebhookNotifier } from './webhook.js';
+
+export * from './types.js';
+export { buildCloudEvent, buildPayload, PAYLOAD_SCHEMA_ID, PAYLOAD_VERSION, type CloudEvent, type WebhookPayloadV1 } from './payload.js';
+export { correlationKeyOf, render, viewOf, type EventView, type Rendered, type Severity } from './render.js';
+
+/**
+ * The notifier for one integration type. The returned send() never throws: a notification of
+ * another integration type is 'dead', and an unexpected exception is 'retry' with a redacted message.
+ */
+export function createNotifier(type: IntegrationType, opts: IntegrationOptions): Notifier {
+  const inner = notifierOf(type, opts);
+  return {
+    type,
+    async send(n: Notification, signal?: AbortSignal): Promise<DeliveryResult> {
+      if (n.integration.type !== type) {
+        return { outcome: 'dead', error: `integration type ${n.integration.type} cannot be sent by the ${type} notifier` };
+      }
+      try {
+        return await inner.send(n, signal);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        const fragments = secretFragments([...Object.values(n.integration.secrets), opts.smtpUrl]);
+        return { outcome: 'retry', error: truncateChars(`internal error: ${redact(message, fragments)}`, 300) };
+      }
+    },
+  };
+}
+
+function notifierOf(type: IntegrationType, opts: IntegrationOptions): Notifier {
+  switch (type) {
+    case 'INCIDENT_MGMT':
+      return createIncidentNotifier(opts);
+    case 'WEBHOOK':
+      return createWebhookNotifier(opts);
+    case 'EMAIL':
+      return createEmailNotifier(opts);
+    case 'SLACK':
+      return createSlackNotifier(opts);
+    case 'TEAMS':
+      return createTeamsNotifier(opts);
+    default: {
+      const never: never = type;
+      throw new Error(`unknown integration type ${String(never)}`);
+    }
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * The webhook payload: a CloudEvents 1.0 structured envelope whose `data` is our normalized,
+ * versioned payload (v1), never the internal event. Schema: docs/webhook-payload.v1.schema.json.
+ *
+ * v1 is additive-only: new optional members may appear (consumers must ignore unknown members);
+ * renaming, removing or retyping a member makes a v2 with a new dataschema.
+ */
+import type { EventType } from '../events/families.js';
+import { correlationKeyOf, render, type CertificateSubject, type EventKind, type EventState, type Severity } from './render.js';
+import type { Notification } from './types.js';
+
+export const PAYLOAD_VERSION = 'v1';
+export const PAYLOAD_SCHEMA_ID = 'urn:certmgr-notify:schema:webhook-payload:v1';
+export const CLOUDEVENT_TYPE_PREFIX = 'io.certmgr.notify.';
+export const CLOUDEVENTS_CONTENT_TYPE = 'application/cloudevents+json; charset=utf-8';
+
+export interface WebhookPayloadV1 {
+  version: 'v1';
+  kind: EventKind;
+  state: EventState;
+  /** The internal event type, e.g. evt.healthstatus.certmgr-issuer.notready. */
+  eventType: EventType;
+  eventId: string;
+  severity: Severity;
+  /** Human-readable one-line summary (same text as the incident summary). */
+  summary: string;
+  /** Same for an unhealthy event and its restored event; per certificate and rule for expiration. */
+  correlationKey: string;
+  /** Health events only. */
+  cluster: { id: string; name: string } | null;
+  /** Health events only. */
+  resource: { kind: 'Issuer' | 'Certificate'; namespace: string; name: string; id: string | null } | null;
+  reason: string | null;
+  message: string | null;
+  statusTransition: string | null;
+  unhealthyDuration: string | null;
+  /** Certificate health events only. */
+  certificate: { issuerName: string | null; subject: CertificateSubject | null; dnsNames: string[] } | null;
+  /** Expiration events only. */
+  expiration: {
+    notificationName: string | null;
+    applicationIds: string[];
+    threshold: number | null;
+    ruleId: number | null;
+    notificationDate: string | null;
+    certificateRef: string;
+  } | null;
+  router: { id: string; name: string };
+  /** When the event was accepted, RFC 3339. */
+  occurredAt: string;
+}
+
+export interface CloudEvent<T> {
+  specversion: '1.0';
+  id: string;
+  source: string;
+  type: string;
+  subject?: string;
+  time: string;
+  datacontenttype: 'application/json';
+  dataschema: string;
+  data: T;
+}
+
+export function buildPayload(n: Notification): WebhookPayloadV1 {
+  const r = render(n.event);
+  const v = r.view;
+  const health = v.kind === 'certificateExpiration' ? null : v;
+  return {
+    version: PAYLOAD_VERSION,
+    kind: v.kind,
+    state: v.state,
+    eventType: n.event.type,
+    eventId: n.eventId,
+    severity: r.severity,
+    summary: r.summary,
+    correlationKey: correlationKeyOf(v),
+    cluster: health ? health.cluster : null,
+    resource: health ? { kind: health.kind === 'issuer' ? 'Issuer' : 'Certificate', ...health.resource } : null,
+    reason: health ? health.reason : null,
+    message: v.message,
+    statusTransition: health ? health.statusTransition : null,
+    unhealthyDuration: health ? health.unhealthyDuration : null,
+    certificate: health ? health.certificate : null,
+    expiration:
+      v.kind === 'certificateExpiration'
+        ? {
+            notificationName: v.notificationName,
+            applicationIds: v.applicationIds,
+            threshold: v.threshold,
+            ruleId: v.ruleId,
+            notificationDate: v.notificationDate,
+            certificateRef: v.certificateRef,
+          }
+        : null,
+    router: { id: n.router.id, name: n.router.name },
+    occurredAt: new Date(n.occurredAt).toISOString(),
+  };
+}
+
+export function buildCloudEvent(n: Notification): CloudEvent<WebhookPayloadV1> {
+  const data = buildPayload(n);
+  const subject = data.resource
+    ? [data.cluster?.name || data.cluster?.id, data.resource.namespace, data.resource.name].filter(Boolean).join('/')
+    : data.expiration?.certificateRef;
+  return {
+    specversion: '1.0',
+    id: n.id,
+    source: `/certmgr-notify/routers/${encodeURIComponent(n.router.id)}`,
+    type: CLOUDEVENT_TYPE_PREFIX + n.event.type,
+    ...(subject ? { subject } : {}),
+    time: data.occurredAt,
+    datacontenttype: 'application/json',
+    dataschema: PAYLOAD_SCHEMA_ID,
+    data,
+  };
+}

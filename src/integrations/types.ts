@@ -1,0 +1,71 @@
+/**
+ * The contract between the delivery engine and the integrations (notifiers).
+ *
+ * A notifier turns one Notification into one outbound request (HTTP POST or SMTP message) and
+ * classifies the result. It never retries by itself: the engine owns scheduling, backoff and
+ * persistence, and uses `outcome` / `retryAfterMs` to decide what to do next.
+ */
+import type { InternalEvent } from '../events/families.js';
+import type { IntegrationRecord, IntegrationType } from '../store/types.js';
+
+export type { IntegrationType } from '../store/types.js';
+
+export interface Notification {
+  /** Delivery id: stable across retries and redeliveries -> webhook-id, CloudEvents id, email Message-ID. */
+  id: string;
+  eventId: string;
+  event: InternalEvent;
+  /** Epoch ms the event was accepted. */
+  occurredAt: number;
+  router: { id: string; name: string };
+  integration: IntegrationRecord;
+  /** 1-based attempt number. */
+  attempt: number;
+}
+
+export type DeliveryOutcome = 'delivered' | 'retry' | 'dead';
+
+export interface DeliveryResult {
+  outcome: DeliveryOutcome;
+  /** HTTP status, or the SMTP reply code for email. */
+  statusCode?: number;
+  /** Parsed from Retry-After (seconds or HTTP date). */
+  retryAfterMs?: number;
+  /** Short; never contains secrets (no URLs with tokens, no keys). */
+  error?: string;
+  /** Truncated to 1 KiB; secrets and secret URL parts are redacted. */
+  responseBody?: string;
+}
+
+export interface Notifier {
+  readonly type: IntegrationType;
+  send(n: Notification, signal?: AbortSignal): Promise<DeliveryResult>;
+}
+
+export interface IntegrationOptions {
+  /** Base URL of the incident management Events API v2; default 'https://events.pagerduty.com'. */
+  incidentEventsUrl: string;
+  /** SMTP URL for nodemailer, e.g. smtp://user:pass@mail:587 or smtps://...; email is 'dead' when unset. */
+  smtpUrl?: string;
+  /** Default sender when an EMAIL integration has no config.from. */
+  smtpFrom?: string;
+  /** Per-attempt timeout in ms; default 10000. */
+  timeoutMs: number;
+  userAgent: string;
+  /** Epoch-ms clock (webhook-timestamp, Retry-After dates). Default Date.now. */
+  clock?: () => number;
+}
+
+export const DEFAULT_INCIDENT_EVENTS_URL = 'https://events.pagerduty.com';
+export const DEFAULT_TIMEOUT_MS = 10_000;
+export const DEFAULT_USER_AGENT = 'certmgr-notify';
+
+/** Fills the documented defaults for anything not given. */
+export function integrationOptions(partial: Partial<IntegrationOptions> = {}): IntegrationOptions {
+  return {
+    ...partial,
+    incidentEventsUrl: partial.incidentEventsUrl || DEFAULT_INCIDENT_EVENTS_URL,
+    timeoutMs: partial.timeoutMs && partial.timeoutMs > 0 ? partial.timeoutMs : DEFAULT_TIMEOUT_MS,
+    userAgent: partial.userAgent || DEFAULT_USER_AGENT,
+  };
+}

@@ -1,0 +1,175 @@
+/** Loopback receivers and fixtures shared by the integration tests. */
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { EventType, InternalEvent } from '../../src/events/families.js';
+import type { EventDataByType } from '../../src/events/types.js';
+import type { IntegrationRecord, IntegrationType } from '../../src/store/types.js';
+import { integrationOptions, type IntegrationOptions, type Notification } from '../../src/integrations/types.js';
+
+export interface Received {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export type Handler = (req: Received, res: ServerResponse) => void;
+
+export interface Receiver {
+  /** Base URL, e.g. http://127.0.0.1:12345 */
+  url: string;
+  requests: Received[];
+  handle(h: Handler): void;
+  close(): Promise<void>;
+}
+
+/** A real HTTP server on 127.0.0.1:0 that records every request; answers 200 "ok" by default. */
+export async function startReceiver(initial?: Handler): Promise<Receiver> {
+  let handler: Handler = initial ?? ((_req, res) => res.end('ok'));
+  const requests: Received[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const r: Received = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      requests.push(r);
+      handler(r, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    handle: (h) => {
+      handler = h;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A port on 127.0.0.1 where nothing listens (bound, then closed). */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export const CLUSTER_ID = '6f1c2b3a-1111-4c2d-9e8f-0a1b2c3d4e5f';
+export const RESOURCE_ID = '9a8b7c6d-2222-4e5f-8a9b-1c2d3e4f5a6b';
+export const CERT_ID = 'c0ffee00-3333-4abc-8def-123456789abc';
+export const APP_ID = 'a11ce000-4444-4bbb-9ccc-abcdefabcdef';
+
+const issuerNotReady: EventDataByType['evt.healthstatus.certmgr-issuer.notready'] = {
+  clusterId: CLUSTER_ID,
+  clusterName: 'prod',
+  issuerName: 'letsencrypt-prod',
+  namespace: 'cert-manager',
+  resourceId: RESOURCE_ID,
+  statusMessage: 'Failed to update ACME account:400 urn:ietf:params:acme:error:invalidContact',
+  statusReason: 'ErrUpdateACMEAccount',
+  statusTransition: '2026-03-01T10:00:00Z',
+};
+
+const certSubject = {
+  commonName: 'shop.example.com',
+  countries: ['DE'],
+  localities: ['Berlin'],
+  organizationalUnits: ['Web'],
+  organizations: ['Example GmbH'],
+  provinces: [],
+};
+
+const certNotReady: EventDataByType['evt.healthstatus.certmgr-certificate-resource.notready'] = {
+  clusterName: 'prod',
+  clusterId: CLUSTER_ID,
+  certificateName: 'shop-tls',
+  namespace: 'shop',
+  issuerName: 'letsencrypt-prod',
+  statusMessage: 'Issuing certificate as Secret does not exist',
+  unhealthyDuration: '0h12m3.5s',
+  statusReason: 'DoesNotExist',
+  statusTransition: '2026-03-01T10:05:00Z',
+  subject: certSubject,
+  SANs: { 'DNS Names': ['shop.example.com', 'www.shop.example.com'] },
+};
+
+export const EVENTS: Record<EventType, InternalEvent> = {
+  'evt.healthstatus.certmgr-issuer.notready': { type: 'evt.healthstatus.certmgr-issuer.notready', data: { ...issuerNotReady } },
+  'evt.healthstatus.certmgr-issuer.active': {
+    type: 'evt.healthstatus.certmgr-issuer.active',
+    data: {
+      ...issuerNotReady,
+      statusMessage: 'The ACME account was registered with the ACME server',
+      statusReason: 'ACMEAccountRegistered',
+      statusTransition: '2026-03-01T11:00:00Z',
+      unhealthyDuration: '1h0m0.25s',
+    } satisfies EventDataByType['evt.healthstatus.certmgr-issuer.active'],
+  },
+  'evt.healthstatus.certmgr-certificate-resource.notready': {
+    type: 'evt.healthstatus.certmgr-certificate-resource.notready',
+    data: { ...certNotReady },
+  },
+  'evt.healthstatus.certmgr-certificate-resource.active': {
+    type: 'evt.healthstatus.certmgr-certificate-resource.active',
+    data: {
+      ...certNotReady,
+      resourceId: RESOURCE_ID,
+      statusMessage: 'Certificate is up to date and has not expired',
+      statusReason: 'Ready',
+      statusTransition: '2026-03-01T10:20:00Z',
+      unhealthyDuration: '0h15m0s',
+    } satisfies EventDataByType['evt.healthstatus.certmgr-certificate-resource.active'],
+  },
+  'evt.policy.expiringcertificates.failed': {
+    type: 'evt.policy.expiringcertificates.failed',
+    data: {
+      name: 'Certificate expiration',
+      applicationIds: [APP_ID],
+      message: `Certificate shop.example.com (id ${CERT_ID}), serial 04:A3:7F, issued by R11, application ${APP_ID}, expires in 30 days on 2026-03-31T00:00:00Z`,
+      notificationDate: '2026-03-01T09:00:00.123+00:00',
+      threshold: 30,
+      ruleId: 2,
+    } satisfies EventDataByType['evt.policy.expiringcertificates.failed'],
+  },
+};
+
+export const ALL_TYPES = Object.keys(EVENTS) as EventType[];
+
+export function integration(type: IntegrationType, secrets: Record<string, string> = {}, config: Record<string, unknown> = {}): IntegrationRecord {
+  return {
+    id: '11111111-2222-4333-8444-555555555555',
+    companyId: '00000000-0000-4000-8000-000000000001',
+    name: `${type.toLowerCase()}-integration`,
+    type,
+    enabled: true,
+    config,
+    secrets,
+    managedBy: null,
+    createdAt: 0,
+    updatedAt: 0,
+  };
+}
+
+export function notification(integ: IntegrationRecord, event: InternalEvent, over: Partial<Notification> = {}): Notification {
+  return {
+    id: 'dlv-0001',
+    eventId: 'evt-0001',
+    event,
+    occurredAt: Date.parse('2026-03-01T10:00:05Z'),
+    router: { id: 'rtr-1', name: 'prod issuers' },
+    integration: integ,
+    attempt: 1,
+    ...over,
+  };
+}
+
+export function opts(over: Partial<IntegrationOptions> = {}): IntegrationOptions {
+  return integrationOptions({ timeoutMs: 2000, userAgent: 'certmgr-notify-test/1.0', ...over });
+}

@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import {
+  certificateRef,
+  correlationKeyOf,
+  factsOf,
+  render,
+  severityOf,
+  summaryOf,
+  titleOf,
+  viewOf,
+} from '../../src/integrations/render.js';
+import { APP_ID, CERT_ID, CLUSTER_ID, EVENTS } from './helpers.js';
+
+describe('titles and severities', () => {
+  it.each([
+    ['evt.healthstatus.certmgr-issuer.notready', 'Issuer letsencrypt-prod in cluster prod is not ready', 'critical'],
+    ['evt.healthstatus.certmgr-issuer.active', 'Issuer letsencrypt-prod in cluster prod is ready again', 'info'],
+    ['evt.healthstatus.certmgr-certificate-resource.notready', 'Certificate shop-tls in cluster prod is not ready', 'error'],
+    ['evt.healthstatus.certmgr-certificate-resource.active', 'Certificate shop-tls in cluster prod is ready again', 'info'],
+    ['evt.policy.expiringcertificates.failed', 'Certificate expiring within 30 days: Certificate expiration', 'warning'],
+  ] as const)('%s', (type, title, severity) => {
+    const r = render(EVENTS[type]);
+    expect(r.title).toBe(title);
+    expect(r.severity).toBe(severity);
+    expect(severityOf(r.view)).toBe(severity);
+  });
+
+  it('the summary carries namespace, reason and message on one line', () => {
+    expect(summaryOf(viewOf(EVENTS['evt.healthstatus.certmgr-issuer.notready']))).toBe(
+      'Issuer letsencrypt-prod in cluster prod is not ready (namespace cert-manager): ErrUpdateACMEAccount: Failed to update ACME account:400 urn:ietf:params:acme:error:invalidContact',
+    );
+    const ev = { type: 'evt.healthstatus.certmgr-issuer.notready' as const, data: { issuerName: 'x', clusterName: 'c', statusMessage: 'line1\n\n  line2' } };
+    expect(summaryOf(viewOf(ev))).toBe('Issuer x in cluster c is not ready: line1 line2');
+  });
+
+  it('the summary is cut at 1024 code points', () => {
+    const data = { ...EVENTS['evt.healthstatus.certmgr-issuer.notready'].data, statusMessage: '🔥'.repeat(3000) };
+    const s = summaryOf(viewOf({ type: 'evt.healthstatus.certmgr-issuer.notready', data }));
+    expect(Array.from(s)).toHaveLength(1024);
+    expect(s.endsWith('…')).toBe(true);
+  });
+});
+
+describe('viewOf', () => {
+  it('normalizes a certificate event', () => {
+    const v = viewOf(EVENTS['evt.healthstatus.certmgr-certificate-resource.notready']);
+    expect(v).toMatchObject({
+      kind: 'certificate',
+      state: 'unhealthy',
+      cluster: { id: CLUSTER_ID, name: 'prod' },
+      resource: { namespace: 'shop', name: 'shop-tls', id: null },
+      reason: 'DoesNotExist',
+      certificate: { issuerName: 'letsencrypt-prod', dnsNames: ['shop.example.com', 'www.shop.example.com'] },
+    });
+  });
+
+  it('never throws on missing or mistyped data', () => {
+    for (const type of Object.keys(EVENTS) as (keyof typeof EVENTS)[]) {
+      for (const data of [{}, { SANs: 'x', subject: [1], applicationIds: 'a', threshold: 'NaN' }]) {
+        const r = render({ type, data });
+        expect(r.title.length).toBeGreaterThan(0);
+        expect(correlationKeyOf(r.view).length).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  it('reads threshold and ruleId given as numeric strings', () => {
+    const v = viewOf({ type: 'evt.policy.expiringcertificates.failed', data: { threshold: '14', ruleId: '7' } });
+    expect(v).toMatchObject({ threshold: 14, ruleId: 7 });
+  });
+});
+
+describe('certificateRef (expiration identity)', () => {
+  it('prefers an explicit certificateId', () => {
+    expect(certificateRef({ certificateId: 'abc', message: `id ${CERT_ID}` })).toBe('abc');
+  });
+  it('takes the UUID in the message that is not an application id', () => {
+    expect(certificateRef(EVENTS['evt.policy.expiringcertificates.failed'].data)).toBe(CERT_ID);
+    expect(certificateRef({ applicationIds: [APP_ID], message: `application ${APP_ID.toUpperCase()} cert ${CERT_ID}` })).toBe(CERT_ID);
+  });
+  it('falls back to the name, then to a hash of the message', () => {
+    expect(certificateRef({ name: 'n1', message: 'no ids here' })).toBe('name:n1');
+    const a = certificateRef({ message: 'm1' });
+    expect(a).toMatch(/^message:[0-9a-f]{32}$/);
+    expect(certificateRef({ message: 'm2' })).not.toBe(a);
+  });
+});
+
+describe('correlationKeyOf', () => {
+  const key = (type: keyof typeof EVENTS, data?: Record<string, unknown>) => correlationKeyOf(viewOf({ type, data: data ?? EVENTS[type].data }));
+
+  it('is shared by unhealthy and restored events of the same resource', () => {
+    expect(key('evt.healthstatus.certmgr-issuer.notready')).toBe(`certmgr:issuer:${CLUSTER_ID}:cert-manager:letsencrypt-prod`);
+    expect(key('evt.healthstatus.certmgr-issuer.active')).toBe(key('evt.healthstatus.certmgr-issuer.notready'));
+    expect(key('evt.healthstatus.certmgr-certificate-resource.active')).toBe(key('evt.healthstatus.certmgr-certificate-resource.notready'));
+  });
+
+  it('differs by kind, cluster, namespace and name', () => {
+    const base = EVENTS['evt.healthstatus.certmgr-issuer.notready'].data;
+    const k = key('evt.healthstatus.certmgr-issuer.notready');
+    expect(key('evt.healthstatus.certmgr-certificate-resource.notready', { ...base, certificateName: base['issuerName'] })).not.toBe(k);
+    expect(key('evt.healthstatus.certmgr-issuer.notready', { ...base, clusterId: 'other' })).not.toBe(k);
+    expect(key('evt.healthstatus.certmgr-issuer.notready', { ...base, namespace: 'other' })).not.toBe(k);
+    expect(key('evt.healthstatus.certmgr-issuer.notready', { ...base, issuerName: 'other' })).not.toBe(k);
+    // The status text does not matter.
+    expect(key('evt.healthstatus.certmgr-issuer.notready', { ...base, statusMessage: 'new text', statusReason: 'Other' })).toBe(k);
+  });
+
+  it('is per certificate and rule for expiration', () => {
+    const base = EVENTS['evt.policy.expiringcertificates.failed'].data;
+    const k = key('evt.policy.expiringcertificates.failed');
+    expect(k).toBe(`certmgr:certificateExpiration:${CERT_ID}:rule:2`);
+    expect(key('evt.policy.expiringcertificates.failed', { ...base, notificationDate: '2026-03-02T09:00:00Z', threshold: 29 })).toBe(k);
+    expect(key('evt.policy.expiringcertificates.failed', { ...base, ruleId: 3 })).not.toBe(k);
+    expect(key('evt.policy.expiringcertificates.failed', { ...base, message: String(base['message']).replace(CERT_ID, '00000000-0000-4000-8000-000000000000') })).not.toBe(k);
+  });
+
+  it('hashes keys longer than 255 characters', () => {
+    const data = { ...EVENTS['evt.healthstatus.certmgr-issuer.notready'].data, issuerName: 'i'.repeat(253), namespace: 'n'.repeat(63) };
+    const k = key('evt.healthstatus.certmgr-issuer.notready', data);
+    expect(k).toMatch(/^certmgr:issuer:sha256:[0-9a-f]{64}$/);
+    expect(key('evt.healthstatus.certmgr-issuer.active', data)).toBe(k);
+  });
+});
+
+describe('factsOf', () => {
+  it('lists the health facts in display order and drops empty values', () => {
+    const facts = factsOf(viewOf(EVENTS['evt.healthstatus.certmgr-issuer.active']), { name: 'r1' });
+    expect(facts.map((f) => f.name)).toEqual(['Cluster', 'Namespace', 'Issuer', 'Reason', 'Message', 'Ready since', 'Was unhealthy for', 'Router']);
+    expect(facts[0]!.value).toBe(`prod (${CLUSTER_ID})`);
+    const sparse = factsOf(viewOf({ type: 'evt.healthstatus.certmgr-issuer.notready', data: { issuerName: 'x' } }));
+    expect(sparse.map((f) => f.name)).toEqual(['Issuer']);
+  });
+
+  it('lists the expiration facts', () => {
+    const facts = factsOf(viewOf(EVENTS['evt.policy.expiringcertificates.failed']));
+    expect(Object.fromEntries(facts.map((f) => [f.name, f.value]))).toMatchObject({ Threshold: '30 days', Rule: '2', Applications: APP_ID });
+    const unassigned = factsOf(viewOf({ type: 'evt.policy.expiringcertificates.failed', data: { applicationIds: [] } }));
+    expect(unassigned.find((f) => f.name === 'Applications')?.value).toBe('unassigned');
+  });
+
+  it('titleOf handles a 1-day threshold', () => {
+    expect(titleOf(viewOf({ type: 'evt.policy.expiringcertificates.failed', data: { threshold: 1 } }))).toBe('Certificate expiring within 1 day');
+  });
+});
