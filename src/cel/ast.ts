@@ -131,3 +131,24 @@ function toLiteral(c: ConstantKind): Literal | undefined {
       return undefined;
   }
 }
+
+/** The direct children of a node, in no particular order. */
+export function childrenOf(node: Node): Node[] {
+  switch (node.kind) {
+    case 'select':
+      return [node.operand];
+    case 'call':
+      return node.target ? [node.target, ...node.args] : node.args;
+    case 'list':
+      return node.elements;
+    case 'map':
+      return node.entries.flatMap((e) => [e.key, e.value]);
+    default:
+      return [];
+  }
+}
+
+/** Where the source text of a node starts (binary operators and members are positioned after their operands). */
+export function startOffset(node: Node): number {
+  return childrenOf(node).reduce((min, child) => Math.min(min, startOffset(child)), node.offset);
+}

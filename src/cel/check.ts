@@ -5,7 +5,7 @@
  */
 import { joinFieldPath, type ObjectFieldNode } from '../events/field-tree.js';
 import type { EventTypeId } from '../events/families.js';
-import type { Node } from './ast.js';
+import { startOffset, type Node } from './ast.js';
 import { FilterCompileError } from './errors.js';
 import {
   COMPREHENSION_MACROS,
@@ -16,7 +16,7 @@ import {
   isOperator,
   operatorSymbol,
 } from './functions.js';
-import { memberNameOffset, skipWhitespace } from './position.js';
+import { memberNameOffset } from './position.js';
 import { T, accepts, describeType, fromField, join, listOf, type StaticType } from './static-types.js';
 
 export interface CheckOptions {
@@ -36,10 +36,7 @@ export function checkFilterTree(root: Node, options: CheckOptions): void {
   const checker = new Checker(options);
   const result = checker.typeOf(root, new Map(), 0);
   if (!accepts(['bool'], result)) {
-    checker.fail(
-      skipWhitespace(options.source, 0),
-      `a filter must evaluate to a bool, but this expression yields ${describeType(result)}`,
-    );
+    checker.fail(startOffset(root), `a filter must evaluate to a bool, but this expression yields ${describeType(result)}`);
   }
 }
 
@@ -113,14 +110,14 @@ class Checker {
     const operand = this.typeOf(operandNode, scope, depth);
     if (operand.kind === 'object') {
       if (keyNode.kind !== 'literal' || keyNode.literal.type !== 'string') {
-        return this.fail(keyNode.offset, `fields of ${describeType(operand)} must be named by a string literal`);
+        return this.fail(startOffset(keyNode), `fields of ${describeType(operand)} must be named by a string literal`);
       }
       return this.member(operand, keyNode.literal.value, keyNode.offset);
     }
     const key = this.typeOf(keyNode, scope, depth);
     if (operand.kind === 'list') {
       if (!accepts(['int', 'uint', 'double'], key)) {
-        this.fail(keyNode.offset, `a list index must be a number, not ${describeType(key)}`);
+        this.fail(startOffset(keyNode), `a list index must be a number, not ${describeType(key)}`);
       }
       return operand.elem;
     }
@@ -142,13 +139,13 @@ class Checker {
     if (!arities.includes(node.args.length)) {
       return this.fail(at, `${name} takes ${arities.join(' or ')} argument(s), not ${node.args.length}`);
     }
-    const operands = isMethod && node.target ? [node.target, ...node.args] : node.args;
+    const operands = node.target ? [node.target, ...node.args] : node.args;
     const types = operands.map((n) => this.typeOf(n, scope, depth));
     types.forEach((t, i) => {
       const allowed = i === 0 ? rule.subject : rule.rest;
       if (allowed && !accepts(allowed, t)) {
         const what = isOperator(node.fn) ? `operand of ${name}` : i === 0 && isMethod ? `receiver of ${name}` : `argument of ${name}`;
-        this.fail(operands[i]?.offset ?? at, `${what} must be ${allowed.join(' or ')}, not ${describeType(t)}`);
+        this.fail(operands[i] ? startOffset(operands[i]) : at, `${what} must be ${allowed.join(' or ')}, not ${describeType(t)}`);
       }
     });
     if (LITERAL_CHECKED.has(node.fn)) this.checkLiteralArgument(node.fn, operands[operands.length - 1]);
@@ -176,13 +173,13 @@ class Checker {
     if (depth + 1 > this.o.maxComprehensionDepth) {
       return this.fail(at, `comprehensions (${[...COMPREHENSION_MACROS].join(', ')}) may be nested at most ${this.o.maxComprehensionDepth} deep`);
     }
-    const elem = this.elementType(this.typeOf(node.target, scope, depth), node.target.offset);
+    const elem = this.elementType(this.typeOf(node.target, scope, depth), startOffset(node.target));
     const inner = new Map(scope).set(variable.name, elem);
     const bodyTypes = body.map((b) => this.typeOf(b, inner, depth + 1));
     const predicates = node.fn === 'map' ? body.slice(0, -1) : body;
     predicates.forEach((p, i) => {
       const t = bodyTypes[i] ?? T.dyn;
-      if (!accepts(['bool'], t)) this.fail(p.offset, `the condition of '${node.fn}' must be a bool, not ${describeType(t)}`);
+      if (!accepts(['bool'], t)) this.fail(startOffset(p), `the condition of '${node.fn}' must be a bool, not ${describeType(t)}`);
     });
     if (node.fn === 'map') return listOf(bodyTypes[bodyTypes.length - 1] ?? T.dyn);
     if (node.fn === 'filter') return listOf(elem);

@@ -5,11 +5,10 @@
 import { celEnv, isCelError, parse, plan, type CelInput } from '@bufbuild/cel';
 import { familyOf, isEventTypeId, type EventTypeId } from '../events/families.js';
 import { FAMILY_FIELD_TREES } from '../events/schemas.js';
-import { toSourceTree, type SourceTree } from './ast.js';
+import { startOffset, toSourceTree, type SourceTree } from './ast.js';
 import { checkFilterTree } from './check.js';
 import { FilterCompileError } from './errors.js';
 import { describeEvalError } from './eval-error.js';
-import { skipWhitespace } from './position.js';
 import { findSyntaxProblem } from './syntax.js';
 
 export const FILTER_LIMITS = {
@@ -48,9 +47,9 @@ const env = celEnv();
 export function compileFilter(expression: string, eventTypeId: EventTypeId): CompiledFilter {
   if (!isEventTypeId(eventTypeId)) throw new RangeError(`unknown event type identifier ${JSON.stringify(eventTypeId)}`);
   const familyTypes: ReadonlySet<string> = new Set(familyOf(eventTypeId).types);
-  const outsideFamily = (type: string): FilterResult => ({
+  const outsideFamily = (type: unknown): FilterResult => ({
     matched: false,
-    error: `event type ${JSON.stringify(type.slice(0, 100))} is not in ${eventTypeId}`,
+    error: `event type ${JSON.stringify(String(type).slice(0, 100))} is not in ${eventTypeId}`,
   });
 
   if (expression.trim() === '') {
@@ -98,7 +97,7 @@ function compileProgram(source: string, eventTypeId: EventTypeId): { program: Re
   if (tree.size > FILTER_LIMITS.maxNodes) {
     throw FilterCompileError.at(
       source,
-      skipWhitespace(source, 0),
+      startOffset(tree.root),
       `expression is too complex: ${tree.size} nodes, at most ${FILTER_LIMITS.maxNodes} allowed`,
     );
   }
@@ -114,7 +113,8 @@ function compileProgram(source: string, eventTypeId: EventTypeId): { program: Re
 
 function parseOrThrow(source: string): ReturnType<typeof parse> {
   try {
-    return parse(source);
+    // The trailing newline works around @bufbuild/cel 0.6.1 rejecting a `//` comment at the very end.
+    return parse(`${source}\n`);
   } catch (e) {
     const problem = findSyntaxProblem(source);
     if (problem) throw FilterCompileError.at(source, problem.offset, `syntax error: ${problem.reason}`);

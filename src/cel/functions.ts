@@ -1,6 +1,16 @@
 /**
  * The functions and operators a filter may use. Anything not listed here is rejected at compile time, so
  * the strings extension (e.g. the super-linear `replace`) and message construction can never run.
+ *
+ * Decisions:
+ * - `type(x)` is allowed (harmless; `type` alone is still the event type variable, bindings shadow the builtin),
+ *   and so are the type names `string`, `int`, `double`, ... as values for comparisons with it.
+ * - `filter` and `map` are allowed: their cost is bounded like `exists`/`all` by the nesting limit and by
+ *   the size of the event's lists.
+ * - Arithmetic is allowed, with int/double mixing rejected statically (CEL has no such overloads).
+ * - `matches` only as a method: @bufbuild/cel 0.6.1 has no global `matches(s, re)` overload. Its regex
+ *   engine is RE2-style (linear time), so it is safe against ReDoS.
+ * - Not allowed: `bytes()`, optional types, anything from the CEL extensions, message construction.
  */
 import { T, accepts, describeType, join, listOf, type Kind, type StaticType } from './static-types.js';
 
@@ -58,7 +68,7 @@ const FUNCTIONS: Readonly<Record<string, FunctionRule>> = {
   startsWith: { method: [1], subject: ['string'], rest: ['string'], result: bool },
   endsWith: { method: [1], subject: ['string'], rest: ['string'], result: bool },
   contains: { method: [1], subject: ['string'], rest: ['string'], result: bool },
-  matches: { global: [2], method: [1], subject: ['string'], rest: ['string'], result: bool },
+  matches: { method: [1], subject: ['string'], rest: ['string'], result: bool },
   int: { global: [1], subject: [...NUMERIC, 'string', 'timestamp'], result: () => T.int },
   uint: { global: [1], subject: [...NUMERIC, 'string'], result: () => T.uint },
   double: { global: [1], subject: [...NUMERIC, 'string'], result: () => T.double },

@@ -96,15 +96,11 @@ function unexpectedCharacter(c: string): string {
   return `unexpected character ${JSON.stringify(c)}`;
 }
 
-/** Length of a string-literal prefix (r, b, rb, br in any case) at i if a quote follows it, else -1. */
+const STRING_PREFIX = /^(?:[rR][bB]?|[bB][rR]?)?(?=["'])/;
+
+/** Length of the string-literal prefix (none, r, b, rb, br in any case) at i when a quote follows, else -1. */
 function stringPrefixLength(src: string, i: number): number {
-  let n = 0;
-  while (n < 2 && /[rRbB]/.test(src.charAt(i + n))) n++;
-  for (let k = 0; k <= n; k++) {
-    const q = src.charAt(i + k);
-    if (q === '"' || q === "'") return k === 0 || /^(?:[rR]|[bB]|[rR][bB]|[bB][rR])$/.test(src.slice(i, i + k)) ? k : -1;
-  }
-  return -1;
+  return STRING_PREFIX.exec(src.slice(i, i + 3))?.[0].length ?? -1;
 }
 
 function scanString(src: string, start: number): number {
@@ -118,24 +114,9 @@ function scanString(src: string, start: number): number {
     const c = src.charAt(i);
     if (triple ? src.startsWith(q.repeat(3), i) : c === q) return i + (triple ? 3 : 1);
     if (!triple && (c === '\n' || c === '\r')) break;
-    if (c === '\\' && !raw) i = scanEscape(src, i);
-    else i++;
+    i += c === '\\' && !raw ? 2 : 1;
   }
   throw new Problem(start, 'unterminated string literal');
-}
-
-/** Validates the escape sequence at i (a backslash) and returns the offset after it. */
-function scanEscape(src: string, i: number): number {
-  const c = src.charAt(i + 1);
-  if ('abfnrtv\\\'"`?'.includes(c) && c !== '') return i + 2;
-  const hexDigits = c === 'x' || c === 'X' ? 2 : c === 'u' ? 4 : c === 'U' ? 8 : 0;
-  if (hexDigits > 0) {
-    const digits = src.slice(i + 2, i + 2 + hexDigits);
-    if (digits.length === hexDigits && [...digits].every((d) => HEX.test(d))) return i + 2 + hexDigits;
-  } else if (/^[0-3][0-7][0-7]$/.test(src.slice(i + 1, i + 4))) {
-    return i + 4;
-  }
-  throw new Problem(i, 'invalid escape sequence in string literal');
 }
 
 function scanNumber(src: string, start: number): number {
