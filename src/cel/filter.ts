@@ -7,6 +7,7 @@ import { familyOf, isEventTypeId, type EventTypeId } from '../events/families.js
 import { FAMILY_FIELD_TREES } from '../events/schemas.js';
 import { startOffset, toSourceTree, type SourceTree } from './ast.js';
 import { checkFilterTree } from './check.js';
+import { extractConstraints, type FilterConstraints } from './constraints.js';
 import { FilterCompileError } from './errors.js';
 import { describeEvalError } from './eval-error.js';
 import { findSyntaxProblem } from './syntax.js';
@@ -62,7 +63,7 @@ export function compileFilter(expression: string, eventTypeId: EventTypeId): Com
   }
 
   const { program, tree } = compileProgram(expression, eventTypeId);
-  return {
+  const compiled: CompiledFilter = {
     expression,
     eventTypeId,
     matchesAll: false,
@@ -75,6 +76,27 @@ export function compileFilter(expression: string, eventTypeId: EventTypeId): Com
       return { matched: false, error: `filter result is ${runtimeKind(result)}, not bool` };
     },
   };
+  sourceTrees.set(compiled, tree);
+  return compiled;
+}
+
+/** The parsed tree of each non-empty filter compileFilter returned (for filterConstraints). */
+const sourceTrees = new WeakMap<CompiledFilter, SourceTree>();
+const constraintCache = new WeakMap<CompiledFilter, FilterConstraints>();
+const NO_CONSTRAINTS: FilterConstraints = { types: undefined, data: [] };
+
+/**
+ * Necessary conditions of a compiled filter (see constraints.ts), computed once per filter. An empty filter,
+ * or a CompiledFilter that compileFilter did not make, has none.
+ */
+export function filterConstraints(filter: CompiledFilter): FilterConstraints {
+  let c = constraintCache.get(filter);
+  if (!c) {
+    const tree = sourceTrees.get(filter);
+    c = tree ? extractConstraints(tree.root, familyOf(filter.eventTypeId).types, FAMILY_FIELD_TREES[filter.eventTypeId]) : NO_CONSTRAINTS;
+    constraintCache.set(filter, c);
+  }
+  return c;
 }
 
 /** Result-style compileFilter for API validation. `message` includes the position (`1:17: ...`). */

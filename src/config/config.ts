@@ -29,6 +29,8 @@ export interface ServeConfig {
   smtpFrom: string;
   deliveryTimeoutMs: number;
   deliveryMaxAgeMs: number;
+  /** Concurrent deliveries of this replica; 0 = this replica only serves the API and accepts events. */
+  deliveryWorkers: number;
   serviceUrl: string | undefined;
 }
 
@@ -55,6 +57,7 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'smtp-from', kind: 'string', help: 'sender address of emails (default certmgr-notify@localhost)' },
   { name: 'delivery-timeout', kind: 'int', help: 'per-attempt delivery timeout in ms (default 10000)' },
   { name: 'delivery-max-age', kind: 'int', help: 'give up (dead-letter) a delivery after this many ms (default 86400000)' },
+  { name: 'delivery-workers', kind: 'int', help: 'concurrent deliveries in this process; 0 = accept and serve only, deliver elsewhere (default 8)' },
   { name: 'service-url', kind: 'string', help: 'operator: a remote service to reconcile into (default: this process)' },
 ];
 
@@ -158,6 +161,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     smtpFrom: one(flags, env, 'smtp-from') ?? 'certmgr-notify@localhost',
     deliveryTimeoutMs: int(flags, env, 'delivery-timeout', 10_000, 100, 600_000),
     deliveryMaxAgeMs: int(flags, env, 'delivery-max-age', 86_400_000, 1_000, 30 * 86_400_000),
+    deliveryWorkers: int(flags, env, 'delivery-workers', 8, 0, 256),
     serviceUrl: one(flags, env, 'service-url'),
   };
 }

@@ -6,9 +6,11 @@ import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { Store } from '../store/types.js';
-import { serviceContext, type ServiceContext } from '../service/context.js';
+import { serviceContext, type ServiceContext, type ServiceRuntime } from '../service/context.js';
+import { acceptEvents, parseEvents } from '../service/events.js';
+import { ServiceError, ValidationErrors } from '../service/errors.js';
 import { ApiKeyRing, API_KEY_HEADER } from './auth.js';
-import { sendError, sendGraphqlError } from './errors.js';
+import { sendError, sendErrors, sendGraphqlError } from './errors.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { monitoringRouter } from './rest/monitoring-config.js';
 import { graphqlHandler } from './graphql/handler.js';
@@ -25,6 +27,8 @@ export interface AppDeps {
   onChange?: ServiceContext['onChange'];
   /** Extra authenticated routes mounted by other roles (events ingestion, operator hooks). */
   extraRoutes?: (app: express.Express, authed: express.RequestHandler) => void;
+  /** Routing and delivery parts; without them POST /v1/events answers 404. */
+  runtime?: ServiceRuntime;
   /** Extra readiness checks (e.g. leader election, informers synced). */
   readiness?: () => Promise<void>;
 }
@@ -105,6 +109,7 @@ export function createApp(deps: AppDeps): express.Express {
     res.locals.ctx = serviceContext(deps.store, companyId, {
       ...(deps.now ? { now: deps.now } : {}),
       ...(deps.onChange ? { onChange: deps.onChange } : {}),
+      ...(deps.runtime ? { runtime: deps.runtime } : {}),
     });
     res.locals.log = res.locals.log.child({ companyId });
     next();
@@ -131,6 +136,29 @@ export function createApp(deps: AppDeps): express.Express {
     res.setHeader('Allow', 'POST');
     sendGraphqlError(res, 405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on /graphql; use POST`);
   });
+  if (deps.runtime) {
+    const rt = deps.runtime;
+    app.post('/v1/events', authed, ...jsonBody, async (req, res) => {
+      try {
+        const events = parseEvents(req.body);
+        const accepted = await acceptEvents(res.locals.ctx, events, {
+          snapshots: rt.snapshots,
+          metrics: rt.routingMetrics,
+          log: res.locals.log,
+          onAccepted: rt.kickDelivery,
+        });
+        res.status(202).json({ events: accepted });
+      } catch (e) {
+        if (e instanceof ValidationErrors) return sendErrors(res, 400, e.errors);
+        if (e instanceof ServiceError) return sendError(res, 400, e.code, e.message, e.field);
+        throw e;
+      }
+    });
+    app.all('/v1/events', (req, res) => {
+      res.setHeader('Allow', 'POST');
+      sendError(res, 405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on /v1/events; use POST`);
+    });
+  }
   deps.extraRoutes?.(app, authed);
 
   app.use((req, res) => sendError(res, 404, 'NOT_FOUND', `no such endpoint: ${req.method} ${req.path}`));

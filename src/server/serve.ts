@@ -10,6 +10,8 @@ import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import { ApiKeyRing } from './auth.js';
 import { createApp } from './app.js';
+import { createHttpMetrics } from './metrics.js';
+import { createRuntime } from './runtime.js';
 
 export interface RunningService {
   url: string;
@@ -41,7 +43,17 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
   log.info({ dialect: store.dialect }, 'store ready');
   const keys = cfg.apiKeys.length ? cfg.apiKeys : [ensureGeneratedKey(cfg.apiKeyPath, cfg.companyId, log)];
   const ring = new ApiKeyRing(keys);
-  const app = createApp({ store, keys: ring, logger: log });
+  const metrics = createHttpMetrics();
+  let worker: { kick(): void } | undefined;
+  const runtime = createRuntime({ store, cfg, log, registry: metrics.registry, kick: () => worker?.kick() });
+  const app = createApp({
+    store,
+    keys: ring,
+    logger: log,
+    metrics,
+    runtime,
+    onChange: (_what, companyId) => runtime.snapshots.invalidate(companyId),
+  });
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(cfg.port, cfg.host, () => resolve(s));
     s.once('error', reject);

@@ -1,5 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import type { Store } from '../store/types.js';
+import type { Logger } from 'pino';
+import type { Notifier } from '../integrations/types.js';
+import type { RoutingMetrics } from '../routing/metrics.js';
+import type { RoutingSnapshots } from '../routing/snapshot.js';
+import type { IntegrationType, Store } from '../store/types.js';
+
+/** Process-wide parts the event and delivery operations need (absent in a config-only service). */
+export interface ServiceRuntime {
+  snapshots: RoutingSnapshots;
+  routingMetrics: RoutingMetrics;
+  notifierFor(type: IntegrationType): Notifier;
+  /** Wakes the delivery worker after events were accepted. */
+  kickDelivery(): void;
+  log: Logger;
+}
 
 /** What every service operation needs; built once per request with the caller's company. */
 export interface ServiceContext {
@@ -8,7 +22,8 @@ export interface ServiceContext {
   now: () => number;
   newId: () => string;
   /** Called after a committed change to routers or integrations (routing index invalidation). */
-  onChange?: (what: 'integrations' | 'routers' | 'monitoring') => void;
+  onChange?: (what: 'integrations' | 'routers' | 'monitoring', companyId: string) => void;
+  runtime?: ServiceRuntime;
 }
 
 export function serviceContext(store: Store, companyId: string, extra: Partial<ServiceContext> = {}): ServiceContext {

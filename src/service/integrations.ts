@@ -87,7 +87,7 @@ export async function createIntegration(ctx: ServiceContext, type: IntegrationTy
     createdAt: now,
     updatedAt: now,
   });
-  ctx.onChange?.('integrations');
+  ctx.onChange?.('integrations', ctx.companyId);
   return rec;
 }
 
@@ -114,7 +114,7 @@ export async function updateIntegration(ctx: ServiceContext, id: string, input: 
     if (!next) throw new ServiceError('NOT_FOUND', `integration ${id} not found`, 'id');
     return next;
   });
-  ctx.onChange?.('integrations');
+  ctx.onChange?.('integrations', ctx.companyId);
   return rec;
 }
 
@@ -133,6 +133,6 @@ export async function deleteIntegrations(ctx: ServiceContext, ids: string[]): Pr
     }
     return tx.deleteIntegrations(ctx.companyId, ids);
   });
-  ctx.onChange?.('integrations');
+  ctx.onChange?.('integrations', ctx.companyId);
   return deleted;
 }

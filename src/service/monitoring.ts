@@ -139,7 +139,7 @@ export async function putMonitoringConfig(ctx: ServiceContext, input: Monitoring
     companyId: ctx.companyId,
     updatedAt: ctx.now(),
   });
-  ctx.onChange?.('monitoring');
+  ctx.onChange?.('monitoring', ctx.companyId);
   return rec;
 }
 

@@ -95,7 +95,7 @@ export async function createRouter(
       updatedAt: now,
     });
   });
-  ctx.onChange?.('routers');
+  ctx.onChange?.('routers', ctx.companyId);
   return rec;
 }
 
@@ -154,7 +154,7 @@ export async function updateRouter(
     if (!next) throw new ServiceError('NOT_FOUND', `router ${id} not found`, 'id');
     return next;
   });
-  ctx.onChange?.('routers');
+  ctx.onChange?.('routers', ctx.companyId);
   return rec;
 }
 
@@ -176,6 +176,6 @@ export async function deleteRouters(ctx: ServiceContext, ids: string[]): Promise
     if (missing.length) throw new ServiceError('NOT_FOUND', `router(s) not found: ${missing.join(', ')}`, 'ids', { ids: missing });
     return tx.deleteRouters(ctx.companyId, ids);
   });
-  ctx.onChange?.('routers');
+  ctx.onChange?.('routers', ctx.companyId);
   return deleted;
 }

@@ -4,14 +4,15 @@
  */
 import { TxGuard } from './concurrency.js';
 import { runMigrations } from './migrations.js';
-import { createOps } from './repo.js';
+import { createOps, createQueueOps } from './repo.js';
 import type { Dialect, SqlDb } from './sqldb.js';
-import type { Store, StoreOps } from './types.js';
+import type { DeliveryQueueOps, Store, StoreOps } from './types.js';
 
 export abstract class SqlStore implements Store {
   abstract readonly dialect: Dialect;
   protected readonly guard = new TxGuard();
   #ops: StoreOps | undefined;
+  #queue: DeliveryQueueOps | undefined;
 
   /** Runs single statements outside any transaction (SQLite: each waits for a running transaction). */
   protected abstract autoDb(): SqlDb;
@@ -20,19 +21,23 @@ export abstract class SqlStore implements Store {
   abstract ping(): Promise<void>;
   abstract close(): Promise<void>;
 
+  private guardedDb(): SqlDb {
+    const db = this.autoDb();
+    const guard = this.guard;
+    return {
+      dialect: db.dialect,
+      all: async (sql, params) => (guard.assertOutside('a store operation'), db.all(sql, params)),
+      get: async (sql, params) => (guard.assertOutside('a store operation'), db.get(sql, params)),
+      run: async (sql, params) => (guard.assertOutside('a store operation'), db.run(sql, params)),
+    };
+  }
+
   private get ops(): StoreOps {
-    if (!this.#ops) {
-      const db = this.autoDb();
-      const guard = this.guard;
-      const guarded: SqlDb = {
-        dialect: db.dialect,
-        all: async (sql, params) => (guard.assertOutside('a store operation'), db.all(sql, params)),
-        get: async (sql, params) => (guard.assertOutside('a store operation'), db.get(sql, params)),
-        run: async (sql, params) => (guard.assertOutside('a store operation'), db.run(sql, params)),
-      };
-      this.#ops = createOps(guarded);
-    }
-    return this.#ops;
+    return (this.#ops ??= createOps(this.guardedDb()));
+  }
+
+  private get queue(): DeliveryQueueOps {
+    return (this.#queue ??= createQueueOps(this.guardedDb()));
   }
 
   async migrate(): Promise<void> {
@@ -58,4 +63,16 @@ export abstract class SqlStore implements Store {
   createRouter: StoreOps['createRouter'] = (...a) => this.ops.createRouter(...a);
   updateRouter: StoreOps['updateRouter'] = (...a) => this.ops.updateRouter(...a);
   deleteRouters: StoreOps['deleteRouters'] = (...a) => this.ops.deleteRouters(...a);
+  insertEvent: StoreOps['insertEvent'] = (...a) => this.ops.insertEvent(...a);
+  insertDeliveries: StoreOps['insertDeliveries'] = (...a) => this.ops.insertDeliveries(...a);
+  getEvent: StoreOps['getEvent'] = (...a) => this.ops.getEvent(...a);
+  listDeliveries: StoreOps['listDeliveries'] = (...a) => this.ops.listDeliveries(...a);
+
+  claimDeliveries: DeliveryQueueOps['claimDeliveries'] = (...a) => this.queue.claimDeliveries(...a);
+  markDelivered: DeliveryQueueOps['markDelivered'] = (...a) => this.queue.markDelivered(...a);
+  markRetry: DeliveryQueueOps['markRetry'] = (...a) => this.queue.markRetry(...a);
+  markDead: DeliveryQueueOps['markDead'] = (...a) => this.queue.markDead(...a);
+  deferDelivery: DeliveryQueueOps['deferDelivery'] = (...a) => this.queue.deferDelivery(...a);
+  deliveryStats: DeliveryQueueOps['deliveryStats'] = (...a) => this.queue.deliveryStats(...a);
+  oldestPendingAge: DeliveryQueueOps['oldestPendingAge'] = (...a) => this.queue.oldestPendingAge(...a);
 }

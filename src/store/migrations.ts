@@ -12,10 +12,8 @@
  * once apply each migration exactly once (the others wait, then see it recorded). On SQLite the
  * transaction is BEGIN IMMEDIATE, which already serializes writers, across processes too.
  *
- * Planned next (append as version 2): `events` + `deliveries` for the durable delivery outbox,
- * e.g. deliveries(id, event_id FK → events, integration_id, status, attempts, next_attempt_at,
- * …) with an index on (status, next_attempt_at); the claim query then uses
- * `FOR UPDATE SKIP LOCKED` on PostgreSQL only (SQLite's single writer makes the plain
+ * Version 2 is the durable delivery outbox (`events`, `deliveries`); the claim query (repo.ts)
+ * uses `FOR UPDATE SKIP LOCKED` on PostgreSQL only (SQLite's single writer makes the plain
  * `UPDATE … WHERE id IN (SELECT … LIMIT n) RETURNING` atomic already).
  */
 import type { Dialect, SqlDb } from './sqldb.js';
@@ -103,6 +101,56 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX routers_company_id_idx ON routers (company_id)`,
       `CREATE INDEX routers_company_integration_idx ON routers (company_id, integration_id)`,
       `CREATE INDEX routers_event_type_id_idx ON routers (event_type_id)`,
+    ]),
+  },
+  {
+    version: 2,
+    name: 'outbox: events, deliveries',
+    up: ddl((t) => [
+      // Accepted events, immutable. data is the event's JSON (TEXT on both engines).
+      `CREATE TABLE events (
+        id TEXT PRIMARY KEY,
+        company_id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        data TEXT NOT NULL,
+        received_at ${t.bigint} NOT NULL,
+        -- target of the deliveries FK, so a delivery can only belong to an event of its own company
+        UNIQUE (company_id, id)
+      )${t.table}`,
+      // One row per (event, router) match. No FK to routers or integrations: those may be deleted
+      // while their deliveries stay visible (a delivery to a deleted integration ends DEAD).
+      // Deleting an event (retention) deletes its deliveries.
+      `CREATE TABLE deliveries (
+        id TEXT PRIMARY KEY,
+        company_id TEXT NOT NULL,
+        event_id TEXT NOT NULL,
+        router_id TEXT NOT NULL,
+        router_name TEXT NOT NULL,
+        integration_id TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('PENDING', 'IN_FLIGHT', 'DELIVERED', 'DEAD')),
+        attempts INTEGER NOT NULL CHECK (attempts >= 0),
+        next_attempt_at ${t.bigint} NOT NULL,
+        lease_until ${t.bigint},
+        last_error TEXT,
+        last_status_code INTEGER,
+        created_at ${t.bigint} NOT NULL,
+        updated_at ${t.bigint} NOT NULL,
+        delivered_at ${t.bigint},
+        CHECK (status <> 'IN_FLIGHT' OR lease_until IS NOT NULL),
+        -- one delivery per (event, router); also serves the FK (cascade) and lookups by event
+        UNIQUE (company_id, event_id, router_id),
+        FOREIGN KEY (company_id, event_id) REFERENCES events (company_id, id) ON DELETE CASCADE
+      )${t.table}`,
+      // Claiming. A claim sets next_attempt_at = lease_until, so "PENDING and due, or IN_FLIGHT with
+      // an expired lease" is one ordered range of this index: the claim reads the first n entries,
+      // no sort, however big the backlog. Partial: DELIVERED and DEAD rows (the bulk) stay out of it.
+      // (SQLite's claim names it with INDEXED BY: without statistics its planner may pick another one.)
+      `CREATE INDEX deliveries_claim_idx ON deliveries (next_attempt_at, id) WHERE status IN ('PENDING', 'IN_FLIGHT')`,
+      // Dead letters: listed per company, counted for the gauge (partial: stays small).
+      `CREATE INDEX deliveries_dead_idx ON deliveries (company_id, created_at DESC, id DESC) WHERE status = 'DEAD'`,
+      // Listing (API): newest first per company, optionally per integration.
+      `CREATE INDEX deliveries_company_created_idx ON deliveries (company_id, created_at DESC, id DESC)`,
+      `CREATE INDEX deliveries_company_integration_idx ON deliveries (company_id, integration_id, created_at DESC, id DESC)`,
     ]),
   },
 ];

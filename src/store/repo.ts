@@ -4,25 +4,49 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
+  DELIVERY_COLUMNS,
+  EVENT_COLUMNS,
   INTEGRATION_COLUMNS,
   INTEGRATION_PATCH_COLUMNS,
   MONITORING_CONFIG_COLUMNS,
   type PatchColumns,
   ROUTER_COLUMNS,
   ROUTER_PATCH_COLUMNS,
+  eventToRow,
   integrationToRow,
   monitoringConfigToRow,
+  newDeliveryToRow,
   routerToRow,
+  rowToDelivery,
+  rowToEvent,
   rowToIntegration,
   rowToMonitoringConfig,
   rowToRouter,
 } from './rows.js';
 import { type SqlDb, type SqlValue, placeholders } from './sqldb.js';
-import type { IntegrationRecord, MonitoringConfigRecord, RouterRecord, StoreOps } from './types.js';
+import type {
+  ClaimedDelivery,
+  DeliveryQueueOps,
+  DeliveryRecord,
+  DeliveryStats,
+  EventRecord,
+  IntegrationRecord,
+  MonitoringConfigRecord,
+  RouterRecord,
+  StoreOps,
+} from './types.js';
 
 const MC = MONITORING_CONFIG_COLUMNS.join(', ');
 const INT = INTEGRATION_COLUMNS.join(', ');
 const RT = ROUTER_COLUMNS.join(', ');
+const EV = EVENT_COLUMNS.join(', ');
+const DL = DELIVERY_COLUMNS.join(', ');
+
+/** listDeliveries: default and maximum page size. */
+export const DELIVERY_PAGE_DEFAULT = 100;
+export const DELIVERY_PAGE_MAX = 1000;
+/** Rows per multi-row INSERT (15 parameters each; well under both engines' parameter limits). */
+const INSERT_CHUNK = 500;
 
 function patchSet<P extends object>(
   cols: PatchColumns<P>,
@@ -158,6 +182,202 @@ export function createOps(db: SqlDb): StoreOps {
 
     deleteRouters(companyId, ids) {
       return deleteByIds('routers', companyId, ids);
+    },
+
+    async insertEvent(rec) {
+      await db.run(`INSERT INTO events (${EV}) VALUES (${placeholders(EVENT_COLUMNS.length)})`, eventToRow(rec));
+    },
+
+    async insertDeliveries(recs) {
+      for (let i = 0; i < recs.length; i += INSERT_CHUNK) {
+        const chunk = recs.slice(i, i + INSERT_CHUNK);
+        const row = `(${placeholders(DELIVERY_COLUMNS.length)})`;
+        await db.run(
+          `INSERT INTO deliveries (${DL}) VALUES ${chunk.map(() => row).join(', ')}`,
+          chunk.flatMap(newDeliveryToRow),
+        );
+      }
+    },
+
+    async getEvent(companyId, id) {
+      const row = await db.get(`SELECT ${EV} FROM events WHERE company_id = ? AND id = ?`, [companyId, id]);
+      return row ? rowToEvent(row) : null;
+    },
+
+    async listDeliveries(companyId, filter) {
+      const where = ['company_id = ?'];
+      const params: SqlValue[] = [companyId];
+      if (filter.integrationId !== undefined) {
+        where.push('integration_id = ?');
+        params.push(filter.integrationId);
+      }
+      if (filter.status !== undefined) {
+        where.push('status = ?');
+        params.push(filter.status);
+      }
+      if (filter.eventId !== undefined) {
+        where.push('event_id = ?');
+        params.push(filter.eventId);
+      }
+      if (filter.before) {
+        where.push('(created_at < ? OR (created_at = ? AND id < ?))');
+        params.push(filter.before.createdAt, filter.before.createdAt, filter.before.id);
+      }
+      const rows = await db.all(
+        `SELECT ${DL} FROM deliveries WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`,
+        [...params, pageSize(filter.limit)],
+      );
+      return rows.map(rowToDelivery);
+    },
+  };
+}
+
+function pageSize(limit: number | undefined): number {
+  if (limit === undefined || !Number.isFinite(limit)) return DELIVERY_PAGE_DEFAULT;
+  return Math.min(DELIVERY_PAGE_MAX, Math.max(1, Math.floor(limit)));
+}
+
+function asClaimed(d: DeliveryRecord, e: EventRecord): ClaimedDelivery {
+  if (d.status !== 'IN_FLIGHT' || d.leaseUntil === null) throw new Error(`store: claimed delivery ${d.id} is not IN_FLIGHT`);
+  return { ...d, status: 'IN_FLIGHT', leaseUntil: d.leaseUntil, event: { type: e.type, data: e.data, receivedAt: e.receivedAt } };
+}
+
+/**
+ * Due for a claim: PENDING and due, or IN_FLIGHT with an expired lease. A claim sets next_attempt_at
+ * to the lease end, so both are `next_attempt_at <= now` over the partial index deliveries_claim_idx
+ * (ordered, no sort); the lease_until test only restates the rule. Parameters: now, now.
+ */
+const DUE = `status IN ('PENDING', 'IN_FLIGHT') AND next_attempt_at <= ? AND (status = 'PENDING' OR lease_until <= ?)`;
+/** Fencing: only the holder of the current attempt may record its outcome. Parameters: id, attemptNo. */
+const FENCE = `id = ? AND status = 'IN_FLIGHT' AND attempts = ?`;
+
+/** The worker-side outbox operations (each one atomic on its own; see DeliveryQueueOps). */
+export function createQueueOps(db: SqlDb): DeliveryQueueOps {
+  return {
+    async claimDeliveries(now, limit, leaseMs) {
+      const n = Math.floor(limit);
+      if (!(n >= 1)) return [];
+      const lease = now + Math.max(1, Math.floor(leaseMs));
+      const set = `status = 'IN_FLIGHT', lease_until = ?, next_attempt_at = ?, attempts = attempts + 1, updated_at = ?`;
+      let claimed: ClaimedDelivery[];
+      if (db.dialect === 'postgres') {
+        // One statement: lock due rows, skipping those another claimer holds, then update them.
+        // A row another transaction claimed and committed meanwhile is re-checked against DUE
+        // (READ COMMITTED re-evaluation) and dropped, so no row is handed out twice.
+        const rows = await db.all(
+          `WITH claimed AS (
+             UPDATE deliveries SET ${set}
+             WHERE id IN (
+               SELECT id FROM deliveries WHERE ${DUE}
+               ORDER BY next_attempt_at, id LIMIT ?
+               FOR UPDATE SKIP LOCKED)
+             RETURNING ${DL}
+           )
+           SELECT claimed.*, e.type AS event_type, e.data AS event_data, e.received_at AS event_received_at
+           FROM claimed JOIN events e ON e.company_id = claimed.company_id AND e.id = claimed.event_id`,
+          [lease, lease, now, now, now, n],
+        );
+        claimed = rows.map((row) =>
+          asClaimed(
+            rowToDelivery(row),
+            rowToEvent({
+              id: row['event_id'],
+              company_id: row['company_id'],
+              type: row['event_type'],
+              data: row['event_data'],
+              received_at: row['event_received_at'],
+            }),
+          ),
+        );
+      } else {
+        // SQLite has one writer at a time (across processes too), so the plain statement is atomic.
+        // Its RETURNING cannot see joined tables; events are immutable, so reading them after is safe.
+        const rows = await db.all(
+          `UPDATE deliveries SET ${set}
+           WHERE id IN (
+             SELECT id FROM deliveries INDEXED BY deliveries_claim_idx WHERE ${DUE}
+             ORDER BY next_attempt_at, id LIMIT ?)
+           RETURNING ${DL}`,
+          [lease, lease, now, now, now, n],
+        );
+        const deliveries = rows.map(rowToDelivery);
+        const eventIds = [...new Set(deliveries.map((d) => d.eventId))];
+        const events = new Map(
+          eventIds.length === 0
+            ? []
+            : (await db.all(`SELECT ${EV} FROM events WHERE id IN (${placeholders(eventIds.length)})`, eventIds)).map(
+                (r) => [String(r['id']), rowToEvent(r)] as const,
+              ),
+        );
+        claimed = [];
+        for (const d of deliveries) {
+          const e = events.get(d.eventId);
+          // An event deleted in between takes its deliveries with it (ON DELETE CASCADE).
+          if (e) claimed.push(asClaimed(d, e));
+        }
+      }
+      return claimed.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    },
+
+    async markDelivered(id, attemptNo, now, statusCode) {
+      const n = await db.run(
+        `UPDATE deliveries SET status = 'DELIVERED', delivered_at = ?, updated_at = ?, lease_until = NULL,
+           last_error = NULL, last_status_code = ?
+         WHERE ${FENCE}`,
+        [now, now, statusCode, id, attemptNo],
+      );
+      return n > 0;
+    },
+
+    async markRetry(id, attemptNo, nextAttemptAt, error, statusCode, now) {
+      const n = await db.run(
+        `UPDATE deliveries SET status = 'PENDING', next_attempt_at = ?, updated_at = ?, lease_until = NULL,
+           last_error = ?, last_status_code = ?
+         WHERE ${FENCE}`,
+        [nextAttemptAt, now, error, statusCode, id, attemptNo],
+      );
+      return n > 0;
+    },
+
+    async markDead(id, attemptNo, now, error, statusCode) {
+      const n = await db.run(
+        `UPDATE deliveries SET status = 'DEAD', updated_at = ?, lease_until = NULL, last_error = ?, last_status_code = ?
+         WHERE ${FENCE}`,
+        [now, error, statusCode, id, attemptNo],
+      );
+      return n > 0;
+    },
+
+    async deferDelivery(id, attemptNo, nextAttemptAt, now) {
+      const n = await db.run(
+        `UPDATE deliveries SET status = 'PENDING', next_attempt_at = ?, updated_at = ?, lease_until = NULL,
+           attempts = attempts - 1
+         WHERE ${FENCE} AND attempts > 0`,
+        [nextAttemptAt, now, id, attemptNo],
+      );
+      return n > 0;
+    },
+
+    async deliveryStats() {
+      // Both parts read partial indexes only (claim and dead-letter), never the DELIVERED bulk.
+      const stats: DeliveryStats = { PENDING: 0, IN_FLIGHT: 0, DEAD: 0 };
+      const rows = await db.all(
+        `SELECT status, count(*) AS n FROM deliveries WHERE status IN ('PENDING', 'IN_FLIGHT') GROUP BY status
+         UNION ALL
+         SELECT 'DEAD' AS status, count(*) AS n FROM deliveries WHERE status = 'DEAD'`,
+      );
+      for (const row of rows) {
+        const status = String(row['status']) as keyof DeliveryStats;
+        if (status in stats) stats[status] = Number(row['n']);
+      }
+      return stats;
+    },
+
+    async oldestPendingAge(now) {
+      // The first entry of the claim index: the most overdue claimable row (expired leases included).
+      const row = await db.get(`SELECT min(next_attempt_at) AS t FROM deliveries WHERE ${DUE}`, [now, now]);
+      const t = row?.['t'];
+      return t === null || t === undefined ? 0 : Math.max(0, now - Number(t));
     },
   };
 }

@@ -7,10 +7,14 @@
 import type { EventTypeId } from '../events/families.js';
 import type { SqlRow, SqlValue } from './sqldb.js';
 import type {
+  DeliveryRecord,
+  DeliveryStatus,
+  EventRecord,
   IntegrationPatch,
   IntegrationRecord,
   IntegrationType,
   MonitoringConfigRecord,
+  NewDelivery,
   RouterGeneration,
   RouterPatch,
   RouterRecord,
@@ -39,6 +43,10 @@ function int(row: SqlRow, name: string): number {
   const n = typeof v === 'number' ? v : typeof v === 'bigint' || typeof v === 'string' ? Number(v) : NaN;
   if (!Number.isSafeInteger(n)) throw new Error(`store: column "${name}" is not an integer`);
   return n;
+}
+
+function intOrNull(row: SqlRow, name: string): number | null {
+  return col(row, name) === null ? null : int(row, name);
 }
 
 function bool(row: SqlRow, name: string): boolean {
@@ -211,3 +219,81 @@ export const ROUTER_PATCH_COLUMNS: PatchColumns<RouterPatch> = {
   templateId: ['template_id', same],
   managedBy: ['managed_by', same],
 };
+
+// ---- events ------------------------------------------------------------------------------------
+
+export const EVENT_COLUMNS = ['id', 'company_id', 'type', 'data', 'received_at'] as const;
+
+export function eventToRow(r: EventRecord): SqlValue[] {
+  return [r.id, r.companyId, r.type, enc(r.data), r.receivedAt];
+}
+
+export function rowToEvent(row: SqlRow): EventRecord {
+  return {
+    id: str(row, 'id'),
+    companyId: str(row, 'company_id'),
+    type: str(row, 'type'),
+    data: json<Record<string, unknown>>(row, 'data'),
+    receivedAt: int(row, 'received_at'),
+  };
+}
+
+// ---- deliveries --------------------------------------------------------------------------------
+
+export const DELIVERY_COLUMNS = [
+  'id',
+  'company_id',
+  'event_id',
+  'router_id',
+  'router_name',
+  'integration_id',
+  'status',
+  'attempts',
+  'next_attempt_at',
+  'lease_until',
+  'last_error',
+  'last_status_code',
+  'created_at',
+  'updated_at',
+  'delivered_at',
+] as const;
+
+export function newDeliveryToRow(r: NewDelivery): SqlValue[] {
+  return [
+    r.id,
+    r.companyId,
+    r.eventId,
+    r.routerId,
+    r.routerName,
+    r.integrationId,
+    'PENDING',
+    0,
+    r.createdAt, // due at once
+    null,
+    null,
+    null,
+    r.createdAt,
+    r.createdAt,
+    null,
+  ];
+}
+
+export function rowToDelivery(row: SqlRow): DeliveryRecord {
+  return {
+    id: str(row, 'id'),
+    companyId: str(row, 'company_id'),
+    eventId: str(row, 'event_id'),
+    routerId: str(row, 'router_id'),
+    routerName: str(row, 'router_name'),
+    integrationId: str(row, 'integration_id'),
+    status: str(row, 'status') as DeliveryStatus,
+    attempts: int(row, 'attempts'),
+    nextAttemptAt: int(row, 'next_attempt_at'),
+    leaseUntil: intOrNull(row, 'lease_until'),
+    lastError: strOrNull(row, 'last_error'),
+    lastStatusCode: intOrNull(row, 'last_status_code'),
+    createdAt: int(row, 'created_at'),
+    updatedAt: int(row, 'updated_at'),
+    deliveredAt: intOrNull(row, 'delivered_at'),
+  };
+}

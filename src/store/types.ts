@@ -81,9 +81,15 @@ export interface StoreOps {
   createRouter(rec: RouterRecord): Promise<RouterRecord>;
   updateRouter(companyId: string, id: string, patch: RouterPatch, now: number): Promise<RouterRecord | null>;
   deleteRouters(companyId: string, ids: string[]): Promise<string[]>;
+
+  /** Outbox writes: the ingestion path inserts the event and its deliveries (PENDING, due now) in one transaction. */
+  insertEvent(rec: EventRecord): Promise<void>;
+  insertDeliveries(recs: NewDelivery[]): Promise<void>;
+  getEvent(companyId: string, id: string): Promise<EventRecord | null>;
+  listDeliveries(companyId: string, filter: DeliveryFilter): Promise<DeliveryRecord[]>;
 }
 
-export interface Store extends StoreOps {
+export interface Store extends StoreOps, DeliveryQueueOps {
   readonly dialect: 'sqlite' | 'postgres';
   /** Runs the schema migrations (idempotent). Called once at start. */
   migrate(): Promise<void>;
@@ -92,4 +98,118 @@ export interface Store extends StoreOps {
   /** Cheap liveness check for /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Durable delivery (issue 3): accepted events and their (event, router) deliveries, written in one transaction.
+
+export interface EventRecord {
+  id: string;
+  companyId: string;
+  type: string;
+  data: Record<string, unknown>;
+  receivedAt: number;
+}
+
+export type DeliveryStatus = 'PENDING' | 'IN_FLIGHT' | 'DELIVERED' | 'DEAD';
+
+export interface DeliveryRecord {
+  /** Stable across retries and redeliveries: the receiver's idempotency key (webhook-id, Message-ID...). */
+  id: string;
+  companyId: string;
+  eventId: string;
+  routerId: string;
+  routerName: string;
+  integrationId: string;
+  status: DeliveryStatus;
+  /** Attempts started so far. */
+  attempts: number;
+  /**
+   * When the delivery is next claimable: PENDING, its next attempt; IN_FLIGHT, the end of the
+   * current claim's lease (= leaseUntil: a retry if the worker never reports back).
+   */
+  nextAttemptAt: number;
+  /** While IN_FLIGHT: when the claim expires and another worker may take it (crash recovery). */
+  leaseUntil: number | null;
+  lastError: string | null;
+  lastStatusCode: number | null;
+  createdAt: number;
+  updatedAt: number;
+  deliveredAt: number | null;
+}
+
+export type NewDelivery = Pick<DeliveryRecord, 'id' | 'companyId' | 'eventId' | 'routerId' | 'routerName' | 'integrationId' | 'createdAt'>;
+
+export interface DeliveryFilter {
+  integrationId?: string;
+  status?: DeliveryStatus;
+  eventId?: string;
+  limit?: number;
+  /** Keyset pagination: deliveries created before this (createdAt, id). */
+  before?: { createdAt: number; id: string };
+}
+
+/** A delivery handed to a worker by claimDeliveries, with what it needs to build the notification. */
+export interface ClaimedDelivery extends DeliveryRecord {
+  /** Always IN_FLIGHT; attempts already counts this attempt; leaseUntil is set. */
+  status: 'IN_FLIGHT';
+  leaseUntil: number;
+  event: { type: string; data: Record<string, unknown>; receivedAt: number };
+}
+
+/**
+ * Deliveries per status, except DELIVERED: that count only grows (it would mean scanning the table
+ * on every scrape); the deliveries_total counter tells how many were delivered.
+ */
+export type DeliveryStats = Record<Exclude<DeliveryStatus, 'DELIVERED'>, number>;
+
+/**
+ * The delivery workers' side of the outbox. Not available inside transaction(): each method is one
+ * atomic step on its own.
+ *
+ * Lifecycle: PENDING --claim--> IN_FLIGHT --markDelivered--> DELIVERED
+ *                                         --markRetry-----> PENDING (due at nextAttemptAt)
+ *                                         --deferDelivery-> PENDING (attempt not counted)
+ *                                         --markDead------> DEAD
+ *            IN_FLIGHT with an expired lease is claimable again (the claiming worker crashed).
+ *
+ * Fencing: the mark methods take the attempt number the worker was handed (ClaimedDelivery.attempts)
+ * and only apply while the row is still IN_FLIGHT with exactly that attempts value. A worker whose
+ * lease expired and whose row was re-claimed (attempts is now higher) therefore cannot overwrite
+ * the newer attempt's outcome; it gets `false` back.
+ */
+export interface DeliveryQueueOps {
+  /**
+   * Atomically claims up to `limit` due deliveries: PENDING with nextAttemptAt <= now, or IN_FLIGHT
+   * with leaseUntil <= now (an abandoned claim); the most overdue first. Each claimed row becomes
+   * IN_FLIGHT with leaseUntil = nextAttemptAt = now + leaseMs and attempts + 1. Concurrent claimers
+   * (other workers, processes or replicas) never get the same row while its lease holds.
+   * Returned in creation order.
+   */
+  claimDeliveries(now: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
+  /** The attempt succeeded: DELIVERED, deliveredAt = now, lastError cleared. */
+  markDelivered(id: string, attemptNo: number, now: number, statusCode: number | null): Promise<boolean>;
+  /** The attempt failed and will be retried: PENDING again, due at nextAttemptAt, with the error kept. */
+  markRetry(
+    id: string,
+    attemptNo: number,
+    nextAttemptAt: number,
+    error: string,
+    statusCode: number | null,
+    now: number,
+  ): Promise<boolean>;
+  /** Gave up (permanent failure or maximum age): DEAD, with the error kept. Terminal. */
+  markDead(id: string, attemptNo: number, now: number, error: string, statusCode: number | null): Promise<boolean>;
+  /**
+   * Hands the claim back without counting the attempt (rate-limited: nothing was sent): PENDING,
+   * due at nextAttemptAt, attempts - 1. lastError and lastStatusCode are left alone.
+   */
+  deferDelivery(id: string, attemptNo: number, nextAttemptAt: number, now: number): Promise<boolean>;
+  /** Number of PENDING, IN_FLIGHT and DEAD deliveries over all companies (queue-depth and dead-letter gauges). Cheap: index only. */
+  deliveryStats(): Promise<DeliveryStats>;
+  /**
+   * How long (ms) the most overdue claimable delivery (PENDING and due, or an expired claim) has
+   * been waiting past its nextAttemptAt; 0 when nothing is due. Queue lag, for a gauge.
+   */
+  oldestPendingAge(now: number): Promise<number>;
 }

@@ -9,9 +9,13 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StoreConstraintError, StoreError } from '../../src/store/errors.js';
 import type {
+  ClaimedDelivery,
+  DeliveryRecord,
+  EventRecord,
   IntegrationPatch,
   IntegrationRecord,
   MonitoringConfigRecord,
+  NewDelivery,
   RouterRecord,
   Store,
 } from '../../src/store/types.js';
@@ -65,6 +69,45 @@ function monitoringConfig(companyId: string, over: Partial<MonitoringConfigRecor
     includeUnassignedCertificates: false,
     updatedAt: now(),
     ...over,
+  };
+}
+
+export function eventRecord(companyId: string, over: Partial<EventRecord> = {}): EventRecord {
+  return {
+    id: randomUUID(),
+    companyId,
+    type: 'evt.healthstatus.certmgr-issuer.notready',
+    data: { issuerName: 'le-prod', nested: { list: [1, 'two', null], unicode: 'zürich ✓' } },
+    receivedAt: now(),
+    ...over,
+  };
+}
+
+export function newDelivery(ev: EventRecord, over: Partial<NewDelivery> = {}): NewDelivery {
+  return {
+    id: randomUUID(),
+    companyId: ev.companyId,
+    eventId: ev.id,
+    routerId: randomUUID(),
+    routerName: 'prod issuers',
+    integrationId: randomUUID(),
+    createdAt: ev.receivedAt,
+    ...over,
+  };
+}
+
+/** What insertDeliveries stores for a NewDelivery. */
+export function pendingRecord(d: NewDelivery): DeliveryRecord {
+  return {
+    ...d,
+    status: 'PENDING',
+    attempts: 0,
+    nextAttemptAt: d.createdAt,
+    leaseUntil: null,
+    lastError: null,
+    lastStatusCode: null,
+    updatedAt: d.createdAt,
+    deliveredAt: null,
   };
 }
 
@@ -369,6 +412,318 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
       it('tx ops cannot be used after the transaction finished', async () => {
         const tx = await store.transaction(async (tx) => tx);
         await expect(tx.listIntegrations(A)).rejects.toThrow(/after the transaction finished/);
+      });
+    });
+
+    describe('outbox: events and deliveries', () => {
+      /** Inserts one event with n deliveries in one transaction, the way ingestion does. */
+      async function accept(companyId: string, n: number, over: (i: number) => Partial<NewDelivery> = () => ({})) {
+        const ev = eventRecord(companyId);
+        const ds = Array.from({ length: n }, (_, i) => newDelivery(ev, over(i)));
+        await store.transaction(async (tx) => {
+          await tx.insertEvent(ev);
+          await tx.insertDeliveries(ds);
+        });
+        return { ev, ds };
+      }
+      /** Claims everything due (other tests' leftovers too, on a shared schema) and keeps company's rows. */
+      async function claimAll(companyId: string, at: number, leaseMs = 10_000) {
+        const mine: ClaimedDelivery[] = [];
+        for (;;) {
+          const page = await store.claimDeliveries(at, 500, leaseMs);
+          mine.push(...page.filter((c) => c.companyId === companyId));
+          if (page.length < 500) return mine;
+        }
+      }
+      const get = async (companyId: string, id: string) =>
+        (await store.listDeliveries(companyId, { limit: 1000 })).find((d) => d.id === id);
+
+      it('insertEvent/insertDeliveries store PENDING rows due at once; getEvent round-trips the JSON', async () => {
+        const { ev, ds } = await accept(A, 3);
+        expect(await store.getEvent(A, ev.id)).toEqual(ev);
+        expect(await store.getEvent(A, randomUUID())).toBeNull();
+        const listed = await store.listDeliveries(A, {});
+        expect(listed).toHaveLength(3);
+        expect(new Set(listed)).toEqual(new Set(ds.map(pendingRecord)));
+        await store.insertDeliveries([]); // no-op
+      });
+
+      it('outside a transaction too; a second delivery for the same (event, router) is a unique violation', async () => {
+        const ev = eventRecord(A);
+        await store.insertEvent(ev);
+        const d = newDelivery(ev);
+        await store.insertDeliveries([d]);
+        const err = await store.insertDeliveries([newDelivery(ev, { routerId: d.routerId })]).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(StoreConstraintError);
+        expect((err as StoreConstraintError).constraint).toBe('unique');
+        const dup = await store.insertEvent(ev).catch((e: unknown) => e);
+        expect((dup as StoreConstraintError).constraint).toBe('unique');
+      });
+
+      it('a delivery must belong to an existing event of its own company', async () => {
+        const evB = eventRecord(B);
+        await store.insertEvent(evB);
+        for (const d of [newDelivery(eventRecord(A)), { ...newDelivery(evB), companyId: A }]) {
+          const err = await store.insertDeliveries([d]).catch((e: unknown) => e);
+          expect(err).toBeInstanceOf(StoreConstraintError);
+          expect((err as StoreConstraintError).constraint).toBe('foreign_key');
+        }
+      });
+
+      it('a large batch is inserted whole (chunked statements)', async () => {
+        const { ds } = await accept(A, 1203);
+        const all: DeliveryRecord[] = [];
+        let before: { createdAt: number; id: string } | undefined;
+        for (;;) {
+          const page = await store.listDeliveries(A, { limit: 500, ...(before ? { before } : {}) });
+          all.push(...page);
+          if (page.length < 500) break;
+          const last = page.at(-1)!;
+          before = { createdAt: last.createdAt, id: last.id };
+        }
+        expect(all.map((d) => d.id).sort()).toEqual(ds.map((d) => d.id).sort());
+      });
+
+      it('rollback: a failing delivery insert also undoes the event', async () => {
+        const ev = eventRecord(A);
+        const good = newDelivery(ev);
+        const err = await store
+          .transaction(async (tx) => {
+            await tx.insertEvent(ev);
+            await tx.insertDeliveries([good]);
+            await tx.insertDeliveries([newDelivery(eventRecord(A))]); // FK: unknown event
+          })
+          .catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(StoreConstraintError);
+        expect(await store.getEvent(A, ev.id)).toBeNull();
+        expect(await store.listDeliveries(A, {})).toEqual([]);
+        const boom = new Boom();
+        const ev2 = eventRecord(A);
+        await expect(
+          store.transaction(async (tx) => {
+            await tx.insertEvent(ev2);
+            await tx.insertDeliveries([newDelivery(ev2), newDelivery(ev2)]);
+            expect(await tx.listDeliveries(A, { eventId: ev2.id })).toHaveLength(2);
+            throw boom;
+          }),
+        ).rejects.toBe(boom);
+        expect(await store.getEvent(A, ev2.id)).toBeNull();
+        expect(await store.listDeliveries(A, {})).toEqual([]);
+        expect((await claimAll(A, now() + 1e9)).length).toBe(0);
+      });
+
+      it('claim takes due rows only, oldest first, up to the limit, joined with the event', async () => {
+        const t = now();
+        const { ev, ds } = await accept(A, 5, (i) => ({ createdAt: t - 1000 * (5 - i) })); // due, oldest first
+        const future = newDelivery(ev, { createdAt: t + 60_000 });
+        await store.insertDeliveries([future]);
+
+        const first = await claimAll(A, t, 5_000);
+        expect(first.map((c) => c.id)).toEqual(ds.map((d) => d.id));
+        for (const [i, c] of first.entries()) {
+          expect(c).toEqual({
+            ...pendingRecord(ds[i]!),
+            status: 'IN_FLIGHT',
+            attempts: 1,
+            leaseUntil: t + 5_000,
+            nextAttemptAt: t + 5_000, // claimable again when the lease ends
+            updatedAt: t,
+            event: { type: ev.type, data: ev.data, receivedAt: ev.receivedAt },
+          } satisfies ClaimedDelivery);
+          const { event: _e, ...rec } = c;
+          expect(await get(A, c.id)).toEqual(rec);
+        }
+        // Claimed rows are not handed out again while their lease holds; the future one is not due.
+        expect(await claimAll(A, t + 4_999)).toEqual([]);
+        const later = await claimAll(A, t + 60_000 - 1, 60_000);
+        expect(later.map((c) => c.id).sort()).toEqual(ds.map((d) => d.id).sort()); // leases expired
+        expect(later.every((c) => c.attempts === 2)).toBe(true);
+        expect((await claimAll(A, t + 60_000)).map((c) => c.id)).toEqual([future.id]);
+      });
+
+      it('claim respects the limit', async () => {
+        const t = now();
+        await accept(A, 10, (i) => ({ createdAt: t - 10_000 + i }));
+        // Other tests' leftovers may also be due on a shared schema: claim in small pages until A's are all out.
+        const seen: string[] = [];
+        for (let k = 0; k < 1000; k++) {
+          const page = await store.claimDeliveries(t, 3, 10_000);
+          expect(page.length).toBeLessThanOrEqual(3);
+          if (page.length === 0) break;
+          seen.push(...page.filter((c) => c.companyId === A).map((c) => c.id));
+        }
+        expect(seen).toHaveLength(10);
+      });
+
+      it('concurrent claimers never get the same row (200 rows, 4 claimers)', async () => {
+        const t = now();
+        const { ds } = await accept(A, 200, (i) => ({ createdAt: t - 1000 + (i % 7) }));
+        const counts = new Map<string, number>();
+        const claimer = async () => {
+          for (;;) {
+            const page = await store.claimDeliveries(t, 7, 60_000);
+            if (page.length === 0) return;
+            for (const c of page) counts.set(c.id, (counts.get(c.id) ?? 0) + 1);
+          }
+        };
+        await Promise.all([claimer(), claimer(), claimer(), claimer()]);
+        for (const d of ds) expect(counts.get(d.id), d.id).toBe(1);
+        expect([...counts.values()].every((n) => n === 1)).toBe(true);
+      });
+
+      it('lease expiry makes a row claimable again; fencing stops the old holder', async () => {
+        const t = now();
+        const { ds } = await accept(A, 1, () => ({ createdAt: t }));
+        const d = ds[0]!;
+        const [c1] = await claimAll(A, t, 1_000);
+        expect(c1?.attempts).toBe(1);
+        expect(await claimAll(A, t + 999, 1_000)).toEqual([]);
+        const [c2] = await claimAll(A, t + 1_000, 1_000); // worker 1 crashed or stalled
+        expect(c2?.id).toBe(d.id);
+        expect(c2?.attempts).toBe(2);
+        expect(c2?.leaseUntil).toBe(t + 2_000);
+
+        // Worker 1 wakes up: every outcome it reports is refused.
+        expect(await store.markDelivered(d.id, 1, t + 1_500, 200)).toBe(false);
+        expect(await store.markRetry(d.id, 1, t + 9_000, 'HTTP 503', 503, t + 1_500)).toBe(false);
+        expect(await store.markDead(d.id, 1, t + 1_500, 'HTTP 400', 400)).toBe(false);
+        expect(await store.deferDelivery(d.id, 1, t + 9_000, t + 1_500)).toBe(false);
+        expect((await get(A, d.id))?.status).toBe('IN_FLIGHT');
+
+        // Worker 2 holds the current attempt.
+        expect(await store.markDelivered(d.id, 2, t + 1_600, 202)).toBe(true);
+        expect(await get(A, d.id)).toEqual({
+          ...pendingRecord(d),
+          status: 'DELIVERED',
+          attempts: 2,
+          nextAttemptAt: t + 2_000,
+          leaseUntil: null,
+          lastStatusCode: 202,
+          updatedAt: t + 1_600,
+          deliveredAt: t + 1_600,
+        });
+        // Terminal: applied once, never claimed again.
+        expect(await store.markDelivered(d.id, 2, t + 1_700, 202)).toBe(false);
+        expect(await claimAll(A, t + 1e9)).toEqual([]);
+      });
+
+      it('markRetry, deferDelivery and markDead move the row as documented', async () => {
+        const t = now();
+        const { ds } = await accept(A, 2, () => ({ createdAt: t }));
+        const [r, x] = ds as [NewDelivery, NewDelivery];
+        await claimAll(A, t, 1_000);
+
+        expect(await store.markDead(x.id, 1, t + 20, 'HTTP 400 Bad Request', 400)).toBe(true);
+        expect(await get(A, x.id)).toEqual({
+          ...pendingRecord(x),
+          status: 'DEAD',
+          attempts: 1,
+          nextAttemptAt: t + 1_000,
+          lastError: 'HTTP 400 Bad Request',
+          lastStatusCode: 400,
+          updatedAt: t + 20,
+        });
+
+        expect(await store.markRetry(r.id, 1, t + 5_000, 'HTTP 503 Service Unavailable', 503, t + 10)).toBe(true);
+        expect(await get(A, r.id)).toEqual({
+          ...pendingRecord(r),
+          attempts: 1,
+          nextAttemptAt: t + 5_000,
+          lastError: 'HTTP 503 Service Unavailable',
+          lastStatusCode: 503,
+          updatedAt: t + 10,
+        });
+        expect(await claimAll(A, t + 4_999)).toEqual([]);
+        const [again] = await claimAll(A, t + 5_000, 1_000);
+        expect(again?.attempts).toBe(2);
+
+        // Rate-limited: the claim goes back without counting the attempt; the last error stays.
+        expect(await store.deferDelivery(r.id, 2, t + 7_000, t + 5_001)).toBe(true);
+        expect(await get(A, r.id)).toMatchObject({
+          status: 'PENDING',
+          attempts: 1,
+          nextAttemptAt: t + 7_000,
+          leaseUntil: null,
+          lastError: 'HTTP 503 Service Unavailable',
+          lastStatusCode: 503,
+          updatedAt: t + 5_001,
+        });
+        // Only IN_FLIGHT rows can be marked.
+        expect(await store.markDead(r.id, 1, t + 5_002, 'x', null)).toBe(false);
+        const [third] = await claimAll(A, t + 1e9, 1_000);
+        expect(third?.id).toBe(r.id); // the dead one is never claimed again
+      });
+
+      it('listDeliveries: newest first, filters, keyset pagination, limits', async () => {
+        const t = now();
+        const intX = randomUUID();
+        const { ev: e1, ds: d1 } = await accept(A, 4, (i) => ({ createdAt: t + i, integrationId: i % 2 ? intX : randomUUID() }));
+        // Same createdAt for all of e2's rows: the id breaks the tie.
+        const { ev: e2, ds: d2 } = await accept(A, 5, () => ({ createdAt: t + 100, integrationId: intX }));
+        const order = (ds: NewDelivery[]) =>
+          [...ds].sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).map((d) => d.id);
+        const ids = (ds: DeliveryRecord[]) => ds.map((d) => d.id);
+
+        expect(ids(await store.listDeliveries(A, {}))).toEqual(order([...d1, ...d2]));
+        expect(ids(await store.listDeliveries(A, { eventId: e1.id }))).toEqual(order(d1));
+        expect(ids(await store.listDeliveries(A, { eventId: e2.id, limit: 2 }))).toEqual(order(d2).slice(0, 2));
+        const forX = [...d1, ...d2].filter((d) => d.integrationId === intX);
+        expect(ids(await store.listDeliveries(A, { integrationId: intX }))).toEqual(order(forX));
+
+        // Keyset pages of 2 walk the whole list exactly once, across the createdAt tie.
+        const walked: string[] = [];
+        let before: { createdAt: number; id: string } | undefined;
+        for (let k = 0; k < 20; k++) {
+          const page = await store.listDeliveries(A, { limit: 2, ...(before ? { before } : {}) });
+          walked.push(...ids(page));
+          if (page.length < 2) break;
+          before = { createdAt: page.at(-1)!.createdAt, id: page.at(-1)!.id };
+        }
+        expect(walked).toEqual(order([...d1, ...d2]));
+
+        // Status filter, combined with the integration filter.
+        await claimAll(A, t + 1e6);
+        const dead = d2[0]!;
+        expect(await store.markDead(dead.id, 1, t + 1e6, 'HTTP 400', 400)).toBe(true);
+        expect(ids(await store.listDeliveries(A, { status: 'DEAD' }))).toEqual([dead.id]);
+        expect(ids(await store.listDeliveries(A, { status: 'DEAD', integrationId: intX }))).toEqual([dead.id]);
+        expect(await store.listDeliveries(A, { status: 'DEAD', integrationId: randomUUID() })).toEqual([]);
+        expect(await store.listDeliveries(A, { status: 'PENDING' })).toEqual([]);
+        expect(await store.listDeliveries(A, { status: 'IN_FLIGHT' })).toHaveLength(8);
+
+        // Silly limits are clamped, not errors.
+        expect(await store.listDeliveries(A, { limit: 0 })).toHaveLength(1);
+        expect(await store.listDeliveries(A, { limit: -5 })).toHaveLength(1);
+        expect(await store.listDeliveries(A, { limit: 1e9 })).toHaveLength(9);
+      });
+
+      it('is scoped by company', async () => {
+        const { ev, ds } = await accept(A, 2);
+        expect(await store.getEvent(B, ev.id)).toBeNull();
+        expect(await store.listDeliveries(B, {})).toEqual([]);
+        expect(await store.listDeliveries(B, { eventId: ev.id })).toEqual([]);
+        expect(await store.listDeliveries(B, { integrationId: ds[0]!.integrationId })).toEqual([]);
+        expect(await store.listDeliveries(A, {})).toHaveLength(2);
+      });
+
+      it('deliveryStats counts by status; oldestPendingAge measures how overdue the queue is', async () => {
+        const t = now();
+        const before = await store.deliveryStats();
+        const { ds } = await accept(A, 4, (i) => ({ createdAt: t - 5_000 + i }));
+        const claimed = await claimAll(A, t);
+        await store.markDelivered(ds[0]!.id, 1, t, 200);
+        await store.markDead(ds[1]!.id, 1, t, 'HTTP 400', 400);
+        await store.markRetry(ds[2]!.id, 1, t + 1_000, 'HTTP 503', 503, t);
+        expect(claimed).toHaveLength(4);
+        const after = await store.deliveryStats();
+        // On a shared schema, leftovers of other tests may have been claimed above: compare A's own effect.
+        expect(Object.keys(after).sort()).toEqual(['DEAD', 'IN_FLIGHT', 'PENDING']);
+        expect(after.DEAD - before.DEAD).toBe(1);
+        expect(after.PENDING + after.IN_FLIGHT - before.PENDING - before.IN_FLIGHT).toBe(2);
+
+        expect(await store.oldestPendingAge(0)).toBe(0); // nothing is due at time 0
+        expect(await store.oldestPendingAge(t + 1_000)).toBeGreaterThanOrEqual(0);
+        expect(await store.oldestPendingAge(t + 4_000)).toBeGreaterThanOrEqual(3_000); // ds[2] due at t+1000
       });
     });
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { dropSchema, randomSchema, testDatabaseUrl } from '../support/postgres.js';
-import { integration, storeContract } from './contract.js';
+import { eventRecord, integration, newDelivery, storeContract } from './contract.js';
 
 // Real PostgreSQL (started by test/support/global-setup.ts unless DATABASE_URL is set).
 // This file works in its own random schemas and drops them at the end.
@@ -38,7 +38,10 @@ describe('PostgreSQL specifics', () => {
     await client.connect();
     try {
       const { rows } = await client.query(`SELECT version, count(*) AS n FROM "${s}".schema_migrations GROUP BY version`);
-      expect(rows).toEqual([{ version: 1, n: '1' }]); // plain pg client: int8 stays a string
+      expect(rows.sort((a, b) => a.version - b.version)).toEqual([
+        { version: 1, n: '1' },
+        { version: 2, n: '1' },
+      ]); // plain pg client: int8 stays a string
     } finally {
       await client.end();
     }
@@ -67,6 +70,69 @@ describe('PostgreSQL specifics', () => {
       expect(i.createdAt).toBe(2 ** 50);
       expect(typeof i.updatedAt).toBe('number');
     } finally {
+      await store.close();
+    }
+  });
+
+  it('outbox claims from 4 stores (4 pools, like 4 replicas) hand each row out exactly once', async () => {
+    const s = newSchema();
+    const stores = await Promise.all(Array.from({ length: 4 }, () => openStore(url, { schema: s })));
+    try {
+      await stores[0]!.migrate();
+      const A = randomUUID();
+      const t = Date.now();
+      const ids: string[] = [];
+      for (let e = 0; e < 4; e++) {
+        const ev = eventRecord(A, { receivedAt: t - 1000 });
+        const ds = Array.from({ length: 100 }, (_, i) => newDelivery(ev, { createdAt: t - 1000 + (i % 3) }));
+        ids.push(...ds.map((d) => d.id));
+        await stores[e]!.transaction(async (tx) => {
+          await tx.insertEvent(ev);
+          await tx.insertDeliveries(ds);
+        });
+      }
+      const counts = new Map<string, number>();
+      const claimer = async (st: (typeof stores)[number]) => {
+        for (;;) {
+          const page = await st.claimDeliveries(t, 5, 60_000);
+          if (page.length === 0) return;
+          for (const c of page) counts.set(c.id, (counts.get(c.id) ?? 0) + 1);
+        }
+      };
+      // Two claimers per store: 8 concurrent transactions.
+      await Promise.all(stores.flatMap((st) => [claimer(st), claimer(st)]));
+      expect(counts.size).toBe(400);
+      for (const id of ids) expect(counts.get(id)).toBe(1);
+    } finally {
+      await Promise.all(stores.map((st) => st.close()));
+    }
+  });
+
+  it('claim skips rows another transaction has locked instead of waiting for them', async () => {
+    const s = newSchema();
+    const store = await openStore(url, { schema: s });
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await store.migrate();
+      const A = randomUUID();
+      const t = Date.now();
+      const ev = eventRecord(A, { receivedAt: t });
+      const [d1, d2] = [newDelivery(ev, { createdAt: t - 2 }), newDelivery(ev, { createdAt: t - 1 })];
+      await store.transaction(async (tx) => {
+        await tx.insertEvent(ev);
+        await tx.insertDeliveries([d1!, d2!]);
+      });
+      await client.query(`SET search_path TO "${s}"`);
+      await client.query('BEGIN');
+      await client.query('SELECT id FROM deliveries WHERE id = $1 FOR UPDATE', [d1!.id]);
+      const page = await store.claimDeliveries(t, 10, 60_000); // would hang without SKIP LOCKED
+      expect(page.map((c) => c.id)).toEqual([d2!.id]);
+      await client.query('COMMIT');
+      expect((await store.claimDeliveries(t, 10, 60_000)).map((c) => c.id)).toEqual([d1!.id]);
+    } finally {
+      await client.end();
       await store.close();
     }
   });

@@ -35,7 +35,7 @@ describe('SQLite specifics', () => {
     // The pragmas that persist in the file: WAL journal.
     const raw = new DatabaseSync(path);
     expect(raw.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
-    expect(raw.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual([{ version: 1 }]);
+    expect(raw.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual([{ version: 1 }, { version: 2 }]);
     raw.close();
   });
 

@@ -37,7 +37,7 @@ export async function startTestService(kind: StoreKind = 'sqlite', extraArgs: st
     },
   });
   const log = pino({ level: 'debug' }, sink);
-  const cfg = loadServeConfig(['--port', '0', '--host', '127.0.0.1', '--store', storeUrl(kind), '--kube', 'off', ...extraArgs], {});
+  const cfg = loadServeConfig(['--port', '0', '--host', '127.0.0.1', '--store', storeUrl(kind), '--kube', 'off', '--incident-events-url', 'http://127.0.0.1:9', ...extraArgs], {});
   cfg.apiKeys = [
     { key: KEY_A, companyId: COMPANY_A },
     { key: KEY_B, companyId: COMPANY_B },

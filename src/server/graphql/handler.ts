@@ -2,7 +2,7 @@ import { GraphQLError } from 'graphql';
 import { createHandler } from 'graphql-http/lib/use/express';
 import type { RequestHandler, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { ServiceError } from '../../service/errors.js';
+import { ServiceError, ValidationErrors } from '../../service/errors.js';
 import { buildApiSchema } from './schema.js';
 import { rootValue } from './resolvers.js';
 
@@ -10,6 +10,14 @@ import { rootValue } from './resolvers.js';
 export function formatError(err: Readonly<GraphQLError | Error>, log?: Logger): GraphQLError {
   const ge = err instanceof GraphQLError ? err : new GraphQLError(err.message, { originalError: err });
   const orig = ge.originalError;
+  if (orig instanceof ValidationErrors) {
+    const first = orig.errors[0];
+    return new GraphQLError(orig.message, {
+      nodes: ge.nodes ?? null,
+      path: ge.path ?? null,
+      extensions: { code: 'BAD_USER_INPUT', ...(first?.field ? { field: first.field } : {}), errors: orig.errors },
+    });
+  }
   if (orig instanceof ServiceError) {
     return new GraphQLError(orig.message, {
       nodes: ge.nodes ?? null,

@@ -2,11 +2,13 @@
  * GraphQL root resolvers. Thin: argument shaping and view mapping; rules live in src/service/.
  * Views never carry secrets.
  */
-import { EVENT_FAMILIES, familyOf } from '../../events/families.js';
+import { EVENT_FAMILIES, familyOf, familyOfType } from '../../events/families.js';
 import type { IntegrationRecord, RouterRecord } from '../../store/types.js';
 import type { ServiceContext } from '../../service/context.js';
 import * as integrations from '../../service/integrations.js';
 import * as routers from '../../service/routers.js';
+import * as deliveries from '../../service/deliveries.js';
+import type { DeliveryRecord } from '../../store/types.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -48,6 +50,32 @@ export function routerView(r: RouterRecord) {
   };
 }
 
+export function deliveryView(d: DeliveryRecord, ctx: ServiceContext) {
+  const open = d.status === 'PENDING' || d.status === 'IN_FLIGHT';
+  return {
+    id: d.id,
+    status: d.status,
+    attempts: d.attempts,
+    lastError: d.lastError,
+    lastStatusCode: d.lastStatusCode,
+    nextAttemptAt: open ? iso(d.nextAttemptAt) : null,
+    createdAt: iso(d.createdAt),
+    updatedAt: iso(d.updatedAt),
+    deliveredAt: d.deliveredAt === null ? null : iso(d.deliveredAt),
+    routerId: d.routerId,
+    routerName: d.routerName,
+    integrationId: d.integrationId,
+    event: async () => {
+      const e = await ctx.store.getEvent(ctx.companyId, d.eventId);
+      return e ? { id: e.id, type: e.type, receivedAt: iso(e.receivedAt) } : null;
+    },
+    integration: async () => {
+      const i = await ctx.store.getIntegration(ctx.companyId, d.integrationId);
+      return i ? integrationView(i) : null;
+    },
+  };
+}
+
 type Args = Record<string, any>;
 type Resolver = (args: Args, ctx: ServiceContext) => unknown;
 
@@ -66,6 +94,32 @@ export const rootValue: Record<string, Resolver> = {
     return r ? routerView(r) : null;
   },
   eventTypes: () => EVENT_FAMILIES.map((f) => eventTypeView(f.eventTypeId)),
+  deliveries: async (a, ctx) => {
+    const page = await deliveries.listDeliveries(ctx, a);
+    const last = page.nodes[page.nodes.length - 1];
+    return {
+      nodes: page.nodes.map((d) => deliveryView(d, ctx)),
+      pageInfo: { hasNextPage: page.hasNextPage, endCursor: last ? deliveries.encodeCursor(last) : null },
+    };
+  },
+  simulateRouting: async (a, ctx) => {
+    const sim = await deliveries.simulateRouting(ctx, a.event);
+    return {
+      eventType: sim.event.type,
+      eventTypeId: eventTypeView(familyOfType(sim.event.type).eventTypeId).id,
+      monitored: sim.monitored,
+      routers: sim.decisions.map((d) => ({
+        router: routerView(d.router),
+        wouldNotify: d.verdict === 'MATCHED',
+        verdict: d.verdict,
+        error: d.error ?? null,
+      })),
+    };
+  },
+  testIntegration: async (a, ctx) => {
+    const r = await deliveries.testIntegration(ctx, a.id);
+    return { outcome: r.outcome, statusCode: r.statusCode ?? null, error: r.error ?? null, responseBody: r.responseBody ?? null, latencyMs: r.latencyMs };
+  },
 
   // integrations
   createIncidentMgmtIntegration: async (a, ctx) => integrationView(await integrations.createIntegration(ctx, 'INCIDENT_MGMT', a.input)),

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { GraphQLError, GraphQLScalarType, Kind, buildSchema, type GraphQLSchema } from 'graphql';
+import { GraphQLError, GraphQLScalarType, Kind, buildSchema, valueFromASTUntyped, type GraphQLSchema } from 'graphql';
 import { UUID_RE } from '../../service/validate.js';
 
 export const SDL = readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8');
@@ -23,5 +23,9 @@ export function buildApiSchema(): GraphQLSchema {
       throw new GraphQLError(`UUID cannot represent a non-string literal`, { extensions: { code: 'BAD_USER_INPUT' } });
     return parseUuid(ast.value);
   };
+  const json = schema.getType('JSON') as GraphQLScalarType;
+  json.parseValue = (v: unknown) => v;
+  json.serialize = (v: unknown) => v;
+  json.parseLiteral = (ast, variables) => valueFromASTUntyped(ast, variables);
   return schema;
 }

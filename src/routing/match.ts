@@ -1,0 +1,117 @@
+/**
+ * Pure routing decisions: which routers fire for an event, and why the others don't.
+ * An event matches a router when the router is enabled, binds the event's family, its integration exists, is
+ * enabled and belongs to the same company, the event is monitored (expiration events) and the filter evaluates
+ * to exactly true (an empty filter matches).
+ */
+import type { CompiledFilter } from '../cel/index.js';
+import { familyOf, familyOfType, type EventTypeId, type InternalEvent } from '../events/families.js';
+import type { IntegrationRecord, MonitoringConfigRecord, RouterRecord } from '../store/types.js';
+import { isMonitored } from '../service/monitoring.js';
+import { buildPrefilterIndex, type PrefilterIndex } from './index-prefilter.js';
+
+export interface CompiledRouter {
+  record: RouterRecord;
+  /** null when the stored filter no longer compiles (e.g. written by an older version): never matches. */
+  filter: CompiledFilter | null;
+  compileError?: string;
+}
+
+export type Verdict =
+  | 'MATCHED'
+  | 'ROUTER_DISABLED'
+  | 'INTEGRATION_MISSING'
+  | 'INTEGRATION_DISABLED'
+  | 'NOT_MONITORED'
+  | 'FILTER_FALSE'
+  | 'FILTER_ERROR';
+
+export interface RouterDecision {
+  router: RouterRecord;
+  verdict: Verdict;
+  /** Filter evaluation error (or compile error), when verdict is FILTER_ERROR. */
+  error?: string;
+}
+
+export interface RoutingSnapshot {
+  companyId: string;
+  /** Routers of the company, by family: the cost of routing grows with the family's routers only. */
+  byFamily: ReadonlyMap<EventTypeId, readonly CompiledRouter[]>;
+  integrations: ReadonlyMap<string, IntegrationRecord>;
+  monitoring: Pick<MonitoringConfigRecord, 'enabled' | 'applicationIds' | 'includeUnassignedCertificates'>;
+}
+
+const EXPIRATION_FAMILY: EventTypeId = 'cert-expiry-ext-notification-config';
+
+/** Whether the event may notify at all under the monitoring configuration (expiration events only). */
+export function eventMonitored(event: InternalEvent, monitoring: RoutingSnapshot['monitoring']): boolean {
+  if (familyOfType(event.type).eventTypeId !== EXPIRATION_FAMILY) return true;
+  const apps = Array.isArray(event.data.applicationIds) ? (event.data.applicationIds as string[]) : [];
+  return isMonitored(monitoring, apps);
+}
+
+/** The verdict that does not depend on the event (router or integration unusable), if any. */
+function staticVerdict(record: RouterRecord, snap: RoutingSnapshot): Verdict | undefined {
+  if (!record.enabled) return 'ROUTER_DISABLED';
+  const integ = snap.integrations.get(record.integrationId);
+  if (!integ || integ.companyId !== record.companyId) return 'INTEGRATION_MISSING';
+  if (!integ.enabled) return 'INTEGRATION_DISABLED';
+  return undefined;
+}
+
+/** The filter's verdict for a router that passed every other check. */
+function filterDecision({ record, filter, compileError }: CompiledRouter, event: InternalEvent): RouterDecision {
+  if (!filter) return { router: record, verdict: 'FILTER_ERROR', error: compileError ?? 'filter does not compile' };
+  const r = filter.evaluate(event);
+  if (r.error !== undefined) return { router: record, verdict: 'FILTER_ERROR', error: r.error };
+  return { router: record, verdict: r.matched ? 'MATCHED' : 'FILTER_FALSE' };
+}
+
+/** Every router of the event's family with its verdict (simulateRouting shows these). Evaluates every filter. */
+export function decideRouters(event: InternalEvent, snap: RoutingSnapshot): RouterDecision[] {
+  const family = familyOfType(event.type).eventTypeId;
+  const routers = snap.byFamily.get(family) ?? [];
+  const monitored = eventMonitored(event, snap.monitoring);
+  return routers.map((cr): RouterDecision => {
+    const verdict = staticVerdict(cr.record, snap);
+    if (verdict) return { router: cr.record, verdict };
+    if (!monitored) return { router: cr.record, verdict: 'NOT_MONITORED' };
+    return filterDecision(cr, event);
+  });
+}
+
+/**
+ * The routers that fire, and the filter errors met on the way (no notification; counted and logged), in the
+ * family's router order. The hot path: evaluates only the prefilter index's candidates, with the same result
+ * as keeping the MATCHED and FILTER_ERROR decisions of decideRouters.
+ */
+export function matchRouters(event: InternalEvent, snap: RoutingSnapshot): { matched: RouterRecord[]; errors: RouterDecision[] } {
+  const matched: RouterRecord[] = [];
+  const errors: RouterDecision[] = [];
+  if (!eventMonitored(event, snap.monitoring)) return { matched, errors };
+  const index = routingIndex(snap, familyOfType(event.type).eventTypeId);
+  for (const i of index.candidates(event)) {
+    const cr = index.routers[i];
+    if (!cr) continue;
+    const d = filterDecision(cr, event);
+    if (d.verdict === 'MATCHED') matched.push(d.router);
+    else if (d.verdict === 'FILTER_ERROR') errors.push(d);
+  }
+  return { matched, errors };
+}
+
+/** Prefilter indexes by snapshot (snapshots are immutable; a configuration change makes a new one). */
+const indexes = new WeakMap<RoutingSnapshot, Map<EventTypeId, PrefilterIndex>>();
+
+/** The prefilter index of a family's routers in a snapshot, built on first use (RoutingSnapshots builds it on load). */
+export function routingIndex(snap: RoutingSnapshot, family: EventTypeId): PrefilterIndex {
+  let byFamily = indexes.get(snap);
+  if (!byFamily) indexes.set(snap, (byFamily = new Map()));
+  let index = byFamily.get(family);
+  if (!index) {
+    const include = (cr: CompiledRouter) => staticVerdict(cr.record, snap) === undefined;
+    index = buildPrefilterIndex(snap.byFamily.get(family) ?? [], familyOf(family).types, include);
+    byFamily.set(family, index);
+  }
+  return index;
+}

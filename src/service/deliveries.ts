@@ -1,0 +1,89 @@
+/** Operating deliveries: listing, routing simulation and test sends. */
+import { familyOfType, type InternalEvent } from '../events/families.js';
+import { validateEvent } from '../events/schemas.js';
+import { decideRouters, eventMonitored, type RouterDecision } from '../routing/match.js';
+import type { DeliveryFilter, DeliveryRecord, DeliveryStatus } from '../store/types.js';
+import type { ServiceContext, ServiceRuntime } from './context.js';
+import { ServiceError, ValidationErrors } from './errors.js';
+import { getIntegration } from './integrations.js';
+import { UUID_RE } from './validate.js';
+
+function runtimeOf(ctx: ServiceContext): ServiceRuntime {
+  if (!ctx.runtime) throw new ServiceError('BAD_USER_INPUT', 'event routing and delivery are not running in this process');
+  return ctx.runtime;
+}
+
+export function encodeCursor(d: Pick<DeliveryRecord, 'createdAt' | 'id'>): string {
+  return Buffer.from(`${d.createdAt}:${d.id}`).toString('base64url');
+}
+
+export function decodeCursor(c: string): { createdAt: number; id: string } {
+  const [t, id] = Buffer.from(c, 'base64url').toString().split(':');
+  if (!t || !/^\d+$/.test(t) || !id || !UUID_RE.test(id)) throw new ServiceError('BAD_USER_INPUT', 'after is not a cursor returned by deliveries', 'after');
+  return { createdAt: Number(t), id };
+}
+
+export async function listDeliveries(
+  ctx: ServiceContext,
+  args: { filter?: { integrationId?: string | null; status?: DeliveryStatus | null; eventId?: string | null } | null; first?: number | null; after?: string | null },
+): Promise<{ nodes: DeliveryRecord[]; hasNextPage: boolean }> {
+  const first = args.first ?? 50;
+  if (!Number.isInteger(first) || first < 1 || first > 500) throw new ServiceError('BAD_USER_INPUT', 'first must be between 1 and 500', 'first');
+  const f: DeliveryFilter = { limit: first + 1 };
+  if (args.filter?.integrationId) f.integrationId = args.filter.integrationId;
+  if (args.filter?.status) f.status = args.filter.status;
+  if (args.filter?.eventId) f.eventId = args.filter.eventId;
+  if (args.after) f.before = decodeCursor(args.after);
+  const rows = await ctx.store.listDeliveries(ctx.companyId, f);
+  return { nodes: rows.slice(0, first), hasNextPage: rows.length > first };
+}
+
+export interface Simulation {
+  event: InternalEvent;
+  monitored: boolean;
+  decisions: RouterDecision[];
+}
+
+export async function simulateRouting(ctx: ServiceContext, input: unknown): Promise<Simulation> {
+  const rt = runtimeOf(ctx);
+  const v = validateEvent(input);
+  if (!v.ok) throw new ValidationErrors(v.errors.map((e) => ({ code: 'BAD_USER_INPUT', field: `event.${e.path}`, message: `event.${e.path} ${e.message}` })));
+  rt.snapshots.invalidate(ctx.companyId);
+  const snap = await rt.snapshots.get(ctx.companyId);
+  return { event: v.event, monitored: eventMonitored(v.event, snap.monitoring), decisions: decideRouters(v.event, snap) };
+}
+
+/** A realistic issuer-unhealthy event used by testIntegration. */
+export function testEvent(now: number): InternalEvent {
+  return {
+    type: 'evt.healthstatus.certmgr-issuer.notready',
+    data: {
+      clusterId: '00000000-0000-4000-8000-000000000000',
+      clusterName: 'certmgr-notify-test',
+      issuerName: 'test-issuer',
+      namespace: 'certmgr-notify',
+      resourceId: '00000000-0000-4000-8000-000000000000',
+      statusMessage: 'This is a test notification from certmgr-notify; no action is needed.',
+      statusReason: 'TestNotification',
+      statusTransition: new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    },
+  };
+}
+
+export async function testIntegration(ctx: ServiceContext, id: string) {
+  const rt = runtimeOf(ctx);
+  const integ = await getIntegration(ctx, id);
+  const now = ctx.now();
+  const started = process.hrtime.bigint();
+  const res = await rt.notifierFor(integ.type).send({
+    id: ctx.newId(),
+    eventId: ctx.newId(),
+    event: testEvent(now),
+    occurredAt: now,
+    router: { id: '00000000-0000-4000-8000-000000000000', name: 'testIntegration' },
+    integration: integ,
+    attempt: 1,
+  });
+  rt.log.info({ integrationId: id, outcome: res.outcome, statusCode: res.statusCode }, 'test notification sent');
+  return { ...res, latencyMs: Math.round(Number(process.hrtime.bigint() - started) / 1e6), family: familyOfType('evt.healthstatus.certmgr-issuer.notready') };
+}

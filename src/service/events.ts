@@ -1,0 +1,87 @@
+/**
+ * Event ingestion: validate, route, and write the events with their (event, router) deliveries in ONE
+ * transaction. What is accepted (202) is durable: the delivery worker takes it from the store.
+ */
+import type { Logger } from 'pino';
+import { validateEvent } from '../events/schemas.js';
+import { familyOfType, type InternalEvent } from '../events/families.js';
+import { eventMonitored, matchRouters } from '../routing/match.js';
+import type { RoutingMetrics } from '../routing/metrics.js';
+import type { RoutingSnapshots } from '../routing/snapshot.js';
+import type { NewDelivery } from '../store/types.js';
+import type { ServiceContext } from './context.js';
+import { ValidationErrors, type FieldError } from './errors.js';
+
+export const MAX_EVENTS_PER_REQUEST = 1000;
+
+export interface IngestDeps {
+  snapshots: RoutingSnapshots;
+  metrics: RoutingMetrics;
+  log: Logger;
+  /** Wakes the delivery worker after a commit. */
+  onAccepted?: () => void;
+}
+
+export interface AcceptedEvent {
+  id: string;
+  deliveries: number;
+}
+
+/** Validates one event or an array of up to 1,000; throws ValidationErrors naming index and field. */
+export function parseEvents(body: unknown): InternalEvent[] {
+  const many = Array.isArray(body);
+  const list = many ? (body as unknown[]) : [body];
+  if (many && list.length === 0) throw new ValidationErrors([{ code: 'BAD_USER_INPUT', field: '', message: 'no events: send one event { type, data } or a non-empty array' }]);
+  if (list.length > MAX_EVENTS_PER_REQUEST)
+    throw new ValidationErrors([{ code: 'BAD_USER_INPUT', field: '', message: `at most ${MAX_EVENTS_PER_REQUEST} events per request, got ${list.length}` }]);
+  const errors: FieldError[] = [];
+  const events: InternalEvent[] = [];
+  list.forEach((e, i) => {
+    const r = validateEvent(e);
+    if (r.ok) events.push(r.event);
+    else
+      for (const err of r.errors) {
+        const field = many ? `[${i}]${err.path ? '.' + err.path : ''}` : err.path;
+        errors.push({ code: 'BAD_USER_INPUT', field, message: `${many ? `event ${i}: ` : ''}${err.path || 'event'} ${err.message}` });
+      }
+  });
+  if (errors.length) throw new ValidationErrors(errors.slice(0, 100));
+  return events;
+}
+
+export async function acceptEvents(ctx: ServiceContext, events: InternalEvent[], deps: IngestDeps): Promise<AcceptedEvent[]> {
+  const snap = await deps.snapshots.get(ctx.companyId);
+  const now = ctx.now();
+  const planned = events.map((event) => {
+    const eventId = ctx.newId();
+    const family = familyOfType(event.type).eventTypeId;
+    if (!eventMonitored(event, snap.monitoring)) deps.metrics.notMonitored.inc();
+    const { matched, errors } = matchRouters(event, snap);
+    for (const e of errors) {
+      deps.metrics.celErrors.inc({ event_type_id: family });
+      deps.log.warn({ routerId: e.router.id, eventId, eventType: event.type, error: e.error }, 'filter evaluation failed; no notification');
+    }
+    const deliveries: NewDelivery[] = matched.map((r) => ({
+      id: ctx.newId(),
+      companyId: ctx.companyId,
+      eventId,
+      routerId: r.id,
+      routerName: r.name,
+      integrationId: r.integrationId,
+      createdAt: now,
+    }));
+    return { event, eventId, family, deliveries };
+  });
+  await ctx.store.transaction(async (tx) => {
+    for (const p of planned) {
+      await tx.insertEvent({ id: p.eventId, companyId: ctx.companyId, type: p.event.type, data: p.event.data, receivedAt: now });
+      if (p.deliveries.length) await tx.insertDeliveries(p.deliveries);
+    }
+  });
+  for (const p of planned) {
+    deps.metrics.eventsReceived.inc({ type: p.event.type });
+    if (p.deliveries.length) deps.metrics.matches.inc({ event_type_id: p.family }, p.deliveries.length);
+  }
+  deps.onAccepted?.();
+  return planned.map((p) => ({ id: p.eventId, deliveries: p.deliveries.length }));
+}
