@@ -31,6 +31,8 @@ export interface ServeConfig {
   deliveryMaxAgeMs: number;
   /** Concurrent deliveries of this replica; 0 = this replica only serves the API and accepts events. */
   deliveryWorkers: number;
+  /** First retry delay (full jitter doubles it per attempt); tests shorten it. */
+  deliveryBaseDelayMs: number | undefined;
   serviceUrl: string | undefined;
 }
 
@@ -58,6 +60,7 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'delivery-timeout', kind: 'int', help: 'per-attempt delivery timeout in ms (default 10000)' },
   { name: 'delivery-max-age', kind: 'int', help: 'give up (dead-letter) a delivery after this many ms (default 86400000)' },
   { name: 'delivery-workers', kind: 'int', help: 'concurrent deliveries in this process; 0 = accept and serve only, deliver elsewhere (default 8)' },
+  { name: 'delivery-retry-base', kind: 'int', help: 'first retry delay in ms; doubles per attempt with full jitter, capped at 10 min (default 1000)' },
   { name: 'service-url', kind: 'string', help: 'operator: a remote service to reconcile into (default: this process)' },
 ];
 
@@ -162,6 +165,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     deliveryTimeoutMs: int(flags, env, 'delivery-timeout', 10_000, 100, 600_000),
     deliveryMaxAgeMs: int(flags, env, 'delivery-max-age', 86_400_000, 1_000, 30 * 86_400_000),
     deliveryWorkers: int(flags, env, 'delivery-workers', 8, 0, 256),
+    deliveryBaseDelayMs: one(flags, env, 'delivery-retry-base') === undefined ? undefined : int(flags, env, 'delivery-retry-base', 1000, 1, 600_000),
     serviceUrl: one(flags, env, 'service-url'),
   };
 }

@@ -9,6 +9,7 @@ import type { ApiKeyEntry, ServeConfig } from '../config/config.js';
 import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import { ApiKeyRing } from './auth.js';
+import { DeliveryWorker } from '../delivery/index.js';
 import { createApp } from './app.js';
 import { createHttpMetrics } from './metrics.js';
 import { createRuntime } from './runtime.js';
@@ -44,7 +45,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
   const keys = cfg.apiKeys.length ? cfg.apiKeys : [ensureGeneratedKey(cfg.apiKeyPath, cfg.companyId, log)];
   const ring = new ApiKeyRing(keys);
   const metrics = createHttpMetrics();
-  let worker: { kick(): void } | undefined;
+  let worker: DeliveryWorker | undefined;
   const runtime = createRuntime({ store, cfg, log, registry: metrics.registry, kick: () => worker?.kick() });
   const app = createApp({
     store,
@@ -59,6 +60,21 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     s.once('error', reject);
   });
   server.keepAliveTimeout = 65_000;
+  if (cfg.deliveryWorkers > 0) {
+    worker = new DeliveryWorker({
+      store,
+      notifiers: (type) => runtime.notifierFor(type),
+      logger: log.child({ component: 'delivery' }),
+      metrics: metrics.registry,
+      options: {
+        concurrency: cfg.deliveryWorkers,
+        attemptTimeoutMs: cfg.deliveryTimeoutMs,
+        maxAgeMs: cfg.deliveryMaxAgeMs,
+        ...(cfg.deliveryBaseDelayMs !== undefined ? { baseDelayMs: cfg.deliveryBaseDelayMs } : {}),
+      },
+    });
+    worker.start();
+  }
   const port = (server.address() as AddressInfo).port;
   const host = cfg.host === '0.0.0.0' || cfg.host === '::' ? '127.0.0.1' : cfg.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -68,6 +84,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     port,
     store,
     async close() {
+      await worker?.stop();
       await new Promise<void>((r) => {
         server.close(() => r());
         server.closeIdleConnections();

@@ -1,0 +1,557 @@
+/**
+ * The delivery worker: drains the outbox (store `deliveries`) into the integrations, at least once.
+ *
+ *   loop:  claim up to (free slots) due deliveries  ──►  for each, concurrently:
+ *            integration gone or disabled ─────────────► DEAD (visible: API, metric, warn log)
+ *            rate limited ─────────────────────────────► deferred (PENDING at its slot; attempt not counted)
+ *            notifier.send(notification, signal) ──────► decide(): DELIVERED | PENDING at T | DEAD
+ *
+ * Durability: a delivery is only DELIVERED after the receiver said so; a crash at any point leaves
+ * the row PENDING or IN_FLIGHT, and an IN_FLIGHT row whose lease expired is claimed again (by this
+ * or another process). The receiver then sees the same delivery id again (webhook-id, dedup_key,
+ * Message-ID): at-least-once with a stable idempotency key.
+ *
+ * Leases and fencing: a claim holds the row for `leaseMs` (default 3 × attemptTimeoutMs, so an
+ * attempt always ends well before its lease). Outcomes are written with the attempt number the
+ * claim returned, and the store ignores them if the row moved on (see DeliveryQueueOps).
+ *
+ * Multiple workers (processes/replicas) may share one PostgreSQL store: claims use
+ * FOR UPDATE SKIP LOCKED. The rate limiter is per process.
+ */
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { isEventType } from '../events/families.js';
+import type { DeliveryResult, Notification, Notifier } from '../integrations/types.js';
+import type { Logger } from '../log.js';
+import type {
+  ClaimedDelivery,
+  DeliveryQueueOps,
+  DeliveryStats,
+  IntegrationRecord,
+  IntegrationType,
+  StoreOps,
+} from '../store/types.js';
+import { decide, DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_AGE_MS, DEFAULT_MAX_DELAY_MS, errorOf, type Decision } from './backoff.js';
+import { RateLimiter, type RateLimit } from './rate-limit.js';
+
+export interface DeliveryWorkerOptions {
+  /** Sends in flight at once. Default 8. */
+  concurrency: number;
+  /** Most rows claimed per claim query (never more than the free slots). Default = concurrency. */
+  batchSize: number;
+  /** How often to look for due work when idle. Default 500 ms; kick() wakes the worker at once. */
+  pollIntervalMs: number;
+  /** Per-attempt timeout (the notifiers have their own; this is the worker's hard stop). Default 10 s. */
+  attemptTimeoutMs: number;
+  /** How long a claim holds a row before another worker may take it. Default 3 × attemptTimeoutMs. */
+  leaseMs: number;
+  /** Give up (DEAD) when the next attempt would be later than createdAt + maxAgeMs. Default 24 h. */
+  maxAgeMs: number;
+  /** Backoff: ceiling of the first retry's delay. Default 1 s. */
+  baseDelayMs: number;
+  /** Backoff: largest delay ceiling. Default 10 min. */
+  maxDelayMs: number;
+  /** Per-type overrides of DEFAULT_RATE_LIMITS. */
+  rateLimits: Partial<Record<IntegrationType, RateLimit>>;
+  /** stop(): how long to wait for sends in flight before aborting them. Default attemptTimeoutMs. */
+  shutdownTimeoutMs: number;
+}
+
+/** What the worker needs from the store. */
+export type DeliveryWorkerStore = DeliveryQueueOps & Pick<StoreOps, 'getIntegration'>;
+
+export interface DeliveryWorkerDeps {
+  store: DeliveryWorkerStore;
+  /** The notifier for an integration type (called once per type; the result is cached). */
+  notifiers: (type: IntegrationType) => Notifier;
+  logger: Logger;
+  /** Registry to register the delivery metrics on (one worker per registry). Omit for no metrics. */
+  metrics?: Registry;
+  /** Epoch-ms clock. Default Date.now. */
+  clock?: () => number;
+  /** [0, 1) random source for backoff jitter. Default Math.random. */
+  rng?: () => number;
+  /** The current integration record. Default store.getIntegration. */
+  getIntegration?: (companyId: string, integrationId: string) => Promise<IntegrationRecord | null>;
+  options?: Partial<DeliveryWorkerOptions>;
+}
+
+export const DEFAULT_WORKER_OPTIONS = {
+  concurrency: 8,
+  pollIntervalMs: 500,
+  attemptTimeoutMs: 10_000,
+  maxAgeMs: DEFAULT_MAX_AGE_MS,
+  baseDelayMs: DEFAULT_BASE_DELAY_MS,
+  maxDelayMs: DEFAULT_MAX_DELAY_MS,
+} as const;
+
+export function workerOptions(o: Partial<DeliveryWorkerOptions> = {}): DeliveryWorkerOptions {
+  const positive = (v: number | undefined, d: number, what: string): number => {
+    if (v === undefined) return d;
+    if (!Number.isFinite(v) || v <= 0) throw new RangeError(`delivery worker: ${what} must be a positive number`);
+    return v;
+  };
+  const concurrency = Math.floor(positive(o.concurrency, DEFAULT_WORKER_OPTIONS.concurrency, 'concurrency'));
+  const attemptTimeoutMs = positive(o.attemptTimeoutMs, DEFAULT_WORKER_OPTIONS.attemptTimeoutMs, 'attemptTimeoutMs');
+  const leaseMs = positive(o.leaseMs, attemptTimeoutMs * 3, 'leaseMs');
+  if (leaseMs <= attemptTimeoutMs) {
+    throw new RangeError('delivery worker: leaseMs must be longer than attemptTimeoutMs (an attempt must end before its claim expires)');
+  }
+  return {
+    concurrency: Math.max(1, concurrency),
+    batchSize: Math.max(1, Math.floor(positive(o.batchSize, concurrency, 'batchSize'))),
+    pollIntervalMs: positive(o.pollIntervalMs, DEFAULT_WORKER_OPTIONS.pollIntervalMs, 'pollIntervalMs'),
+    attemptTimeoutMs,
+    leaseMs,
+    maxAgeMs: positive(o.maxAgeMs, DEFAULT_WORKER_OPTIONS.maxAgeMs, 'maxAgeMs'),
+    baseDelayMs: positive(o.baseDelayMs, DEFAULT_WORKER_OPTIONS.baseDelayMs, 'baseDelayMs'),
+    maxDelayMs: positive(o.maxDelayMs, DEFAULT_WORKER_OPTIONS.maxDelayMs, 'maxDelayMs'),
+    rateLimits: o.rateLimits ?? {},
+    shutdownTimeoutMs: o.shutdownTimeoutMs !== undefined && o.shutdownTimeoutMs >= 0 ? o.shutdownTimeoutMs : attemptTimeoutMs,
+  };
+}
+
+const GAUGED_STATUSES: ReadonlyArray<keyof DeliveryStats> = ['PENDING', 'IN_FLIGHT', 'DEAD'];
+
+/** Metric names (all registered by the worker). */
+export const DELIVERY_METRICS = {
+  deliveries: 'certmgr_notify_deliveries_total',
+  attemptDuration: 'certmgr_notify_delivery_attempt_duration_seconds',
+  queueDepth: 'certmgr_notify_delivery_queue_depth',
+  oldestDue: 'certmgr_notify_delivery_oldest_due_seconds',
+  deadLetters: 'certmgr_notify_delivery_dead_letters_total',
+  rateLimited: 'certmgr_notify_delivery_rate_limited_total',
+  leaseLost: 'certmgr_notify_delivery_lease_lost_total',
+} as const;
+
+interface WorkerMetrics {
+  deliveries: Counter<'integration_type' | 'outcome'>;
+  attemptDuration: Histogram<'integration_type'>;
+  deadLetters: Counter<'integration_type'>;
+  rateLimited: Counter<'integration_type'>;
+  leaseLost: Counter<'integration_type'>;
+}
+
+function existing<T>(registry: Registry, name: string): T | undefined {
+  return registry.getSingleMetric(name) as T | undefined;
+}
+
+function createMetrics(registry: Registry, store: DeliveryWorkerStore, clock: () => number): WorkerMetrics {
+  const r = [registry];
+  const m: WorkerMetrics = {
+    deliveries:
+      existing(registry, DELIVERY_METRICS.deliveries) ??
+      new Counter({
+        name: DELIVERY_METRICS.deliveries,
+        help: 'Delivery attempts by integration type and outcome (delivered, retry, dead)',
+        labelNames: ['integration_type', 'outcome'],
+        registers: r,
+      }),
+    attemptDuration:
+      existing(registry, DELIVERY_METRICS.attemptDuration) ??
+      new Histogram({
+        name: DELIVERY_METRICS.attemptDuration,
+        help: 'Duration of one delivery attempt (the request to the receiver)',
+        labelNames: ['integration_type'],
+        buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+        registers: r,
+      }),
+    deadLetters:
+      existing(registry, DELIVERY_METRICS.deadLetters) ??
+      new Counter({
+        name: DELIVERY_METRICS.deadLetters,
+        help: 'Deliveries that ended DEAD (permanent failure, maximum age, integration deleted or disabled)',
+        labelNames: ['integration_type'],
+        registers: r,
+      }),
+    rateLimited:
+      existing(registry, DELIVERY_METRICS.rateLimited) ??
+      new Counter({
+        name: DELIVERY_METRICS.rateLimited,
+        help: 'Deliveries deferred by the per-integration rate limit (queued, not dropped)',
+        labelNames: ['integration_type'],
+        registers: r,
+      }),
+    leaseLost:
+      existing(registry, DELIVERY_METRICS.leaseLost) ??
+      new Counter({
+        name: DELIVERY_METRICS.leaseLost,
+        help: 'Attempt outcomes not recorded because the claim had expired and the delivery was claimed again',
+        labelNames: ['integration_type'],
+        registers: r,
+      }),
+  };
+  if (!existing(registry, DELIVERY_METRICS.queueDepth)) {
+    new Gauge({
+      name: DELIVERY_METRICS.queueDepth,
+      help: 'Deliveries in the store by status: PENDING and IN_FLIGHT (the queue), DEAD (dead letters)',
+      labelNames: ['status'],
+      registers: r,
+      async collect() {
+        try {
+          const stats = await store.deliveryStats();
+          for (const s of GAUGED_STATUSES) this.set({ status: s }, stats[s]);
+        } catch {
+          // store closed or unreachable: keep the last values rather than failing the scrape
+        }
+      },
+    });
+  }
+  if (!existing(registry, DELIVERY_METRICS.oldestDue)) {
+    new Gauge({
+      name: DELIVERY_METRICS.oldestDue,
+      help: 'How long the most overdue due PENDING delivery has been waiting (0 when the queue keeps up)',
+      registers: r,
+      async collect() {
+        try {
+          this.set((await store.oldestPendingAge(clock())) / 1000);
+        } catch {
+          // as above
+        }
+      },
+    });
+  }
+  return m;
+}
+
+const UNKNOWN_TYPE = 'unknown';
+const MAX_DUE_HINTS = 1024;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export class DeliveryWorker {
+  readonly options: DeliveryWorkerOptions;
+  readonly #store: DeliveryWorkerStore;
+  readonly #notifierOf: (type: IntegrationType) => Notifier;
+  readonly #notifiers = new Map<IntegrationType, Notifier>();
+  readonly #log: Logger;
+  readonly #metrics: WorkerMetrics | undefined;
+  readonly #clock: () => number;
+  readonly #rng: () => number;
+  readonly #getIntegration: (companyId: string, integrationId: string) => Promise<IntegrationRecord | null>;
+  readonly #limiter: RateLimiter;
+
+  #running = false;
+  #loop: Promise<void> | undefined;
+  #inFlight = new Set<Promise<void>>();
+  #abort = new AbortController();
+  #wake: (() => void) | undefined;
+  /** While the loop sleeps: wake it no later than `at` (epoch ms). */
+  #wakeBy: ((at: number) => void) | undefined;
+  /**
+   * Due times of deliveries this worker retried or deferred, ascending (hints: polling still covers
+   * everything; only the earliest MAX_DUE_HINTS are kept).
+   */
+  #dueHints: number[] = [];
+  #kicked = false;
+  /** The last claim filled every free slot, so more may be due: a finished send should claim again. */
+  #backlog = false;
+  #claimFailures = 0;
+
+  constructor(deps: DeliveryWorkerDeps) {
+    this.options = workerOptions(deps.options);
+    this.#store = deps.store;
+    this.#notifierOf = deps.notifiers;
+    this.#log = deps.logger.child({ component: 'delivery-worker' });
+    this.#clock = deps.clock ?? Date.now;
+    this.#rng = deps.rng ?? Math.random;
+    this.#getIntegration = deps.getIntegration ?? ((c, i) => deps.store.getIntegration(c, i));
+    this.#limiter = new RateLimiter(this.options.rateLimits);
+    this.#metrics = deps.metrics ? createMetrics(deps.metrics, deps.store, this.#clock) : undefined;
+  }
+
+  get running(): boolean {
+    return this.#running;
+  }
+
+  /** Sends in flight right now. */
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Starts claiming and sending. Idempotent. */
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#abort = new AbortController();
+    this.#loop = this.#run();
+  }
+
+  /** Wakes the worker now (e.g. right after ingestion committed new deliveries). Cheap; safe any time. */
+  kick(): void {
+    this.#kicked = true;
+    this.#wake?.();
+  }
+
+  /**
+   * Graceful stop: claims nothing more, waits up to `timeoutMs` for the sends in flight, then
+   * aborts the rest (they go back to PENDING, due at once, for the next process). Resolves when
+   * every send has been recorded or abandoned (an abandoned claim is retaken after its lease).
+   */
+  async stop(timeoutMs: number = this.options.shutdownTimeoutMs): Promise<void> {
+    if (!this.#loop) return;
+    this.#running = false;
+    this.#wake?.();
+    await this.#loop;
+    this.#loop = undefined;
+    const all = Promise.allSettled([...this.#inFlight]);
+    const finished = await Promise.race([all.then(() => true), sleep(timeoutMs).then(() => false)]);
+    if (!finished) {
+      this.#log.warn({ inFlight: this.#inFlight.size }, 'delivery worker: aborting sends still in flight at shutdown');
+      this.#abort.abort();
+      await Promise.race([all, sleep(2_000)]);
+    }
+  }
+
+  async #run(): Promise<void> {
+    while (this.#running) {
+      this.#kicked = false;
+      const at = this.#clock();
+      let passed = 0;
+      while (passed < this.#dueHints.length && this.#dueHints[passed]! <= at) passed++;
+      if (passed) this.#dueHints.splice(0, passed);
+      const free = this.options.concurrency - this.#inFlight.size;
+      let full = free <= 0;
+      if (free > 0) {
+        const limit = Math.min(free, this.options.batchSize);
+        let batch: ClaimedDelivery[] = [];
+        try {
+          batch = await this.#store.claimDeliveries(this.#clock(), limit, this.options.leaseMs);
+          this.#claimFailures = 0;
+        } catch (err) {
+          this.#claimFailures++;
+          // Log the first failure and then every 20th, so a database outage doesn't flood the log.
+          if (this.#claimFailures === 1 || this.#claimFailures % 20 === 0) {
+            this.#log.error({ err, failures: this.#claimFailures }, 'delivery worker: claiming deliveries failed');
+          }
+        }
+        for (const d of batch) this.#track(this.#process(d));
+        full = batch.length === limit;
+      }
+      this.#backlog = full;
+      if (!this.#running) break;
+      if (full && this.#inFlight.size < this.options.concurrency) continue;
+      if (this.#kicked) continue;
+      // Sleep for the poll interval (after failed claims: back off, up to 10 intervals), or less when
+      // a retry or a rate-limited delivery of ours falls due sooner, or until kicked.
+      const sleepMs = this.#claimFailures
+        ? this.options.pollIntervalMs * Math.min(10, 2 ** Math.min(this.#claimFailures, 4))
+        : Math.min(
+            this.options.pollIntervalMs,
+            this.#dueHints.length === 0 ? Infinity : Math.max(0, this.#dueHints[0]! - this.#clock()) + 1,
+          );
+      await new Promise<void>((resolve) => {
+        let fireAt = Date.now() + sleepMs;
+        let timer = setTimeout(() => done(), sleepMs);
+        const done = () => {
+          clearTimeout(timer);
+          this.#wake = undefined;
+          this.#wakeBy = undefined;
+          resolve();
+        };
+        this.#wake = done;
+        this.#wakeBy = (at) => {
+          // `at` is on the worker's clock; the timer runs on the real one: convert via the delay.
+          const inMs = Math.max(0, at - this.#clock());
+          if (this.#claimFailures || Date.now() + inMs >= fireAt) return;
+          clearTimeout(timer);
+          fireAt = Date.now() + inMs;
+          timer = setTimeout(() => done(), inMs + 1);
+        };
+      });
+    }
+  }
+
+  #noteDue(at: number): void {
+    const hints = this.#dueHints;
+    let lo = 0;
+    let hi = hints.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (hints[mid]! <= at) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < MAX_DUE_HINTS) {
+      hints.splice(lo, 0, at);
+      if (hints.length > MAX_DUE_HINTS) hints.pop();
+    }
+    this.#wakeBy?.(at);
+  }
+
+  #track(p: Promise<void>): void {
+    const tracked = p
+      .catch((err: unknown) => this.#log.error({ err }, 'delivery worker: unexpected error'))
+      .finally(() => {
+        this.#inFlight.delete(tracked);
+        if (this.#backlog) this.#wake?.();
+      });
+    this.#inFlight.add(tracked);
+  }
+
+  #notifier(type: IntegrationType): Notifier {
+    let n = this.#notifiers.get(type);
+    if (!n) {
+      n = this.#notifierOf(type);
+      this.#notifiers.set(type, n);
+    }
+    return n;
+  }
+
+  async #process(d: ClaimedDelivery): Promise<void> {
+    let integration: IntegrationRecord | null;
+    try {
+      integration = await this.#getIntegration(d.companyId, d.integrationId);
+    } catch (err) {
+      // The store is unreachable: leave the claim; it is retaken when its lease expires.
+      this.#log.error({ err, deliveryId: d.id }, 'delivery worker: could not load the integration');
+      return;
+    }
+    if (!integration) {
+      return this.#record(d, UNKNOWN_TYPE, {
+        kind: 'dead',
+        error: `integration ${d.integrationId} no longer exists (deleted after the event was accepted)`,
+        statusCode: null,
+      });
+    }
+    const type = integration.type;
+    if (!integration.enabled) {
+      return this.#record(d, type, {
+        kind: 'dead',
+        error: `integration "${integration.name}" (${integration.id}) is disabled`,
+        statusCode: null,
+      });
+    }
+    if (!isEventType(d.event.type)) {
+      return this.#record(d, type, { kind: 'dead', error: `unknown event type ${d.event.type}`, statusCode: null });
+    }
+
+    const now = this.#clock();
+    const wait = this.#limiter.take(integration.id, type, now, d.id);
+    if (wait > 0) {
+      this.#metrics?.rateLimited.inc({ integration_type: type });
+      try {
+        const applied = await this.#store.deferDelivery(d.id, d.attempts, now + wait, now);
+        if (applied) this.#noteDue(now + wait);
+        else {
+          this.#limiter.release(d.id);
+          this.#metrics?.leaseLost.inc({ integration_type: type });
+        }
+      } catch (err) {
+        this.#limiter.release(d.id);
+        this.#log.error({ err, deliveryId: d.id }, 'delivery worker: could not defer a rate-limited delivery');
+      }
+      return;
+    }
+
+    if (this.#abort.signal.aborted) {
+      // Shutting down before anything was sent: hand the claim back without counting the attempt.
+      await this.#store.deferDelivery(d.id, d.attempts, now, now).catch(() => {}); // else: lease expiry
+      return;
+    }
+
+    const notification: Notification = {
+      id: d.id,
+      eventId: d.eventId,
+      event: { type: d.event.type, data: d.event.data },
+      occurredAt: d.event.receivedAt,
+      router: { id: d.routerId, name: d.routerName },
+      integration,
+      attempt: d.attempts,
+    };
+    const started = performance.now();
+    const result = await this.#send(type, notification);
+    this.#metrics?.attemptDuration.observe({ integration_type: type }, (performance.now() - started) / 1000);
+
+    const at = this.#clock();
+    let decision: Decision;
+    if (this.#abort.signal.aborted && result.outcome === 'retry') {
+      // Interrupted by shutdown: not the receiver's fault; due again at once for the next process.
+      decision = { kind: 'retry', at, error: `attempt interrupted by shutdown (${errorOf(result)})`, statusCode: result.statusCode ?? null };
+    } else {
+      decision = decide(result, d, at, {
+        maxAgeMs: this.options.maxAgeMs,
+        baseMs: this.options.baseDelayMs,
+        capMs: this.options.maxDelayMs,
+        rng: this.#rng,
+      });
+    }
+    return this.#record(d, type, decision);
+  }
+
+  /** One attempt; never throws, never outlives attemptTimeoutMs (+ a short grace) or an abort. */
+  async #send(type: IntegrationType, n: Notification): Promise<DeliveryResult> {
+    const timeoutMs = this.options.attemptTimeoutMs;
+    const signal = AbortSignal.any([this.#abort.signal, AbortSignal.timeout(timeoutMs)]);
+    // A notifier that ignores its signal must not hold the slot past the lease (or past shutdown).
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const guard = new Promise<DeliveryResult>((resolve) => {
+      const give = (after: number, error: string) => {
+        clearTimeout(timer);
+        timer = setTimeout(() => resolve({ outcome: 'retry', error }), after);
+      };
+      give(timeoutMs + 1_000, `attempt timed out after ${timeoutMs} ms`);
+      onAbort = () => give(1_000, 'aborted');
+      this.#abort.signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      const notifier = this.#notifier(type);
+      return await Promise.race([notifier.send(n, signal), guard]);
+    } catch (err) {
+      const name = err instanceof Error ? err.name : typeof err;
+      return { outcome: 'retry', error: `internal error in the ${type} notifier (${name})` };
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) this.#abort.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async #record(d: ClaimedDelivery, type: IntegrationType | typeof UNKNOWN_TYPE, decision: Decision): Promise<void> {
+    const now = this.#clock();
+    let applied: boolean;
+    try {
+      switch (decision.kind) {
+        case 'delivered':
+          applied = await this.#store.markDelivered(d.id, d.attempts, now, decision.statusCode);
+          break;
+        case 'retry':
+          applied = await this.#store.markRetry(d.id, d.attempts, decision.at, decision.error, decision.statusCode, now);
+          break;
+        case 'dead':
+          applied = await this.#store.markDead(d.id, d.attempts, now, decision.error, decision.statusCode);
+          break;
+      }
+    } catch (err) {
+      // Not recorded: the claim expires and the delivery is attempted again (at-least-once).
+      this.#log.error({ err, deliveryId: d.id, outcome: decision.kind }, 'delivery worker: could not record the outcome');
+      return;
+    }
+    const labels = { integration_type: type };
+    if (!applied) {
+      this.#metrics?.leaseLost.inc(labels);
+      this.#log.warn(
+        { deliveryId: d.id, attempt: d.attempts, outcome: decision.kind },
+        'delivery worker: outcome not recorded; the claim had expired and the delivery was claimed again',
+      );
+      return;
+    }
+    this.#metrics?.deliveries.inc({ ...labels, outcome: decision.kind });
+    if (decision.kind === 'retry') this.#noteDue(decision.at);
+    const fields = {
+      deliveryId: d.id,
+      companyId: d.companyId,
+      eventId: d.eventId,
+      routerId: d.routerId,
+      integrationId: d.integrationId,
+      integrationType: type,
+      attempts: d.attempts,
+      statusCode: decision.statusCode,
+    };
+    if (decision.kind === 'dead') {
+      this.#metrics?.deadLetters.inc(labels);
+      this.#log.warn({ ...fields, error: decision.error }, 'delivery dead-lettered');
+    } else if (decision.kind === 'retry') {
+      this.#log.debug({ ...fields, error: decision.error, nextAttemptAt: new Date(decision.at).toISOString() }, 'delivery attempt failed; will retry');
+    } else {
+      this.#log.debug(fields, 'delivered');
+    }
+  }
+}
