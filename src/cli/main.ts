@@ -25,7 +25,14 @@ async function main(argv: string[]): Promise<number> {
     }
     const log = createLogger({ level: cfg.logLevel });
     const { startService } = await import('../server/serve.js');
-    const svc = await startService(cfg, log);
+    let svc;
+    try {
+      svc = await startService(cfg, log);
+    } catch (e) {
+      log.error({ err: e }, 'start failed');
+      process.stderr.write(`certmgr-notify: ${(e as Error).message}\n`);
+      return e instanceof ConfigError ? 2 : 1;
+    }
     await new Promise<void>((resolve) => {
       const stop = (sig: string) => {
         log.info({ signal: sig }, 'shutting down');

@@ -34,6 +34,22 @@ export interface ServeConfig {
   /** First retry delay (full jitter doubles it per attempt); tests shorten it. */
   deliveryBaseDelayMs: number | undefined;
   serviceUrl: string | undefined;
+  serviceApiKey: string | undefined;
+  /** Operator in remote mode: the API key comes from this Secret (namespace/name[:key]). */
+  serviceApiKeySecret: { namespace: string; name: string; key: string } | undefined;
+  kubeOptions: {
+    watchNamespace: string | undefined;
+    leaderElect: boolean;
+    leaseName: string | undefined;
+    leaseNamespace: string | undefined;
+    leaseDurationMs: number | undefined;
+    renewDeadlineMs: number | undefined;
+    retryPeriodMs: number | undefined;
+    resyncMs: number | undefined;
+    concurrency: number | undefined;
+    podName: string | undefined;
+    clusterName: string | undefined;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -62,6 +78,19 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'delivery-workers', kind: 'int', help: 'concurrent deliveries in this process; 0 = accept and serve only, deliver elsewhere (default 8)' },
   { name: 'delivery-retry-base', kind: 'int', help: 'first retry delay in ms; doubles per attempt with full jitter, capped at 10 min (default 1000)' },
   { name: 'service-url', kind: 'string', help: 'operator: a remote service to reconcile into (default: this process)' },
+  { name: 'service-api-key', kind: 'string', help: 'operator: API key for --service-url (prefer --service-api-key-secret)' },
+  { name: 'service-api-key-secret', kind: 'string', help: 'operator: <namespace>/<name>[:key] of the Secret holding the key for --service-url (key default api-key)' },
+  { name: 'watch-namespace', kind: 'string', help: 'operator: watch only this namespace (default all)' },
+  { name: 'leader-elect', kind: 'string', help: 'true | false: Lease leader election; only the leader reconciles and delivers (default true)' },
+  { name: 'lease-name', kind: 'string', help: 'leader election Lease name (default certmgr-notify-operator)' },
+  { name: 'lease-namespace', kind: 'string', help: "leader election Lease namespace (default the pod's, else default)" },
+  { name: 'lease-duration', kind: 'int', help: 'leader lease duration in ms (default 15000)' },
+  { name: 'renew-deadline', kind: 'int', help: 'leader renew deadline in ms (default 10000)' },
+  { name: 'retry-period', kind: 'int', help: 'leader retry period in ms (default 2000)' },
+  { name: 'resync-period', kind: 'int', help: 'operator: reconcile every object at least this often, reverting API drift (ms, default 300000)' },
+  { name: 'reconcile-concurrency', kind: 'int', help: 'operator: concurrent reconciles per controller (default 4)' },
+  { name: 'pod-name', kind: 'string', help: 'leader election identity (default hostname + random)' },
+  { name: 'cluster-name', kind: 'string', help: 'operator: suffix of managedBy when several clusters share one service' },
 ];
 
 export type RawFlags = Map<string, string[]>;
@@ -118,6 +147,24 @@ function int(flags: RawFlags, env: NodeJS.ProcessEnv, name: string, def: number,
   return n;
 }
 
+function optInt(flags: RawFlags, env: NodeJS.ProcessEnv, name: string, min: number, max: number): number | undefined {
+  return one(flags, env, name) === undefined ? undefined : int(flags, env, name, 0, min, max);
+}
+
+function bool(v: string | undefined, name: string, def: boolean): boolean {
+  if (v === undefined) return def;
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  throw new ConfigError(`--${name} must be true or false, got '${v}'`);
+}
+
+function parseSecretRef(v: string | undefined): ServeConfig['serviceApiKeySecret'] {
+  if (v === undefined) return undefined;
+  const m = /^([a-z0-9-]{1,63})\/([a-z0-9.-]{1,253})(?::([A-Za-z0-9._-]+))?$/.exec(v);
+  if (!m) throw new ConfigError(`--service-api-key-secret must be <namespace>/<name>[:key], got '${v}'`);
+  return { namespace: m[1]!, name: m[2]!, key: m[3] ?? 'api-key' };
+}
+
 export function loadApiKeysFile(path: string): ApiKeyEntry[] {
   let doc: unknown;
   try {
@@ -167,5 +214,20 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     deliveryWorkers: int(flags, env, 'delivery-workers', 8, 0, 256),
     deliveryBaseDelayMs: one(flags, env, 'delivery-retry-base') === undefined ? undefined : int(flags, env, 'delivery-retry-base', 1000, 1, 600_000),
     serviceUrl: one(flags, env, 'service-url'),
+    serviceApiKey: one(flags, env, 'service-api-key'),
+    serviceApiKeySecret: parseSecretRef(one(flags, env, 'service-api-key-secret')),
+    kubeOptions: {
+      watchNamespace: one(flags, env, 'watch-namespace'),
+      leaderElect: bool(one(flags, env, 'leader-elect'), 'leader-elect', true),
+      leaseName: one(flags, env, 'lease-name'),
+      leaseNamespace: one(flags, env, 'lease-namespace'),
+      leaseDurationMs: optInt(flags, env, 'lease-duration', 1000, 3_600_000),
+      renewDeadlineMs: optInt(flags, env, 'renew-deadline', 500, 3_600_000),
+      retryPeriodMs: optInt(flags, env, 'retry-period', 100, 600_000),
+      resyncMs: optInt(flags, env, 'resync-period', 1000, 86_400_000),
+      concurrency: optInt(flags, env, 'reconcile-concurrency', 1, 64),
+      podName: one(flags, env, 'pod-name'),
+      clusterName: one(flags, env, 'cluster-name'),
+    },
   };
 }

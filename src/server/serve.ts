@@ -5,11 +5,12 @@ import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
-import type { ApiKeyEntry, ServeConfig } from '../config/config.js';
+import { ConfigError, type ApiKeyEntry, type ServeConfig } from '../config/config.js';
 import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import { ApiKeyRing } from './auth.js';
 import { DeliveryWorker } from '../delivery/index.js';
+import { kubeConfigAvailable, loadKubeConfig, startOperator, type RunningOperator, type ServiceTarget } from '../operator/index.js';
 import { createApp } from './app.js';
 import { createHttpMetrics } from './metrics.js';
 import { createRuntime } from './runtime.js';
@@ -39,11 +40,17 @@ export function ensureGeneratedKey(path: string, companyId: string, log: Logger)
 }
 
 export async function startService(cfg: ServeConfig, log: Logger): Promise<RunningService> {
+  if (cfg.kube === 'on' && !kubeConfigAvailable())
+    throw new ConfigError('--kube on: no Kubernetes configuration found (KUBECONFIG, ~/.kube/config or in-cluster service account)');
   const store = await openStore(cfg.store);
   await store.migrate();
   log.info({ dialect: store.dialect }, 'store ready');
   const keys = cfg.apiKeys.length ? cfg.apiKeys : [ensureGeneratedKey(cfg.apiKeyPath, cfg.companyId, log)];
-  const ring = new ApiKeyRing(keys);
+  const kubeWanted = cfg.kube === 'on' || (cfg.kube === 'auto' && kubeConfigAvailable());
+  if (cfg.kube === 'auto' && !kubeWanted) log.info('no Kubernetes configuration found (--kube auto): operator not started');
+  // The in-process operator calls this service's own API with a key that exists only in memory.
+  const operatorKey = kubeWanted && !cfg.serviceUrl ? 'cmn_op_' + randomBytes(24).toString('base64url') : undefined;
+  const ring = new ApiKeyRing(operatorKey ? [...keys, { key: operatorKey, companyId: cfg.companyId }] : keys);
   const metrics = createHttpMetrics();
   let worker: DeliveryWorker | undefined;
   const runtime = createRuntime({ store, cfg, log, registry: metrics.registry, kick: () => worker?.kick() });
@@ -60,6 +67,9 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     s.once('error', reject);
   });
   server.keepAliveTimeout = 65_000;
+  const port = (server.address() as AddressInfo).port;
+  const host = cfg.host === '0.0.0.0' || cfg.host === '::' ? '127.0.0.1' : cfg.host;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   if (cfg.deliveryWorkers > 0) {
     worker = new DeliveryWorker({
       store,
@@ -73,17 +83,56 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
         ...(cfg.deliveryBaseDelayMs !== undefined ? { baseDelayMs: cfg.deliveryBaseDelayMs } : {}),
       },
     });
-    worker.start();
   }
-  const port = (server.address() as AddressInfo).port;
-  const host = cfg.host === '0.0.0.0' || cfg.host === '::' ? '127.0.0.1' : cfg.host;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  let operator: RunningOperator | undefined;
+  const onClose: (() => Promise<void>)[] = [];
+  if (kubeWanted) {
+    const service: ServiceTarget = cfg.serviceUrl
+      ? cfg.serviceApiKeySecret
+        ? { url: cfg.serviceUrl, apiKeySecret: cfg.serviceApiKeySecret }
+        : cfg.serviceApiKey
+          ? { url: cfg.serviceUrl, apiKey: cfg.serviceApiKey }
+          : (() => {
+              throw new ConfigError('--service-url needs --service-api-key-secret or --service-api-key');
+            })()
+      : { url, apiKey: operatorKey! };
+    const k = cfg.kubeOptions;
+    operator = await startOperator({
+      logger: log.child({ component: 'operator' }),
+      service,
+      kubeConfig: loadKubeConfig(),
+      registry: metrics.registry,
+      ...(k.watchNamespace ? { namespace: k.watchNamespace } : {}),
+      ...(k.podName ? { identity: k.podName } : {}),
+      ...(k.clusterName ? { cluster: k.clusterName } : {}),
+      ...(k.resyncMs ? { resyncMs: k.resyncMs } : {}),
+      ...(k.concurrency ? { concurrency: k.concurrency } : {}),
+      leaderElection: {
+        enabled: k.leaderElect,
+        ...(k.leaseName ? { leaseName: k.leaseName } : {}),
+        ...(k.leaseNamespace ? { leaseNamespace: k.leaseNamespace } : {}),
+        ...(k.leaseDurationMs ? { leaseDurationMs: k.leaseDurationMs } : {}),
+        ...(k.renewDeadlineMs ? { renewDeadlineMs: k.renewDeadlineMs } : {}),
+        ...(k.retryPeriodMs ? { retryPeriodMs: k.retryPeriodMs } : {}),
+      },
+    });
+    onClose.push(() => operator!.stop());
+  }
+  if (worker) {
+    const w = worker;
+    if (operator && cfg.kubeOptions.leaderElect) {
+      // only the leader delivers (and reconciles); a follower serves the API and accepts events
+      operator.onStartedLeading(() => w.start());
+      operator.onStoppedLeading(() => void w.stop());
+    } else w.start();
+  }
   log.info({ url, companies: new Set(keys.map((k) => k.companyId)).size }, 'listening');
   return {
     url,
     port,
     store,
     async close() {
+      for (const c of onClose) await c();
       await worker?.stop();
       await new Promise<void>((r) => {
         server.close(() => r());

@@ -14,9 +14,10 @@ export interface ServiceProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export async function startServiceProcess(args: string[], key: string): Promise<ServiceProcess> {
+export async function startServiceProcess(args: string[], key: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
   const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--kube', 'off', '--api-key', key, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
   });
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));

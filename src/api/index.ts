@@ -1,0 +1,20 @@
+/** The operator's API: CRD kinds, their schemas, types and validators. */
+import { MonitoringConfigKind, monitoringSpecSchema, type MonitoringConfigSpec } from './monitoringconfig.js';
+import { NotificationProviderKind, providerSpecSchema, type NotificationProviderSpec } from './notificationprovider.js';
+import { NotificationRouterKind, routerSpecSchema, type NotificationRouterSpec } from './notificationrouter.js';
+import type { KindDef } from './meta.js';
+import { validateAgainst, type Validation } from './validation.js';
+
+export * from './meta.js';
+export * from './monitoringconfig.js';
+export * from './notificationprovider.js';
+export * from './notificationrouter.js';
+export type { Infer, Schema } from './schema.js';
+export { createKubeAjv, formatAjvErrors, validateAgainst, type Validation } from './validation.js';
+
+/** Every kind, in the order the generator writes them. */
+export const KINDS: readonly KindDef[] = [MonitoringConfigKind, NotificationProviderKind, NotificationRouterKind];
+
+export const validateProviderSpec = (spec: unknown): Validation<NotificationProviderSpec> => validateAgainst(providerSpecSchema, spec);
+export const validateRouterSpec = (spec: unknown): Validation<NotificationRouterSpec> => validateAgainst(routerSpecSchema, spec);
+export const validateMonitoringSpec = (spec: unknown): Validation<MonitoringConfigSpec> => validateAgainst(monitoringSpecSchema, spec);

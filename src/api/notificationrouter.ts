@@ -1,0 +1,75 @@
+/** NotificationRouter: binds an event type, an optional CEL filter and a provider (a router in the service). */
+import { EVENT_TYPE_IDS } from '../events/families.js';
+import {
+  ageColumn,
+  conditionsSchema,
+  localObjectRefSchema,
+  messageColumn,
+  observedGenerationSchema,
+  readyColumn,
+  reasonColumn,
+  type CustomResource,
+  type KindDef,
+} from './meta.js';
+import { defineSchema, type Infer } from './schema.js';
+
+/** Mirrors the service's limit; the service compiles the filter (errors come back with line:column). */
+export const FILTER_MAX_LENGTH = 2000;
+
+export const routerSpecSchema = defineSchema({
+  type: 'object',
+  required: ['eventTypeId', 'providerRef'],
+  properties: {
+    eventTypeId: { type: 'string', enum: EVENT_TYPE_IDS, description: 'The event family this router receives.' },
+    filter: {
+      type: 'string',
+      maxLength: FILTER_MAX_LENGTH,
+      description: "CEL over `type` and `data`, e.g. type.endsWith('.notready'). Empty or omitted: every event of the family.",
+    },
+    providerRef: { ...localObjectRefSchema, description: 'The NotificationProvider (same namespace) that receives the events.' },
+    displayName: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 255,
+      description: 'Name of the router in the service. Default: <namespace>/<name>.',
+    },
+    enabled: { type: 'boolean', default: true },
+  },
+});
+
+export const routerStatusSchema = defineSchema({
+  type: 'object',
+  properties: {
+    observedGeneration: observedGenerationSchema,
+    conditions: conditionsSchema,
+    routerId: { type: 'string', description: 'Id of the router in the service.' },
+    integrationId: { type: 'string', description: 'Id of the integration the router sends to.' },
+  },
+});
+
+export type NotificationRouterSpec = Infer<typeof routerSpecSchema>;
+export type NotificationRouterStatus = Infer<typeof routerStatusSchema>;
+export type NotificationRouter = CustomResource<NotificationRouterSpec, NotificationRouterStatus>;
+
+export const NotificationRouterKind: KindDef = {
+  kind: 'NotificationRouter',
+  plural: 'notificationrouters',
+  singular: 'notificationrouter',
+  listKind: 'NotificationRouterList',
+  shortNames: ['nrouter'],
+  scope: 'Namespaced',
+  description: 'Routes one event family, optionally filtered with CEL, to a NotificationProvider.',
+  specSchema: routerSpecSchema,
+  statusSchema: routerStatusSchema,
+  printerColumns: [
+    readyColumn,
+    { name: 'Event Type', type: 'string', jsonPath: '.spec.eventTypeId' },
+    { name: 'Provider', type: 'string', jsonPath: '.spec.providerRef.name' },
+    { name: 'Enabled', type: 'boolean', jsonPath: '.spec.enabled' },
+    { name: 'Filter', type: 'string', jsonPath: '.spec.filter', priority: 1 },
+    { name: 'Router', type: 'string', jsonPath: '.status.routerId', priority: 1 },
+    reasonColumn,
+    messageColumn,
+    ageColumn,
+  ],
+};

@@ -1,0 +1,152 @@
+/**
+ * A client-node ListWatch that keeps running. client-node relists by itself after a 410 and re-watches after
+ * a normal close or its 30 s idle timeout, but on any other error (connection cut, 5xx, ECONNREFUSED) it fires
+ * `error` and stops; this wrapper restarts it with exponential backoff. It also reports every (re)list so
+ * controllers can enqueue everything after a relist, and exposes `synced` (first list done).
+ */
+import { ListWatch, Watch, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { describeKubeError, kubeErrorCode } from './errors.js';
+import { backoffDelay, realClock, type BackoffPolicy, type Clock } from './timers.js';
+
+export type InformerEvent = 'add' | 'update' | 'delete';
+
+export interface InformerStats {
+  lists: number;
+  restarts: number;
+  errors: number;
+  lastError?: string;
+}
+
+export interface ResilientInformerOptions<T extends KubernetesObject> {
+  name: string;
+  kc: KubeConfig;
+  /** watch path, e.g. /apis/notify.certmgr.io/v1alpha1/notificationrouters */
+  path: string;
+  list: () => Promise<KubernetesListObject<T>>;
+  log: Logger;
+  backoff?: BackoffPolicy;
+  clock?: Clock;
+  /** inject a Watch (tests) */
+  watch?: Watch;
+  /** a watch that ran this long without failing starts over at the base delay (default 60 s) */
+  backoffResetMs?: number;
+}
+
+export const DEFAULT_INFORMER_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 30_000, jitter: 0.2 };
+
+export class ResilientInformer<T extends KubernetesObject> {
+  private readonly lw: ListWatch<T>;
+  private readonly clock: Clock;
+  private readonly backoff: BackoffPolicy;
+  private readonly handlers: Record<InformerEvent, ((obj: T) => void)[]> = { add: [], update: [], delete: [] };
+  private readonly listHandlers: ((items: T[]) => void)[] = [];
+  private stopped = true;
+  private failures = 0;
+  private lastFailureAt = 0;
+  private restartTimer: unknown;
+  private syncedResolve!: () => void;
+  private syncedFlag = false;
+  readonly synced: Promise<void>;
+  readonly stats: InformerStats = { lists: 0, restarts: 0, errors: 0 };
+
+  constructor(private readonly opts: ResilientInformerOptions<T>) {
+    this.clock = opts.clock ?? realClock;
+    this.backoff = opts.backoff ?? DEFAULT_INFORMER_BACKOFF;
+    this.synced = new Promise((r) => (this.syncedResolve = r));
+    const listFn = async (): Promise<KubernetesListObject<T>> => {
+      const list = await opts.list();
+      this.stats.lists++;
+      this.failures = 0;
+      const items = list.items ?? [];
+      // after client-node has applied the list to its cache (it does so synchronously once this promise
+      // resolves, in a microtask; setImmediate runs after all of them)
+      setImmediate(() => {
+        if (!this.syncedFlag) {
+          this.syncedFlag = true;
+          this.syncedResolve();
+        }
+        for (const h of this.listHandlers) h(items);
+      });
+      return list;
+    };
+    this.lw = new ListWatch<T>(opts.path, opts.watch ?? new Watch(opts.kc), listFn, false);
+    this.lw.on('add', (o) => this.emit('add', o));
+    this.lw.on('update', (o) => this.emit('update', o));
+    this.lw.on('delete', (o) => this.emit('delete', o));
+    this.lw.on('error', (err) => this.onError(err));
+  }
+
+  get name(): string {
+    return this.opts.name;
+  }
+
+  get hasSynced(): boolean {
+    return this.syncedFlag;
+  }
+
+  on(event: InformerEvent, cb: (obj: T) => void): void {
+    this.handlers[event].push(cb);
+  }
+
+  /** Called after every successful list (start, relist after 410, restart without a resourceVersion). */
+  onList(cb: (items: T[]) => void): void {
+    this.listHandlers.push(cb);
+  }
+
+  get(name: string, namespace?: string): T | undefined {
+    return this.lw.get(name, namespace);
+  }
+
+  list(namespace?: string): readonly T[] {
+    return this.lw.list(namespace);
+  }
+
+  /** Starts list+watch; resolves once started (not once synced: await `synced` for that). */
+  async start(): Promise<void> {
+    if (!this.stopped) return;
+    this.stopped = false;
+    await this.lw.start();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.restartTimer !== undefined) this.clock.clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
+    await this.lw.stop();
+  }
+
+  private emit(event: InformerEvent, obj: T): void {
+    this.failures = 0;
+    for (const h of this.handlers[event]) {
+      try {
+        h(obj);
+      } catch (e) {
+        this.opts.log.error({ err: e, informer: this.name }, 'informer handler threw');
+      }
+    }
+  }
+
+  private onError(err: unknown): void {
+    if (this.stopped) return; // stop() aborts the watch and client-node reports that as an error
+    this.stats.errors++;
+    this.stats.lastError = describeKubeError(err);
+    const now = this.clock.now();
+    if (now - this.lastFailureAt > (this.opts.backoffResetMs ?? 60_000)) this.failures = 0;
+    this.lastFailureAt = now;
+    this.failures++;
+    const delay = backoffDelay(this.failures, this.backoff);
+    this.opts.log.warn(
+      { informer: this.name, code: kubeErrorCode(err), error: this.stats.lastError, retryInMs: delay },
+      'watch failed; restarting',
+    );
+    if (this.restartTimer !== undefined) this.clock.clearTimeout(this.restartTimer);
+    this.restartTimer = this.clock.setTimeout(() => {
+      this.restartTimer = undefined;
+      if (this.stopped) return;
+      this.stats.restarts++;
+      // start() keeps the last resourceVersion: a watch from it resumes, or gets 410 and relists
+      void this.lw.start().catch((e: unknown) => this.onError(e));
+    }, delay);
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * A keyed work queue in the spirit of client-go's: a key is queued at most once (dedupe), never processed by
+ * two workers at once (a key added while in flight is processed again afterwards), processed by at most
+ * `concurrency` workers, retried with per-key exponential backoff on failure, and re-added after
+ * `requeueAfter` on request. Handlers receive only the key (level-triggered).
+ */
+import { backoffDelay, realClock, type BackoffPolicy, type Clock } from './timers.js';
+
+export interface Result {
+  /** come back after this many ms (a resync or a wait on something that is not watched) */
+  requeueAfter?: number;
+}
+
+export interface WorkQueueOptions {
+  name: string;
+  concurrency?: number;
+  backoff?: BackoffPolicy;
+  clock?: Clock;
+  rand?: () => number;
+  handler: (key: string) => Promise<Result | void>;
+  /** called after a failed attempt with the delay before the retry */
+  onError?: (key: string, err: unknown, retryInMs: number, failures: number) => void;
+  /** called after every attempt */
+  onDone?: (key: string, outcome: 'success' | 'requeue' | 'error', ms: number) => void;
+}
+
+export const DEFAULT_QUEUE_BACKOFF: BackoffPolicy = { baseMs: 50, maxMs: 5 * 60_000, jitter: 0.1 };
+
+export class WorkQueue {
+  private readonly ready: string[] = [];
+  private readonly queued = new Set<string>();
+  private readonly processing = new Set<string>();
+  private readonly again = new Set<string>();
+  private readonly delayed = new Map<string, { at: number; handle: unknown }>();
+  private readonly failures = new Map<string, number>();
+  private readonly clock: Clock;
+  private readonly concurrency: number;
+  private readonly backoff: BackoffPolicy;
+  private active = 0;
+  private running = false;
+  private stopped = false;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(private readonly opts: WorkQueueOptions) {
+    this.clock = opts.clock ?? realClock;
+    this.concurrency = Math.max(1, opts.concurrency ?? 1);
+    this.backoff = opts.backoff ?? DEFAULT_QUEUE_BACKOFF;
+  }
+
+  get name(): string {
+    return this.opts.name;
+  }
+
+  /** Start processing (keys added before are kept). */
+  start(): void {
+    if (this.stopped) return;
+    this.running = true;
+    this.pump();
+  }
+
+  /** Queue `key` now (no-op if already queued; deferred if in flight). */
+  add(key: string): void {
+    if (this.stopped) return;
+    if (this.processing.has(key)) {
+      this.again.add(key);
+      return;
+    }
+    if (this.queued.has(key)) return;
+    this.queued.add(key);
+    this.ready.push(key);
+    this.pump();
+  }
+
+  /** Queue `key` after `ms`; an earlier pending delayed add wins. */
+  addAfter(key: string, ms: number): void {
+    if (this.stopped) return;
+    if (ms <= 0) return this.add(key);
+    const at = this.clock.now() + ms;
+    const cur = this.delayed.get(key);
+    if (cur && cur.at <= at) return;
+    if (cur) this.clock.clearTimeout(cur.handle);
+    const handle = this.clock.setTimeout(() => {
+      const d = this.delayed.get(key);
+      if (d?.handle === handle) this.delayed.delete(key);
+      this.add(key);
+    }, ms);
+    this.delayed.set(key, { at, handle });
+  }
+
+  /** Queue `key` after its next backoff delay; returns the delay. */
+  addRateLimited(key: string): number {
+    const n = (this.failures.get(key) ?? 0) + 1;
+    this.failures.set(key, n);
+    const delay = backoffDelay(n, this.backoff, this.opts.rand);
+    this.addAfter(key, delay);
+    return delay;
+  }
+
+  /** Reset the key's backoff. */
+  forget(key: string): void {
+    this.failures.delete(key);
+  }
+
+  numFailures(key: string): number {
+    return this.failures.get(key) ?? 0;
+  }
+
+  /** queued (ready) + in flight */
+  get length(): number {
+    return this.ready.length + this.processing.size;
+  }
+
+  get pendingDelayed(): number {
+    return this.delayed.size;
+  }
+
+  isProcessing(key: string): boolean {
+    return this.processing.has(key);
+  }
+
+  /** Resolves when nothing is queued or in flight (delayed keys don't count). */
+  whenIdle(): Promise<void> {
+    if (this.length === 0) return Promise.resolve();
+    return new Promise((r) => this.idleWaiters.push(r));
+  }
+
+  /** Stop taking keys; wait for in-flight handlers. Delayed adds are dropped. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.running = false;
+    for (const d of this.delayed.values()) this.clock.clearTimeout(d.handle);
+    this.delayed.clear();
+    this.ready.length = 0;
+    this.queued.clear();
+    this.again.clear();
+    if (this.processing.size === 0) return;
+    await new Promise<void>((r) => this.idleWaiters.push(r));
+  }
+
+  private pump(): void {
+    if (!this.running) return;
+    while (this.active < this.concurrency && this.ready.length > 0) {
+      const key = this.ready.shift()!;
+      this.queued.delete(key);
+      this.processing.add(key);
+      this.active++;
+      void this.run(key);
+    }
+  }
+
+  private async run(key: string): Promise<void> {
+    const t0 = this.clock.now();
+    let outcome: 'success' | 'requeue' | 'error' = 'success';
+    try {
+      const r = await this.opts.handler(key);
+      this.forget(key);
+      if (r?.requeueAfter !== undefined && r.requeueAfter >= 0 && !this.stopped) {
+        outcome = 'requeue';
+        this.addAfter(key, r.requeueAfter);
+      }
+    } catch (err) {
+      outcome = 'error';
+      if (!this.stopped) {
+        const delay = this.addRateLimited(key);
+        this.opts.onError?.(key, err, delay, this.failures.get(key) ?? 0);
+      }
+    } finally {
+      this.processing.delete(key);
+      this.active--;
+      this.opts.onDone?.(key, outcome, this.clock.now() - t0);
+      if (this.again.delete(key)) this.add(key);
+      this.pump();
+      if (this.length === 0 && this.idleWaiters.length) {
+        const w = this.idleWaiters;
+        this.idleWaiters = [];
+        for (const r of w) r();
+      }
+    }
+  }
+}

@@ -1,0 +1,417 @@
+/**
+ * Composition root of the Kubernetes operator: informers (providers, routers, monitoring configs, Secrets),
+ * one controller (keyed workqueue) per kind, leader election on a Lease, the service API client.
+ * Only the leader runs informers and controllers; `isLeader` / `onStartedLeading` let other roles (emitter,
+ * delivery) follow the same leadership. `stop()` drains in-flight reconciles and releases the lease.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import type { KubeConfig, KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Logger } from 'pino';
+import { MonitoringConfigKind, type MonitoringConfig } from '../api/monitoringconfig.js';
+import { NotificationProviderKind, type NotificationProvider } from '../api/notificationprovider.js';
+import { NotificationRouterKind, type NotificationRouter } from '../api/notificationrouter.js';
+import { FIELD_MANAGER } from '../api/meta.js';
+import { monitoringHandler } from '../controllers/monitoring.js';
+import { providerHandler, providersUsingSecret } from '../controllers/provider.js';
+import { routerHandler, routersUsingProvider } from '../controllers/router.js';
+import {
+  Controller,
+  keyOf,
+  reconcileResource,
+  watchPrimary,
+  watchRelated,
+  type ReconcileDeps,
+  type ReconcileMetrics,
+  type ResourceHandler,
+} from '../controllers/runtime.js';
+import { GraphQLServiceApi, type ServiceApi } from '../controllers/service-api.js';
+import type { BaseStatus } from '../controllers/status.js';
+import { KubeClient, SECRETS, collectionPath, resourceOf, type ResourceRef } from '../kube/client.js';
+import { describeKubeError } from '../kube/errors.js';
+import { k8sEventRecorder } from '../kube/events.js';
+import { ResilientInformer } from '../kube/informer.js';
+import { detectKubeConfig, loadKubeConfig } from '../kube/kubeconfig.js';
+import { LeaderElector, k8sLeaseLock, type LeaderCallback } from '../kube/leader.js';
+import { realClock, type BackoffPolicy, type Clock } from '../kube/timers.js';
+
+export { detectKubeConfig, loadKubeConfig } from '../kube/kubeconfig.js';
+export type { ServiceApi } from '../controllers/service-api.js';
+
+export interface SecretKeySelector {
+  namespace: string;
+  name: string;
+  key: string;
+}
+
+export type ServiceTarget =
+  /** in-process (the URL `startService` returned) or remote, with the key at hand */
+  | { url: string; apiKey: string }
+  /** remote, the key read from a Secret (re-read every minute, so rotation needs no restart) */
+  | { url: string; apiKeySecret: SecretKeySelector }
+  /** a ready client (tests) */
+  | { api: ServiceApi };
+
+export interface LeaderElectionOptions {
+  /** default true */
+  enabled?: boolean;
+  /** default certmgr-notify-operator */
+  leaseName?: string;
+  /** default: the pod's namespace (service account mount), else `default` */
+  leaseNamespace?: string;
+  /** default 15000 */
+  leaseDurationMs?: number;
+  /** default 10000 */
+  renewDeadlineMs?: number;
+  /** default 2000 */
+  retryPeriodMs?: number;
+}
+
+export interface OperatorOptions {
+  logger: Logger;
+  service: ServiceTarget;
+  /** default: KUBECONFIG / ~/.kube/config / in-cluster */
+  kubeConfig?: KubeConfig;
+  /** watch only this namespace (providers, routers, Secrets); default all namespaces */
+  namespace?: string;
+  leaderElection?: LeaderElectionOptions;
+  /** unique per replica; default <hostname>_<random> */
+  identity?: string;
+  /** every object is reconciled at least this often (reverts drift made through the API); default 5 min */
+  resyncMs?: number;
+  /**
+   * set when several clusters reconcile into one service (same company): managedBy becomes
+   * `k8s:<kind>/<namespace>/<name>@<cluster>` so they never adopt or clean up each other's records
+   */
+  cluster?: string;
+  /** concurrent reconciles per controller; default 4 */
+  concurrency?: number;
+  /** per-key retry backoff; default 100 ms doubling to 60 s */
+  backoff?: BackoffPolicy;
+  /** informer restart backoff; default 500 ms doubling to 30 s */
+  informerBackoff?: BackoffPolicy;
+  /** service API request timeout; default 10 s */
+  serviceTimeoutMs?: number;
+  /** with `apiKeySecret`: how often the key is re-read; default 60 s */
+  serviceKeyRefreshMs?: number;
+  /** prom-client registry for the operator's metrics; default a private one */
+  registry?: Registry;
+  clock?: Clock;
+  /** retry intervals while waiting on something (tests shorten them) */
+  waits?: { providerRetryMs?: number; secretRetryMs?: number; deletionRetryMs?: number; staleRetryMs?: number };
+}
+
+export interface OperatorStats {
+  leader: boolean;
+  /** controllers are running (this replica leads and its caches are synced) */
+  running: boolean;
+  informers: Record<string, { synced: boolean; lists: number; restarts: number; errors: number; lastError?: string }>;
+  queues: Record<string, { length: number; delayed: number }>;
+}
+
+export interface RunningOperator {
+  readonly identity: string;
+  isLeader(): boolean;
+  /** runs when this replica becomes leader (immediately if it is) */
+  onStartedLeading(cb: LeaderCallback): void;
+  onStoppedLeading(cb: LeaderCallback): void;
+  /** resolves once this replica leads and its caches are synced (controllers running) */
+  whenRunning(): Promise<void>;
+  stats(): OperatorStats;
+  /** graceful: stop controllers (in-flight reconciles finish), informers, release the lease */
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_LEASE_NAME = 'certmgr-notify-operator';
+const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+function defaultLeaseNamespace(): string {
+  try {
+    if (existsSync(SA_NAMESPACE_FILE)) return readFileSync(SA_NAMESPACE_FILE, 'utf8').trim() || 'default';
+  } catch {
+    /* not in a pod */
+  }
+  return 'default';
+}
+
+interface OperatorMetrics extends ReconcileMetrics {
+  leader: Gauge;
+}
+
+function createMetrics(registry: Registry): OperatorMetrics {
+  const total = new Counter({
+    name: 'certmgr_notify_operator_reconcile_total',
+    help: 'Reconciles by controller and result (success, requeue, error)',
+    labelNames: ['controller', 'result'],
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'certmgr_notify_operator_reconcile_duration_seconds',
+    help: 'Reconcile duration by controller',
+    labelNames: ['controller'],
+    buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const leader = new Gauge({ name: 'certmgr_notify_operator_leader', help: '1 while this replica leads', registers: [registry] });
+  return {
+    leader,
+    observe(controller, result, seconds) {
+      total.inc({ controller, result });
+      duration.observe({ controller }, seconds);
+    },
+  };
+}
+
+/** Reads the API key from a Secret now and every minute after. */
+async function secretKeySource(kube: KubeClient, sel: SecretKeySelector, log: Logger, refreshMs: number): Promise<{ get: () => string; stop: () => void }> {
+  const read = async (): Promise<string> => {
+    const s = await kube.getSecret(sel.namespace, sel.name);
+    const b64 = s?.data?.[sel.key];
+    if (!b64) throw new Error(`API key Secret ${sel.namespace}/${sel.name} (key ${sel.key}) not found`);
+    return Buffer.from(b64, 'base64').toString('utf8').trim();
+  };
+  let key = await read();
+  const t = setInterval(() => {
+    read().then(
+      (k) => (key = k),
+      (e: unknown) => log.warn({ error: e instanceof Error ? e.message : describeKubeError(e) }, 'could not re-read the API key Secret; keeping the last key'),
+    );
+  }, refreshMs);
+  t.unref();
+  return { get: () => key, stop: () => clearInterval(t) };
+}
+
+/** The controllers of one leadership term. */
+class Term {
+  private readonly abort = new AbortController();
+  private readonly informers: ResilientInformer<KubernetesObject>[] = [];
+  readonly controllers: Controller[] = [];
+  readonly running: Promise<void>;
+  private stopped = false;
+  /** controllers started (caches synced) */
+  started = false;
+
+  constructor(
+    private readonly opts: OperatorOptions,
+    kube: KubeClient,
+    service: ServiceApi,
+    deps: ReconcileDeps,
+    metrics: ReconcileMetrics,
+  ) {
+    const ns = opts.namespace;
+    const log = opts.logger;
+    const informerOf = <T extends KubernetesObject>(name: string, r: ResourceRef, list: () => Promise<{ items: T[] }>): ResilientInformer<T> => {
+      const inf = new ResilientInformer<T>({
+        name,
+        kc: kube.kc,
+        path: collectionPath(r, ns),
+        list: list as never,
+        log,
+        ...(opts.informerBackoff ? { backoff: opts.informerBackoff } : {}),
+        ...(opts.clock ? { clock: opts.clock } : {}),
+      });
+      this.informers.push(inf as unknown as ResilientInformer<KubernetesObject>);
+      return inf;
+    };
+    const crInformer = <T extends KubernetesObject>(k: typeof NotificationProviderKind): ResilientInformer<T> => {
+      const r = resourceOf(k);
+      return informerOf<T>(k.plural, r, () => kube.list<T>(r, ns));
+    };
+    const providers = crInformer<NotificationProvider>(NotificationProviderKind);
+    const routers = crInformer<NotificationRouter>(NotificationRouterKind);
+    const configs = crInformer<MonitoringConfig>(MonitoringConfigKind);
+    const secrets = informerOf<V1Secret>('secrets', SECRETS, () => kube.listSecrets(ns));
+
+    const w = opts.waits ?? {};
+    const controllerOf = <T extends KubernetesObject & { status?: BaseStatus }>(h: ResourceHandler<T>, inf: ResilientInformer<T>): Controller => {
+      const c = new Controller({
+        name: h.kind.kind,
+        reconcile: (key) => reconcileResource(h, key, deps),
+        keys: () => inf.list().map(keyOf),
+        resyncMs: opts.resyncMs ?? 5 * 60_000,
+        concurrency: opts.concurrency ?? 4,
+        backoff: opts.backoff ?? { baseMs: 100, maxMs: 60_000, jitter: 0.1 },
+        ...(opts.clock ? { clock: opts.clock } : {}),
+        log: log.child({ controller: h.kind.kind }),
+        metrics,
+      });
+      watchPrimary(inf, c);
+      this.controllers.push(c);
+      return c;
+    };
+
+    const providerC = controllerOf(
+      providerHandler({
+        service,
+        providers,
+        secrets,
+        ...(opts.cluster ? { cluster: opts.cluster } : {}),
+        ...(w.secretRetryMs !== undefined ? { secretRetryMs: w.secretRetryMs } : {}),
+        ...(w.deletionRetryMs !== undefined ? { deletionRetryMs: w.deletionRetryMs } : {}),
+        ...(w.staleRetryMs !== undefined ? { staleRetryMs: w.staleRetryMs } : {}),
+      }),
+      providers,
+    );
+    const routerC = controllerOf(
+      routerHandler({
+        service,
+        routers,
+        providers,
+        ...(opts.cluster ? { cluster: opts.cluster } : {}),
+        ...(w.providerRetryMs !== undefined ? { providerRetryMs: w.providerRetryMs } : {}),
+        requeueProvider: (k) => providerC.enqueue(k),
+      }),
+      routers,
+    );
+    controllerOf(monitoringHandler({ service, configs }), configs);
+
+    // a Secret change re-applies the providers that read it; a provider change re-evaluates its routers
+    watchRelated(secrets, providerC, (s) => providersUsingSecret(providers.list(), s.metadata?.namespace ?? '', s.metadata?.name ?? ''));
+    watchRelated(providers, routerC, (p) => routersUsingProvider(routers.list(), p.metadata?.namespace ?? '', p.metadata?.name ?? ''));
+
+    this.running = this.run();
+  }
+
+  private async run(): Promise<void> {
+    const log = this.opts.logger;
+    await Promise.all(this.informers.map((i) => i.start().catch(() => {})));
+    // controllers start only with complete caches: e.g. "provider not found" must mean it does not exist
+    await Promise.race([Promise.all(this.informers.map((i) => i.synced)), new Promise((r) => this.abort.signal.addEventListener('abort', r))]);
+    if (this.stopped) return;
+    for (const c of this.controllers) c.start();
+    this.started = true;
+    log.info({ namespace: this.opts.namespace ?? '(all)' }, 'operator controllers running');
+  }
+
+  stats(): Pick<OperatorStats, 'informers' | 'queues'> {
+    const informers: OperatorStats['informers'] = {};
+    for (const i of this.informers) informers[i.name] = { synced: i.hasSynced, ...i.stats };
+    const queues: OperatorStats['queues'] = {};
+    for (const c of this.controllers) queues[c.name] = { length: c.queue.length, delayed: c.queue.pendingDelayed };
+    return { informers, queues };
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort.abort();
+    await Promise.all(this.controllers.map((c) => c.stop()));
+    await Promise.all(this.informers.map((i) => i.stop().catch(() => {})));
+  }
+}
+
+export async function startOperator(opts: OperatorOptions): Promise<RunningOperator> {
+  const log = opts.logger.child({ component: 'operator' });
+  const kc = opts.kubeConfig ?? loadKubeConfig();
+  const kube = new KubeClient(kc, FIELD_MANAGER);
+  const identity = opts.identity ?? `${hostname()}_${randomUUID().slice(0, 8)}`;
+  const clock = opts.clock ?? realClock;
+  const registry = opts.registry ?? new Registry();
+  const metrics = createMetrics(registry);
+
+  let keySource: { get: () => string; stop: () => void } | undefined;
+  let service: ServiceApi;
+  const t = opts.service;
+  if ('api' in t) service = t.api;
+  else if ('apiKeySecret' in t) {
+    keySource = await secretKeySource(kube, t.apiKeySecret, log, opts.serviceKeyRefreshMs ?? 60_000);
+    service = new GraphQLServiceApi({ url: t.url, apiKey: keySource.get, ...(opts.serviceTimeoutMs ? { timeoutMs: opts.serviceTimeoutMs } : {}) });
+  } else service = new GraphQLServiceApi({ url: t.url, apiKey: t.apiKey, ...(opts.serviceTimeoutMs ? { timeoutMs: opts.serviceTimeoutMs } : {}) });
+
+  const deps: ReconcileDeps = {
+    kube,
+    events: k8sEventRecorder(kube.core, { component: 'certmgr-notify-operator', instance: identity, log }),
+    log: log.child({ identity }),
+    clock,
+  };
+  const termOpts: OperatorOptions = { ...opts, logger: log };
+
+  let term: Term | undefined;
+  let runningWaiters: (() => void)[] = [];
+  const startTerm = (): void => {
+    if (term) return;
+    const t2 = new Term(termOpts, kube, service, deps, metrics);
+    term = t2;
+    void t2.running.then(() => {
+      if (term !== t2) return;
+      const w = runningWaiters;
+      runningWaiters = [];
+      for (const r of w) r();
+    });
+  };
+  const stopTerm = async (): Promise<void> => {
+    const t2 = term;
+    term = undefined;
+    await t2?.stop();
+  };
+  let stopped = false;
+
+  const le = opts.leaderElection ?? {};
+  let elector: LeaderElector | undefined;
+  const stoppedCbs: LeaderCallback[] = [];
+  if (le.enabled ?? true) {
+    elector = new LeaderElector({
+      lock: k8sLeaseLock(kube.coordination, le.leaseNamespace ?? defaultLeaseNamespace(), le.leaseName ?? DEFAULT_LEASE_NAME),
+      identity,
+      ...(le.leaseDurationMs !== undefined ? { leaseDurationMs: le.leaseDurationMs } : {}),
+      ...(le.renewDeadlineMs !== undefined ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
+      ...(le.retryPeriodMs !== undefined ? { retryPeriodMs: le.retryPeriodMs } : {}),
+      clock,
+      log,
+    });
+    elector.onStartedLeading(() => {
+      metrics.leader.set(1);
+      startTerm();
+    });
+    elector.onStoppedLeading(async () => {
+      metrics.leader.set(0);
+      await stopTerm();
+    });
+    elector.start();
+  } else {
+    metrics.leader.set(1);
+    startTerm();
+  }
+  log.info({ identity, leaderElection: Boolean(elector), namespace: opts.namespace ?? '(all)' }, 'operator started');
+
+  const op: RunningOperator = {
+    identity,
+    // without leader election this replica always leads (until stopped)
+    isLeader: () => (elector ? elector.isLeader() : !stopped),
+    onStartedLeading(cb) {
+      if (elector) elector.onStartedLeading(cb);
+      else if (!stopped) void cb();
+    },
+    onStoppedLeading(cb) {
+      if (elector) elector.onStoppedLeading(cb);
+      else stoppedCbs.push(cb);
+    },
+    whenRunning() {
+      const t2 = term;
+      if (t2) return t2.running.then(() => (term === t2 ? undefined : op.whenRunning()));
+      return new Promise((r) => runningWaiters.push(r));
+    },
+    stats() {
+      const s = term?.stats() ?? { informers: {}, queues: {} };
+      return { leader: op.isLeader(), running: Boolean(term?.started), ...s };
+    },
+    async stop() {
+      stopped = true;
+      if (elector) await elector.stop();
+      else {
+        await stopTerm();
+        for (const cb of stoppedCbs) await cb();
+      }
+      await stopTerm();
+      keySource?.stop();
+      log.info({ identity }, 'operator stopped');
+    },
+  };
+  return op;
+}
+
+/** For `--kube auto`: whether a Kubernetes configuration is present. */
+export function kubeConfigAvailable(env: NodeJS.ProcessEnv = process.env): boolean {
+  return detectKubeConfig(env) !== undefined;
+}

@@ -1,0 +1,89 @@
+/**
+ * The whole product loop in one `certmgr-notify serve --kube on` process against the real kube-apiserver:
+ * CRs applied with the Kubernetes API become records in the service (through its own API), and an event sent
+ * to the service is delivered to the provider the CRs describe. Also: `--kube on` without a cluster fails clearly.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as ops from '../../src/client/operations.js';
+import { issuerNotReady } from '../fixtures/events.js';
+import { startReceiver, type Receiver } from '../integrations/helpers.js';
+import { Kube, installCrds, provider, router, secret } from '../operator/support.js';
+import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, type KubeEnv } from '../support/kube.js';
+import { startServiceProcess, waitFor, type ServiceProcess } from './service-process.js';
+
+const KEY = 'kube-e2e-key-0123456789';
+const NS = 'cert-alerts';
+
+describe('serve --kube on', () => {
+  let env: KubeEnv;
+  let svc: ServiceProcess;
+  let hook: Receiver;
+  beforeAll(async () => {
+    await ensureKubeBinaries();
+    env = await startKubeEnv();
+    await installCrds(env.kubeConfig());
+    hook = await startReceiver();
+    svc = await startServiceProcess(
+      ['--kube', 'on', '--store', `sqlite:${join(mkdtempSync(join(tmpdir(), 'cmn-kube-')), 'db')}`, '--lease-duration', '3000', '--renew-deadline', '2000', '--retry-period', '500', '--lease-namespace', 'default', '--resync-period', '5000'],
+      KEY,
+      { KUBECONFIG: env.kubeconfigPath },
+    );
+  }, 1_800_000);
+  afterAll(async () => {
+    await svc?.kill('SIGTERM');
+    await hook?.close();
+    await env?.stop();
+  });
+
+  it('reconciles CRs into its own service and delivers events to the provider they describe', async () => {
+    const kc = env.kubeConfig();
+    await ensureNamespace(kc, NS);
+    await applyManifest(kc, secret(NS, 'hook', { url: `${hook.url}/in` }));
+    await applyManifest(kc, provider(NS, 'hook', { type: 'Webhook', webhook: { urlSecretRef: { name: 'hook', key: 'url' } } }));
+    await applyManifest(kc, router(NS, 'issuers-unhealthy', { eventTypeId: 'certmgr-issuer-health-notification-config', filter: "type.endsWith('.notready')", providerRef: { name: 'hook' } }));
+    const k = new Kube(kc);
+    const ready = await k.waitCondition('notificationrouters', 'issuers-unhealthy', NS, { status: 'True' }, 60_000);
+    const routerId = (ready.status as { routerId?: string }).routerId;
+    expect(routerId).toMatch(/^[0-9a-f-]{36}$/);
+
+    const list = await svc.gql().request<{ searchNotificationRoutingConfigurations: { nodes: { id: string; name: string; notificationRouterFilterConfig: { advancedFilterExpression: string } }[] } }>(
+      ops.SearchNotificationRoutingConfigurations,
+    );
+    expect(list.searchNotificationRoutingConfigurations.nodes).toContainEqual(
+      expect.objectContaining({ id: routerId, notificationRouterFilterConfig: { advancedFilterExpression: "type.endsWith('.notready')" } }),
+    );
+
+    const [ev] = await svc.postEvents([issuerNotReady()]);
+    expect(ev!.deliveries).toBe(1);
+    const req = await waitFor('webhook delivery', () => hook.requests.find((r) => r.path === '/in'), 30_000);
+    expect(JSON.parse(req.body).type).toBe('io.certmgr.notify.evt.healthstatus.certmgr-issuer.notready');
+    // the operator's in-memory key never reaches the logs
+    expect(svc.output()).not.toMatch(/cmn_op_[A-Za-z0-9_-]{10,}/);
+  });
+
+  it('a bad filter applied with kubectl stays Stalled with the CEL error, and nothing is created', async () => {
+    const kc = env.kubeConfig();
+    await applyManifest(kc, router(NS, 'bad', { eventTypeId: 'certmgr-issuer-health-notification-config', filter: "data.nope == 'x'", providerRef: { name: 'hook' } }));
+    const cr = await new Kube(kc).waitCondition('notificationrouters', 'bad', NS, { status: 'True', type: 'Stalled', reason: 'InvalidFilter' }, 30_000);
+    const stalled = (cr.status as { conditions: { type: string; message: string }[] }).conditions.find((c) => c.type === 'Stalled');
+    expect(stalled?.message).toMatch(/nope/);
+    const list = await svc.gql().request<{ searchNotificationRoutingConfigurations: { nodes: { name: string }[] } }>(ops.SearchNotificationRoutingConfigurations);
+    expect(list.searchNotificationRoutingConfigurations.nodes).toHaveLength(1);
+  });
+});
+
+describe('serve --kube on without a cluster', () => {
+  it('exits with a clear message', () => {
+    const r = spawnSync(process.execPath, [join(import.meta.dirname, '../../bin/certmgr-notify.js'), 'serve', '--kube', 'on', '--port', '0', '--store', 'sqlite::memory:', '--api-key', KEY], {
+      env: { ...process.env, KUBECONFIG: '/nonexistent', HOME: mkdtempSync(join(tmpdir(), 'cmn-home-')), KUBERNETES_SERVICE_HOST: '' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/Kubernetes configuration/i);
+  });
+});

@@ -1,0 +1,257 @@
+import { ClientError } from 'graphql-request';
+import { describe, expect, it } from 'vitest';
+import { validateProviderSpec, validateRouterSpec, validateMonitoringSpec, type NotificationProviderSpec } from '../../src/api/index.js';
+import {
+  desiredIntegration,
+  desiredMonitoring,
+  desiredRouter,
+  managedByKey,
+  missingSettings,
+  monitoringDrift,
+  pickOwned,
+  planIntegrationUpdate,
+  planRouterUpdate,
+  recordName,
+  resolveSecrets,
+  secretRefsOf,
+  type SecretObject,
+} from '../../src/controllers/desired.js';
+import { invalidFilterMessage, throwServiceFailure } from '../../src/controllers/errors.js';
+import { TerminalError, WaitError, objectKey, parseKey } from '../../src/controllers/runtime.js';
+import { ServiceApiError, createIntegrationVariables, toServiceError, type IntegrationView, type RouterView } from '../../src/controllers/service-api.js';
+import { providersUsingSecret } from '../../src/controllers/provider.js';
+import { routersUsingProvider } from '../../src/controllers/router.js';
+
+const P = { kind: 'NotificationProvider', namespace: 'team-a', name: 'oncall' };
+const R = { kind: 'NotificationRouter', namespace: 'team-a', name: 'issuers' };
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const spec = (s: unknown): NotificationProviderSpec => {
+  const v = validateProviderSpec(s);
+  if (!v.ok) throw new Error(v.errors.join('; '));
+  return v.value;
+};
+
+describe('keys and names', () => {
+  it('managedBy is k8s:<kind>/<namespace>/<name>', () => {
+    expect(managedByKey(P)).toBe('k8s:NotificationProvider/team-a/oncall');
+    expect(managedByKey({ kind: 'MonitoringConfig', name: 'default' })).toBe('k8s:MonitoringConfig//default');
+    expect(managedByKey(P, 'prod-eu')).toBe('k8s:NotificationProvider/team-a/oncall@prod-eu');
+  });
+  it.each([
+    [undefined, 'team-a/oncall'],
+    ['  ', 'team-a/oncall'],
+    [' On-call ', 'On-call'],
+  ])('recordName(displayName=%j) = %s', (d, want) => expect(recordName(P, d)).toBe(want));
+  it('object keys round-trip', () => {
+    expect(parseKey(objectKey('ns', 'n'))).toEqual({ namespace: 'ns', name: 'n' });
+    expect(parseKey(objectKey(undefined, 'default'))).toEqual({ name: 'default' });
+  });
+});
+
+describe('providers: secrets → desired integration → update plan', () => {
+  const ik = { name: 's', key: 'k' };
+  it.each<[string, unknown, string[]]>([
+    ['IncidentManagement', { type: 'IncidentManagement', incidentManagement: { integrationKeySecretRef: ik } }, ['integrationKey:s/k']],
+    ['Webhook unsigned', { type: 'Webhook', webhook: { urlSecretRef: ik } }, ['url:s/k']],
+    ['Webhook signed', { type: 'Webhook', webhook: { urlSecretRef: ik, signingSecretRef: { name: 'sig', key: 'v' } } }, ['url:s/k', 'signingSecret:sig/v']],
+    ['Email', { type: 'Email', email: { to: ['a@b.c'] } }, []],
+    ['Slack', { type: 'Slack', slack: { webhookUrlSecretRef: ik } }, ['webhookUrl:s/k']],
+    ['Teams', { type: 'Teams', teams: { webhookUrlSecretRef: ik } }, ['webhookUrl:s/k']],
+  ])('secretRefsOf %s', (_n, s, want) => {
+    expect(secretRefsOf(spec(s)).map((u) => `${u.role}:${u.ref.name}/${u.ref.key}`)).toEqual(want);
+  });
+
+  it('missingSettings names the block the type needs', () => {
+    expect(missingSettings({ type: 'Slack', enabled: true } as NotificationProviderSpec)).toBe('spec.slack is required for type Slack');
+    expect(missingSettings(spec({ type: 'Email', email: { to: ['a@b.c'] } }))).toBeUndefined();
+  });
+
+  const secrets: Record<string, SecretObject> = {
+    s: { metadata: { uid: 'u1', resourceVersion: '10' }, data: { k: b64(' value-1 \n'), empty: b64('  ') } },
+    sig: { metadata: { uid: 'u2', resourceVersion: '7' }, data: { v: b64('whsec_abc') } },
+  };
+  it.each<[string, unknown, { ok: boolean; message?: string; version?: string }]>([
+    ['found (trimmed), version from uid+resourceVersion', { type: 'Slack', slack: { webhookUrlSecretRef: { name: 's', key: 'k' } } }, { ok: true, version: 's:u1:10' }],
+    ['two Secrets: sorted, deduped', { type: 'Webhook', webhook: { urlSecretRef: { name: 's', key: 'k' }, signingSecretRef: { name: 'sig', key: 'v' } } }, { ok: true, version: 's:u1:10,sig:u2:7' }],
+    ['missing Secret', { type: 'Slack', slack: { webhookUrlSecretRef: { name: 'nope', key: 'k' } } }, { ok: false, message: 'Secret team-a/nope (spec.slack.webhookUrlSecretRef) not found' }],
+    ['missing key', { type: 'Slack', slack: { webhookUrlSecretRef: { name: 's', key: 'x' } } }, { ok: false, message: "Secret team-a/s has no key 'x' (spec.slack.webhookUrlSecretRef)" }],
+    ['empty value', { type: 'Slack', slack: { webhookUrlSecretRef: { name: 's', key: 'empty' } } }, { ok: false, message: "Secret team-a/s key 'empty' is empty (spec.slack.webhookUrlSecretRef)" }],
+  ])('resolveSecrets: %s', (_n, s, want) => {
+    const r = resolveSecrets(secretRefsOf(spec(s)), 'team-a', (n) => secrets[n]);
+    expect(r).toMatchObject(want);
+    if (r.ok) expect(Object.values(r.values)).toContain('value-1');
+  });
+
+  it.each<[string, unknown, Record<string, string>, unknown]>([
+    ['IncidentManagement', { type: 'IncidentManagement', incidentManagement: { integrationKeySecretRef: ik } }, { integrationKey: 'K' }, { type: 'INCIDENT_MGMT', params: { incidentMgmtParams: { IntegrationKey: 'K' } }, visible: {} }],
+    ['Webhook signed', { type: 'Webhook', webhook: { urlSecretRef: ik, signingSecretRef: ik } }, { url: 'https://x', signingSecret: 'S' }, { type: 'WEBHOOK', params: { webhookParams: { url: 'https://x', signingSecret: 'S' } }, visible: { webhookSigned: true } }],
+    ['Webhook unsigned', { type: 'Webhook', webhook: { urlSecretRef: ik } }, { url: 'https://x' }, { type: 'WEBHOOK', params: { webhookParams: { url: 'https://x' } }, visible: { webhookSigned: false } }],
+    ['Email', { type: 'Email', email: { to: ['a@b.c'], from: 'f@b.c' } }, {}, { type: 'EMAIL', params: { emailParams: { to: ['a@b.c'], from: 'f@b.c' } }, visible: { emailTo: ['a@b.c'], emailFrom: 'f@b.c' } }],
+    ['Email without from', { type: 'Email', email: { to: ['a@b.c'] } }, {}, { type: 'EMAIL', params: { emailParams: { to: ['a@b.c'] } }, visible: { emailTo: ['a@b.c'], emailFrom: null } }],
+    ['Slack', { type: 'Slack', slack: { webhookUrlSecretRef: ik }, enabled: false, displayName: 'Chat' }, { webhookUrl: 'https://s' }, { type: 'SLACK', name: 'Chat', enabled: false, params: { slackParams: { webhookUrl: 'https://s' } } }],
+    ['Teams', { type: 'Teams', teams: { webhookUrlSecretRef: ik } }, { webhookUrl: 'https://t' }, { type: 'TEAMS', name: 'team-a/oncall', enabled: true, params: { teamsParams: { webhookUrl: 'https://t' } } }],
+  ])('desiredIntegration %s', (_n, s, sec, want) => {
+    const d = desiredIntegration(P, spec(s), sec);
+    expect(d).toMatchObject(want as object);
+    expect(d.managedBy).toBe('k8s:NotificationProvider/team-a/oncall');
+  });
+
+  const actual = (over: Partial<IntegrationView> = {}): IntegrationView => ({
+    id: 'i1', name: 'team-a/oncall', enabled: true, type: 'WEBHOOK', emailTo: null, emailFrom: null, webhookSigned: true, managedBy: 'k8s:NotificationProvider/team-a/oncall', ...over,
+  });
+  const webhook = desiredIntegration(P, spec({ type: 'Webhook', webhook: { urlSecretRef: ik, signingSecretRef: ik } }), { url: 'https://x', signingSecret: 'S' });
+  it.each<[string, IntegrationView, boolean, string[], boolean]>([
+    ['in sync', actual(), false, [], false],
+    ['renamed through the API', actual({ name: 'x' }), false, ['name'], false],
+    ['disabled + managedBy cleared', actual({ enabled: false, managedBy: null }), false, ['enabled', 'managedBy'], false],
+    ['Secret rotated → re-send', actual(), true, ['secrets'], true],
+    ['signing secret dropped through the API → re-send', actual({ webhookSigned: false }), false, ['webhookSigned'], true],
+  ])('planIntegrationUpdate: %s', (_n, a, secretsChanged, drift, params) => {
+    const plan = planIntegrationUpdate(webhook, a, secretsChanged);
+    expect(plan.drift).toEqual(drift);
+    expect(plan.update === undefined).toBe(drift.length === 0);
+    expect(Boolean(plan.update?.params)).toBe(params);
+  });
+  it('planIntegrationUpdate: email recipients drift re-sends the email params', () => {
+    const d = desiredIntegration(P, spec({ type: 'Email', email: { to: ['a@b.c'] } }), {});
+    const plan = planIntegrationUpdate(d, actual({ type: 'EMAIL', webhookSigned: null, emailTo: ['evil@x.y'] }), false);
+    expect(plan.drift).toEqual(['emailTo']);
+    expect(plan.update?.params).toEqual({ emailParams: { to: ['a@b.c'] } });
+  });
+
+  it('createIntegrationVariables: the webhook input is flat, the others carry a params block', () => {
+    expect(createIntegrationVariables({ ...webhook })).toEqual({ name: 'team-a/oncall', enabled: true, managedBy: webhook.managedBy, url: 'https://x', signingSecret: 'S' });
+    const slack = desiredIntegration(P, spec({ type: 'Slack', slack: { webhookUrlSecretRef: ik } }), { webhookUrl: 'https://s' });
+    expect(createIntegrationVariables(slack)).toEqual({ name: 'team-a/oncall', enabled: true, managedBy: slack.managedBy, slackParams: { webhookUrl: 'https://s' } });
+  });
+});
+
+describe('pickOwned (adoption, duplicates, type change)', () => {
+  const key = 'k8s:NotificationProvider/team-a/oncall';
+  const rec = (id: string, managedBy: string | null, type = 'SLACK') => ({ id, managedBy, type });
+  it.each<[string, ReturnType<typeof rec>[], string | undefined, string | undefined, string[]]>([
+    ['nothing yet → create', [rec('x', null)], undefined, undefined, []],
+    ['status id wins even if managedBy was cleared', [rec('a', null), rec('b', key)], 'a', 'a', ['b']],
+    ['crash before status write → adopt by managedBy', [rec('a', key)], undefined, 'a', []],
+    ['status id deleted through the API → adopt another of ours', [rec('b', key)], 'gone', 'b', []],
+    ['duplicates → first kept, rest stale', [rec('a', key), rec('b', key)], undefined, 'a', ['b']],
+    ['other records untouched', [rec('a', 'k8s:NotificationProvider/team-b/oncall'), rec('b', null)], undefined, undefined, []],
+  ])('%s', (_n, records, statusId, current, stale) => {
+    const r = pickOwned(records, statusId, key);
+    expect(r.current?.id).toBe(current);
+    expect(r.stale.map((x) => x.id)).toEqual(stale);
+  });
+  it('a record of another type (type changed) is stale, not reused', () => {
+    const r = pickOwned([rec('old', key, 'SLACK')], 'old', key, (x) => x.type === 'TEAMS');
+    expect(r.current).toBeUndefined();
+    expect(r.stale.map((x) => x.id)).toEqual(['old']);
+  });
+});
+
+describe('routers: desired record and update plan', () => {
+  const rs = (s: unknown) => {
+    const v = validateRouterSpec(s);
+    if (!v.ok) throw new Error(v.errors.join('; '));
+    return v.value;
+  };
+  const desired = desiredRouter(R, rs({ eventTypeId: 'certmgr-issuer-health-notification-config', filter: " type.endsWith('.notready') ", providerRef: { name: 'p' } }), 'i1');
+  it('maps the spec (filter trimmed, defaults)', () => {
+    expect(desired).toEqual({
+      name: 'team-a/issuers',
+      eventTypeId: 'certmgr-issuer-health-notification-config',
+      filter: "type.endsWith('.notready')",
+      integrationId: 'i1',
+      enabled: true,
+      managedBy: 'k8s:NotificationRouter/team-a/issuers',
+    });
+    expect(desiredRouter(R, rs({ eventTypeId: 'cert-expiry-ext-notification-config', providerRef: { name: 'p' } }), 'i').filter).toBe('');
+  });
+  const actual = (over: Partial<RouterView> = {}): RouterView => ({
+    id: 'r1', name: desired.name, enabled: true, eventTypeId: desired.eventTypeId, filter: desired.filter, integrationId: 'i1', generation: 'ROUTER', managedBy: desired.managedBy, ...over,
+  });
+  it.each<[string, Partial<RouterView>, string[], Record<string, unknown> | undefined]>([
+    ['in sync', {}, [], undefined],
+    ['filter changed through the API', { filter: 'true' }, ['filter'], { filter: desired.filter }],
+    ['event type changed: the filter goes along (re-validated by the service)', { eventTypeId: 'cert-expiry-ext-notification-config' }, ['eventTypeId'], { eventTypeId: desired.eventTypeId, filter: desired.filter }],
+    ['re-pointed + disabled + renamed', { integrationId: 'i2', enabled: false, name: 'x' }, ['name', 'enabled', 'integrationId'], { name: desired.name, enabled: true, integrationId: 'i1' }],
+    ['managedBy cleared', { managedBy: null }, ['managedBy'], { managedBy: desired.managedBy }],
+  ])('%s', (_n, over, drift, update) => {
+    const plan = planRouterUpdate(desired, actual(over));
+    expect(plan.drift).toEqual(drift);
+    expect(plan.update).toEqual(update);
+  });
+});
+
+describe('monitoring config', () => {
+  it('defaults from the schema and drift by field', () => {
+    const v = validateMonitoringSpec({});
+    expect(v.ok && desiredMonitoring(v.value)).toEqual({ enabled: true, thresholds: [30, 14, 7], applicationIds: [], includeUnassignedCertificates: true });
+    const d = { enabled: true, thresholds: [30, 7], applicationIds: ['a'], includeUnassignedCertificates: false };
+    expect(monitoringDrift(d, { ...d, id: 'x', rules: [] })).toEqual([]);
+    expect(monitoringDrift(d, { id: 'x', rules: [], enabled: false, thresholds: [7, 30], applicationIds: [], includeUnassignedCertificates: true })).toEqual([
+      'enabled',
+      'thresholds',
+      'applicationIds',
+      'includeUnassignedCertificates',
+    ]);
+  });
+});
+
+describe('watch mappings', () => {
+  const prov = (ns: string, name: string, s: unknown) => ({ metadata: { namespace: ns, name }, spec: s as NotificationProviderSpec });
+  it('a Secret maps to the providers in its namespace that read it', () => {
+    const list = [
+      prov('a', 'p1', { type: 'Slack', slack: { webhookUrlSecretRef: { name: 's', key: 'k' } } }),
+      prov('a', 'p2', { type: 'Webhook', webhook: { urlSecretRef: { name: 'u', key: 'k' }, signingSecretRef: { name: 's', key: 'x' } } }),
+      prov('a', 'p3', { type: 'Email', email: { to: ['a@b.c'] } }),
+      prov('b', 'p4', { type: 'Slack', slack: { webhookUrlSecretRef: { name: 's', key: 'k' } } }),
+    ];
+    expect(providersUsingSecret(list, 'a', 's')).toEqual(['a/p1', 'a/p2']);
+  });
+  it('a provider maps to the routers in its namespace that reference it', () => {
+    const r = (ns: string, name: string, p: string) => ({ metadata: { namespace: ns, name }, spec: { eventTypeId: 'x', providerRef: { name: p } } as never });
+    expect(routersUsingProvider([r('a', 'r1', 'p'), r('a', 'r2', 'q'), r('b', 'r3', 'p')], 'a', 'p')).toEqual(['a/r1']);
+  });
+});
+
+describe('service errors → conditions', () => {
+  const err = (kind: ServiceApiError['kind'], details: Record<string, unknown> = {}, msg = 'm') => new ServiceApiError(kind, `op: ${msg}`, details, msg);
+  const outcome = (e: unknown, ctx: 'provider' | 'router' = 'router') => {
+    try {
+      throwServiceFailure(e, ctx);
+    } catch (x) {
+      if (x instanceof TerminalError) return `terminal:${x.reason}`;
+      if (x instanceof WaitError) return `wait:${x.reason}${x.opts.requeueAfter !== undefined ? `@${x.opts.requeueAfter}` : ''}`;
+      return 'rethrown';
+    }
+    return 'none';
+  };
+  it.each<[string, unknown, 'provider' | 'router', string]>([
+    ['network / 5xx', err('unavailable'), 'router', 'wait:ServiceUnavailable'],
+    ['bad API key', err('unauthenticated'), 'router', 'wait:ServiceUnavailable'],
+    ['invalid filter', err('invalid-filter', { line: 1, column: 3 }), 'router', 'terminal:InvalidFilter'],
+    ['bad value from a Secret', err('bad-input', { field: 'input.slackParams.webhookUrl' }), 'provider', 'wait:InvalidSecret@60000'],
+    ['bad spec value', err('bad-input', { field: 'input.emailParams.to[0]' }), 'provider', 'terminal:InvalidSpec'],
+    ['conflict', err('conflict'), 'router', 'wait:ServiceError'],
+    ['not a service error', new Error('x'), 'router', 'rethrown'],
+  ])('%s', (_n, e, ctx, want) => expect(outcome(e, ctx)).toBe(want));
+
+  it('invalidFilterMessage carries the CEL error and its position', () => {
+    const e = err('invalid-filter', { line: 2, column: 7 }, "filterConfig.advancedFilterExpression: 2:7: undeclared reference to 'foo'");
+    expect(invalidFilterMessage(e)).toBe("spec.filter: line 2, column 7: undeclared reference to 'foo'");
+  });
+
+  it('toServiceError never keeps request variables (secrets) in the message', () => {
+    const ce = new ClientError(
+      { status: 200, headers: new Headers(), errors: [{ message: 'input.url must be an absolute http(s) URL', extensions: { code: 'BAD_USER_INPUT', field: 'input.url' } }] } as never,
+      { query: 'mutation', variables: { input: { url: 'https://secret-token@example' } } },
+    );
+    expect(ce.message).toContain('secret-token'); // graphql-request's own message does
+    const e = toServiceError(ce, 'create integration');
+    expect(e).toMatchObject({ kind: 'bad-input', details: { field: 'input.url', code: 'BAD_USER_INPUT' } });
+    expect(e.message).toBe('create integration: input.url must be an absolute http(s) URL (BAD_USER_INPUT)');
+    expect(JSON.stringify(e)).not.toContain('secret-token');
+    const net = toServiceError(Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } }), 'list routers');
+    expect(net).toMatchObject({ kind: 'unavailable', message: 'list routers: service unreachable: fetch failed (ECONNREFUSED)' });
+  });
+});
