@@ -2,7 +2,7 @@
 import type { IntegrationRecord, IntegrationType } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError, badInput } from './errors.js';
-import { requireEmail, requireEmails, requireName, requireSecret, requireSigningSecret, requireUrl } from './validate.js';
+import { requireAllExist, requireEmail, requireEmails, requireName, requireSecret, requireSigningSecret, requireUrl } from './validate.js';
 
 /** Type-specific parameters as the GraphQL inputs carry them. */
 export interface IntegrationParamsInput {
@@ -121,9 +121,7 @@ export async function updateIntegration(ctx: ServiceContext, id: string, input: 
 /** Deletes integrations; refuses (changing nothing) when a router still uses one, and names those routers. */
 export async function deleteIntegrations(ctx: ServiceContext, ids: string[]): Promise<string[]> {
   const deleted = await ctx.store.transaction(async (tx) => {
-    const missing: string[] = [];
-    for (const id of ids) if (!(await tx.getIntegration(ctx.companyId, id))) missing.push(id);
-    if (missing.length) throw new ServiceError('NOT_FOUND', `integration(s) not found: ${missing.join(', ')}`, 'ids', { ids: missing });
+    await requireAllExist('integration', ids, async (id) => (await tx.getIntegration(ctx.companyId, id)) !== null);
     const users = await tx.listRoutersByIntegration(ctx.companyId, ids);
     if (users.length) {
       const list = users.map((r) => `${r.id} (${r.name}) uses ${r.integrationId}`).join(', ');

@@ -9,7 +9,7 @@ import { EVENT_TYPE_IDS, isEventTypeId, type EventTypeId } from '../events/famil
 import type { RouterGeneration, RouterPatch, RouterRecord, StoreOps } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError, badInput } from './errors.js';
-import { UUID_RE, requireName } from './validate.js';
+import { UUID_RE, requireAllExist, requireName } from './validate.js';
 
 export const UPDATE_MUTATION: Record<RouterGeneration, string> = {
   ROUTER: 'updateNotificationRouter',
@@ -171,9 +171,7 @@ export async function getRouter(ctx: ServiceContext, id: string): Promise<Router
 /** Deletes routers; any id not found for the company fails the whole call and deletes nothing. */
 export async function deleteRouters(ctx: ServiceContext, ids: string[]): Promise<string[]> {
   const deleted = await ctx.store.transaction(async (tx) => {
-    const missing: string[] = [];
-    for (const id of ids) if (!(await tx.getRouter(ctx.companyId, id))) missing.push(id);
-    if (missing.length) throw new ServiceError('NOT_FOUND', `router(s) not found: ${missing.join(', ')}`, 'ids', { ids: missing });
+    await requireAllExist('router', ids, async (id) => (await tx.getRouter(ctx.companyId, id)) !== null);
     return tx.deleteRouters(ctx.companyId, ids);
   });
   ctx.onChange?.('routers', ctx.companyId);

@@ -1,5 +1,5 @@
 /** Small input checks shared by the service operations; each throws a ServiceError naming the field. */
-import { badInput } from './errors.js';
+import { ServiceError, badInput } from './errors.js';
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -53,4 +53,11 @@ export function requireSigningSecret(field: string, v: unknown): string {
       throw badInput(field, `${field} starting with whsec_ must carry base64 of at least 16 bytes`);
   } else if (s.length < 16) throw badInput(field, `${field} must be at least 16 characters (or whsec_<base64>)`);
   return s;
+}
+
+/** Fails (NOT_FOUND, naming them) unless every id exists for the company: a delete is all or nothing. */
+export async function requireAllExist(what: string, ids: string[], exists: (id: string) => Promise<boolean>): Promise<void> {
+  const missing: string[] = [];
+  for (const id of ids) if (!(await exists(id))) missing.push(id);
+  if (missing.length) throw new ServiceError('NOT_FOUND', `${what}(s) not found: ${missing.join(', ')}`, 'ids', { ids: missing });
 }

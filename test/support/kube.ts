@@ -13,6 +13,7 @@
  * Limits of v1.20 (see /work/shared/reference/k8s-test-env.md): no CEL
  * validation, SSA is beta, no scheduler/kubelet (Deployments get no pods).
  */
+import { kubeErrorCode, kubeStatus } from '../../src/kube/errors.js';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, openSync, closeSync, readFileSync, writeFileSync, statSync } from 'node:fs';
@@ -639,24 +640,11 @@ export function compactEtcd(env: KubeEnv, revision?: number): Promise<number> {
 // ---------------------------------------------------------------------------
 // client helpers
 
-/** HTTP status of an ApiException / watch error, if any. */
-export function errorCode(e: unknown): number | undefined {
-  const o = e as { code?: unknown; statusCode?: unknown } | null;
-  if (typeof o?.code === 'number') return o.code;
-  if (typeof o?.statusCode === 'number') return o.statusCode;
-  return undefined;
-}
+/** HTTP status of an ApiException / watch error, if any (the operator's own helper). */
+export const errorCode = kubeErrorCode;
 
 /** `reason` of the Status in an ApiException body (client-node keeps it as raw JSON text). */
-export function errorReason(e: unknown): string | undefined {
-  const body = (e as { body?: unknown } | null)?.body;
-  try {
-    const s = typeof body === 'string' ? (JSON.parse(body) as { reason?: string }) : (body as { reason?: string });
-    return s?.reason;
-  } catch {
-    return undefined;
-  }
-}
+export const errorReason = (e: unknown): string | undefined => kubeStatus(e)?.reason;
 
 /**
  * Create-or-update any object by server-side apply (fieldManager
