@@ -35,6 +35,10 @@ export interface ServeConfig {
   deliveryBaseDelayMs: number | undefined;
   serviceUrl: string | undefined;
   serviceApiKey: string | undefined;
+  /** Admission webhook: served (HTTPS) when a directory with tls.crt/tls.key is given. */
+  webhookCertDir: string | undefined;
+  webhookPort: number;
+  webhookHost: string | undefined;
   /** Operator in remote mode: the API key comes from this Secret (namespace/name[:key]). */
   serviceApiKeySecret: { namespace: string; name: string; key: string } | undefined;
   kubeOptions: {
@@ -80,6 +84,9 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'service-url', kind: 'string', help: 'operator: a remote service to reconcile into (default: this process)' },
   { name: 'service-api-key', kind: 'string', help: 'operator: API key for --service-url (prefer --service-api-key-secret)' },
   { name: 'service-api-key-secret', kind: 'string', help: 'operator: <namespace>/<name>[:key] of the Secret holding the key for --service-url (key default api-key)' },
+  { name: 'webhook-cert-dir', kind: 'string', help: 'serve the validating admission webhook with <dir>/tls.crt and tls.key (reloaded on rotation)' },
+  { name: 'webhook-port', kind: 'int', help: 'admission webhook HTTPS port (default 9443)' },
+  { name: 'webhook-host', kind: 'string', help: 'admission webhook listen address (default --host)' },
   { name: 'watch-namespace', kind: 'string', help: 'operator: watch only this namespace (default all)' },
   { name: 'leader-elect', kind: 'string', help: 'true | false: Lease leader election; only the leader reconciles and delivers (default true)' },
   { name: 'lease-name', kind: 'string', help: 'leader election Lease name (default certmgr-notify-operator)' },
@@ -215,6 +222,9 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     deliveryBaseDelayMs: one(flags, env, 'delivery-retry-base') === undefined ? undefined : int(flags, env, 'delivery-retry-base', 1000, 1, 600_000),
     serviceUrl: one(flags, env, 'service-url'),
     serviceApiKey: one(flags, env, 'service-api-key'),
+    webhookCertDir: one(flags, env, 'webhook-cert-dir'),
+    webhookPort: int(flags, env, 'webhook-port', 9443, 0, 65535),
+    webhookHost: one(flags, env, 'webhook-host'),
     serviceApiKeySecret: parseSecretRef(one(flags, env, 'service-api-key-secret')),
     kubeOptions: {
       watchNamespace: one(flags, env, 'watch-namespace'),

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { ConfigError, type ApiKeyEntry, type ServeConfig } from '../config/config.js';
@@ -11,6 +11,7 @@ import type { Store } from '../store/types.js';
 import { ApiKeyRing } from './auth.js';
 import { DeliveryWorker } from '../delivery/index.js';
 import { kubeConfigAvailable, loadKubeConfig, startOperator, type RunningOperator, type ServiceTarget } from '../operator/index.js';
+import { startAdmissionWebhook } from '../webhook/index.js';
 import { createApp } from './app.js';
 import { createHttpMetrics } from './metrics.js';
 import { createRuntime } from './runtime.js';
@@ -86,6 +87,18 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
   }
   let operator: RunningOperator | undefined;
   const onClose: (() => Promise<void>)[] = [];
+  if (cfg.webhookCertDir) {
+    // stateless; every replica serves it, leader or not
+    const wh = await startAdmissionWebhook({
+      port: cfg.webhookPort,
+      host: cfg.webhookHost ?? cfg.host,
+      certFile: join(cfg.webhookCertDir, 'tls.crt'),
+      keyFile: join(cfg.webhookCertDir, 'tls.key'),
+      logger: log.child({ component: 'webhook' }),
+      registry: metrics.registry,
+    });
+    onClose.push(() => wh.close());
+  }
   if (kubeWanted) {
     const service: ServiceTarget = cfg.serviceUrl
       ? cfg.serviceApiKeySecret

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { REPO_ROOT } from '../../src/tools/gen-crds.js';
+import { installCertManagerCrds } from '../fixtures/cert-manager-crds.js';
 import { ensureKubeBinaries, ensureKubeTools, startKubeEnv, type KubeEnv } from '../support/kube.js';
 
 const run = promisify(execFile);
@@ -36,6 +37,15 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
   afterAll(async () => {
     await env?.stop();
   });
+
+  /** One apiserver for the dry-run tests of this file, started by the first that needs it. */
+  const kubeEnv = async (): Promise<KubeEnv> => {
+    if (!env) {
+      await ensureKubeBinaries();
+      env = await startKubeEnv();
+    }
+    return env;
+  };
 
   const template = async (...args: string[]): Promise<Manifest[]> => {
     const { stdout } = await run(helm, ['template', 'rel', CHART, '--namespace', 'notify', ...args], { env: helmEnv, maxBuffer: 32 << 20 });
@@ -111,8 +121,7 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
   });
 
   it('the rendered manifests are accepted by a real apiserver (kubectl apply --dry-run=server)', async () => {
-    await ensureKubeBinaries();
-    env = await startKubeEnv();
+    const env = await kubeEnv();
     const dir = mkdtempSync(join(tmpdir(), 'cmn-chart-'));
     const file = join(dir, 'all.yaml');
     const { stdout } = await run(helm, ['template', 'rel', CHART, '--namespace', 'default', '--include-crds'], { env: helmEnv, maxBuffer: 32 << 20 });
@@ -121,4 +130,112 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
     expect(out.stdout).toMatch(/deployment.apps\/rel-certmgr-notify created \(server dry run\)/);
     expect(out.stdout).toMatch(/customresourcedefinition.apiextensions.k8s.io\/notificationrouters.notify.certmgr.io created \(server dry run\)/);
   }, 120_000);
+
+  describe('admission webhook (webhook.enabled=true)', () => {
+    it('helm lint --strict passes', async () => {
+      const { stdout } = await run(helm, ['lint', '--strict', CHART, '--set', 'webhook.enabled=true'], { env: helmEnv });
+      expect(stdout).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+    });
+
+    it('renders the cert-manager CA chain, the serving Certificate, the configuration with inject-ca-from, and wires the pod and Service', async () => {
+      const ms = await template('--set', 'webhook.enabled=true');
+      const find = (kind: string, name: string) => {
+        const m = ms.find((x) => x.kind === kind && x.metadata.name === name);
+        if (!m) throw new Error(`${kind}/${name} not rendered; got ${ms.map((x) => `${x.kind}/${x.metadata.name}`).join(', ')}`);
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rendered YAML, checked field by field below
+        return m as Manifest & Record<string, any>;
+      };
+      const selfSigned = find('Issuer', 'rel-certmgr-notify-webhook-selfsigned');
+      expect(selfSigned['spec']).toEqual({ selfSigned: {} });
+      const caCert = find('Certificate', 'rel-certmgr-notify-webhook-ca');
+      expect(caCert['spec']).toMatchObject({ isCA: true, secretName: 'rel-certmgr-notify-webhook-ca', issuerRef: { kind: 'Issuer', name: selfSigned.metadata.name } });
+      const caIssuer = find('Issuer', 'rel-certmgr-notify-webhook-ca');
+      expect(caIssuer['spec']).toEqual({ ca: { secretName: caCert['spec'].secretName } });
+      const serving = find('Certificate', 'rel-certmgr-notify-webhook');
+      expect(serving.metadata.namespace).toBe('notify');
+      expect(serving['spec']).toMatchObject({
+        secretName: 'rel-certmgr-notify-webhook-tls',
+        issuerRef: { kind: 'Issuer', name: caIssuer.metadata.name },
+        usages: expect.arrayContaining(['server auth']),
+        privateKey: { rotationPolicy: 'Always' },
+      });
+      expect(serving['spec'].dnsNames).toEqual(
+        expect.arrayContaining(['rel-certmgr-notify.notify.svc', 'rel-certmgr-notify.notify.svc.cluster.local']),
+      );
+
+      const vwc = find('ValidatingWebhookConfiguration', 'rel-certmgr-notify');
+      expect((vwc.metadata as Record<string, unknown>)['annotations']).toEqual({ 'cert-manager.io/inject-ca-from': `notify/${serving.metadata.name}` });
+      const hook = vwc['webhooks'][0];
+      expect(vwc['webhooks']).toHaveLength(1);
+      expect(hook).toMatchObject({
+        name: 'validate.notify.certmgr.io',
+        failurePolicy: 'Ignore',
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1', 'v1beta1'],
+        timeoutSeconds: 5,
+        clientConfig: { service: { name: 'rel-certmgr-notify', namespace: 'notify', path: '/validate', port: 443 } },
+        rules: [
+          {
+            apiGroups: ['notify.certmgr.io'],
+            apiVersions: ['v1alpha1'],
+            operations: ['CREATE', 'UPDATE'],
+            resources: ['notificationrouters', 'notificationproviders', 'monitoringconfigs'],
+          },
+        ],
+      });
+      expect(hook.clientConfig.caBundle).toBeUndefined(); // cainjector fills it
+
+      const svc = find('Service', 'rel-certmgr-notify');
+      expect(svc['spec'].ports).toContainEqual({ name: 'webhook', port: 443, targetPort: 'webhook', protocol: 'TCP' });
+      const dep = find('Deployment', 'rel-certmgr-notify');
+      const pod = dep['spec'].template.spec;
+      const c = pod.containers[0];
+      expect(c.ports).toContainEqual({ name: 'webhook', containerPort: 9443, protocol: 'TCP' });
+      const envs = Object.fromEntries(c.env.map((e: { name: string; value?: string }) => [e.name, e.value]));
+      expect(envs).toMatchObject({ CERTMGR_NOTIFY_WEBHOOK_PORT: '9443', CERTMGR_NOTIFY_WEBHOOK_CERT_DIR: '/etc/certmgr-notify/webhook-certs' });
+      expect(c.volumeMounts).toContainEqual({ name: 'webhook-certs', mountPath: '/etc/certmgr-notify/webhook-certs', readOnly: true });
+      expect(pod.volumes).toContainEqual({ name: 'webhook-certs', secret: { secretName: serving['spec'].secretName } });
+    });
+
+    it('is off by default; failurePolicy, port and timeout are values; typos and bad values are refused', async () => {
+      const off = await template();
+      expect(off.some((m) => m.kind === 'ValidatingWebhookConfiguration' || m.kind === 'Certificate' || m.kind === 'Issuer')).toBe(false);
+      const offEnv = JSON.stringify(off.find((m) => m.kind === 'Deployment'));
+      expect(offEnv).not.toContain('WEBHOOK');
+
+      const ms = await template('--set', 'webhook.enabled=true', '--set', 'webhook.failurePolicy=Fail', '--set', 'webhook.port=10250', '--set', 'webhook.timeoutSeconds=10');
+      const hook = (ms.find((m) => m.kind === 'ValidatingWebhookConfiguration') as unknown as { webhooks: { failurePolicy: string; timeoutSeconds: number }[] }).webhooks[0]!;
+      expect(hook).toMatchObject({ failurePolicy: 'Fail', timeoutSeconds: 10 });
+      expect(JSON.stringify(ms.find((m) => m.kind === 'Deployment'))).toContain('"containerPort":10250');
+
+      await expect(template('--set', 'webhook.enabled=true', '--set', 'webhook.failurePolicy=Maybe')).rejects.toThrow(/failurePolicy/);
+      await expect(template('--set', 'webhook.enable=true')).rejects.toThrow(/enable/);
+      await expect(template('--set', 'webhook.enabled=true', '--set', 'webhook.port=8080')).rejects.toThrow(/port/);
+      await expect(template('--set', 'webhook.enabled=true', '--set', 'webhook.timeoutSeconds=31')).rejects.toThrow(/timeoutSeconds/);
+    });
+
+    it('the rendered manifests are accepted by a real apiserver with cert-manager CRDs (kubectl apply --dry-run=server)', async () => {
+      const env = await kubeEnv();
+      await installCertManagerCrds(env.kubeConfig());
+      const dir = mkdtempSync(join(tmpdir(), 'cmn-chart-webhook-'));
+      const file = join(dir, 'all.yaml');
+      const { stdout } = await run(helm, ['template', 'rel', CHART, '--namespace', 'default', '--include-crds', '--set', 'webhook.enabled=true'], {
+        env: helmEnv,
+        maxBuffer: 32 << 20,
+      });
+      writeFileSync(file, stdout);
+      const out = await run(kubectl, ['--kubeconfig', env.kubeconfigPath, 'apply', '--dry-run=server', '-f', file], { env: process.env });
+      for (const created of [
+        'validatingwebhookconfiguration.admissionregistration.k8s.io/rel-certmgr-notify',
+        'certificate.cert-manager.io/rel-certmgr-notify-webhook',
+        'certificate.cert-manager.io/rel-certmgr-notify-webhook-ca',
+        'issuer.cert-manager.io/rel-certmgr-notify-webhook-ca',
+        'issuer.cert-manager.io/rel-certmgr-notify-webhook-selfsigned',
+        'service/rel-certmgr-notify',
+        'deployment.apps/rel-certmgr-notify',
+      ]) {
+        expect(out.stdout).toContain(`${created} created (server dry run)`);
+      }
+    }, 120_000);
+  });
 });
