@@ -85,13 +85,16 @@ async function durable(store: Store, rcv: Awaited<ReturnType<typeof receiver>>):
   // accept in batches of 100 events (one transaction each), as POST /v1/events does
   worker.start();
   for (let b = 0; b < N / 100; b++) {
+    const events = Array.from({ length: 100 }, (_, i) => {
+      const ev = certificateResourceNotReady({ certificateName: `bench-${b}-${i}` });
+      return { id: randomUUID(), companyId: COMPANY, type: ev.type, data: ev.data, receivedAt: Date.now() };
+    });
+    // as POST /v1/events does: all events, then all their deliveries, in one transaction
     await store.transaction(async (tx) => {
-      for (let i = 0; i < 100; i++) {
-        const eventId = randomUUID();
-        const ev = certificateResourceNotReady({ certificateName: `bench-${b}-${i}` });
-        await tx.insertEvent({ id: eventId, companyId: COMPANY, type: ev.type, data: ev.data, receivedAt: Date.now() });
-        await tx.insertDeliveries([{ id: randomUUID(), companyId: COMPANY, eventId, routerId: randomUUID(), routerName: 'bench', integrationId: integ.id, createdAt: Date.now() }]);
-      }
+      await tx.insertEvents(events);
+      await tx.insertDeliveries(
+        events.map((e) => ({ id: randomUUID(), companyId: COMPANY, eventId: e.id, routerId: randomUUID(), routerName: 'bench', integrationId: integ.id, createdAt: Date.now() })),
+      );
     });
     worker.kick();
   }

@@ -72,11 +72,10 @@ export async function acceptEvents(ctx: ServiceContext, events: InternalEvent[],
     }));
     return { event, eventId, family, deliveries };
   });
+  const deliveries = planned.flatMap((p) => p.deliveries);
   await ctx.store.transaction(async (tx) => {
-    for (const p of planned) {
-      await tx.insertEvent({ id: p.eventId, companyId: ctx.companyId, type: p.event.type, data: p.event.data, receivedAt: now });
-      if (p.deliveries.length) await tx.insertDeliveries(p.deliveries);
-    }
+    await tx.insertEvents(planned.map((p) => ({ id: p.eventId, companyId: ctx.companyId, type: p.event.type, data: p.event.data, receivedAt: now })));
+    if (deliveries.length) await tx.insertDeliveries(deliveries);
   });
   for (const p of planned) {
     deps.metrics.eventsReceived.inc({ type: p.event.type });

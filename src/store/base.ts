@@ -64,6 +64,7 @@ export abstract class SqlStore implements Store {
   updateRouter: StoreOps['updateRouter'] = (...a) => this.ops.updateRouter(...a);
   deleteRouters: StoreOps['deleteRouters'] = (...a) => this.ops.deleteRouters(...a);
   insertEvent: StoreOps['insertEvent'] = (...a) => this.ops.insertEvent(...a);
+  insertEvents: StoreOps['insertEvents'] = (...a) => this.ops.insertEvents(...a);
   insertDeliveries: StoreOps['insertDeliveries'] = (...a) => this.ops.insertDeliveries(...a);
   getEvent: StoreOps['getEvent'] = (...a) => this.ops.getEvent(...a);
   listDeliveries: StoreOps['listDeliveries'] = (...a) => this.ops.listDeliveries(...a);

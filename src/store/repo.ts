@@ -188,6 +188,14 @@ export function createOps(db: SqlDb): StoreOps {
       await db.run(`INSERT INTO events (${EV}) VALUES (${placeholders(EVENT_COLUMNS.length)})`, eventToRow(rec));
     },
 
+    async insertEvents(recs) {
+      for (let i = 0; i < recs.length; i += INSERT_CHUNK) {
+        const chunk = recs.slice(i, i + INSERT_CHUNK);
+        const row = `(${placeholders(EVENT_COLUMNS.length)})`;
+        await db.run(`INSERT INTO events (${EV}) VALUES ${chunk.map(() => row).join(', ')}`, chunk.flatMap(eventToRow));
+      }
+    },
+
     async insertDeliveries(recs) {
       for (let i = 0; i < recs.length; i += INSERT_CHUNK) {
         const chunk = recs.slice(i, i + INSERT_CHUNK);

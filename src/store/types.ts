@@ -84,6 +84,8 @@ export interface StoreOps {
 
   /** Outbox writes: the ingestion path inserts the event and its deliveries (PENDING, due now) in one transaction. */
   insertEvent(rec: EventRecord): Promise<void>;
+  /** Several events in as few statements as possible (the ingestion path). */
+  insertEvents(recs: EventRecord[]): Promise<void>;
   insertDeliveries(recs: NewDelivery[]): Promise<void>;
   getEvent(companyId: string, id: string): Promise<EventRecord | null>;
   listDeliveries(companyId: string, filter: DeliveryFilter): Promise<DeliveryRecord[]>;

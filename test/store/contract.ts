@@ -448,6 +448,17 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
         await store.insertDeliveries([]); // no-op
       });
 
+      it('insertEvents writes many events in one call, and all or none of them', async () => {
+        const evs = Array.from({ length: 7 }, () => eventRecord(A));
+        await store.insertEvents(evs);
+        for (const ev of evs) expect(await store.getEvent(A, ev.id)).toEqual(ev);
+        const fresh = eventRecord(A);
+        const err = await store.insertEvents([fresh, evs[0]!]).catch((e: unknown) => e);
+        expect((err as StoreConstraintError).constraint).toBe('unique');
+        expect(await store.getEvent(A, fresh.id)).toBeNull();
+        await store.insertEvents([]); // no-op
+      });
+
       it('outside a transaction too; a second delivery for the same (event, router) is a unique violation', async () => {
         const ev = eventRecord(A);
         await store.insertEvent(ev);
