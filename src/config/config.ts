@@ -53,6 +53,15 @@ export interface ServeConfig {
     concurrency: number | undefined;
     podName: string | undefined;
     clusterName: string | undefined;
+    clusterId: string | undefined;
+    emitter: boolean;
+    emitterNamespace: string | undefined;
+    emitterWatchNamespace: string | undefined;
+    healthGracePeriodMs: number | undefined;
+    healthUnknownGracePeriodMs: number | undefined;
+    healthIssuingGracePeriodMs: number | undefined;
+    expiryScanIntervalMs: number | undefined;
+    expiryConfigPollMs: number | undefined;
   };
 }
 
@@ -97,7 +106,16 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'resync-period', kind: 'int', help: 'operator: reconcile every object at least this often, reverting API drift (ms, default 300000)' },
   { name: 'reconcile-concurrency', kind: 'int', help: 'operator: concurrent reconciles per controller (default 4)' },
   { name: 'pod-name', kind: 'string', help: 'leader election identity (default hostname + random)' },
-  { name: 'cluster-name', kind: 'string', help: 'operator: suffix of managedBy when several clusters share one service' },
+  { name: 'cluster-name', kind: 'string', help: "this cluster's name: clusterName of health events (default kubernetes) and managedBy suffix when several clusters share one service" },
+  { name: 'cluster-id', kind: 'string', help: 'clusterId (UUID) of health events (default the kube-system namespace uid)' },
+  { name: 'emitter', kind: 'string', help: 'true | false: watch cert-manager Issuers/Certificates and TLS Secrets and emit health and expiration events (default true with --kube)' },
+  { name: 'emitter-namespace', kind: 'string', help: "namespace of the emitter's state ConfigMaps (default the lease namespace)" },
+  { name: 'emitter-watch-namespace', kind: 'string', help: 'emitter: watch only this namespace (ClusterIssuers always; default all)' },
+  { name: 'health-grace-period', kind: 'int', help: 'Ready=False this long (ms) before .notready (default 300000)' },
+  { name: 'health-unknown-grace-period', kind: 'int', help: 'Ready=Unknown / missing this long (ms) before .notready (default 600000)' },
+  { name: 'health-issuing-grace-period', kind: 'int', help: 'first issuance in progress this long (ms) before .notready (default 900000)' },
+  { name: 'expiry-scan-interval', kind: 'int', help: 'every TLS Secret is evaluated at least this often (ms, default 3600000)' },
+  { name: 'expiry-config-poll', kind: 'int', help: 'monitoring configuration poll interval (ms, default 60000)' },
 ];
 
 export type RawFlags = Map<string, string[]>;
@@ -156,6 +174,11 @@ function int(flags: RawFlags, env: NodeJS.ProcessEnv, name: string, def: number,
 
 function optInt(flags: RawFlags, env: NodeJS.ProcessEnv, name: string, min: number, max: number): number | undefined {
   return one(flags, env, name) === undefined ? undefined : int(flags, env, name, 0, min, max);
+}
+
+function uuidOpt(v: string | undefined, name: string): string | undefined {
+  if (v !== undefined && !UUID_RE.test(v)) throw new ConfigError(`--${name} must be a UUID, got '${v}'`);
+  return v?.toLowerCase();
 }
 
 function bool(v: string | undefined, name: string, def: boolean): boolean {
@@ -238,6 +261,15 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
       concurrency: optInt(flags, env, 'reconcile-concurrency', 1, 64),
       podName: one(flags, env, 'pod-name'),
       clusterName: one(flags, env, 'cluster-name'),
+      clusterId: uuidOpt(one(flags, env, 'cluster-id'), 'cluster-id'),
+      emitter: bool(one(flags, env, 'emitter'), 'emitter', true),
+      emitterNamespace: one(flags, env, 'emitter-namespace'),
+      emitterWatchNamespace: one(flags, env, 'emitter-watch-namespace'),
+      healthGracePeriodMs: optInt(flags, env, 'health-grace-period', 0, 86_400_000),
+      healthUnknownGracePeriodMs: optInt(flags, env, 'health-unknown-grace-period', 0, 86_400_000),
+      healthIssuingGracePeriodMs: optInt(flags, env, 'health-issuing-grace-period', 0, 86_400_000),
+      expiryScanIntervalMs: optInt(flags, env, 'expiry-scan-interval', 1000, 7 * 86_400_000),
+      expiryConfigPollMs: optInt(flags, env, 'expiry-config-poll', 100, 86_400_000),
     },
   };
 }

@@ -12,6 +12,7 @@ import { ApiKeyRing } from './auth.js';
 import { DeliveryWorker } from '../delivery/index.js';
 import { kubeConfigAvailable, loadKubeConfig, startOperator, type RunningOperator, type ServiceTarget } from '../operator/index.js';
 import { startAdmissionWebhook } from '../webhook/index.js';
+import { runEmitterWhileLeading } from '../emitter/index.js';
 import { createApp } from './app.js';
 import { createHttpMetrics } from './metrics.js';
 import { createRuntime } from './runtime.js';
@@ -130,6 +131,26 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
       },
     });
     onClose.push(() => operator!.stop());
+    if (k.emitter) {
+      // the emitter runs only while this replica leads (runEmitterWhileLeading); it sends to the same service
+      const emitter = runEmitterWhileLeading(operator, {
+        logger: log,
+        kubeConfig: loadKubeConfig(),
+        serviceUrl: 'url' in service ? service.url : url,
+        ...('apiKeySecret' in service && service.apiKeySecret ? { apiKeySecret: service.apiKeySecret } : { apiKey: (service as { apiKey: string }).apiKey }),
+        clusterName: k.clusterName ?? 'kubernetes',
+        ...(k.clusterId ? { clusterId: k.clusterId } : {}),
+        ...((k.emitterNamespace ?? k.leaseNamespace) ? { stateNamespace: (k.emitterNamespace ?? k.leaseNamespace)! } : {}),
+        ...(k.emitterWatchNamespace ? { watchNamespace: k.emitterWatchNamespace } : {}),
+        ...(k.healthGracePeriodMs !== undefined ? { gracePeriodMs: k.healthGracePeriodMs } : {}),
+        ...(k.healthUnknownGracePeriodMs !== undefined ? { unknownGracePeriodMs: k.healthUnknownGracePeriodMs } : {}),
+        ...(k.healthIssuingGracePeriodMs !== undefined ? { issuingGracePeriodMs: k.healthIssuingGracePeriodMs } : {}),
+        ...(k.expiryScanIntervalMs !== undefined ? { scanIntervalMs: k.expiryScanIntervalMs } : {}),
+        ...(k.expiryConfigPollMs !== undefined ? { configPollMs: k.expiryConfigPollMs } : {}),
+        registry: metrics.registry,
+      });
+      onClose.unshift(() => emitter.stop());
+    }
   }
   if (worker) {
     const w = worker;

@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as ops from '../../src/client/operations.js';
 import { issuerNotReady } from '../fixtures/events.js';
 import { startReceiver, type Receiver } from '../integrations/helpers.js';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { installCertManagerCrds } from '../fixtures/cert-manager-crds.js';
 import { Kube, installCrds, provider, router, secret } from '../operator/support.js';
 import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, type KubeEnv } from '../support/kube.js';
 import { startServiceProcess, waitFor, type ServiceProcess } from './service-process.js';
@@ -26,9 +28,10 @@ describe('serve --kube on', () => {
     await ensureKubeBinaries();
     env = await startKubeEnv();
     await installCrds(env.kubeConfig());
+    await installCertManagerCrds(env.kubeConfig());
     hook = await startReceiver();
     svc = await startServiceProcess(
-      ['--kube', 'on', '--store', `sqlite:${join(mkdtempSync(join(tmpdir(), 'cmn-kube-')), 'db')}`, '--lease-duration', '3000', '--renew-deadline', '2000', '--retry-period', '500', '--lease-namespace', 'default', '--resync-period', '5000'],
+      ['--kube', 'on', '--store', `sqlite:${join(mkdtempSync(join(tmpdir(), 'cmn-kube-')), 'db')}`, '--lease-duration', '3000', '--renew-deadline', '2000', '--retry-period', '500', '--lease-namespace', 'default', '--resync-period', '5000', '--health-grace-period', '500', '--cluster-name', 'e2e'],
       KEY,
       { KUBECONFIG: env.kubeconfigPath },
     );
@@ -63,6 +66,30 @@ describe('serve --kube on', () => {
     expect(JSON.parse(req.body).type).toBe('io.certmgr.notify.evt.healthstatus.certmgr-issuer.notready');
     // the operator's in-memory key never reaches the logs
     expect(svc.output()).not.toMatch(/cmn_op_[A-Za-z0-9_-]{10,}/);
+  });
+
+  it('the emitter in the same process turns an Issuer going not ready into a delivered .notready event', async () => {
+    const kc = env.kubeConfig();
+    await ensureNamespace(kc, 'pki');
+    await applyManifest(kc, { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'acme', namespace: 'pki' }, spec: { acme: {} } } as never);
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const at = new Date(Math.ceil(Date.now() / 1000) * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+    await custom.patchNamespacedCustomObjectStatus(
+      {
+        group: 'cert-manager.io', version: 'v1', plural: 'issuers', namespace: 'pki', name: 'acme',
+        body: { status: { conditions: [{ type: 'Ready', status: 'False', reason: 'ErrRegisterACMEAccount', message: 'account registration failed', lastTransitionTime: at, observedGeneration: 1 }] } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const req = await waitFor(
+      'issuer .notready at the webhook',
+      () => hook.requests.find((r) => r.path === '/in' && JSON.parse(r.body).data.resource?.name === 'acme'),
+      30_000,
+    );
+    const body = JSON.parse(req.body);
+    expect(body.type).toBe('io.certmgr.notify.evt.healthstatus.certmgr-issuer.notready');
+    expect(body.data.cluster).toMatchObject({ name: 'e2e' });
+    expect(body.data.reason).toBe('ErrRegisterACMEAccount');
   });
 
   it('a bad filter applied with kubectl stays Stalled with the CEL error, and nothing is created', async () => {

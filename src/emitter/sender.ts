@@ -1,0 +1,260 @@
+/**
+ * Sends internal events to the service's `POST /v1/events` (plain fetch, `svc-api-key`), in batches.
+ *
+ * - `send(events)` resolves once the service accepted them (202) and rejects only when this process stops
+ *   or the service rejects an event as invalid (400, naming its index): nothing is ever dropped silently.
+ * - Concurrent sends within `batchDelayMs` go out in one request of up to `batchMax` events (the service
+ *   takes 1,000); one request at a time, in order.
+ * - Network errors, timeouts, 408/429/5xx and 401/403/404 (a key being rotated, a service starting) are
+ *   retried with exponential backoff and jitter for as long as it takes; the events wait in memory.
+ *   413 splits the batch.
+ * - Every event is checked with `validateEvent` (what the service applies) before it is queued.
+ */
+import type { Logger } from 'pino';
+import type { InternalEvent } from '../events/families.js';
+import { validateEvent } from '../events/schemas.js';
+import { backoffDelay, realClock, sleep, type BackoffPolicy, type Clock } from '../kube/timers.js';
+
+export interface EventSink {
+  send(events: InternalEvent[]): Promise<AcceptedEvent[]>;
+}
+
+export interface AcceptedEvent {
+  id: string;
+  deliveries: number;
+}
+
+export class EventRejectedError extends Error {
+  constructor(
+    message: string,
+    readonly event: InternalEvent,
+  ) {
+    super(message);
+    this.name = 'EventRejectedError';
+  }
+}
+
+export class SenderStoppedError extends Error {
+  constructor() {
+    super('event sender stopped before the service accepted the event');
+    this.name = 'SenderStoppedError';
+  }
+}
+
+export interface SenderMetrics {
+  accepted(type: string): void;
+  failedAttempt(reason: string): void;
+  pending(n: number): void;
+}
+
+export interface EventSenderOptions {
+  /** service base URL, e.g. http://127.0.0.1:8080 */
+  url: string;
+  apiKey: () => string;
+  log: Logger;
+  clock?: Clock;
+  fetch?: typeof fetch;
+  /** events per request; default 100 */
+  batchMax?: number;
+  /** wait this long for more events before a request; default 20 ms */
+  batchDelayMs?: number;
+  /** per request; default 10 s */
+  timeoutMs?: number;
+  /** default 500 ms doubling to 30 s, 20 % jitter */
+  backoff?: BackoffPolicy;
+  metrics?: SenderMetrics;
+}
+
+interface Pending {
+  event: InternalEvent;
+  resolve: (a: AcceptedEvent) => void;
+  reject: (e: Error) => void;
+}
+
+type Outcome =
+  | { kind: 'accepted'; accepted: AcceptedEvent[] }
+  | { kind: 'rejected'; indexes: Map<number, string> | 'all'; message: string }
+  | { kind: 'tooLarge' }
+  | { kind: 'retry'; reason: string; retryAfterMs?: number };
+
+export const DEFAULT_SEND_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 30_000, jitter: 0.2 };
+
+export class EventSender implements EventSink {
+  private readonly queue: Pending[] = [];
+  private readonly clock: Clock;
+  private readonly fetchFn: typeof fetch;
+  private readonly abort = new AbortController();
+  private running: Promise<void> | undefined;
+  private timer: unknown;
+  private stopped = false;
+  private batchMax: number;
+  readonly stats = { requests: 0, accepted: 0, failures: 0 };
+
+  constructor(private readonly opts: EventSenderOptions) {
+    this.clock = opts.clock ?? realClock;
+    this.fetchFn = opts.fetch ?? fetch;
+    this.batchMax = Math.min(1000, Math.max(1, opts.batchMax ?? 100));
+  }
+
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  send(events: InternalEvent[]): Promise<AcceptedEvent[]> {
+    if (this.stopped) return Promise.reject(new SenderStoppedError());
+    for (const e of events) {
+      const v = validateEvent(e);
+      if (!v.ok) return Promise.reject(new EventRejectedError(`invalid ${e.type} event: ${v.errors.map((x) => `${x.path} ${x.message}`).join('; ')}`, e));
+    }
+    const all = events.map(
+      (event) =>
+        new Promise<AcceptedEvent>((resolve, reject) => {
+          this.queue.push({ event, resolve, reject });
+        }),
+    );
+    this.opts.metrics?.pending(this.queue.length);
+    this.schedule();
+    return Promise.all(all);
+  }
+
+  /** Rejects everything still queued (SenderStoppedError) and aborts the request in flight. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.abort.abort();
+    await this.running?.catch(() => {});
+    this.failAll();
+  }
+
+  private failAll(): void {
+    const err = new SenderStoppedError();
+    for (const p of this.queue.splice(0)) p.reject(err);
+    this.opts.metrics?.pending(0);
+  }
+
+  private schedule(): void {
+    if (this.running || this.timer !== undefined || this.stopped) return;
+    const delay = this.queue.length >= this.batchMax ? 0 : (this.opts.batchDelayMs ?? 20);
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = undefined;
+      this.running = this.loop().finally(() => {
+        this.running = undefined;
+        if (this.queue.length && !this.stopped) this.schedule();
+      });
+    }, delay);
+  }
+
+  private async loop(): Promise<void> {
+    let failures = 0;
+    while (this.queue.length && !this.stopped) {
+      const batch = this.queue.slice(0, this.batchMax);
+      const outcome = await this.post(batch.map((p) => p.event));
+      if (this.stopped) return;
+      switch (outcome.kind) {
+        case 'accepted': {
+          failures = 0;
+          this.queue.splice(0, batch.length);
+          batch.forEach((p, i) => {
+            this.opts.metrics?.accepted(p.event.type);
+            p.resolve(outcome.accepted[i] ?? { id: '', deliveries: 0 });
+          });
+          this.stats.accepted += batch.length;
+          this.batchMax = Math.min(1000, Math.max(this.batchMax, this.opts.batchMax ?? 100));
+          break;
+        }
+        case 'rejected': {
+          // drop the bad events (they would be rejected forever), keep the rest queued
+          failures = 0;
+          const bad = outcome.indexes === 'all' ? new Map(batch.map((_, i) => [i, outcome.message])) : outcome.indexes;
+          const rejected = batch.filter((_, i) => bad.has(i));
+          for (const p of rejected) {
+            const i = batch.indexOf(p);
+            this.queue.splice(this.queue.indexOf(p), 1);
+            this.opts.log.error({ eventType: p.event.type, error: bad.get(i) }, 'the service rejected an event as invalid; it is not retried');
+            p.reject(new EventRejectedError(bad.get(i) ?? outcome.message, p.event));
+          }
+          break;
+        }
+        case 'tooLarge':
+          this.batchMax = Math.max(1, Math.floor(batch.length / 2));
+          if (batch.length === 1) {
+            // one event too large for the service: it will never be accepted
+            const p = this.queue.shift()!;
+            p.reject(new EventRejectedError('event too large for the service (413)', p.event));
+          }
+          break;
+        case 'retry': {
+          failures++;
+          this.stats.failures++;
+          this.opts.metrics?.failedAttempt(outcome.reason.split(' ')[0] ?? 'error');
+          const delay = Math.max(backoffDelay(failures, this.opts.backoff ?? DEFAULT_SEND_BACKOFF), outcome.retryAfterMs ?? 0);
+          this.opts.log.warn({ error: outcome.reason, events: batch.length, retryInMs: delay, attempt: failures }, 'sending events to the service failed; retrying');
+          await sleep(this.clock, delay, this.abort.signal);
+          break;
+        }
+      }
+      this.opts.metrics?.pending(this.queue.length);
+    }
+  }
+
+  private async post(events: InternalEvent[]): Promise<Outcome> {
+    this.stats.requests++;
+    const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? 10_000);
+    let res: Response;
+    try {
+      res = await this.fetchFn(new URL('/v1/events', this.opts.url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'svc-api-key': this.opts.apiKey() },
+        body: JSON.stringify(events),
+        signal: AbortSignal.any([timeout, this.abort.signal]),
+      });
+    } catch (e) {
+      const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+      return { kind: 'retry', reason: `${err.name === 'TimeoutError' ? 'timeout' : 'network'} ${err.cause?.code ?? err.cause?.message ?? err.message ?? ''}`.trim() };
+    }
+    const text = await res.text().catch(() => '');
+    if (res.status === 202 || res.status === 200) {
+      try {
+        const body = JSON.parse(text) as { events?: AcceptedEvent[] };
+        return { kind: 'accepted', accepted: body.events ?? [] };
+      } catch {
+        return { kind: 'accepted', accepted: [] };
+      }
+    }
+    if (res.status === 413) return { kind: 'tooLarge' };
+    if (res.status === 400) return rejectedOutcome(text, events.length);
+    const retryAfter = Number(res.headers.get('retry-after'));
+    return {
+      kind: 'retry',
+      reason: `HTTP ${res.status} ${firstErrorMessage(text) ?? ''}`.trim(),
+      ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterMs: Math.min(retryAfter * 1000, 300_000) } : {}),
+    };
+  }
+}
+
+function firstErrorMessage(text: string): string | undefined {
+  try {
+    const b = JSON.parse(text) as { errors?: { message?: string }[] };
+    return b.errors?.[0]?.message;
+  } catch {
+    return undefined;
+  }
+}
+
+/** 400: `errors[].field` is `[i].data.x` for an array body; errors without an index reject the whole batch. */
+function rejectedOutcome(text: string, n: number): Outcome {
+  let errors: { field?: string; message?: string }[] = [];
+  try {
+    errors = (JSON.parse(text) as { errors?: { field?: string; message?: string }[] }).errors ?? [];
+  } catch {
+    /* not JSON */
+  }
+  const indexes = new Map<number, string>();
+  for (const e of errors) {
+    const m = /^\[(\d+)\]/.exec(e.field ?? '');
+    if (m && Number(m[1]) < n) indexes.set(Number(m[1]), e.message ?? 'invalid');
+  }
+  const message = errors.map((e) => e.message).filter(Boolean).join('; ') || `HTTP 400 ${text.slice(0, 200)}`;
+  return { kind: 'rejected', indexes: indexes.size ? indexes : 'all', message };
+}
