@@ -226,6 +226,17 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     return { key, companyId };
   });
   if (apiKeysFile) apiKeys.push(...loadApiKeysFile(apiKeysFile));
+  const serviceUrl = one(flags, env, 'service-url');
+  if (serviceUrl !== undefined) {
+    try {
+      const u = new URL(serviceUrl);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+    } catch {
+      throw new ConfigError('--service-url must be an http(s) URL');
+    }
+    if (!one(flags, env, 'service-api-key') && !one(flags, env, 'service-api-key-secret'))
+      throw new ConfigError('--service-url needs --service-api-key-secret (or --service-api-key)');
+  }
   return {
     port: int(flags, env, 'port', 8080, 0, 65535),
     host: one(flags, env, 'host') ?? '0.0.0.0',
@@ -243,7 +254,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     deliveryMaxAgeMs: int(flags, env, 'delivery-max-age', 86_400_000, 1_000, 30 * 86_400_000),
     deliveryWorkers: int(flags, env, 'delivery-workers', 8, 0, 256),
     deliveryBaseDelayMs: one(flags, env, 'delivery-retry-base') === undefined ? undefined : int(flags, env, 'delivery-retry-base', 1000, 1, 600_000),
-    serviceUrl: one(flags, env, 'service-url'),
+    serviceUrl,
     serviceApiKey: one(flags, env, 'service-api-key'),
     webhookCertDir: one(flags, env, 'webhook-cert-dir'),
     webhookPort: int(flags, env, 'webhook-port', 9443, 0, 65535),

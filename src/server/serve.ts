@@ -101,15 +101,11 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     onClose.push(() => wh.close());
   }
   if (kubeWanted) {
-    const service: ServiceTarget = cfg.serviceUrl
-      ? cfg.serviceApiKeySecret
+    const service: ServiceTarget = !cfg.serviceUrl
+      ? { url, apiKey: operatorKey! }
+      : cfg.serviceApiKeySecret
         ? { url: cfg.serviceUrl, apiKeySecret: cfg.serviceApiKeySecret }
-        : cfg.serviceApiKey
-          ? { url: cfg.serviceUrl, apiKey: cfg.serviceApiKey }
-          : (() => {
-              throw new ConfigError('--service-url needs --service-api-key-secret or --service-api-key');
-            })()
-      : { url, apiKey: operatorKey! };
+        : { url: cfg.serviceUrl, apiKey: cfg.serviceApiKey! };
     const k = cfg.kubeOptions;
     operator = await startOperator({
       logger: log.child({ component: 'operator' }),

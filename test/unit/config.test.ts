@@ -40,6 +40,11 @@ describe('loadServeConfig', () => {
     [['--port'], /needs a value/],
     [['--api-key', 'short'], /at least 16/],
     [['--company-id', 'x'], /UUID/],
+    [['--service-url', 'http://svc:8080'], /needs --service-api-key-secret/],
+    [['--service-url', 'ftp://svc', '--service-api-key', 'k'], /http\(s\) URL/],
+    [['--service-api-key-secret', 'Bad/Name'], /<namespace>\/<name>/],
+    [['--leader-elect', 'yes'], /true or false/],
+    [['--cluster-id', 'prod'], /UUID/],
   ])('rejects %j', (argv, msg) => {
     expect(() => loadServeConfig(argv as string[], {})).toThrow(ConfigError);
     expect(() => loadServeConfig(argv as string[], {})).toThrow(msg);
