@@ -161,6 +161,7 @@ async function loadSnapshot(family: EventTypeId, filters: string[]): Promise<Rou
     listRouters: async () => routers,
     listIntegrations: async () => [integration],
     getMonitoringConfig: async () => monitoring,
+    routingFingerprint: async () => 'bench',
   } as unknown as Store;
   return new RoutingSnapshots(store).get(COMPANY);
 }

@@ -1,7 +1,9 @@
 /**
  * Per-company routing snapshots: routers compiled once, indexed by family, with integrations and the
- * monitoring configuration. Rebuilt when this process changes configuration (invalidate) and at most
- * `ttlMs` old otherwise, so replicas sharing PostgreSQL converge on changes made through another replica.
+ * monitoring configuration. Rebuilt when this process changes configuration (invalidate). Otherwise, once a
+ * snapshot is `ttlMs` old, a cheap fingerprint query tells whether another replica changed anything; only
+ * then is it rebuilt (and at the latest after `maxStaleMs`), so replicas sharing PostgreSQL converge without
+ * recompiling thousands of routers every few seconds.
  */
 import { compileFilter, FilterCompileError, type CompiledFilter } from '../cel/index.js';
 import { EVENT_TYPE_IDS, type EventTypeId } from '../events/families.js';
@@ -11,7 +13,11 @@ import { routingIndex, type CompiledRouter, type RoutingSnapshot } from './match
 
 interface Entry {
   snapshot: Promise<RoutingSnapshot>;
-  loadedAt: number;
+  fingerprint: Promise<string>;
+  /** when the snapshot was last known current */
+  checkedAt: number;
+  /** when it was built */
+  builtAt: number;
 }
 
 export class RoutingSnapshots {
@@ -21,7 +27,7 @@ export class RoutingSnapshots {
 
   constructor(
     private readonly store: Store,
-    private readonly opts: { ttlMs?: number; now?: () => number } = {},
+    private readonly opts: { ttlMs?: number; maxStaleMs?: number; now?: () => number } = {},
   ) {}
 
   invalidate(companyId?: string): void {
@@ -32,9 +38,25 @@ export class RoutingSnapshots {
   get(companyId: string): Promise<RoutingSnapshot> {
     const now = (this.opts.now ?? Date.now)();
     const hit = this.cache.get(companyId);
-    if (hit && now - hit.loadedAt < (this.opts.ttlMs ?? 5_000)) return hit.snapshot;
-    const snapshot = this.load(companyId);
-    this.cache.set(companyId, { snapshot, loadedAt: now });
+    if (hit && now - hit.checkedAt < (this.opts.ttlMs ?? 5_000)) return hit.snapshot;
+    if (hit && now - hit.builtAt < (this.opts.maxStaleMs ?? 60_000)) {
+      // revalidate: keep the snapshot when the fingerprint is unchanged
+      hit.checkedAt = now;
+      const prev = hit.snapshot;
+      const fp = this.store.routingFingerprint(companyId);
+      const snapshot = Promise.all([fp, hit.fingerprint]).then(([cur, old]) => {
+        if (cur === old) return prev;
+        if (this.cache.get(companyId) === hit) this.cache.delete(companyId);
+        return this.get(companyId);
+      });
+      hit.snapshot = snapshot;
+      snapshot.catch(() => this.cache.delete(companyId));
+      return snapshot;
+    }
+    // the fingerprint is read before the records, so a change racing the load makes the next check reload
+    const fingerprint = this.store.routingFingerprint(companyId);
+    const snapshot = fingerprint.then(() => this.load(companyId));
+    this.cache.set(companyId, { snapshot, fingerprint, checkedAt: now, builtAt: now });
     snapshot.catch(() => this.cache.delete(companyId));
     return snapshot;
   }

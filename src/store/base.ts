@@ -58,6 +58,7 @@ export abstract class SqlStore implements Store {
   updateIntegration: StoreOps['updateIntegration'] = (...a) => this.ops.updateIntegration(...a);
   deleteIntegrations: StoreOps['deleteIntegrations'] = (...a) => this.ops.deleteIntegrations(...a);
   listRouters: StoreOps['listRouters'] = (...a) => this.ops.listRouters(...a);
+  routingFingerprint: StoreOps['routingFingerprint'] = (...a) => this.ops.routingFingerprint(...a);
   listRoutersByIntegration: StoreOps['listRoutersByIntegration'] = (...a) => this.ops.listRoutersByIntegration(...a);
   getRouter: StoreOps['getRouter'] = (...a) => this.ops.getRouter(...a);
   createRouter: StoreOps['createRouter'] = (...a) => this.ops.createRouter(...a);

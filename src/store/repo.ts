@@ -141,6 +141,18 @@ export function createOps(db: SqlDb): StoreOps {
       return deleteByIds('integrations', companyId, ids);
     },
 
+    async routingFingerprint(companyId) {
+      const row = await db.get(
+        `SELECT (SELECT count(*) FROM routers WHERE company_id = ?) AS rc,
+                (SELECT coalesce(sum(updated_at), 0) FROM routers WHERE company_id = ?) AS rs,
+                (SELECT count(*) FROM integrations WHERE company_id = ?) AS ic,
+                (SELECT coalesce(sum(updated_at), 0) FROM integrations WHERE company_id = ?) AS isum,
+                (SELECT coalesce(max(updated_at), 0) FROM monitoring_configs WHERE company_id = ?) AS mu`,
+        [companyId, companyId, companyId, companyId, companyId],
+      );
+      return [row?.rc, row?.rs, row?.ic, row?.isum, row?.mu].map(String).join(':');
+    },
+
     async listRouters(companyId) {
       const rows = await db.all(`SELECT ${RT} FROM routers WHERE company_id = ? ORDER BY created_at, id`, [companyId]);
       return rows.map(rowToRouter);

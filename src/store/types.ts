@@ -75,6 +75,11 @@ export interface StoreOps {
   deleteIntegrations(companyId: string, ids: string[]): Promise<string[]>;
 
   listRouters(companyId: string): Promise<RouterRecord[]>;
+  /**
+   * Changes whenever the company's routers, integrations or monitoring configuration change (counts and sums
+   * of updated_at): lets routing snapshots skip a reload when nothing changed, whatever the writers' clocks.
+   */
+  routingFingerprint(companyId: string): Promise<string>;
   /** Routers of the company that reference one of the integrations. */
   listRoutersByIntegration(companyId: string, integrationIds: string[]): Promise<RouterRecord[]>;
   getRouter(companyId: string, id: string): Promise<RouterRecord | null>;

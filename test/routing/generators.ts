@@ -199,6 +199,8 @@ const memoryStore = {
   listRouters: async () => current.routers,
   listIntegrations: async () => current.integrations,
   getMonitoringConfig: async () => current.monitoring,
+  // every snapshotOf() invalidates first, so the fingerprint only has to exist
+  routingFingerprint: async () => 'memory',
 } as unknown as Store;
 /** One instance for the whole run: its compile cache is shared by every snapshot (as in production across reloads). */
 const snapshots = new RoutingSnapshots(memoryStore);

@@ -272,6 +272,28 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
         expect(await store.updateRouter(A, r1.id, { name: 'gone' }, now())).toBeNull();
       });
 
+      it('routingFingerprint changes with every change to routing records, and only then', async () => {
+        const fp = () => store.routingFingerprint(A);
+        const f0 = await fp();
+        expect(await fp()).toBe(f0);
+        const i1 = await store.createIntegration(integration(A));
+        const f1 = await fp();
+        expect(f1).not.toBe(f0);
+        const r1 = await store.createRouter(router(A, i1.id));
+        const f2 = await fp();
+        expect(f2).not.toBe(f1);
+        await store.createIntegration(integration(B)); // another company: no change
+        expect(await fp()).toBe(f2);
+        await store.updateRouter(A, r1.id, { enabled: false }, 5); // an older clock still changes it
+        const f3 = await fp();
+        expect(f3).not.toBe(f2);
+        await store.putMonitoringConfig(monitoringConfig(A));
+        const f4 = await fp();
+        expect(f4).not.toBe(f3);
+        await store.deleteRouters(A, [r1.id]);
+        expect(await fp()).not.toBe(f4);
+      });
+
       it('a router must reference an existing integration of its own company', async () => {
         const bInt = await store.createIntegration(integration(B));
         for (const integrationId of [randomUUID(), bInt.id]) {
