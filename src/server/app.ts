@@ -25,12 +25,8 @@ export interface AppDeps {
   now?: () => number;
   /** Invoked after committed configuration changes (routing index invalidation). */
   onChange?: ServiceContext['onChange'];
-  /** Extra authenticated routes mounted by other roles (events ingestion, operator hooks). */
-  extraRoutes?: (app: express.Express, authed: express.RequestHandler) => void;
   /** Routing and delivery parts; without them POST /v1/events answers 404. */
   runtime?: ServiceRuntime;
-  /** Extra readiness checks (e.g. leader election, informers synced). */
-  readiness?: () => Promise<void>;
 }
 
 declare global {
@@ -86,7 +82,6 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/readyz', async (_req, res) => {
     try {
       await deps.store.ping();
-      await deps.readiness?.();
       res.json({ status: 'ready' });
     } catch (e) {
       res.status(503).json({ status: 'not ready', reason: (e as Error).message });
@@ -159,7 +154,6 @@ export function createApp(deps: AppDeps): express.Express {
       sendError(res, 405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on /v1/events; use POST`);
     });
   }
-  deps.extraRoutes?.(app, authed);
 
   app.use((req, res) => sendError(res, 404, 'NOT_FOUND', `no such endpoint: ${req.method} ${req.path}`));
 

@@ -101,7 +101,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     onClose.push(() => wh.close());
   }
   if (kubeWanted) {
-    const service: ServiceTarget = !cfg.serviceUrl
+    const service: Exclude<ServiceTarget, { api: unknown }> = !cfg.serviceUrl
       ? { url, apiKey: operatorKey! }
       : cfg.serviceApiKeySecret
         ? { url: cfg.serviceUrl, apiKeySecret: cfg.serviceApiKeySecret }
@@ -132,8 +132,8 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
       const emitter = runEmitterWhileLeading(operator, {
         logger: log,
         kubeConfig: loadKubeConfig(),
-        serviceUrl: 'url' in service ? service.url : url,
-        ...('apiKeySecret' in service && service.apiKeySecret ? { apiKeySecret: service.apiKeySecret } : { apiKey: (service as { apiKey: string }).apiKey }),
+        serviceUrl: service.url,
+        ...('apiKeySecret' in service ? { apiKeySecret: service.apiKeySecret } : { apiKey: service.apiKey }),
         clusterName: k.clusterName ?? 'kubernetes',
         ...(k.clusterId ? { clusterId: k.clusterId } : {}),
         ...((k.emitterNamespace ?? k.leaseNamespace) ? { stateNamespace: (k.emitterNamespace ?? k.leaseNamespace)! } : {}),

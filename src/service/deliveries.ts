@@ -1,5 +1,5 @@
 /** Operating deliveries: listing, routing simulation and test sends. */
-import { familyOfType, type InternalEvent } from '../events/families.js';
+import type { InternalEvent } from '../events/families.js';
 import { validateEvent } from '../events/schemas.js';
 import { decideRouters, eventMonitored, type RouterDecision } from '../routing/match.js';
 import type { DeliveryFilter, DeliveryRecord, DeliveryStatus } from '../store/types.js';
@@ -85,5 +85,5 @@ export async function testIntegration(ctx: ServiceContext, id: string) {
     attempt: 1,
   });
   rt.log.info({ integrationId: id, outcome: res.outcome, statusCode: res.statusCode }, 'test notification sent');
-  return { ...res, latencyMs: Math.round(Number(process.hrtime.bigint() - started) / 1e6), family: familyOfType('evt.healthstatus.certmgr-issuer.notready') };
+  return { ...res, latencyMs: Math.round(Number(process.hrtime.bigint() - started) / 1e6) };
 }
