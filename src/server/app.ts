@@ -11,11 +11,14 @@ import { acceptEvents, parseEvents } from '../service/events.js';
 import { ServiceError, ValidationErrors } from '../service/errors.js';
 import { ApiKeyRing, API_KEY_HEADER } from './auth.js';
 import { sendError, sendErrors, sendGraphqlError } from './errors.js';
+import { BODY_LIMIT, MAX_JSON_DEPTH, RETRY_AFTER_SECONDS, isStoreUnavailable, jsonDepthViolation, routeLabel } from './limits.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { monitoringRouter } from './rest/monitoring-config.js';
 import { graphqlHandler } from './graphql/handler.js';
 
-export const BODY_LIMIT = '1mb';
+export { BODY_LIMIT } from './limits.js';
+/** Default per-request deadline (--request-timeout). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 export interface AppDeps {
   store: Store;
@@ -27,6 +30,8 @@ export interface AppDeps {
   onChange?: ServiceContext['onChange'];
   /** Routing and delivery parts; without them POST /v1/events answers 404. */
   runtime?: ServiceRuntime;
+  /** Every request is answered within this many ms: 503 DEADLINE_EXCEEDED when the handler has not answered. */
+  requestTimeoutMs?: number;
 }
 
 declare global {
@@ -42,15 +47,14 @@ declare global {
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
-function routeLabel(path: string): string {
-  if (path.startsWith('/outagedetection/v1/inventorymonitoringconfig/')) return '/outagedetection/v1/inventorymonitoringconfig/:type';
-  if (['/graphql', '/healthz', '/readyz', '/metrics', '/v1/events'].includes(path)) return path;
-  return 'other';
-}
-
 export function createApp(deps: AppDeps): express.Express {
   const metrics = deps.metrics ?? createHttpMetrics();
+  const requestTimeoutMs = deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const app = express();
+  // Strict routes (set before the first route): '/HEALTHZ' and '/healthz/' are 404, not aliases, so every
+  // answered path has exactly one spelling and one metrics label.
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
@@ -66,13 +70,31 @@ export function createApp(deps: AppDeps): express.Express {
     const start = process.hrtime.bigint();
     const path = req.path; // captured now: mounted routers rewrite req.path while they run
     res.on('finish', () => {
-      const route = routeLabel(path);
+      // the matched route pattern (bounded label set); unmatched paths are 'other'
+      const route = routeLabel(req.route ? { baseUrl: req.baseUrl, routePath: (req.route as { path?: unknown }).path } : undefined);
       const seconds = Number(process.hrtime.bigint() - start) / 1e9;
       metrics.requests.inc({ method: req.method, route, status: String(res.statusCode) });
       metrics.duration.observe({ method: req.method, route }, seconds);
       if (route !== '/healthz' && route !== '/readyz' && route !== '/metrics')
         log.info({ method: req.method, path, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
     });
+    next();
+  });
+
+  // Per-request deadline: whatever a handler waits for (a blackholed database, a lock), the client gets an
+  // answer. The handler keeps running; its late answer is dropped (sendErrors / the error handler check headersSent).
+  app.use((req, res, next) => {
+    const timer = setTimeout(() => {
+      if (res.writableEnded) return;
+      res.locals.log.warn({ method: req.method, path: req.path, timeoutMs: requestTimeoutMs }, 'request deadline exceeded');
+      if (res.headersSent) return void res.destroy();
+      res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+      const msg = `no answer within ${requestTimeoutMs} ms; retry later`;
+      if (req.path === '/graphql') sendGraphqlError(res, 503, 'DEADLINE_EXCEEDED', msg);
+      else sendError(res, 503, 'DEADLINE_EXCEEDED', msg);
+    }, requestTimeoutMs);
+    timer.unref();
+    res.on('close', () => clearTimeout(timer));
     next();
   });
 
@@ -84,7 +106,9 @@ export function createApp(deps: AppDeps): express.Express {
       await deps.store.ping();
       res.json({ status: 'ready' });
     } catch (e) {
-      res.status(503).json({ status: 'not ready', reason: (e as Error).message });
+      // unauthenticated endpoint: the driver's message carries host, port or user; it goes to the log only
+      res.locals.log.warn({ err: e }, 'readiness check failed');
+      if (!res.headersSent) res.status(503).json({ status: 'not ready', reason: 'store unavailable' });
     }
   });
   app.get('/metrics', async (_req, res) => {
@@ -114,8 +138,12 @@ export function createApp(deps: AppDeps): express.Express {
     (req, res, next) => {
       if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'DELETE') return next();
       const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
-      if (hasBody && !req.is(['application/json', 'application/*+json'])) {
-        const msg = `Content-Type must be application/json, got ${req.headers['content-type'] ?? 'none'}`;
+      // GraphQL over HTTP: request bodies are application/json only (application/graphql-response+json is a
+      // response type); REST also takes application/*+json.
+      const types = isGraphql(req) ? ['application/json'] : ['application/json', 'application/*+json'];
+      if (hasBody && !req.is(types)) {
+        const got = (req.headers['content-type'] ?? 'none').slice(0, 100);
+        const msg = `Content-Type must be ${types.join(' or ')}, got ${got}`;
         if (isGraphql(req)) sendGraphqlError(res, 415, 'UNSUPPORTED_MEDIA_TYPE', msg);
         else sendError(res, 415, 'UNSUPPORTED_MEDIA_TYPE', msg);
         return;
@@ -123,6 +151,13 @@ export function createApp(deps: AppDeps): express.Express {
       next();
     },
     express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'], strict: false }),
+    (req, res, next) => {
+      const where = jsonDepthViolation(req.body);
+      if (where === null) return next();
+      const msg = `JSON nested deeper than ${MAX_JSON_DEPTH} levels at ${where.length > 200 ? where.slice(0, 200) + '…' : where}`;
+      if (isGraphql(req)) sendGraphqlError(res, 400, 'BAD_USER_INPUT', msg);
+      else sendError(res, 400, 'BAD_USER_INPUT', msg, where.slice(0, 200));
+    },
   ];
 
   app.use('/outagedetection/v1/inventorymonitoringconfig', authed, ...jsonBody, monitoringRouter());
@@ -160,12 +195,24 @@ export function createApp(deps: AppDeps): express.Express {
   // body-parser and unexpected errors
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const e = err as { type?: string; status?: number; message?: string };
+    if (res.headersSent) {
+      // answered already (deadline): only record it
+      (res.locals.log ?? deps.logger).warn({ err }, 'error after the answer was sent');
+      return;
+    }
     const gql = isGraphql(req);
     const send = (status: number, code: string, message: string) =>
       gql ? sendGraphqlError(res, status, code, message) : sendError(res, status, code, message);
     if (e.type === 'entity.too.large') return send(413, 'PAYLOAD_TOO_LARGE', `request body exceeds ${BODY_LIMIT}`);
     if (e.type === 'entity.parse.failed') return send(400, 'MALFORMED_JSON', `request body is not valid JSON: ${e.message ?? ''}`.trim());
     if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return send(415, 'UNSUPPORTED_MEDIA_TYPE', e.message ?? 'unsupported encoding');
+    if (err instanceof URIError || (e.status === 400 && /^Failed to decode param/.test(e.message ?? '')))
+      return send(400, 'MALFORMED_PATH', 'the path is not valid percent-encoding (RFC 3986)');
+    if (isStoreUnavailable(err)) {
+      (res.locals.log ?? deps.logger).warn({ err }, 'store unavailable');
+      res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+      return send(503, 'SERVICE_UNAVAILABLE', 'the store is unavailable; retry later');
+    }
     if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) return send(e.status, 'BAD_REQUEST', e.message ?? 'bad request');
     (res.locals.log ?? deps.logger).error({ err }, 'unhandled error');
     send(500, 'INTERNAL', 'internal error');

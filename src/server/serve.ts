@@ -76,7 +76,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     worker = new DeliveryWorker({
       store,
       notifiers: (type) => runtime.notifierFor(type),
-      logger: log.child({ component: 'delivery' }),
+      logger: log, // the worker adds its own component key
       metrics: metrics.registry,
       options: {
         concurrency: cfg.deliveryWorkers,
@@ -95,7 +95,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
       host: cfg.webhookHost ?? cfg.host,
       certFile: join(cfg.webhookCertDir, 'tls.crt'),
       keyFile: join(cfg.webhookCertDir, 'tls.key'),
-      logger: log.child({ component: 'webhook' }),
+      logger: log, // adds component: admission-webhook
       registry: metrics.registry,
     });
     onClose.push(() => wh.close());
@@ -108,7 +108,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
         : { url: cfg.serviceUrl, apiKey: cfg.serviceApiKey! };
     const k = cfg.kubeOptions;
     operator = await startOperator({
-      logger: log.child({ component: 'operator' }),
+      logger: log, // adds component: operator
       service,
       kubeConfig: loadKubeConfig(),
       registry: metrics.registry,

@@ -39,6 +39,12 @@ export interface MonitoringConfigInput {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const typeName = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+/** A short rendering of a rejected value for messages: never the whole (possibly huge or deeply nested) input. */
+const preview = (v: unknown): string => {
+  if (typeof v === 'string') return JSON.stringify(v.length > 64 ? v.slice(0, 64) + '…' : v);
+  if (typeof v === 'number' || typeof v === 'boolean' || v === null) return String(v);
+  return typeName(v);
+};
 
 /**
  * Validates a PUT body `{ inventoryMonitoringConfiguration: {...} }`; throws ValidationErrors naming every bad field.
@@ -49,18 +55,18 @@ export function parseMonitoringPut(body: unknown): MonitoringConfigInput {
   const errs: FieldError[] = [];
   const bad = (field: string, message: string) => errs.push({ code: 'BAD_USER_INPUT', field, message });
   if (!isObject(body)) throw new ValidationErrors([{ code: 'BAD_USER_INPUT', field: '', message: `body must be a JSON object, got ${typeName(body)}` }]);
-  for (const k of Object.keys(body)) if (k !== P) bad(k, `unknown field '${k}'; the body is { ${P}: {...} }`);
+  for (const k of Object.keys(body)) if (k !== P) bad(k.slice(0, 64), `unknown field ${preview(k)}; the body is { ${P}: {...} }`);
   const c = body[P];
   if (c === undefined) bad(P, 'is required');
   else if (!isObject(c)) bad(P, `must be an object, got ${typeName(c)}`);
   if (!isObject(c)) throw new ValidationErrors(errs);
 
   const known = ['inventoryMonitoringConfigurationType', 'enabled', 'thresholds', 'applicationIds', 'includeUnassignedCertificates', 'rules'];
-  for (const k of Object.keys(c)) if (!known.includes(k)) bad(`${P}.${k}`, `unknown field '${k}'`);
+  for (const k of Object.keys(c)) if (!known.includes(k)) bad(`${P}.${k.slice(0, 64)}`, `unknown field ${preview(k)}`);
 
   const t = c.inventoryMonitoringConfigurationType;
   if (t === undefined) bad(`${P}.inventoryMonitoringConfigurationType`, 'is required');
-  else if (t !== MONITORING_TYPE) bad(`${P}.inventoryMonitoringConfigurationType`, `must be '${MONITORING_TYPE}', got ${JSON.stringify(t)}`);
+  else if (t !== MONITORING_TYPE) bad(`${P}.inventoryMonitoringConfigurationType`, `must be '${MONITORING_TYPE}', got ${preview(t)}`);
 
   for (const f of ['enabled', 'includeUnassignedCertificates'] as const) {
     const v = c[f];
@@ -76,7 +82,7 @@ export function parseMonitoringPut(body: unknown): MonitoringConfigInput {
     const seen = new Set<number>();
     th.forEach((v, i) => {
       const f = `${P}.thresholds[${i}]`;
-      if (typeof v !== 'number' || !Number.isInteger(v)) bad(f, `must be an integer number of days, got ${JSON.stringify(v)}`);
+      if (typeof v !== 'number' || !Number.isInteger(v)) bad(f, `must be an integer number of days, got ${preview(v)}`);
       else if (v <= 0) bad(f, `must be greater than 0, got ${v}`);
       else if (v > MAX_THRESHOLD_DAYS) bad(f, `must be at most ${MAX_THRESHOLD_DAYS} days, got ${v}`);
       else if (seen.has(v)) bad(f, `duplicate threshold ${v}`);
@@ -92,9 +98,9 @@ export function parseMonitoringPut(body: unknown): MonitoringConfigInput {
     const seen = new Set<string>();
     apps.forEach((v, i) => {
       const f = `${P}.applicationIds[${i}]`;
-      if (typeof v !== 'string' || v.trim() === '') bad(f, `must be a non-empty string, got ${JSON.stringify(v)}`);
+      if (typeof v !== 'string' || v.trim() === '') bad(f, `must be a non-empty string, got ${preview(v)}`);
       else if (v.length > 256) bad(f, 'must be at most 256 characters');
-      else if (seen.has(v)) bad(f, `duplicate application id '${v}'`);
+      else if (seen.has(v)) bad(f, `duplicate application id ${preview(v)}`);
       else seen.add(v);
     });
   }

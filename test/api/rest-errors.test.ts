@@ -87,7 +87,7 @@ describe('HTTP-level errors', () => {
   it('405 with Allow on other methods', async () => {
     const res = await svc.rest(P, { method: 'DELETE' });
     expect(res.status).toBe(405);
-    expect(res.headers.get('allow')).toBe('GET, PUT');
+    expect(res.headers.get('allow')).toBe('GET, HEAD, PUT');
     expect((await res.json().then(asAny)).errors[0].code).toBe('METHOD_NOT_ALLOWED');
     const g = await svc.rest('/graphql', { method: 'GET' });
     expect(g.status).toBe(405);

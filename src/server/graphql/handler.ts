@@ -1,10 +1,13 @@
-import { GraphQLError } from 'graphql';
-import { createHandler } from 'graphql-http/lib/use/express';
+import { GraphQLError, parse } from 'graphql';
+import { createHandler } from 'graphql-http';
 import type { RequestHandler, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { ServiceError, ValidationErrors } from '../../service/errors.js';
+import { sendGraphqlError } from '../errors.js';
+import { RETRY_AFTER_SECONDS, isStoreUnavailable } from '../limits.js';
 import { buildApiSchema } from './schema.js';
 import { rootValue } from './resolvers.js';
+import { GRAPHQL_LIMITS, measureRequest, parseLimited, type GraphqlLimits } from './cost.js';
 
 /** Maps any error to a GraphQL error with `extensions.code`; unexpected errors are logged and masked. */
 export function formatError(err: Readonly<GraphQLError | Error>, log?: Logger): GraphQLError {
@@ -29,6 +32,10 @@ export function formatError(err: Readonly<GraphQLError | Error>, log?: Logger): 
     return new GraphQLError(ge.message, { nodes: ge.nodes ?? null, path: ge.path ?? null, extensions: { ...orig.extensions } });
   }
   if (ge.extensions.code) return ge;
+  if (isStoreUnavailable(orig)) {
+    log?.warn({ err: orig }, 'store unavailable');
+    return new GraphQLError('the store is unavailable; retry later', { nodes: ge.nodes ?? null, path: ge.path ?? null, extensions: { code: 'SERVICE_UNAVAILABLE' } });
+  }
   if (!ge.path) {
     // request-level: parse, validation, variable coercion
     return new GraphQLError(ge.message, { nodes: ge.nodes ?? null, extensions: { code: orig ? 'BAD_USER_INPUT' : 'GRAPHQL_VALIDATION_FAILED' } });
@@ -37,16 +44,53 @@ export function formatError(err: Readonly<GraphQLError | Error>, log?: Logger): 
   return new GraphQLError('internal error', { nodes: ge.nodes ?? null, path: ge.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
 }
 
-export function graphqlHandler(logger: Logger): RequestHandler {
-  const handler = createHandler<Record<PropertyKey, unknown>>({
-    schema: buildApiSchema(),
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * POST /graphql. Our own thin adapter over graphql-http's core handler (its express adapter re-reads the consumed
+ * stream when the parsed body is falsy, so `null`, `0`, `false` and `""` were never answered), with the request
+ * cost checked before validation and execution.
+ */
+export function graphqlHandler(logger: Logger, limits: GraphqlLimits = GRAPHQL_LIMITS): RequestHandler {
+  const schema = buildApiSchema();
+  const handle = createHandler<Request, { res: Response }, Record<PropertyKey, unknown>>({
+    schema,
     rootValue,
-    context: (req) => (req.context as { res: Response }).res.locals.ctx as unknown as Record<PropertyKey, unknown>,
+    // bounded again here: the pre-check below already parsed it within the same limit
+    parse: (source) => parse(source, { maxTokens: limits.maxTokens }),
+    context: (req) => req.context.res.locals.ctx as unknown as Record<PropertyKey, unknown>,
     formatError: (e) => formatError(e, logger),
   });
-  return (req: Request, res: Response, next) => {
-    const op = (req.body as { operationName?: unknown } | undefined)?.operationName;
+  return async (req: Request, res: Response) => {
+    const body: unknown = req.body;
+    if (!isPlainObject(body) || typeof body.query !== 'string')
+      return sendGraphqlError(res, 400, 'BAD_REQUEST', 'the request body must be a JSON object with a "query" string');
+    const op = body.operationName;
     if (typeof op === 'string') res.locals.log = res.locals.log.child({ operationName: op.slice(0, 100) });
-    return handler(req, res, next);
+    const parsed = parseLimited(body.query, limits);
+    if ('violation' in parsed) {
+      const v = parsed.violation;
+      return sendGraphqlError(res, 400, 'QUERY_TOO_COMPLEX', v.message, { limit: v.limit, max: v.max, actual: v.actual });
+    }
+    if ('doc' in parsed) {
+      const m = measureRequest(schema, parsed.doc, typeof op === 'string' ? op : undefined, isPlainObject(body.variables) ? body.variables : undefined, limits);
+      if ('violation' in m) {
+        const v = m.violation;
+        res.locals.log.info({ limit: v.limit, actual: v.actual }, 'graphql request rejected by the cost limit');
+        return sendGraphqlError(res, 400, 'QUERY_TOO_COMPLEX', v.message, { limit: v.limit, max: v.max, actual: v.actual });
+      }
+    } // a syntax error is reported by graphql-http as usual
+    const [out, init] = await handle({ url: req.url, method: req.method, headers: req.headers, body, raw: req, context: { res } });
+    if (res.headersSent) return; // the request deadline answered first
+    let status = init.status;
+    // every error is "store unavailable" and nothing resolved: say so at the HTTP level too
+    if (status === 200 && out?.includes('"SERVICE_UNAVAILABLE"')) {
+      const r = JSON.parse(out) as { data?: unknown; errors?: { extensions?: { code?: unknown } }[] };
+      if (r.data == null && r.errors?.length && r.errors.every((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE')) {
+        status = 503;
+        res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+      }
+    }
+    res.writeHead(status, init.statusText, init.headers).end(out);
   };
 }
