@@ -33,6 +33,10 @@ export interface ServeConfig {
   deliveryWorkers: number;
   /** First retry delay (full jitter doubles it per attempt); tests shorten it. */
   deliveryBaseDelayMs: number | undefined;
+  /** Every HTTP request is received and answered within this (ms); also bounds slow request senders. */
+  requestTimeoutMs: number;
+  /** On SIGTERM, in-flight requests get this long (ms) before remaining connections are closed. */
+  shutdownTimeoutMs: number;
   serviceUrl: string | undefined;
   serviceApiKey: string | undefined;
   /** Admission webhook: served (HTTPS) when a directory with tls.crt/tls.key is given. */
@@ -90,6 +94,8 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'delivery-max-age', kind: 'int', help: 'give up (dead-letter) a delivery after this many ms (default 86400000)' },
   { name: 'delivery-workers', kind: 'int', help: 'concurrent deliveries in this process; 0 = accept and serve only, deliver elsewhere (default 8)' },
   { name: 'delivery-retry-base', kind: 'int', help: 'first retry delay in ms; doubles per attempt with full jitter, capped at 10 min (default 1000)' },
+  { name: 'request-timeout', kind: 'int', help: 'ms to receive and answer one HTTP request; slower ones get 408/503 (default 30000)' },
+  { name: 'shutdown-timeout', kind: 'int', help: 'ms a graceful stop waits for in-flight requests before closing connections (default 10000)' },
   { name: 'service-url', kind: 'string', help: 'operator: a remote service to reconcile into (default: this process)' },
   { name: 'service-api-key', kind: 'string', help: 'operator: API key for --service-url (prefer --service-api-key-secret)' },
   { name: 'service-api-key-secret', kind: 'string', help: 'operator: <namespace>/<name>[:key] of the Secret holding the key for --service-url (key default api-key)' },
@@ -254,6 +260,8 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     deliveryMaxAgeMs: int(flags, env, 'delivery-max-age', 86_400_000, 1_000, 30 * 86_400_000),
     deliveryWorkers: int(flags, env, 'delivery-workers', 8, 0, 256),
     deliveryBaseDelayMs: one(flags, env, 'delivery-retry-base') === undefined ? undefined : int(flags, env, 'delivery-retry-base', 1000, 1, 600_000),
+    requestTimeoutMs: int(flags, env, 'request-timeout', 30_000, 100, 600_000),
+    shutdownTimeoutMs: int(flags, env, 'shutdown-timeout', 10_000, 0, 600_000),
     serviceUrl,
     serviceApiKey: one(flags, env, 'service-api-key'),
     webhookCertDir: one(flags, env, 'webhook-cert-dir'),

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
-import type { Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { ConfigError, type ApiKeyEntry, type ServeConfig } from '../config/config.js';
 import { openStore } from '../store/index.js';
@@ -41,11 +41,76 @@ export function ensureGeneratedKey(path: string, companyId: string, log: Logger)
   return { key, companyId };
 }
 
+/** Until the app is ready (store open, migrations done) the bound port answers 503 instead of holding requests. */
+const starting: RequestListener = (_req, res) => {
+  res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
+  res.end(JSON.stringify({ errors: [{ code: 'SERVICE_UNAVAILABLE', message: 'starting; retry shortly' }] }));
+};
+
+/**
+ * Binds the HTTP port. A bind failure (taken port, privileged port, foreign address) is a configuration error
+ * naming the address: exit code 2, and nothing else has started yet.
+ */
+export async function bindHttpServer(cfg: Pick<ServeConfig, 'port' | 'host' | 'requestTimeoutMs'>): Promise<{ server: Server; setHandler(h: RequestListener): void }> {
+  let handler: RequestListener = starting;
+  const server = createServer(
+    {
+      // a client must send the whole request within requestTimeout (408 otherwise), the headers sooner
+      requestTimeout: cfg.requestTimeoutMs,
+      headersTimeout: Math.min(cfg.requestTimeoutMs, 10_000),
+      keepAliveTimeout: 65_000,
+      // how often those two are checked (Node's default is 30 s)
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(cfg.requestTimeoutMs / 2))),
+    },
+    (req: IncomingMessage, res: ServerResponse) => handler(req, res),
+  );
+  await new Promise<void>((resolve, reject) => {
+    const onError = (e: NodeJS.ErrnoException) => {
+      const addr = `${cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host}:${cfg.port}`;
+      const why: Record<string, string> = {
+        EADDRINUSE: 'is already in use',
+        EACCES: 'needs privileges this process does not have',
+        EADDRNOTAVAIL: 'is not an address of this host',
+      };
+      reject(e.code && why[e.code] ? new ConfigError(`cannot listen on ${addr} (--host/--port): the address ${why[e.code]}`) : e);
+    };
+    server.once('error', onError);
+    server.listen(cfg.port, cfg.host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  return { server, setHandler: (h) => (handler = h) };
+}
+
+/**
+ * Stops accepting, lets in-flight requests finish for `deadlineMs`, then closes every connection that is
+ * still open (keep-alive, slow senders, hung handlers), so a stop never waits on a client.
+ */
+export function closeHttpServer(server: Server, deadlineMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(() => server.closeAllConnections(), deadlineMs);
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
 export async function startService(cfg: ServeConfig, log: Logger): Promise<RunningService> {
   if (cfg.kube === 'on' && !kubeConfigAvailable())
     throw new ConfigError('--kube on: no Kubernetes configuration found (KUBECONFIG, ~/.kube/config or in-cluster service account)');
-  const store = await openStore(cfg.store);
-  await store.migrate();
+  // bind first: a taken port is reported before the store is opened or migrated
+  const { server, setHandler } = await bindHttpServer(cfg);
+  let store: Store;
+  try {
+    store = await openStore(cfg.store);
+    await store.migrate();
+  } catch (e) {
+    await closeHttpServer(server, 0);
+    throw e;
+  }
   log.info({ dialect: store.dialect }, 'store ready');
   const keys = cfg.apiKeys.length ? cfg.apiKeys : [ensureGeneratedKey(cfg.apiKeyPath, cfg.companyId, log)];
   const kubeWanted = cfg.kube === 'on' || (cfg.kube === 'auto' && kubeConfigAvailable());
@@ -63,12 +128,9 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     metrics,
     runtime,
     onChange: (_what, companyId) => runtime.snapshots.invalidate(companyId),
+    requestTimeoutMs: cfg.requestTimeoutMs,
   });
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(cfg.port, cfg.host, () => resolve(s));
-    s.once('error', reject);
-  });
-  server.keepAliveTimeout = 65_000;
+  setHandler(app);
   const port = (server.address() as AddressInfo).port;
   const host = cfg.host === '0.0.0.0' || cfg.host === '::' ? '127.0.0.1' : cfg.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -164,10 +226,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     async close() {
       for (const c of onClose) await c();
       await worker?.stop();
-      await new Promise<void>((r) => {
-        server.close(() => r());
-        server.closeIdleConnections();
-      });
+      await closeHttpServer(server, cfg.shutdownTimeoutMs);
       await store.close();
     },
   };

@@ -1,7 +1,8 @@
 /** `npm start`'s command as a real process: embedded defaults, generated key file, env variables, bad flags. */
 import { asAny } from '../support/any.js';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -76,5 +77,21 @@ describe('certmgr-notify serve', () => {
     const r2 = run(['serve', '--store', 'mysql://x']);
     expect(await r2.exited).not.toBe(0);
     expect(r2.output()).toMatch(/sqlite:|postgres/);
+  });
+
+  it('a port already in use: exit code 2 naming the address, before the store is opened or migrated', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const r = run(['serve', '--port', String(port), '--host', '127.0.0.1', '--kube', 'off', '--store', 'sqlite:./db/x.db', '--api-key', 'cli-key-0123456789abcdef']);
+      expect(await r.exited).toBe(2);
+      expect(r.output()).toContain(`127.0.0.1:${port}`);
+      expect(r.output()).toMatch(/already in use/);
+      expect(r.output()).not.toMatch(/TypeError/);
+      expect(existsSync(join(r.cwd, 'db/x.db'))).toBe(false);
+    } finally {
+      taken.close();
+    }
   });
 });
