@@ -9,25 +9,46 @@ export const RETRY_AFTER_SECONDS = 5;
 
 const MAX_KEY_IN_PATH = 40;
 
+const keySegment = (k: string): string =>
+  k.length <= MAX_KEY_IN_PATH && /^[A-Za-z_$][\w$-]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k.slice(0, MAX_KEY_IN_PATH))}]`;
+
 /**
  * Where `value` nests deeper than `max` (containers counted: `{}` is 1, `{"a":[1]}` is 2), as a field path
- * like `a.b[0].c`, or null when it does not. Iterative, so a value nested 500,000 deep (JSON.parse accepts
- * that within 1 MiB) cannot overflow the stack here.
+ * like `a.b[0].c`, or null when it does not. The walk stops descending at `max + 1`, so its recursion is bounded
+ * by the limit, not by the input (JSON.parse accepts 500,000 levels within 1 MiB); the path string is built only
+ * for the violation.
  */
 export function jsonDepthViolation(value: unknown, max = MAX_JSON_DEPTH): string | null {
-  const stack: { v: unknown; depth: number; path: string }[] = [{ v: value, depth: 0, path: '' }];
-  while (stack.length) {
-    const { v, depth, path } = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (depth + 1 > max) return path || '(body)';
-    if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) stack.push({ v: v[i], depth: depth + 1, path: `${path}[${i}]` });
-    else
-      for (const k of Object.keys(v).reverse()) {
-        const key = k.length > MAX_KEY_IN_PATH || !/^[A-Za-z_$][\w$-]*$/.test(k) ? `[${JSON.stringify(k.slice(0, MAX_KEY_IN_PATH))}]` : k;
-        stack.push({ v: (v as Record<string, unknown>)[k], depth: depth + 1, path: key.startsWith('[') ? path + key : path ? `${path}.${key}` : key });
+  const path: (string | number)[] = [];
+  const walk = (v: unknown, depth: number): boolean => {
+    if (v === null || typeof v !== 'object') return false;
+    if (depth + 1 > max) return true;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const x: unknown = v[i];
+        if (x !== null && typeof x === 'object') {
+          path.push(i);
+          if (walk(x, depth + 1)) return true;
+          path.pop();
+        }
       }
-  }
-  return null;
+    } else {
+      for (const k in v) {
+        if (!Object.hasOwn(v, k)) continue;
+        const x = (v as Record<string, unknown>)[k];
+        if (x !== null && typeof x === 'object') {
+          path.push(k);
+          if (walk(x, depth + 1)) return true;
+          path.pop();
+        }
+      }
+    }
+    return false;
+  };
+  if (!walk(value, 0)) return null;
+  if (path.length === 0) return '(body)';
+  const s = path.map((p) => (typeof p === 'number' ? `[${p}]` : keySegment(p))).join('');
+  return s.startsWith('.') ? s.slice(1) : s;
 }
 
 /** Network-level error codes of a store that cannot be reached (node net / pg). */
