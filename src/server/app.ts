@@ -27,6 +27,8 @@ export interface AppDeps {
   onChange?: ServiceContext['onChange'];
   /** Routing and delivery parts; without them POST /v1/events answers 404. */
   runtime?: ServiceRuntime;
+  /** Per-company quotas (defaults: DEFAULT_QUOTAS). */
+  quotas?: ServiceContext['quotas'];
 }
 
 declare global {
@@ -105,6 +107,7 @@ export function createApp(deps: AppDeps): express.Express {
       ...(deps.now ? { now: deps.now } : {}),
       ...(deps.onChange ? { onChange: deps.onChange } : {}),
       ...(deps.runtime ? { runtime: deps.runtime } : {}),
+      ...(deps.quotas ? { quotas: deps.quotas } : {}),
     });
     res.locals.log = res.locals.log.child({ companyId });
     next();

@@ -62,7 +62,8 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     logger: log,
     metrics,
     runtime,
-    onChange: (_what, companyId) => runtime.snapshots.invalidate(companyId),
+    onChange: (what, companyId, ids) => runtime.snapshots.invalidate(companyId, what === 'routers' ? ids : undefined),
+    quotas: { maxRoutersPerCompany: cfg.maxRoutersPerCompany, maxIntegrationsPerCompany: cfg.maxIntegrationsPerCompany },
   });
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(cfg.port, cfg.host, () => resolve(s));
