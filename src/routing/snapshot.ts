@@ -90,7 +90,8 @@ export class RoutingSnapshots {
     private readonly opts: { ttlMs?: number; maxStaleMs?: number; now?: () => number; limits?: Partial<RoutingCacheLimits> } = {},
   ) {
     const limits = { ...DEFAULT_ROUTING_CACHE_LIMITS, ...opts.limits };
-    this.cache = new TenantLru(limits.snapshots, (reason) => this.evictions.snapshots[reason]++);
+    // one snapshot per company: shares are equal, recency decides
+    this.cache = new TenantLru(limits.snapshots, (reason) => this.evictions.snapshots[reason]++, 'lru');
     this.compiled = new TenantLru(limits.filters, (reason) => this.evictions.filters[reason]++);
   }
 

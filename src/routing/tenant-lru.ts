@@ -4,11 +4,13 @@
  * Why not lru-cache: it is not in the dependencies, and a single LRU cannot give a fair share: one tenant
  * inserting fast would push every other tenant's working set out. Here:
  *  - a tenant over its own cap evicts its own least recently used entries, never anybody else's;
- *  - when the whole cache is over its cap, the entry evicted is the least recently used one of the tenant
- *    holding the largest share (of bytes, or of entries when over the entry cap): the heaviest user pays first.
+ *  - when the whole cache is over its cap, policy 'largest' (default) evicts the least recently used entry of
+ *    the tenant holding the largest share (of bytes, or of entries when over the entry cap): the heaviest user
+ *    pays first; O(tenants) per such eviction. Policy 'lru' evicts the least recently used entry overall, O(1):
+ *    for caches of one entry per tenant (snapshots), where shares are equal and only recency tells.
  * An entry larger than the per-tenant byte cap is not stored at all.
  *
- * Pure data structure (no I/O, no timers); O(1) get/set, O(tenants) per eviction under pressure.
+ * Pure data structure (no I/O, no timers); O(1) get/set.
  */
 
 export interface LruLimits {
@@ -18,13 +20,13 @@ export interface LruLimits {
   maxBytesPerTenant: number;
 }
 
+export type EvictionPolicy = 'largest' | 'lru';
+
 export type EvictionReason = 'tenant_cap' | 'global_cap' | 'deleted';
 
 interface Slot<V> {
   value: V;
   bytes: number;
-  /** Monotonic use counter: lower = used longer ago. */
-  tick: number;
 }
 
 interface Partition<V> {
@@ -43,11 +45,13 @@ export class TenantLru<V> {
   readonly #parts = new Map<string, Partition<V>>();
   #entries = 0;
   #bytes = 0;
-  #tick = 0;
+  /** Policy 'lru' only: every entry in recency order, by a key unambiguous for any tenant and key. */
+  readonly #order = new Map<string, [tenant: string, key: string]>();
 
   constructor(
     readonly limits: LruLimits,
     private readonly onEvict: (reason: EvictionReason, tenant: string, key: string) => void = () => {},
+    readonly policy: EvictionPolicy = 'largest',
   ) {
     for (const [k, v] of Object.entries(limits)) {
       if (!(Number.isFinite(v) && v >= 1)) throw new RangeError(`TenantLru: ${k} must be a finite number >= 1, got ${v}`);
@@ -60,7 +64,11 @@ export class TenantLru<V> {
     if (!p || !s) return undefined;
     p.slots.delete(key);
     p.slots.set(key, s);
-    s.tick = ++this.#tick;
+    if (this.policy === 'lru') {
+      const k = orderKey(tenant, key);
+      this.#order.delete(k);
+      this.#order.set(k, [tenant, key]);
+    }
     return s.value;
   }
 
@@ -75,7 +83,8 @@ export class TenantLru<V> {
     if (size > this.limits.maxBytesPerTenant || size > this.limits.maxBytes) return false;
     let p = this.#parts.get(tenant);
     if (!p) this.#parts.set(tenant, (p = { slots: new Map(), bytes: 0 }));
-    p.slots.set(key, { value, bytes: size, tick: ++this.#tick });
+    p.slots.set(key, { value, bytes: size });
+    if (this.policy === 'lru') this.#order.set(orderKey(tenant, key), [tenant, key]);
     p.bytes += size;
     this.#entries++;
     this.#bytes += size;
@@ -132,6 +141,7 @@ export class TenantLru<V> {
 
   clear(): void {
     this.#parts.clear();
+    this.#order.clear();
     this.#entries = 0;
     this.#bytes = 0;
   }
@@ -147,6 +157,7 @@ export class TenantLru<V> {
 
   #remove(tenant: string, p: Partition<V>, key: string, s: Slot<V>): void {
     p.slots.delete(key);
+    if (this.policy === 'lru') this.#order.delete(orderKey(tenant, key));
     p.bytes -= s.bytes;
     this.#entries--;
     this.#bytes -= s.bytes;
@@ -161,14 +172,38 @@ export class TenantLru<V> {
     this.onEvict(reason, tenant, key);
   }
 
-  /** Evicts the LRU entry of the tenant with the largest share; among equal shares, the entry used longest ago. */
+  /**
+   * Policy 'largest': evicts the LRU entry of the tenant with the largest share; among equal shares, of the tenant
+   * cached longest. Policy 'lru': the entry used longest ago.
+   */
   #evictFromLargest(by: 'entries' | 'bytes'): void {
-    let best: { tenant: string; p: Partition<V>; share: number; tick: number } | undefined;
+    if (this.policy === 'lru') {
+      const oldest = this.#order.values().next().value;
+      if (!oldest) return;
+      const [tenant, key] = oldest;
+      const p = this.#parts.get(tenant);
+      const s = p?.slots.get(key);
+      if (p && s) {
+        this.#remove(tenant, p, key, s);
+        this.onEvict('global_cap', tenant, key);
+      } else this.#order.delete(orderKey(tenant, key));
+      return;
+    }
+    // one pass, no allocation: among equal shares the first partition wins, i.e. the tenant cached longest
+    let best: Partition<V> | undefined;
+    let bestTenant = '';
+    let bestShare = -1;
     for (const [tenant, p] of this.#parts) {
       const share = by === 'entries' ? p.slots.size : p.bytes;
-      const tick = p.slots.values().next().value?.tick ?? Infinity;
-      if (!best || share > best.share || (share === best.share && tick < best.tick)) best = { tenant, p, share, tick };
+      if (share <= bestShare) continue;
+      best = p;
+      bestTenant = tenant;
+      bestShare = share;
     }
-    if (best) this.#evictOldest(best.tenant, best.p, 'global_cap');
+    if (best) this.#evictOldest(bestTenant, best, 'global_cap');
   }
+}
+
+function orderKey(tenant: string, key: string): string {
+  return `${tenant.length}:${tenant}${key}`;
 }

@@ -18,7 +18,7 @@ describe('TenantLru', () => {
     ['an entry over the per-tenant byte cap is not stored', {}, [['a', '1', 10], ['a', 'big', 401]], { a: ['1'] }],
     ['global entry cap evicts from the largest tenant', { maxEntries: 5 }, [['a', '1', 1], ['a', '2', 1], ['a', '3', 1], ['b', '1', 1], ['b', '2', 1], ['c', '1', 1]], { a: ['2', '3'], b: ['1', '2'], c: ['1'] }],
     ['global byte cap evicts from the largest tenant', { maxBytes: 500 }, [['b', '1', 100], ['a', '1', 200], ['a', '2', 150], ['b', '2', 100]], { a: ['2'], b: ['1', '2'] }],
-    ['equal shares: the entry used longest ago goes', { maxEntries: 2, maxEntriesPerTenant: 2 }, [['a', '1', 1], ['b', '1', 1], ['c', '1', 1]], { b: ['1'], c: ['1'] }],
+    ['equal shares: the tenant cached longest gives', { maxEntries: 2, maxEntriesPerTenant: 2 }, [['a', '1', 1], ['b', '1', 1], ['c', '1', 1]], { b: ['1'], c: ['1'] }],
   ] as [string, Partial<LruLimits>, [string, string, number][], Record<string, string[]>][])('%s', (_name, l, inserts, expected) => {
     const { c } = lru(l);
     for (const [t, k, b] of inserts) c.set(t, k, `${t}${k}`, b);
@@ -63,6 +63,21 @@ describe('TenantLru', () => {
     expect(c.delete('b', '1')).toBe(true);
     expect(c.stats()).toEqual({ entries: 0, bytes: 0, tenants: 0 });
     expect(evicted.map(([r]) => r)).toEqual(['deleted', 'deleted', 'deleted']);
+  });
+
+  it("policy 'lru' evicts the entry used longest ago, whatever its tenant", () => {
+    const c = new TenantLru<string>(limits({ maxEntries: 3 }), undefined, 'lru');
+    c.set('a', '1', 'a1', 1);
+    c.set('b', '1', 'b1', 1);
+    c.set('a', '2', 'a2', 1);
+    c.get('a', '1');
+    c.set('c', '1', 'c1', 1);
+    expect([c.has('a', '1'), c.has('b', '1'), c.has('a', '2'), c.has('c', '1')]).toEqual([true, false, true, true]);
+    c.delete('a', '2');
+    c.set('d', '1', 'd1', 1);
+    c.set('e', '1', 'e1', 1);
+    expect(c.stats().entries).toBe(3);
+    expect(c.has('a', '1')).toBe(false);
   });
 
   it('rejects limits that are not positive numbers', () => {
