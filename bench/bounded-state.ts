@@ -8,7 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
-import { RoutingSnapshots } from '../src/routing/snapshot.js';
+import { compileFilter } from '../src/cel/index.js';
+import { RoutingSnapshots, filterBytes } from '../src/routing/snapshot.js';
 import { TenantLru } from '../src/routing/tenant-lru.js';
 import { openStore } from '../src/store/index.js';
 import type { Store } from '../src/store/types.js';
@@ -30,7 +31,26 @@ async function router(store: Store, companyId: string, integrationId: string, fi
   return r.id;
 }
 
+/** Heap per compiled filter, by expression length: the basis of filterBytes(). */
+function filterHeap(): void {
+  for (const len of [100, 600, 1_800]) {
+    const keep: unknown[] = [];
+    let chars = 0;
+    const before = (gc(), process.memoryUsage().heapUsed);
+    for (let i = 0; i < 2_000; i++) {
+      const parts: string[] = [];
+      for (let k = 0; parts.join(' || ').length < len - 60 && parts.length < 140; k++) parts.push(`data.issuerName == 'n${i}_${k}xxxx'`);
+      const e = parts.join(' || ');
+      chars += e.length;
+      keep.push(compileFilter(e, FAMILY));
+    }
+    const used = (gc(), process.memoryUsage().heapUsed) - before;
+    console.log(`compiled filters of ${Math.round(chars / 2_000)} characters: ${Math.round(used / keep.length)} B each (filterBytes estimates ${filterBytes('x'.repeat(Math.round(chars / 2_000)))} B)`);
+  }
+}
+
 export async function run(total = 20_000): Promise<void> {
+  filterHeap();
   const store = await openStore('sqlite::memory:');
   await store.migrate();
   const snaps = new RoutingSnapshots(store);

@@ -43,19 +43,20 @@ export interface RoutingCacheLimits {
 const MiB = 1024 * 1024;
 
 /**
- * Defaults. A compiled filter measured 7 KB (67 characters) to 82 KB (1,757 characters) of heap, estimated
- * by filterBytes() as 4 KiB + 64 B per character (an over-estimate). A company at the default router quota
- * (1,000) with maximum-length filters (2,000 characters) needs about 130 MB, so a company's share is large
- * enough for that while the global caps keep the process within a few hundred MB.
+ * Defaults. A compiled filter measured 7.0 KB (67 characters), 43 KB (551) and 125 KB (1,757) of heap
+ * (bench/bounded-state.ts), estimated by filterBytes() as 4 KiB + 72 B per character. A company at the default
+ * router quota (1,000) with maximum-length filters (2,000 characters) needs about 148 MB, so a company's share is large
+ * enough for that while the global caps keep the routing caches within 768 MiB (estimated; a snapshot references
+ * filters the filter cache also counts, so the real figure is lower).
  */
 export const DEFAULT_ROUTING_CACHE_LIMITS: RoutingCacheLimits = {
-  filters: { maxEntries: 50_000, maxBytes: 512 * MiB, maxEntriesPerTenant: 2_000, maxBytesPerTenant: 160 * MiB },
-  snapshots: { maxEntries: 10_000, maxBytes: 1024 * MiB, maxEntriesPerTenant: 1, maxBytesPerTenant: 256 * MiB },
+  filters: { maxEntries: 50_000, maxBytes: 256 * MiB, maxEntriesPerTenant: 2_000, maxBytesPerTenant: 160 * MiB },
+  snapshots: { maxEntries: 10_000, maxBytes: 512 * MiB, maxEntriesPerTenant: 1, maxBytesPerTenant: 256 * MiB },
 };
 
 /** Estimated heap bytes of one compiled filter (see DEFAULT_ROUTING_CACHE_LIMITS). */
 export function filterBytes(expression: string): number {
-  return 4096 + 64 * expression.length;
+  return 4096 + 72 * expression.length;
 }
 
 /** Estimated heap bytes of a snapshot: its compiled filters, router and integration records. */
