@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
+import { DEFAULT_QUOTAS } from '../service/quotas.js';
 
 export const DEFAULT_COMPANY_ID = '00000000-0000-4000-8000-000000000001';
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -37,6 +38,9 @@ export interface ServeConfig {
   requestTimeoutMs: number;
   /** On SIGTERM, in-flight requests get this long (ms) before remaining connections are closed. */
   shutdownTimeoutMs: number;
+  /** Per-company quotas (issue 7): creating one more is refused with QUOTA_EXCEEDED. */
+  maxRoutersPerCompany: number;
+  maxIntegrationsPerCompany: number;
   serviceUrl: string | undefined;
   serviceApiKey: string | undefined;
   /** Admission webhook: served (HTTPS) when a directory with tls.crt/tls.key is given. */
@@ -96,6 +100,8 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'delivery-retry-base', kind: 'int', help: 'first retry delay in ms; doubles per attempt with full jitter, capped at 10 min (default 1000)' },
   { name: 'request-timeout', kind: 'int', help: 'ms to receive and answer one HTTP request; slower ones get 408/503 (default 30000)' },
   { name: 'shutdown-timeout', kind: 'int', help: 'ms a graceful stop waits for in-flight requests before closing connections (default 10000)' },
+  { name: 'max-routers-per-company', kind: 'int', help: 'routers a company may have; one more is refused with QUOTA_EXCEEDED (default 1000)' },
+  { name: 'max-integrations-per-company', kind: 'int', help: 'integrations a company may have; one more is refused with QUOTA_EXCEEDED (default 200)' },
   { name: 'service-url', kind: 'string', help: 'operator: a remote service to reconcile into (default: this process)' },
   { name: 'service-api-key', kind: 'string', help: 'operator: API key for --service-url (prefer --service-api-key-secret)' },
   { name: 'service-api-key-secret', kind: 'string', help: 'operator: <namespace>/<name>[:key] of the Secret holding the key for --service-url (key default api-key)' },
@@ -262,6 +268,8 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     deliveryBaseDelayMs: one(flags, env, 'delivery-retry-base') === undefined ? undefined : int(flags, env, 'delivery-retry-base', 1000, 1, 600_000),
     requestTimeoutMs: int(flags, env, 'request-timeout', 30_000, 100, 600_000),
     shutdownTimeoutMs: int(flags, env, 'shutdown-timeout', 10_000, 0, 600_000),
+    maxRoutersPerCompany: int(flags, env, 'max-routers-per-company', DEFAULT_QUOTAS.maxRoutersPerCompany, 1, 100_000),
+    maxIntegrationsPerCompany: int(flags, env, 'max-integrations-per-company', DEFAULT_QUOTAS.maxIntegrationsPerCompany, 1, 100_000),
     serviceUrl,
     serviceApiKey: one(flags, env, 'service-api-key'),
     webhookCertDir: one(flags, env, 'webhook-cert-dir'),

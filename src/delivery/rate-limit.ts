@@ -50,6 +50,18 @@ interface Reservation {
   at: number;
 }
 
+/**
+ * Hard caps on the limiter's memory (issue 7, bounded state): one bucket per integration (bounded by the
+ * per-company integration quota times the companies) and one reservation per deferred delivery. At the cap,
+ * full buckets are dropped first (lossless: a new bucket starts full), then the least recently used one;
+ * the oldest reservation is cancelled (its token goes back; the delivery pays again when it comes back).
+ */
+export interface RateLimiterCaps {
+  maxBuckets: number;
+  maxReservations: number;
+}
+export const DEFAULT_RATE_LIMITER_CAPS: Readonly<RateLimiterCaps> = { maxBuckets: 100_000, maxReservations: 100_000 };
+
 /** Idle buckets and stale reservations are forgotten after this long. */
 const FORGET_AFTER_MS = 10 * 60 * 1000;
 const SWEEP_EVERY_MS = 60 * 1000;
@@ -67,7 +79,10 @@ export class RateLimiter {
   readonly #reservations = new Map<string, Reservation>();
   #lastSweep = -Infinity;
 
-  constructor(overrides: Partial<Record<IntegrationType, RateLimit>> = {}) {
+  readonly #caps: RateLimiterCaps;
+
+  constructor(overrides: Partial<Record<IntegrationType, RateLimit>> = {}, caps: Partial<RateLimiterCaps> = {}) {
+    this.#caps = { ...DEFAULT_RATE_LIMITER_CAPS, ...caps };
     const limits = { ...DEFAULT_RATE_LIMITS };
     for (const [type, l] of Object.entries(overrides) as [IntegrationType, RateLimit | undefined][]) {
       if (l) limits[type] = validLimit(l, type);
@@ -107,6 +122,11 @@ export class RateLimiter {
     b.tokens -= 1;
     const wait = Math.max(1, Math.ceil(-b.tokens * perTokenMs));
     this.#reservations.set(key, { bucketKey, at: now + wait });
+    while (this.#reservations.size > this.#caps.maxReservations) {
+      const oldest = this.#reservations.keys().next().value;
+      if (oldest === undefined || oldest === key) break;
+      this.release(oldest);
+    }
     return wait;
   }
 
@@ -127,16 +147,32 @@ export class RateLimiter {
   #bucket(bucketKey: string, type: IntegrationType, now: number): Bucket {
     let b = this.#buckets.get(bucketKey);
     if (!b) {
+      if (this.#buckets.size >= this.#caps.maxBuckets) this.#shed(now);
       const limit = this.#limits[type];
       b = { limit, tokens: limit.burst, updatedAt: now };
       this.#buckets.set(bucketKey, b);
       return b;
     }
+    // keep the map in recency order (least recently used first) for #shed
+    this.#buckets.delete(bucketKey);
+    this.#buckets.set(bucketKey, b);
     if (now > b.updatedAt) {
       b.tokens = Math.min(b.limit.burst, b.tokens + ((now - b.updatedAt) * b.limit.ratePerSec) / 1000);
       b.updatedAt = now;
     }
     return b;
+  }
+
+  /** At the bucket cap: drops every full bucket (lossless), else the least recently used one. */
+  #shed(now: number): void {
+    for (const [k, b] of this.#buckets) {
+      if (b.tokens + ((now - b.updatedAt) * b.limit.ratePerSec) / 1000 >= b.limit.burst) this.#buckets.delete(k);
+    }
+    while (this.#buckets.size >= this.#caps.maxBuckets) {
+      const oldest = this.#buckets.keys().next().value;
+      if (oldest === undefined) break;
+      this.#buckets.delete(oldest);
+    }
   }
 
   #sweep(now: number): void {

@@ -1,4 +1,5 @@
-import { Counter, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { RoutingCacheStats } from './snapshot.js';
 
 export interface RoutingMetrics {
   eventsReceived: Counter<'type'>;
@@ -14,4 +15,57 @@ export function createRoutingMetrics(registry: Registry): RoutingMetrics {
     celErrors: new Counter({ name: 'certmgr_notify_cel_evaluation_errors_total', help: 'Filter evaluations that errored (no notification)', labelNames: ['event_type_id'], registers: [registry] }),
     notMonitored: new Counter({ name: 'certmgr_notify_events_not_monitored_total', help: 'Expiration events dropped because the monitoring configuration does not monitor them', registers: [registry] }),
   };
+}
+
+/** Size of the routing caches (compiled filters, snapshots), read at scrape time; evictions by reason. */
+export function registerRoutingCacheMetrics(registry: Registry, stats: () => RoutingCacheStats): void {
+  const caches = ['filters', 'snapshots'] as const;
+  new Gauge({
+    name: 'certmgr_notify_routing_cache_entries',
+    help: 'Entries in a routing cache (filters: compiled filters; snapshots: companies)',
+    labelNames: ['cache'],
+    registers: [registry],
+    collect() {
+      const s = stats();
+      for (const c of caches) this.set({ cache: c }, s[c].entries);
+    },
+  });
+  new Gauge({
+    name: 'certmgr_notify_routing_cache_bytes',
+    help: 'Estimated heap bytes held by a routing cache',
+    labelNames: ['cache'],
+    registers: [registry],
+    collect() {
+      const s = stats();
+      for (const c of caches) this.set({ cache: c }, s[c].bytes);
+    },
+  });
+  new Gauge({
+    name: 'certmgr_notify_routing_cache_companies',
+    help: 'Companies with entries in a routing cache',
+    labelNames: ['cache'],
+    registers: [registry],
+    collect() {
+      const s = stats();
+      for (const c of caches) this.set({ cache: c }, s[c].tenants);
+    },
+  });
+  // the caches count evictions themselves; the counter catches up with them at scrape time
+  const seen = new Map<string, number>();
+  new Counter({
+    name: 'certmgr_notify_routing_cache_evictions_total',
+    help: 'Entries evicted from a routing cache, by reason (tenant_cap: the company\'s own cap; global_cap: the whole cache; deleted: router deleted or changed)',
+    labelNames: ['cache', 'reason'],
+    registers: [registry],
+    collect() {
+      const s = stats();
+      for (const c of caches)
+        for (const [reason, n] of Object.entries(s.evictions[c])) {
+          const k = `${c}/${reason}`;
+          const delta = n - (seen.get(k) ?? 0);
+          if (delta > 0) this.inc({ cache: c, reason }, delta);
+          seen.set(k, n);
+        }
+    },
+  });
 }

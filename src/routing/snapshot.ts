@@ -4,12 +4,20 @@
  * snapshot is `ttlMs` old, a cheap fingerprint query tells whether another replica changed anything; only
  * then is it rebuilt (and at the latest after `maxStaleMs`), so replicas sharing PostgreSQL converge without
  * recompiling thousands of routers every few seconds.
+ *
+ * Bounded state (issue 7): both caches are TenantLru's, bounded by entries and estimated bytes, globally and
+ * per company, so one tenant cannot grow them without limit nor push the other tenants' working sets out.
+ *  - compiled filters, by (company, eventTypeId, expression): reused across rebuilds of that company's
+ *    snapshot; entries no router of the company uses any more are dropped at every rebuild and on
+ *    invalidate (router deleted or updated), so deleted filters do not stay behind;
+ *  - snapshots, one per company: the companies cached are capped, the least recently used go first.
  */
 import { compileFilter, FilterCompileError, type CompiledFilter } from '../cel/index.js';
 import { EVENT_TYPE_IDS, type EventTypeId } from '../events/families.js';
 import { defaultMonitoringConfig } from '../service/monitoring.js';
-import type { RouterRecord, Store } from '../store/types.js';
+import type { IntegrationRecord, RouterRecord, Store } from '../store/types.js';
 import { routingIndex, type CompiledRouter, type RoutingSnapshot } from './match.js';
+import { TenantLru, type EvictionReason, type LruLimits, type LruStats } from './tenant-lru.js';
 
 interface Entry {
   snapshot: Promise<RoutingSnapshot>;
@@ -18,26 +26,115 @@ interface Entry {
   checkedAt: number;
   /** when it was built */
   builtAt: number;
+  /** the built snapshot, once the load finished */
+  resolved?: RoutingSnapshot;
+}
+
+interface Compiled {
+  filter: CompiledFilter | null;
+  error?: string;
+}
+
+export interface RoutingCacheLimits {
+  filters: LruLimits;
+  snapshots: LruLimits;
+}
+
+const MiB = 1024 * 1024;
+
+/**
+ * Defaults. A compiled filter measured 7.0 KB (67 characters), 43 KB (551) and 125 KB (1,757) of heap
+ * (bench/bounded-state.ts), estimated by filterBytes() as 4 KiB + 72 B per character. A company at the default
+ * router quota (1,000) with maximum-length filters (2,000 characters) needs about 148 MB, so a company's share is large
+ * enough for that while the global caps keep the routing caches within 768 MiB (estimated; a snapshot references
+ * filters the filter cache also counts, so the real figure is lower).
+ */
+export const DEFAULT_ROUTING_CACHE_LIMITS: RoutingCacheLimits = {
+  filters: { maxEntries: 50_000, maxBytes: 256 * MiB, maxEntriesPerTenant: 2_000, maxBytesPerTenant: 160 * MiB },
+  snapshots: { maxEntries: 10_000, maxBytes: 512 * MiB, maxEntriesPerTenant: 1, maxBytesPerTenant: 256 * MiB },
+};
+
+/** Estimated heap bytes of one compiled filter (see DEFAULT_ROUTING_CACHE_LIMITS). */
+export function filterBytes(expression: string): number {
+  return 4096 + 72 * expression.length;
+}
+
+/** Estimated heap bytes of a snapshot: its compiled filters, router and integration records. */
+export function snapshotBytes(routers: readonly RouterRecord[], integrations: readonly IntegrationRecord[]): number {
+  let n = 4096;
+  for (const r of routers) n += 1024 + 2 * r.name.length + filterBytes(r.filter);
+  for (const i of integrations) n += 2048 + 2 * i.name.length;
+  return n;
+}
+
+const filterKey = (eventTypeId: string, filter: string) => `${eventTypeId}\u0000${filter}`;
+/** The one key of a company's snapshot in its partition. */
+const SNAPSHOT = '';
+
+export interface RoutingCacheStats {
+  filters: LruStats;
+  snapshots: LruStats;
+  evictions: Record<'filters' | 'snapshots', Record<EvictionReason, number>>;
 }
 
 export class RoutingSnapshots {
-  private readonly cache = new Map<string, Entry>();
-  /** Compiled filters by (eventTypeId, expression): unchanged routers are not recompiled on reload. */
-  private readonly compiled = new Map<string, { filter: CompiledFilter | null; error?: string }>();
+  private readonly cache: TenantLru<Entry>;
+  /** Compiled filters by company and (eventTypeId, expression): unchanged routers are not recompiled on reload. */
+  private readonly compiled: TenantLru<Compiled>;
+  private readonly evictions: RoutingCacheStats['evictions'] = {
+    filters: { tenant_cap: 0, global_cap: 0, deleted: 0 },
+    snapshots: { tenant_cap: 0, global_cap: 0, deleted: 0 },
+  };
 
   constructor(
     private readonly store: Store,
-    private readonly opts: { ttlMs?: number; maxStaleMs?: number; now?: () => number } = {},
-  ) {}
+    private readonly opts: { ttlMs?: number; maxStaleMs?: number; now?: () => number; limits?: Partial<RoutingCacheLimits> } = {},
+  ) {
+    const limits = { ...DEFAULT_ROUTING_CACHE_LIMITS, ...opts.limits };
+    // one snapshot per company: shares are equal, recency decides
+    this.cache = new TenantLru(limits.snapshots, (reason) => this.evictions.snapshots[reason]++, 'lru');
+    this.compiled = new TenantLru(limits.filters, (reason) => this.evictions.filters[reason]++);
+  }
 
-  invalidate(companyId?: string): void {
-    if (companyId === undefined) this.cache.clear();
-    else this.cache.delete(companyId);
+  /**
+   * Forgets the company's snapshot (or every snapshot) after a configuration change. With `routerIds` (routers
+   * deleted or updated), their compiled filters are evicted at once unless another router of the company uses
+   * the same one; anything missed (e.g. a change made by another replica) is dropped at the next rebuild.
+   */
+  invalidate(companyId?: string, routerIds?: readonly string[]): void {
+    if (companyId === undefined) {
+      this.cache.clear();
+      this.compiled.clear();
+      return;
+    }
+    const snap = this.cache.has(companyId, SNAPSHOT) ? this.cache.get(companyId, SNAPSHOT)?.resolved : undefined;
+    this.cache.delete(companyId, SNAPSHOT);
+    if (!routerIds?.length || !snap) return;
+    const changed = new Set(routerIds);
+    const keep = new Set<string>();
+    const drop = new Set<string>();
+    for (const routers of snap.byFamily.values())
+      for (const { record: r } of routers) (changed.has(r.id) ? drop : keep).add(filterKey(r.eventTypeId, r.filter));
+    for (const key of drop) if (!keep.has(key)) this.compiled.delete(companyId, key);
+  }
+
+  stats(): RoutingCacheStats {
+    return {
+      filters: this.compiled.stats(),
+      snapshots: this.cache.stats(),
+      evictions: { filters: { ...this.evictions.filters }, snapshots: { ...this.evictions.snapshots } },
+    };
+  }
+
+  /** Compiled filters cached for one company (tests, debugging). */
+  companyStats(companyId: string): { filters: number; filterBytes: number } {
+    const s = this.compiled.tenantStats(companyId);
+    return { filters: s.entries, filterBytes: s.bytes };
   }
 
   get(companyId: string): Promise<RoutingSnapshot> {
     const now = (this.opts.now ?? Date.now)();
-    const hit = this.cache.get(companyId);
+    const hit = this.cache.get(companyId, SNAPSHOT);
     if (hit && now - hit.checkedAt < (this.opts.ttlMs ?? 5_000)) return hit.snapshot;
     if (hit && now - hit.builtAt < (this.opts.maxStaleMs ?? 60_000)) {
       // revalidate: keep the snapshot when the fingerprint is unchanged
@@ -46,44 +143,54 @@ export class RoutingSnapshots {
       const fp = this.store.routingFingerprint(companyId);
       const snapshot = Promise.all([fp, hit.fingerprint]).then(([cur, old]) => {
         if (cur === old) return prev;
-        if (this.cache.get(companyId) === hit) this.cache.delete(companyId);
+        this.#drop(companyId, hit);
         return this.get(companyId);
       });
       hit.snapshot = snapshot;
-      snapshot.catch(() => this.cache.delete(companyId));
+      snapshot.catch(() => this.#drop(companyId, hit));
       return snapshot;
     }
     // the fingerprint is read before the records, so a change racing the load makes the next check reload
     const fingerprint = this.store.routingFingerprint(companyId);
-    const snapshot = fingerprint.then(() => this.load(companyId));
-    this.cache.set(companyId, { snapshot, fingerprint, checkedAt: now, builtAt: now });
-    snapshot.catch(() => this.cache.delete(companyId));
-    return snapshot;
+    const entry: Entry = { snapshot: undefined as unknown as Promise<RoutingSnapshot>, fingerprint, checkedAt: now, builtAt: now };
+    entry.snapshot = fingerprint.then(() => this.load(companyId, entry));
+    // a placeholder size until the snapshot is built (concurrent gets share the pending load)
+    this.cache.set(companyId, SNAPSHOT, entry, 4096);
+    entry.snapshot.catch(() => this.#drop(companyId, entry));
+    return entry.snapshot;
   }
 
-  private compile(r: RouterRecord): CompiledRouter {
-    const key = `${r.eventTypeId}\u0000${r.filter}`;
-    let c = this.compiled.get(key);
+  /** Removes the company's cached entry if it is still `entry` (a newer one may have replaced it). */
+  #drop(companyId: string, entry: Entry): void {
+    if (this.cache.has(companyId, SNAPSHOT) && this.cache.get(companyId, SNAPSHOT) === entry) this.cache.delete(companyId, SNAPSHOT, false);
+  }
+
+  private compile(companyId: string, r: RouterRecord, used: Set<string>): CompiledRouter {
+    const key = filterKey(r.eventTypeId, r.filter);
+    used.add(key);
+    let c = this.compiled.get(companyId, key);
     if (!c) {
       try {
         c = { filter: compileFilter(r.filter, r.eventTypeId) };
       } catch (e) {
         c = { filter: null, error: e instanceof FilterCompileError ? e.message : String(e) };
       }
-      if (this.compiled.size > 50_000) this.compiled.clear();
-      this.compiled.set(key, c);
+      this.compiled.set(companyId, key, c, filterBytes(r.filter));
     }
     return c.error !== undefined ? { record: r, filter: null, compileError: c.error } : { record: r, filter: c.filter };
   }
 
-  private async load(companyId: string): Promise<RoutingSnapshot> {
+  private async load(companyId: string, entry: Entry): Promise<RoutingSnapshot> {
     const [routers, integrations, monitoring] = await Promise.all([
       this.store.listRouters(companyId),
       this.store.listIntegrations(companyId),
       this.store.getMonitoringConfig(companyId),
     ]);
     const byFamily = new Map<EventTypeId, CompiledRouter[]>(EVENT_TYPE_IDS.map((id) => [id, []]));
-    for (const r of routers) byFamily.get(r.eventTypeId)?.push(this.compile(r));
+    const used = new Set<string>();
+    for (const r of routers) byFamily.get(r.eventTypeId)?.push(this.compile(companyId, r, used));
+    // filters of deleted or changed routers are not kept for this company
+    this.compiled.retainOnly(companyId, used);
     const snapshot: RoutingSnapshot = {
       companyId,
       byFamily,
@@ -92,6 +199,10 @@ export class RoutingSnapshots {
     };
     // Build the prefilter indexes now rather than on the first event (filter constraints are cached per filter).
     for (const id of EVENT_TYPE_IDS) routingIndex(snapshot, id);
+    // the real size, now known; too large a snapshot is not kept (rebuilt when next needed)
+    entry.resolved = snapshot;
+    if (this.cache.has(companyId, SNAPSHOT) && this.cache.get(companyId, SNAPSHOT) === entry)
+      this.cache.resize(companyId, SNAPSHOT, snapshotBytes(routers, integrations));
     return snapshot;
   }
 }

@@ -32,6 +32,8 @@ export interface AppDeps {
   runtime?: ServiceRuntime;
   /** Every request is answered within this many ms: 503 DEADLINE_EXCEEDED when the handler has not answered. */
   requestTimeoutMs?: number;
+  /** Per-company quotas (defaults: DEFAULT_QUOTAS). */
+  quotas?: ServiceContext['quotas'];
 }
 
 declare global {
@@ -129,6 +131,7 @@ export function createApp(deps: AppDeps): express.Express {
       ...(deps.now ? { now: deps.now } : {}),
       ...(deps.onChange ? { onChange: deps.onChange } : {}),
       ...(deps.runtime ? { runtime: deps.runtime } : {}),
+      ...(deps.quotas ? { quotas: deps.quotas } : {}),
     });
     res.locals.log = res.locals.log.child({ companyId });
     next();

@@ -4,8 +4,8 @@ import type { Logger } from 'pino';
 import type { ServeConfig } from '../config/config.js';
 import { createNotifier } from '../integrations/index.js';
 import type { Notifier } from '../integrations/types.js';
-import { createRoutingMetrics } from '../routing/metrics.js';
-import { RoutingSnapshots } from '../routing/snapshot.js';
+import { createRoutingMetrics, registerRoutingCacheMetrics } from '../routing/metrics.js';
+import { DEFAULT_ROUTING_CACHE_LIMITS, RoutingSnapshots } from '../routing/snapshot.js';
 import type { ServiceRuntime } from '../service/context.js';
 import type { IntegrationType, Store } from '../store/types.js';
 
@@ -18,8 +18,15 @@ export function createRuntime(opts: { store: Store; cfg: ServeConfig; log: Logge
     smtpFrom: opts.cfg.smtpFrom,
     ...(opts.cfg.smtpUrl ? { smtpUrl: opts.cfg.smtpUrl } : {}),
   };
+  // a company's compiled filters fit its router quota (2 per router: an update briefly holds old and new)
+  const filters = DEFAULT_ROUTING_CACHE_LIMITS.filters;
+  const maxEntriesPerTenant = Math.max(filters.maxEntriesPerTenant, 2 * opts.cfg.maxRoutersPerCompany);
+  const snapshots = new RoutingSnapshots(opts.store, {
+    limits: { filters: { ...filters, maxEntriesPerTenant, maxEntries: Math.max(filters.maxEntries, maxEntriesPerTenant) } },
+  });
+  registerRoutingCacheMetrics(opts.registry, () => snapshots.stats());
   return {
-    snapshots: new RoutingSnapshots(opts.store),
+    snapshots,
     routingMetrics: createRoutingMetrics(opts.registry),
     notifierFor(type) {
       let n = notifiers.get(type);

@@ -127,8 +127,9 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     logger: log,
     metrics,
     runtime,
-    onChange: (_what, companyId) => runtime.snapshots.invalidate(companyId),
+    onChange: (what, companyId, ids) => runtime.snapshots.invalidate(companyId, what === 'routers' ? ids : undefined),
     requestTimeoutMs: cfg.requestTimeoutMs,
+    quotas: { maxRoutersPerCompany: cfg.maxRoutersPerCompany, maxIntegrationsPerCompany: cfg.maxIntegrationsPerCompany },
   });
   setHandler(app);
   const port = (server.address() as AddressInfo).port;

@@ -4,6 +4,7 @@ import type { Notifier } from '../integrations/types.js';
 import type { RoutingMetrics } from '../routing/metrics.js';
 import type { RoutingSnapshots } from '../routing/snapshot.js';
 import type { IntegrationType, Store } from '../store/types.js';
+import type { Quotas } from './quotas.js';
 
 /** Process-wide parts the event and delivery operations need (absent in a config-only service). */
 export interface ServiceRuntime {
@@ -21,8 +22,10 @@ export interface ServiceContext {
   companyId: string;
   now: () => number;
   newId: () => string;
-  /** Called after a committed change to routers or integrations (routing index invalidation). */
-  onChange?: (what: 'integrations' | 'routers' | 'monitoring', companyId: string) => void;
+  /** Called after a committed change to routers or integrations (routing index invalidation); changedIds: records deleted or updated. */
+  onChange?: (what: 'integrations' | 'routers' | 'monitoring', companyId: string, changedIds?: readonly string[]) => void;
+  /** Per-company quotas (defaults: DEFAULT_QUOTAS). */
+  quotas?: Partial<Quotas>;
   runtime?: ServiceRuntime;
 }
 

@@ -4,6 +4,8 @@ export type ErrorCode =
   | 'INVALID_FILTER_EXPRESSION'
   | 'NOT_FOUND'
   | 'CONFLICT'
+  /** A per-company quota (routers, integrations) or a list-size cap was reached. */
+  | 'QUOTA_EXCEEDED'
   | 'UNAUTHENTICATED';
 
 export interface FieldError {

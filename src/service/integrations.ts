@@ -2,7 +2,9 @@
 import type { IntegrationRecord, IntegrationType } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError, badInput } from './errors.js';
-import { requireAllExist, requireEmail, requireEmails, requireName, requireSecret, requireSigningSecret, requireUrl } from './validate.js';
+import { requireAllExist, requireIdList } from './ids.js';
+import { requireQuota } from './quotas.js';
+import { requireEmail, requireEmails, requireName, requireSecret, requireSigningSecret, requireUrl } from './validate.js';
 
 /** Type-specific parameters as the GraphQL inputs carry them. */
 export interface IntegrationParamsInput {
@@ -75,17 +77,22 @@ export async function createIntegration(ctx: ServiceContext, type: IntegrationTy
   if (input.enabled != null && typeof input.enabled !== 'boolean') throw badInput('input.enabled', 'input.enabled must be a boolean');
   const { config, secrets } = parseParams(type, input);
   const now = ctx.now();
-  const rec = await ctx.store.createIntegration({
-    id: ctx.newId(),
-    companyId: ctx.companyId,
-    name,
-    type,
-    enabled: input.enabled ?? true,
-    config,
-    secrets,
-    managedBy: input.managedBy == null ? null : requireName('input.managedBy', input.managedBy, 512),
-    createdAt: now,
-    updatedAt: now,
+  const enabled = input.enabled ?? true;
+  const managedBy = input.managedBy == null ? null : requireName('input.managedBy', input.managedBy, 512);
+  const rec = await ctx.store.transaction(async (tx) => {
+    await requireQuota(tx, ctx.companyId, 'integrations', ctx.quotas);
+    return tx.createIntegration({
+      id: ctx.newId(),
+      companyId: ctx.companyId,
+      name,
+      type,
+      enabled,
+      config,
+      secrets,
+      managedBy,
+      createdAt: now,
+      updatedAt: now,
+    });
   });
   ctx.onChange?.('integrations', ctx.companyId);
   return rec;
@@ -118,18 +125,22 @@ export async function updateIntegration(ctx: ServiceContext, id: string, input: 
   return rec;
 }
 
-/** Deletes integrations; refuses (changing nothing) when a router still uses one, and names those routers. */
-export async function deleteIntegrations(ctx: ServiceContext, ids: string[]): Promise<string[]> {
+/**
+ * Deletes integrations; refuses (changing nothing) when a router still uses one, and names those routers.
+ * The ids are deduplicated and capped (MAX_IDS_PER_CALL) and checked with one query.
+ */
+export async function deleteIntegrations(ctx: ServiceContext, ids: readonly unknown[]): Promise<string[]> {
+  const wanted = requireIdList('ids', ids);
   const deleted = await ctx.store.transaction(async (tx) => {
-    await requireAllExist('integration', ids, async (id) => (await tx.getIntegration(ctx.companyId, id)) !== null);
-    const users = await tx.listRoutersByIntegration(ctx.companyId, ids);
+    await requireAllExist(tx, 'integrations', ctx.companyId, wanted);
+    const users = await tx.listRoutersByIntegration(ctx.companyId, wanted);
     if (users.length) {
       const list = users.map((r) => `${r.id} (${r.name}) uses ${r.integrationId}`).join(', ');
       throw new ServiceError('CONFLICT', `integration(s) still used by routers: ${list}; delete or re-point those routers first`, 'ids', {
         routers: users.map((r) => ({ id: r.id, name: r.name, integrationId: r.integrationId })),
       });
     }
-    return tx.deleteIntegrations(ctx.companyId, ids);
+    return tx.deleteIntegrations(ctx.companyId, wanted);
   });
   ctx.onChange?.('integrations', ctx.companyId);
   return deleted;

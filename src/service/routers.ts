@@ -9,7 +9,9 @@ import { EVENT_TYPE_IDS, isEventTypeId, type EventTypeId } from '../events/famil
 import type { RouterGeneration, RouterPatch, RouterRecord, StoreOps } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError, badInput } from './errors.js';
-import { UUID_RE, requireAllExist, requireName } from './validate.js';
+import { requireAllExist, requireIdList } from './ids.js';
+import { requireQuota } from './quotas.js';
+import { UUID_RE, requireName } from './validate.js';
 
 export const UPDATE_MUTATION: Record<RouterGeneration, string> = {
   ROUTER: 'updateNotificationRouter',
@@ -79,6 +81,7 @@ export async function createRouter(
     throw badInput(fields.templateId, `${fields.templateId} must be a UUID`);
   const rec = await ctx.store.transaction(async (tx) => {
     const integrationId = await requireIntegration(tx, ctx.companyId, fields.integrationId, input.integrationId);
+    await requireQuota(tx, ctx.companyId, 'routers', ctx.quotas);
     const now = ctx.now();
     return tx.createRouter({
       id: ctx.newId(),
@@ -154,7 +157,7 @@ export async function updateRouter(
     if (!next) throw new ServiceError('NOT_FOUND', `router ${id} not found`, 'id');
     return next;
   });
-  ctx.onChange?.('routers', ctx.companyId);
+  ctx.onChange?.('routers', ctx.companyId, [id]);
   return rec;
 }
 
@@ -168,12 +171,16 @@ export async function getRouter(ctx: ServiceContext, id: string): Promise<Router
   return r;
 }
 
-/** Deletes routers; any id not found for the company fails the whole call and deletes nothing. */
-export async function deleteRouters(ctx: ServiceContext, ids: string[]): Promise<string[]> {
+/**
+ * Deletes routers; any id not found for the company fails the whole call and deletes nothing. The ids are
+ * deduplicated and capped (MAX_IDS_PER_CALL) and checked with one query.
+ */
+export async function deleteRouters(ctx: ServiceContext, ids: readonly unknown[]): Promise<string[]> {
+  const wanted = requireIdList('ids', ids);
   const deleted = await ctx.store.transaction(async (tx) => {
-    await requireAllExist('router', ids, async (id) => (await tx.getRouter(ctx.companyId, id)) !== null);
-    return tx.deleteRouters(ctx.companyId, ids);
+    await requireAllExist(tx, 'routers', ctx.companyId, wanted);
+    return tx.deleteRouters(ctx.companyId, wanted);
   });
-  ctx.onChange?.('routers', ctx.companyId);
+  ctx.onChange?.('routers', ctx.companyId, deleted);
   return deleted;
 }

@@ -64,6 +64,8 @@ export abstract class SqlStore implements Store {
   createRouter: StoreOps['createRouter'] = (...a) => this.ops.createRouter(...a);
   updateRouter: StoreOps['updateRouter'] = (...a) => this.ops.updateRouter(...a);
   deleteRouters: StoreOps['deleteRouters'] = (...a) => this.ops.deleteRouters(...a);
+  existingIds: StoreOps['existingIds'] = (...a) => this.ops.existingIds(...a);
+  countForQuota: StoreOps['countForQuota'] = (...a) => this.ops.countForQuota(...a);
   insertEvent: StoreOps['insertEvent'] = (...a) => this.ops.insertEvent(...a);
   insertEvents: StoreOps['insertEvents'] = (...a) => this.ops.insertEvents(...a);
   insertDeliveries: StoreOps['insertDeliveries'] = (...a) => this.ops.insertDeliveries(...a);

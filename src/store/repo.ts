@@ -32,6 +32,7 @@ import type {
   EventRecord,
   IntegrationRecord,
   MonitoringConfigRecord,
+  QuotaKind,
   RouterRecord,
   StoreOps,
 } from './types.js';
@@ -67,6 +68,9 @@ function patchSet<P extends object>(
   params.push(now);
   return { set: sets.join(', '), params };
 }
+
+/** Tables behind QuotaKind (a closed set: never interpolate anything else). */
+const QUOTA_TABLES: Record<QuotaKind, string> = { routers: 'routers', integrations: 'integrations' };
 
 function unique(ids: string[]): string[] {
   return [...new Set(ids)];
@@ -194,6 +198,27 @@ export function createOps(db: SqlDb): StoreOps {
 
     deleteRouters(companyId, ids) {
       return deleteByIds('routers', companyId, ids);
+    },
+
+    async existingIds(kind, companyId, ids) {
+      const wanted = unique(ids);
+      if (wanted.length === 0) return [];
+      const rows = await db.all(`SELECT id FROM ${QUOTA_TABLES[kind]} WHERE company_id = ? AND id IN (${placeholders(wanted.length)})`, [
+        companyId,
+        ...wanted,
+      ]);
+      const found = new Set(rows.map((r) => r['id']));
+      return wanted.filter((id) => found.has(id));
+    },
+
+    async countForQuota(kind, companyId) {
+      if (db.dialect === 'postgres') {
+        // A separate statement: a statement's snapshot is taken when it starts, so a count in the same
+        // statement as the lock could miss the row the previous lock holder just committed.
+        await db.get('SELECT pg_advisory_xact_lock(hashtextextended(?, 0)) AS locked', [`certmgr-notify quota ${kind} ${companyId}`]);
+      }
+      const row = await db.get(`SELECT count(*) AS n FROM ${QUOTA_TABLES[kind]} WHERE company_id = ?`, [companyId]);
+      return Number(row?.['n'] ?? 0);
     },
 
     async insertEvent(rec) {

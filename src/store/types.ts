@@ -60,6 +60,9 @@ export type RouterPatch = Partial<
   Pick<RouterRecord, 'name' | 'eventTypeId' | 'enabled' | 'filter' | 'integrationId' | 'templateId' | 'managedBy'>
 >;
 
+/** Records a company holds under a quota (silences and templates will add theirs). */
+export type QuotaKind = 'routers' | 'integrations';
+
 /** Operations available inside and outside a transaction. */
 export interface StoreOps {
   getMonitoringConfig(companyId: string): Promise<MonitoringConfigRecord | null>;
@@ -86,6 +89,15 @@ export interface StoreOps {
   createRouter(rec: RouterRecord): Promise<RouterRecord>;
   updateRouter(companyId: string, id: string, patch: RouterPatch, now: number): Promise<RouterRecord | null>;
   deleteRouters(companyId: string, ids: string[]): Promise<string[]>;
+  /** Which of `ids` (deduplicated) exist for the company, in one query: the existence check of a delete. */
+  existingIds(kind: QuotaKind, companyId: string, ids: string[]): Promise<string[]>;
+  /**
+   * The company's number of records of a kind, for a quota check followed by the create in the same transaction.
+   * On PostgreSQL it first takes a transaction-scoped advisory lock on (kind, company), so concurrent creates of
+   * one company count one after another and never overshoot; SQLite transactions are serialized already.
+   * Outside a transaction the count is only advisory.
+   */
+  countForQuota(kind: QuotaKind, companyId: string): Promise<number>;
 
   /** Outbox writes: the ingestion path inserts the event and its deliveries (PENDING, due now) in one transaction. */
   insertEvent(rec: EventRecord): Promise<void>;

@@ -79,6 +79,27 @@ describe('RateLimiter (token bucket per integration)', () => {
     expect(l.size).toEqual({ buckets: 1, reservations: 0 });
   });
 
+  it('bounded: at the bucket cap full buckets go first, then the least recently used; reservations are capped', () => {
+    const l = new RateLimiter({ SLACK: { ratePerSec: 1, burst: 1 } }, { maxBuckets: 3, maxReservations: 2 });
+    // a and b are emptied (they carry state); c is untouched after its refill
+    expect(l.take('a', 'SLACK', T)).toBe(0);
+    expect(l.take('b', 'SLACK', T)).toBe(0);
+    expect(l.take('c', 'SLACK', T - 5_000)).toBe(0);
+    expect(l.size.buckets).toBe(3);
+    // a fourth integration: c is full again by now, dropping it loses nothing; a and b keep their state
+    expect(l.take('d', 'SLACK', T)).toBe(0);
+    expect(l.size.buckets).toBe(3);
+    expect(l.take('a', 'SLACK', T)).toBe(1000);
+    expect(l.take('b', 'SLACK', T)).toBe(1000);
+    // 10,000 integrations later the map still holds 3
+    for (let i = 0; i < 10_000; i++) l.take(`x${i}`, 'SLACK', T);
+    expect(l.size.buckets).toBe(3);
+    // reservations: the oldest is cancelled past the cap
+    l.take('r', 'SLACK', T);
+    for (const k of ['k1', 'k2', 'k3']) l.take('r', 'SLACK', T, k);
+    expect(l.size.reservations).toBe(2);
+  });
+
   it('rejects nonsense limits', () => {
     expect(() => new RateLimiter({ SLACK: { ratePerSec: 0, burst: 1 } })).toThrow(RangeError);
     expect(() => new RateLimiter({ SLACK: { ratePerSec: 1, burst: 0.5 } })).toThrow(RangeError);

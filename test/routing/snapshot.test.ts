@@ -73,3 +73,90 @@ describe('RoutingSnapshots', () => {
     expect(await snaps.get(A)).not.toBe(first);
   });
 });
+
+describe('RoutingSnapshots: bounded compiled-filter cache (issue 7, finding 2)', () => {
+  const B = '22222222-2222-4222-8222-222222222222';
+  const FAMILY = 'certmgr-issuer-health-notification-config' as const;
+  // ~1.8 KB distinct filters, as in the finding
+  const bigFilter = (i: number) => `data.issuerName == 'f${i}-${'x'.repeat(1_750)}'`;
+
+  async function router(companyId: string, filter: string, integrationId: string) {
+    return store.createRouter({
+      id: randomUUID(), companyId, name: 'r', eventTypeId: FAMILY, enabled: false, filter,
+      integrationId, templateId: null, generation: 'ROUTER', managedBy: null, createdAt: now, updatedAt: now,
+    });
+  }
+  async function integration(companyId: string) {
+    const i = await store.createIntegration({
+      id: randomUUID(), companyId, name: 'i', type: 'WEBHOOK', enabled: true, config: {}, secrets: { url: 'http://127.0.0.1:9/x' },
+      managedBy: null, createdAt: now, updatedAt: now,
+    });
+    return i.id;
+  }
+
+  it('create, compile, delete many distinct filters: the cache stays within its bounds and deleted filters go', async () => {
+    const limits = { filters: { maxEntries: 40, maxBytes: 4 * 1024 * 1024, maxEntriesPerTenant: 25, maxBytesPerTenant: 2 * 1024 * 1024 } };
+    const snaps = new RoutingSnapshots(store, { ttlMs: 0, maxStaleMs: 0, now: () => now, limits });
+    const ia = await integration(A);
+    let maxSeen = 0;
+    for (let round = 0; round < 20; round++) {
+      const ids: string[] = [];
+      for (let i = 0; i < 10; i++) ids.push((await router(A, bigFilter(round * 10 + i), ia)).id);
+      snaps.invalidate(A);
+      await snaps.get(A); // what simulateRouting does: compiles every router, disabled ones too
+      const s = snaps.stats().filters;
+      maxSeen = Math.max(maxSeen, s.entries);
+      expect(s.entries).toBeLessThanOrEqual(25);
+      expect(s.bytes).toBeLessThanOrEqual(2 * 1024 * 1024);
+      await store.deleteRouters(A, ids);
+      snaps.invalidate(A, ids); // the service passes the deleted ids
+      expect(snaps.companyStats(A).filters).toBe(0);
+    }
+    expect(maxSeen).toBe(10);
+    expect(snaps.stats().evictions.filters.deleted).toBe(200);
+  });
+
+  it('filters of routers deleted by another replica are dropped at the next rebuild', async () => {
+    const snaps = new RoutingSnapshots(store, { ttlMs: 0, maxStaleMs: 0, now: () => now });
+    const ia = await integration(A);
+    const keep = await router(A, "data.issuerName == 'keep'", ia);
+    const gone = await router(A, "data.issuerName == 'gone'", ia);
+    const shared = await router(A, "data.issuerName == 'keep'", ia);
+    await snaps.get(A);
+    expect(snaps.companyStats(A).filters).toBe(2);
+    // the same filter is still used by `keep`: deleting `shared` must not evict it
+    await store.deleteRouters(A, [shared.id]);
+    snaps.invalidate(A, [shared.id]);
+    expect(snaps.companyStats(A).filters).toBe(2);
+    await store.deleteRouters(A, [gone.id]); // no invalidate: "another replica"
+    now += 1;
+    await snaps.get(A);
+    expect(snaps.companyStats(A).filters).toBe(1);
+    expect(keep.id).toBeTruthy();
+  });
+
+  it('one company filling its share does not evict another company’s compiled filters', async () => {
+    const limits = { filters: { maxEntries: 30, maxBytes: 64 * 1024 * 1024, maxEntriesPerTenant: 20, maxBytesPerTenant: 32 * 1024 * 1024 } };
+    const snaps = new RoutingSnapshots(store, { ttlMs: 60_000, maxStaleMs: 60_000, now: () => now, limits });
+    const ib = await integration(B);
+    for (let i = 0; i < 8; i++) await router(B, `data.issuerName == 'b${i}'`, ib);
+    await snaps.get(B);
+    const ia = await integration(A);
+    for (let i = 0; i < 60; i++) await router(A, bigFilter(i), ia);
+    await snaps.get(A);
+    expect(snaps.companyStats(B).filters).toBe(8);
+    expect(snaps.companyStats(A).filters).toBeLessThanOrEqual(20);
+    expect(snaps.stats().filters.entries).toBeLessThanOrEqual(30);
+    // A's routers all still route (compiled for its snapshot even when they are not all kept in the cache)
+    const snapA = await snaps.get(A);
+    expect(snapA.byFamily.get(FAMILY)!.filter((r) => r.filter !== null)).toHaveLength(60);
+  });
+
+  it('caps the companies whose snapshots are cached', async () => {
+    const limits = { snapshots: { maxEntries: 3, maxBytes: 64 * 1024 * 1024, maxEntriesPerTenant: 1, maxBytesPerTenant: 32 * 1024 * 1024 } };
+    const snaps = new RoutingSnapshots(store, { now: () => now, limits });
+    for (let i = 0; i < 10; i++) await snaps.get(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
+    expect(snaps.stats().snapshots.entries).toBe(3);
+    expect(snaps.stats().evictions.snapshots.global_cap).toBe(7);
+  });
+});

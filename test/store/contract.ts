@@ -347,6 +347,43 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
       });
     });
 
+    describe('bulk ids and quotas (issue 7)', () => {
+      it('existingIds: one query, deduplicated, in request order, scoped by company', async () => {
+        const i = await store.createIntegration(integration(A));
+        const r1 = await store.createRouter(router(A, i.id));
+        const r2 = await store.createRouter(router(A, i.id));
+        const other = await store.createIntegration(integration(B));
+        const missing = randomUUID();
+        expect(await store.existingIds('routers', A, [r2.id, missing, r1.id, r2.id])).toEqual([r2.id, r1.id]);
+        expect(await store.existingIds('integrations', A, [other.id, i.id])).toEqual([i.id]);
+        expect(await store.existingIds('routers', A, [])).toEqual([]);
+      });
+
+      it('countForQuota counts the company’s records only', async () => {
+        const i = await store.createIntegration(integration(A));
+        await store.createRouter(router(A, i.id));
+        await store.createRouter(router(A, i.id));
+        await store.createIntegration(integration(B));
+        expect(await store.countForQuota('routers', A)).toBe(2);
+        expect(await store.countForQuota('integrations', A)).toBe(1);
+        expect(await store.countForQuota('routers', B)).toBe(0);
+      });
+
+      it('count-then-create in concurrent transactions never overshoots a limit', async () => {
+        const limit = 3;
+        const results = await Promise.allSettled(
+          Array.from({ length: 8 }, () =>
+            store.transaction(async (tx) => {
+              if ((await tx.countForQuota('integrations', A)) >= limit) throw new Boom('over');
+              return tx.createIntegration(integration(A));
+            }),
+          ),
+        );
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(limit);
+        expect(await store.listIntegrations(A)).toHaveLength(limit);
+      });
+    });
+
     describe('transactions', () => {
       it('commits everything and returns the callback’s value', async () => {
         const result = await store.transaction(async (tx) => {

@@ -22,6 +22,11 @@ describe('loadServeConfig', () => {
     ]);
     expect(loadServeConfig([], { CERTMGR_NOTIFY_API_KEY: 'aaaaaaaaaaaaaaaa1, bbbbbbbbbbbbbbbb2' }).apiKeys).toHaveLength(2);
   });
+  it('per-company quotas: defaults 1000 routers and 200 integrations, from flags or environment', () => {
+    expect(loadServeConfig([], {})).toMatchObject({ maxRoutersPerCompany: 1000, maxIntegrationsPerCompany: 200 });
+    const c = loadServeConfig(['--max-routers-per-company', '50'], { CERTMGR_NOTIFY_MAX_INTEGRATIONS_PER_COMPANY: '7', CERTMGR_NOTIFY_MAX_ROUTERS_PER_COMPANY: '9' });
+    expect(c).toMatchObject({ maxRoutersPerCompany: 50, maxIntegrationsPerCompany: 7 });
+  });
   it('reads an api keys file for several companies', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cmn-'));
     const f = join(dir, 'keys.yaml');
@@ -45,6 +50,8 @@ describe('loadServeConfig', () => {
     [['--service-api-key-secret', 'Bad/Name'], /<namespace>\/<name>/],
     [['--leader-elect', 'yes'], /true or false/],
     [['--cluster-id', 'prod'], /UUID/],
+    [['--max-routers-per-company', '0'], /--max-routers-per-company must be between 1 and 100000/],
+    [['--max-integrations-per-company', 'many'], /--max-integrations-per-company must be an integer/],
   ])('rejects %j', (argv, msg) => {
     expect(() => loadServeConfig(argv as string[], {})).toThrow(ConfigError);
     expect(() => loadServeConfig(argv as string[], {})).toThrow(msg);

@@ -1,0 +1,41 @@
+/**
+ * Per-company quotas (issue 7, bounded state). A create first counts the company's records in the same
+ * transaction (store.countForQuota serializes concurrent creates of one company on PostgreSQL; SQLite
+ * transactions are serialized anyway), so concurrent creates never overshoot.
+ *
+ * Resources to come (silences, templates) add a `max…PerCompany` here, a count kind in the store and the same
+ * `requireQuota` call inside their create transaction.
+ */
+import type { QuotaKind, StoreOps } from '../store/types.js';
+import { ServiceError } from './errors.js';
+
+export interface Quotas {
+  maxRoutersPerCompany: number;
+  maxIntegrationsPerCompany: number;
+}
+
+export const DEFAULT_QUOTAS: Readonly<Quotas> = { maxRoutersPerCompany: 1000, maxIntegrationsPerCompany: 200 };
+
+const LIMIT_OF: Record<QuotaKind, { key: keyof Quotas; what: string; flag: string }> = {
+  routers: { key: 'maxRoutersPerCompany', what: 'routers', flag: '--max-routers-per-company' },
+  integrations: { key: 'maxIntegrationsPerCompany', what: 'integrations', flag: '--max-integrations-per-company' },
+};
+
+/** Pure: the error for a company holding `count` records of a kind whose limit is `limit`, if one more is refused. */
+export function quotaError(kind: QuotaKind, count: number, limit: number): ServiceError | undefined {
+  if (count < limit) return undefined;
+  const { what, flag } = LIMIT_OF[kind];
+  return new ServiceError(
+    'QUOTA_EXCEEDED',
+    `quota exceeded: a company may have at most ${limit} ${what} (${flag}) and this one has ${count}; delete some first`,
+    undefined,
+    { quota: LIMIT_OF[kind].key, limit, count },
+  );
+}
+
+/** Inside the create's transaction: throws QUOTA_EXCEEDED when the company already holds its limit. */
+export async function requireQuota(tx: StoreOps, companyId: string, kind: QuotaKind, quotas: Partial<Quotas> | undefined): Promise<void> {
+  const limit = quotas?.[LIMIT_OF[kind].key] ?? DEFAULT_QUOTAS[LIMIT_OF[kind].key];
+  const err = quotaError(kind, await tx.countForQuota(kind, companyId), limit);
+  if (err) throw err;
+}
