@@ -16,6 +16,7 @@ import {
   createWebhookIntegration,
   ENGINES,
   type Engine,
+  LOOPBACK_EGRESS,
   type Receiver,
   seedDeliveries,
   startReceiver,
@@ -72,7 +73,7 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('DeliveryWork
   function startWorker(options: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
     worker = new DeliveryWorker({
       store,
-      notifiers: (type) => createNotifier(type, integrationOptions({ timeoutMs: 2_000, userAgent: 'certmgr-notify-test' })),
+      notifiers: (type) => createNotifier(type, integrationOptions({ timeoutMs: 2_000, userAgent: 'certmgr-notify-test', egress: LOOPBACK_EGRESS })),
       logger: log.logger,
       metrics: registry,
       options: { ...FAST, ...options },
