@@ -76,6 +76,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     worker = new DeliveryWorker({
       store,
       notifiers: (type) => runtime.notifierFor(type),
+      rateLimiter: runtime.rateLimiter,
       logger: log.child({ component: 'delivery' }),
       metrics: metrics.registry,
       options: {
