@@ -125,6 +125,7 @@ function v4FromGroups(hi: number, lo: number): string {
 export function deniedRange(ip: string): string | null {
   const v = isIP(ip);
   if (v === 0) return 'not an IP address';
+  if (ip.includes('%')) return 'scoped (zone id)'; // fe80::1%eth0: only meaningful on a local link
   if (v === 6) {
     const g = ipv6Groups(ip);
     if (!g) return 'not an IP address';
