@@ -1,5 +1,5 @@
 /**
- * The one HTTP client of the integrations: global fetch, a per-attempt timeout combined with the
+ * The one HTTP client of the integrations: undici fetch, a per-attempt timeout combined with the
  * caller's signal, status classification, Retry-After parsing, response-body truncation and
  * redaction. Error messages are built here from status codes and error codes only; they never
  * contain the request URL (webhook, Slack and Teams URLs carry tokens in their path or query), nor
