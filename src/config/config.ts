@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { DEFAULT_QUOTAS } from '../service/quotas.js';
+import { parseEgressAllow, type EgressAllow } from '../integrations/egress.js';
 
 export const DEFAULT_COMPANY_ID = '00000000-0000-4000-8000-000000000001';
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -27,6 +28,8 @@ export interface ServeConfig {
   logLevel: string;
   incidentEventsUrl: string;
   smtpUrl: string | undefined;
+  /** Tenant destinations allowed despite the egress deny-list (loopback, private, link-local, metadata). */
+  egressAllow: EgressAllow;
   smtpFrom: string;
   deliveryTimeoutMs: number;
   deliveryMaxAgeMs: number;
@@ -93,6 +96,7 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'log-level', kind: 'string', help: 'pino level (default info)' },
   { name: 'incident-events-url', kind: 'string', help: 'incident management events API base (default https://events.pagerduty.com)' },
   { name: 'smtp-url', kind: 'string', help: 'SMTP server for email integrations, e.g. smtp://user:pass@host:587' },
+  { name: 'egress-allow', kind: 'list', help: 'CIDR, IP or host name (*.domain for subdomains) that webhook, Slack and Teams URLs may reach despite the egress deny-list of loopback, private, link-local and metadata destinations (repeatable; env: comma-separated)' },
   { name: 'smtp-from', kind: 'string', help: 'sender address of emails (default certmgr-notify@localhost)' },
   { name: 'delivery-timeout', kind: 'int', help: 'per-attempt delivery timeout in ms (default 10000)' },
   { name: 'delivery-max-age', kind: 'int', help: 'give up (dead-letter) a delivery after this many ms (default 86400000)' },
@@ -166,7 +170,7 @@ function pick(flags: RawFlags, env: NodeJS.ProcessEnv, name: string): string[] |
   const f = flags.get(name);
   if (f && f.length) return f;
   const e = env[envName(name)];
-  if (e !== undefined && e !== '') return name === 'api-key' ? e.split(',').map((s) => s.trim()).filter(Boolean) : [e];
+  if (e !== undefined && e !== '') return name === 'api-key' || name === 'egress-allow' ? e.split(',').map((s) => s.trim()).filter(Boolean) : [e];
   return undefined;
 }
 
@@ -226,6 +230,15 @@ export function loadApiKeysFile(path: string): ApiKeyEntry[] {
   });
 }
 
+function isHttpUrl(v: string): boolean {
+  try {
+    const u = new URL(v);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
 export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeConfig {
   const flags = parseFlags(argv, SERVE_FLAGS);
   const companyId = (one(flags, env, 'company-id') ?? DEFAULT_COMPANY_ID).toLowerCase();
@@ -249,6 +262,14 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     if (!one(flags, env, 'service-api-key') && !one(flags, env, 'service-api-key-secret'))
       throw new ConfigError('--service-url needs --service-api-key-secret (or --service-api-key)');
   }
+  const incidentEventsUrl = one(flags, env, 'incident-events-url') ?? 'https://events.pagerduty.com';
+  if (!isHttpUrl(incidentEventsUrl)) throw new ConfigError('--incident-events-url must be an http(s) URL');
+  let egressAllow: EgressAllow;
+  try {
+    egressAllow = parseEgressAllow(pick(flags, env, 'egress-allow') ?? []);
+  } catch (e) {
+    throw new ConfigError(`--egress-allow: ${(e as Error).message}`);
+  }
   return {
     port: int(flags, env, 'port', 8080, 0, 65535),
     host: one(flags, env, 'host') ?? '0.0.0.0',
@@ -259,8 +280,9 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     companyId,
     kube,
     logLevel: one(flags, env, 'log-level') ?? 'info',
-    incidentEventsUrl: one(flags, env, 'incident-events-url') ?? 'https://events.pagerduty.com',
+    incidentEventsUrl,
     smtpUrl: one(flags, env, 'smtp-url'),
+    egressAllow,
     smtpFrom: one(flags, env, 'smtp-from') ?? 'certmgr-notify@localhost',
     deliveryTimeoutMs: int(flags, env, 'delivery-timeout', 10_000, 100, 600_000),
     deliveryMaxAgeMs: int(flags, env, 'delivery-max-age', 86_400_000, 1_000, 30 * 86_400_000),

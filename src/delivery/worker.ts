@@ -72,6 +72,8 @@ export interface DeliveryWorkerDeps {
   rng?: () => number;
   /** The current integration record. Default store.getIntegration. */
   getIntegration?: (companyId: string, integrationId: string) => Promise<IntegrationRecord | null>;
+  /** A limiter shared with other senders (testIntegration); default a new one from options.rateLimits. */
+  rateLimiter?: RateLimiter;
   options?: Partial<DeliveryWorkerOptions>;
 }
 
@@ -254,7 +256,7 @@ export class DeliveryWorker {
     this.#clock = deps.clock ?? Date.now;
     this.#rng = deps.rng ?? Math.random;
     this.#getIntegration = deps.getIntegration ?? ((c, i) => deps.store.getIntegration(c, i));
-    this.#limiter = new RateLimiter(this.options.rateLimits);
+    this.#limiter = deps.rateLimiter ?? new RateLimiter(this.options.rateLimits);
     this.#metrics = deps.metrics ? createMetrics(deps.metrics, deps.store, this.#clock) : undefined;
   }
 

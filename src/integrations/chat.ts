@@ -3,9 +3,9 @@
  * Card 1.4 attachment). Both read secrets.webhookUrl, use the shared HTTP client and its status
  * classification (2xx delivered; 429/5xx/network retry honouring Retry-After; other 4xx dead).
  */
-import { checkTargetUrl, postAndClassify, truncateChars } from './http.js';
+import { checkTenantUrl, postAndClassify, truncateChars } from './http.js';
 import { render, type Fact, type Rendered, type Severity } from './render.js';
-import type { DeliveryResult, IntegrationOptions, IntegrationType, Notification, Notifier } from './types.js';
+import { DEFAULT_EGRESS, type DeliveryResult, type IntegrationOptions, type IntegrationType, type Notification, type Notifier } from './types.js';
 
 /** Facts shown as the message body rather than as a field. */
 const BODY_FACTS = new Set(['Message', 'Details']);
@@ -81,15 +81,16 @@ export function buildTeamsMessage(n: Notification): Record<string, unknown> {
 }
 
 function chatNotifier(type: IntegrationType, build: (n: Notification) => Record<string, unknown>, opts: IntegrationOptions): Notifier {
+  const egress = opts.egress ?? DEFAULT_EGRESS;
   return {
     type,
     async send(n: Notification, signal?: AbortSignal): Promise<DeliveryResult> {
       const url = n.integration.secrets['webhookUrl'];
-      const bad = checkTargetUrl(url, 'webhook URL');
+      const bad = checkTenantUrl(url, 'webhook URL', egress);
       if (bad || !url) return { outcome: 'dead', error: bad ?? 'webhook URL is not configured' };
       return postAndClassify(
         { url, body: JSON.stringify(build(n)), secrets: Object.values(n.integration.secrets) },
-        { timeoutMs: opts.timeoutMs, userAgent: opts.userAgent, clock: opts.clock ?? Date.now, signal },
+        { timeoutMs: opts.timeoutMs, userAgent: opts.userAgent, clock: opts.clock ?? Date.now, signal, dispatcher: egress.dispatcher() },
       );
     },
   };

@@ -1,9 +1,16 @@
 /**
- * The one HTTP client of the integrations: global fetch, a per-attempt timeout combined with the
+ * The one HTTP client of the integrations: undici fetch, a per-attempt timeout combined with the
  * caller's signal, status classification, Retry-After parsing, response-body truncation and
  * redaction. Error messages are built here from status codes and error codes only; they never
- * contain the request URL (webhook, Slack and Teams URLs carry tokens in their path or query).
+ * contain the request URL (webhook, Slack and Teams URLs carry tokens in their path or query), nor
+ * text chosen by the receiver (its reason phrase or body): a tenant's URL may point anywhere.
+ *
+ * Requests go through undici's fetch with the caller's dispatcher: the egress policy's (egress.ts)
+ * for tenant-given URLs, undici's default for the operator's own destinations.
  */
+import { STATUS_CODES } from 'node:http';
+import { fetch, type Dispatcher, type Response } from 'undici';
+import { EGRESS_DENIED, type EgressPolicy } from './egress.js';
 import type { DeliveryResult } from './types.js';
 
 export const RESPONSE_BODY_LIMIT = 1024;
@@ -13,6 +20,8 @@ export interface HttpContext {
   userAgent: string;
   clock: () => number;
   signal?: AbortSignal;
+  /** undici dispatcher; the egress policy's one for tenant-given URLs. Default: undici's global dispatcher. */
+  dispatcher?: Dispatcher;
 }
 
 export interface HttpPost {
@@ -112,6 +121,7 @@ export function redact(text: string, fragments: readonly string[]): string {
 }
 
 const NETWORK_ERRORS: Record<string, string> = {
+  [EGRESS_DENIED]: 'destination not allowed by the egress policy',
   ECONNREFUSED: 'connection refused',
   ECONNRESET: 'connection reset',
   EPIPE: 'connection closed',
@@ -158,6 +168,27 @@ export function checkTargetUrl(url: string | undefined, what: string): string | 
   return null;
 }
 
+/** Whether a thrown fetch error (or its causes) is an egress-policy refusal. */
+export function isEgressDenied(err: unknown): boolean {
+  let cur: unknown = err;
+  for (let depth = 0; cur && typeof cur === 'object' && depth < 5; depth++) {
+    if ((cur as { code?: unknown }).code === EGRESS_DENIED) return true;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * Validates a tenant-given target URL against the egress policy (scheme, credentials, port, literal
+ * address, metadata name) without echoing it; returns an error message or null. The connect-time
+ * check of the policy's dispatcher still applies to whatever the name resolves to.
+ */
+export function checkTenantUrl(url: string | undefined, what: string, egress: EgressPolicy): string | null {
+  if (!url) return `${what} is not configured`;
+  const bad = egress.checkUrl(url);
+  return bad ? `${what} ${bad}` : null;
+}
+
 async function readBody(res: Response, limit: number): Promise<string> {
   if (!res.body) return '';
   const reader = res.body.getReader();
@@ -197,6 +228,7 @@ export async function postAndClassify(req: HttpPost, ctx: HttpContext): Promise<
       method: 'POST',
       redirect: 'manual',
       signal,
+      ...(ctx.dispatcher ? { dispatcher: ctx.dispatcher } : {}),
       headers: {
         'content-type': req.contentType ?? 'application/json',
         'user-agent': ctx.userAgent,
@@ -208,12 +240,14 @@ export async function postAndClassify(req: HttpPost, ctx: HttpContext): Promise<
   } catch (err) {
     if (timeout.aborted) return { outcome: 'retry', error: `timed out after ${ctx.timeoutMs} ms` };
     if (ctx.signal?.aborted) return { outcome: 'retry', error: 'aborted' };
-    return { outcome: 'retry', error: describeNetworkError(err) };
+    // A refused destination stays refused: retrying cannot help (and must not probe again).
+    return { outcome: isEgressDenied(err) ? 'dead' : 'retry', error: describeNetworkError(err) };
   }
   const outcome = classifyStatus(res.status);
   const result: DeliveryResult = { outcome, statusCode: res.status };
   if (outcome !== 'delivered') {
-    const reason = res.status >= 300 && res.status < 400 ? 'redirect not followed' : res.statusText;
+    // The standard reason phrase, not the receiver's: its text is not reflected.
+    const reason = res.status >= 300 && res.status < 400 ? 'redirect not followed' : STATUS_CODES[res.status];
     result.error = redact(`HTTP ${res.status}${reason ? ` ${reason}` : ''}`, fragments).slice(0, 200);
   }
   if (outcome === 'retry') {

@@ -88,9 +88,26 @@ export function serializeIncidentEvent(ev: IncidentEvent): string {
   });
 }
 
+/**
+ * <base>/v2/enqueue, built with the URL API so a base with a path or a query string stays valid
+ * (https://h/pd?x=1 -> https://h/pd/v2/enqueue?x=1); null when the base is not a URL.
+ */
+export function enqueueUrl(base: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(base);
+  } catch {
+    return null;
+  }
+  u.pathname = u.pathname.replace(/\/+$/, '') + ENQUEUE_PATH;
+  u.hash = '';
+  return u.toString();
+}
+
+/** The incident events URL is the operator's (--incident-events-url): trusted, not under the egress policy. */
 export function createIncidentNotifier(opts: IntegrationOptions): Notifier {
-  const url = opts.incidentEventsUrl.replace(/\/+$/, '') + ENQUEUE_PATH;
-  const badUrl = checkTargetUrl(url, 'incident events URL');
+  const url = enqueueUrl(opts.incidentEventsUrl) ?? '';
+  const badUrl = url ? checkTargetUrl(url, 'incident events URL') : 'incident events URL is not a valid URL';
   return {
     type: 'INCIDENT_MGMT',
     async send(n: Notification, signal?: AbortSignal): Promise<DeliveryResult> {

@@ -6,6 +6,7 @@
  * persistence, and uses `outcome` / `retryAfterMs` to decide what to do next.
  */
 import type { InternalEvent } from '../events/families.js';
+import { EgressPolicy } from './egress.js';
 import type { IntegrationRecord, IntegrationType } from '../store/types.js';
 
 export type { IntegrationType } from '../store/types.js';
@@ -33,7 +34,10 @@ export interface DeliveryResult {
   retryAfterMs?: number;
   /** Short; never contains secrets (no URLs with tokens, no keys). */
   error?: string;
-  /** Truncated to 1 KiB; secrets and secret URL parts are redacted. */
+  /**
+   * Truncated to 1 KiB; secrets and secret URL parts are redacted. For the notifiers' own use (the
+   * incident 400 detail); never returned to API callers: a receiver's answer is not reflected.
+   */
   responseBody?: string;
 }
 
@@ -54,7 +58,15 @@ export interface IntegrationOptions {
   userAgent: string;
   /** Epoch-ms clock (webhook-timestamp, Retry-After dates). Default Date.now. */
   clock?: () => number;
+  /**
+   * Egress policy for tenant-given URLs (webhook, Slack, Teams). Default DEFAULT_EGRESS: the deny-list
+   * with no allow-list. The operator's own destinations (incident events URL, SMTP URL) are trusted.
+   */
+  egress?: EgressPolicy;
 }
+
+/** The default policy: loopback, private, link-local, metadata and other special ranges refused. */
+export const DEFAULT_EGRESS = new EgressPolicy();
 
 export const DEFAULT_INCIDENT_EVENTS_URL = 'https://events.pagerduty.com';
 export const DEFAULT_TIMEOUT_MS = 10_000;

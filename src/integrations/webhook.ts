@@ -9,9 +9,9 @@
  * 2xx delivered; 429/5xx/network retry (Retry-After honoured); other 4xx and 3xx dead.
  */
 import { createHmac } from 'node:crypto';
-import { checkTargetUrl, postAndClassify } from './http.js';
+import { checkTenantUrl, postAndClassify } from './http.js';
 import { buildCloudEvent, CLOUDEVENTS_CONTENT_TYPE } from './payload.js';
-import type { DeliveryResult, IntegrationOptions, Notification, Notifier } from './types.js';
+import { DEFAULT_EGRESS, type DeliveryResult, type IntegrationOptions, type Notification, type Notifier } from './types.js';
 
 const WHSEC_PREFIX = 'whsec_';
 
@@ -33,11 +33,12 @@ export function signWebhook(key: Buffer, id: string, timestampSeconds: number, b
 
 export function createWebhookNotifier(opts: IntegrationOptions): Notifier {
   const clock = opts.clock ?? Date.now;
+  const egress = opts.egress ?? DEFAULT_EGRESS;
   return {
     type: 'WEBHOOK',
     async send(n: Notification, signal?: AbortSignal): Promise<DeliveryResult> {
       const url = n.integration.secrets['url'];
-      const bad = checkTargetUrl(url, 'webhook URL');
+      const bad = checkTenantUrl(url, 'webhook URL', egress);
       if (bad || !url) return { outcome: 'dead', error: bad ?? 'webhook URL is not configured' };
       const secret = n.integration.secrets['signingSecret'];
       const key = secret ? signingKey(secret) : null;
@@ -52,7 +53,7 @@ export function createWebhookNotifier(opts: IntegrationOptions): Notifier {
       if (key) headers['webhook-signature'] = signWebhook(key, n.id, timestamp, body);
       return postAndClassify(
         { url, body, contentType: CLOUDEVENTS_CONTENT_TYPE, headers, secrets: Object.values(n.integration.secrets) },
-        { timeoutMs: opts.timeoutMs, userAgent: opts.userAgent, clock, signal },
+        { timeoutMs: opts.timeoutMs, userAgent: opts.userAgent, clock, signal, dispatcher: egress.dispatcher() },
       );
     },
   };

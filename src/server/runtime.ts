@@ -2,6 +2,8 @@
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { ServeConfig } from '../config/config.js';
+import { RateLimiter } from '../delivery/rate-limit.js';
+import { EgressPolicy } from '../integrations/egress.js';
 import { createNotifier } from '../integrations/index.js';
 import type { Notifier } from '../integrations/types.js';
 import { createRoutingMetrics, registerRoutingCacheMetrics } from '../routing/metrics.js';
@@ -11,7 +13,10 @@ import type { IntegrationType, Store } from '../store/types.js';
 
 export function createRuntime(opts: { store: Store; cfg: ServeConfig; log: Logger; registry: Registry; kick?: () => void }): ServiceRuntime {
   const notifiers = new Map<IntegrationType, Notifier>();
+  // One policy (and so one pooled dispatcher) for every tenant destination of this process.
+  const egress = new EgressPolicy(opts.cfg.egressAllow);
   const notifierOptions = {
+    egress,
     incidentEventsUrl: opts.cfg.incidentEventsUrl,
     timeoutMs: opts.cfg.deliveryTimeoutMs,
     userAgent: 'certmgr-notify',
@@ -33,6 +38,9 @@ export function createRuntime(opts: { store: Store; cfg: ServeConfig; log: Logge
       if (!n) notifiers.set(type, (n = createNotifier(type, notifierOptions)));
       return n;
     },
+    egress,
+    // Shared with the delivery worker: test sends spend the same per-integration budget.
+    rateLimiter: new RateLimiter(),
     kickDelivery: () => opts.kick?.(),
     log: opts.log,
   };

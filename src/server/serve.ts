@@ -139,6 +139,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     worker = new DeliveryWorker({
       store,
       notifiers: (type) => runtime.notifierFor(type),
+      rateLimiter: runtime.rateLimiter,
       logger: log, // the worker adds its own component key
       metrics: metrics.registry,
       options: {

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { RateLimiter } from '../delivery/rate-limit.js';
+import type { EgressPolicy } from '../integrations/egress.js';
 import type { Notifier } from '../integrations/types.js';
 import type { RoutingMetrics } from '../routing/metrics.js';
 import type { RoutingSnapshots } from '../routing/snapshot.js';
@@ -11,6 +13,10 @@ export interface ServiceRuntime {
   snapshots: RoutingSnapshots;
   routingMetrics: RoutingMetrics;
   notifierFor(type: IntegrationType): Notifier;
+  /** Where tenant-given URLs may point (--egress-allow over the default deny-list). */
+  egress: EgressPolicy;
+  /** Per-integration send budget, shared by the delivery worker and testIntegration. */
+  rateLimiter: RateLimiter;
   /** Wakes the delivery worker after events were accepted. */
   kickDelivery(): void;
   log: Logger;

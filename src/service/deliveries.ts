@@ -70,10 +70,28 @@ export function testEvent(now: number): InternalEvent {
   };
 }
 
-export async function testIntegration(ctx: ServiceContext, id: string) {
+/** What testIntegration tells the caller: never the receiver's body or reason phrase (no reflection). */
+export interface IntegrationTestResult {
+  outcome: 'delivered' | 'retry' | 'dead';
+  statusCode?: number;
+  error?: string;
+  latencyMs: number;
+}
+
+/**
+ * Sends a test notification now, within the integration's rate limit (shared with the delivery
+ * worker): past it nothing is sent and the result says when to try again, so a request with
+ * 1,000 aliases of this mutation cannot turn into 1,000 outbound requests.
+ */
+export async function testIntegration(ctx: ServiceContext, id: string): Promise<IntegrationTestResult> {
   const rt = runtimeOf(ctx);
   const integ = await getIntegration(ctx, id);
   const now = ctx.now();
+  const wait = rt.rateLimiter.take(integ.id, integ.type, now);
+  if (wait > 0) {
+    const l = rt.rateLimiter.limitFor(integ.type);
+    return { outcome: 'retry', error: `not sent: the rate limit of this integration (${l.ratePerSec}/s, burst ${l.burst}) is reached; try again in ${wait} ms`, latencyMs: 0 };
+  }
   const started = process.hrtime.bigint();
   const res = await rt.notifierFor(integ.type).send({
     id: ctx.newId(),
@@ -85,5 +103,8 @@ export async function testIntegration(ctx: ServiceContext, id: string) {
     attempt: 1,
   });
   rt.log.info({ integrationId: id, outcome: res.outcome, statusCode: res.statusCode }, 'test notification sent');
-  return { ...res, latencyMs: Math.round(Number(process.hrtime.bigint() - started) / 1e6) };
+  const out: IntegrationTestResult = { outcome: res.outcome, latencyMs: Math.round(Number(process.hrtime.bigint() - started) / 1e6) };
+  if (res.statusCode !== undefined) out.statusCode = res.statusCode;
+  if (res.error !== undefined) out.error = res.error;
+  return out;
 }

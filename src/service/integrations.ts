@@ -1,4 +1,6 @@
 /** Integration (notification provider) operations. Secrets are write-only: kept in `secrets`, never returned. */
+import type { EgressPolicy } from '../integrations/egress.js';
+import { DEFAULT_EGRESS } from '../integrations/types.js';
 import type { IntegrationRecord, IntegrationType } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError, badInput } from './errors.js';
@@ -28,8 +30,19 @@ interface Settings {
   secrets: Record<string, string>;
 }
 
+/**
+ * A tenant's destination URL: http(s), then the egress policy's early check (no user:pass@, a port in
+ * 1-65535, no denied literal address or metadata name). Connect time checks resolved addresses again.
+ */
+function requireDestination(field: string, v: unknown, egress: EgressPolicy): string {
+  const url = requireUrl(field, v);
+  const bad = egress.checkUrl(url);
+  if (bad) throw badInput(field, `${field} ${bad}`);
+  return url;
+}
+
 /** Validates the parameters of one integration type into non-secret config and write-only secrets. */
-export function parseParams(type: IntegrationType, input: IntegrationParamsInput, prefix = 'input'): Settings {
+export function parseParams(type: IntegrationType, input: IntegrationParamsInput, prefix = 'input', egress: EgressPolicy = DEFAULT_EGRESS): Settings {
   const field = PARAMS_FIELD[type];
   for (const [k, f] of Object.entries(PARAMS_FIELD)) {
     if (f !== field && input[f] != null) throw badInput(`${prefix}.${f}`, `${prefix}.${f} does not apply to a ${type} integration; use ${prefix}.${field}`);
@@ -41,7 +54,7 @@ export function parseParams(type: IntegrationType, input: IntegrationParamsInput
     case 'INCIDENT_MGMT':
       return { config: {}, secrets: { integrationKey: requireSecret(`${at}.IntegrationKey`, p.IntegrationKey, 256) } };
     case 'WEBHOOK': {
-      const secrets: Record<string, string> = { url: requireUrl(`${at}.url`, p.url) };
+      const secrets: Record<string, string> = { url: requireDestination(`${at}.url`, p.url, egress) };
       if (p.signingSecret != null) secrets.signingSecret = requireSigningSecret(`${at}.signingSecret`, p.signingSecret);
       return { config: { signed: secrets.signingSecret !== undefined }, secrets };
     }
@@ -52,7 +65,7 @@ export function parseParams(type: IntegrationType, input: IntegrationParamsInput
     }
     case 'SLACK':
     case 'TEAMS':
-      return { config: {}, secrets: { webhookUrl: requireUrl(`${at}.webhookUrl`, p.webhookUrl) } };
+      return { config: {}, secrets: { webhookUrl: requireDestination(`${at}.webhookUrl`, p.webhookUrl, egress) } };
   }
 }
 
@@ -75,7 +88,7 @@ export interface CreateIntegrationInput extends IntegrationParamsInput {
 export async function createIntegration(ctx: ServiceContext, type: IntegrationType, input: CreateIntegrationInput): Promise<IntegrationRecord> {
   const name = requireName('input.name', input.name);
   if (input.enabled != null && typeof input.enabled !== 'boolean') throw badInput('input.enabled', 'input.enabled must be a boolean');
-  const { config, secrets } = parseParams(type, input);
+  const { config, secrets } = parseParams(type, input, 'input', ctx.runtime?.egress);
   const now = ctx.now();
   const enabled = input.enabled ?? true;
   const managedBy = input.managedBy == null ? null : requireName('input.managedBy', input.managedBy, 512);
@@ -116,7 +129,7 @@ export async function updateIntegration(ctx: ServiceContext, id: string, input: 
     }
     if (input.managedBy !== undefined) patch.managedBy = input.managedBy === null || input.managedBy === '' ? null : requireName('input.managedBy', input.managedBy, 512);
     const anyParams = Object.values(PARAMS_FIELD).some((f) => input[f] != null);
-    if (anyParams) Object.assign(patch, parseParams(cur.type, input));
+    if (anyParams) Object.assign(patch, parseParams(cur.type, input, 'input', ctx.runtime?.egress));
     const next = await tx.updateIntegration(ctx.companyId, id, patch, ctx.now());
     if (!next) throw new ServiceError('NOT_FOUND', `integration ${id} not found`, 'id');
     return next;

@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
 import { createNotifier } from '../../src/integrations/index.js';
 import { integrationOptions } from '../../src/integrations/types.js';
+import { LOOPBACK_EGRESS } from './support.js';
 import { openStore } from '../../src/store/index.js';
 
 const url = process.env['STORE_URL'];
@@ -23,7 +24,7 @@ const store = await openStore(url, schema ? { schema } : {});
 await store.migrate();
 const worker = new DeliveryWorker({
   store,
-  notifiers: (type) => createNotifier(type, integrationOptions({ timeoutMs: attemptTimeoutMs, userAgent: 'certmgr-notify-crash-test' })),
+  notifiers: (type) => createNotifier(type, integrationOptions({ timeoutMs: attemptTimeoutMs, userAgent: 'certmgr-notify-crash-test', egress: LOOPBACK_EGRESS })),
   logger: pino({ level: 'warn' }, pino.destination(2)),
   options: {
     concurrency: 8,

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
+import { EgressPolicy, parseEgressAllow } from '../../src/integrations/egress.js';
 import type { Logger } from '../../src/log.js';
 import { openStore } from '../../src/store/index.js';
 import type { EventRecord, IntegrationRecord, IntegrationType, NewDelivery, Store } from '../../src/store/types.js';
@@ -85,6 +86,9 @@ export interface Receiver {
   countById(): Map<string, number>;
   close(): Promise<void>;
 }
+
+/** The receivers are on loopback, which the egress deny-list refuses unless allowed. */
+export const LOOPBACK_EGRESS = new EgressPolicy(parseEgressAllow(['127.0.0.1/32']));
 
 /** A real HTTP server on 127.0.0.1 (port 0 = any free port). Answers 200 "ok" unless told otherwise. */
 export async function startReceiver(opts: { port?: number; handler?: HitHandler } = {}): Promise<Receiver> {

@@ -8,6 +8,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DELIVERY_METRICS, DeliveryWorker, type DeliveryWorkerOptions } from '../../src/delivery/worker.js';
 import { createNotifier } from '../../src/integrations/index.js';
+import { EgressPolicy } from '../../src/integrations/egress.js';
 import { integrationOptions } from '../../src/integrations/types.js';
 import type { DeliveryRecord, Store } from '../../src/store/types.js';
 import {
@@ -16,6 +17,7 @@ import {
   createWebhookIntegration,
   ENGINES,
   type Engine,
+  LOOPBACK_EGRESS,
   type Receiver,
   seedDeliveries,
   startReceiver,
@@ -69,10 +71,10 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('DeliveryWork
     await store.close();
   });
 
-  function startWorker(options: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
+  function startWorker(options: Partial<DeliveryWorkerOptions> = {}, egress: EgressPolicy = LOOPBACK_EGRESS): DeliveryWorker {
     worker = new DeliveryWorker({
       store,
-      notifiers: (type) => createNotifier(type, integrationOptions({ timeoutMs: 2_000, userAgent: 'certmgr-notify-test' })),
+      notifiers: (type) => createNotifier(type, integrationOptions({ timeoutMs: 2_000, userAgent: 'certmgr-notify-test', egress })),
       logger: log.logger,
       metrics: registry,
       options: { ...FAST, ...options },
@@ -86,6 +88,21 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('DeliveryWork
     const rs = await rows(companyId);
     return rs.length === n && rs.every((d) => d.status === status) ? rs : undefined;
   };
+
+  it('the default egress policy: a stored loopback URL (e.g. from before the policy) is dead at once, never connected, never retried', async () => {
+    rx = await startReceiver();
+    const A = company();
+    const integ = await createWebhookIntegration(store, A, rx.url);
+    await seedDeliveries(store, integ, 3);
+    startWorker({}, new EgressPolicy());
+    const dead = await waitFor('all dead', () => allIn('DEAD', 3)(A));
+    for (const d of dead) {
+      expect(d.attempts).toBe(1);
+      expect(d.lastError).toMatch(/egress policy/);
+      expect(d.lastError).not.toContain('127.0.0.1');
+    }
+    expect(rx.hits).toHaveLength(0);
+  });
 
   it('a receiver down (connection refused) and then back: every notification arrives, signed, with its id', async () => {
     const port = await closedPort();

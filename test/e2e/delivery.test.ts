@@ -32,7 +32,8 @@ describe.each(['sqlite', 'postgres'] as const)('delivery through the service pro
   let store: string;
   const procs: ServiceProcess[] = [];
   const start = async () => {
-    const p = await startServiceProcess(['--store', store, '--incident-events-url', pager.url, '--delivery-retry-base', '50', '--delivery-timeout', '2000'], KEY);
+    // The webhook receiver is on loopback, which the egress policy refuses unless allowed.
+    const p = await startServiceProcess(['--store', store, '--incident-events-url', pager.url, '--egress-allow', '127.0.0.1/32', '--delivery-retry-base', '50', '--delivery-timeout', '2000'], KEY);
     procs.push(p);
     return p;
   };

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { EventType, InternalEvent } from '../../src/events/families.js';
 import type { EventDataByType } from '../../src/events/types.js';
 import type { IntegrationRecord, IntegrationType } from '../../src/store/types.js';
+import { EgressPolicy, parseEgressAllow } from '../../src/integrations/egress.js';
 import { integrationOptions, type IntegrationOptions, type Notification } from '../../src/integrations/types.js';
 
 export interface Received {
@@ -170,6 +171,9 @@ export function notification(integ: IntegrationRecord, event: InternalEvent, ove
   };
 }
 
+/** The loopback receivers need the allow-list; SSRF tests use the default policy (no allow) instead. */
+export const LOOPBACK_EGRESS = new EgressPolicy(parseEgressAllow(['127.0.0.1/32']));
+
 export function opts(over: Partial<IntegrationOptions> = {}): IntegrationOptions {
-  return integrationOptions({ timeoutMs: 2000, userAgent: 'certmgr-notify-test/1.0', ...over });
+  return integrationOptions({ timeoutMs: 2000, userAgent: 'certmgr-notify-test/1.0', egress: LOOPBACK_EGRESS, ...over });
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventType } from '../../src/events/families.js';
 import { createNotifier } from '../../src/integrations/index.js';
-import { MAX_EVENT_BYTES, serializeIncidentEvent, buildIncidentEvent } from '../../src/integrations/incident.js';
+import { MAX_EVENT_BYTES, enqueueUrl, serializeIncidentEvent, buildIncidentEvent } from '../../src/integrations/incident.js';
 import type { Notifier } from '../../src/integrations/types.js';
 import { APP_ID, CERT_ID, CLUSTER_ID, EVENTS, integration, notification, opts, startReceiver, type Receiver } from './helpers.js';
 
@@ -153,5 +153,30 @@ describe('incident event size', () => {
     const parsed = JSON.parse(body);
     expect(parsed.payload.custom_details).toEqual({ eventType: 'evt.healthstatus.certmgr-issuer.notready', note: 'event data too large; omitted' });
     expect(parsed.payload.summary.length).toBeLessThanOrEqual(1024);
+  });
+});
+
+describe('--incident-events-url with a path or a query string (finding 17)', () => {
+  it.each([
+    ['https://events.pagerduty.com', 'https://events.pagerduty.com/v2/enqueue'],
+    ['https://events.pagerduty.com/', 'https://events.pagerduty.com/v2/enqueue'],
+    ['https://proxy.example/pd//', 'https://proxy.example/pd/v2/enqueue'],
+    ['https://proxy.example/pd?token=abc&x=1', 'https://proxy.example/pd/v2/enqueue?token=abc&x=1'],
+    ['https://proxy.example/pd/?token=abc#frag', 'https://proxy.example/pd/v2/enqueue?token=abc'],
+    ['not a url', null],
+  ])('%s -> %s', (base, url) => {
+    expect(enqueueUrl(base)).toBe(url);
+  });
+
+  it('a real receiver gets /pd/v2/enqueue with the query string kept', async () => {
+    const rx = await startReceiver((_r, res) => res.writeHead(202).end('{"status":"success"}'));
+    try {
+      const n = createNotifier('INCIDENT_MGMT', opts({ incidentEventsUrl: `${rx.url}/pd?token=abc` }));
+      const r = await n.send(notification(integration('INCIDENT_MGMT', { integrationKey: ROUTING_KEY }), EVENTS['evt.healthstatus.certmgr-issuer.notready']));
+      expect(r.outcome).toBe('delivered');
+      expect(rx.requests.map((q) => q.path)).toEqual(['/pd/v2/enqueue?token=abc']);
+    } finally {
+      await rx.close();
+    }
   });
 });

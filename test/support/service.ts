@@ -28,7 +28,15 @@ export function storeUrl(kind: StoreKind): string {
   return u.toString();
 }
 
-export async function startTestService(kind: StoreKind = 'sqlite', extraArgs: string[] = []): Promise<TestService> {
+/** Loopback receivers need these; the egress deny-list refuses loopback by default. */
+export const LOOPBACK_EGRESS_ALLOW = ['--egress-allow', '127.0.0.1/32', '--egress-allow', '::1/128'];
+
+export interface TestServiceOptions {
+  /** Allow loopback destinations (test receivers). Default true; SSRF tests pass false to run the production default. */
+  loopbackAllowed?: boolean;
+}
+
+export async function startTestService(kind: StoreKind = 'sqlite', extraArgs: string[] = [], opts: TestServiceOptions = {}): Promise<TestService> {
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {
@@ -37,7 +45,7 @@ export async function startTestService(kind: StoreKind = 'sqlite', extraArgs: st
     },
   });
   const log = pino({ level: 'debug' }, sink);
-  const cfg = loadServeConfig(['--port', '0', '--host', '127.0.0.1', '--store', storeUrl(kind), '--kube', 'off', '--incident-events-url', 'http://127.0.0.1:9', ...extraArgs], {});
+  const cfg = loadServeConfig(['--port', '0', '--host', '127.0.0.1', '--store', storeUrl(kind), '--kube', 'off', '--incident-events-url', 'http://127.0.0.1:9', ...(opts.loopbackAllowed === false ? [] : LOOPBACK_EGRESS_ALLOW), ...extraArgs], {});
   cfg.apiKeys = [
     { key: KEY_A, companyId: COMPANY_A },
     { key: KEY_B, companyId: COMPANY_B },

@@ -52,8 +52,22 @@ describe('loadServeConfig', () => {
     [['--cluster-id', 'prod'], /UUID/],
     [['--max-routers-per-company', '0'], /--max-routers-per-company must be between 1 and 100000/],
     [['--max-integrations-per-company', 'many'], /--max-integrations-per-company must be an integer/],
+    [['--egress-allow', '10.0.0.0/33'], /--egress-allow: '10.0.0.0\/33' is neither a CIDR/],
+    [['--egress-allow', 'http://hooks'], /--egress-allow: 'http:\/\/hooks'/],
+    [['--incident-events-url', 'ftp://pd'], /--incident-events-url must be an http\(s\) URL/],
   ])('rejects %j', (argv, msg) => {
     expect(() => loadServeConfig(argv as string[], {})).toThrow(ConfigError);
     expect(() => loadServeConfig(argv as string[], {})).toThrow(msg);
+  });
+  it('--egress-allow repeats; its env form is comma-separated; the default allows nothing', () => {
+    expect(loadServeConfig([], {}).egressAllow).toEqual({ cidrs: [], hosts: [] });
+    expect(loadServeConfig(['--egress-allow', '10.0.0.0/8', '--egress-allow', 'hooks.corp.example'], {}).egressAllow).toEqual({
+      cidrs: ['10.0.0.0/8'],
+      hosts: ['hooks.corp.example'],
+    });
+    expect(loadServeConfig([], { CERTMGR_NOTIFY_EGRESS_ALLOW: '192.168.0.0/16, *.corp.example,fd00::/8' }).egressAllow).toEqual({
+      cidrs: ['192.168.0.0/16', 'fd00::/8'],
+      hosts: ['*.corp.example'],
+    });
   });
 });

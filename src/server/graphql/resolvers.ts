@@ -118,7 +118,8 @@ export const rootValue: Record<string, Resolver> = {
   },
   testIntegration: async (a, ctx) => {
     const r = await deliveries.testIntegration(ctx, a.id);
-    return { outcome: r.outcome, statusCode: r.statusCode ?? null, error: r.error ?? null, responseBody: r.responseBody ?? null, latencyMs: r.latencyMs };
+    // responseBody stays in the schema for old clients but is always null: receivers' answers are not reflected.
+    return { outcome: r.outcome, statusCode: r.statusCode ?? null, error: r.error ?? null, responseBody: null, latencyMs: r.latencyMs };
   },
 
   // integrations
