@@ -9,7 +9,8 @@ import { EVENT_TYPE_IDS, isEventTypeId, type EventTypeId } from '../events/famil
 import type { RouterGeneration, RouterPatch, RouterRecord, StoreOps } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError, badInput } from './errors.js';
-import { UUID_RE, requireAllExist, requireName } from './validate.js';
+import { textProblem } from '../validation/formats.js';
+import { isUuid, requireAllExist, requireName } from './validate.js';
 
 export const UPDATE_MUTATION: Record<RouterGeneration, string> = {
   ROUTER: 'updateNotificationRouter',
@@ -30,6 +31,12 @@ export function requireEventTypeId(field: string, v: unknown): EventTypeId {
 export function requireFilter(field: string, v: unknown, eventTypeId: EventTypeId): string {
   if (v == null) return '';
   if (typeof v !== 'string') throw badInput(field, `${field} must be a string`);
+  // Before the CEL parser: a NUL or a bidi override inside a string literal would otherwise be stored.
+  const bad = textProblem(v, 'text');
+  if (bad) {
+    const at = /^contains .* at character (\d+);/.exec(bad);
+    throw new ServiceError('INVALID_FILTER_EXPRESSION', `${field} ${bad}`, field, positionOf(v, Number(at?.[1] ?? 1)));
+  }
   const r = validateFilter(v, eventTypeId);
   if (!r.ok)
     throw new ServiceError('INVALID_FILTER_EXPRESSION', `${field}: ${r.message}`, field, {
@@ -39,8 +46,15 @@ export function requireFilter(field: string, v: unknown, eventTypeId: EventTypeI
   return v.trim();
 }
 
+/** 1-based line and column (in code points) of the n-th code point of `s`. */
+function positionOf(s: string, n: number): { line: number; column: number } {
+  const before = [...s].slice(0, n - 1);
+  const lastBreak = before.lastIndexOf('\n');
+  return { line: before.filter((c) => c === '\n').length + 1, column: before.length - lastBreak };
+}
+
 async function requireIntegration(tx: StoreOps, companyId: string, field: string, id: unknown): Promise<string> {
-  if (typeof id !== 'string' || !UUID_RE.test(id)) throw badInput(field, `${field} must be a UUID`);
+  if (!isUuid(id)) throw badInput(field, `${field} must be a UUID (canonical, not nil)`);
   const integ = await tx.getIntegration(companyId, id);
   if (!integ) throw new ServiceError('NOT_FOUND', `${field}: integration ${id} not found`, field);
   return integ.id;
@@ -75,7 +89,7 @@ export async function createRouter(
   const eventTypeId = requireEventTypeId(fields.eventTypeId, input.eventTypeId);
   const filter = requireFilter(fields.filter, input.advancedFilterExpression, eventTypeId);
   if (input.enabled != null && typeof input.enabled !== 'boolean') throw badInput(fields.enabled, `${fields.enabled} must be a boolean`);
-  if (input.templateId != null && (typeof input.templateId !== 'string' || !UUID_RE.test(input.templateId)))
+  if (input.templateId != null && !isUuid(input.templateId))
     throw badInput(fields.templateId, `${fields.templateId} must be a UUID`);
   const rec = await ctx.store.transaction(async (tx) => {
     const integrationId = await requireIntegration(tx, ctx.companyId, fields.integrationId, input.integrationId);
@@ -144,7 +158,7 @@ export async function updateRouter(
     }
     if (input.integrationId != null) patch.integrationId = await requireIntegration(tx, ctx.companyId, `${prefix}.integrationId`, input.integrationId);
     if (input.templateId !== undefined) {
-      if (input.templateId !== null && (typeof input.templateId !== 'string' || !UUID_RE.test(input.templateId)))
+      if (input.templateId !== null && !isUuid(input.templateId))
         throw badInput(`${prefix}.templateId`, `${prefix}.templateId must be a UUID`);
       patch.templateId = input.templateId as string | null;
     }
