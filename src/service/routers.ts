@@ -9,7 +9,7 @@ import { EVENT_TYPE_IDS, isEventTypeId, type EventTypeId } from '../events/famil
 import type { RouterGeneration, RouterPatch, RouterRecord, StoreOps } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError, badInput } from './errors.js';
-import { textProblem } from '../validation/formats.js';
+import { codePointLength, textIssue } from '../validation/formats.js';
 import { isUuid, requireAllExist, requireName } from './validate.js';
 
 export const UPDATE_MUTATION: Record<RouterGeneration, string> = {
@@ -32,11 +32,8 @@ export function requireFilter(field: string, v: unknown, eventTypeId: EventTypeI
   if (v == null) return '';
   if (typeof v !== 'string') throw badInput(field, `${field} must be a string`);
   // Before the CEL parser: a NUL or a bidi override inside a string literal would otherwise be stored.
-  const bad = textProblem(v, 'text');
-  if (bad) {
-    const at = /^contains .* at character (\d+);/.exec(bad);
-    throw new ServiceError('INVALID_FILTER_EXPRESSION', `${field} ${bad}`, field, positionOf(v, Number(at?.[1] ?? 1)));
-  }
+  const bad = textIssue(v, 'text');
+  if (bad) throw new ServiceError('INVALID_FILTER_EXPRESSION', `${field} ${bad.message}`, field, positionOf(v, bad.index ?? 0));
   const r = validateFilter(v, eventTypeId);
   if (!r.ok)
     throw new ServiceError('INVALID_FILTER_EXPRESSION', `${field}: ${r.message}`, field, {
@@ -46,11 +43,11 @@ export function requireFilter(field: string, v: unknown, eventTypeId: EventTypeI
   return v.trim();
 }
 
-/** 1-based line and column (in code points) of the n-th code point of `s`. */
-function positionOf(s: string, n: number): { line: number; column: number } {
-  const before = [...s].slice(0, n - 1);
-  const lastBreak = before.lastIndexOf('\n');
-  return { line: before.filter((c) => c === '\n').length + 1, column: before.length - lastBreak };
+/** 1-based line and column (in code points) of the UTF-16 `index` in `s`. */
+function positionOf(s: string, index: number): { line: number; column: number } {
+  const before = s.slice(0, index);
+  const lineStart = before.lastIndexOf('\n') + 1;
+  return { line: before.split('\n').length, column: codePointLength(before.slice(lineStart)) + 1 };
 }
 
 async function requireIntegration(tx: StoreOps, companyId: string, field: string, id: unknown): Promise<string> {

@@ -15,14 +15,12 @@ export function requireText(field: string, v: string, kind: TextKind, max?: numb
 export function requireName(field: string, v: unknown, max = 255): string {
   if (typeof v !== 'string' || v.trim() === '') throw badInput(field, `${field} must be a non-empty string`);
   // Checked before trimming: trim() would silently drop a leading BOM or trailing line break.
-  requireText(field, v, 'name');
-  return requireText(field, v.trim(), 'name', max);
+  return requireText(field, v, 'name', max).trim();
 }
 
 export function requireSecret(field: string, v: unknown, max = 1024): string {
   if (typeof v !== 'string' || v.trim() === '') throw badInput(field, `${field} must be a non-empty string`);
-  requireText(field, v, 'secret');
-  return requireText(field, v.trim(), 'secret', max);
+  return requireText(field, v, 'secret', max).trim();
 }
 
 /** http(s) URL. The message never repeats the URL: it may carry a token. */
