@@ -41,6 +41,14 @@ export function assertStorableParams(params: readonly SqlValue[] | undefined): v
 }
 
 /**
+ * A diagnostic text (a delivery's last error, which may quote a remote server) made storable: NUL and lone
+ * surrogates become U+FFFD. Unlike user data, refusing it would leave the delivery's outcome unrecorded.
+ */
+export function diagnostic(s: string): string {
+  return s.replace(/\0|[\uD800-\uDFFF]/gu, '\uFFFD');
+}
+
+/**
  * Rewrites `?` placeholders to PostgreSQL's `$n`, leaving `?` inside '…' literals, "…" identifiers
  * and comments alone.
  */

@@ -687,6 +687,17 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
         expect(third?.id).toBe(r.id); // the dead one is never claimed again
       });
 
+      it('an error text quoting a remote server with NUL or a lone surrogate is still recorded (as U+FFFD), alike on both', async () => {
+        const t = now();
+        const { ds } = await accept(A, 2, () => ({ createdAt: t }));
+        const [r, x] = ds as [NewDelivery, NewDelivery];
+        await claimAll(A, t, 1_000);
+        expect(await store.markRetry(r.id, 1, t + 5_000, '550 bad\u0000mailbox', 550, t + 10)).toBe(true);
+        expect(await store.markDead(x.id, 1, t + 20, 'odd \uD800 reply', 400)).toBe(true);
+        expect((await get(A, r.id))?.lastError).toBe('550 bad\uFFFDmailbox');
+        expect((await get(A, x.id))?.lastError).toBe('odd \uFFFD reply');
+      });
+
       it('listDeliveries: newest first, filters, keyset pagination, limits', async () => {
         const t = now();
         const intX = randomUUID();
