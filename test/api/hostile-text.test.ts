@@ -176,6 +176,16 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('hostile text and formats (%s)'
       expect(await (await svc.rest(MONITORING_CONFIG_PATH)).json()).toEqual(before);
     });
 
+    it.each(['1e308', '-0', '7.5', '-7'])('threshold %s is refused with 400', async (t) => {
+      const res = await svc.rest(MONITORING_CONFIG_PATH, {
+        method: 'PUT',
+        headers: { 'Content-Type': 'application/json' },
+        body: `{"inventoryMonitoringConfiguration":{"inventoryMonitoringConfigurationType":"CERTIFICATE_EXPIRATION","enabled":true,"thresholds":[${t}],"applicationIds":[],"includeUnassignedCertificates":true}}`,
+      });
+      expect(res.status).toBe(400);
+      expect(asAny(await res.json()).errors).toEqual([expect.objectContaining({ field: 'inventoryMonitoringConfiguration.thresholds[0]' })]);
+    });
+
     it('application ids are limited to 256 characters (code points)', async () => {
       expect((await put(['😀'.repeat(256)])).status).toBe(200);
       const res = await put(['😀'.repeat(257)]);
