@@ -3,19 +3,23 @@
  * spec's field tables give them, plus the field trees derived from the same schemas for CEL path checks.
  */
 import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import { durationProblem, textProblem, timestampProblem, uuidProblem, type TextKind } from '../validation/formats.js';
 import { EVENT_FAMILIES, EVENT_TYPES, isEventType, type EventType, type EventTypeId, type InternalEvent } from './families.js';
 import { fieldTreeFromSchema, joinFieldPath, mergeFieldTrees, type FieldNode, type ObjectFieldNode } from './field-tree.js';
 import type { EventDataByType } from './types.js';
 
-/** `<h>h<m>m<s>s` with optional fractional seconds, e.g. `1h2m3.5s`, `0h0m12.25s`. */
-export const UNHEALTHY_DURATION_PATTERN = '^[0-9]+h[0-9]+m[0-9]+(\\.[0-9]+)?s$';
+/** Highest threshold in days (the monitoring configuration's limit, src/service/monitoring.ts). */
+const MAX_THRESHOLD_DAYS = 3650;
+/** Rule ids are positive int32: what every consumer (CEL int, PostgreSQL integer, JSON) holds exactly. */
+const MAX_RULE_ID = 2_147_483_647;
 
 const string = { type: 'string' } as const;
 const stringArray = { type: 'array', items: string } as const;
+// Strict formats (src/validation/formats.ts): canonical non-nil UUIDs, RFC 3339 timestamps as the spec shows them.
 const uuid = { type: 'string', format: 'uuid' } as const;
-const timestamp = { type: 'string', format: 'date-time' } as const;
-const duration = { type: 'string', pattern: UNHEALTHY_DURATION_PATTERN } as const;
+const timestamp = { type: 'string', format: 'utc-date-time' } as const;
+const offsetTimestamp = { type: 'string', format: 'offset-date-time' } as const;
+const duration = { type: 'string', format: 'duration' } as const;
 
 type RequiredKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? never : K }[keyof T];
 
@@ -93,9 +97,10 @@ export const EVENT_DATA_SCHEMAS: { readonly [T in EventType]: SchemaObject } = {
       name: string,
       applicationIds: stringArray,
       message: string,
-      notificationDate: timestamp,
-      threshold: { type: 'integer' },
-      ruleId: { type: 'integer', minimum: 1 },
+      notificationDate: offsetTimestamp,
+      // Days, like the monitoring configuration's thresholds (0 = expires today); int32 so 1e308 cannot pass.
+      threshold: { type: 'integer', minimum: 0, maximum: MAX_THRESHOLD_DAYS },
+      ruleId: { type: 'integer', minimum: 1, maximum: MAX_RULE_ID },
     },
     ['name', 'applicationIds', 'message', 'notificationDate', 'threshold', 'ruleId'],
   ),
@@ -135,8 +140,16 @@ export type EventValidationResult =
   | { ok: true; event: InternalEvent }
   | { ok: false; errors: EventValidationError[] };
 
+/** The problem of a value in each custom format; ajv only learns yes/no, the message is recomputed from this. */
+const FORMATS: Readonly<Record<string, (v: string) => string | undefined>> = {
+  uuid: uuidProblem,
+  'utc-date-time': (v) => timestampProblem(v, 'utc'),
+  'offset-date-time': (v) => timestampProblem(v, 'offset'),
+  duration: durationProblem,
+};
+
 const ajv = new Ajv({ allErrors: true, strict: true });
-addFormatsModule.default(ajv, ['uuid', 'date-time']);
+for (const [name, problem] of Object.entries(FORMATS)) ajv.addFormat(name, { type: 'string', validate: (v: string) => problem(v) === undefined });
 
 const validators = new Map<EventType, ValidateFunction>(EVENT_TYPES.map((t) => [t, ajv.compile(EVENT_DATA_SCHEMAS[t])]));
 
@@ -157,13 +170,14 @@ export function validateEvent(e: unknown): EventValidationResult {
     errors.push({ path: 'data', message: 'must be an object' });
   } else if (isEventType(type)) {
     const validate = validators.get(type);
-    if (validate && !validate(data)) errors.push(...(validate.errors ?? []).map(toValidationError));
+    if (validate && !validate(data)) errors.push(...(validate.errors ?? []).map((err) => toValidationError(err, data)));
+    else errors.push(...textErrors(data));
   }
   if (errors.length > 0) return { ok: false, errors };
   return { ok: true, event: e as InternalEvent };
 }
 
-function toValidationError(err: ErrorObject): EventValidationError {
+function toValidationError(err: ErrorObject, data: object): EventValidationError {
   let path = instancePathToFieldPath(err.instancePath);
   let message = err.message ?? 'is invalid';
   const params = err.params as Record<string, unknown>;
@@ -173,18 +187,44 @@ function toValidationError(err: ErrorObject): EventValidationError {
   } else if (err.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
     path = joinFieldPath(path, params.additionalProperty);
     message = 'is not an allowed field';
-  } else if (err.keyword === 'pattern' && params.pattern === UNHEALTHY_DURATION_PATTERN) {
-    message = 'must be a duration of the form <h>h<m>m<s>s, e.g. 1h2m3.5s';
   } else if (err.keyword === 'format') {
-    message = FORMAT_MESSAGES[String(params.format)] ?? message;
+    const value = valueAt(data, err.instancePath);
+    const problem = FORMATS[String(params.format)];
+    if (problem && typeof value === 'string') message = problem(value) ?? message;
   }
   return { path, message };
 }
 
-const FORMAT_MESSAGES: Readonly<Record<string, string>> = {
-  uuid: 'must be a UUID',
-  'date-time': 'must be an ISO 8601 date-time with a time zone',
-};
+function valueAt(data: object, pointer: string): unknown {
+  let v: unknown = data;
+  for (const raw of pointer.split('/').slice(1)) {
+    const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    v = typeof v === 'object' && v !== null && Object.hasOwn(v, key) ? (v as Record<string, unknown>)[key] : undefined;
+  }
+  return v;
+}
+
+/** Free-text fields (newlines and tabs allowed); every other string in an event is single-line name-like text. */
+const FREE_TEXT_FIELDS: ReadonlySet<string> = new Set(['data.statusMessage', 'data.message']);
+
+/**
+ * Every string of a schema-valid `data` (wherever it is, so no field can be forgotten) must be text the
+ * stores keep faithfully and a reader sees as it is: no NUL or other controls, no bidi overrides, no
+ * zero-width characters, no lone surrogates (src/validation/formats.ts).
+ */
+function textErrors(data: object): EventValidationError[] {
+  const errors: EventValidationError[] = [];
+  const walk = (v: unknown, path: string): void => {
+    if (typeof v === 'string') {
+      const kind: TextKind = FREE_TEXT_FIELDS.has(path) ? 'text' : 'name';
+      const problem = textProblem(v, kind);
+      if (problem) errors.push({ path, message: problem });
+    } else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${path}[${i}]`));
+    else if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) walk(x, joinFieldPath(path, k));
+  };
+  walk(data, 'data');
+  return errors;
+}
 
 /** `/SANs/DNS Names/0` → `data.SANs['DNS Names'][0]` (every numeric segment in these schemas is an array index). */
 function instancePathToFieldPath(pointer: string): string {

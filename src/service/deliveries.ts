@@ -6,7 +6,7 @@ import type { DeliveryFilter, DeliveryRecord, DeliveryStatus } from '../store/ty
 import type { ServiceContext, ServiceRuntime } from './context.js';
 import { ServiceError, ValidationErrors } from './errors.js';
 import { getIntegration } from './integrations.js';
-import { UUID_RE } from './validate.js';
+import { isUuid } from './validate.js';
 
 function runtimeOf(ctx: ServiceContext): ServiceRuntime {
   if (!ctx.runtime) throw new ServiceError('BAD_USER_INPUT', 'event routing and delivery are not running in this process');
@@ -19,7 +19,7 @@ export function encodeCursor(d: Pick<DeliveryRecord, 'createdAt' | 'id'>): strin
 
 export function decodeCursor(c: string): { createdAt: number; id: string } {
   const [t, id] = Buffer.from(c, 'base64url').toString().split(':');
-  if (!t || !/^\d+$/.test(t) || !id || !UUID_RE.test(id)) throw new ServiceError('BAD_USER_INPUT', 'after is not a cursor returned by deliveries', 'after');
+  if (!t || !/^\d+$/.test(t) || !id || !isUuid(id)) throw new ServiceError('BAD_USER_INPUT', 'after is not a cursor returned by deliveries', 'after');
   return { createdAt: Number(t), id };
 }
 

@@ -4,7 +4,7 @@
  */
 import type { QuotaKind, StoreOps } from '../store/types.js';
 import { ServiceError, badInput } from './errors.js';
-import { UUID_RE } from './validate.js';
+import { isUuid } from './validate.js';
 
 /** Most distinct ids one call may name. */
 export const MAX_IDS_PER_CALL = 100;
@@ -13,7 +13,7 @@ export const MAX_IDS_PER_CALL = 100;
 export function requireIdList(field: string, ids: readonly unknown[], max = MAX_IDS_PER_CALL): string[] {
   const out = new Set<string>();
   for (const [i, id] of ids.entries()) {
-    if (typeof id !== 'string' || !UUID_RE.test(id)) throw badInput(`${field}[${i}]`, `${field}[${i}] must be a UUID`);
+    if (typeof id !== 'string' || !isUuid(id)) throw badInput(`${field}[${i}]`, `${field}[${i}] must be a UUID`);
     out.add(id);
     if (out.size > max) {
       const distinct = new Set(ids).size;

@@ -5,12 +5,15 @@
 import { createHash } from 'node:crypto';
 import type { MonitoringConfigRecord } from '../store/types.js';
 import type { ServiceContext } from './context.js';
+import { textProblem } from '../validation/formats.js';
 import { ValidationErrors, type FieldError } from './errors.js';
 
 export const MONITORING_TYPE = 'CERTIFICATE_EXPIRATION';
 export const MAX_THRESHOLDS = 3;
 export const MAX_THRESHOLD_DAYS = 3650;
 export const MAX_APPLICATION_IDS = 1000;
+/** Per application id, in characters (code points). */
+export const MAX_APPLICATION_ID_CHARS = 256;
 
 /** A stable UUID derived from the company id, so GET returns the same id before and after the first PUT. */
 export function monitoringConfigId(companyId: string): string {
@@ -98,8 +101,9 @@ export function parseMonitoringPut(body: unknown): MonitoringConfigInput {
     const seen = new Set<string>();
     apps.forEach((v, i) => {
       const f = `${P}.applicationIds[${i}]`;
+      const problem = typeof v === 'string' ? textProblem(v, 'name', MAX_APPLICATION_ID_CHARS) : undefined;
       if (typeof v !== 'string' || v.trim() === '') bad(f, `must be a non-empty string, got ${preview(v)}`);
-      else if (v.length > 256) bad(f, 'must be at most 256 characters');
+      else if (problem) bad(f, problem);
       else if (seen.has(v)) bad(f, `duplicate application id ${preview(v)}`);
       else seen.add(v);
     });

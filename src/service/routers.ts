@@ -9,9 +9,10 @@ import { EVENT_TYPE_IDS, isEventTypeId, type EventTypeId } from '../events/famil
 import type { RouterGeneration, RouterPatch, RouterRecord, StoreOps } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError, badInput } from './errors.js';
+import { codePointLength, textIssue } from '../validation/formats.js';
 import { requireAllExist, requireIdList } from './ids.js';
 import { requireQuota } from './quotas.js';
-import { UUID_RE, requireName } from './validate.js';
+import { isUuid, requireName } from './validate.js';
 
 export const UPDATE_MUTATION: Record<RouterGeneration, string> = {
   ROUTER: 'updateNotificationRouter',
@@ -32,6 +33,9 @@ export function requireEventTypeId(field: string, v: unknown): EventTypeId {
 export function requireFilter(field: string, v: unknown, eventTypeId: EventTypeId): string {
   if (v == null) return '';
   if (typeof v !== 'string') throw badInput(field, `${field} must be a string`);
+  // Before the CEL parser: a NUL or a bidi override inside a string literal would otherwise be stored.
+  const bad = textIssue(v, 'text');
+  if (bad) throw new ServiceError('INVALID_FILTER_EXPRESSION', `${field} ${bad.message}`, field, positionOf(v, bad.index ?? 0));
   const r = validateFilter(v, eventTypeId);
   if (!r.ok)
     throw new ServiceError('INVALID_FILTER_EXPRESSION', `${field}: ${r.message}`, field, {
@@ -41,8 +45,15 @@ export function requireFilter(field: string, v: unknown, eventTypeId: EventTypeI
   return v.trim();
 }
 
+/** 1-based line and column (in code points) of the UTF-16 `index` in `s`. */
+function positionOf(s: string, index: number): { line: number; column: number } {
+  const before = s.slice(0, index);
+  const lineStart = before.lastIndexOf('\n') + 1;
+  return { line: before.split('\n').length, column: codePointLength(before.slice(lineStart)) + 1 };
+}
+
 async function requireIntegration(tx: StoreOps, companyId: string, field: string, id: unknown): Promise<string> {
-  if (typeof id !== 'string' || !UUID_RE.test(id)) throw badInput(field, `${field} must be a UUID`);
+  if (!isUuid(id)) throw badInput(field, `${field} must be a UUID (canonical, not nil)`);
   const integ = await tx.getIntegration(companyId, id);
   if (!integ) throw new ServiceError('NOT_FOUND', `${field}: integration ${id} not found`, field);
   return integ.id;
@@ -77,7 +88,7 @@ export async function createRouter(
   const eventTypeId = requireEventTypeId(fields.eventTypeId, input.eventTypeId);
   const filter = requireFilter(fields.filter, input.advancedFilterExpression, eventTypeId);
   if (input.enabled != null && typeof input.enabled !== 'boolean') throw badInput(fields.enabled, `${fields.enabled} must be a boolean`);
-  if (input.templateId != null && (typeof input.templateId !== 'string' || !UUID_RE.test(input.templateId)))
+  if (input.templateId != null && !isUuid(input.templateId))
     throw badInput(fields.templateId, `${fields.templateId} must be a UUID`);
   const rec = await ctx.store.transaction(async (tx) => {
     const integrationId = await requireIntegration(tx, ctx.companyId, fields.integrationId, input.integrationId);
@@ -147,7 +158,7 @@ export async function updateRouter(
     }
     if (input.integrationId != null) patch.integrationId = await requireIntegration(tx, ctx.companyId, `${prefix}.integrationId`, input.integrationId);
     if (input.templateId !== undefined) {
-      if (input.templateId !== null && (typeof input.templateId !== 'string' || !UUID_RE.test(input.templateId)))
+      if (input.templateId !== null && !isUuid(input.templateId))
         throw badInput(`${prefix}.templateId`, `${prefix}.templateId must be a UUID`);
       patch.templateId = input.templateId as string | null;
     }

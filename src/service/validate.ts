@@ -1,18 +1,26 @@
 /** Small input checks shared by the service operations; each throws a ServiceError naming the field. */
+import { isUuid, textProblem, type TextKind } from '../validation/formats.js';
 import { ServiceError, badInput } from './errors.js';
 
-export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export { isUuid };
 
+/** Fails naming `field` unless `v` is text of `kind` of at most `max` characters (code points). */
+export function requireText(field: string, v: string, kind: TextKind, max?: number): string {
+  const problem = textProblem(v, kind, max);
+  if (problem) throw badInput(field, `${field} ${problem}`);
+  return v;
+}
+
+/** A name shown to people (routers, integrations, managedBy): single-line, visible characters only. */
 export function requireName(field: string, v: unknown, max = 255): string {
   if (typeof v !== 'string' || v.trim() === '') throw badInput(field, `${field} must be a non-empty string`);
-  if (v.length > max) throw badInput(field, `${field} must be at most ${max} characters`);
-  return v.trim();
+  // Checked before trimming: trim() would silently drop a leading BOM or trailing line break.
+  return requireText(field, v, 'name', max).trim();
 }
 
 export function requireSecret(field: string, v: unknown, max = 1024): string {
   if (typeof v !== 'string' || v.trim() === '') throw badInput(field, `${field} must be a non-empty string`);
-  if (v.length > max) throw badInput(field, `${field} must be at most ${max} characters`);
-  return v.trim();
+  return requireText(field, v, 'secret', max).trim();
 }
 
 /** http(s) URL. The message never repeats the URL: it may carry a token. */
@@ -33,15 +41,12 @@ const EMAIL_RE = /^[^\s@<>,;]+@[^\s@<>,;]+$/;
 export function requireEmails(field: string, v: unknown, max = 50): string[] {
   if (!Array.isArray(v) || v.length === 0) throw badInput(field, `${field} must be a non-empty list of email addresses`);
   if (v.length > max) throw badInput(field, `${field} may hold at most ${max} addresses`);
-  return v.map((e, i) => {
-    if (typeof e !== 'string' || !EMAIL_RE.test(e)) throw badInput(`${field}[${i}]`, `${field}[${i}] is not an email address`);
-    return e;
-  });
+  return v.map((e, i) => requireEmail(`${field}[${i}]`, e));
 }
 
 export function requireEmail(field: string, v: unknown): string {
   if (typeof v !== 'string' || !EMAIL_RE.test(v)) throw badInput(field, `${field} is not an email address`);
-  return v;
+  return requireText(field, v, 'name', 254);
 }
 
 /** Standard Webhooks secret: `whsec_<base64>` (decoded bytes) or any string of 16+ characters. */
@@ -55,9 +60,3 @@ export function requireSigningSecret(field: string, v: unknown): string {
   return s;
 }
 
-/** Fails (NOT_FOUND, naming them) unless every id exists for the company: a delete is all or nothing. */
-export async function requireAllExist(what: string, ids: string[], exists: (id: string) => Promise<boolean>): Promise<void> {
-  const missing: string[] = [];
-  for (const id of ids) if (!(await exists(id))) missing.push(id);
-  if (missing.length) throw new ServiceError('NOT_FOUND', `${what}(s) not found: ${missing.join(', ')}`, 'ids', { ids: missing });
-}

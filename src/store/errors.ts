@@ -4,6 +4,15 @@ export class StoreError extends Error {
   override name = 'StoreError';
 }
 
+/**
+ * A text value the engines would not store alike: NUL (PostgreSQL refuses it, SQLite keeps it) or a lone
+ * surrogate (both drivers silently turn it into U+FFFD). Refused on both engines before any statement runs.
+ * The message names the parameter, never its value.
+ */
+export class StoreInvalidTextError extends StoreError {
+  override name = 'StoreInvalidTextError';
+}
+
 export type ConstraintKind = 'foreign_key' | 'unique' | 'check' | 'not_null';
 
 /**

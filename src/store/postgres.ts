@@ -9,7 +9,7 @@ import pg from 'pg';
 import { SqlStore } from './base.js';
 import { TxScope } from './concurrency.js';
 import { StoreError, fromPgError } from './errors.js';
-import { type SqlDb, type SqlValue, toPgPlaceholders } from './sqldb.js';
+import { assertStorableParams, type SqlDb, type SqlValue, toPgPlaceholders } from './sqldb.js';
 
 export interface PostgresStoreOptions {
   /** Schema to use instead of the server's default search_path; created if missing. */
@@ -66,6 +66,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
 }
 
 function bind(params: readonly SqlValue[] | undefined): unknown[] {
+  assertStorableParams(params);
   return params ? params.map((v) => (v === undefined ? null : v)) : [];
 }
 

@@ -23,7 +23,7 @@ import {
   rowToMonitoringConfig,
   rowToRouter,
 } from './rows.js';
-import { type SqlDb, type SqlValue, placeholders } from './sqldb.js';
+import { type SqlDb, type SqlValue, diagnostic, placeholders } from './sqldb.js';
 import type {
   ClaimedDelivery,
   DeliveryQueueOps,
@@ -379,7 +379,7 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
         `UPDATE deliveries SET status = 'PENDING', next_attempt_at = ?, updated_at = ?, lease_until = NULL,
            last_error = ?, last_status_code = ?
          WHERE ${FENCE}`,
-        [nextAttemptAt, now, error, statusCode, id, attemptNo],
+        [nextAttemptAt, now, diagnostic(error), statusCode, id, attemptNo],
       );
       return n > 0;
     },
@@ -388,7 +388,7 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
       const n = await db.run(
         `UPDATE deliveries SET status = 'DEAD', updated_at = ?, lease_until = NULL, last_error = ?, last_status_code = ?
          WHERE ${FENCE}`,
-        [now, error, statusCode, id, attemptNo],
+        [now, diagnostic(error), statusCode, id, attemptNo],
       );
       return n > 0;
     },

@@ -5,6 +5,8 @@
  * Values are bound as-is except: booleans become 0/1 on SQLite, undefined becomes NULL.
  * Rows come back as plain column→value records; decoding into domain records lives in rows.ts.
  */
+import { StoreInvalidTextError } from './errors.js';
+
 export type Dialect = 'sqlite' | 'postgres';
 
 export type SqlValue = string | number | boolean | null | undefined;
@@ -16,6 +18,34 @@ export interface SqlDb {
   get(sql: string, params?: readonly SqlValue[]): Promise<SqlRow | undefined>;
   /** Runs a statement; returns the number of rows changed. */
   run(sql: string, params?: readonly SqlValue[]): Promise<number>;
+}
+
+// In unicode mode [\uD800-\uDFFF] matches only unpaired surrogates; a pair is one astral code point.
+const UNSTORABLE = /\0|[\uD800-\uDFFF]/u;
+
+/**
+ * Defence in depth under input validation: both engines refuse the same text (see StoreInvalidTextError),
+ * so a value that slipped past validation fails alike on SQLite and PostgreSQL and nothing is written.
+ */
+export function assertStorableParams(params: readonly SqlValue[] | undefined): void {
+  if (!params) return;
+  for (let i = 0; i < params.length; i++) {
+    const v = params[i];
+    if (typeof v !== 'string') continue;
+    const m = UNSTORABLE.exec(v);
+    if (m)
+      throw new StoreInvalidTextError(
+        `store: text parameter ${i + 1} contains ${m[0] === '\0' ? 'a NUL character (U+0000)' : 'a lone surrogate (invalid Unicode)'}; not stored`,
+      );
+  }
+}
+
+/**
+ * A diagnostic text (a delivery's last error, which may quote a remote server) made storable: NUL and lone
+ * surrogates become U+FFFD. Unlike user data, refusing it would leave the delivery's outcome unrecorded.
+ */
+export function diagnostic(s: string): string {
+  return s.replace(/\0|[\uD800-\uDFFF]/gu, '\uFFFD');
 }
 
 /**

@@ -18,7 +18,7 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import { SqlStore } from './base.js';
 import { Mutex, TxScope } from './concurrency.js';
 import { StoreError, fromSqliteError } from './errors.js';
-import type { SqlDb, SqlRow, SqlValue } from './sqldb.js';
+import { assertStorableParams, type SqlDb, type SqlRow, type SqlValue } from './sqldb.js';
 
 export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 const STATEMENT_CACHE_MAX = 256;
@@ -62,6 +62,7 @@ export function openSqliteStore(location: string): SqliteStore {
 
 function bind(params: readonly SqlValue[] | undefined): SQLInputValue[] {
   if (!params) return [];
+  assertStorableParams(params);
   return params.map((v) => (v === undefined ? null : typeof v === 'boolean' ? (v ? 1 : 0) : v));
 }
 

@@ -101,7 +101,7 @@ describe('certmgr-notify cel eval', () => {
   it('rejects an event that fails its schema (exit 2, path listed)', async () => {
     const r = await run('--expr', 'true', '--event', files['bad-uuid.json']!);
     expect(r.code).toBe(2);
-    expect(r.err).toBe('invalid event:\n  data.clusterId: must be a UUID');
+    expect(r.err).toMatch(/^invalid event:\n {2}data\.clusterId: must be a UUID in the canonical 8-4-4-4-12 hex form[^\n]*$/);
   });
 
   it('rejects an event of unknown type when the family cannot be inferred (exit 2)', async () => {

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { StoreConstraintError, StoreError } from '../../src/store/errors.js';
+import { StoreConstraintError, StoreError, StoreInvalidTextError } from '../../src/store/errors.js';
 import type {
   ClaimedDelivery,
   DeliveryRecord,
@@ -724,6 +724,17 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
         expect(third?.id).toBe(r.id); // the dead one is never claimed again
       });
 
+      it('an error text quoting a remote server with NUL or a lone surrogate is still recorded (as U+FFFD), alike on both', async () => {
+        const t = now();
+        const { ds } = await accept(A, 2, () => ({ createdAt: t }));
+        const [r, x] = ds as [NewDelivery, NewDelivery];
+        await claimAll(A, t, 1_000);
+        expect(await store.markRetry(r.id, 1, t + 5_000, '550 bad\u0000mailbox', 550, t + 10)).toBe(true);
+        expect(await store.markDead(x.id, 1, t + 20, 'odd \uD800 reply', 400)).toBe(true);
+        expect((await get(A, r.id))?.lastError).toBe('550 bad\uFFFDmailbox');
+        expect((await get(A, x.id))?.lastError).toBe('odd \uFFFD reply');
+      });
+
       it('listDeliveries: newest first, filters, keyset pagination, limits', async () => {
         const t = now();
         const intX = randomUUID();
@@ -794,6 +805,62 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
         expect(await store.oldestPendingAge(0)).toBe(0); // nothing is due at time 0
         expect(await store.oldestPendingAge(t + 1_000)).toBeGreaterThanOrEqual(0);
         expect(await store.oldestPendingAge(t + 4_000)).toBeGreaterThanOrEqual(3_000); // ds[2] due at t+1000
+      });
+    });
+
+    // Issue 7, finding 10: PostgreSQL refused a NUL (a masked 500) where SQLite stored it; lone surrogates were
+    // silently replaced by U+FFFD on both. Both engines now refuse the same text the same way, writing nothing.
+    describe('text the engines cannot store alike', () => {
+      const bad: [string, string][] = [
+        ['a NUL', 'name\u0000'],
+        ['a lone high surrogate', 'name\uD800'],
+        ['a lone low surrogate', '\uDC00name'],
+      ];
+
+      it.each(bad)('refuses %s in a text column (name, managedBy, id, filter) and writes nothing', async (_what, text) => {
+        await expect(store.createIntegration(integration(A, { name: text }))).rejects.toBeInstanceOf(StoreInvalidTextError);
+        await expect(store.createIntegration(integration(A, { managedBy: text }))).rejects.toBeInstanceOf(StoreInvalidTextError);
+        await expect(store.createIntegration(integration(A, { id: text }))).rejects.toBeInstanceOf(StoreInvalidTextError);
+        expect(await store.listIntegrations(A)).toEqual([]);
+
+        const i = await store.createIntegration(integration(A));
+        await expect(store.createRouter(router(A, i.id, { name: text }))).rejects.toBeInstanceOf(StoreInvalidTextError);
+        await expect(store.createRouter(router(A, i.id, { filter: `data.issuerName == '${text}'` }))).rejects.toBeInstanceOf(StoreInvalidTextError);
+        await expect(store.updateIntegration(A, i.id, { name: text }, now())).rejects.toBeInstanceOf(StoreInvalidTextError);
+        expect(await store.listRouters(A)).toEqual([]);
+        expect(await store.getIntegration(A, i.id)).toEqual(i);
+        // Reads with such a value fail alike too, instead of PostgreSQL erroring and SQLite answering.
+        await expect(store.getIntegration(A, text)).rejects.toBeInstanceOf(StoreInvalidTextError);
+      });
+
+      it('a refused value inside a transaction rolls back the earlier writes', async () => {
+        await expect(
+          store.transaction(async (tx) => {
+            await tx.createIntegration(integration(A));
+            await tx.createIntegration(integration(A, { name: 'x\u0000' }));
+          }),
+        ).rejects.toBeInstanceOf(StoreInvalidTextError);
+        expect(await store.listIntegrations(A)).toEqual([]);
+      });
+
+      it('the message names the parameter, not the value', async () => {
+        const err = await store.createIntegration(integration(A, { name: 'secret-ish\u0000value' })).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(StoreError);
+        expect((err as Error).message).toMatch(/text parameter \d+ contains a NUL character/);
+        expect((err as Error).message).not.toContain('secret-ish');
+      });
+
+      it('JSON columns hold such text escaped (\\u0000), so it round-trips alike on both', async () => {
+        const ev = eventRecord(A, { data: { statusMessage: 'a\u0000b', odd: '\uD800' } });
+        await store.insertEvent(ev);
+        expect((await store.getEvent(A, ev.id))?.data).toEqual(ev.data);
+        const cfg = await store.putMonitoringConfig(monitoringConfig(A, { applicationIds: ['app\u0000'] }));
+        expect((await store.getMonitoringConfig(A))?.applicationIds).toEqual(cfg.applicationIds);
+      });
+
+      it('astral characters (surrogate pairs) and other Unicode are stored as they are', async () => {
+        const i = await store.createIntegration(integration(A, { name: '😀 Zürich \u202E ✓' }));
+        expect((await store.getIntegration(A, i.id))?.name).toBe('😀 Zürich \u202E ✓');
       });
     });
 

@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { GraphQLError, GraphQLScalarType, Kind, buildSchema, valueFromASTUntyped, type GraphQLSchema } from 'graphql';
-import { UUID_RE } from '../../service/validate.js';
+import { uuidProblem } from '../../validation/formats.js';
 
 export const SDL = readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8');
 
 function parseUuid(v: unknown): string {
-  if (typeof v !== 'string' || !UUID_RE.test(v))
-    throw new GraphQLError(`UUID cannot represent ${JSON.stringify(v)}: expected a UUID like 123e4567-e89b-12d3-a456-426614174000`, {
+  const problem = typeof v === 'string' ? uuidProblem(v) : 'must be a string';
+  if (typeof v !== 'string' || problem)
+    throw new GraphQLError(`UUID cannot represent ${JSON.stringify(v)}: ${problem}`, {
       extensions: { code: 'BAD_USER_INPUT' },
     });
   return v.toLowerCase();
