@@ -32,6 +32,18 @@ import type {
 } from '../store/types.js';
 import { decide, DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_AGE_MS, DEFAULT_MAX_DELAY_MS, errorOf, type Decision } from './backoff.js';
 import { RateLimiter, type RateLimit } from './rate-limit.js';
+import { SecretKeyError } from '../store/secret-box.js';
+
+/** Why the integration's secrets (decrypted on first access) cannot be read, or null. The message names row and key id only. */
+function unreadableSecrets(integration: IntegrationRecord): string | null {
+  try {
+    void integration.secrets;
+    return null;
+  } catch (err) {
+    if (err instanceof SecretKeyError) return `cannot decrypt the integration's secrets: ${err.message}`;
+    throw err;
+  }
+}
 
 export interface DeliveryWorkerOptions {
   /** Sends in flight at once. Default 8. */
@@ -423,6 +435,12 @@ export class DeliveryWorker {
       return this.#record(d, type, { kind: 'dead', error: `unknown event type ${d.event.type}`, statusCode: null });
     }
 
+    const unreadable = unreadableSecrets(integration);
+    if (unreadable) {
+      // wrong or missing key (an operator's mistake): retried with backoff, so fixing the key file delivers it
+      return this.#record(d, type, this.#decide({ outcome: 'retry', error: unreadable }, d, this.#clock()));
+    }
+
     const now = this.#clock();
     const wait = this.#limiter.take(integration.id, type, now, d.id);
     if (wait > 0) {
@@ -466,14 +484,18 @@ export class DeliveryWorker {
       // Interrupted by shutdown: not the receiver's fault; due again at once for the next process.
       decision = { kind: 'retry', at, error: `attempt interrupted by shutdown (${errorOf(result)})`, statusCode: result.statusCode ?? null };
     } else {
-      decision = decide(result, d, at, {
-        maxAgeMs: this.options.maxAgeMs,
-        baseMs: this.options.baseDelayMs,
-        capMs: this.options.maxDelayMs,
-        rng: this.#rng,
-      });
+      decision = this.#decide(result, d, at);
     }
     return this.#record(d, type, decision);
+  }
+
+  #decide(result: DeliveryResult, d: ClaimedDelivery, at: number): Decision {
+    return decide(result, d, at, {
+      maxAgeMs: this.options.maxAgeMs,
+      baseMs: this.options.baseDelayMs,
+      capMs: this.options.maxDelayMs,
+      rng: this.#rng,
+    });
   }
 
   /** One attempt; never throws, never outlives attemptTimeoutMs (+ a short grace) or an abort. */
