@@ -22,6 +22,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { isEventType } from '../events/families.js';
 import type { DeliveryResult, Notification, Notifier } from '../integrations/types.js';
 import type { Logger } from '../log.js';
+import { LogLimiter, type LogCause, type LogLevel } from '../log/limiter.js';
 import type {
   ClaimedDelivery,
   DeliveryQueueOps,
@@ -78,6 +79,8 @@ export interface DeliveryWorkerDeps {
   logger: Logger;
   /** Registry to register the delivery metrics on (one worker per registry). Omit for no metrics. */
   metrics?: Registry;
+  /** Per-tenant, per-cause limit of the per-delivery log lines (shared with ingestion). Default: the worker's own. */
+  logLimiter?: LogLimiter;
   /** Epoch-ms clock. Default Date.now. */
   clock?: () => number;
   /** [0, 1) random source for backoff jitter. Default Math.random. */
@@ -240,6 +243,7 @@ export class DeliveryWorker {
   readonly #rng: () => number;
   readonly #getIntegration: (companyId: string, integrationId: string) => Promise<IntegrationRecord | null>;
   readonly #limiter: RateLimiter;
+  readonly #logLimiter: LogLimiter;
 
   #running = false;
   #loop: Promise<void> | undefined;
@@ -263,6 +267,7 @@ export class DeliveryWorker {
     this.#store = deps.store;
     this.#notifierOf = deps.notifiers;
     this.#log = deps.logger.child({ component: 'delivery-worker' });
+    this.#logLimiter = deps.logLimiter ?? new LogLimiter(this.#log, deps.metrics ? { registry: deps.metrics } : {});
     this.#clock = deps.clock ?? Date.now;
     this.#rng = deps.rng ?? Math.random;
     this.#getIntegration = deps.getIntegration ?? ((c, i) => deps.store.getIntegration(c, i));
@@ -413,7 +418,7 @@ export class DeliveryWorker {
       integration = await this.#getIntegration(d.companyId, d.integrationId);
     } catch (err) {
       // The store is unreachable: leave the claim; it is retaken when its lease expires.
-      this.#log.error({ err, deliveryId: d.id }, 'delivery worker: could not load the integration');
+      if (this.#admit('error', d, 'delivery_store_error')) this.#log.error({ err, deliveryId: d.id }, 'delivery worker: could not load the integration');
       return;
     }
     if (!integration) {
@@ -454,7 +459,7 @@ export class DeliveryWorker {
         }
       } catch (err) {
         this.#limiter.release(d.id);
-        this.#log.error({ err, deliveryId: d.id }, 'delivery worker: could not defer a rate-limited delivery');
+        if (this.#admit('error', d, 'delivery_store_error')) this.#log.error({ err, deliveryId: d.id }, 'delivery worker: could not defer a rate-limited delivery');
       }
       return;
     }
@@ -543,16 +548,18 @@ export class DeliveryWorker {
       }
     } catch (err) {
       // Not recorded: the claim expires and the delivery is attempted again (at-least-once).
-      this.#log.error({ err, deliveryId: d.id, outcome: decision.kind }, 'delivery worker: could not record the outcome');
+      if (this.#admit('error', d, 'delivery_store_error'))
+        this.#log.error({ err, deliveryId: d.id, outcome: decision.kind }, 'delivery worker: could not record the outcome');
       return;
     }
     const labels = { integration_type: type };
     if (!applied) {
       this.#metrics?.leaseLost.inc(labels);
-      this.#log.warn(
-        { deliveryId: d.id, attempt: d.attempts, outcome: decision.kind },
-        'delivery worker: outcome not recorded; the claim had expired and the delivery was claimed again',
-      );
+      if (this.#admit('warn', d, 'delivery_lease_lost'))
+        this.#log.warn(
+          { deliveryId: d.id, attempt: d.attempts, outcome: decision.kind },
+          'delivery worker: outcome not recorded; the claim had expired and the delivery was claimed again',
+        );
       return;
     }
     this.#metrics?.deliveries.inc({ ...labels, outcome: decision.kind });
@@ -569,11 +576,17 @@ export class DeliveryWorker {
     };
     if (decision.kind === 'dead') {
       this.#metrics?.deadLetters.inc(labels);
-      this.#log.warn({ ...fields, error: decision.error }, 'delivery dead-lettered');
+      if (this.#admit('warn', d, 'delivery_dead_letter')) this.#log.warn({ ...fields, error: decision.error }, 'delivery dead-lettered');
     } else if (decision.kind === 'retry') {
-      this.#log.debug({ ...fields, error: decision.error, nextAttemptAt: new Date(decision.at).toISOString() }, 'delivery attempt failed; will retry');
-    } else {
+      if (this.#admit('debug', d, 'delivery_retry'))
+        this.#log.debug({ ...fields, error: decision.error, nextAttemptAt: new Date(decision.at).toISOString() }, 'delivery attempt failed; will retry');
+    } else if (this.#admit('debug', d, 'delivery_delivered')) {
       this.#log.debug(fields, 'delivered');
     }
+  }
+
+  /** Per-delivery log lines are rate-limited per tenant and cause (a storm of one tenant's failures). */
+  #admit(level: LogLevel, d: ClaimedDelivery, cause: LogCause): boolean {
+    return this.#logLimiter.admit(this.#log, level, d.companyId, cause);
   }
 }

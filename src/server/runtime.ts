@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { ServeConfig } from '../config/config.js';
 import { createNotifier } from '../integrations/index.js';
+import { LogLimiter } from '../log/limiter.js';
 import type { Notifier } from '../integrations/types.js';
 import { createRoutingMetrics } from '../routing/metrics.js';
 import { RoutingSnapshots } from '../routing/snapshot.js';
@@ -28,5 +29,9 @@ export function createRuntime(opts: { store: Store; cfg: ServeConfig; log: Logge
     },
     kickDelivery: () => opts.kick?.(),
     log: opts.log,
+    logLimiter: new LogLimiter(opts.log, {
+      limits: { perMinute: opts.cfg.logRateLimitPerMinute, burst: opts.cfg.logRateBurst },
+      registry: opts.registry,
+    }),
   };
 }

@@ -99,6 +99,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
       notifiers: (type) => runtime.notifierFor(type),
       logger: log.child({ component: 'delivery' }),
       metrics: metrics.registry,
+      ...(runtime.logLimiter ? { logLimiter: runtime.logLimiter } : {}),
       options: {
         concurrency: cfg.deliveryWorkers,
         attemptTimeoutMs: cfg.deliveryTimeoutMs,
@@ -189,6 +190,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
         server.close(() => r());
         server.closeIdleConnections();
       });
+      runtime.logLimiter?.close();
       await store.close();
     },
   };

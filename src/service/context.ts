@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Notifier } from '../integrations/types.js';
+import type { LogLimiter } from '../log/limiter.js';
 import type { RoutingMetrics } from '../routing/metrics.js';
 import type { RoutingSnapshots } from '../routing/snapshot.js';
 import type { IntegrationType, Store } from '../store/types.js';
@@ -13,6 +14,8 @@ export interface ServiceRuntime {
   /** Wakes the delivery worker after events were accepted. */
   kickDelivery(): void;
   log: Logger;
+  /** Shared per-tenant, per-cause log rate limit of the per-event and per-delivery log sites. */
+  logLimiter?: LogLimiter;
 }
 
 /** What every service operation needs; built once per request with the caller's company. */
