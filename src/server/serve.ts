@@ -61,7 +61,10 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
   log.info({ dialect: store.dialect, secretKeys: box.keyIds, encryptingKey: box.primary }, 'store ready');
   // Moves plaintext rows (before encryption) and rows sealed with an older key to the first key.
   // Never fails the start: rows it cannot decrypt are reported, and only their deliveries fail (retried).
-  const pass = await store.reencryptSecrets();
+  const pass = await store.reencryptSecrets().catch((err: unknown) => {
+    log.error({ err }, 'the re-encryption pass over integration secrets failed; it runs again at the next start');
+    return { checked: 0, reencrypted: 0, failed: 0, errors: [] };
+  });
   if (pass.reencrypted) log.info({ reencrypted: pass.reencrypted, checked: pass.checked }, 'integration secrets re-encrypted with the current key');
   if (pass.failed)
     log.error(

@@ -4,7 +4,7 @@
  */
 import { TxGuard } from './concurrency.js';
 import { runMigrations } from './migrations.js';
-import { createOps, createQueueOps, reencryptSecrets } from './repo.js';
+import { createOps, createQueueOps, reencryptSecretsBatch } from './repo.js';
 import type { SecretBox } from './secret-box.js';
 import type { Dialect, SqlDb } from './sqldb.js';
 import type { DeliveryQueueOps, ReencryptReport, Store, StoreOps } from './types.js';
@@ -58,8 +58,16 @@ export abstract class SqlStore implements Store {
 
   async reencryptSecrets(): Promise<ReencryptReport> {
     this.guard.assertOutside('store.reencryptSecrets()');
-    if (!this.secretBox) return { checked: 0, reencrypted: 0, failed: 0, errors: [] };
-    return reencryptSecrets(this.guardedDb(), this.secretBox);
+    const report: ReencryptReport = { checked: 0, reencrypted: 0, failed: 0, errors: [] };
+    const box = this.secretBox;
+    if (!box) return report;
+    // one short transaction per batch: one fsync per batch on SQLite, and other writers get their turn between
+    let after: string | null = '';
+    while (after !== null) {
+      const from: string = after;
+      after = await this.withTransaction((db) => reencryptSecretsBatch(db, box, from, report));
+    }
+    return report;
   }
 
   getMonitoringConfig: StoreOps['getMonitoringConfig'] = (...a) => this.ops.getMonitoringConfig(...a);

@@ -409,39 +409,33 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
   };
 }
 
-/** Rows per batch of the re-encryption pass. */
-const REENCRYPT_BATCH = 200;
+/** Rows per batch (one transaction each) of the re-encryption pass. */
+export const REENCRYPT_BATCH = 200;
 
 /**
- * Re-seals every integration's secrets that are plaintext (written before encryption) or sealed with a
- * key other than the primary one (after a rotation), batch by batch. Each row is replaced only if it still
- * holds the value that was read (compare-and-set), so a concurrent write by another replica always wins;
- * updated_at is left alone (nothing the user sees changed). Every row is decrypted, so the pass is also the
- * check that the key file is right; rows that cannot be decrypted are counted and left as they are: the pass
- * never fails the start.
+ * One batch of the re-encryption pass: the integrations after `after` (by id), up to REENCRYPT_BATCH. Re-seals
+ * the secrets that are plaintext (written before encryption) or sealed with a key other than the primary one
+ * (after a rotation). Each row is replaced only if it still holds the value that was read (compare-and-set),
+ * so a concurrent write by another replica always wins; updated_at is left alone (nothing the user sees
+ * changed). Every row is decrypted, so the pass is also the check that the key file is right; rows that
+ * cannot be decrypted are counted in `report` and left as they are. Returns the next cursor, or null at the end.
  */
-export async function reencryptSecrets(db: SqlDb, box: SecretBox): Promise<ReencryptReport> {
-  const report: ReencryptReport = { checked: 0, reencrypted: 0, failed: 0, errors: [] };
-  let after = '';
-  for (;;) {
-    const rows = await db.all(`SELECT id, company_id, secrets FROM integrations WHERE id > ? ORDER BY id LIMIT ?`, [after, REENCRYPT_BATCH]);
-    if (rows.length === 0) return report;
-    for (const row of rows) {
-      const id = String(row['id']);
-      const companyId = String(row['company_id']);
-      const stored = String(row['secrets']);
-      report.checked++;
-      try {
-        // decrypt even current rows: this is also the start-up check that the key file holds the right keys
-        const plain = decodeSecrets(stored, { companyId, id }, box);
-        if (box.isCurrent(stored)) continue;
-        const next = encodeSecrets(plain, { companyId, id }, box);
-        report.reencrypted += await db.run(`UPDATE integrations SET secrets = ? WHERE id = ? AND company_id = ? AND secrets = ?`, [next, id, companyId, stored]);
-      } catch (e) {
-        report.failed++;
-        if (report.errors.length < 10) report.errors.push((e as Error).message);
-      }
+export async function reencryptSecretsBatch(db: SqlDb, box: SecretBox, after: string, report: ReencryptReport): Promise<string | null> {
+  const rows = await db.all(`SELECT id, company_id, secrets FROM integrations WHERE id > ? ORDER BY id LIMIT ?`, [after, REENCRYPT_BATCH]);
+  for (const row of rows) {
+    const id = String(row['id']);
+    const companyId = String(row['company_id']);
+    const stored = String(row['secrets']);
+    report.checked++;
+    try {
+      const plain = decodeSecrets(stored, { companyId, id }, box);
+      if (box.isCurrent(stored)) continue;
+      const next = encodeSecrets(plain, { companyId, id }, box);
+      report.reencrypted += await db.run(`UPDATE integrations SET secrets = ? WHERE id = ? AND company_id = ? AND secrets = ?`, [next, id, companyId, stored]);
+    } catch (e) {
+      report.failed++;
+      if (report.errors.length < 10) report.errors.push((e as Error).message);
     }
-    after = String(rows[rows.length - 1]!['id']);
   }
+  return rows.length < REENCRYPT_BATCH ? null : String(rows[rows.length - 1]!['id']);
 }
