@@ -133,6 +133,18 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
     expect(pod2.containers[0]!.env.find((e) => e.name === 'CERTMGR_NOTIFY_SECRET_KEY_FILE')?.value).toBe('/etc/certmgr-notify/secret-keys/keys');
   });
 
+  it('takes the SMTP URL (it may carry a password) from a Secret', async () => {
+    type Env = { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } };
+    const envOf = async (...args: string[]) =>
+      ((await template(...args)).find((m) => m.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { env: Env[] }[] } } } }).spec.template.spec
+        .containers[0]!.env;
+    expect((await envOf()).some((e) => e.name === 'CERTMGR_NOTIFY_SMTP_URL')).toBe(false);
+    const env = await envOf('--set', 'smtp.existingSecret=mail', '--set', 'smtp.from=notify@example.com');
+    expect(env.find((e) => e.name === 'CERTMGR_NOTIFY_SMTP_URL')).toEqual({ name: 'CERTMGR_NOTIFY_SMTP_URL', valueFrom: { secretKeyRef: { name: 'mail', key: 'url' } } });
+    expect(env.find((e) => e.name === 'CERTMGR_NOTIFY_SMTP_FROM')?.value).toBe('notify@example.com');
+    await expect(template('--set', 'smtp.url=http://x')).rejects.toThrow(/smtp/);
+  });
+
   it('refuses several replicas on SQLite; PostgreSQL allows them', async () => {
     await expect(template('--set', 'replicaCount=2')).rejects.toThrow(/needs a PostgreSQL store/);
     const ms = await template('--set', 'replicaCount=3', '--set', 'store.url=postgres://notify@db:5432/notify');
