@@ -195,7 +195,8 @@ export function secretKeySource(storeUrl: string, keyFile: string | undefined): 
   if (keyFile !== undefined) return { kind: 'file', path: keyFile };
   if (storeUrl === 'sqlite::memory:') return { kind: 'ephemeral' };
   if (storeUrl.startsWith('sqlite:')) return { kind: 'generate', path: join(dirname(resolve(storeUrl.slice('sqlite:'.length))), 'secret-key') };
-  throw new SecretKeyError('this store needs a secret key file (--secret-key-file)');
+  if (/^postgres(ql)?:\/\//.test(storeUrl)) throw new SecretKeyError('a PostgreSQL store needs a secret key file (--secret-key-file)');
+  return { kind: 'ephemeral' }; // any other URL is refused by openStore, with the forms it accepts
 }
 
 export function openSecretBox(source: SecretKeySource): { box: SecretBox; created: boolean } {

@@ -113,6 +113,10 @@ describe('SecretBox (pure)', () => {
     expect(secretKeySource(store, file)).toEqual(want);
   });
 
+  it('secretKeySource refuses PostgreSQL without a key file', () => {
+    expect(() => secretKeySource('postgresql://db/x', undefined)).toThrow(/PostgreSQL store needs a secret key file/);
+  });
+
   it('a PostgreSQL store without --secret-key-file is a configuration error (replicas must share the key)', () => {
     expect(() => loadServeConfig(['--store', 'postgres://db/x'], {})).toThrow(ConfigError);
     expect(() => loadServeConfig(['--store', 'postgres://db/x'], {})).toThrow(/needs --secret-key-file/);
