@@ -23,8 +23,9 @@ import {
 } from '../../src/store/secret-box.js';
 import { issuerNotReady } from '../fixtures/events.js';
 import { startReceiver } from '../integrations/helpers.js';
-import { randomSchema } from '../support/postgres.js';
+import { dropSchema, randomSchema, testDatabaseUrl } from '../support/postgres.js';
 import { startTestService, type StoreKind, type TestService } from '../support/service.js';
+import { storeContract } from './contract.js';
 
 const key = (id: string, fill?: number): SecretKey => ({ id, key: fill === undefined ? randomBytes(32) : Buffer.alloc(32, fill) });
 const line = (k: SecretKey) => `${k.id}:${k.key.toString('base64')}`;
@@ -39,6 +40,13 @@ function writeKeys(dir: string, keys: SecretKey[], name = 'keys'): string {
   writeFileSync(p, keys.map(line).join('\n') + '\n', { mode: 0o600 });
   return p;
 }
+
+// the whole store contract, with every integration's secrets sealed (both engines: the rows are the same SQL)
+const contractBox = SecretBox.ephemeral();
+const contractSchema = randomSchema('t_sec_contract');
+afterAll(() => dropSchema(testDatabaseUrl(), contractSchema));
+storeContract('sqlite::memory: with sealed secrets', () => openStore('sqlite::memory:', { secretBox: contractBox }));
+storeContract(`postgres (schema ${contractSchema}) with sealed secrets`, () => openStore(testDatabaseUrl(), { schema: contractSchema, secretBox: contractBox }));
 
 describe('SecretBox (pure)', () => {
   const a = key('a', 1);
