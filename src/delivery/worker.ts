@@ -22,6 +22,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { isEventType } from '../events/families.js';
 import type { DeliveryResult, Notification, Notifier } from '../integrations/types.js';
 import type { Logger } from '../log.js';
+import { LogLimiter, type LogCause, type LogLevel } from '../log/limiter.js';
 import type {
   ClaimedDelivery,
   DeliveryQueueOps,
@@ -32,6 +33,18 @@ import type {
 } from '../store/types.js';
 import { decide, DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_AGE_MS, DEFAULT_MAX_DELAY_MS, errorOf, type Decision } from './backoff.js';
 import { RateLimiter, type RateLimit } from './rate-limit.js';
+import { SecretKeyError } from '../store/secret-box.js';
+
+/** Why the integration's secrets (decrypted on first access) cannot be read, or null. The message names row and key id only. */
+function unreadableSecrets(integration: IntegrationRecord): string | null {
+  try {
+    void integration.secrets;
+    return null;
+  } catch (err) {
+    if (err instanceof SecretKeyError) return `cannot decrypt the integration's secrets: ${err.message}`;
+    throw err;
+  }
+}
 
 export interface DeliveryWorkerOptions {
   /** Sends in flight at once. Default 8. */
@@ -66,6 +79,8 @@ export interface DeliveryWorkerDeps {
   logger: Logger;
   /** Registry to register the delivery metrics on (one worker per registry). Omit for no metrics. */
   metrics?: Registry;
+  /** Per-tenant, per-cause limit of the per-delivery log lines (shared with ingestion). Default: the worker's own. */
+  logLimiter?: LogLimiter;
   /** Epoch-ms clock. Default Date.now. */
   clock?: () => number;
   /** [0, 1) random source for backoff jitter. Default Math.random. */
@@ -230,6 +245,7 @@ export class DeliveryWorker {
   readonly #rng: () => number;
   readonly #getIntegration: (companyId: string, integrationId: string) => Promise<IntegrationRecord | null>;
   readonly #limiter: RateLimiter;
+  readonly #logLimiter: LogLimiter;
 
   #running = false;
   #loop: Promise<void> | undefined;
@@ -253,6 +269,7 @@ export class DeliveryWorker {
     this.#store = deps.store;
     this.#notifierOf = deps.notifiers;
     this.#log = deps.logger.child({ component: 'delivery-worker' });
+    this.#logLimiter = deps.logLimiter ?? new LogLimiter(this.#log, deps.metrics ? { registry: deps.metrics } : {});
     this.#clock = deps.clock ?? Date.now;
     this.#rng = deps.rng ?? Math.random;
     this.#getIntegration = deps.getIntegration ?? ((c, i) => deps.store.getIntegration(c, i));
@@ -403,7 +420,7 @@ export class DeliveryWorker {
       integration = await this.#getIntegration(d.companyId, d.integrationId);
     } catch (err) {
       // The store is unreachable: leave the claim; it is retaken when its lease expires.
-      this.#log.error({ err, deliveryId: d.id }, 'delivery worker: could not load the integration');
+      if (this.#admit('error', d, 'delivery_store_error')) this.#log.error({ err, deliveryId: d.id }, 'delivery worker: could not load the integration');
       return;
     }
     if (!integration) {
@@ -425,6 +442,12 @@ export class DeliveryWorker {
       return this.#record(d, type, { kind: 'dead', error: `unknown event type ${d.event.type}`, statusCode: null });
     }
 
+    const unreadable = unreadableSecrets(integration);
+    if (unreadable) {
+      // wrong or missing key (an operator's mistake): retried with backoff, so fixing the key file delivers it
+      return this.#record(d, type, this.#decide({ outcome: 'retry', error: unreadable }, d, this.#clock()));
+    }
+
     const now = this.#clock();
     const wait = this.#limiter.take(integration.id, type, now, d.id);
     if (wait > 0) {
@@ -438,7 +461,7 @@ export class DeliveryWorker {
         }
       } catch (err) {
         this.#limiter.release(d.id);
-        this.#log.error({ err, deliveryId: d.id }, 'delivery worker: could not defer a rate-limited delivery');
+        if (this.#admit('error', d, 'delivery_store_error')) this.#log.error({ err, deliveryId: d.id }, 'delivery worker: could not defer a rate-limited delivery');
       }
       return;
     }
@@ -468,14 +491,18 @@ export class DeliveryWorker {
       // Interrupted by shutdown: not the receiver's fault; due again at once for the next process.
       decision = { kind: 'retry', at, error: `attempt interrupted by shutdown (${errorOf(result)})`, statusCode: result.statusCode ?? null };
     } else {
-      decision = decide(result, d, at, {
-        maxAgeMs: this.options.maxAgeMs,
-        baseMs: this.options.baseDelayMs,
-        capMs: this.options.maxDelayMs,
-        rng: this.#rng,
-      });
+      decision = this.#decide(result, d, at);
     }
     return this.#record(d, type, decision);
+  }
+
+  #decide(result: DeliveryResult, d: ClaimedDelivery, at: number): Decision {
+    return decide(result, d, at, {
+      maxAgeMs: this.options.maxAgeMs,
+      baseMs: this.options.baseDelayMs,
+      capMs: this.options.maxDelayMs,
+      rng: this.#rng,
+    });
   }
 
   /** One attempt; never throws, never outlives attemptTimeoutMs (+ a short grace) or an abort. */
@@ -523,16 +550,18 @@ export class DeliveryWorker {
       }
     } catch (err) {
       // Not recorded: the claim expires and the delivery is attempted again (at-least-once).
-      this.#log.error({ err, deliveryId: d.id, outcome: decision.kind }, 'delivery worker: could not record the outcome');
+      if (this.#admit('error', d, 'delivery_store_error'))
+        this.#log.error({ err, deliveryId: d.id, outcome: decision.kind }, 'delivery worker: could not record the outcome');
       return;
     }
     const labels = { integration_type: type };
     if (!applied) {
       this.#metrics?.leaseLost.inc(labels);
-      this.#log.warn(
-        { deliveryId: d.id, attempt: d.attempts, outcome: decision.kind },
-        'delivery worker: outcome not recorded; the claim had expired and the delivery was claimed again',
-      );
+      if (this.#admit('warn', d, 'delivery_lease_lost'))
+        this.#log.warn(
+          { deliveryId: d.id, attempt: d.attempts, outcome: decision.kind },
+          'delivery worker: outcome not recorded; the claim had expired and the delivery was claimed again',
+        );
       return;
     }
     this.#metrics?.deliveries.inc({ ...labels, outcome: decision.kind });
@@ -549,11 +578,17 @@ export class DeliveryWorker {
     };
     if (decision.kind === 'dead') {
       this.#metrics?.deadLetters.inc(labels);
-      this.#log.warn({ ...fields, error: decision.error }, 'delivery dead-lettered');
+      if (this.#admit('warn', d, 'delivery_dead_letter')) this.#log.warn({ ...fields, error: decision.error }, 'delivery dead-lettered');
     } else if (decision.kind === 'retry') {
-      this.#log.debug({ ...fields, error: decision.error, nextAttemptAt: new Date(decision.at).toISOString() }, 'delivery attempt failed; will retry');
-    } else {
+      if (this.#admit('debug', d, 'delivery_retry'))
+        this.#log.debug({ ...fields, error: decision.error, nextAttemptAt: new Date(decision.at).toISOString() }, 'delivery attempt failed; will retry');
+    } else if (this.#admit('debug', d, 'delivery_delivered')) {
       this.#log.debug(fields, 'delivered');
     }
+  }
+
+  /** Per-delivery log lines are rate-limited per tenant and cause (a storm of one tenant's failures). */
+  #admit(level: LogLevel, d: ClaimedDelivery, cause: LogCause): boolean {
+    return this.#logLimiter.admit(this.#log, level, d.companyId, cause);
   }
 }

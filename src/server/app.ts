@@ -178,6 +178,7 @@ export function createApp(deps: AppDeps): express.Express {
           snapshots: rt.snapshots,
           metrics: rt.routingMetrics,
           log: res.locals.log,
+          ...(rt.logLimiter ? { logLimiter: rt.logLimiter } : {}),
           onAccepted: rt.kickDelivery,
         });
         res.status(202).json({ events: accepted });

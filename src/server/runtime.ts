@@ -5,6 +5,7 @@ import type { ServeConfig } from '../config/config.js';
 import { RateLimiter } from '../delivery/rate-limit.js';
 import { EgressPolicy } from '../integrations/egress.js';
 import { createNotifier } from '../integrations/index.js';
+import { LogLimiter } from '../log/limiter.js';
 import type { Notifier } from '../integrations/types.js';
 import { createRoutingMetrics, registerRoutingCacheMetrics } from '../routing/metrics.js';
 import { DEFAULT_ROUTING_CACHE_LIMITS, RoutingSnapshots } from '../routing/snapshot.js';
@@ -43,5 +44,9 @@ export function createRuntime(opts: { store: Store; cfg: ServeConfig; log: Logge
     rateLimiter: new RateLimiter(),
     kickDelivery: () => opts.kick?.(),
     log: opts.log,
+    logLimiter: new LogLimiter(opts.log, {
+      limits: { perMinute: opts.cfg.logRateLimitPerMinute, burst: opts.cfg.logRateBurst },
+      registry: opts.registry,
+    }),
   };
 }

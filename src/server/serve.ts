@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
 import type { Logger } from 'pino';
 import { ConfigError, type ApiKeyEntry, type ServeConfig } from '../config/config.js';
 import { openStore } from '../store/index.js';
+import { SecretKeyError, openSecretBox, secretKeySource, type SecretKeySource } from '../store/secret-box.js';
 import type { Store } from '../store/types.js';
 import { ApiKeyRing } from './auth.js';
 import { DeliveryWorker } from '../delivery/index.js';
@@ -101,17 +102,40 @@ export function closeHttpServer(server: Server, deadlineMs: number): Promise<voi
 export async function startService(cfg: ServeConfig, log: Logger): Promise<RunningService> {
   if (cfg.kube === 'on' && !kubeConfigAvailable())
     throw new ConfigError('--kube on: no Kubernetes configuration found (KUBECONFIG, ~/.kube/config or in-cluster service account)');
+  let keySource: SecretKeySource;
+  let opened: ReturnType<typeof openSecretBox>;
+  try {
+    keySource = secretKeySource(cfg.store, cfg.secretKeyFile);
+    opened = openSecretBox(keySource);
+  } catch (e) {
+    if (e instanceof SecretKeyError) throw new ConfigError(e.message);
+    throw e;
+  }
+  const { box, created } = opened;
+  if (created) log.warn({ path: 'path' in keySource ? keySource.path : undefined }, 'no --secret-key-file configured; generated a secret key into this file (mode 0600): back it up, the stored secrets cannot be read without it');
   // bind first: a taken port is reported before the store is opened or migrated
   const { server, setHandler } = await bindHttpServer(cfg);
   let store: Store;
   try {
-    store = await openStore(cfg.store);
+    store = await openStore(cfg.store, { secretBox: box });
     await store.migrate();
   } catch (e) {
     await closeHttpServer(server, 0);
     throw e;
   }
-  log.info({ dialect: store.dialect }, 'store ready');
+  log.info({ dialect: store.dialect, secretKeys: box.keyIds, encryptingKey: box.primary }, 'store ready');
+  // Moves plaintext rows (before encryption) and rows sealed with an older key to the first key.
+  // Never fails the start: rows it cannot decrypt are reported, and only their deliveries fail (retried).
+  const pass = await store.reencryptSecrets().catch((err: unknown) => {
+    log.error({ err }, 'the re-encryption pass over integration secrets failed; it runs again at the next start');
+    return { checked: 0, reencrypted: 0, failed: 0, errors: [] };
+  });
+  if (pass.reencrypted) log.info({ reencrypted: pass.reencrypted, checked: pass.checked }, 'integration secrets re-encrypted with the current key');
+  if (pass.failed)
+    log.error(
+      { failed: pass.failed, checked: pass.checked, reasons: pass.errors, keyIds: box.keyIds },
+      'integration secrets that the configured secret keys cannot decrypt: their deliveries fail until the key that sealed them is in --secret-key-file',
+    );
   const keys = cfg.apiKeys.length ? cfg.apiKeys : [ensureGeneratedKey(cfg.apiKeyPath, cfg.companyId, log)];
   const kubeWanted = cfg.kube === 'on' || (cfg.kube === 'auto' && kubeConfigAvailable());
   if (cfg.kube === 'auto' && !kubeWanted) log.info('no Kubernetes configuration found (--kube auto): operator not started');
@@ -142,6 +166,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
       rateLimiter: runtime.rateLimiter,
       logger: log, // the worker adds its own component key
       metrics: metrics.registry,
+      ...(runtime.logLimiter ? { logLimiter: runtime.logLimiter } : {}),
       options: {
         concurrency: cfg.deliveryWorkers,
         attemptTimeoutMs: cfg.deliveryTimeoutMs,
@@ -229,6 +254,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
       for (const c of onClose) await c();
       await worker?.stop();
       await closeHttpServer(server, cfg.shutdownTimeoutMs);
+      runtime.logLimiter?.close();
       await store.close();
     },
   };

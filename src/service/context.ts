@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { RateLimiter } from '../delivery/rate-limit.js';
 import type { EgressPolicy } from '../integrations/egress.js';
 import type { Notifier } from '../integrations/types.js';
+import type { LogLimiter } from '../log/limiter.js';
 import type { RoutingMetrics } from '../routing/metrics.js';
 import type { RoutingSnapshots } from '../routing/snapshot.js';
 import type { IntegrationType, Store } from '../store/types.js';
@@ -20,6 +21,8 @@ export interface ServiceRuntime {
   /** Wakes the delivery worker after events were accepted. */
   kickDelivery(): void;
   log: Logger;
+  /** Shared per-tenant, per-cause log rate limit of the per-event and per-delivery log sites. */
+  logLimiter?: LogLimiter;
 }
 
 /** What every service operation needs; built once per request with the caller's company. */

@@ -3,6 +3,7 @@
  * transaction. What is accepted (202) is durable: the delivery worker takes it from the store.
  */
 import type { Logger } from 'pino';
+import type { LogLimiter } from '../log/limiter.js';
 import { validateEvent } from '../events/schemas.js';
 import { familyOfType, type InternalEvent } from '../events/families.js';
 import { eventMonitored, matchRouters } from '../routing/match.js';
@@ -18,6 +19,8 @@ export interface IngestDeps {
   snapshots: RoutingSnapshots;
   metrics: RoutingMetrics;
   log: Logger;
+  /** Rate-limits the per-event warn lines per tenant and cause (finding 8); without it every line is written. */
+  logLimiter?: LogLimiter;
   /** Wakes the delivery worker after a commit. */
   onAccepted?: () => void;
 }
@@ -59,7 +62,8 @@ export async function acceptEvents(ctx: ServiceContext, events: InternalEvent[],
     const { matched, errors } = matchRouters(event, snap);
     for (const e of errors) {
       deps.metrics.celErrors.inc({ event_type_id: family });
-      deps.log.warn({ routerId: e.router.id, eventId, eventType: event.type, error: e.error }, 'filter evaluation failed; no notification');
+      if (deps.logLimiter && !deps.logLimiter.admit(deps.log, 'warn', ctx.companyId, 'filter_evaluation')) continue;
+      deps.log.warn({ companyId: ctx.companyId, routerId: e.router.id, eventId, eventType: event.type, error: e.error }, 'filter evaluation failed; no notification');
     }
     const deliveries: NewDelivery[] = matched.map((r) => ({
       id: ctx.newId(),

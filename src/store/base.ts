@@ -4,15 +4,21 @@
  */
 import { TxGuard } from './concurrency.js';
 import { runMigrations } from './migrations.js';
-import { createOps, createQueueOps } from './repo.js';
+import { createOps, createQueueOps, reencryptSecretsBatch } from './repo.js';
+import type { SecretBox } from './secret-box.js';
 import type { Dialect, SqlDb } from './sqldb.js';
-import type { DeliveryQueueOps, Store, StoreOps } from './types.js';
+import type { DeliveryQueueOps, ReencryptReport, Store, StoreOps } from './types.js';
 
 export abstract class SqlStore implements Store {
   abstract readonly dialect: Dialect;
   protected readonly guard = new TxGuard();
   #ops: StoreOps | undefined;
   #queue: DeliveryQueueOps | undefined;
+  /**
+   * Seals integration secrets at rest (openStore's `secretBox`). Undefined: secrets are written as
+   * plaintext JSON (stores opened directly by tests); sealed rows then cannot be read.
+   */
+  secretBox: SecretBox | undefined;
 
   /** Runs single statements outside any transaction (SQLite: each waits for a running transaction). */
   protected abstract autoDb(): SqlDb;
@@ -33,7 +39,7 @@ export abstract class SqlStore implements Store {
   }
 
   private get ops(): StoreOps {
-    return (this.#ops ??= createOps(this.guardedDb()));
+    return (this.#ops ??= createOps(this.guardedDb(), () => this.secretBox));
   }
 
   private get queue(): DeliveryQueueOps {
@@ -47,7 +53,21 @@ export abstract class SqlStore implements Store {
 
   async transaction<T>(fn: (tx: StoreOps) => Promise<T>): Promise<T> {
     this.guard.assertOutside('store.transaction()');
-    return this.withTransaction((db) => this.guard.run(() => fn(createOps(db))));
+    return this.withTransaction((db) => this.guard.run(() => fn(createOps(db, () => this.secretBox))));
+  }
+
+  async reencryptSecrets(): Promise<ReencryptReport> {
+    this.guard.assertOutside('store.reencryptSecrets()');
+    const report: ReencryptReport = { checked: 0, reencrypted: 0, failed: 0, errors: [] };
+    const box = this.secretBox;
+    if (!box) return report;
+    // one short transaction per batch: one fsync per batch on SQLite, and other writers get their turn between
+    let after: string | null = '';
+    while (after !== null) {
+      const from: string = after;
+      after = await this.withTransaction((db) => reencryptSecretsBatch(db, box, from, report));
+    }
+    return report;
   }
 
   getMonitoringConfig: StoreOps['getMonitoringConfig'] = (...a) => this.ops.getMonitoringConfig(...a);

@@ -12,11 +12,14 @@
 import { StoreError } from './errors.js';
 import { openPostgresStore } from './postgres.js';
 import { openSqliteStore } from './sqlite.js';
+import type { SecretBox } from './secret-box.js';
 import type { Store } from './types.js';
 
 export interface OpenStoreOptions {
   /** PostgreSQL schema to use (created if missing). Ignored for SQLite. */
   schema?: string;
+  /** Key ring that seals integration secrets at rest (AES-256-GCM). Without one they are stored as plaintext. */
+  secretBox?: SecretBox;
 }
 
 export const STORE_URL_FORMS = 'sqlite:<path>, sqlite::memory:, postgres://… or postgresql://…';
@@ -25,14 +28,18 @@ export async function openStore(url: string, opts: OpenStoreOptions = {}): Promi
   if (url.startsWith('sqlite:')) {
     const location = url.slice('sqlite:'.length);
     if (location === '') throw new StoreError(`store URL "sqlite:" has no path; expected ${STORE_URL_FORMS}`);
-    return openSqliteStore(location);
+    const store = openSqliteStore(location);
+    store.secretBox = opts.secretBox;
+    return store;
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
     // `?schema=<name>` in the URL selects the schema (the pg driver itself ignores unknown parameters)
     const u = new URL(url);
     const schema = opts.schema ?? u.searchParams.get('schema') ?? undefined;
     u.searchParams.delete('schema');
-    return openPostgresStore(u.toString(), schema !== undefined ? { schema } : {});
+    const store = await openPostgresStore(u.toString(), schema !== undefined ? { schema } : {});
+    store.secretBox = opts.secretBox;
+    return store;
   }
   // Only echo the scheme: the rest of a URL may hold credentials.
   const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:/.exec(url)?.[0];
@@ -45,3 +52,4 @@ export type * from './types.js';
 export { INTEGRATION_TYPES } from './types.js';
 export { StoreConstraintError, StoreError, type ConstraintKind } from './errors.js';
 export { MIGRATIONS, type Migration } from './migrations.js';
+export { SecretBox, SecretKeyError, ensureKeyFile, loadKeyFile, parseKeyFile } from './secret-box.js';

@@ -12,6 +12,8 @@ import {
   type PatchColumns,
   ROUTER_COLUMNS,
   ROUTER_PATCH_COLUMNS,
+  decodeSecrets,
+  encodeSecrets,
   eventToRow,
   integrationToRow,
   monitoringConfigToRow,
@@ -23,6 +25,7 @@ import {
   rowToMonitoringConfig,
   rowToRouter,
 } from './rows.js';
+import { type SecretBox } from './secret-box.js';
 import { type SqlDb, type SqlValue, diagnostic, placeholders } from './sqldb.js';
 import type {
   ClaimedDelivery,
@@ -33,6 +36,7 @@ import type {
   IntegrationRecord,
   MonitoringConfigRecord,
   QuotaKind,
+  ReencryptReport,
   RouterRecord,
   StoreOps,
 } from './types.js';
@@ -76,7 +80,9 @@ function unique(ids: string[]): string[] {
   return [...new Set(ids)];
 }
 
-export function createOps(db: SqlDb): StoreOps {
+/** `box()`: the key ring sealing integration secrets (undefined: plaintext, as before encryption existed). */
+export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => undefined): StoreOps {
+  const toIntegration = (row: Parameters<typeof rowToIntegration>[0]) => rowToIntegration(row, box());
   async function deleteByIds(table: string, companyId: string, ids: string[]): Promise<string[]> {
     const wanted = unique(ids);
     if (wanted.length === 0) return [];
@@ -115,30 +121,31 @@ export function createOps(db: SqlDb): StoreOps {
         `SELECT ${INT} FROM integrations WHERE company_id = ? ORDER BY created_at, id`,
         [companyId],
       );
-      return rows.map(rowToIntegration);
+      return rows.map(toIntegration);
     },
 
     async getIntegration(companyId, id) {
       const row = await db.get(`SELECT ${INT} FROM integrations WHERE company_id = ? AND id = ?`, [companyId, id]);
-      return row ? rowToIntegration(row) : null;
+      return row ? toIntegration(row) : null;
     },
 
     async createIntegration(rec: IntegrationRecord) {
       const row = await db.get(
         `INSERT INTO integrations (${INT}) VALUES (${placeholders(INTEGRATION_COLUMNS.length)}) RETURNING ${INT}`,
-        integrationToRow({ ...rec, id: rec.id || randomUUID() }),
+        integrationToRow({ ...rec, id: rec.id || randomUUID() }, box()),
       );
-      return rowToIntegration(row!);
+      return toIntegration(row!);
     },
 
     async updateIntegration(companyId, id, patch, now) {
-      const { set, params } = patchSet(INTEGRATION_PATCH_COLUMNS, patch, now);
-      const row = await db.get(`UPDATE integrations SET ${set} WHERE company_id = ? AND id = ? RETURNING ${INT}`, [
-        ...params,
-        companyId,
-        id,
-      ]);
-      return row ? rowToIntegration(row) : null;
+      const { set, params } = patchSet(INTEGRATION_PATCH_COLUMNS, { ...patch, secrets: undefined }, now);
+      // secrets are sealed here: the ciphertext is bound to (company, id)
+      const sealed = patch.secrets === undefined ? [] : [encodeSecrets(patch.secrets, { companyId, id }, box())];
+      const row = await db.get(
+        `UPDATE integrations SET ${sealed.length ? 'secrets = ?, ' : ''}${set} WHERE company_id = ? AND id = ? RETURNING ${INT}`,
+        [...sealed, ...params, companyId, id],
+      );
+      return row ? toIntegration(row) : null;
     },
 
     deleteIntegrations(companyId, ids) {
@@ -425,4 +432,35 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
       return t === null || t === undefined ? 0 : Math.max(0, now - Number(t));
     },
   };
+}
+
+/** Rows per batch (one transaction each) of the re-encryption pass. */
+export const REENCRYPT_BATCH = 200;
+
+/**
+ * One batch of the re-encryption pass: the integrations after `after` (by id), up to REENCRYPT_BATCH. Re-seals
+ * the secrets that are plaintext (written before encryption) or sealed with a key other than the primary one
+ * (after a rotation). Each row is replaced only if it still holds the value that was read (compare-and-set),
+ * so a concurrent write by another replica always wins; updated_at is left alone (nothing the user sees
+ * changed). Every row is decrypted, so the pass is also the check that the key file is right; rows that
+ * cannot be decrypted are counted in `report` and left as they are. Returns the next cursor, or null at the end.
+ */
+export async function reencryptSecretsBatch(db: SqlDb, box: SecretBox, after: string, report: ReencryptReport): Promise<string | null> {
+  const rows = await db.all(`SELECT id, company_id, secrets FROM integrations WHERE id > ? ORDER BY id LIMIT ?`, [after, REENCRYPT_BATCH]);
+  for (const row of rows) {
+    const id = String(row['id']);
+    const companyId = String(row['company_id']);
+    const stored = String(row['secrets']);
+    report.checked++;
+    try {
+      const plain = decodeSecrets(stored, { companyId, id }, box);
+      if (box.isCurrent(stored)) continue;
+      const next = encodeSecrets(plain, { companyId, id }, box);
+      report.reencrypted += await db.run(`UPDATE integrations SET secrets = ? WHERE id = ? AND company_id = ? AND secrets = ?`, [next, id, companyId, stored]);
+    } catch (e) {
+      report.failed++;
+      if (report.errors.length < 10) report.errors.push((e as Error).message);
+    }
+  }
+  return rows.length < REENCRYPT_BATCH ? null : String(rows[rows.length - 1]!['id']);
 }

@@ -5,6 +5,7 @@
  * booleans as BOOLEAN on PostgreSQL and INTEGER 0/1 on SQLite (bound by the SqlDb adapter).
  */
 import type { EventTypeId } from '../events/families.js';
+import { SecretKeyError, isSealed, type SecretBox, type SecretSlot } from './secret-box.js';
 import type { SqlRow, SqlValue } from './sqldb.js';
 import type {
   DeliveryRecord,
@@ -114,7 +115,25 @@ export const INTEGRATION_COLUMNS = [
   'updated_at',
 ] as const;
 
-export function integrationToRow(r: IntegrationRecord): SqlValue[] {
+export const SECRETS_COLUMN = 'integrations.secrets';
+
+/**
+ * The stored form of an integration's secrets: sealed (AES-256-GCM, bound to the row) when a key ring is
+ * configured, else plaintext JSON (stores opened without one, e.g. by tests of other parts).
+ */
+export function encodeSecrets(secrets: Record<string, string>, slot: Omit<SecretSlot, 'column'>, box: SecretBox | undefined): string {
+  const json = enc(secrets);
+  return box ? box.seal(json, { column: SECRETS_COLUMN, ...slot }) : json;
+}
+
+/** The inverse of encodeSecrets; also reads plaintext rows written before encryption (migration). */
+export function decodeSecrets(stored: string, slot: Omit<SecretSlot, 'column'>, box: SecretBox | undefined): Record<string, string> {
+  if (!isSealed(stored)) return JSON.parse(stored) as Record<string, string>;
+  if (!box) throw new SecretKeyError(`${SECRETS_COLUMN} of ${slot.id}: the secrets are encrypted but no secret key is configured (--secret-key-file)`);
+  return JSON.parse(box.open(stored, { column: SECRETS_COLUMN, ...slot })) as Record<string, string>;
+}
+
+export function integrationToRow(r: IntegrationRecord, box?: SecretBox): SqlValue[] {
   return [
     r.id,
     r.companyId,
@@ -122,26 +141,47 @@ export function integrationToRow(r: IntegrationRecord): SqlValue[] {
     r.type,
     r.enabled,
     enc(r.config),
-    enc(r.secrets),
+    encodeSecrets(r.secrets, { companyId: r.companyId, id: r.id }, box),
     r.managedBy,
     r.createdAt,
     r.updatedAt,
   ];
 }
 
-export function rowToIntegration(row: SqlRow): IntegrationRecord {
-  return {
-    id: str(row, 'id'),
-    companyId: str(row, 'company_id'),
+/**
+ * Sealed secrets are decrypted lazily, on first access of `secrets` (only the notifiers read them): listing
+ * integrations, routing and the API never need them, so a row that cannot be decrypted (wrong or missing
+ * key) fails only the delivery that needs it, with a SecretKeyError naming the row and key id.
+ */
+export function rowToIntegration(row: SqlRow, box?: SecretBox): IntegrationRecord {
+  const id = str(row, 'id');
+  const companyId = str(row, 'company_id');
+  const stored = str(row, 'secrets');
+  const rec = {
+    id,
+    companyId,
     name: str(row, 'name'),
     type: str(row, 'type') as IntegrationType,
     enabled: bool(row, 'enabled'),
     config: json<Record<string, unknown>>(row, 'config'),
-    secrets: json<Record<string, string>>(row, 'secrets'),
     managedBy: strOrNull(row, 'managed_by'),
     createdAt: int(row, 'created_at'),
     updatedAt: int(row, 'updated_at'),
-  };
+  } as IntegrationRecord;
+  if (!isSealed(stored)) {
+    rec.secrets = decodeSecrets(stored, { companyId, id }, box);
+    return rec;
+  }
+  let plain: Record<string, string> | undefined;
+  Object.defineProperty(rec, 'secrets', {
+    enumerable: true,
+    configurable: true,
+    get: () => (plain ??= decodeSecrets(stored, { companyId, id }, box)),
+    set: (v: Record<string, string>) => {
+      plain = v;
+    },
+  });
+  return rec;
 }
 
 /** Patchable record field → [column, encoder]. Fields not listed here can never be patched. */
@@ -155,7 +195,13 @@ export const INTEGRATION_PATCH_COLUMNS: PatchColumns<IntegrationPatch> = {
   name: ['name', same],
   enabled: ['enabled', same],
   config: ['config', enc],
-  secrets: ['secrets', enc],
+  // sealed per row by repo.updateIntegration (the encryption is bound to company and id); never written from here
+  secrets: [
+    'secrets',
+    () => {
+      throw new Error('store: integration secrets must be written through encodeSecrets');
+    },
+  ],
   managedBy: ['managed_by', same],
 };
 

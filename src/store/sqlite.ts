@@ -12,7 +12,7 @@
  * connection's transaction lives in this process it could never finish, so they must not
  * contend. Other processes are handled by SQLite's file locks and the busy timeout.
  */
-import { mkdirSync, realpathSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { SqlStore } from './base.js';
@@ -40,10 +40,27 @@ function acquireMutex(key: string | null): { mutex: Mutex; release(): void } {
   };
 }
 
-/** ':memory:' or a file path (parent directories are created). */
+/**
+ * The store holds every tenant's configuration and (sealed) secrets: its files are owner-only. Directories
+ * this creates are 0700 (an existing one is left alone: it may be the working directory); the database is
+ * created 0600 before SQLite opens it, and an existing database, -wal and -shm (from before) are narrowed
+ * to 0600. SQLite gives the -wal and -shm files it creates later the database file's mode.
+ */
+function restrictStoreFiles(location: string): void {
+  const path = resolve(location);
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  try {
+    if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
+    for (const f of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) if (existsSync(f)) chmodSync(f, 0o600);
+  } catch (err) {
+    throw new StoreError(`sqlite store ${location}: cannot make the database files owner-only (0600): ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+}
+
+/** ':memory:' or a file path (parent directories are created, 0700). */
 export function openSqliteStore(location: string): SqliteStore {
   if (location === '') throw new StoreError('sqlite store: empty path');
-  if (location !== ':memory:') mkdirSync(dirname(resolve(location)), { recursive: true });
+  if (location !== ':memory:') restrictStoreFiles(location);
   const db = new DatabaseSync(location, { enableForeignKeyConstraints: true, timeout: SQLITE_BUSY_TIMEOUT_MS });
   let key: string | null = null;
   try {

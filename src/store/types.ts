@@ -108,6 +108,17 @@ export interface StoreOps {
   listDeliveries(companyId: string, filter: DeliveryFilter): Promise<DeliveryRecord[]>;
 }
 
+export interface ReencryptReport {
+  /** Integrations looked at. */
+  checked: number;
+  /** Rows re-sealed with the primary key (plaintext ones included). */
+  reencrypted: number;
+  /** Rows whose secrets could not be decrypted with the configured keys (left unchanged). */
+  failed: number;
+  /** The first few reasons (row id and key id; never key material or secrets). */
+  errors: string[];
+}
+
 export interface Store extends StoreOps, DeliveryQueueOps {
   readonly dialect: 'sqlite' | 'postgres';
   /** Runs the schema migrations (idempotent). Called once at start. */
@@ -116,6 +127,11 @@ export interface Store extends StoreOps, DeliveryQueueOps {
   transaction<T>(fn: (tx: StoreOps) => Promise<T>): Promise<T>;
   /** Cheap liveness check for /readyz. */
   ping(): Promise<void>;
+  /**
+   * Re-seals integration secrets that are plaintext or sealed with a non-primary key (see
+   * SecretBox). Idempotent, safe with several replicas; a no-op without a key ring.
+   */
+  reencryptSecrets(): Promise<ReencryptReport>;
   close(): Promise<void>;
 }
 

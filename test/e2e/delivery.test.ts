@@ -13,6 +13,7 @@ import * as ops from '../../src/client/operations.js';
 import { certificateResourceNotReady, issuerActive, issuerNotReady } from '../fixtures/events.js';
 import { startReceiver, type Receiver } from '../integrations/helpers.js';
 import { randomSchema } from '../support/postgres.js';
+import { testSecretKeyFile } from '../support/service.js';
 import { startServiceProcess, waitFor, type ServiceProcess } from './service-process.js';
 
 const KEY = 'e2e-key-0123456789abcdef';
@@ -33,7 +34,7 @@ describe.each(['sqlite', 'postgres'] as const)('delivery through the service pro
   const procs: ServiceProcess[] = [];
   const start = async () => {
     // The webhook receiver is on loopback, which the egress policy refuses unless allowed.
-    const p = await startServiceProcess(['--store', store, '--incident-events-url', pager.url, '--egress-allow', '127.0.0.1/32', '--delivery-retry-base', '50', '--delivery-timeout', '2000'], KEY);
+    const p = await startServiceProcess(['--store', store, ...(kind === 'postgres' ? ['--secret-key-file', testSecretKeyFile()] : []), '--incident-events-url', pager.url, '--egress-allow', '127.0.0.1/32', '--delivery-retry-base', '50', '--delivery-timeout', '2000'], KEY);
     procs.push(p);
     return p;
   };

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { parseKeyFile } from '../../src/store/secret-box.js';
 import { REPO_ROOT } from '../../src/tools/gen-crds.js';
 import { installCertManagerCrds } from '../fixtures/cert-manager-crds.js';
 import { ensureKubeBinaries, ensureKubeTools, startKubeEnv, type KubeEnv } from '../support/kube.js';
@@ -73,6 +74,7 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         'Role/rel-certmgr-notify-leader-election',
         'RoleBinding/rel-certmgr-notify-leader-election',
         'Secret/rel-certmgr-notify-api-key',
+        'Secret/rel-certmgr-notify-secret-keys',
         'Service/rel-certmgr-notify',
         'ServiceAccount/rel-certmgr-notify',
       ].sort(),
@@ -105,6 +107,42 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
       CERTMGR_NOTIFY_LEADER_ELECT: 'true',
       CERTMGR_NOTIFY_LEASE_NAMESPACE: '(ref)',
     });
+  });
+
+  it('creates the secret key Secret (a key the service parses) and mounts it as --secret-key-file; or uses an existing one', async () => {
+    const ms = await template();
+    const secret = ms.find((m) => m.kind === 'Secret' && m.metadata.name === 'rel-certmgr-notify-secret-keys') as unknown as {
+      data: Record<string, string>;
+      metadata: { annotations: Record<string, string> };
+    };
+    expect(secret.metadata.annotations['helm.sh/resource-policy']).toBe('keep');
+    const text = Buffer.from(secret.data['secret-keys']!, 'base64').toString('utf8');
+    expect(text).toMatch(/^k\d{14}:[A-Za-z0-9+/]{43}=\n$/);
+    expect(parseKeyFile(text, 'chart')).toHaveLength(1);
+    type Pod = { containers: { env: { name: string; value?: string }[]; volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[] }[]; volumes: { name: string; secret?: { secretName: string } }[] };
+    const pod = (ms.find((m) => m.kind === 'Deployment') as unknown as { spec: { template: { spec: Pod } } }).spec.template.spec;
+    const c = pod.containers[0]!;
+    expect(c.env.find((e) => e.name === 'CERTMGR_NOTIFY_SECRET_KEY_FILE')?.value).toBe('/etc/certmgr-notify/secret-keys/secret-keys');
+    expect(c.volumeMounts).toContainEqual({ name: 'secret-keys', mountPath: '/etc/certmgr-notify/secret-keys', readOnly: true });
+    expect(pod.volumes.find((v) => v.name === 'secret-keys')?.secret?.secretName).toBe('rel-certmgr-notify-secret-keys');
+
+    const own = await template('--set', 'secretKey.existingSecret=my-keys', '--set', 'secretKey.existingSecretKey=keys');
+    expect(own.some((m) => m.kind === 'Secret' && m.metadata.name === 'rel-certmgr-notify-secret-keys')).toBe(false);
+    const pod2 = (own.find((m) => m.kind === 'Deployment') as unknown as { spec: { template: { spec: Pod } } }).spec.template.spec;
+    expect(pod2.volumes.find((v) => v.name === 'secret-keys')?.secret?.secretName).toBe('my-keys');
+    expect(pod2.containers[0]!.env.find((e) => e.name === 'CERTMGR_NOTIFY_SECRET_KEY_FILE')?.value).toBe('/etc/certmgr-notify/secret-keys/keys');
+  });
+
+  it('takes the SMTP URL (it may carry a password) from a Secret', async () => {
+    type Env = { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } };
+    const envOf = async (...args: string[]) =>
+      ((await template(...args)).find((m) => m.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { env: Env[] }[] } } } }).spec.template.spec
+        .containers[0]!.env;
+    expect((await envOf()).some((e) => e.name === 'CERTMGR_NOTIFY_SMTP_URL')).toBe(false);
+    const env = await envOf('--set', 'smtp.existingSecret=mail', '--set', 'smtp.from=notify@example.com');
+    expect(env.find((e) => e.name === 'CERTMGR_NOTIFY_SMTP_URL')).toEqual({ name: 'CERTMGR_NOTIFY_SMTP_URL', valueFrom: { secretKeyRef: { name: 'mail', key: 'url' } } });
+    expect(env.find((e) => e.name === 'CERTMGR_NOTIFY_SMTP_FROM')?.value).toBe('notify@example.com');
+    await expect(template('--set', 'smtp.url=http://x')).rejects.toThrow(/smtp/);
   });
 
   it('refuses several replicas on SQLite; PostgreSQL allows them', async () => {

@@ -1,5 +1,8 @@
 /** Starts the real service (same composition root as `certmgr-notify serve`) on loopback for API tests. */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { GraphQLClient } from 'graphql-request';
 import { pino } from 'pino';
@@ -17,6 +20,16 @@ export interface TestService extends RunningService {
   logs: string[];
   gql(key?: string): GraphQLClient;
   rest(path: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
+}
+
+let keyFile: string | undefined;
+/** A secret key file for this test process (PostgreSQL stores require one; see --secret-key-file). */
+export function testSecretKeyFile(): string {
+  if (!keyFile) {
+    keyFile = join(mkdtempSync(join(tmpdir(), 'cmn-keys-')), 'secret-key');
+    writeFileSync(keyFile, `test:${Buffer.alloc(32, 7).toString('base64')}\n`, { mode: 0o600 });
+  }
+  return keyFile;
 }
 
 export function storeUrl(kind: StoreKind): string {
@@ -45,7 +58,7 @@ export async function startTestService(kind: StoreKind = 'sqlite', extraArgs: st
     },
   });
   const log = pino({ level: 'debug' }, sink);
-  const cfg = loadServeConfig(['--port', '0', '--host', '127.0.0.1', '--store', storeUrl(kind), '--kube', 'off', '--incident-events-url', 'http://127.0.0.1:9', ...(opts.loopbackAllowed === false ? [] : LOOPBACK_EGRESS_ALLOW), ...extraArgs], {});
+  const cfg = loadServeConfig(['--port', '0', '--host', '127.0.0.1', '--store', storeUrl(kind), '--kube', 'off', '--incident-events-url', 'http://127.0.0.1:9', ...(kind === 'postgres' ? ['--secret-key-file', testSecretKeyFile()] : []), ...(opts.loopbackAllowed === false ? [] : LOOPBACK_EGRESS_ALLOW), ...extraArgs], {});
   cfg.apiKeys = [
     { key: KEY_A, companyId: COMPANY_A },
     { key: KEY_B, companyId: COMPANY_B },

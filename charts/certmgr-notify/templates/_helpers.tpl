@@ -35,6 +35,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 {{- end }}
 
+{{- define "certmgr-notify.secretKeySecret" -}}
+{{- default (printf "%s-secret-keys" (include "certmgr-notify.fullname" .)) .Values.secretKey.existingSecret }}
+{{- end }}
+
 {{- define "certmgr-notify.apiKeySecret" -}}
 {{- default (printf "%s-api-key" (include "certmgr-notify.fullname" .)) .Values.apiKey.existingSecret }}
 {{- end }}
