@@ -11,11 +11,40 @@ import type { EventDataByType } from './types.js';
 /** `<h>h<m>m<s>s` with optional fractional seconds, e.g. `1h2m3.5s`, `0h0m12.25s`. */
 export const UNHEALTHY_DURATION_PATTERN = '^[0-9]+h[0-9]+m[0-9]+(\\.[0-9]+)?s$';
 
-const string = { type: 'string' } as const;
-const stringArray = { type: 'array', items: string } as const;
 const uuid = { type: 'string', format: 'uuid' } as const;
 const timestamp = { type: 'string', format: 'date-time' } as const;
 const duration = { type: 'string', pattern: UNHEALTHY_DURATION_PATTERN } as const;
+
+// Size limits (issue 7): every list and string is bounded, so event size is bounded and CEL filters get a
+// worst-case cost at compile time (src/cel/cost.ts reads these limits). Kubernetes' own limits where one
+// exists: object names are DNS subdomains (253), namespaces DNS labels (63), Condition reason 1024 and
+// message 32768 (metav1.Condition); DNS names 253 (RFC 1035). Formats are left as they are.
+export const EVENT_SIZE_LIMITS = {
+  name: 253,
+  /** `name` of expiration events (a notification name, free text). */
+  notificationName: 1024,
+  namespace: 63,
+  statusReason: 1024,
+  statusMessage: 32_768,
+  /** SANs['DNS Names'] entries. */
+  dnsNames: 1000,
+  dnsName: 253,
+  /** subject.commonName and each subject list entry. */
+  subjectText: 256,
+  subjectList: 64,
+  /** applicationIds: the same limits as the monitoring configuration's applicationIds. */
+  applicationIds: 1000,
+  applicationId: 256,
+  /** uuid, date-time and duration fields: their formats are short; the limit only bounds the cost model. */
+  formatted: 64,
+} as const;
+const L = EVENT_SIZE_LIMITS;
+const text = (maxLength: number) => ({ type: 'string', maxLength }) as const;
+const list = (maxItems: number, maxLength: number) => ({ type: 'array', maxItems, items: text(maxLength) }) as const;
+const uuidField = { ...uuid, maxLength: L.formatted } as const;
+const timestampField = { ...timestamp, maxLength: L.formatted } as const;
+const durationField = { ...duration, maxLength: L.formatted } as const;
+const subjectList = list(L.subjectList, L.subjectText);
 
 type RequiredKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? never : K }[keyof T];
 
@@ -29,44 +58,44 @@ function objectSchema<T>(
 
 const subject = objectSchema<EventDataByType['evt.healthstatus.certmgr-certificate-resource.notready']['subject']>(
   {
-    commonName: string,
-    countries: stringArray,
-    localities: stringArray,
-    organizationalUnits: stringArray,
-    organizations: stringArray,
-    provinces: stringArray,
+    commonName: text(L.subjectText),
+    countries: subjectList,
+    localities: subjectList,
+    organizationalUnits: subjectList,
+    organizations: subjectList,
+    provinces: subjectList,
   },
   ['commonName', 'countries', 'localities', 'organizationalUnits', 'organizations', 'provinces'],
 );
 
 /** `SANs`: only the key `DNS Names`; the object is empty when there are no names. */
 const sans = objectSchema<EventDataByType['evt.healthstatus.certmgr-certificate-resource.notready']['SANs']>(
-  { 'DNS Names': stringArray },
+  { 'DNS Names': list(L.dnsNames, L.dnsName) },
   [],
 );
 
 const issuerFields = {
-  clusterId: uuid,
-  clusterName: string,
-  issuerName: string,
-  namespace: string,
-  resourceId: uuid,
-  statusMessage: string,
-  statusReason: string,
-  statusTransition: timestamp,
+  clusterId: uuidField,
+  clusterName: text(L.name),
+  issuerName: text(L.name),
+  namespace: text(L.namespace),
+  resourceId: uuidField,
+  statusMessage: text(L.statusMessage),
+  statusReason: text(L.statusReason),
+  statusTransition: timestampField,
 } as const;
 const issuerRequired = Object.keys(issuerFields) as (keyof typeof issuerFields)[];
 
 const certificateResourceFields = {
-  clusterName: string,
-  clusterId: uuid,
-  certificateName: string,
-  namespace: string,
-  issuerName: string,
-  statusMessage: string,
-  unhealthyDuration: duration,
-  statusReason: string,
-  statusTransition: timestamp,
+  clusterName: text(L.name),
+  clusterId: uuidField,
+  certificateName: text(L.name),
+  namespace: text(L.namespace),
+  issuerName: text(L.name),
+  statusMessage: text(L.statusMessage),
+  unhealthyDuration: durationField,
+  statusReason: text(L.statusReason),
+  statusTransition: timestampField,
   subject,
   SANs: sans,
 } as const;
@@ -79,7 +108,7 @@ export const EVENT_DATA_SCHEMAS: { readonly [T in EventType]: SchemaObject } = {
     issuerRequired,
   ),
   'evt.healthstatus.certmgr-issuer.active': objectSchema<EventDataByType['evt.healthstatus.certmgr-issuer.active']>(
-    { ...issuerFields, unhealthyDuration: duration },
+    { ...issuerFields, unhealthyDuration: durationField },
     [...issuerRequired, 'unhealthyDuration'],
   ),
   'evt.healthstatus.certmgr-certificate-resource.notready': objectSchema<
@@ -87,13 +116,13 @@ export const EVENT_DATA_SCHEMAS: { readonly [T in EventType]: SchemaObject } = {
   >(certificateResourceFields, certificateResourceRequired),
   'evt.healthstatus.certmgr-certificate-resource.active': objectSchema<
     EventDataByType['evt.healthstatus.certmgr-certificate-resource.active']
-  >({ ...certificateResourceFields, resourceId: uuid }, [...certificateResourceRequired, 'resourceId']),
+  >({ ...certificateResourceFields, resourceId: uuidField }, [...certificateResourceRequired, 'resourceId']),
   'evt.policy.expiringcertificates.failed': objectSchema<EventDataByType['evt.policy.expiringcertificates.failed']>(
     {
-      name: string,
-      applicationIds: stringArray,
-      message: string,
-      notificationDate: timestamp,
+      name: text(L.notificationName),
+      applicationIds: list(L.applicationIds, L.applicationId),
+      message: text(L.statusMessage),
+      notificationDate: timestampField,
       threshold: { type: 'integer' },
       ruleId: { type: 'integer', minimum: 1 },
     },
