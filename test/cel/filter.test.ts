@@ -223,8 +223,8 @@ describe('rejected expressions carry code INVALID_FILTER_EXPRESSION and a positi
   });
 
   it('counts comprehension nesting through bodies only, not through ranges', () => {
-    expect(validateFilter("data.applicationIds.map(a, a + '-x').exists(b, b == 'payments-app-x')", EXPIRY)).toEqual({ ok: true });
-    expect(validateFilter("data.applicationIds.exists(a, data.applicationIds.exists(b, a != b))", EXPIRY)).toEqual({ ok: true });
+    expect(validateFilter("data.subject.countries.map(a, a + '-x').exists(b, b == 'DE-x')", CERT)).toEqual({ ok: true });
+    expect(validateFilter("data.subject.countries.exists(a, data.subject.localities.exists(b, a != b))", CERT)).toEqual({ ok: true });
   });
 
   it('rejects deeply nested parentheses without crashing', () => {
