@@ -7,11 +7,12 @@
  * Only maximal literal-only subtrees are evaluated, with the same engine as at run time; `false && 1 / 0 == 0`
  * evaluates to false and is kept, like CEL's short-circuit keeps it at run time.
  */
-import { isCelError, plan, type CelEnv, type parse } from '@bufbuild/cel';
-import { childrenOf, startOffset, type Node, type SourceTree } from './ast.js';
+import { isCelError, plan, type CelEnv, type CelError, type parse } from '@bufbuild/cel';
+import { childrenOf, type Node, type SourceTree } from './ast.js';
 import { FilterCompileError } from './errors.js';
 import { safeEvalReason } from './eval-error.js';
 import { TYPE_NAMES } from './functions.js';
+import { memberNameOffset, skipWhitespace } from './position.js';
 
 type ParsedExpr = ReturnType<typeof parse>;
 type Expr = ParsedExpr['expr'];
@@ -19,19 +20,27 @@ type Expr = ParsedExpr['expr'];
 /** Throws FilterCompileError for the first literal-only part that fails to evaluate. */
 export function foldLiterals(tree: SourceTree, parsed: ParsedExpr, source: string, env: CelEnv): void {
   let exprs: Map<bigint, Expr> | undefined;
-  const check = (node: Node): void => {
-    if (node.kind === 'literal' || node.kind === 'ident') return;
+  const closed = new Set<Node>();
+  const fails = (node: Node): CelError | undefined => {
+    if (node.kind === 'literal' || node.kind === 'ident') return undefined;
     exprs ??= indexExprs(parsed.expr);
     const expr = exprs.get(node.id);
-    if (!expr) return;
-    const result = plan(env, expr)();
-    if (!isCelError(result)) return;
-    const at = result.exprId !== undefined ? tree.offsets.get(result.exprId) : undefined;
-    throw FilterCompileError.at(
-      source,
-      at ?? startOffset(node),
-      `${safeEvalReason(result)}: this part of the filter uses only literals and fails for every event`,
-    );
+    const result = expr && plan(env, expr)();
+    return isCelError(result) ? result : undefined;
+  };
+  /** The innermost failing literal-only part under a failing one (the engine does not always say where). */
+  const blame = (node: Node, err: CelError): never => {
+    for (const child of childrenOf(node)) {
+      const e = closed.has(child) ? fails(child) : undefined;
+      if (e) return blame(child, e);
+    }
+    // operators are positioned at the blank before them, methods at their `.`
+    const offset = node.kind === 'call' && node.target !== undefined ? memberNameOffset(source, node.offset) : skipWhitespace(source, node.offset);
+    throw FilterCompileError.at(source, offset, `${safeEvalReason(err)}: this part of the filter uses only literals and fails for every event`);
+  };
+  const check = (node: Node): void => {
+    const err = fails(node);
+    if (err) blame(node, err);
   };
   /** The free variables of `node` (`enclosing`: loop variables bound around it); checks its maximal closed parts. */
   const freeVars = (node: Node, enclosing: ReadonlySet<string>): Set<string> => {
@@ -51,6 +60,7 @@ export function foldLiterals(tree: SourceTree, parsed: ParsedExpr, source: strin
     const range = node.kind === 'call' ? node.target : undefined;
     const free = new Set<string>();
     for (const p of parts) for (const name of p.free) if (!variable || p.child === range || name !== variable.name) free.add(name);
+    if (free.size === 0) closed.add(node);
     if (free.size > 0) {
       // this node reads the event: its closed children are maximal literal-only parts
       for (const p of parts) if (p.free.size === 0) check(p.child);
