@@ -31,7 +31,7 @@ export const FILTER_LIMITS = {
    * Cost budget of one evaluation, with the event's real sizes, checked before evaluating when the estimate is
    * over it: an evaluation over the budget fails (no notification) without running.
    */
-  maxEvaluationCost: 10_000,
+  maxEvaluationCost: 20_000,
 } as const;
 
 export interface CompileOptions {

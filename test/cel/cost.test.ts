@@ -55,7 +55,7 @@ describe('estimated cost at compile time (findings 1 and 3)', () => {
     ["'payments-app' in data.applicationIds", EXPIRY],
     ['data.ruleId == 2', EXPIRY],
     [`${NAMES}.exists(n, n.endsWith('.example.com'))`, CERT],
-    [`${NAMES}.exists(n, n.matches('^api[.]'))`, CERT],
+    [`${NAMES}.exists(n, n.matches('^api'))`, CERT],
     ["data.statusMessage.contains('timeout') || data.statusMessage.matches('refused|reset')", ISSUER],
     ["data.subject.countries.exists(a, data.subject.localities.exists(b, a != b))", CERT],
   ])('accepts %s', (expression, id) => {
@@ -91,7 +91,7 @@ describe('estimated cost at compile time (findings 1 and 3)', () => {
 
 describe('run-time budget', () => {
   // Accepted by the compile-time limit, but over the per-evaluation budget for the largest events.
-  const expensive = `${NAMES}.exists(n, n.matches('^api[.].*[.]example[.]com$'))`;
+  const expensive = `${NAMES}.exists(n, n.matches('^ap'))`;
 
   it('the filter is accepted though its worst case is over the evaluation budget', () => {
     const f = compileFilter(expensive, CERT);
@@ -105,7 +105,7 @@ describe('run-time budget', () => {
     const big = certificateResourceNotReady({ SANs: { 'DNS Names': [...names(EVENT_SIZE_LIMITS.dnsNames - 1, 253), 'api.x.example.com'] } });
     const r = f.evaluate(big);
     expect(r.matched).toBe(false);
-    expect(r.error).toMatch(/^evaluation cost [\d,]+ for this event exceeds the budget of 10,000; not evaluated$/);
+    expect(r.error).toMatch(/^evaluation cost [\d,]+ for this event exceeds the budget of 20,000; not evaluated$/);
   });
 
   it('the cost with an event is never above the estimate, for events within the schema limits', () => {
