@@ -256,13 +256,19 @@ export function shapeOfValue(value: unknown): Shape {
     const obj = value as Record<string, unknown>;
     const keys = Object.keys(obj);
     let weight: number | undefined;
+    const fields = new Map<string, Shape>();
+    const field = (name: string): Shape => {
+      let f = fields.get(name);
+      if (!f) fields.set(name, (f = Object.hasOwn(obj, name) ? shapeOfValue(obj[name]) : SCALAR));
+      return f;
+    };
     return {
       len: keys.length,
       access: 1,
       elem: { len: keys.reduce((m, k) => Math.max(m, k.length), 0), access: 1 },
-      field: (name) => (Object.hasOwn(obj, name) ? shapeOfValue(obj[name]) : SCALAR),
+      field,
       get weight() {
-        return (weight ??= add(1, ...keys.map((k) => weightOf(shapeOfValue(obj[k])))));
+        return (weight ??= add(1, ...keys.map((k) => weightOf(field(k)))));
       },
     };
   }

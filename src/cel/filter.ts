@@ -8,7 +8,7 @@ import { FAMILY_FIELD_TREES } from '../events/schemas.js';
 import { startOffset, toSourceTree, type Node, type SourceTree } from './ast.js';
 import { checkFilterTree } from './check.js';
 import { extractConstraints, type FilterConstraints } from './constraints.js';
-import { estimateCost, shapeOfField, shapeOfValue } from './cost.js';
+import { estimateCost, shapeOfField, shapeOfValue, type Shape } from './cost.js';
 import { FilterCompileError } from './errors.js';
 import { describeEvalError } from './eval-error.js';
 import { foldLiterals } from './fold.js';
@@ -97,7 +97,7 @@ export function compileFilter(expression: string, eventTypeId: EventTypeId, opti
       if (!familyTypes.has(event.type)) return outsideFamily(event.type);
       // Only a filter whose worst case is over the budget can exceed it: then price this event before running.
       if (estimatedCost > budget) {
-        const actual = estimateCost(tree.root, shapeOfValue(event.data), event.type.length).cost;
+        const actual = estimateCost(tree.root, dataShape(event.data), event.type.length).cost;
         if (actual > budget) {
           return { matched: false, error: `evaluation cost ${formatCost(actual)} for this event exceeds the budget of ${formatCost(budget)}; not evaluated` };
         }
@@ -111,6 +111,15 @@ export function compileFilter(expression: string, eventTypeId: EventTypeId, opti
   };
   sourceTrees.set(compiled, tree);
   return compiled;
+}
+
+/** The shape of an event's data, shared by every router pricing the same event (lazy; events are not mutated after validation). */
+const dataShapes = new WeakMap<object, Shape>();
+function dataShape(data: unknown): Shape {
+  if (typeof data !== 'object' || data === null) return shapeOfValue(data);
+  let shape = dataShapes.get(data);
+  if (!shape) dataShapes.set(data, (shape = shapeOfValue(data)));
+  return shape;
 }
 
 /** The parsed tree of each non-empty filter compileFilter returned (for filterConstraints). */
