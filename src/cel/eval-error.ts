@@ -80,3 +80,9 @@ function chainRoot(n: Node): Node | undefined {
   }
   return undefined;
 }
+
+/** The safe phrase for an evaluation error, without position (for compile-time folding). */
+export function safeEvalReason(err: CelError): string {
+  if (SAFE_OVERLOAD.test(err.message)) return err.message.replace(/^found /, '');
+  return PHRASES.find(([pattern]) => pattern.test(err.message))?.[1] ?? 'evaluation failed';
+}

@@ -5,11 +5,14 @@
 import { celEnv, isCelError, parse, plan, type CelInput } from '@bufbuild/cel';
 import { familyOf, isEventTypeId, type EventTypeId } from '../events/families.js';
 import { FAMILY_FIELD_TREES } from '../events/schemas.js';
-import { startOffset, toSourceTree, type SourceTree } from './ast.js';
+import { startOffset, toSourceTree, type Node, type SourceTree } from './ast.js';
 import { checkFilterTree } from './check.js';
 import { extractConstraints, type FilterConstraints } from './constraints.js';
+import { estimateCost, shapeOfField, shapeOfValue, type Shape } from './cost.js';
 import { FilterCompileError } from './errors.js';
 import { describeEvalError } from './eval-error.js';
+import { foldLiterals } from './fold.js';
+import { memberNameOffset } from './position.js';
 import { findSyntaxProblem } from './syntax.js';
 
 export const FILTER_LIMITS = {
@@ -19,7 +22,24 @@ export const FILTER_LIMITS = {
   maxNodes: 300,
   /** all/exists/exists_one/filter/map inside each other's bodies. */
   maxComprehensionDepth: 2,
+  /**
+   * Estimated (worst-case) cost, src/cel/cost.ts, with the event schema's size limits: filters over it are
+   * rejected when a router is created or updated, and stored ones count as not compiling.
+   */
+  maxEstimatedCost: 1_000_000,
+  /**
+   * Cost budget of one evaluation, with the event's real sizes, checked before evaluating when the estimate is
+   * over it: an evaluation over the budget fails (no notification) without running.
+   */
+  maxEvaluationCost: 20_000,
 } as const;
+
+export interface CompileOptions {
+  /** Overrides FILTER_LIMITS.maxEstimatedCost (tests of the run-time budget). */
+  maxEstimatedCost?: number;
+  /** Overrides FILTER_LIMITS.maxEvaluationCost. */
+  maxEvaluationCost?: number;
+}
 
 export interface FilterResult {
   /** True only when the expression evaluated to exactly `true`. */
@@ -33,6 +53,8 @@ export interface CompiledFilter {
   readonly eventTypeId: EventTypeId;
   /** True for an empty (or whitespace-only) expression: every event of the family matches. */
   readonly matchesAll: boolean;
+  /** Worst-case cost of one evaluation under the event size limits (0 for an empty filter). */
+  readonly estimatedCost: number;
   evaluate(event: { type: string; data: unknown }): FilterResult;
 }
 
@@ -45,7 +67,7 @@ const env = celEnv();
  * Compiles a filter for routers of one event family. Throws FilterCompileError (code
  * INVALID_FILTER_EXPRESSION) with a 1-based line and column; throws RangeError for an unknown eventTypeId.
  */
-export function compileFilter(expression: string, eventTypeId: EventTypeId): CompiledFilter {
+export function compileFilter(expression: string, eventTypeId: EventTypeId, options: CompileOptions = {}): CompiledFilter {
   if (!isEventTypeId(eventTypeId)) throw new RangeError(`unknown event type identifier ${JSON.stringify(eventTypeId)}`);
   const familyTypes: ReadonlySet<string> = new Set(familyOf(eventTypeId).types);
   const outsideFamily = (type: unknown): FilterResult => ({
@@ -58,17 +80,28 @@ export function compileFilter(expression: string, eventTypeId: EventTypeId): Com
       expression,
       eventTypeId,
       matchesAll: true,
+      estimatedCost: 0,
       evaluate: (event) => (familyTypes.has(event.type) ? { matched: true } : outsideFamily(event.type)),
     };
   }
 
-  const { program, tree } = compileProgram(expression, eventTypeId);
+  const maxEstimatedCost = options.maxEstimatedCost ?? FILTER_LIMITS.maxEstimatedCost;
+  const budget = options.maxEvaluationCost ?? FILTER_LIMITS.maxEvaluationCost;
+  const { program, tree, estimatedCost } = compileProgram(expression, eventTypeId, maxEstimatedCost);
   const compiled: CompiledFilter = {
     expression,
     eventTypeId,
     matchesAll: false,
+    estimatedCost,
     evaluate(event) {
       if (!familyTypes.has(event.type)) return outsideFamily(event.type);
+      // Only a filter whose worst case is over the budget can exceed it: then price this event before running.
+      if (estimatedCost > budget) {
+        const actual = estimateCost(tree.root, dataShape(event.data), event.type.length).cost;
+        if (actual > budget) {
+          return { matched: false, error: `evaluation cost ${formatCost(actual)} for this event exceeds the budget of ${formatCost(budget)}; not evaluated` };
+        }
+      }
       const result = program({ type: event.type, data: event.data as CelInput });
       if (result === true) return { matched: true };
       if (result === false) return { matched: false };
@@ -78,6 +111,15 @@ export function compileFilter(expression: string, eventTypeId: EventTypeId): Com
   };
   sourceTrees.set(compiled, tree);
   return compiled;
+}
+
+/** The shape of an event's data, shared by every router pricing the same event (lazy; events are not mutated after validation). */
+const dataShapes = new WeakMap<object, Shape>();
+function dataShape(data: unknown): Shape {
+  if (typeof data !== 'object' || data === null) return shapeOfValue(data);
+  let shape = dataShapes.get(data);
+  if (!shape) dataShapes.set(data, (shape = shapeOfValue(data)));
+  return shape;
 }
 
 /** The parsed tree of each non-empty filter compileFilter returned (for filterConstraints). */
@@ -110,7 +152,11 @@ export function validateFilter(expression: string, eventTypeId: EventTypeId): Fi
   }
 }
 
-function compileProgram(source: string, eventTypeId: EventTypeId): { program: ReturnType<typeof plan>; tree: SourceTree } {
+function compileProgram(
+  source: string,
+  eventTypeId: EventTypeId,
+  maxEstimatedCost: number,
+): { program: ReturnType<typeof plan>; tree: SourceTree; estimatedCost: number } {
   if (source.length > FILTER_LIMITS.maxLength) {
     throw FilterCompileError.at(source, FILTER_LIMITS.maxLength, `expression is longer than ${FILTER_LIMITS.maxLength} characters`);
   }
@@ -130,7 +176,28 @@ function compileProgram(source: string, eventTypeId: EventTypeId): { program: Re
     maxComprehensionDepth: FILTER_LIMITS.maxComprehensionDepth,
     checkLiteral,
   });
-  return { program: plan(env, parsed), tree };
+  const typeLength = Math.max(...familyOf(eventTypeId).types.map((t) => t.length));
+  const estimate = estimateCost(tree.root, shapeOfField(FAMILY_FIELD_TREES[eventTypeId]), typeLength, maxEstimatedCost);
+  if (estimate.cost > maxEstimatedCost) {
+    throw FilterCompileError.at(
+      source,
+      blameOffset(source, estimate.culprit ?? tree.root),
+      `estimated cost ${formatCost(estimate.cost)} exceeds the limit of ${formatCost(maxEstimatedCost)} ` +
+        '(worst case under the event size limits; iterate over fewer or shorter fields, or nest less)',
+    );
+  }
+  // After the cost check, so folding itself is cheap.
+  foldLiterals(tree, parsed, source, env);
+  return { program: plan(env, parsed), tree, estimatedCost: estimate.cost };
+}
+
+/** Where to point at an expensive node: the name of a method or macro call, else where the node starts. */
+function blameOffset(source: string, node: Node): number {
+  return node.kind === 'call' && node.target !== undefined ? memberNameOffset(source, node.offset) : startOffset(node);
+}
+
+function formatCost(n: number): string {
+  return n >= 1e15 ? 'over 10^15' : Math.round(n).toLocaleString('en-US');
 }
 
 function parseOrThrow(source: string): ReturnType<typeof parse> {

@@ -5,8 +5,10 @@
 
 export type FieldNode =
   | { readonly kind: 'object'; readonly fields: ReadonlyMap<string, FieldNode> }
-  | { readonly kind: 'array'; readonly items: FieldNode }
-  | { readonly kind: 'string' | 'integer' | 'number' | 'boolean' };
+  /** `maxItems` / `maxLength`: the schema's size limits, which bound the worst-case cost of CEL filters. */
+  | { readonly kind: 'array'; readonly items: FieldNode; readonly maxItems?: number }
+  | { readonly kind: 'string'; readonly maxLength?: number }
+  | { readonly kind: 'integer' | 'number' | 'boolean' };
 
 export type ObjectFieldNode = Extract<FieldNode, { kind: 'object' }>;
 
@@ -15,7 +17,11 @@ interface SchemaLike {
   type?: unknown;
   properties?: Record<string, unknown>;
   items?: unknown;
+  maxItems?: unknown;
+  maxLength?: unknown;
 }
+
+const limit = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
 
 /** Converts a JSON Schema (objects, arrays, scalars) into a field tree. Object property maps are closed. */
 export function fieldTreeFromSchema(schema: unknown): FieldNode {
@@ -26,9 +32,14 @@ export function fieldTreeFromSchema(schema: unknown): FieldNode {
       for (const [name, sub] of Object.entries(s.properties ?? {})) fields.set(name, fieldTreeFromSchema(sub));
       return { kind: 'object', fields };
     }
-    case 'array':
-      return { kind: 'array', items: fieldTreeFromSchema(s.items) };
-    case 'string':
+    case 'array': {
+      const maxItems = limit(s.maxItems);
+      return maxItems === undefined ? { kind: 'array', items: fieldTreeFromSchema(s.items) } : { kind: 'array', items: fieldTreeFromSchema(s.items), maxItems };
+    }
+    case 'string': {
+      const maxLength = limit(s.maxLength);
+      return maxLength === undefined ? { kind: 'string' } : { kind: 'string', maxLength };
+    }
     case 'integer':
     case 'number':
     case 'boolean':
@@ -49,10 +60,21 @@ export function mergeFieldTrees(a: FieldNode, b: FieldNode, path = 'data'): Fiel
     return { kind: 'object', fields };
   }
   if (a.kind === 'array' && b.kind === 'array') {
-    return { kind: 'array', items: mergeFieldTrees(a.items, b.items, `${path}[]`) };
+    const items = mergeFieldTrees(a.items, b.items, `${path}[]`);
+    const maxItems = looser(a.maxItems, b.maxItems);
+    return maxItems === undefined ? { kind: 'array', items } : { kind: 'array', items, maxItems };
   }
   if (a.kind !== b.kind) throw new Error(`field tree: ${path} is ${a.kind} in one schema and ${b.kind} in another`);
+  if (a.kind === 'string' && b.kind === 'string') {
+    const maxLength = looser(a.maxLength, b.maxLength);
+    return maxLength === undefined ? { kind: 'string' } : { kind: 'string', maxLength };
+  }
   return a;
+}
+
+/** The looser of two limits (the union of two schemas allows the larger; no limit on either side wins). */
+function looser(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined || b === undefined ? undefined : Math.max(a, b);
 }
 
 /** Every path a tree allows, in CEL notation relative to `data` (e.g. `subject.commonName`, `SANs['DNS Names'][]`). */

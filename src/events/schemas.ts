@@ -13,13 +13,43 @@ const MAX_THRESHOLD_DAYS = 3650;
 /** Rule ids are positive int32: what every consumer (CEL int, PostgreSQL integer, JSON) holds exactly. */
 const MAX_RULE_ID = 2_147_483_647;
 
-const string = { type: 'string' } as const;
-const stringArray = { type: 'array', items: string } as const;
 // Strict formats (src/validation/formats.ts): canonical non-nil UUIDs, RFC 3339 timestamps as the spec shows them.
 const uuid = { type: 'string', format: 'uuid' } as const;
 const timestamp = { type: 'string', format: 'utc-date-time' } as const;
 const offsetTimestamp = { type: 'string', format: 'offset-date-time' } as const;
 const duration = { type: 'string', format: 'duration' } as const;
+
+// Size limits (issue 7): every list and string is bounded, so event size is bounded and CEL filters get a
+// worst-case cost at compile time (src/cel/cost.ts reads these limits). Kubernetes' own limits where one
+// exists: object names are DNS subdomains (253), namespaces DNS labels (63), Condition reason 1024 and
+// message 32768 (metav1.Condition); DNS names 253 (RFC 1035). Formats are left as they are.
+export const EVENT_SIZE_LIMITS = {
+  name: 253,
+  /** `name` of expiration events (a notification name, free text). */
+  notificationName: 1024,
+  namespace: 63,
+  statusReason: 1024,
+  statusMessage: 32_768,
+  /** SANs['DNS Names'] entries. */
+  dnsNames: 1000,
+  dnsName: 253,
+  /** subject.commonName and each subject list entry. */
+  subjectText: 256,
+  subjectList: 64,
+  /** applicationIds: the same limits as the monitoring configuration's applicationIds. */
+  applicationIds: 1000,
+  applicationId: 256,
+  /** uuid, date-time and duration fields: their formats are short; the limit only bounds the cost model. */
+  formatted: 64,
+} as const;
+const L = EVENT_SIZE_LIMITS;
+const text = (maxLength: number) => ({ type: 'string', maxLength }) as const;
+const list = (maxItems: number, maxLength: number) => ({ type: 'array', maxItems, items: text(maxLength) }) as const;
+const uuidField = { ...uuid, maxLength: L.formatted } as const;
+const timestampField = { ...timestamp, maxLength: L.formatted } as const;
+const offsetTimestampField = { ...offsetTimestamp, maxLength: L.formatted } as const;
+const durationField = { ...duration, maxLength: L.formatted } as const;
+const subjectList = list(L.subjectList, L.subjectText);
 
 type RequiredKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? never : K }[keyof T];
 
@@ -33,44 +63,44 @@ function objectSchema<T>(
 
 const subject = objectSchema<EventDataByType['evt.healthstatus.certmgr-certificate-resource.notready']['subject']>(
   {
-    commonName: string,
-    countries: stringArray,
-    localities: stringArray,
-    organizationalUnits: stringArray,
-    organizations: stringArray,
-    provinces: stringArray,
+    commonName: text(L.subjectText),
+    countries: subjectList,
+    localities: subjectList,
+    organizationalUnits: subjectList,
+    organizations: subjectList,
+    provinces: subjectList,
   },
   ['commonName', 'countries', 'localities', 'organizationalUnits', 'organizations', 'provinces'],
 );
 
 /** `SANs`: only the key `DNS Names`; the object is empty when there are no names. */
 const sans = objectSchema<EventDataByType['evt.healthstatus.certmgr-certificate-resource.notready']['SANs']>(
-  { 'DNS Names': stringArray },
+  { 'DNS Names': list(L.dnsNames, L.dnsName) },
   [],
 );
 
 const issuerFields = {
-  clusterId: uuid,
-  clusterName: string,
-  issuerName: string,
-  namespace: string,
-  resourceId: uuid,
-  statusMessage: string,
-  statusReason: string,
-  statusTransition: timestamp,
+  clusterId: uuidField,
+  clusterName: text(L.name),
+  issuerName: text(L.name),
+  namespace: text(L.namespace),
+  resourceId: uuidField,
+  statusMessage: text(L.statusMessage),
+  statusReason: text(L.statusReason),
+  statusTransition: timestampField,
 } as const;
 const issuerRequired = Object.keys(issuerFields) as (keyof typeof issuerFields)[];
 
 const certificateResourceFields = {
-  clusterName: string,
-  clusterId: uuid,
-  certificateName: string,
-  namespace: string,
-  issuerName: string,
-  statusMessage: string,
-  unhealthyDuration: duration,
-  statusReason: string,
-  statusTransition: timestamp,
+  clusterName: text(L.name),
+  clusterId: uuidField,
+  certificateName: text(L.name),
+  namespace: text(L.namespace),
+  issuerName: text(L.name),
+  statusMessage: text(L.statusMessage),
+  unhealthyDuration: durationField,
+  statusReason: text(L.statusReason),
+  statusTransition: timestampField,
   subject,
   SANs: sans,
 } as const;
@@ -83,7 +113,7 @@ export const EVENT_DATA_SCHEMAS: { readonly [T in EventType]: SchemaObject } = {
     issuerRequired,
   ),
   'evt.healthstatus.certmgr-issuer.active': objectSchema<EventDataByType['evt.healthstatus.certmgr-issuer.active']>(
-    { ...issuerFields, unhealthyDuration: duration },
+    { ...issuerFields, unhealthyDuration: durationField },
     [...issuerRequired, 'unhealthyDuration'],
   ),
   'evt.healthstatus.certmgr-certificate-resource.notready': objectSchema<
@@ -91,13 +121,13 @@ export const EVENT_DATA_SCHEMAS: { readonly [T in EventType]: SchemaObject } = {
   >(certificateResourceFields, certificateResourceRequired),
   'evt.healthstatus.certmgr-certificate-resource.active': objectSchema<
     EventDataByType['evt.healthstatus.certmgr-certificate-resource.active']
-  >({ ...certificateResourceFields, resourceId: uuid }, [...certificateResourceRequired, 'resourceId']),
+  >({ ...certificateResourceFields, resourceId: uuidField }, [...certificateResourceRequired, 'resourceId']),
   'evt.policy.expiringcertificates.failed': objectSchema<EventDataByType['evt.policy.expiringcertificates.failed']>(
     {
-      name: string,
-      applicationIds: stringArray,
-      message: string,
-      notificationDate: offsetTimestamp,
+      name: text(L.notificationName),
+      applicationIds: list(L.applicationIds, L.applicationId),
+      message: text(L.statusMessage),
+      notificationDate: offsetTimestampField,
       // Days, like the monitoring configuration's thresholds (0 = expires today); int32 so 1e308 cannot pass.
       threshold: { type: 'integer', minimum: 0, maximum: MAX_THRESHOLD_DAYS },
       ruleId: { type: 'integer', minimum: 1, maximum: MAX_RULE_ID },

@@ -9,6 +9,7 @@ import { familyOf, familyOfType, type EventTypeId, type InternalEvent } from '..
 import type { IntegrationRecord, MonitoringConfigRecord, RouterRecord } from '../store/types.js';
 import { isMonitored } from '../service/monitoring.js';
 import { buildPrefilterIndex, type PrefilterIndex } from './index-prefilter.js';
+import type { TimeSlicer } from './slicer.js';
 
 export interface CompiledRouter {
   record: RouterRecord;
@@ -67,17 +68,49 @@ function filterDecision({ record, filter, compileError }: CompiledRouter, event:
   return { router: record, verdict: r.matched ? 'MATCHED' : 'FILTER_FALSE' };
 }
 
-/** Every router of the event's family with its verdict (simulateRouting shows these). Evaluates every filter. */
-export function decideRouters(event: InternalEvent, snap: RoutingSnapshot): RouterDecision[] {
+/** Every router of the event's family with its verdict, one at a time (each may evaluate a filter). */
+function* eachDecision(event: InternalEvent, snap: RoutingSnapshot): Generator<RouterDecision, void> {
   const family = familyOfType(event.type).eventTypeId;
   const routers = snap.byFamily.get(family) ?? [];
   const monitored = eventMonitored(event, snap.monitoring);
-  return routers.map((cr): RouterDecision => {
+  for (const cr of routers) {
     const verdict = staticVerdict(cr.record, snap);
-    if (verdict) return { router: cr.record, verdict };
-    if (!monitored) return { router: cr.record, verdict: 'NOT_MONITORED' };
-    return filterDecision(cr, event);
-  });
+    if (verdict) yield { router: cr.record, verdict };
+    else if (!monitored) yield { router: cr.record, verdict: 'NOT_MONITORED' };
+    else yield filterDecision(cr, event);
+  }
+}
+
+/** Every router of the event's family with its verdict (simulateRouting shows these). Evaluates every filter. */
+export function decideRouters(event: InternalEvent, snap: RoutingSnapshot): RouterDecision[] {
+  return [...eachDecision(event, snap)];
+}
+
+/** decideRouters in time slices: yields to the event loop between evaluations (simulateRouting). */
+export async function decideRoutersSliced(event: InternalEvent, snap: RoutingSnapshot, slicer: TimeSlicer): Promise<RouterDecision[]> {
+  const out: RouterDecision[] = [];
+  for (const d of eachDecision(event, snap)) {
+    out.push(d);
+    if (slicer.due()) await slicer.yield();
+  }
+  return out;
+}
+
+/** The decisions of the prefilter index's candidates, one evaluation at a time. */
+function* eachCandidateDecision(event: InternalEvent, snap: RoutingSnapshot): Generator<RouterDecision, void> {
+  if (!eventMonitored(event, snap.monitoring)) return;
+  const index = routingIndex(snap, familyOfType(event.type).eventTypeId);
+  for (const i of index.candidates(event)) {
+    const cr = index.routers[i];
+    if (cr) yield filterDecision(cr, event);
+  }
+}
+
+type Matches = { matched: RouterRecord[]; errors: RouterDecision[] };
+
+function collect(matches: Matches, d: RouterDecision): void {
+  if (d.verdict === 'MATCHED') matches.matched.push(d.router);
+  else if (d.verdict === 'FILTER_ERROR') matches.errors.push(d);
 }
 
 /**
@@ -85,19 +118,20 @@ export function decideRouters(event: InternalEvent, snap: RoutingSnapshot): Rout
  * family's router order. The hot path: evaluates only the prefilter index's candidates, with the same result
  * as keeping the MATCHED and FILTER_ERROR decisions of decideRouters.
  */
-export function matchRouters(event: InternalEvent, snap: RoutingSnapshot): { matched: RouterRecord[]; errors: RouterDecision[] } {
-  const matched: RouterRecord[] = [];
-  const errors: RouterDecision[] = [];
-  if (!eventMonitored(event, snap.monitoring)) return { matched, errors };
-  const index = routingIndex(snap, familyOfType(event.type).eventTypeId);
-  for (const i of index.candidates(event)) {
-    const cr = index.routers[i];
-    if (!cr) continue;
-    const d = filterDecision(cr, event);
-    if (d.verdict === 'MATCHED') matched.push(d.router);
-    else if (d.verdict === 'FILTER_ERROR') errors.push(d);
+export function matchRouters(event: InternalEvent, snap: RoutingSnapshot): Matches {
+  const m: Matches = { matched: [], errors: [] };
+  for (const d of eachCandidateDecision(event, snap)) collect(m, d);
+  return m;
+}
+
+/** matchRouters in time slices: yields to the event loop between evaluations (event ingestion). */
+export async function matchRoutersSliced(event: InternalEvent, snap: RoutingSnapshot, slicer: TimeSlicer): Promise<Matches> {
+  const m: Matches = { matched: [], errors: [] };
+  for (const d of eachCandidateDecision(event, snap)) {
+    collect(m, d);
+    if (slicer.due()) await slicer.yield();
   }
-  return { matched, errors };
+  return m;
 }
 
 /** Prefilter indexes by snapshot (snapshots are immutable; a configuration change makes a new one). */

@@ -1,7 +1,8 @@
 /** Operating deliveries: listing, routing simulation and test sends. */
 import type { InternalEvent } from '../events/families.js';
 import { validateEvent } from '../events/schemas.js';
-import { decideRouters, eventMonitored, type RouterDecision } from '../routing/match.js';
+import { decideRoutersSliced, eventMonitored, type RouterDecision } from '../routing/match.js';
+import { TimeSlicer } from '../routing/slicer.js';
 import type { DeliveryFilter, DeliveryRecord, DeliveryStatus } from '../store/types.js';
 import type { ServiceContext, ServiceRuntime } from './context.js';
 import { ServiceError, ValidationErrors } from './errors.js';
@@ -50,7 +51,9 @@ export async function simulateRouting(ctx: ServiceContext, input: unknown): Prom
   if (!v.ok) throw new ValidationErrors(v.errors.map((e) => ({ code: 'BAD_USER_INPUT', field: `event.${e.path}`, message: `event.${e.path} ${e.message}` })));
   rt.snapshots.invalidate(ctx.companyId);
   const snap = await rt.snapshots.get(ctx.companyId);
-  return { event: v.event, monitored: eventMonitored(v.event, snap.monitoring), decisions: decideRouters(v.event, snap) };
+  // Evaluates every router of the family: in time slices, like event ingestion.
+  const decisions = await decideRoutersSliced(v.event, snap, new TimeSlicer());
+  return { event: v.event, monitored: eventMonitored(v.event, snap.monitoring), decisions };
 }
 
 /** A realistic issuer-unhealthy event used by testIntegration. */

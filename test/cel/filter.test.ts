@@ -223,8 +223,8 @@ describe('rejected expressions carry code INVALID_FILTER_EXPRESSION and a positi
   });
 
   it('counts comprehension nesting through bodies only, not through ranges', () => {
-    expect(validateFilter("data.applicationIds.map(a, a + '-x').exists(b, b == 'payments-app-x')", EXPIRY)).toEqual({ ok: true });
-    expect(validateFilter("data.applicationIds.exists(a, data.applicationIds.exists(b, a != b))", EXPIRY)).toEqual({ ok: true });
+    expect(validateFilter("data.subject.countries.map(a, a + '-x').exists(b, b == 'DE-x')", CERT)).toEqual({ ok: true });
+    expect(validateFilter("data.subject.countries.exists(a, data.subject.localities.exists(b, a != b))", CERT)).toEqual({ ok: true });
   });
 
   it('rejects deeply nested parentheses without crashing', () => {
@@ -357,13 +357,13 @@ describe('matches() uses an RE2-style engine (no catastrophic backtracking)', ()
 
 describe('evaluation errors: no match, short message, no event data', () => {
   const SECRET = 'hunter2-SECRET-VALUE';
-  const e = issuerNotReady({ clusterName: SECRET, statusMessage: `(${SECRET}` });
+  const e = issuerNotReady({ clusterName: SECRET, statusMessage: `(${SECRET}`, statusReason: `(${SECRET}` });
   it.each<[string, RegExp]>([
     ['int(data.clusterName) == 1', /^evaluation error at 1:1: type conversion failed$/],
     ["{'a': true}[data.clusterName]", /^evaluation error at \d+:\d+: no such field or key$/],
     ["timestamp(data.clusterName) > timestamp('2030-01-01T00:00:00Z')", /^evaluation error at 1:1: invalid timestamp$/],
     ["duration(data.clusterName) > duration('1h')", /^evaluation error at 1:1: invalid duration$/],
-    ['data.clusterName.matches(data.statusMessage)', /invalid regular expression$/],
+    ['data.clusterName.matches(data.statusReason)', /invalid regular expression$/],
     ['data.clusterName.startsWith(dyn(1))', /^evaluation error at 1:17: no matching overload for 'startsWith' applied to 'string.\(int\)'$/],
     ["type.endsWith('.notready') ? dyn(data.clusterName) : true", /^filter result is a string, not bool$/],
   ])('%s', (expression, message) => {

@@ -157,7 +157,7 @@ describe('filterConstraints: conservative (no constraint)', () => {
   });
 
   it('filters not made by compileFilter have no constraints', () => {
-    const fake: CompiledFilter = { expression: "data.namespace == 'x'", eventTypeId: ISSUER, matchesAll: false, evaluate: () => ({ matched: false }) };
+    const fake: CompiledFilter = { expression: "data.namespace == 'x'", eventTypeId: ISSUER, matchesAll: false, estimatedCost: 0, evaluate: () => ({ matched: false }) };
     expect(filterConstraints(fake)).toEqual({ types: undefined, data: [] });
   });
 
