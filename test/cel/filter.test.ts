@@ -340,10 +340,9 @@ describe('timestamps and durations', () => {
 describe('matches() uses an RE2-style engine (no catastrophic backtracking)', () => {
   it('a ReDoS pattern against a hostile value finishes quickly', () => {
     const filter = compileFilter("data.clusterName.matches('^(a+)+$')", ISSUER);
-    const started = performance.now();
+    // a backtracking engine would need ~2^5000 steps here: the test's own timeout is the bound
     expect(filter.evaluate(issuerNotReady({ clusterName: `${'a'.repeat(5000)}!` }))).toEqual({ matched: false });
     expect(filter.evaluate(issuerNotReady({ clusterName: 'a'.repeat(5000) }))).toEqual({ matched: true });
-    expect(performance.now() - started).toBeLessThan(1000);
   });
 
   it.each<[string, boolean]>([

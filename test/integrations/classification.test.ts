@@ -101,9 +101,7 @@ describe.each(TYPES)('%s status classification', (type) => {
       /* never answers */
     };
     const t = target(type, rx.url, { timeoutMs: 250 });
-    const t0 = Date.now();
     const r = await send(t);
-    expect(Date.now() - t0).toBeLessThan(5000);
     expect(r).toEqual({ outcome: 'retry', error: 'timed out after 250 ms' });
   });
 

@@ -209,14 +209,12 @@ describe('EMAIL against smtp-server', () => {
     raw = createServer((s) => sockets.push(s));
     await new Promise<void>((resolve) => raw!.listen(0, '127.0.0.1', resolve));
     const port = (raw.address() as AddressInfo).port;
-    const t0 = Date.now();
     const r = await createNotifier('EMAIL', opts({ smtpUrl: smtpUrl(port), smtpFrom: 'c@example.com', timeoutMs: 300 })).send(
       notification(mailInteg(), EVENTS['evt.healthstatus.certmgr-issuer.notready']),
     );
     for (const s of sockets) s.destroy();
     expect(r.outcome).toBe('retry');
     expect(r.error).toMatch(/timed out/);
-    expect(Date.now() - t0).toBeLessThan(5000);
   });
 
   it('is dead with a clear message when SMTP, recipients or sender are missing', async () => {

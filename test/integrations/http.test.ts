@@ -134,10 +134,9 @@ describe('postAndClassify against a loopback receiver', () => {
     });
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 50);
-    const t0 = Date.now();
-    const r = await postAndClassify({ url: rx.url, body: '{}', secrets: [] }, ctx({ timeoutMs: 10_000, signal: ac.signal }));
+    // the attempt timeout is far beyond the test's own: only the abort can end this call in time
+    const r = await postAndClassify({ url: rx.url, body: '{}', secrets: [] }, ctx({ timeoutMs: 3_600_000, signal: ac.signal }));
     expect(r).toEqual({ outcome: 'retry', error: 'aborted' });
-    expect(Date.now() - t0).toBeLessThan(5000);
   });
 
   it('does not send at all when the signal is already aborted', async () => {
