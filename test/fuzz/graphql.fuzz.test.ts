@@ -7,6 +7,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoreKind, TestService } from '../support/service.js';
 import { GRAPHQL_CLASSES, serializeGraphqlBody, type IdPool } from './graphql-arbitraries.js';
@@ -96,6 +97,20 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('fuzz: GraphQL (%s)', (kind) =>
         }
         await expectBUnchanged(f, 'GraphQL by A');
       });
+    });
+  });
+
+  it('names with NUL, bidi overrides or zero-width characters are refused alike on both engines (findings 10, 16)', { timeout: 120_000 }, async () => {
+    const { f } = fixtures[kind]!;
+    const hostileName = fc
+      .tuple(fc.stringMatching(/^[a-z]{0,6}$/), fc.constantFrom('\u0000', '\u202e', '\u202d', '\u2066', '\u200b', '\u200d', '\ufeff'), fc.stringMatching(/^[a-z]{0,6}$/))
+      .map(([a, c, b]) => a + c + b);
+    await check(fuzzParams(kind === 'sqlite' ? 7151 : 7152, kind === 'sqlite' ? 20 : 10), hostileName, async (name) => {
+      const before = await tenantState(f.svc, KEY_A);
+      const r = await gql(f.svc, 'mutation($n: String!) { createIncidentMgmtIntegration(input: { name: $n, incidentMgmtParams: { IntegrationKey: "k-0123456789abcdef" } }) { id } }', { n: name });
+      expectSane(r, 'createIncidentMgmtIntegration');
+      expect(r.json?.errors?.[0]?.extensions?.code, `accepted name ${JSON.stringify(name)}: ${r.text.slice(0, 200)}`).toBe('BAD_USER_INPUT');
+      expect(await tenantState(f.svc, KEY_A)).toEqual(before);
     });
   });
 

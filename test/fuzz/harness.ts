@@ -84,11 +84,11 @@ export async function call(svc: TestService, path: string, init: CallInit = {}):
   let text: string;
   // The deadline is a timeout (abort), never a timing assertion; /healthz is probed in parallel with the same bound.
   const probe = healthzWithin(svc);
+  probe.catch(() => undefined); // handled below; this only keeps an early rejection from counting as unhandled
   try {
     res = await fetch(svc.url + path, { method, headers, ...(body !== undefined ? { body } : {}), signal: AbortSignal.timeout(DEADLINE_MS) });
     text = await res.text();
   } catch (e) {
-    probe.catch(() => undefined); // the request's own failure is the one to report
     if ((e as Error).name === 'TimeoutError') throw new Error(`${method} ${path} was not answered within the liveness bound of ${DEADLINE_MS} ms`);
     throw e;
   }
