@@ -1,5 +1,5 @@
 /**
- * Egress policy figures for docs/security/egress.md (about 10 s):
+ * Egress policy figures for docs/security.md#egress-policy (about 10 s):
  * - cost of EgressPolicy.checkAddress / checkUrl;
  * - 1,000 aliases of testIntegration in one request against the real service (SQLite in memory,
  *   --egress-allow 127.0.0.1/32, one loopback WEBHOOK receiver): how many POSTs reach the receiver.

@@ -1,5 +1,5 @@
 /**
- * Worst-case cost of the request limits themselves (docs/security/requests.md), ~10 s:
+ * Worst-case cost of the request limits themselves (docs/security.md#request-limits), ~10 s:
  *   npx node --disable-warning=ExperimentalWarning --import tsx bench/requests.ts
  * Pure checks on 1 MiB hostile inputs, then the issue's 100-alias GraphQL request against the real service.
  */

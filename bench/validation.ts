@@ -1,5 +1,5 @@
 /**
- * Worst-case cost of strict input validation (docs/security/validation.md): validateEvent and the text
+ * Worst-case cost of strict input validation (docs/security.md#validation): validateEvent and the text
  * checks on hostile values as large as a 1 MiB request body allows. Prints the slowest of N runs per case.
  *
  *   node --import tsx bench/validation.ts        (~5 s)

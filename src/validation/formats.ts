@@ -1,5 +1,5 @@
 /**
- * The strict formats every input is checked against (docs/security/validation.md). Pure functions: each
+ * The strict formats every input is checked against (docs/security.md#validation). Pure functions: each
  * returns `undefined` when the value is acceptable, or a message saying what is wrong (without the field
  * name: the caller adds where). Shared by event validation, the GraphQL UUID scalar, the REST monitoring
  * configuration and the name checks of routers and integrations, so every entry point agrees.

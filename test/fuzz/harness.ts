@@ -13,7 +13,7 @@ import { COMPANY_A, COMPANY_B, KEY_A, KEY_B, startTestService, type StoreKind, t
 
 /** Liveness bound: every request (and /healthz while it runs) must be answered within this. Not a perf target. */
 export const DEADLINE_MS = envInt('FUZZ_DEADLINE_MS', 10_000);
-/** Heap after the run (forced GC) may exceed the baseline by at most this (see docs/security/fuzz.md). */
+/** Heap after the run (forced GC) may exceed the baseline by at most this (see docs/security.md#fuzz-suite). */
 export const HEAP_MARGIN_BYTES = envInt('FUZZ_HEAP_MARGIN_MB', 48) * 1024 * 1024;
 /** warn/error log lines one request may cause (finding 8: logs are rate-limited per tenant and cause). */
 export const MAX_WARN_LINES_PER_REQUEST = 100;
