@@ -31,7 +31,7 @@ describe('serve --kube on', () => {
     await installCertManagerCrds(env.kubeConfig());
     hook = await startReceiver();
     svc = await startServiceProcess(
-      ['--kube', 'on', '--store', `sqlite:${join(mkdtempSync(join(tmpdir(), 'cmn-kube-')), 'db')}`, '--lease-duration', '3000', '--renew-deadline', '2000', '--retry-period', '500', '--lease-namespace', 'default', '--resync-period', '5000', '--health-grace-period', '500', '--cluster-name', 'e2e'],
+      ['--kube', 'on', '--store', `sqlite:${join(mkdtempSync(join(tmpdir(), 'cmn-kube-')), 'db')}`, '--lease-duration', '3000', '--renew-deadline', '2000', '--retry-period', '500', '--lease-namespace', 'default', '--resync-period', '5000', '--health-grace-period', '500', '--cluster-name', 'e2e', '--egress-allow', '127.0.0.1/32'],
       KEY,
       { KUBECONFIG: env.kubeconfigPath },
     );
