@@ -39,8 +39,18 @@ export const Reason = {
   ProviderNotReady: 'ProviderNotReady',
   /** A secretRef names a missing Secret or a key the Secret does not have. */
   SecretNotFound: 'SecretNotFound',
-  /** The service rejected a value taken from a Secret (e.g. not a URL); the message never repeats it. */
+  /**
+   * Stalled: the service rejected a value taken from a Secret (not an http(s) URL, refused by the egress
+   * policy, …); the message names the spec field and the Secret, never the value. Retried when the Secret
+   * changes (watched) and on the periodic resync, not with backoff.
+   */
   InvalidSecret: 'InvalidSecret',
+  /**
+   * Stalled: the service refused a create because the company holds its quota of routers or integrations
+   * (`QUOTA_EXCEEDED`); the message names the limit and the count. No retry with backoff: the periodic
+   * resync (and any spec change) tries again, so the object recovers once records are deleted.
+   */
+  QuotaExceeded: 'QuotaExceeded',
   /** The service API is unreachable or failed (5xx, network); retried with backoff. */
   ServiceUnavailable: 'ServiceUnavailable',
   /** The service rejected the request for another reason; retried with backoff. */

@@ -70,7 +70,8 @@ export function providerHandler(deps: ProviderHandlerDeps): ResourceHandler<Noti
       const missing = missingSettings(spec);
       if (missing) throw new TerminalError(Reason.InvalidSpec, missing);
 
-      const secrets = resolveSecrets(secretRefsOf(spec), o.namespace, (name) => deps.secrets.get(name, o.namespace) as never);
+      const uses = secretRefsOf(spec);
+      const secrets = resolveSecrets(uses, o.namespace, (name) => deps.secrets.get(name, o.namespace) as never);
       if (!secrets.ok) throw new WaitError(Reason.SecretNotFound, secrets.message, { requeueAfter: deps.secretRetryMs ?? 60_000 });
 
       const desired = desiredIntegration(o, spec, secrets.values, deps.cluster);
@@ -93,7 +94,7 @@ export function providerHandler(deps: ProviderHandlerDeps): ResourceHandler<Noti
           // deleted through the API between list and update: create it again on the retry
           throw new WaitError(Reason.ServiceError, e.message, { requeueAfter: 0, fields: { integrationId: undefined } });
         }
-        throwServiceFailure(e, 'provider');
+        throwServiceFailure(e, 'provider', uses);
       }
 
       let blocked = 0;

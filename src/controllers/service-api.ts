@@ -89,6 +89,7 @@ export type ServiceErrorKind =
   | 'bad-input'
   | 'not-found'
   | 'conflict'
+  | 'quota-exceeded' // QUOTA_EXCEEDED: the company holds its limit of routers or integrations
   | 'other';
 
 export class ServiceApiError extends Error {
@@ -191,6 +192,7 @@ const KIND_BY_CODE: Record<string, ServiceErrorKind> = {
   BAD_USER_INPUT: 'bad-input',
   NOT_FOUND: 'not-found',
   CONFLICT: 'conflict',
+  QUOTA_EXCEEDED: 'quota-exceeded',
   INTERNAL_SERVER_ERROR: 'unavailable',
 };
 

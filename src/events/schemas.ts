@@ -235,7 +235,7 @@ function valueAt(data: object, pointer: string): unknown {
 }
 
 /** Free-text fields (newlines and tabs allowed); every other string in an event is single-line name-like text. */
-const FREE_TEXT_FIELDS: ReadonlySet<string> = new Set(['data.statusMessage', 'data.message']);
+export const FREE_TEXT_FIELDS: ReadonlySet<string> = new Set(['data.statusMessage', 'data.message']);
 
 /**
  * Every string of a schema-valid `data` (wherever it is, so no field can be forgotten) must be text the

@@ -15,6 +15,7 @@
  */
 import { isMonitored } from '../service/monitoring.js';
 import type { InternalEvent } from '../events/families.js';
+import { sanitizeEvent } from '../events/sanitize.js';
 import type { ExpiringCertificateData } from '../events/types.js';
 import { rulesOf, type ExpiryRule, type MonitoringConfig } from './config.js';
 import type { LeafCertificate } from './x509.js';
@@ -119,7 +120,11 @@ export function expirationName(left: number): string {
   return left === 0 ? 'Certificate expired' : `Certificate expired ${plural(-left, 'day')} ago`;
 }
 
-/** The spec's `evt.policy.expiringcertificates.failed` event for a due rule. */
+/**
+ * The spec's `evt.policy.expiringcertificates.failed` event for a due rule, sanitized (src/events/sanitize.ts):
+ * application ids from annotations and the certificate's own strings may exceed the limits or hold
+ * characters the text rules refuse, which must not stop the alert.
+ */
 export function expirationEvent(cert: ExpiryCertificate, due: DueExpiration, now: number, cluster: { name: string }): InternalEvent {
   const leaf = cert.leaf;
   const name = `${cert.namespace}/${cert.certificateName ?? cert.secretName}`;
@@ -140,7 +145,7 @@ export function expirationEvent(cert: ExpiryCertificate, due: DueExpiration, now
     threshold: due.threshold,
     ruleId: due.ruleId,
   };
-  return { type: 'evt.policy.expiringcertificates.failed', data: { ...data } };
+  return sanitizeEvent({ type: 'evt.policy.expiringcertificates.failed', data: { ...data } });
 }
 
 /** `app-1, app-2` → ['app-1', 'app-2'] (trimmed, de-duplicated, empty parts dropped). */

@@ -4,6 +4,8 @@
  *   namespace, resourceId, statusMessage, statusReason, statusTransition; `.active` adds unhealthyDuration.
  * - certificate: clusterName, clusterId, certificateName, namespace, issuerName, statusMessage,
  *   unhealthyDuration, statusReason, statusTransition, subject, SANs; `.active` adds resourceId.
+ * Every event goes through sanitizeEvent (src/events/sanitize.ts): whatever a cluster object holds, the event
+ * fits the schema's limits and text rules, so an alert is never refused (and lost) for its content.
  */
 import type { EventType, InternalEvent } from '../events/families.js';
 import type {
@@ -12,6 +14,8 @@ import type {
   IssuerActiveData,
   IssuerNotReadyData,
 } from '../events/types.js';
+import { sanitizeEvent } from '../events/sanitize.js';
+import { MAX_DURATION_HOUR_DIGITS } from '../validation/formats.js';
 import type { ResourceIdentity } from './observe.js';
 
 export interface ClusterIdentity {
@@ -20,9 +24,15 @@ export interface ClusterIdentity {
   name: string;
 }
 
-/** `<h>h<m>m<s>s` with fractional seconds (milliseconds, trailing zeros dropped), e.g. `0h5m3.25s`, `26h0m0s`. */
+/** The longest duration the format takes (hours have at most 6 digits): 999999h59m59.999s, about 114 years. */
+export const MAX_DURATION_MS = (10 ** MAX_DURATION_HOUR_DIGITS - 1) * 3_600_000 + 3_599_999;
+
+/**
+ * `<h>h<m>m<s>s` with fractional seconds (milliseconds, trailing zeros dropped), e.g. `0h5m3.25s`, `26h0m0s`.
+ * Capped at MAX_DURATION_MS (a lastTransitionTime in year 0001 would otherwise give 8 hour digits).
+ */
 export function formatDuration(ms: number): string {
-  const total = Math.max(0, Math.round(ms));
+  const total = Math.min(MAX_DURATION_MS, Math.max(0, Math.round(ms)));
   const h = Math.floor(total / 3_600_000);
   const m = Math.floor((total % 3_600_000) / 60_000);
   const sMs = total % 60_000;
@@ -32,9 +42,17 @@ export function formatDuration(ms: number): string {
   return `${h}h${m}m${s}s`;
 }
 
-/** ISO 8601 in UTC with `Z`; whole seconds are written without a fraction, like Kubernetes timestamps. */
+/** The timestamps the spec's format takes: years 0001 to 9999 (toISOString writes `+010000-…` past them). */
+export const MIN_TIMESTAMP_MS = Date.parse('0001-01-01T00:00:00Z');
+export const MAX_TIMESTAMP_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+/**
+ * ISO 8601 in UTC with `Z`; whole seconds are written without a fraction, like Kubernetes timestamps.
+ * Clamped to years 0001-9999 (a cluster object may carry any lastTransitionTime).
+ */
 export function isoUtc(ms: number): string {
-  return new Date(ms).toISOString().replace('.000Z', 'Z');
+  const t = Number.isFinite(ms) ? Math.min(MAX_TIMESTAMP_MS, Math.max(MIN_TIMESTAMP_MS, ms)) : MIN_TIMESTAMP_MS;
+  return new Date(t).toISOString().replace('.000Z', 'Z');
 }
 
 export interface HealthStatusFields {
@@ -65,9 +83,9 @@ export function healthEvent(state: 'notready' | 'active', id: ResourceIdentity, 
       subject: id.subject ?? { commonName: '', countries: [], localities: [], organizationalUnits: [], organizations: [], provinces: [] },
       SANs: id.SANs ?? {},
     };
-    if (state === 'notready') return { type, data: { ...data } };
+    if (state === 'notready') return sanitizeEvent({ type, data: { ...data } });
     const active: CertificateResourceActiveData = { ...data, resourceId: id.uid };
-    return { type, data: { ...active } };
+    return sanitizeEvent({ type, data: { ...active } });
   }
   const data: IssuerNotReadyData = {
     clusterId: cluster.id,
@@ -79,7 +97,7 @@ export function healthEvent(state: 'notready' | 'active', id: ResourceIdentity, 
     statusReason: f.statusReason,
     statusTransition: f.statusTransition,
   };
-  if (state === 'notready') return { type, data: { ...data } };
+  if (state === 'notready') return sanitizeEvent({ type, data: { ...data } });
   const active: IssuerActiveData = { ...data, unhealthyDuration: f.unhealthyDuration };
-  return { type, data: { ...active } };
+  return sanitizeEvent({ type, data: { ...active } });
 }

@@ -201,3 +201,22 @@ export function textIssue(s: string, kind: TextKind, maxChars?: number): { messa
     index: m.index,
   };
 }
+
+/** FORBIDDEN with the `g` flag, for replacing every forbidden character at once. */
+const FORBIDDEN_ALL: Record<TextKind, RegExp> = {
+  name: new RegExp(FORBIDDEN.name.source, 'gu'),
+  text: new RegExp(FORBIDDEN.text.source, 'gu'),
+  secret: new RegExp(FORBIDDEN.secret.source, 'gu'),
+};
+
+/** U+FFFD REPLACEMENT CHARACTER: what Unicode prescribes in place of a character that cannot be shown (category So, allowed everywhere). */
+export const REPLACEMENT_CHARACTER = '\uFFFD';
+
+/**
+ * `s` with every character that `textProblem(_, kind)` refuses replaced by U+FFFD (one code point for one,
+ * so the length in code points is unchanged). For producers of text from sources we do not control (the
+ * emitter's cluster objects): they must send something valid rather than nothing.
+ */
+export function replaceForbiddenText(s: string, kind: TextKind): string {
+  return s.replace(FORBIDDEN_ALL[kind], REPLACEMENT_CHARACTER);
+}

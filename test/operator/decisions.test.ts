@@ -15,8 +15,9 @@ import {
   resolveSecrets,
   secretRefsOf,
   type SecretObject,
+  type SecretUse,
 } from '../../src/controllers/desired.js';
-import { invalidFilterMessage, throwServiceFailure } from '../../src/controllers/errors.js';
+import { invalidFilterMessage, secretValueMessage, throwServiceFailure } from '../../src/controllers/errors.js';
 import { TerminalError, WaitError, objectKey, parseKey } from '../../src/controllers/runtime.js';
 import { ServiceApiError, createIntegrationVariables, toServiceError, type IntegrationView, type RouterView } from '../../src/controllers/service-api.js';
 import { providersUsingSecret } from '../../src/controllers/provider.js';
@@ -230,11 +231,47 @@ describe('service errors → conditions', () => {
     ['network / 5xx', err('unavailable'), 'router', 'wait:ServiceUnavailable'],
     ['bad API key', err('unauthenticated'), 'router', 'wait:ServiceUnavailable'],
     ['invalid filter', err('invalid-filter', { line: 1, column: 3 }), 'router', 'terminal:InvalidFilter'],
-    ['bad value from a Secret', err('bad-input', { field: 'input.slackParams.webhookUrl' }), 'provider', 'wait:InvalidSecret@60000'],
+    ['bad value from a Secret (e.g. refused by the egress policy): stalled, no retry loop', err('bad-input', { field: 'input.slackParams.webhookUrl' }), 'provider', 'terminal:InvalidSecret'],
+    ['quota exceeded (router)', err('quota-exceeded', { quota: 'maxRoutersPerCompany', limit: 1, count: 1 }), 'router', 'terminal:QuotaExceeded'],
+    ['quota exceeded (provider)', err('quota-exceeded', { quota: 'maxIntegrationsPerCompany', limit: 1, count: 1 }), 'provider', 'terminal:QuotaExceeded'],
     ['bad spec value', err('bad-input', { field: 'input.emailParams.to[0]' }), 'provider', 'terminal:InvalidSpec'],
     ['conflict', err('conflict'), 'router', 'wait:ServiceError'],
     ['not a service error', new Error('x'), 'router', 'rethrown'],
   ])('%s', (_n, e, ctx, want) => expect(outcome(e, ctx)).toBe(want));
+
+  const uses: SecretUse[] = [
+    { role: 'url', ref: { name: 'hook', key: 'url' }, field: 'spec.webhook.urlSecretRef' },
+    { role: 'signingSecret', ref: { name: 'hook', key: 'sig' }, field: 'spec.webhook.signingSecretRef' },
+    { role: 'webhookUrl', ref: { name: 'slack', key: 'u' }, field: 'spec.slack.webhookUrlSecretRef' },
+    { role: 'integrationKey', ref: { name: 'ik', key: 'k' }, field: 'spec.incidentManagement.integrationKeySecretRef' },
+  ];
+  const egress = 'points to a loopback address, which the egress policy refuses (an operator may allow it with --egress-allow)';
+  it.each<[string, string, string]>([
+    ['input.url', `input.url ${egress}`, `spec.webhook.urlSecretRef (Secret hook, key url): the service refused the value: it ${egress} (service field input.url)`],
+    ['input.webhookParams.url', `input.webhookParams.url ${egress}`, `spec.webhook.urlSecretRef (Secret hook, key url): the service refused the value: it ${egress} (service field input.webhookParams.url)`],
+    ['input.slackParams.webhookUrl', `input.slackParams.webhookUrl ${egress}`, `spec.slack.webhookUrlSecretRef (Secret slack, key u): the service refused the value: it ${egress} (service field input.slackParams.webhookUrl)`],
+    ['input.signingSecret', 'input.signingSecret must be 16-256 characters', 'spec.webhook.signingSecretRef (Secret hook, key sig): the service refused the value: it must be 16-256 characters (service field input.signingSecret)'],
+    ['input.incidentMgmtParams.IntegrationKey', 'input.incidentMgmtParams.IntegrationKey is too long', 'spec.incidentManagement.integrationKeySecretRef (Secret ik, key k): the service refused the value: it is too long (service field input.incidentMgmtParams.IntegrationKey)'],
+  ])('a rejected Secret value names the spec field and Secret: %s', (field, serviceMessage, want) => {
+    const e = err('bad-input', { field }, serviceMessage);
+    expect(secretValueMessage(e, uses)).toBe(want);
+    expect(() => throwServiceFailure(e, 'provider', uses)).toThrow(want);
+  });
+  it('a Secret field the spec does not reference falls back to the service message', () => {
+    const e = err('bad-input', { field: 'input.teamsParams.webhookUrl' }, 'input.teamsParams.webhookUrl is bad');
+    expect(secretValueMessage(e, uses.slice(0, 1))).toBe('op: input.teamsParams.webhookUrl is bad');
+  });
+
+  it('QUOTA_EXCEEDED from the service is classified (not "other") and keeps the limit and count', () => {
+    const message = 'quota exceeded: a company may have at most 1 routers (--max-routers-per-company) and this one has 1; delete some first';
+    const ce = new ClientError(
+      { status: 200, headers: new Headers(), errors: [{ message, extensions: { code: 'QUOTA_EXCEEDED', quota: 'maxRoutersPerCompany', limit: 1, count: 1 } }] } as never,
+      { query: 'mutation' },
+    );
+    const e = toServiceError(ce, 'create router');
+    expect(e).toMatchObject({ kind: 'quota-exceeded', details: { code: 'QUOTA_EXCEEDED', limit: 1, count: 1 } });
+    expect(() => throwServiceFailure(e, 'router')).toThrow(new TerminalError('QuotaExceeded', `create router: ${message} (QUOTA_EXCEEDED)`));
+  });
 
   it('invalidFilterMessage carries the CEL error and its position', () => {
     const e = err('invalid-filter', { line: 2, column: 7 }, "filterConfig.advancedFilterExpression: 2:7: undeclared reference to 'foo'");
