@@ -10,7 +10,7 @@ import { serviceContext, type ServiceContext, type ServiceRuntime } from '../ser
 import { acceptEvents, parseEvents } from '../service/events.js';
 import { ServiceError, ValidationErrors } from '../service/errors.js';
 import { ApiKeyRing, API_KEY_HEADER } from './auth.js';
-import { boundedErr, capText, sendError, sendErrors, sendGraphqlError } from './errors.js';
+import { boundedErr, capText, sendError, storeInputError, sendErrors, sendGraphqlError } from './errors.js';
 import { BODY_LIMIT, MAX_JSON_DEPTH, RETRY_AFTER_SECONDS, isStoreUnavailable, jsonDepthViolation, routeLabel } from './limits.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { monitoringRouter } from './rest/monitoring-config.js';
@@ -212,6 +212,8 @@ export function createApp(deps: AppDeps): express.Express {
     if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return send(415, 'UNSUPPORTED_MEDIA_TYPE', e.message ?? 'unsupported encoding');
     if (err instanceof URIError || (e.status === 400 && /^Failed to decode param/.test(e.message ?? '')))
       return send(400, 'MALFORMED_PATH', 'the path is not valid percent-encoding (RFC 3986)');
+    const input = storeInputError(err);
+    if (input) return send(input.status, input.code, input.message);
     if (isStoreUnavailable(err)) {
       (res.locals.log ?? deps.logger).warn({ err }, 'store unavailable');
       res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));

@@ -1,5 +1,17 @@
 import type { Response } from 'express';
 import type { FieldError } from '../service/errors.js';
+import { StoreInvalidTextError } from '../store/errors.js';
+
+/** What the API says when the store refuses a text (the store's own message names a parameter number). */
+export const INVALID_TEXT_MESSAGE = 'a text value contains a NUL character or invalid Unicode (a lone surrogate); nothing was stored';
+
+/**
+ * Store errors that are the caller's input, not a server fault: the answer both APIs give (REST status, GraphQL
+ * code), or null. The message names no value.
+ */
+export function storeInputError(err: unknown): { status: 400; code: 'BAD_USER_INPUT'; message: string } | null {
+  return err instanceof StoreInvalidTextError ? { status: 400, code: 'BAD_USER_INPUT', message: INVALID_TEXT_MESSAGE } : null;
+}
 
 /**
  * Longest error message (and field path) an API answer carries, in code points. Messages may quote input

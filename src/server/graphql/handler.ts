@@ -3,7 +3,7 @@ import { createHandler } from 'graphql-http';
 import type { RequestHandler, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { ServiceError, ValidationErrors, type FieldError } from '../../service/errors.js';
-import { boundedErr, capText, sendGraphqlError } from '../errors.js';
+import { boundedErr, capText, sendGraphqlError, storeInputError } from '../errors.js';
 import { RETRY_AFTER_SECONDS, isStoreUnavailable } from '../limits.js';
 import { buildApiSchema } from './schema.js';
 import { rootValue } from './resolvers.js';
@@ -48,6 +48,8 @@ function formatUncapped(err: Readonly<GraphQLError | Error>, log?: Logger): Grap
     return new GraphQLError(ge.message, { nodes: ge.nodes ?? null, path: ge.path ?? null, extensions: { ...orig.extensions } });
   }
   if (ge.extensions.code) return ge;
+  const input = storeInputError(orig);
+  if (input) return new GraphQLError(input.message, { nodes: ge.nodes ?? null, path: ge.path ?? null, extensions: { code: input.code } });
   if (isStoreUnavailable(orig)) {
     log?.warn({ err: orig }, 'store unavailable');
     return new GraphQLError('the store is unavailable; retry later', { nodes: ge.nodes ?? null, path: ge.path ?? null, extensions: { code: 'SERVICE_UNAVAILABLE' } });
