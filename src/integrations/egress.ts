@@ -32,6 +32,27 @@ export class EgressDeniedError extends Error {
   }
 }
 
+/**
+ * Coarse class of a refusal, the `reason` label of certmgr_notify_egress_refused_total: a small fixed set,
+ * never the address or host (unbounded, and an internal-DNS oracle in the wrong hands).
+ */
+export type EgressRefusal = 'invalid_url' | 'scheme' | 'userinfo' | 'port' | 'no_host' | 'denied_address' | 'metadata_host';
+
+/** Where a refusal happened: the early check at create/update, or a send (pre-send URL check or connect). */
+export type EgressStage = 'create_update' | 'connect';
+
+/** The class of a deny-range / host refusal (deniedRange, checkHost). */
+export function refusalClass(range: string): EgressRefusal {
+  return range === METADATA_HOST ? 'metadata_host' : 'denied_address';
+}
+
+const METADATA_HOST = 'cloud metadata host';
+
+export interface EgressPolicyOptions {
+  /** Called once per refusal (metrics); must not throw. */
+  onRefused?: (reason: EgressRefusal, stage: EgressStage) => void;
+}
+
 type Family = 'ipv4' | 'ipv6';
 
 /** [range name, CIDR]; the name is what an error reports. Sources: IANA IPv4/IPv6 special-purpose registries. */
@@ -181,8 +202,11 @@ export class EgressPolicy {
   readonly #allowSuffixes: readonly string[];
   #dispatcher: Dispatcher | undefined;
 
-  constructor(allow: EgressAllow = NO_EGRESS_ALLOW) {
+  readonly #onRefused: NonNullable<EgressPolicyOptions['onRefused']>;
+
+  constructor(allow: EgressAllow = NO_EGRESS_ALLOW, opts: EgressPolicyOptions = {}) {
     this.allow = allow;
+    this.#onRefused = opts.onRefused ?? (() => {});
     for (const s of allow.cidrs) {
       const c = parseCidr(s);
       if (!c) throw new Error(`egress allow-list: '${s}' is not a CIDR`);
@@ -210,34 +234,61 @@ export class EgressPolicy {
     const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
     if (isIP(bare)) return this.hostAllowed(bare) ? null : this.checkAddress(bare);
     if (this.hostAllowed(bare)) return null;
-    if (DENIED_NAMES.has(normalizeHost(bare))) return 'cloud metadata host';
+    if (DENIED_NAMES.has(normalizeHost(bare))) return METADATA_HOST;
     return null;
   }
 
   /**
    * The create/update check of a tenant-given URL: http(s), no user:pass@, a port in 1-65535, no
    * denied literal address or metadata name. Returns what is wrong (never the URL: it may carry a token).
+   * `stage` says who asks (the refusal metric): create/update, or a notifier right before sending.
    */
-  checkUrl(url: string): string | null {
+  checkUrl(url: string, stage: EgressStage = 'create_update'): string | null {
+    const r = this.classifyUrl(url);
+    if (!r) return null;
+    this.#onRefused(r.reason, stage);
+    return r.message;
+  }
+
+  /** checkUrl's decision, with the refusal class; reports nothing. */
+  classifyUrl(url: string): { reason: EgressRefusal; message: string } | null {
     let u: URL;
     try {
       u = new URL(url);
     } catch {
-      return 'is not a valid URL (an absolute http or https URL is needed)';
+      return { reason: 'invalid_url', message: 'is not a valid URL (an absolute http or https URL is needed)' };
     }
-    if (u.protocol !== 'https:' && u.protocol !== 'http:') return 'must be an http(s) URL';
-    if (u.username || u.password) return 'must not carry credentials (user:password@); put a token in the path or use a signing secret';
-    if (u.port === '0') return 'must have a port between 1 and 65535';
-    if (!u.hostname) return 'must name a host';
+    if (u.protocol !== 'https:' && u.protocol !== 'http:') return { reason: 'scheme', message: 'must be an http(s) URL' };
+    if (u.username || u.password)
+      return { reason: 'userinfo', message: 'must not carry credentials (user:password@); put a token in the path or use a signing secret' };
+    if (u.port === '0') return { reason: 'port', message: 'must have a port between 1 and 65535' };
+    if (!u.hostname) return { reason: 'no_host', message: 'must name a host' };
     const denied = this.checkHost(u.hostname);
-    if (denied) return `points to a ${denied} address, which the egress policy refuses (an operator may allow it with --egress-allow)`;
+    if (denied)
+      return { reason: refusalClass(denied), message: `points to a ${denied} address, which the egress policy refuses (an operator may allow it with --egress-allow)` };
     return null;
+  }
+
+  /**
+   * Closes the shared dispatcher at shutdown: its pooled keep-alive connections end, and a request still in
+   * flight is cut. Called after the delivery worker stopped and the HTTP server's deadline passed, so whatever
+   * is left is a straggler. destroy(), not close(): close() would wait for stragglers, and undici 7 does not
+   * abort them when destroy() follows a close() (measured: the request stays pending).
+   */
+  async close(): Promise<void> {
+    await this.#dispatcher?.destroy();
   }
 
   /** The undici dispatcher that enforces this policy at connect time (one per policy: it pools connections). */
   dispatcher(opts: DispatcherOptions = {}): Dispatcher {
     if (opts.lookup || opts.connectTimeoutMs !== undefined) return this.#build(opts);
     return (this.#dispatcher ??= this.#build(opts));
+  }
+
+  /** A connect-time refusal: counted, then the error the connection fails with. */
+  #refuse(range: string): EgressDeniedError {
+    this.#onRefused(refusalClass(range), 'connect');
+    return new EgressDeniedError(range);
   }
 
   #build(opts: DispatcherOptions): Dispatcher {
@@ -251,7 +302,7 @@ export class EgressPolicy {
         if (!policy.hostAllowed(hostname)) {
           for (const a of list) {
             const denied = policy.checkAddress(a.address);
-            if (denied) return cb(new EgressDeniedError(denied), '', 0);
+            if (denied) return cb(policy.#refuse(denied), '', 0);
           }
         }
         if (list.length === 0) return cb(Object.assign(new Error('no addresses'), { code: 'ENOTFOUND' }), '', 0);
@@ -263,7 +314,7 @@ export class EgressPolicy {
     return new Agent({
       connect(options, cb) {
         const denied = policy.checkHost(options.hostname);
-        if (denied) return cb(new EgressDeniedError(denied), null);
+        if (denied) return cb(policy.#refuse(denied), null);
         connect(options, cb);
       },
     });

@@ -185,7 +185,7 @@ export function isEgressDenied(err: unknown): boolean {
  */
 export function checkTenantUrl(url: string | undefined, what: string, egress: EgressPolicy): string | null {
   if (!url) return `${what} is not configured`;
-  const bad = egress.checkUrl(url);
+  const bad = egress.checkUrl(url, 'connect');
   return bad ? `${what} ${bad}` : null;
 }
 

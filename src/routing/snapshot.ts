@@ -160,6 +160,24 @@ export class RoutingSnapshots {
     return entry.snapshot;
   }
 
+  /**
+   * The company's snapshot as stored now: like get(), but the fingerprint (one cheap query) is checked at once
+   * rather than after `ttlMs`, so a change made through another replica shows at once. While the fingerprint is
+   * unchanged the shared snapshot is reused as is: nothing is reloaded, recompiled or invalidated (simulateRouting,
+   * which used to invalidate, reloading and recompiling every router of the company on every call).
+   */
+  async current(companyId: string): Promise<RoutingSnapshot> {
+    const hit = this.cache.get(companyId, SNAPSHOT);
+    if (!hit) return this.get(companyId);
+    const [cur, old] = await Promise.all([this.store.routingFingerprint(companyId), hit.fingerprint.catch(() => null)]);
+    if (cur === old && this.cache.get(companyId, SNAPSHOT) === hit) {
+      hit.checkedAt = (this.opts.now ?? Date.now)();
+      return hit.snapshot;
+    }
+    this.#drop(companyId, hit);
+    return this.get(companyId);
+  }
+
   /** Removes the company's cached entry if it is still `entry` (a newer one may have replaced it). */
   #drop(companyId: string, entry: Entry): void {
     if (this.cache.has(companyId, SNAPSHOT) && this.cache.get(companyId, SNAPSHOT) === entry) this.cache.delete(companyId, SNAPSHOT, false);

@@ -10,7 +10,7 @@ import { serviceContext, type ServiceContext, type ServiceRuntime } from '../ser
 import { acceptEvents, parseEvents } from '../service/events.js';
 import { ServiceError, ValidationErrors } from '../service/errors.js';
 import { ApiKeyRing, API_KEY_HEADER } from './auth.js';
-import { sendError, sendErrors, sendGraphqlError } from './errors.js';
+import { boundedErr, capText, sendError, storeInputError, sendErrors, sendGraphqlError } from './errors.js';
 import { BODY_LIMIT, MAX_JSON_DEPTH, RETRY_AFTER_SECONDS, isStoreUnavailable, jsonDepthViolation, routeLabel } from './limits.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { monitoringRouter } from './rest/monitoring-config.js';
@@ -78,7 +78,7 @@ export function createApp(deps: AppDeps): express.Express {
       metrics.requests.inc({ method: req.method, route, status: String(res.statusCode) });
       metrics.duration.observe({ method: req.method, route }, seconds);
       if (route !== '/healthz' && route !== '/readyz' && route !== '/metrics')
-        log.info({ method: req.method, path, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
+        log.info({ method: req.method, path: capText(path), status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
     });
     next();
   });
@@ -88,7 +88,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use((req, res, next) => {
     const timer = setTimeout(() => {
       if (res.writableEnded) return;
-      res.locals.log.warn({ method: req.method, path: req.path, timeoutMs: requestTimeoutMs }, 'request deadline exceeded');
+      res.locals.log.warn({ method: req.method, path: capText(req.path), timeoutMs: requestTimeoutMs }, 'request deadline exceeded');
       if (res.headersSent) return void res.destroy();
       res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
       const msg = `no answer within ${requestTimeoutMs} ms; retry later`;
@@ -201,7 +201,7 @@ export function createApp(deps: AppDeps): express.Express {
     const e = err as { type?: string; status?: number; message?: string };
     if (res.headersSent) {
       // answered already (deadline): only record it
-      (res.locals.log ?? deps.logger).warn({ err }, 'error after the answer was sent');
+      (res.locals.log ?? deps.logger).warn({ err: boundedErr(err) }, 'error after the answer was sent');
       return;
     }
     const gql = isGraphql(req);
@@ -212,13 +212,15 @@ export function createApp(deps: AppDeps): express.Express {
     if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return send(415, 'UNSUPPORTED_MEDIA_TYPE', e.message ?? 'unsupported encoding');
     if (err instanceof URIError || (e.status === 400 && /^Failed to decode param/.test(e.message ?? '')))
       return send(400, 'MALFORMED_PATH', 'the path is not valid percent-encoding (RFC 3986)');
+    const input = storeInputError(err);
+    if (input) return send(input.status, input.code, input.message);
     if (isStoreUnavailable(err)) {
       (res.locals.log ?? deps.logger).warn({ err }, 'store unavailable');
       res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
       return send(503, 'SERVICE_UNAVAILABLE', 'the store is unavailable; retry later');
     }
     if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) return send(e.status, 'BAD_REQUEST', e.message ?? 'bad request');
-    (res.locals.log ?? deps.logger).error({ err }, 'unhandled error');
+    (res.locals.log ?? deps.logger).error({ err: boundedErr(err) }, 'unhandled error');
     send(500, 'INTERNAL', 'internal error');
   });
   return app;

@@ -7,6 +7,7 @@ import { EgressPolicy } from '../integrations/egress.js';
 import { createNotifier } from '../integrations/index.js';
 import { LogLimiter } from '../log/limiter.js';
 import type { Notifier } from '../integrations/types.js';
+import { createEgressRefusedCounter } from './metrics.js';
 import { createRoutingMetrics, registerRoutingCacheMetrics } from '../routing/metrics.js';
 import { DEFAULT_ROUTING_CACHE_LIMITS, RoutingSnapshots } from '../routing/snapshot.js';
 import type { ServiceRuntime } from '../service/context.js';
@@ -15,7 +16,8 @@ import type { IntegrationType, Store } from '../store/types.js';
 export function createRuntime(opts: { store: Store; cfg: ServeConfig; log: Logger; registry: Registry; kick?: () => void }): ServiceRuntime {
   const notifiers = new Map<IntegrationType, Notifier>();
   // One policy (and so one pooled dispatcher) for every tenant destination of this process.
-  const egress = new EgressPolicy(opts.cfg.egressAllow);
+  const refused = createEgressRefusedCounter(opts.registry);
+  const egress = new EgressPolicy(opts.cfg.egressAllow, { onRefused: (reason, stage) => refused.inc({ reason, stage }) });
   const notifierOptions = {
     egress,
     incidentEventsUrl: opts.cfg.incidentEventsUrl,

@@ -254,6 +254,8 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
       for (const c of onClose) await c();
       await worker?.stop();
       await closeHttpServer(server, cfg.shutdownTimeoutMs);
+      // pooled keep-alive connections to tenant receivers (after the worker and the requests that used them)
+      await runtime.egress.close();
       runtime.logLimiter?.close();
       await store.close();
     },

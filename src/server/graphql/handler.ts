@@ -2,15 +2,31 @@ import { GraphQLError, parse } from 'graphql';
 import { createHandler } from 'graphql-http';
 import type { RequestHandler, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { ServiceError, ValidationErrors } from '../../service/errors.js';
-import { sendGraphqlError } from '../errors.js';
+import { ServiceError, ValidationErrors, type FieldError } from '../../service/errors.js';
+import { boundedErr, capText, sendGraphqlError, storeInputError } from '../errors.js';
 import { RETRY_AFTER_SECONDS, isStoreUnavailable } from '../limits.js';
 import { buildApiSchema } from './schema.js';
 import { rootValue } from './resolvers.js';
 import { GRAPHQL_LIMITS, measureRequest, parseLimited, type GraphqlLimits } from './cost.js';
 
-/** Maps any error to a GraphQL error with `extensions.code`; unexpected errors are logged and masked. */
+/**
+ * Maps any error to a GraphQL error with `extensions.code`; unexpected errors are logged and masked. Messages
+ * (and the field paths and messages of `extensions.errors`) are capped: graphql-js quotes input in full
+ * ("Variable \"$ids\" got invalid value …").
+ */
 export function formatError(err: Readonly<GraphQLError | Error>, log?: Logger): GraphQLError {
+  return capGraphqlError(formatUncapped(err, log));
+}
+
+function capGraphqlError(e: GraphQLError): GraphQLError {
+  const ext = { ...e.extensions };
+  if (typeof ext.field === 'string') ext.field = capText(ext.field);
+  if (Array.isArray(ext.errors))
+    ext.errors = (ext.errors as FieldError[]).map((x) => ({ ...x, message: capText(x.message), ...(x.field !== undefined ? { field: capText(x.field) } : {}) }));
+  return new GraphQLError(capText(e.message), { nodes: e.nodes ?? null, source: e.source ?? null, positions: e.positions ?? null, path: e.path ?? null, extensions: ext });
+}
+
+function formatUncapped(err: Readonly<GraphQLError | Error>, log?: Logger): GraphQLError {
   const ge = err instanceof GraphQLError ? err : new GraphQLError(err.message, { originalError: err });
   const orig = ge.originalError;
   if (orig instanceof ValidationErrors) {
@@ -32,6 +48,8 @@ export function formatError(err: Readonly<GraphQLError | Error>, log?: Logger): 
     return new GraphQLError(ge.message, { nodes: ge.nodes ?? null, path: ge.path ?? null, extensions: { ...orig.extensions } });
   }
   if (ge.extensions.code) return ge;
+  const input = storeInputError(orig);
+  if (input) return new GraphQLError(input.message, { nodes: ge.nodes ?? null, path: ge.path ?? null, extensions: { code: input.code } });
   if (isStoreUnavailable(orig)) {
     log?.warn({ err: orig }, 'store unavailable');
     return new GraphQLError('the store is unavailable; retry later', { nodes: ge.nodes ?? null, path: ge.path ?? null, extensions: { code: 'SERVICE_UNAVAILABLE' } });
@@ -40,7 +58,7 @@ export function formatError(err: Readonly<GraphQLError | Error>, log?: Logger): 
     // request-level: parse, validation, variable coercion
     return new GraphQLError(ge.message, { nodes: ge.nodes ?? null, extensions: { code: orig ? 'BAD_USER_INPUT' : 'GRAPHQL_VALIDATION_FAILED' } });
   }
-  log?.error({ err: orig ?? ge }, 'graphql resolver failed');
+  log?.error({ err: boundedErr(orig ?? ge) }, 'graphql resolver failed');
   return new GraphQLError('internal error', { nodes: ge.nodes ?? null, path: ge.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
 }
 
