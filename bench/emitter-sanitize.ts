@@ -1,5 +1,5 @@
 /**
- * Cost of the emitter's sanitizeEventData (docs/security/emitter-operator.md) on cluster objects far past the
+ * Cost of the emitter's sanitizeEventData (docs/security.md#the-emitter-and-the-operator-under-these-limits) on cluster objects far past the
  * event limits (every character one the text rules refuse). Prints the median and slowest of N runs per case.
  *
  *   node --import tsx bench/emitter-sanitize.ts        (~3 s)
