@@ -6,10 +6,9 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ClientError } from 'graphql-request';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_RATE_LIMITS } from '../../src/delivery/rate-limit.js';
-import { startTestService, type TestService } from '../support/service.js';
+import { startTestService, type TestService, gqlError } from '../support/service.js';
 
 interface Rx {
   url: string;
@@ -37,16 +36,6 @@ async function receiver(): Promise<Rx> {
   return rx;
 }
 
-async function gqlError(p: Promise<unknown>): Promise<{ message: string; extensions: Record<string, unknown> }> {
-  const e = await p.then(
-    () => {
-      throw new Error('expected a GraphQL error');
-    },
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(ClientError);
-  return (e as ClientError).response.errors![0] as never;
-}
 
 const TEST = `mutation($id: UUID!) { testIntegration(id: $id) { outcome statusCode error responseBody latencyMs } }`;
 type TestResult = { outcome: string; statusCode: number | null; error: string | null; responseBody: string | null };

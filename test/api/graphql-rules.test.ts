@@ -1,8 +1,7 @@
 /** GraphQL rules beyond the happy path: codes, positions, generations, references, write-only secrets, atomicity. */
-import { ClientError } from 'graphql-request';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as ops from '../../src/client/operations.js';
-import { startTestService, type TestService } from '../support/service.js';
+import { startTestService, type TestService, gqlError } from '../support/service.js';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -12,18 +11,6 @@ afterAll(async () => {
   await svc?.close();
 });
 
-async function gqlError(p: Promise<unknown>): Promise<{ message: string; extensions: Record<string, unknown> }> {
-  const e = await p.then(
-    () => {
-      throw new Error('expected a GraphQL error');
-    },
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(ClientError);
-  const errs = (e as ClientError).response.errors;
-  expect(errs?.length).toBeGreaterThan(0);
-  return errs![0] as never;
-}
 
 const SECRET_KEY = 'PDKEY-super-secret-0123456789';
 

@@ -3,13 +3,12 @@
  * are refused at validation with 400 / BAD_USER_INPUT naming the field, alike on SQLite and PostgreSQL
  * (PostgreSQL used to answer a masked 500 for a NUL that SQLite stored), and nothing is written.
  */
-import { ClientError } from 'graphql-request';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as ops from '../../src/client/operations.js';
 import { MONITORING_CONFIG_PATH } from '../../src/client/operations.js';
 import { certificateResourceNotReady, expiringCertificate, issuerActive, issuerNotReady } from '../fixtures/events.js';
 import { asAny } from '../support/any.js';
-import { startTestService, type StoreKind, type TestService } from '../support/service.js';
+import { startTestService, type StoreKind, type TestService, gqlError } from '../support/service.js';
 
 /** The text values findings 10 and 16 list; each must be refused in every name-like field. */
 const HOSTILE: [string, string, RegExp][] = [
@@ -26,18 +25,6 @@ const HOSTILE: [string, string, RegExp][] = [
   ['a lone surrogate', 'pager\uD83D', /lone surrogate/],
 ];
 
-async function gqlError(p: Promise<unknown>): Promise<{ message: string; extensions: Record<string, unknown> }> {
-  const e = await p.then(
-    () => {
-      throw new Error('expected a GraphQL error');
-    },
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(ClientError);
-  const errs = (e as ClientError).response.errors;
-  expect(errs?.length).toBeGreaterThan(0);
-  return errs![0] as never;
-}
 
 describe.each<StoreKind>(['sqlite', 'postgres'])('hostile text and formats (%s)', (kind) => {
   let svc: TestService;
