@@ -15,11 +15,15 @@ import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { DeliveryWorker } from '../src/delivery/index.js';
+import { EgressPolicy, parseEgressAllow } from '../src/integrations/egress.js';
 import { createNotifier } from '../src/integrations/index.js';
 import { openStore } from '../src/store/index.js';
 import type { Store } from '../src/store/types.js';
 import { certificateResourceNotReady } from '../test/fixtures/events.js';
 import { startPostgres } from '../test/support/postgres.js';
+
+// The receivers are on loopback, which the egress policy refuses unless allowed (as --egress-allow does).
+const LOOPBACK = new EgressPolicy(parseEgressAllow(['127.0.0.1/32']));
 
 const N = Number(process.env.BENCH_DELIVERIES ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -75,7 +79,7 @@ async function durable(store: Store, rcv: Awaited<ReturnType<typeof receiver>>):
   });
   const worker = new DeliveryWorker({
     store,
-    notifiers: (type) => createNotifier(type, { incidentEventsUrl: 'http://127.0.0.1:9', timeoutMs: 10_000, userAgent: 'bench' }),
+    notifiers: (type) => createNotifier(type, { incidentEventsUrl: 'http://127.0.0.1:9', timeoutMs: 10_000, userAgent: 'bench', egress: LOOPBACK }),
     logger: pino({ level: 'silent' }),
     metrics: new Registry(),
     options: { concurrency: CONCURRENCY, rateLimits: { WEBHOOK: { ratePerSec: 1e9, burst: 1e9 } } },
