@@ -122,7 +122,7 @@ export async function run(print: (line: string) => void = console.log): Promise<
     createdAt: 0,
     updatedAt: 0,
   }));
-  const integration = { id: 'i', companyId: 'c', enabled: true } as IntegrationRecord;
+  const integration = { id: 'i', companyId: 'c', name: 'bench', type: 'WEBHOOK', enabled: true } as IntegrationRecord;
   const store = {
     routingFingerprint: async () => 'x',
     listRouters: async () => routers,

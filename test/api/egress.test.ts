@@ -8,7 +8,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_RATE_LIMITS } from '../../src/delivery/rate-limit.js';
-import { startTestService, type TestService, gqlError } from '../support/service.js';
+import { startTestService, type TestService } from '../support/service.js';
+import { gqlError } from '../support/graphql.js';
 
 interface Rx {
   url: string;

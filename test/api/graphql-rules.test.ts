@@ -1,7 +1,8 @@
 /** GraphQL rules beyond the happy path: codes, positions, generations, references, write-only secrets, atomicity. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as ops from '../../src/client/operations.js';
-import { startTestService, type TestService, gqlError } from '../support/service.js';
+import { startTestService, type TestService } from '../support/service.js';
+import { gqlError } from '../support/graphql.js';
 
 let svc: TestService;
 beforeAll(async () => {

@@ -8,7 +8,8 @@ import * as ops from '../../src/client/operations.js';
 import { MONITORING_CONFIG_PATH } from '../../src/client/operations.js';
 import { certificateResourceNotReady, expiringCertificate, issuerActive, issuerNotReady } from '../fixtures/events.js';
 import { asAny } from '../support/any.js';
-import { startTestService, type StoreKind, type TestService, gqlError } from '../support/service.js';
+import { startTestService, type StoreKind, type TestService } from '../support/service.js';
+import { gqlError } from '../support/graphql.js';
 
 /** The text values findings 10 and 16 list; each must be refused in every name-like field. */
 const HOSTILE: [string, string, RegExp][] = [

@@ -4,8 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { ClientError, GraphQLClient } from 'graphql-request';
-import { expect } from 'vitest';
+import { GraphQLClient } from 'graphql-request';
 import { pino } from 'pino';
 import { loadServeConfig } from '../../src/config/config.js';
 import { startService, type RunningService } from '../../src/server/serve.js';
@@ -76,18 +75,4 @@ export async function startTestService(kind: StoreKind = 'sqlite', extraArgs: st
       return fetch(svc.url + path, { ...rest, headers: h });
     },
   };
-}
-
-/** Awaits a GraphQL request that must fail and returns its first error (message and extensions). */
-export async function gqlError(p: Promise<unknown>): Promise<{ message: string; extensions: Record<string, unknown> }> {
-  const e = await p.then(
-    () => {
-      throw new Error('expected a GraphQL error');
-    },
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(ClientError);
-  const errs = (e as ClientError).response.errors;
-  expect(errs?.length).toBeGreaterThan(0);
-  return errs![0] as never;
 }
