@@ -69,6 +69,21 @@ export function parseParams(type: IntegrationType, input: IntegrationParamsInput
   }
 }
 
+/**
+ * Refuses an integration type this process cannot deliver at all (EMAIL without --smtp-url): better an error
+ * now, on create or test, than a provider that looks Ready while every notification is dead-lettered.
+ * No runtime (config-only service): nothing to check.
+ */
+export function requireDeliverable(ctx: ServiceContext, type: IntegrationType, field: string): void {
+  const why = ctx.runtime?.notifierFor(type).unavailable?.();
+  if (!why) return;
+  throw new ServiceError(
+    'SMTP_NOT_CONFIGURED',
+    `${field}: this service has no SMTP server configured, so no ${type} notification could be delivered (${why}); start the service with --smtp-url (CERTMGR_NOTIFY_SMTP_URL)`,
+    field,
+  );
+}
+
 export async function listIntegrations(ctx: ServiceContext): Promise<IntegrationRecord[]> {
   return ctx.store.listIntegrations(ctx.companyId);
 }
@@ -89,6 +104,7 @@ export async function createIntegration(ctx: ServiceContext, type: IntegrationTy
   const name = requireName('input.name', input.name);
   if (input.enabled != null && typeof input.enabled !== 'boolean') throw badInput('input.enabled', 'input.enabled must be a boolean');
   const { config, secrets } = parseParams(type, input, 'input', ctx.runtime?.egress);
+  requireDeliverable(ctx, type, `input.${PARAMS_FIELD[type]}`);
   const now = ctx.now();
   const enabled = input.enabled ?? true;
   const managedBy = input.managedBy == null ? null : requireName('input.managedBy', input.managedBy, 512);
@@ -129,7 +145,10 @@ export async function updateIntegration(ctx: ServiceContext, id: string, input: 
     }
     if (input.managedBy !== undefined) patch.managedBy = input.managedBy === null || input.managedBy === '' ? null : requireName('input.managedBy', input.managedBy, 512);
     const anyParams = Object.values(PARAMS_FIELD).some((f) => input[f] != null);
-    if (anyParams) Object.assign(patch, parseParams(cur.type, input, 'input', ctx.runtime?.egress));
+    if (anyParams) {
+      Object.assign(patch, parseParams(cur.type, input, 'input', ctx.runtime?.egress));
+      requireDeliverable(ctx, cur.type, `input.${PARAMS_FIELD[cur.type]}`);
+    }
     const next = await tx.updateIntegration(ctx.companyId, id, patch, ctx.now());
     if (!next) throw new ServiceError('NOT_FOUND', `integration ${id} not found`, 'id');
     return next;
