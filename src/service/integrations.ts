@@ -1,6 +1,7 @@
 /** Integration (notification provider) operations. Secrets are write-only: kept in `secrets`, never returned. */
 import type { EgressPolicy } from '../integrations/egress.js';
 import { DEFAULT_EGRESS } from '../integrations/types.js';
+import { rotateSigningSecret } from '../integrations/webhook.js';
 import type { IntegrationRecord, IntegrationType } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError, badInput } from './errors.js';
@@ -146,7 +147,10 @@ export async function updateIntegration(ctx: ServiceContext, id: string, input: 
     if (input.managedBy !== undefined) patch.managedBy = input.managedBy === null || input.managedBy === '' ? null : requireName('input.managedBy', input.managedBy, 512);
     const anyParams = Object.values(PARAMS_FIELD).some((f) => input[f] != null);
     if (anyParams) {
-      Object.assign(patch, parseParams(cur.type, input, 'input', ctx.runtime?.egress));
+      const parsed = parseParams(cur.type, input, 'input', ctx.runtime?.egress);
+      // a new signing secret: the old one keeps signing too for the overlap (receivers rotate without loss)
+      if (cur.type === 'WEBHOOK') parsed.secrets = rotateSigningSecret(cur.secrets, parsed.secrets, ctx.now());
+      Object.assign(patch, parsed);
       requireDeliverable(ctx, cur.type, `input.${PARAMS_FIELD[cur.type]}`);
     }
     const next = await tx.updateIntegration(ctx.companyId, id, patch, ctx.now());
