@@ -88,8 +88,8 @@ describe('webhook-signature during and after a rotation (loopback receiver, stan
     expect(verifies(OLD)).toBe(false);
   });
 
-  it('through the service: updateIntegration with a new secret, then testIntegration carries both signatures', async () => {
-    const svc: TestService = await startTestService('sqlite');
+  it.each(['sqlite', 'postgres'] as const)('through the service (%s): updateIntegration with a new secret, then testIntegration carries both signatures', async (kind) => {
+    const svc: TestService = await startTestService(kind);
     try {
       const gql = svc.gql();
       const c = await gql.request<{ createWebhookIntegration: { id: string } }>(
