@@ -51,6 +51,11 @@ export const Reason = {
    * resync (and any spec change) tries again, so the object recovers once records are deleted.
    */
   QuotaExceeded: 'QuotaExceeded',
+  /**
+   * Stalled: an Email provider, but the service has no SMTP server configured (`--smtp-url` unset:
+   * `SMTP_NOT_CONFIGURED`), so every email would be dead-lettered. The periodic resync tries again.
+   */
+  SmtpNotConfigured: 'SmtpNotConfigured',
   /** The service API is unreachable or failed (5xx, network); retried with backoff. */
   ServiceUnavailable: 'ServiceUnavailable',
   /** The service rejected the request for another reason; retried with backoff. */

@@ -1,18 +1,15 @@
 /** certmgr-notify command line: `serve` (the service) and `cel eval` (a local CEL playground). */
-import { ConfigError, SERVE_FLAGS, envName, loadServeConfig } from '../config/config.js';
+import { ConfigError, loadServeConfig } from '../config/config.js';
 import { createLogger } from '../log.js';
-
-const USAGE = `usage:
-  certmgr-notify serve [flags]
-  certmgr-notify cel eval --expr <CEL> --event <file.json|yaml> [--event-type-id <id>]
-
-serve flags (each also from the environment variable shown):
-${SERVE_FLAGS.map((f) => `  --${f.name.padEnd(22)} ${f.help}  [${envName(f.name)}]`).join('\n')}
-`;
+import { MAIN_USAGE, SERVE_USAGE, secretFlagsInArgv, usageOf, wantsHelp } from './usage.js';
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   if (cmd === 'serve') {
+    if (wantsHelp(rest)) {
+      process.stdout.write(SERVE_USAGE);
+      return 0;
+    }
     let cfg;
     try {
       cfg = loadServeConfig(rest);
@@ -24,6 +21,10 @@ async function main(argv: string[]): Promise<number> {
       throw e;
     }
     const log = createLogger({ level: cfg.logLevel });
+    const onArgv = secretFlagsInArgv(rest);
+    // the value is never logged: only which flag, and where to put it instead
+    if (onArgv.length)
+      log.warn({ flags: onArgv }, `${onArgv.join(', ')} given on the command line: visible in ps and echoed by npm start; use CERTMGR_NOTIFY_API_KEY / CERTMGR_NOTIFY_SERVICE_API_KEY or --api-keys-file instead`);
     const { startService } = await import('../server/serve.js');
     let svc;
     try {
@@ -46,15 +47,29 @@ async function main(argv: string[]): Promise<number> {
     });
     return 0;
   }
+  if (cmd === 'cel' && rest[0] !== 'eval' && (rest.length === 0 || wantsHelp(rest))) {
+    const help = wantsHelp(rest);
+    (help ? process.stdout : process.stderr).write(usageOf(['cel'])!);
+    return help ? 0 : 2;
+  }
   if (cmd === 'cel' && rest[0] === 'eval') {
     const { celEvalCommand } = await import('./cel-eval.js');
     return celEvalCommand(rest.slice(1), { out: (s) => process.stdout.write(s + '\n'), err: (s) => process.stderr.write(s + '\n') });
   }
-  if (cmd === undefined || cmd === 'help' || cmd === '--help' || cmd === '-h') {
-    process.stdout.write(USAGE);
+  if (cmd === 'help') {
+    const text = usageOf(rest.filter((a) => a !== '--help' && a !== '-h'));
+    if (text === undefined) {
+      process.stderr.write(`certmgr-notify: no help for unknown command '${rest.join(' ')}'\n${MAIN_USAGE}`);
+      return 2;
+    }
+    process.stdout.write(text);
+    return 0;
+  }
+  if (cmd === undefined || cmd === '--help' || cmd === '-h') {
+    process.stdout.write(MAIN_USAGE);
     return cmd === undefined ? 2 : 0;
   }
-  process.stderr.write(`certmgr-notify: unknown command '${argv.join(' ')}'\n${USAGE}`);
+  process.stderr.write(`certmgr-notify: unknown command '${argv.join(' ')}'\n${MAIN_USAGE}`);
   return 2;
 }
 

@@ -64,6 +64,10 @@ export function throwServiceFailure(e: unknown, context: 'provider' | 'router' |
     case 'quota-exceeded':
       // the company holds its limit: retrying with backoff cannot help; the resync finds room once records go
       throw new TerminalError(Reason.QuotaExceeded, e.message);
+    case 'smtp-not-configured':
+      // a setting of the service, not of this object: no backoff loop; the periodic resync retries, so the
+      // provider turns Ready once the service runs with --smtp-url
+      throw new TerminalError(Reason.SmtpNotConfigured, e.message);
     default:
       throw new WaitError(Reason.ServiceError, e.message);
   }

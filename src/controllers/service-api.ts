@@ -90,6 +90,7 @@ export type ServiceErrorKind =
   | 'not-found'
   | 'conflict'
   | 'quota-exceeded' // QUOTA_EXCEEDED: the company holds its limit of routers or integrations
+  | 'smtp-not-configured' // SMTP_NOT_CONFIGURED: an EMAIL integration on a service without --smtp-url
   | 'other';
 
 export class ServiceApiError extends Error {
@@ -193,6 +194,7 @@ const KIND_BY_CODE: Record<string, ServiceErrorKind> = {
   NOT_FOUND: 'not-found',
   CONFLICT: 'conflict',
   QUOTA_EXCEEDED: 'quota-exceeded',
+  SMTP_NOT_CONFIGURED: 'smtp-not-configured',
   INTERNAL_SERVER_ERROR: 'unavailable',
 };
 

@@ -117,6 +117,7 @@ export function createEmailNotifier(opts: IntegrationOptions): Notifier {
 
   return {
     type: 'EMAIL',
+    unavailable: () => badUrl,
     async send(n: Notification, signal?: AbortSignal): Promise<DeliveryResult> {
       if (badUrl) return { outcome: 'dead', error: badUrl };
       const cfg = n.integration.config;

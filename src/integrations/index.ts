@@ -21,6 +21,7 @@ export function createNotifier(type: IntegrationType, opts: IntegrationOptions):
   const inner = notifierOf(type, opts);
   return {
     type,
+    unavailable: () => inner.unavailable?.() ?? null,
     async send(n: Notification, signal?: AbortSignal): Promise<DeliveryResult> {
       if (n.integration.type !== type) {
         return { outcome: 'dead', error: `integration type ${n.integration.type} cannot be sent by the ${type} notifier` };

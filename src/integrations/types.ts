@@ -44,6 +44,11 @@ export interface DeliveryResult {
 export interface Notifier {
   readonly type: IntegrationType;
   send(n: Notification, signal?: AbortSignal): Promise<DeliveryResult>;
+  /**
+   * Why this process can deliver nothing of this type whatever the integration says (e.g. email without
+   * --smtp-url), or null. Creating or testing such an integration is refused instead of dead-lettering later.
+   */
+  unavailable?(): string | null;
 }
 
 export interface IntegrationOptions {

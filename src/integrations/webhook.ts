@@ -6,6 +6,11 @@
  *
  * secrets.url (may carry tokens) and secrets.signingSecret (optional): `whsec_<base64>` is decoded
  * to the key bytes; any other value is used as its UTF-8 bytes.
+ * Rotation: when updateIntegration changes the signing secret, the old one is kept as
+ * secrets.previousSigningSecret until secrets.previousSigningSecretUntil (epoch ms, now +
+ * SIGNING_SECRET_OVERLAP_MS), and until then webhook-signature carries both signatures, new first
+ * ("v1,<new> v1,<old>": Standard Webhooks receivers accept any listed one), so a receiver can switch
+ * to the new secret at any time within the overlap without rejecting a message.
  * 2xx delivered; 429/5xx/network retry (Retry-After honoured); other 4xx and 3xx dead.
  */
 import { createHmac } from 'node:crypto';
@@ -31,6 +36,58 @@ export function signWebhook(key: Buffer, id: string, timestampSeconds: number, b
   return `v1,${mac}`;
 }
 
+/** How long the previous signing secret keeps signing after a rotation (24 h): receivers switch within it. */
+export const SIGNING_SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
+export const PREVIOUS_SECRET = 'previousSigningSecret';
+export const PREVIOUS_UNTIL = 'previousSigningSecretUntil';
+
+/**
+ * The secrets to store when an update replaces `current` with `next` at `now` (pure). A changed signing
+ * secret keeps the old one for the overlap; an unchanged one keeps a still-running overlap; no signing
+ * secret (signing turned off) keeps none. Only one previous secret: a second rotation within the overlap
+ * drops the oldest.
+ */
+export function rotateSigningSecret(
+  current: Readonly<Record<string, string>>,
+  next: Readonly<Record<string, string>>,
+  now: number,
+  overlapMs: number = SIGNING_SECRET_OVERLAP_MS,
+): Record<string, string> {
+  const { [PREVIOUS_SECRET]: _p, [PREVIOUS_UNTIL]: _u, ...rest } = next;
+  void _p;
+  void _u;
+  const out: Record<string, string> = { ...rest };
+  const newSecret = next['signingSecret'];
+  const oldSecret = current['signingSecret'];
+  if (!newSecret) return out;
+  if (oldSecret && oldSecret !== newSecret) {
+    out[PREVIOUS_SECRET] = oldSecret;
+    out[PREVIOUS_UNTIL] = String(now + overlapMs);
+    return out;
+  }
+  const prev = current[PREVIOUS_SECRET];
+  const until = Number(current[PREVIOUS_UNTIL]);
+  if (prev && prev !== newSecret && Number.isFinite(until) && until > now) {
+    out[PREVIOUS_SECRET] = prev;
+    out[PREVIOUS_UNTIL] = String(until);
+  }
+  return out;
+}
+
+/** The signing keys in force at `now`: the current one, then the previous one during its overlap. */
+export function signingKeysAt(secrets: Readonly<Record<string, string>>, now: number): Buffer[] {
+  const keys: Buffer[] = [];
+  const cur = secrets['signingSecret'] ? signingKey(secrets['signingSecret']) : null;
+  if (cur) keys.push(cur);
+  const prev = secrets[PREVIOUS_SECRET];
+  const until = Number(secrets[PREVIOUS_UNTIL]);
+  if (cur && prev && Number.isFinite(until) && now < until) {
+    const k = signingKey(prev);
+    if (k && !k.equals(cur)) keys.push(k);
+  }
+  return keys;
+}
+
 export function createWebhookNotifier(opts: IntegrationOptions): Notifier {
   const clock = opts.clock ?? Date.now;
   const egress = opts.egress ?? DEFAULT_EGRESS;
@@ -45,14 +102,19 @@ export function createWebhookNotifier(opts: IntegrationOptions): Notifier {
       if (secret && !key) return { outcome: 'dead', error: 'signing secret is not valid (whsec_ must be followed by base64)' };
 
       const body = JSON.stringify(buildCloudEvent(n));
-      const timestamp = Math.floor(clock() / 1000);
+      const now = clock();
+      const timestamp = Math.floor(now / 1000);
       const headers: Record<string, string> = {
         'webhook-id': n.id,
         'webhook-timestamp': String(timestamp),
       };
-      if (key) headers['webhook-signature'] = signWebhook(key, n.id, timestamp, body);
+      // during a rotation's overlap both signatures, space-separated (Standard Webhooks)
+      if (key) headers['webhook-signature'] = signingKeysAt(n.integration.secrets, now).map((k) => signWebhook(k, n.id, timestamp, body)).join(' ');
+      // the overlap's end is a timestamp, not a secret: keep it out of the redaction fragments
+      const { [PREVIOUS_UNTIL]: _until, ...secretValues } = n.integration.secrets;
+      void _until;
       return postAndClassify(
-        { url, body, contentType: CLOUDEVENTS_CONTENT_TYPE, headers, secrets: Object.values(n.integration.secrets) },
+        { url, body, contentType: CLOUDEVENTS_CONTENT_TYPE, headers, secrets: Object.values(secretValues) },
         { timeoutMs: opts.timeoutMs, userAgent: opts.userAgent, clock, signal, dispatcher: egress.dispatcher() },
       );
     },

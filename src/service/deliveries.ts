@@ -6,7 +6,7 @@ import { TimeSlicer } from '../routing/slicer.js';
 import type { DeliveryFilter, DeliveryRecord, DeliveryStatus } from '../store/types.js';
 import type { ServiceContext, ServiceRuntime } from './context.js';
 import { ServiceError, ValidationErrors } from './errors.js';
-import { getIntegration } from './integrations.js';
+import { getIntegration, requireDeliverable } from './integrations.js';
 import { isUuid } from './validate.js';
 
 function runtimeOf(ctx: ServiceContext): ServiceRuntime {
@@ -90,6 +90,7 @@ export interface IntegrationTestResult {
 export async function testIntegration(ctx: ServiceContext, id: string): Promise<IntegrationTestResult> {
   const rt = runtimeOf(ctx);
   const integ = await getIntegration(ctx, id);
+  requireDeliverable(ctx, integ.type, 'id');
   const now = ctx.now();
   const wait = rt.rateLimiter.take(integ.id, integ.type, now);
   if (wait > 0) {

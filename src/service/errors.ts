@@ -6,6 +6,8 @@ export type ErrorCode =
   | 'CONFLICT'
   /** A per-company quota (routers, integrations) or a list-size cap was reached. */
   | 'QUOTA_EXCEEDED'
+  /** An EMAIL integration on a service started without a usable --smtp-url: every email would be dead. */
+  | 'SMTP_NOT_CONFIGURED'
   | 'UNAUTHENTICATED';
 
 export interface FieldError {

@@ -1,6 +1,7 @@
 /** Integration (notification provider) operations. Secrets are write-only: kept in `secrets`, never returned. */
 import type { EgressPolicy } from '../integrations/egress.js';
 import { DEFAULT_EGRESS } from '../integrations/types.js';
+import { rotateSigningSecret } from '../integrations/webhook.js';
 import type { IntegrationRecord, IntegrationType } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError, badInput } from './errors.js';
@@ -69,6 +70,21 @@ export function parseParams(type: IntegrationType, input: IntegrationParamsInput
   }
 }
 
+/**
+ * Refuses an integration type this process cannot deliver at all (EMAIL without --smtp-url): better an error
+ * now, on create or test, than a provider that looks Ready while every notification is dead-lettered.
+ * No runtime (config-only service): nothing to check.
+ */
+export function requireDeliverable(ctx: ServiceContext, type: IntegrationType, field: string): void {
+  const why = ctx.runtime?.notifierFor(type).unavailable?.();
+  if (!why) return;
+  throw new ServiceError(
+    'SMTP_NOT_CONFIGURED',
+    `${field}: this service has no SMTP server configured, so no ${type} notification could be delivered (${why}); start the service with --smtp-url (CERTMGR_NOTIFY_SMTP_URL)`,
+    field,
+  );
+}
+
 export async function listIntegrations(ctx: ServiceContext): Promise<IntegrationRecord[]> {
   return ctx.store.listIntegrations(ctx.companyId);
 }
@@ -89,6 +105,7 @@ export async function createIntegration(ctx: ServiceContext, type: IntegrationTy
   const name = requireName('input.name', input.name);
   if (input.enabled != null && typeof input.enabled !== 'boolean') throw badInput('input.enabled', 'input.enabled must be a boolean');
   const { config, secrets } = parseParams(type, input, 'input', ctx.runtime?.egress);
+  requireDeliverable(ctx, type, `input.${PARAMS_FIELD[type]}`);
   const now = ctx.now();
   const enabled = input.enabled ?? true;
   const managedBy = input.managedBy == null ? null : requireName('input.managedBy', input.managedBy, 512);
@@ -129,7 +146,13 @@ export async function updateIntegration(ctx: ServiceContext, id: string, input: 
     }
     if (input.managedBy !== undefined) patch.managedBy = input.managedBy === null || input.managedBy === '' ? null : requireName('input.managedBy', input.managedBy, 512);
     const anyParams = Object.values(PARAMS_FIELD).some((f) => input[f] != null);
-    if (anyParams) Object.assign(patch, parseParams(cur.type, input, 'input', ctx.runtime?.egress));
+    if (anyParams) {
+      const parsed = parseParams(cur.type, input, 'input', ctx.runtime?.egress);
+      // a new signing secret: the old one keeps signing too for the overlap (receivers rotate without loss)
+      if (cur.type === 'WEBHOOK') parsed.secrets = rotateSigningSecret(cur.secrets, parsed.secrets, ctx.now());
+      Object.assign(patch, parsed);
+      requireDeliverable(ctx, cur.type, `input.${PARAMS_FIELD[cur.type]}`);
+    }
     const next = await tx.updateIntegration(ctx.companyId, id, patch, ctx.now());
     if (!next) throw new ServiceError('NOT_FOUND', `integration ${id} not found`, 'id');
     return next;

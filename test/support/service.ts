@@ -47,6 +47,11 @@ export const LOOPBACK_EGRESS_ALLOW = ['--egress-allow', '127.0.0.1/32', '--egres
 export interface TestServiceOptions {
   /** Allow loopback destinations (test receivers). Default true; SSRF tests pass false to run the production default. */
   loopbackAllowed?: boolean;
+  /**
+   * Start with an SMTP URL (a closed loopback port) so EMAIL integrations can be created. Default true; false runs
+   * without --smtp-url (EMAIL refused with SMTP_NOT_CONFIGURED). A --smtp-url in extraArgs wins (last flag wins).
+   */
+  smtpConfigured?: boolean;
 }
 
 export async function startTestService(kind: StoreKind = 'sqlite', extraArgs: string[] = [], opts: TestServiceOptions = {}): Promise<TestService> {
@@ -58,7 +63,7 @@ export async function startTestService(kind: StoreKind = 'sqlite', extraArgs: st
     },
   });
   const log = pino({ level: 'debug' }, sink);
-  const cfg = loadServeConfig(['--port', '0', '--host', '127.0.0.1', '--store', storeUrl(kind), '--kube', 'off', '--incident-events-url', 'http://127.0.0.1:9', ...(kind === 'postgres' ? ['--secret-key-file', testSecretKeyFile()] : []), ...(opts.loopbackAllowed === false ? [] : LOOPBACK_EGRESS_ALLOW), ...extraArgs], {});
+  const cfg = loadServeConfig(['--port', '0', '--host', '127.0.0.1', '--store', storeUrl(kind), '--kube', 'off', '--incident-events-url', 'http://127.0.0.1:9', ...(kind === 'postgres' ? ['--secret-key-file', testSecretKeyFile()] : []), ...(opts.loopbackAllowed === false ? [] : LOOPBACK_EGRESS_ALLOW), ...(opts.smtpConfigured === false ? [] : ['--smtp-url', 'smtp://127.0.0.1:9']), ...extraArgs], {});
   cfg.apiKeys = [
     { key: KEY_A, companyId: COMPANY_A },
     { key: KEY_B, companyId: COMPANY_B },

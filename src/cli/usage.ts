@@ -1,0 +1,59 @@
+/** Usage texts of every command, and the start-time warning about secrets given on the command line. */
+import { SERVE_FLAGS, envName } from '../config/config.js';
+import { CEL_EVAL_USAGE } from './cel-eval.js';
+
+export const SECRET_ARGV_NOTE = `API keys: prefer the environment variable CERTMGR_NOTIFY_API_KEY or --api-keys-file (or let serve generate
+./data/api-key). A key given as --api-key on the command line is visible to every local user in \`ps\`, and
+\`npm start -- --api-key …\` echoes the whole command line, key included, on every start.`;
+
+export const SERVE_USAGE = `usage: certmgr-notify serve [flags]
+
+Runs the service (REST + GraphQL API, delivery) and, with --kube, the operator and emitter.
+Every flag is also read from the environment variable shown; flags win. --help, -h: this text.
+
+flags:
+${SERVE_FLAGS.map((f) => `  --${f.name.padEnd(28)} ${f.help}  [${envName(f.name)}]`).join('\n')}
+
+${SECRET_ARGV_NOTE}
+`;
+
+export const CEL_USAGE = `usage: certmgr-notify cel eval --expr EXPRESSION --event FILE [--event-type-id ID]
+
+Subcommands:
+  eval   evaluate a routing filter against an event file (certmgr-notify cel eval --help)
+`;
+
+export const MAIN_USAGE = `usage:
+  certmgr-notify serve [flags]          run the service (certmgr-notify serve --help lists every flag)
+  certmgr-notify cel eval [flags]       try a routing filter on an event file (certmgr-notify cel eval --help)
+  certmgr-notify help [command]         this text, or the usage of a command
+
+${SECRET_ARGV_NOTE}
+`;
+
+/** True when the arguments ask for help (`--help` or `-h` anywhere: no flag takes either as its value). */
+export function wantsHelp(args: readonly string[]): boolean {
+  return args.some((a) => a === '--help' || a === '-h');
+}
+
+/** The usage text of `help <command…>`, or undefined for an unknown command. */
+export function usageOf(command: readonly string[]): string | undefined {
+  const [cmd, sub] = command;
+  if (cmd === undefined) return MAIN_USAGE;
+  if (cmd === 'serve') return SERVE_USAGE;
+  if (cmd === 'cel') return sub === 'eval' ? CEL_EVAL_USAGE + '\n' : CEL_USAGE;
+  if (cmd === 'help') return MAIN_USAGE;
+  return undefined;
+}
+
+/** Flags carrying secrets that were given on the command line (not from the environment or a file). */
+export function secretFlagsInArgv(args: readonly string[]): string[] {
+  const secret = ['api-key', 'service-api-key'];
+  const found = new Set<string>();
+  for (const a of args) {
+    if (!a.startsWith('--')) continue;
+    const name = a.slice(2).split('=')[0]!;
+    if (secret.includes(name)) found.add('--' + name);
+  }
+  return [...found];
+}
