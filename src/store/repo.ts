@@ -50,7 +50,7 @@ const DL = DELIVERY_COLUMNS.join(', ');
 /** listDeliveries: default and maximum page size. */
 export const DELIVERY_PAGE_DEFAULT = 100;
 export const DELIVERY_PAGE_MAX = 1000;
-/** Rows per multi-row INSERT (15 parameters each; well under both engines' parameter limits). */
+/** Rows per multi-row INSERT (18 parameters each; well under both engines' parameter limits). */
 const INSERT_CHUNK = 500;
 
 function patchSet<P extends object>(
@@ -300,6 +300,21 @@ function asClaimed(d: DeliveryRecord, e: EventRecord): ClaimedDelivery {
  * (ordered, no sort); the lease_until test only restates the rule. Parameters: now, now.
  */
 const DUE = `status IN ('PENDING', 'IN_FLIGHT') AND next_attempt_at <= ? AND (status = 'PENDING' OR lease_until <= ?)`;
+/**
+ * Order per key (delivery/order.ts): `d` is the head of its key, i.e. no older delivery of the same
+ * (company, integration, order_key) is PENDING or IN_FLIGHT. Unordered rows (order_key NULL) always are.
+ * Reads deliveries_order_open_idx. The claim's outer table must be aliased `d`.
+ */
+const HEAD = `NOT EXISTS (
+  SELECT 1 FROM deliveries o
+  WHERE o.company_id = d.company_id AND o.integration_id = d.integration_id AND o.order_key = d.order_key
+    AND o.status IN ('PENDING', 'IN_FLIGHT')
+    AND (o.order_at, o.order_seq, o.id) < (d.order_at, d.order_seq, d.id))`;
+/** A newer delivery of the UPDATE target's key that makes it obsolete, per mode (reads deliveries_order_idx). */
+const NEWER: Record<'supersede' | 'in-order', string> = {
+  supersede: '',
+  'in-order': ` AND n.status IN ('IN_FLIGHT', 'DELIVERED')`,
+};
 /** Fencing: only the holder of the current attempt may record its outcome. Parameters: id, attemptNo. */
 const FENCE = `id = ? AND status = 'IN_FLIGHT' AND attempts = ?`;
 
@@ -320,7 +335,7 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
           `WITH claimed AS (
              UPDATE deliveries SET ${set}
              WHERE id IN (
-               SELECT id FROM deliveries WHERE ${DUE}
+               SELECT id FROM deliveries d WHERE ${DUE} AND ${HEAD}
                ORDER BY next_attempt_at, id LIMIT ?
                FOR UPDATE SKIP LOCKED)
              RETURNING ${DL}
@@ -347,7 +362,7 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
         const rows = await db.all(
           `UPDATE deliveries SET ${set}
            WHERE id IN (
-             SELECT id FROM deliveries INDEXED BY deliveries_claim_idx WHERE ${DUE}
+             SELECT id FROM deliveries AS d INDEXED BY deliveries_claim_idx WHERE ${DUE} AND ${HEAD}
              ORDER BY next_attempt_at, id LIMIT ?)
            RETURNING ${DL}`,
           [lease, lease, now, now, now, n],
@@ -387,6 +402,21 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
            last_error = ?, last_status_code = ?
          WHERE ${FENCE}`,
         [nextAttemptAt, now, diagnostic(error), statusCode, id, attemptNo],
+      );
+      return n > 0;
+    },
+
+    async supersede(id, attemptNo, now, mode) {
+      // One statement: the check and the change are atomic, and fenced like the outcomes. The attempt
+      // is not counted (nothing was sent).
+      const n = await db.run(
+        `UPDATE deliveries SET status = 'SUPERSEDED', updated_at = ?, lease_until = NULL, attempts = attempts - 1
+         WHERE ${FENCE} AND attempts > 0 AND EXISTS (
+           SELECT 1 FROM deliveries n
+           WHERE n.company_id = deliveries.company_id AND n.integration_id = deliveries.integration_id
+             AND n.order_key = deliveries.order_key
+             AND (n.order_at, n.order_seq, n.id) > (deliveries.order_at, deliveries.order_seq, deliveries.id)${NEWER[mode]})`,
+        [now, id, attemptNo],
       );
       return n > 0;
     },

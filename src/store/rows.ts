@@ -302,6 +302,9 @@ export const DELIVERY_COLUMNS = [
   'created_at',
   'updated_at',
   'delivered_at',
+  'order_key',
+  'order_at',
+  'order_seq',
 ] as const;
 
 export function newDeliveryToRow(r: NewDelivery): SqlValue[] {
@@ -321,6 +324,9 @@ export function newDeliveryToRow(r: NewDelivery): SqlValue[] {
     r.createdAt,
     r.createdAt,
     null,
+    r.orderKey ?? null,
+    r.orderAt ?? r.createdAt,
+    r.orderSeq ?? r.createdAt * 1000,
   ];
 }
 
@@ -341,5 +347,8 @@ export function rowToDelivery(row: SqlRow): DeliveryRecord {
     createdAt: int(row, 'created_at'),
     updatedAt: int(row, 'updated_at'),
     deliveredAt: intOrNull(row, 'delivered_at'),
+    orderKey: strOrNull(row, 'order_key'),
+    orderAt: int(row, 'order_at'),
+    orderSeq: int(row, 'order_seq'),
   };
 }
