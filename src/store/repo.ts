@@ -303,18 +303,36 @@ const DUE = `status IN ('PENDING', 'IN_FLIGHT') AND next_attempt_at <= ? AND (st
 /**
  * Order per key (delivery/order.ts): `d` is the head of its key, i.e. no older delivery of the same
  * (company, integration, order_key) is PENDING or IN_FLIGHT. Unordered rows (order_key NULL) always are.
- * Reads deliveries_order_open_idx. The claim's outer table must be aliased `d`.
+ * Reads deliveries_order_open_idx (SQLite is told to: it would pick the full order index, whose range holds
+ * the key's whole history). The claim's outer table must be aliased `d`.
  */
-const HEAD = `NOT EXISTS (
-  SELECT 1 FROM deliveries o
-  WHERE o.company_id = d.company_id AND o.integration_id = d.integration_id AND o.order_key = d.order_key
+const olderOpen = (t: 'd' | 'w', pg = false) => `EXISTS (
+  SELECT 1 FROM deliveries o${pg ? '' : ' INDEXED BY deliveries_order_open_idx'}
+  WHERE o.company_id = ${t}.company_id AND o.integration_id = ${t}.integration_id AND o.order_key = ${t}.order_key
     AND o.status IN ('PENDING', 'IN_FLIGHT')
-    AND (o.order_at, o.order_seq, o.id) < (d.order_at, d.order_seq, d.id))`;
+    AND (o.order_at, o.order_seq, o.id) < (${t}.order_at, ${t}.order_seq, ${t}.id))`;
+const HEAD = (pg: boolean) => `NOT ${olderOpen('d', pg)}`;
 /** A newer delivery of the UPDATE target's key that makes it obsolete, per mode (reads deliveries_order_idx). */
 const NEWER: Record<'supersede' | 'in-order', string> = {
   supersede: '',
   'in-order': ` AND n.status IN ('IN_FLIGHT', 'DELIVERED')`,
 };
+/**
+ * Parking (cost only; correctness is HEAD's): the claim reads the due range in order and skips blocked rows, so
+ * a long backlog on one key would be re-read by every claim (quadratic). Before claiming, blocked rows among the
+ * first PARK_WINDOW × limit due ones are parked: made due again only at the lease end. When a key's head
+ * leaves the queue (DELIVERED, DEAD, SUPERSEDED), UNPARK makes the key's next open delivery due at once. A missed
+ * unpark (a crash between the two statements, a head deleted by retention) costs at most one lease.
+ */
+const PARK_WINDOW = 4;
+/** Parameters: now, the key's finished head's id, now. (The IN list names the partial index's predicate, so SQLite uses it.) */
+const UNPARK = (pg: boolean) => `UPDATE deliveries SET next_attempt_at = ?
+  WHERE id = (
+    SELECT o.id FROM deliveries o${pg ? '' : ' INDEXED BY deliveries_order_open_idx'} JOIN deliveries h
+      ON o.company_id = h.company_id AND o.integration_id = h.integration_id AND o.order_key = h.order_key
+    WHERE h.id = ? AND o.status IN ('PENDING', 'IN_FLIGHT') AND o.status = 'PENDING' AND o.id <> h.id
+    ORDER BY o.order_at, o.order_seq, o.id LIMIT 1)
+  AND next_attempt_at > ?`;
 /** Fencing: only the holder of the current attempt may record its outcome. Parameters: id, attemptNo. */
 const FENCE = `id = ? AND status = 'IN_FLIGHT' AND attempts = ?`;
 
@@ -327,7 +345,18 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
       const lease = now + Math.max(1, Math.floor(leaseMs));
       const set = `status = 'IN_FLIGHT', lease_until = ?, next_attempt_at = ?, attempts = attempts + 1, updated_at = ?`;
       let claimed: ClaimedDelivery[];
-      if (db.dialect === 'postgres') {
+      const pg = db.dialect === 'postgres';
+      await db.run(
+        `UPDATE deliveries SET next_attempt_at = ?
+         WHERE id IN (
+           SELECT w.id FROM (
+             SELECT id, status, company_id, integration_id, order_key, order_at, order_seq
+             FROM deliveries${pg ? '' : ' INDEXED BY deliveries_claim_idx'} WHERE ${DUE}
+             ORDER BY next_attempt_at, id LIMIT ?${pg ? ' FOR UPDATE SKIP LOCKED' : ''}) w
+           WHERE w.status = 'PENDING' AND w.order_key IS NOT NULL AND ${olderOpen('w', pg)})`,
+        [lease, now, now, n * PARK_WINDOW],
+      );
+      if (pg) {
         // One statement: lock due rows, skipping those another claimer holds, then update them.
         // A row another transaction claimed and committed meanwhile is re-checked against DUE
         // (READ COMMITTED re-evaluation) and dropped, so no row is handed out twice.
@@ -335,7 +364,7 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
           `WITH claimed AS (
              UPDATE deliveries SET ${set}
              WHERE id IN (
-               SELECT id FROM deliveries d WHERE ${DUE} AND ${HEAD}
+               SELECT id FROM deliveries d WHERE ${DUE} AND ${HEAD(true)}
                ORDER BY next_attempt_at, id LIMIT ?
                FOR UPDATE SKIP LOCKED)
              RETURNING ${DL}
@@ -362,7 +391,7 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
         const rows = await db.all(
           `UPDATE deliveries SET ${set}
            WHERE id IN (
-             SELECT id FROM deliveries AS d INDEXED BY deliveries_claim_idx WHERE ${DUE} AND ${HEAD}
+             SELECT id FROM deliveries AS d INDEXED BY deliveries_claim_idx WHERE ${DUE} AND ${HEAD(false)}
              ORDER BY next_attempt_at, id LIMIT ?)
            RETURNING ${DL}`,
           [lease, lease, now, now, now, n],
@@ -393,6 +422,7 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
          WHERE ${FENCE}`,
         [now, now, statusCode, id, attemptNo],
       );
+      if (n > 0) await db.run(UNPARK(db.dialect === 'postgres'), [now, id, now]);
       return n > 0;
     },
 
@@ -418,6 +448,7 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
              AND (n.order_at, n.order_seq, n.id) > (deliveries.order_at, deliveries.order_seq, deliveries.id)${NEWER[mode]})`,
         [now, id, attemptNo],
       );
+      if (n > 0) await db.run(UNPARK(db.dialect === 'postgres'), [now, id, now]);
       return n > 0;
     },
 
@@ -427,6 +458,7 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
          WHERE ${FENCE}`,
         [now, diagnostic(error), statusCode, id, attemptNo],
       );
+      if (n > 0) await db.run(UNPARK(db.dialect === 'postgres'), [now, id, now]);
       return n > 0;
     },
 

@@ -82,7 +82,23 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('order per ke
     // the head is in flight: its key stays blocked, nothing else is left
     expect(await claimIds()).toEqual([]);
     expect(await store.markDelivered(older.id, 1, t0 + 2, 200)).toBe(true);
-    expect(await claimIds()).toEqual([newer.id]);
+    expect(await claimIds(t0 + 3)).toEqual([newer.id]);
+  });
+
+  it('parking: blocked rows leave the due range and come back when their head finishes, or at the lease end at the latest', async () => {
+    const A = randomUUID();
+    const i = randomUUID();
+    const ds = [];
+    for (let n = 0; n < 5; n++) ds.push(await add(A, i, 'k', 1_000 + n));
+    expect(await claimIds()).toEqual([ds[0]!.id]);
+    const parked = (await store.listDeliveries(A, { limit: 10 })).filter((d) => d.status === 'PENDING');
+    expect(parked.map((d) => d.nextAttemptAt)).toEqual(parked.map(() => t0 + 1 + LEASE));
+    expect(await store.oldestPendingAge(t0 + 2)).toBe(0); // parked rows are not overdue work
+    // the head finishes: the next one is due at once (not at the lease end)
+    expect(await store.markDead(ds[0]!.id, 1, t0 + 5, 'x', 400)).toBe(true);
+    expect(await claimIds(t0 + 5)).toEqual([ds[1]!.id]);
+    // a head that never reports back: its followers are looked at again at the lease end, still in order
+    expect(await claimIds(t0 + 5 + LEASE)).toEqual([ds[1]!.id]);
   });
 
   it('a dead head lets the next one go; a retrying head (not due) keeps its key blocked', async () => {
