@@ -22,6 +22,11 @@
  * the claimed delivery if a newer one of its key made it obsolete (INCIDENT_MGMT: any newer one;
  * other types: a newer one already sent). Blocked keys are skipped, never waited on.
  *
+ * Fast recovery: claims carry the worker's instance id (--instance-id, default the hostname, which is the
+ * pod name in Kubernetes and survives a container restart). A worker starting under an id takes back that
+ * id's claims at once (they belong to a process that is gone: no lease to wait for); a graceful stop hands
+ * back whatever it still holds. Claims of other ids are retaken only when their lease ends.
+ *
  * Multiple workers (processes/replicas) may share one PostgreSQL store: claims use
  * FOR UPDATE SKIP LOCKED. The rate limiter is per process.
  */
@@ -95,6 +100,12 @@ export interface DeliveryWorkerDeps {
   rng?: () => number;
   /** The current integration record. Default store.getIntegration. */
   getIntegration?: (companyId: string, integrationId: string) => Promise<IntegrationRecord | null>;
+  /**
+   * Owner of this worker's claims, stable across a restart of the same pod/process and unique among live
+   * ones (two live workers under one id would take each other's claims at start: duplicates, never losses).
+   * Omit: claims are unnamed and only ever retaken after their lease.
+   */
+  instanceId?: string;
   /** A limiter shared with other senders (testIntegration); default a new one from options.rateLimits. */
   rateLimiter?: RateLimiter;
   options?: Partial<DeliveryWorkerOptions>;
@@ -264,6 +275,7 @@ export class DeliveryWorker {
   readonly #getIntegration: (companyId: string, integrationId: string) => Promise<IntegrationRecord | null>;
   readonly #limiter: RateLimiter;
   readonly #logLimiter: LogLimiter;
+  readonly #owner: string | null;
 
   #running = false;
   #loop: Promise<void> | undefined;
@@ -292,6 +304,7 @@ export class DeliveryWorker {
     this.#rng = deps.rng ?? Math.random;
     this.#getIntegration = deps.getIntegration ?? ((c, i) => deps.store.getIntegration(c, i));
     this.#limiter = deps.rateLimiter ?? new RateLimiter(this.options.rateLimits);
+    this.#owner = deps.instanceId || null;
     this.#metrics = deps.metrics ? createMetrics(deps.metrics, deps.store, this.#clock) : undefined;
   }
 
@@ -336,9 +349,31 @@ export class DeliveryWorker {
       this.#abort.abort();
       await Promise.race([all, sleep(2_000)]);
     }
+    // Whatever is still claimed (a send that ignored the abort, an outcome the store did not take) goes back
+    // now, due at once for the next process, instead of after its lease.
+    await this.#releaseOwn('stop');
+  }
+
+  /** Hands back this instance's IN_FLIGHT claims (at start: a previous process under this id died holding them). */
+  async #releaseOwn(when: 'start' | 'stop'): Promise<void> {
+    if (!this.#owner) return;
+    try {
+      const released = await this.#store.releaseClaims(this.#owner, this.#clock());
+      if (released > 0)
+        this.#log.info(
+          { released, instanceId: this.#owner },
+          when === 'start'
+            ? 'delivery worker: took back the claims a previous process of this instance held; sending them now'
+            : 'delivery worker: released the claims still held at shutdown',
+        );
+    } catch (err) {
+      // not fatal: those claims are retaken when their leases end
+      this.#log.warn({ err, instanceId: this.#owner }, `delivery worker: could not release this instance's claims at ${when}`);
+    }
   }
 
   async #run(): Promise<void> {
+    await this.#releaseOwn('start');
     while (this.#running) {
       this.#kicked = false;
       const at = this.#clock();
@@ -351,7 +386,7 @@ export class DeliveryWorker {
         const limit = Math.min(free, this.options.batchSize);
         let batch: ClaimedDelivery[] = [];
         try {
-          batch = await this.#store.claimDeliveries(this.#clock(), limit, this.options.leaseMs);
+          batch = await this.#store.claimDeliveries(this.#clock(), limit, this.options.leaseMs, this.#owner);
           this.#claimFailures = 0;
         } catch (err) {
           this.#claimFailures++;

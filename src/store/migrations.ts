@@ -222,6 +222,16 @@ export const MIGRATIONS: readonly Migration[] = [
       ],
     },
   },
+  {
+    // Issue 8, fast recovery: a claim names its owner (--instance-id, stable across a restart of the same
+    // pod), so a restarted process takes back its own claims at once instead of waiting for their leases.
+    version: 4,
+    name: 'outbox: claimed_by (the owner of an IN_FLIGHT claim)',
+    up: ddl(() => [
+      `ALTER TABLE deliveries ADD COLUMN claimed_by TEXT`,
+      `CREATE INDEX deliveries_claimed_by_idx ON deliveries (claimed_by) WHERE status = 'IN_FLIGHT'`,
+    ]),
+  },
 ];
 
 // Catch numbering mistakes at load time rather than in production.

@@ -339,11 +339,11 @@ const FENCE = `id = ? AND status = 'IN_FLIGHT' AND attempts = ?`;
 /** The worker-side outbox operations (each one atomic on its own; see DeliveryQueueOps). */
 export function createQueueOps(db: SqlDb): DeliveryQueueOps {
   return {
-    async claimDeliveries(now, limit, leaseMs) {
+    async claimDeliveries(now, limit, leaseMs, owner = null) {
       const n = Math.floor(limit);
       if (!(n >= 1)) return [];
       const lease = now + Math.max(1, Math.floor(leaseMs));
-      const set = `status = 'IN_FLIGHT', lease_until = ?, next_attempt_at = ?, attempts = attempts + 1, updated_at = ?`;
+      const set = `status = 'IN_FLIGHT', lease_until = ?, next_attempt_at = ?, attempts = attempts + 1, updated_at = ?, claimed_by = ?`;
       let claimed: ClaimedDelivery[];
       const pg = db.dialect === 'postgres';
       await db.run(
@@ -371,7 +371,7 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
            )
            SELECT claimed.*, e.type AS event_type, e.data AS event_data, e.received_at AS event_received_at
            FROM claimed JOIN events e ON e.company_id = claimed.company_id AND e.id = claimed.event_id`,
-          [lease, lease, now, now, now, n],
+          [lease, lease, now, owner, now, now, n],
         );
         claimed = rows.map((row) =>
           asClaimed(
@@ -394,7 +394,7 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
              SELECT id FROM deliveries AS d INDEXED BY deliveries_claim_idx WHERE ${DUE} AND ${HEAD(false)}
              ORDER BY next_attempt_at, id LIMIT ?)
            RETURNING ${DL}`,
-          [lease, lease, now, now, now, n],
+          [lease, lease, now, owner, now, now, n],
         );
         const deliveries = rows.map(rowToDelivery);
         const eventIds = [...new Set(deliveries.map((d) => d.eventId))];
@@ -413,6 +413,14 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
         }
       }
       return claimed.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    },
+
+    async releaseClaims(owner, now) {
+      return db.run(
+        `UPDATE deliveries SET status = 'PENDING', next_attempt_at = ?, lease_until = NULL, updated_at = ?, claimed_by = NULL
+         WHERE status = 'IN_FLIGHT' AND claimed_by = ?`,
+        [now, now, owner],
+      );
     },
 
     async markDelivered(id, attemptNo, now, statusCode) {

@@ -305,6 +305,7 @@ export const DELIVERY_COLUMNS = [
   'order_key',
   'order_at',
   'order_seq',
+  'claimed_by',
 ] as const;
 
 export function newDeliveryToRow(r: NewDelivery): SqlValue[] {
@@ -327,6 +328,7 @@ export function newDeliveryToRow(r: NewDelivery): SqlValue[] {
     r.orderKey ?? null,
     r.orderAt ?? r.createdAt,
     r.orderSeq ?? r.createdAt * 1000,
+    null,
   ];
 }
 
@@ -350,5 +352,6 @@ export function rowToDelivery(row: SqlRow): DeliveryRecord {
     orderKey: strOrNull(row, 'order_key'),
     orderAt: int(row, 'order_at'),
     orderSeq: int(row, 'order_seq'),
+    claimedBy: strOrNull(row, 'claimed_by'),
   };
 }

@@ -179,6 +179,8 @@ export interface DeliveryRecord {
   orderKey: string | null;
   orderAt: number;
   orderSeq: number;
+  /** Who holds (or last held) the claim: the worker's instance id (--instance-id), null if unnamed. */
+  claimedBy: string | null;
 }
 
 /** Without order fields a delivery is unordered (orderAt = createdAt, orderSeq = createdAt × 1000). */
@@ -234,7 +236,13 @@ export interface DeliveryQueueOps {
    * (other workers, processes or replicas) never get the same row while its lease holds.
    * Returned in creation order.
    */
-  claimDeliveries(now: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
+  claimDeliveries(now: number, limit: number, leaseMs: number, owner?: string | null): Promise<ClaimedDelivery[]>;
+  /**
+   * Hands back every IN_FLIGHT claim held by `owner`: PENDING, due at `now`, attempts kept (an attempt may
+   * have gone out before a crash). For a worker starting under the id of a process that died (its own
+   * claims, no lease to wait for) and for a graceful stop. Returns how many were released.
+   */
+  releaseClaims(owner: string, now: number): Promise<number>;
   /** The attempt succeeded: DELIVERED, deliveredAt = now, lastError cleared. */
   markDelivered(id: string, attemptNo: number, now: number, statusCode: number | null): Promise<boolean>;
   /** The attempt failed and will be retried: PENDING again, due at nextAttemptAt, with the error kept. */

@@ -111,6 +111,7 @@ export function pendingRecord(d: NewDelivery): DeliveryRecord {
     orderKey: d.orderKey ?? null,
     orderAt: d.orderAt ?? d.createdAt,
     orderSeq: d.orderSeq ?? d.createdAt * 1000,
+    claimedBy: null,
   };
 }
 

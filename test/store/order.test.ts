@@ -294,8 +294,8 @@ describe('migration 3 upgrades a populated outbox', () => {
         })()).sort();
         expect(idx).toEqual([
           'deliveries_claim_idx', 'deliveries_company_created_idx', 'deliveries_company_integration_idx',
-          'deliveries_dead_idx', 'deliveries_order_idx', 'deliveries_order_open_idx',
-        ]);
+          'deliveries_claimed_by_idx', 'deliveries_dead_idx', 'deliveries_order_idx', 'deliveries_order_open_idx',
+        ].sort());
       } finally {
         await store.close();
       }
