@@ -3,6 +3,7 @@
  * Every flag --foo-bar may also come from CERTMGR_NOTIFY_FOO_BAR (flags win).
  */
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { parse as parseYaml } from 'yaml';
 import { DEFAULT_QUOTAS } from '../service/quotas.js';
 import { parseEgressAllow, type EgressAllow } from '../integrations/egress.js';
@@ -37,6 +38,8 @@ export interface ServeConfig {
   logRateLimitPerMinute: number;
   logRateBurst: number;
   deliveryTimeoutMs: number;
+  /** Owner of this process's delivery claims (--instance-id, default hostname). */
+  instanceId: string;
   deliveryMaxAgeMs: number;
   /** Concurrent deliveries of this replica; 0 = this replica only serves the API and accepts events. */
   deliveryWorkers: number;
@@ -129,6 +132,7 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'retry-period', kind: 'int', help: 'leader retry period in ms (default 2000)' },
   { name: 'resync-period', kind: 'int', help: 'operator: reconcile every object at least this often, reverting API drift (ms, default 300000)' },
   { name: 'reconcile-concurrency', kind: 'int', help: 'operator: concurrent reconciles per controller (default 4)' },
+  { name: 'instance-id', kind: 'string', help: "owner name of this process's delivery claims: stable across a restart, unique among live processes (default hostname; in Kubernetes the pod name)" },
   { name: 'pod-name', kind: 'string', help: 'leader election identity (default hostname + random)' },
   { name: 'cluster-name', kind: 'string', help: "this cluster's name: clusterName of health events (default kubernetes) and managedBy suffix when several clusters share one service" },
   { name: 'cluster-id', kind: 'string', help: 'clusterId (UUID) of health events (default the kube-system namespace uid)' },
@@ -203,6 +207,14 @@ function optInt(flags: RawFlags, env: NodeJS.ProcessEnv, name: string, min: numb
 function uuidOpt(v: string | undefined, name: string): string | undefined {
   if (v !== undefined && !UUID_RE.test(v)) throw new ConfigError(`--${name} must be a UUID, got '${v}'`);
   return v?.toLowerCase();
+}
+
+/** --instance-id: printable ASCII without spaces, ≤ 253 (a DNS name / pod name fits); default the hostname. */
+export function instanceIdOf(v: string | undefined, host: () => string = hostname): string {
+  const id = v ?? host();
+  if (!/^[\x21-\x7e]{1,253}$/.test(id))
+    throw new ConfigError(`--instance-id must be 1 to 253 printable ASCII characters without spaces${v === undefined ? ' (the hostname is not; set --instance-id)' : ''}`);
+  return id;
 }
 
 function bool(v: string | undefined, name: string, def: boolean): boolean {
@@ -303,6 +315,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     logRateLimitPerMinute: int(flags, env, 'log-rate-limit', 60, 1, 1_000_000),
     logRateBurst: int(flags, env, 'log-rate-burst', 20, 1, 1_000_000),
     deliveryTimeoutMs: int(flags, env, 'delivery-timeout', 10_000, 100, 600_000),
+    instanceId: instanceIdOf(one(flags, env, 'instance-id')),
     deliveryMaxAgeMs: int(flags, env, 'delivery-max-age', 86_400_000, 1_000, 30 * 86_400_000),
     deliveryWorkers: int(flags, env, 'delivery-workers', 8, 0, 256),
     deliveryBaseDelayMs: one(flags, env, 'delivery-retry-base') === undefined ? undefined : int(flags, env, 'delivery-retry-base', 1000, 1, 600_000),

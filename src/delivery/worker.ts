@@ -3,6 +3,7 @@
  *
  *   loop:  claim up to (free slots) due deliveries  ──►  for each, concurrently:
  *            integration gone or disabled ─────────────► DEAD (visible: API, metric, warn log)
+ *            a newer one for the key makes it obsolete ─► SUPERSEDED (not sent; attempt not counted)
  *            rate limited ─────────────────────────────► deferred (PENDING at its slot; attempt not counted)
  *            notifier.send(notification, signal) ──────► decide(): DELIVERED | PENDING at T | DEAD
  *
@@ -14,6 +15,17 @@
  * Leases and fencing: a claim holds the row for `leaseMs` (default 3 × attemptTimeoutMs, so an
  * attempt always ends well before its lease). Outcomes are written with the attempt number the
  * claim returned, and the store ignores them if the row moved on (see DeliveryQueueOps).
+ *
+ * Order per key (issue 8, delivery/order.ts): the claim hands out only the oldest open delivery of
+ * each (integration, correlation key), so a key has one delivery in flight at a time and a receiver
+ * sees a key's notifications in event order; right before sending, the store atomically supersedes
+ * the claimed delivery if a newer one of its key made it obsolete (INCIDENT_MGMT: any newer one;
+ * other types: a newer one already sent). Blocked keys are skipped, never waited on.
+ *
+ * Fast recovery: claims carry the worker's instance id (--instance-id, default the hostname, which is the
+ * pod name in Kubernetes and survives a container restart). A worker starting under an id takes back that
+ * id's claims at once (they belong to a process that is gone: no lease to wait for); a graceful stop hands
+ * back whatever it still holds. Claims of other ids are retaken only when their lease ends.
  *
  * Multiple workers (processes/replicas) may share one PostgreSQL store: claims use
  * FOR UPDATE SKIP LOCKED. The rate limiter is per process.
@@ -32,6 +44,7 @@ import type {
   StoreOps,
 } from '../store/types.js';
 import { decide, DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_AGE_MS, DEFAULT_MAX_DELAY_MS, errorOf, type Decision } from './backoff.js';
+import { orderModeOf } from './order.js';
 import { RateLimiter, type RateLimit } from './rate-limit.js';
 import { SecretKeyError } from '../store/secret-box.js';
 
@@ -87,6 +100,12 @@ export interface DeliveryWorkerDeps {
   rng?: () => number;
   /** The current integration record. Default store.getIntegration. */
   getIntegration?: (companyId: string, integrationId: string) => Promise<IntegrationRecord | null>;
+  /**
+   * Owner of this worker's claims, stable across a restart of the same pod/process and unique among live
+   * ones (two live workers under one id would take each other's claims at start: duplicates, never losses).
+   * Omit: claims are unnamed and only ever retaken after their lease.
+   */
+  instanceId?: string;
   /** A limiter shared with other senders (testIntegration); default a new one from options.rateLimits. */
   rateLimiter?: RateLimiter;
   options?: Partial<DeliveryWorkerOptions>;
@@ -138,6 +157,7 @@ export const DELIVERY_METRICS = {
   deadLetters: 'certmgr_notify_delivery_dead_letters_total',
   rateLimited: 'certmgr_notify_delivery_rate_limited_total',
   leaseLost: 'certmgr_notify_delivery_lease_lost_total',
+  superseded: 'certmgr_notify_deliveries_superseded_total',
 } as const;
 
 interface WorkerMetrics {
@@ -146,6 +166,7 @@ interface WorkerMetrics {
   deadLetters: Counter<'integration_type'>;
   rateLimited: Counter<'integration_type'>;
   leaseLost: Counter<'integration_type'>;
+  superseded: Counter<'integration_type'>;
 }
 
 function existing<T>(registry: Registry, name: string): T | undefined {
@@ -193,6 +214,14 @@ function createMetrics(registry: Registry, store: DeliveryWorkerStore, clock: ()
       new Counter({
         name: DELIVERY_METRICS.leaseLost,
         help: 'Attempt outcomes not recorded because the claim had expired and the delivery was claimed again',
+        labelNames: ['integration_type'],
+        registers: r,
+      }),
+    superseded:
+      existing(registry, DELIVERY_METRICS.superseded) ??
+      new Counter({
+        name: DELIVERY_METRICS.superseded,
+        help: 'Deliveries not sent because a newer notification for the same integration and resource made them obsolete',
         labelNames: ['integration_type'],
         registers: r,
       }),
@@ -246,6 +275,7 @@ export class DeliveryWorker {
   readonly #getIntegration: (companyId: string, integrationId: string) => Promise<IntegrationRecord | null>;
   readonly #limiter: RateLimiter;
   readonly #logLimiter: LogLimiter;
+  readonly #owner: string | null;
 
   #running = false;
   #loop: Promise<void> | undefined;
@@ -274,6 +304,7 @@ export class DeliveryWorker {
     this.#rng = deps.rng ?? Math.random;
     this.#getIntegration = deps.getIntegration ?? ((c, i) => deps.store.getIntegration(c, i));
     this.#limiter = deps.rateLimiter ?? new RateLimiter(this.options.rateLimits);
+    this.#owner = deps.instanceId || null;
     this.#metrics = deps.metrics ? createMetrics(deps.metrics, deps.store, this.#clock) : undefined;
   }
 
@@ -318,9 +349,31 @@ export class DeliveryWorker {
       this.#abort.abort();
       await Promise.race([all, sleep(2_000)]);
     }
+    // Whatever is still claimed (a send that ignored the abort, an outcome the store did not take) goes back
+    // now, due at once for the next process, instead of after its lease.
+    await this.#releaseOwn('stop');
+  }
+
+  /** Hands back this instance's IN_FLIGHT claims (at start: a previous process under this id died holding them). */
+  async #releaseOwn(when: 'start' | 'stop'): Promise<void> {
+    if (!this.#owner) return;
+    try {
+      const released = await this.#store.releaseClaims(this.#owner, this.#clock());
+      if (released > 0)
+        this.#log.info(
+          { released, instanceId: this.#owner },
+          when === 'start'
+            ? 'delivery worker: took back the claims a previous process of this instance held; sending them now'
+            : 'delivery worker: released the claims still held at shutdown',
+        );
+    } catch (err) {
+      // not fatal: those claims are retaken when their leases end
+      this.#log.warn({ err, instanceId: this.#owner }, `delivery worker: could not release this instance's claims at ${when}`);
+    }
   }
 
   async #run(): Promise<void> {
+    await this.#releaseOwn('start');
     while (this.#running) {
       this.#kicked = false;
       const at = this.#clock();
@@ -333,7 +386,7 @@ export class DeliveryWorker {
         const limit = Math.min(free, this.options.batchSize);
         let batch: ClaimedDelivery[] = [];
         try {
-          batch = await this.#store.claimDeliveries(this.#clock(), limit, this.options.leaseMs);
+          batch = await this.#store.claimDeliveries(this.#clock(), limit, this.options.leaseMs, this.#owner);
           this.#claimFailures = 0;
         } catch (err) {
           this.#claimFailures++;
@@ -342,7 +395,7 @@ export class DeliveryWorker {
             this.#log.error({ err, failures: this.#claimFailures }, 'delivery worker: claiming deliveries failed');
           }
         }
-        for (const d of batch) this.#track(this.#process(d));
+        for (const d of batch) this.#track(this.#process(d), d.orderKey !== null);
         full = batch.length === limit;
       }
       this.#backlog = full;
@@ -395,12 +448,14 @@ export class DeliveryWorker {
     this.#wakeBy?.(at);
   }
 
-  #track(p: Promise<void>): void {
+  /** `ordered`: the delivery heads a key, so its end may unblock the key's next one: claim again at once. */
+  #track(p: Promise<void>, ordered = false): void {
     const tracked = p
       .catch((err: unknown) => this.#log.error({ err }, 'delivery worker: unexpected error'))
       .finally(() => {
         this.#inFlight.delete(tracked);
-        if (this.#backlog) this.#wake?.();
+        if (ordered) this.kick();
+        else if (this.#backlog) this.#wake?.();
       });
     this.#inFlight.add(tracked);
   }
@@ -446,6 +501,20 @@ export class DeliveryWorker {
     if (unreadable) {
       // wrong or missing key (an operator's mistake): retried with backoff, so fixing the key file delivers it
       return this.#record(d, type, this.#decide({ outcome: 'retry', error: unreadable }, d, this.#clock()));
+    }
+
+    // The fence at send time: an obsolete delivery is not sent (before the rate limiter: it costs no slot).
+    try {
+      if (await this.#store.supersede(d.id, d.attempts, this.#clock(), orderModeOf(type))) {
+        this.#metrics?.superseded.inc({ integration_type: type });
+        if (this.#admit('debug', d, 'delivery_superseded'))
+          this.#log.debug({ deliveryId: d.id, companyId: d.companyId, integrationId: d.integrationId }, 'delivery superseded by a newer one for the same key; not sent');
+        return;
+      }
+    } catch (err) {
+      // Unknown whether a newer one exists: don't send; the claim is retaken when its lease expires.
+      if (this.#admit('error', d, 'delivery_store_error')) this.#log.error({ err, deliveryId: d.id }, 'delivery worker: could not check for a newer delivery');
+      return;
     }
 
     const now = this.#clock();

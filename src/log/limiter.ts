@@ -22,6 +22,7 @@ export const LOG_CAUSES = [
   'delivery_retry',
   'delivery_delivered',
   'delivery_lease_lost',
+  'delivery_superseded',
   'delivery_store_error',
 ] as const;
 export type LogCause = (typeof LOG_CAUSES)[number];

@@ -164,6 +164,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
       store,
       notifiers: (type) => runtime.notifierFor(type),
       rateLimiter: runtime.rateLimiter,
+      instanceId: cfg.instanceId,
       logger: log, // the worker adds its own component key
       metrics: metrics.registry,
       ...(runtime.logLimiter ? { logLimiter: runtime.logLimiter } : {}),

@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { LogLimiter } from '../log/limiter.js';
 import { validateEvent } from '../events/schemas.js';
+import { orderOfEvent } from '../delivery/order.js';
 import { familyOfType, type EventTypeId, type InternalEvent } from '../events/families.js';
 import { eventMonitored, matchRoutersSliced } from '../routing/match.js';
 import { TimeSlicer } from '../routing/slicer.js';
@@ -61,8 +62,10 @@ export async function acceptEvents(ctx: ServiceContext, events: InternalEvent[],
   const slicer = new TimeSlicer();
   deps.log.debug({ events: events.length }, 'routing events');
   const planned: { event: InternalEvent; eventId: string; family: EventTypeId; deliveries: NewDelivery[] }[] = [];
-  for (const event of events) {
+  for (const [index, event] of events.entries()) {
     const eventId = ctx.newId();
+    // order per key (issue 8): the correlation key, the event's own time and the acceptance sequence
+    const order = orderOfEvent(event, now, index);
     const family = familyOfType(event.type).eventTypeId;
     if (!eventMonitored(event, snap.monitoring)) deps.metrics.notMonitored.inc();
     const { matched, errors } = await matchRoutersSliced(event, snap, slicer);
@@ -79,6 +82,7 @@ export async function acceptEvents(ctx: ServiceContext, events: InternalEvent[],
       routerName: r.name,
       integrationId: r.integrationId,
       createdAt: now,
+      ...order,
     }));
     planned.push({ event, eventId, family, deliveries });
   }

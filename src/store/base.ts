@@ -93,8 +93,10 @@ export abstract class SqlStore implements Store {
   listDeliveries: StoreOps['listDeliveries'] = (...a) => this.ops.listDeliveries(...a);
 
   claimDeliveries: DeliveryQueueOps['claimDeliveries'] = (...a) => this.queue.claimDeliveries(...a);
+  releaseClaims: DeliveryQueueOps['releaseClaims'] = (...a) => this.queue.releaseClaims(...a);
   markDelivered: DeliveryQueueOps['markDelivered'] = (...a) => this.queue.markDelivered(...a);
   markRetry: DeliveryQueueOps['markRetry'] = (...a) => this.queue.markRetry(...a);
+  supersede: DeliveryQueueOps['supersede'] = (...a) => this.queue.supersede(...a);
   markDead: DeliveryQueueOps['markDead'] = (...a) => this.queue.markDead(...a);
   deferDelivery: DeliveryQueueOps['deferDelivery'] = (...a) => this.queue.deferDelivery(...a);
   deliveryStats: DeliveryQueueOps['deliveryStats'] = (...a) => this.queue.deliveryStats(...a);

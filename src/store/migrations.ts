@@ -54,6 +54,17 @@ function ddl(f: (t: DialectTypes) => string[]): Record<Dialect, string[]> {
   return { sqlite: f(TYPES.sqlite), postgres: f(TYPES.postgres) };
 }
 
+/**
+ * Order per key: "is an older delivery of this key still open?" (the claim) reads the partial index
+ * of open rows; "is there a newer one?" (supersede) reads the full one from the delivery's position on.
+ */
+const ORDER_INDEXES = [
+  `CREATE INDEX deliveries_order_open_idx ON deliveries (company_id, integration_id, order_key, order_at, order_seq, id)
+     WHERE status IN ('PENDING', 'IN_FLIGHT') AND order_key IS NOT NULL`,
+  `CREATE INDEX deliveries_order_idx ON deliveries (company_id, integration_id, order_key, order_at, order_seq, id)
+     WHERE order_key IS NOT NULL`,
+];
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -151,6 +162,74 @@ export const MIGRATIONS: readonly Migration[] = [
       // Listing (API): newest first per company, optionally per integration.
       `CREATE INDEX deliveries_company_created_idx ON deliveries (company_id, created_at DESC, id DESC)`,
       `CREATE INDEX deliveries_company_integration_idx ON deliveries (company_id, integration_id, created_at DESC, id DESC)`,
+    ]),
+  },
+  {
+    // Issue 8: order per key and supersession (delivery/order.ts). SQLite cannot change a CHECK
+    // constraint in place, so its deliveries table is rebuilt (same columns, rows and indexes).
+    version: 3,
+    name: 'outbox: order per key (order_key, order_at, order_seq), SUPERSEDED status',
+    up: {
+      sqlite: [
+        `CREATE TABLE deliveries_v3 (
+          id TEXT PRIMARY KEY,
+          company_id TEXT NOT NULL,
+          event_id TEXT NOT NULL,
+          router_id TEXT NOT NULL,
+          router_name TEXT NOT NULL,
+          integration_id TEXT NOT NULL,
+          status TEXT NOT NULL CHECK (status IN ('PENDING', 'IN_FLIGHT', 'DELIVERED', 'DEAD', 'SUPERSEDED')),
+          attempts INTEGER NOT NULL CHECK (attempts >= 0),
+          next_attempt_at INTEGER NOT NULL,
+          lease_until INTEGER,
+          last_error TEXT,
+          last_status_code INTEGER,
+          created_at INTEGER NOT NULL,
+          updated_at INTEGER NOT NULL,
+          delivered_at INTEGER,
+          order_key TEXT,
+          order_at INTEGER NOT NULL,
+          order_seq INTEGER NOT NULL,
+          CHECK (status <> 'IN_FLIGHT' OR lease_until IS NOT NULL),
+          UNIQUE (company_id, event_id, router_id),
+          FOREIGN KEY (company_id, event_id) REFERENCES events (company_id, id) ON DELETE CASCADE
+        ) STRICT`,
+        // Rows from before: unordered (order_key NULL), as they were.
+        `INSERT INTO deliveries_v3 (id, company_id, event_id, router_id, router_name, integration_id, status, attempts,
+           next_attempt_at, lease_until, last_error, last_status_code, created_at, updated_at, delivered_at,
+           order_key, order_at, order_seq)
+         SELECT id, company_id, event_id, router_id, router_name, integration_id, status, attempts,
+           next_attempt_at, lease_until, last_error, last_status_code, created_at, updated_at, delivered_at,
+           NULL, created_at, created_at * 1000
+         FROM deliveries`,
+        `DROP TABLE deliveries`,
+        `ALTER TABLE deliveries_v3 RENAME TO deliveries`,
+        `CREATE INDEX deliveries_claim_idx ON deliveries (next_attempt_at, id) WHERE status IN ('PENDING', 'IN_FLIGHT')`,
+        `CREATE INDEX deliveries_dead_idx ON deliveries (company_id, created_at DESC, id DESC) WHERE status = 'DEAD'`,
+        `CREATE INDEX deliveries_company_created_idx ON deliveries (company_id, created_at DESC, id DESC)`,
+        `CREATE INDEX deliveries_company_integration_idx ON deliveries (company_id, integration_id, created_at DESC, id DESC)`,
+        ...ORDER_INDEXES,
+      ],
+      postgres: [
+        `ALTER TABLE deliveries DROP CONSTRAINT deliveries_status_check`,
+        `ALTER TABLE deliveries ADD CONSTRAINT deliveries_status_check
+           CHECK (status IN ('PENDING', 'IN_FLIGHT', 'DELIVERED', 'DEAD', 'SUPERSEDED'))`,
+        `ALTER TABLE deliveries ADD COLUMN order_key TEXT,
+           ADD COLUMN order_at BIGINT NOT NULL DEFAULT 0, ADD COLUMN order_seq BIGINT NOT NULL DEFAULT 0`,
+        `UPDATE deliveries SET order_at = created_at, order_seq = created_at * 1000`,
+        `ALTER TABLE deliveries ALTER COLUMN order_at DROP DEFAULT, ALTER COLUMN order_seq DROP DEFAULT`,
+        ...ORDER_INDEXES,
+      ],
+    },
+  },
+  {
+    // Issue 8, fast recovery: a claim names its owner (--instance-id, stable across a restart of the same
+    // pod), so a restarted process takes back its own claims at once instead of waiting for their leases.
+    version: 4,
+    name: 'outbox: claimed_by (the owner of an IN_FLIGHT claim)',
+    up: ddl(() => [
+      `ALTER TABLE deliveries ADD COLUMN claimed_by TEXT`,
+      `CREATE INDEX deliveries_claimed_by_idx ON deliveries (claimed_by) WHERE status = 'IN_FLIGHT'`,
     ]),
   },
 ];

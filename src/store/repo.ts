@@ -50,7 +50,7 @@ const DL = DELIVERY_COLUMNS.join(', ');
 /** listDeliveries: default and maximum page size. */
 export const DELIVERY_PAGE_DEFAULT = 100;
 export const DELIVERY_PAGE_MAX = 1000;
-/** Rows per multi-row INSERT (15 parameters each; well under both engines' parameter limits). */
+/** Rows per multi-row INSERT (18 parameters each; well under both engines' parameter limits). */
 const INSERT_CHUNK = 500;
 
 function patchSet<P extends object>(
@@ -300,19 +300,63 @@ function asClaimed(d: DeliveryRecord, e: EventRecord): ClaimedDelivery {
  * (ordered, no sort); the lease_until test only restates the rule. Parameters: now, now.
  */
 const DUE = `status IN ('PENDING', 'IN_FLIGHT') AND next_attempt_at <= ? AND (status = 'PENDING' OR lease_until <= ?)`;
+/**
+ * Order per key (delivery/order.ts): `d` is the head of its key, i.e. no older delivery of the same
+ * (company, integration, order_key) is PENDING or IN_FLIGHT. Unordered rows (order_key NULL) always are.
+ * Reads deliveries_order_open_idx (SQLite is told to: it would pick the full order index, whose range holds
+ * the key's whole history). The claim's outer table must be aliased `d`.
+ */
+const olderOpen = (t: 'd' | 'w', pg = false) => `EXISTS (
+  SELECT 1 FROM deliveries o${pg ? '' : ' INDEXED BY deliveries_order_open_idx'}
+  WHERE o.company_id = ${t}.company_id AND o.integration_id = ${t}.integration_id AND o.order_key = ${t}.order_key
+    AND o.status IN ('PENDING', 'IN_FLIGHT')
+    AND (o.order_at, o.order_seq, o.id) < (${t}.order_at, ${t}.order_seq, ${t}.id))`;
+const HEAD = (pg: boolean) => `NOT ${olderOpen('d', pg)}`;
+/** A newer delivery of the UPDATE target's key that makes it obsolete, per mode (reads deliveries_order_idx). */
+const NEWER: Record<'supersede' | 'in-order', string> = {
+  supersede: '',
+  'in-order': ` AND n.status IN ('IN_FLIGHT', 'DELIVERED')`,
+};
+/**
+ * Parking (cost only; correctness is HEAD's): the claim reads the due range in order and skips blocked rows, so
+ * a long backlog on one key would be re-read by every claim (quadratic). Before claiming, blocked rows among the
+ * first PARK_WINDOW × limit due ones are parked: made due again only at the lease end. When a key's head
+ * leaves the queue (DELIVERED, DEAD, SUPERSEDED), UNPARK makes the key's next open delivery due at once. A missed
+ * unpark (a crash between the two statements, a head deleted by retention) costs at most one lease.
+ */
+const PARK_WINDOW = 4;
+/** Parameters: now, the key's finished head's id, now. (The IN list names the partial index's predicate, so SQLite uses it.) */
+const UNPARK = (pg: boolean) => `UPDATE deliveries SET next_attempt_at = ?
+  WHERE id = (
+    SELECT o.id FROM deliveries o${pg ? '' : ' INDEXED BY deliveries_order_open_idx'} JOIN deliveries h
+      ON o.company_id = h.company_id AND o.integration_id = h.integration_id AND o.order_key = h.order_key
+    WHERE h.id = ? AND o.status IN ('PENDING', 'IN_FLIGHT') AND o.status = 'PENDING' AND o.id <> h.id
+    ORDER BY o.order_at, o.order_seq, o.id LIMIT 1)
+  AND next_attempt_at > ?`;
 /** Fencing: only the holder of the current attempt may record its outcome. Parameters: id, attemptNo. */
 const FENCE = `id = ? AND status = 'IN_FLIGHT' AND attempts = ?`;
 
 /** The worker-side outbox operations (each one atomic on its own; see DeliveryQueueOps). */
 export function createQueueOps(db: SqlDb): DeliveryQueueOps {
   return {
-    async claimDeliveries(now, limit, leaseMs) {
+    async claimDeliveries(now, limit, leaseMs, owner = null) {
       const n = Math.floor(limit);
       if (!(n >= 1)) return [];
       const lease = now + Math.max(1, Math.floor(leaseMs));
-      const set = `status = 'IN_FLIGHT', lease_until = ?, next_attempt_at = ?, attempts = attempts + 1, updated_at = ?`;
+      const set = `status = 'IN_FLIGHT', lease_until = ?, next_attempt_at = ?, attempts = attempts + 1, updated_at = ?, claimed_by = ?`;
       let claimed: ClaimedDelivery[];
-      if (db.dialect === 'postgres') {
+      const pg = db.dialect === 'postgres';
+      await db.run(
+        `UPDATE deliveries SET next_attempt_at = ?
+         WHERE id IN (
+           SELECT w.id FROM (
+             SELECT id, status, company_id, integration_id, order_key, order_at, order_seq
+             FROM deliveries${pg ? '' : ' INDEXED BY deliveries_claim_idx'} WHERE ${DUE}
+             ORDER BY next_attempt_at, id LIMIT ?${pg ? ' FOR UPDATE SKIP LOCKED' : ''}) w
+           WHERE w.status = 'PENDING' AND w.order_key IS NOT NULL AND ${olderOpen('w', pg)})`,
+        [lease, now, now, n * PARK_WINDOW],
+      );
+      if (pg) {
         // One statement: lock due rows, skipping those another claimer holds, then update them.
         // A row another transaction claimed and committed meanwhile is re-checked against DUE
         // (READ COMMITTED re-evaluation) and dropped, so no row is handed out twice.
@@ -320,14 +364,14 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
           `WITH claimed AS (
              UPDATE deliveries SET ${set}
              WHERE id IN (
-               SELECT id FROM deliveries WHERE ${DUE}
+               SELECT id FROM deliveries d WHERE ${DUE} AND ${HEAD(true)}
                ORDER BY next_attempt_at, id LIMIT ?
                FOR UPDATE SKIP LOCKED)
              RETURNING ${DL}
            )
            SELECT claimed.*, e.type AS event_type, e.data AS event_data, e.received_at AS event_received_at
            FROM claimed JOIN events e ON e.company_id = claimed.company_id AND e.id = claimed.event_id`,
-          [lease, lease, now, now, now, n],
+          [lease, lease, now, owner, now, now, n],
         );
         claimed = rows.map((row) =>
           asClaimed(
@@ -347,10 +391,10 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
         const rows = await db.all(
           `UPDATE deliveries SET ${set}
            WHERE id IN (
-             SELECT id FROM deliveries INDEXED BY deliveries_claim_idx WHERE ${DUE}
+             SELECT id FROM deliveries AS d INDEXED BY deliveries_claim_idx WHERE ${DUE} AND ${HEAD(false)}
              ORDER BY next_attempt_at, id LIMIT ?)
            RETURNING ${DL}`,
-          [lease, lease, now, now, now, n],
+          [lease, lease, now, owner, now, now, n],
         );
         const deliveries = rows.map(rowToDelivery);
         const eventIds = [...new Set(deliveries.map((d) => d.eventId))];
@@ -371,6 +415,14 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
       return claimed.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     },
 
+    async releaseClaims(owner, now) {
+      return db.run(
+        `UPDATE deliveries SET status = 'PENDING', next_attempt_at = ?, lease_until = NULL, updated_at = ?, claimed_by = NULL
+         WHERE status = 'IN_FLIGHT' AND claimed_by = ?`,
+        [now, now, owner],
+      );
+    },
+
     async markDelivered(id, attemptNo, now, statusCode) {
       const n = await db.run(
         `UPDATE deliveries SET status = 'DELIVERED', delivered_at = ?, updated_at = ?, lease_until = NULL,
@@ -378,6 +430,7 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
          WHERE ${FENCE}`,
         [now, now, statusCode, id, attemptNo],
       );
+      if (n > 0) await db.run(UNPARK(db.dialect === 'postgres'), [now, id, now]);
       return n > 0;
     },
 
@@ -391,12 +444,29 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
       return n > 0;
     },
 
+    async supersede(id, attemptNo, now, mode) {
+      // One statement: the check and the change are atomic, and fenced like the outcomes. The attempt
+      // is not counted (nothing was sent).
+      const n = await db.run(
+        `UPDATE deliveries SET status = 'SUPERSEDED', updated_at = ?, lease_until = NULL, attempts = attempts - 1
+         WHERE ${FENCE} AND attempts > 0 AND EXISTS (
+           SELECT 1 FROM deliveries n
+           WHERE n.company_id = deliveries.company_id AND n.integration_id = deliveries.integration_id
+             AND n.order_key = deliveries.order_key
+             AND (n.order_at, n.order_seq, n.id) > (deliveries.order_at, deliveries.order_seq, deliveries.id)${NEWER[mode]})`,
+        [now, id, attemptNo],
+      );
+      if (n > 0) await db.run(UNPARK(db.dialect === 'postgres'), [now, id, now]);
+      return n > 0;
+    },
+
     async markDead(id, attemptNo, now, error, statusCode) {
       const n = await db.run(
         `UPDATE deliveries SET status = 'DEAD', updated_at = ?, lease_until = NULL, last_error = ?, last_status_code = ?
          WHERE ${FENCE}`,
         [now, diagnostic(error), statusCode, id, attemptNo],
       );
+      if (n > 0) await db.run(UNPARK(db.dialect === 'postgres'), [now, id, now]);
       return n > 0;
     },
 

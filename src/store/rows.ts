@@ -302,6 +302,10 @@ export const DELIVERY_COLUMNS = [
   'created_at',
   'updated_at',
   'delivered_at',
+  'order_key',
+  'order_at',
+  'order_seq',
+  'claimed_by',
 ] as const;
 
 export function newDeliveryToRow(r: NewDelivery): SqlValue[] {
@@ -320,6 +324,10 @@ export function newDeliveryToRow(r: NewDelivery): SqlValue[] {
     null,
     r.createdAt,
     r.createdAt,
+    null,
+    r.orderKey ?? null,
+    r.orderAt ?? r.createdAt,
+    r.orderSeq ?? r.createdAt * 1000,
     null,
   ];
 }
@@ -341,5 +349,9 @@ export function rowToDelivery(row: SqlRow): DeliveryRecord {
     createdAt: int(row, 'created_at'),
     updatedAt: int(row, 'updated_at'),
     deliveredAt: intOrNull(row, 'delivered_at'),
+    orderKey: strOrNull(row, 'order_key'),
+    orderAt: int(row, 'order_at'),
+    orderSeq: int(row, 'order_seq'),
+    claimedBy: strOrNull(row, 'claimed_by'),
   };
 }

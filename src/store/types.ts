@@ -146,7 +146,8 @@ export interface EventRecord {
   receivedAt: number;
 }
 
-export type DeliveryStatus = 'PENDING' | 'IN_FLIGHT' | 'DELIVERED' | 'DEAD';
+/** SUPERSEDED (issue 8): never sent, because a newer notification for the same key made it obsolete (see delivery/order.ts). */
+export type DeliveryStatus = 'PENDING' | 'IN_FLIGHT' | 'DELIVERED' | 'DEAD' | 'SUPERSEDED';
 
 export interface DeliveryRecord {
   /** Stable across retries and redeliveries: the receiver's idempotency key (webhook-id, Message-ID...). */
@@ -171,9 +172,20 @@ export interface DeliveryRecord {
   createdAt: number;
   updatedAt: number;
   deliveredAt: number | null;
+  /**
+   * Order per key (delivery/order.ts): the correlation key (null: unordered, rows written before
+   * issue 8), the event's own time and the acceptance sequence.
+   */
+  orderKey: string | null;
+  orderAt: number;
+  orderSeq: number;
+  /** Who holds (or last held) the claim: the worker's instance id (--instance-id), null if unnamed. */
+  claimedBy: string | null;
 }
 
-export type NewDelivery = Pick<DeliveryRecord, 'id' | 'companyId' | 'eventId' | 'routerId' | 'routerName' | 'integrationId' | 'createdAt'>;
+/** Without order fields a delivery is unordered (orderAt = createdAt, orderSeq = createdAt × 1000). */
+export type NewDelivery = Pick<DeliveryRecord, 'id' | 'companyId' | 'eventId' | 'routerId' | 'routerName' | 'integrationId' | 'createdAt'> &
+  Partial<Pick<DeliveryRecord, 'orderKey' | 'orderAt' | 'orderSeq'>>;
 
 export interface DeliveryFilter {
   integrationId?: string;
@@ -196,7 +208,7 @@ export interface ClaimedDelivery extends DeliveryRecord {
  * Deliveries per status, except DELIVERED: that count only grows (it would mean scanning the table
  * on every scrape); the deliveries_total counter tells how many were delivered.
  */
-export type DeliveryStats = Record<Exclude<DeliveryStatus, 'DELIVERED'>, number>;
+export type DeliveryStats = Record<Exclude<DeliveryStatus, 'DELIVERED' | 'SUPERSEDED'>, number>;
 
 /**
  * The delivery workers' side of the outbox. Not available inside transaction(): each method is one
@@ -206,6 +218,7 @@ export type DeliveryStats = Record<Exclude<DeliveryStatus, 'DELIVERED'>, number>
  *                                         --markRetry-----> PENDING (due at nextAttemptAt)
  *                                         --deferDelivery-> PENDING (attempt not counted)
  *                                         --markDead------> DEAD
+ *                                         --supersede-----> SUPERSEDED (a newer one for the key; not sent)
  *            IN_FLIGHT with an expired lease is claimable again (the claiming worker crashed).
  *
  * Fencing: the mark methods take the attempt number the worker was handed (ClaimedDelivery.attempts)
@@ -216,12 +229,20 @@ export type DeliveryStats = Record<Exclude<DeliveryStatus, 'DELIVERED'>, number>
 export interface DeliveryQueueOps {
   /**
    * Atomically claims up to `limit` due deliveries: PENDING with nextAttemptAt <= now, or IN_FLIGHT
-   * with leaseUntil <= now (an abandoned claim); the most overdue first. Each claimed row becomes
+   * with leaseUntil <= now (an abandoned claim); the most overdue first. Order per key: a delivery
+   * is skipped while an older one of its (integration, orderKey) is PENDING or IN_FLIGHT (see
+   * delivery/order.ts), so a key has at most one delivery in flight; other keys are not held up. Each claimed row becomes
    * IN_FLIGHT with leaseUntil = nextAttemptAt = now + leaseMs and attempts + 1. Concurrent claimers
    * (other workers, processes or replicas) never get the same row while its lease holds.
    * Returned in creation order.
    */
-  claimDeliveries(now: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
+  claimDeliveries(now: number, limit: number, leaseMs: number, owner?: string | null): Promise<ClaimedDelivery[]>;
+  /**
+   * Hands back every IN_FLIGHT claim held by `owner`: PENDING, due at `now`, attempts kept (an attempt may
+   * have gone out before a crash). For a worker starting under the id of a process that died (its own
+   * claims, no lease to wait for) and for a graceful stop. Returns how many were released.
+   */
+  releaseClaims(owner: string, now: number): Promise<number>;
   /** The attempt succeeded: DELIVERED, deliveredAt = now, lastError cleared. */
   markDelivered(id: string, attemptNo: number, now: number, statusCode: number | null): Promise<boolean>;
   /** The attempt failed and will be retried: PENDING again, due at nextAttemptAt, with the error kept. */
@@ -233,6 +254,12 @@ export interface DeliveryQueueOps {
     statusCode: number | null,
     now: number,
   ): Promise<boolean>;
+  /**
+   * Fence before sending (issue 8): marks the claimed delivery SUPERSEDED (attempt not counted, terminal)
+   * if a newer delivery of its (integration, orderKey) makes it obsolete under `mode` (delivery/order.ts).
+   * Returns true when it did: the caller must not send. Atomic check-and-set, fenced like the mark methods.
+   */
+  supersede(id: string, attemptNo: number, now: number, mode: 'supersede' | 'in-order'): Promise<boolean>;
   /** Gave up (permanent failure or maximum age): DEAD, with the error kept. Terminal. */
   markDead(id: string, attemptNo: number, now: number, error: string, statusCode: number | null): Promise<boolean>;
   /**

@@ -3,7 +3,7 @@
  *
  *   node --import tsx test/delivery/crash-child.ts
  *   env: STORE_URL (sqlite:<file> or postgres://…), STORE_SCHEMA (PostgreSQL, optional),
- *        LEASE_MS, ATTEMPT_TIMEOUT_MS
+ *        LEASE_MS, ATTEMPT_TIMEOUT_MS, INSTANCE_ID (optional: the worker's claim owner)
  *
  * Prints "ready" once the worker runs. SIGTERM stops it gracefully (exit 0); the test also SIGKILLs it.
  */
@@ -22,8 +22,10 @@ const leaseMs = Number(process.env['LEASE_MS'] ?? 1_500);
 
 const store = await openStore(url, schema ? { schema } : {});
 await store.migrate();
+const instanceId = process.env['INSTANCE_ID'] || undefined;
 const worker = new DeliveryWorker({
   store,
+  ...(instanceId ? { instanceId } : {}),
   notifiers: (type) => createNotifier(type, integrationOptions({ timeoutMs: attemptTimeoutMs, userAgent: 'certmgr-notify-crash-test', egress: LOOPBACK_EGRESS })),
   logger: pino({ level: 'warn' }, pino.destination(2)),
   options: {

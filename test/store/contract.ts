@@ -108,6 +108,10 @@ export function pendingRecord(d: NewDelivery): DeliveryRecord {
     lastStatusCode: null,
     updatedAt: d.createdAt,
     deliveredAt: null,
+    orderKey: d.orderKey ?? null,
+    orderAt: d.orderAt ?? d.createdAt,
+    orderSeq: d.orderSeq ?? d.createdAt * 1000,
+    claimedBy: null,
   };
 }
 
