@@ -163,7 +163,8 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('order per ke
       return [...others, ...slow].every((d) => rs.get(d.id)!.status === 'DELIVERED') ? true : undefined;
     });
     const mid = byId(await rows(A));
-    expect(mid.get(down.id)!.status).toBe('PENDING');
+    // "down" keeps failing (waiting for its retry, or being retried right now); its newer one is never handed out meanwhile
+    expect(['PENDING', 'IN_FLIGHT']).toContain(mid.get(down.id)!.status);
     expect(mid.get(downNext.id)!.status).toBe('PENDING');
     blocked.delete(down.id);
     await waitFor('all delivered', async () => ((await rows(A)).every((d) => d.status === 'DELIVERED') ? true : undefined));
