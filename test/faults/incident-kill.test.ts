@@ -14,23 +14,12 @@ import { afterAll, describe, it } from 'vitest';
 import * as ops from '../../src/client/operations.js';
 import { issuerActive, issuerNotReady } from '../fixtures/events.js';
 import { startReceiver, type Receiver } from '../integrations/helpers.js';
+import { rng } from '../routing/generators.js';
 import { waitFor, type ServiceProcess } from '../e2e/service-process.js';
 import { allDeliveries, freshStore, startServe, type DeliveryRow, type Engine } from './support.js';
 
 /** Kills per engine: at least 2 × 25 = 50 in total (the issue asks for at least 50). */
 const KILLS: Record<Engine, number> = { sqlite: 25, postgres: 25 };
-
-/** mulberry32: a tiny seeded PRNG, so a failing sequence can be replayed from the printed seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 type State = 'notready' | 'active';
@@ -71,7 +60,7 @@ describe.concurrent('random SIGKILLs around issuer flips', () => {
   it(`on ${kind}, ≥ ${KILLS[kind]} kills: the last incident action per dedup_key matches the final state, nothing lost`, async ({ expect }) => {
     const seed = Number(process.env.FAULTS_SEED ?? Math.floor(Math.random() * 2 ** 31));
     console.log(`[faults] incident ${kind}: seed ${seed} (replay with FAULTS_SEED=${seed})`);
-    const rand = prng(seed);
+    const rand = rng(seed); // seeded mulberry32: a failing sequence replays from the printed seed
     const pager = await startReceiver((_r, res) => {
       res.statusCode = 202;
       res.end('{"status":"success"}');
