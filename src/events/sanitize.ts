@@ -15,7 +15,7 @@
  *   itself (see isoUtc / formatDuration in src/health/events.ts).
  */
 import type { SchemaObject } from 'ajv';
-import { codePointLength, replaceForbiddenText } from '../validation/formats.js';
+import { codePointLength, cutToCodePoints, replaceForbiddenText } from '../validation/formats.js';
 import type { EventType, InternalEvent } from './families.js';
 import { joinFieldPath } from './field-tree.js';
 import { EVENT_DATA_SCHEMAS, FREE_TEXT_FIELDS } from './schemas.js';
@@ -35,29 +35,6 @@ export interface SanitizeChange {
 export interface Sanitized {
   data: Record<string, unknown>;
   changes: SanitizeChange[];
-}
-
-/** UTF-16 index just after the first `n` code points of `s` (a surrogate pair is one code point). */
-function indexAfterCodePoints(s: string, n: number): number {
-  let i = 0;
-  for (let k = 0; k < n && i < s.length; k++) {
-    const c = s.charCodeAt(i);
-    const d = s.charCodeAt(i + 1);
-    i += c >= 0xd800 && c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff ? 2 : 1;
-  }
-  return i;
-}
-
-/**
- * `s` cut to at most `max` code points, never inside a surrogate pair; the last kept code point becomes `…`
- * when `max` ≥ 2 (so a reader sees it was cut). Strings that fit are returned as they are.
- */
-export function cutToCodePoints(s: string, max: number): string {
-  if (s.length <= max) return s; // UTF-16 length ≥ code points: fits
-  const end = indexAfterCodePoints(s, max);
-  if (end >= s.length) return s;
-  if (max < 2) return s.slice(0, end);
-  return s.slice(0, indexAfterCodePoints(s, max - 1)) + ELLIPSIS;
 }
 
 /** One string of the given kind and limit made valid; reports what changed. */

@@ -11,6 +11,7 @@
 import { STATUS_CODES } from 'node:http';
 import { fetch, type Dispatcher, type Response } from 'undici';
 import { EGRESS_DENIED, type EgressPolicy } from './egress.js';
+import { codePointLength, cutToCodePoints } from '../validation/formats.js';
 import type { DeliveryResult } from './types.js';
 
 export const RESPONSE_BODY_LIMIT = 1024;
@@ -76,9 +77,8 @@ export function truncateUtf8(s: string, maxBytes: number = RESPONSE_BODY_LIMIT):
 
 /** Cuts a string to at most `max` characters (code points), ending with an ellipsis when cut. */
 export function truncateChars(s: string, max: number): string {
-  const chars = Array.from(s);
-  if (chars.length <= max) return s;
-  return chars.slice(0, Math.max(0, max - 1)).join('') + '…';
+  // below 2 there is no room for a kept character and the ellipsis: the ellipsis alone says it was cut
+  return max < 2 && codePointLength(s) > max ? '…' : cutToCodePoints(s, max);
 }
 
 /**

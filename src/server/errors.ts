@@ -1,6 +1,7 @@
 import type { Response } from 'express';
 import type { FieldError } from '../service/errors.js';
 import { StoreInvalidTextError } from '../store/errors.js';
+import { cutToCodePoints } from '../validation/formats.js';
 
 /** What the API says when the store refuses a text (the store's own message names a parameter number). */
 export const INVALID_TEXT_MESSAGE = 'a text value contains a NUL character or invalid Unicode (a lone surrogate); nothing was stored';
@@ -25,14 +26,7 @@ export const MAX_ERROR_MESSAGE_CHARS = 300;
  * pair is never split; reads at most `max` code points of `s` however long it is.
  */
 export function capText(s: string, max = MAX_ERROR_MESSAGE_CHARS): string {
-  if (s.length <= max) return s; // UTF-16 units >= code points
-  let n = 0;
-  let keep = 0; // UTF-16 units of the first max - 1 code points
-  for (const cp of s) {
-    if (++n > max) return s.slice(0, keep) + '…';
-    if (n < max) keep += cp.length;
-  }
-  return s;
+  return cutToCodePoints(s, max);
 }
 
 /** Longest error message and stack logged for an unexpected error (they may quote input too). */

@@ -159,6 +159,29 @@ function describeCodePoint(cp: number): string {
   return `${hex} (an invisible format or non-character)`;
 }
 
+/** UTF-16 index just after the first `n` code points of `s` (a surrogate pair is one code point). */
+function indexAfterCodePoints(s: string, n: number): number {
+  let i = 0;
+  for (let k = 0; k < n && i < s.length; k++) {
+    const c = s.charCodeAt(i);
+    const d = s.charCodeAt(i + 1);
+    i += c >= 0xd800 && c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff ? 2 : 1;
+  }
+  return i;
+}
+
+/**
+ * `s` cut to at most `max` code points, never inside a surrogate pair; the last kept code point becomes `…`
+ * when `max` ≥ 2 (so a reader sees it was cut). Strings that fit are returned as they are.
+ */
+export function cutToCodePoints(s: string, max: number): string {
+  if (s.length <= max) return s; // UTF-16 length ≥ code points: fits
+  const end = indexAfterCodePoints(s, max);
+  if (end >= s.length) return s;
+  if (max < 2) return s.slice(0, end);
+  return s.slice(0, indexAfterCodePoints(s, max - 1)) + '\u2026';
+}
+
 /** Length in Unicode code points (what people count as characters; `'😀'.length` is 2). */
 export function codePointLength(s: string): number {
   // A plain loop over UTF-16 units: ~30x faster than iterating code points on a 1 MiB string.

@@ -6,7 +6,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { EVENT_SIZE_LIMITS, validateEvent } from '../../src/events/schemas.js';
-import { ELLIPSIS, cutToCodePoints, sanitizeEventData, sanitizeText } from '../../src/events/sanitize.js';
+import { ELLIPSIS, sanitizeEventData, sanitizeText } from '../../src/events/sanitize.js';
+import { cutToCodePoints } from '../../src/validation/formats.js';
 import { DAY_MS, expirationEvent, type ExpiryCertificate } from '../../src/expiry/due.js';
 import { diffReady, type HealthOptions } from '../../src/health/diff.js';
 import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, formatDuration, isoUtc } from '../../src/health/events.js';
