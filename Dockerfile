@@ -1,19 +1,20 @@
 # certmgr-notify: service, operator and emitter in one image.
-FROM node:24-bookworm-slim AS deps
+# The image runs the single-file bundle (scripts/build.mjs): no node_modules, no transpiling at start-up, so a
+# restarted pod is serving in about a second (tsx took 2.5–4 s).
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# the `node` devDependency only pins Node for npm scripts; the image already is Node 24
-RUN npm ci --omit=dev --no-audit --no-fund
+RUN npm ci --no-audit --no-fund
+COPY scripts ./scripts
+COPY src ./src
+RUN node scripts/build.mjs dist
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
-COPY --from=deps /app/node_modules ./node_modules
-COPY package.json ./
-COPY bin ./bin
-COPY src ./src
+COPY --from=build /app/dist ./dist
 COPY crds ./crds
 USER node
 EXPOSE 8080
-ENTRYPOINT ["node", "--disable-warning=ExperimentalWarning", "bin/certmgr-notify.js"]
+ENTRYPOINT ["node", "--enable-source-maps", "dist/certmgr-notify.mjs"]
 CMD ["serve", "--store", "sqlite:/tmp/certmgr-notify/certmgr-notify.db", "--api-key-path", "/tmp/certmgr-notify/api-key"]

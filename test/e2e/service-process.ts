@@ -1,9 +1,7 @@
 /** Runs `certmgr-notify serve` as a real child process (so it can be SIGKILLed) and talks to it. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { GraphQLClient } from 'graphql-request';
-
-const BIN = join(import.meta.dirname, '../../bin/certmgr-notify.js');
+import { serviceBinary } from '../support/binary.js';
 
 export interface ServiceProcess {
   url: string;
@@ -15,7 +13,7 @@ export interface ServiceProcess {
 }
 
 export async function startServiceProcess(args: string[], key: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--kube', 'off', '--api-key', key, ...args], {
+  const proc = spawn(process.execPath, [serviceBinary(), 'serve', '--port', '0', '--host', '127.0.0.1', '--kube', 'off', '--api-key', key, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
   });

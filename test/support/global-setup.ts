@@ -3,11 +3,12 @@
  * teardown that stops them in reverse order. Each service lives in its own module and returns its
  * own teardown; add new ones to SETUPS.
  */
+import { setupBinary } from './binary.js';
 import { setupPostgres } from './postgres.js';
 
 type Teardown = () => Promise<void>;
 
-const SETUPS: ReadonlyArray<() => Promise<Teardown>> = [setupPostgres];
+const SETUPS: ReadonlyArray<() => Promise<Teardown>> = [setupPostgres, setupBinary];
 
 export default async function globalSetup(): Promise<Teardown> {
   const teardowns: Teardown[] = [];
