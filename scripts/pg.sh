@@ -5,6 +5,8 @@
 # usage:
 #   eval "$(scripts/pg.sh start)"   # prints: export PGROOT=… DATABASE_URL=…
 #   scripts/pg.sh stop [PGROOT]     # PGROOT defaults to $PGROOT; stops the server, removes the dir
+#   scripts/pg.sh halt PGROOT       # stops the server (fast: clients are disconnected), keeps the dir
+#   scripts/pg.sh resume PGROOT     # starts a halted server again, same port and data (fault tests)
 #
 # The server listens on 127.0.0.1 only, on a free port, with its unix socket and all data in
 # one temp dir. initdb runs as the `postgres` user when we are root (initdb refuses root).
@@ -52,6 +54,10 @@ pick_port() {
   die "no free port found"
 }
 
+server_opts() { # root port
+  printf '%s' "-p $2 -c listen_addresses=127.0.0.1 -k $1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+}
+
 start() {
   local pgbin root port attempt
   pgbin=$(find_pgbin)
@@ -74,9 +80,10 @@ start() {
   for attempt in 1 2 3 4 5; do
     port=$(pick_port)
     if as_pg "$pgbin/pg_ctl" -D "$root/data" -l "$root/server.log" -w -t 30 \
-        -o "-p $port -c listen_addresses=127.0.0.1 -k $root -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+        -o "$(server_opts "$root" "$port")" \
         start >/dev/null 2>&1; then
       log "PostgreSQL $("$pgbin/pg_ctl" --version | awk '{print $3}') on 127.0.0.1:$port, data in $root"
+      printf '%s\n' "$port" >"$root/port" # for resume: the same port again
       printf 'export PGROOT=%q DATABASE_URL=%q\n' "$root" "postgres://app@127.0.0.1:$port/postgres"
       return
     fi
@@ -101,8 +108,27 @@ stop() {
   rm -rf "$root"
 }
 
+# A server of ours, stopped but kept: its clients see "terminating connection due to administrator command".
+halt() {
+  local root=${1:-} pgbin
+  [ -n "$root" ] && [ -f "$root/$MARKER" ] || die "usage: $0 halt PGROOT (a dir made by $0 start)"
+  pgbin=$(find_pgbin)
+  as_pg "$pgbin/pg_ctl" -D "$root/data" -m fast -w -t 30 stop >/dev/null 2>&1 || die "pg_ctl stop failed"
+}
+
+resume() {
+  local root=${1:-} pgbin port
+  [ -n "$root" ] && [ -f "$root/$MARKER" ] && [ -f "$root/port" ] || die "usage: $0 resume PGROOT (a dir made by $0 start)"
+  pgbin=$(find_pgbin)
+  port=$(cat "$root/port")
+  as_pg "$pgbin/pg_ctl" -D "$root/data" -l "$root/server.log" -w -t 30 -o "$(server_opts "$root" "$port")" start >/dev/null 2>&1 ||
+    { tail -n 30 "$root/server.log" >&2 || true; die "could not start PostgreSQL again on port $port"; }
+}
+
 case "${1:-}" in
   start) start ;;
   stop) shift; stop "$@" ;;
-  *) die "usage: $0 start|stop [PGROOT]" ;;
+  halt) shift; halt "$@" ;;
+  resume) shift; resume "$@" ;;
+  *) die "usage: $0 start|stop|halt|resume [PGROOT]" ;;
 esac

@@ -122,6 +122,13 @@ export class PostgresStore extends SqlStore {
     const scope = new TxScope();
     // Set when the connection is in an unknown state: release(err) destroys it instead of pooling it.
     let discard: Error | undefined;
+    // pg-pool takes its 'error' listener off a client while it is checked out: a connection lost between two
+    // statements (server restart, reset) would be an unhandled 'error' event, i.e. a crash. Record it instead;
+    // the next statement fails with "not queryable" (a store-unavailable error) and the transaction rolls back.
+    const onLost = (err: Error) => {
+      discard ??= err;
+    };
+    client.on('error', onLost);
     try {
       try {
         await client.query('BEGIN');
@@ -149,6 +156,7 @@ export class PostgresStore extends SqlStore {
       }
     } finally {
       scope.done = true;
+      client.removeListener('error', onLost);
       client.release(discard);
     }
   }

@@ -24,8 +24,11 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-/** A real HTTP server on 127.0.0.1:0 that records every request; answers 200 "ok" by default. */
-export async function startReceiver(initial?: Handler): Promise<Receiver> {
+/**
+ * A real HTTP server on 127.0.0.1 that records every request; answers 200 "ok" by default. `port` 0 (default)
+ * takes a free one; a given port brings a closed receiver back on the same address (fault tests).
+ */
+export async function startReceiver(initial?: Handler, port = 0): Promise<Receiver> {
   let handler: Handler = initial ?? ((_req, res) => res.end('ok'));
   const requests: Received[] = [];
   const server = createServer((req, res) => {
@@ -37,10 +40,13 @@ export async function startReceiver(initial?: Handler): Promise<Receiver> {
       handler(r, res);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
+  const bound = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${bound}`,
     requests,
     handle: (h) => {
       handler = h;

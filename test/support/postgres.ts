@@ -19,6 +19,10 @@ export interface PgServer {
   url: string;
   root: string;
   stop(): Promise<void>;
+  /** Stops the server (fast shutdown: every client is disconnected) and keeps its data (fault tests). */
+  halt(): Promise<void>;
+  /** Starts a halted server again on the same port and data dir. */
+  resume(): Promise<void>;
 }
 
 function pgsh(args: string[]): Promise<{ stdout: string; stderr: string }> {
@@ -61,6 +65,12 @@ export async function startPostgres(): Promise<PgServer> {
       stopped = true;
       process.removeListener('exit', onExit);
       await pgsh(['stop', root]);
+    },
+    async halt() {
+      await pgsh(['halt', root]);
+    },
+    async resume() {
+      await pgsh(['resume', root]);
     },
   };
 }
