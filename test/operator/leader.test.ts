@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { LeaderElector, decideLease, leaseVersion, microTime, type LeaseLock, type LeaseRecord } from '../../src/kube/leader.js';
+import { ConfigError, loadServeConfig, processIdentityOf } from '../../src/config/config.js';
 import { FakeClock, flush } from './fake-clock.js';
 
 const log = pino({ level: 'silent' });
@@ -147,6 +148,43 @@ describe('LeaderElector (fake clock, in-memory Lease)', () => {
     await b.e.stop();
   });
 
+  it('killed without releasing, restarted under the SAME identity (same pod): leads on its first attempt, no clock advance', async () => {
+    const clock = new FakeClock(0);
+    const mem = new MemoryLease();
+    const a = candidate(mem, clock, 'pod-a');
+    a.e.start();
+    await clock.advance(1_000);
+    expect(a.e.isLeader()).toBe(true);
+    // SIGKILL: the loop is gone and nothing releases the lease (the process cannot run its stop())
+    const held = { ...mem.rec! };
+    a.down.value = true; // the dead process's elector can no longer write
+    const again = candidate(mem, clock, 'pod-a');
+    again.e.start();
+    await flush(); // no time passes: a wait of the lease would need clock.advance
+    expect(again.e.isLeader()).toBe(true);
+    expect(again.events).toEqual([`start@${clock.now()}`]);
+    // a renewal of its own term, not a takeover
+    expect(mem.rec).toMatchObject({ holderIdentity: 'pod-a', leaseTransitions: held.leaseTransitions, acquireTime: held.acquireTime });
+    await again.e.stop();
+  });
+
+  it('restarted under a NEW identity (the pre-issue-8 default hostname + random): waits the lease out', async () => {
+    const clock = new FakeClock(0);
+    const mem = new MemoryLease();
+    const a = candidate(mem, clock, 'host_1234abcd');
+    a.e.start();
+    await flush();
+    a.down.value = true;
+    const b = candidate(mem, clock, 'host_5678ef01');
+    b.e.start();
+    await clock.advance(2_500);
+    expect(b.e.isLeader()).toBe(false);
+    await clock.advance(1_000); // past the 3 s lease, judged from b's first sight of it
+    expect(b.e.isLeader()).toBe(true);
+    expect(mem.rec).toMatchObject({ holderIdentity: 'host_5678ef01', leaseTransitions: 1 });
+    await b.e.stop();
+  });
+
   it('two candidates racing for an absent lease: exactly one wins', async () => {
     const clock = new FakeClock(0);
     const mem = new MemoryLease();
@@ -163,5 +201,29 @@ describe('LeaderElector (fake clock, in-memory Lease)', () => {
   it('rejects inconsistent timings', () => {
     const mem = new MemoryLease();
     expect(() => new LeaderElector({ lock: mem.lockFor({ value: false }), identity: 'x', leaseDurationMs: 1_000, renewDeadlineMs: 1_000, log })).toThrow(/renewDeadline/);
+  });
+});
+
+describe('processIdentityOf: one name for delivery claims and the Lease (--instance-id, deprecated alias --pod-name)', () => {
+  it.each<[string, string | undefined, string | undefined, string]>([
+    ['neither: the hostname (the pod name in Kubernetes)', undefined, undefined, 'node-1'],
+    ['--instance-id', 'pod-a', undefined, 'pod-a'],
+    ['--pod-name alone (deprecated alias)', undefined, 'pod-b', 'pod-b'],
+    ['both, the same value', 'pod-c', 'pod-c', 'pod-c'],
+  ])('%s', (_what, instanceId, podName, want) => {
+    expect(processIdentityOf(instanceId, podName, () => 'node-1')).toBe(want);
+  });
+  it.each<[string, string | undefined, string | undefined, RegExp]>([
+    ['both, different values', 'pod-a', 'pod-b', /--instance-id and --pod-name .* differ/],
+    ['an invalid alias value', undefined, 'a b', /--instance-id must be/],
+  ])('refuses %s', (_what, instanceId, podName, msg) => {
+    expect(() => processIdentityOf(instanceId, podName, () => 'node-1')).toThrow(ConfigError);
+    expect(() => processIdentityOf(instanceId, podName, () => 'node-1')).toThrow(msg);
+  });
+  it('from flags and environment, once at the edge', () => {
+    expect(loadServeConfig(['--pod-name', 'pod-x'], {}).instanceId).toBe('pod-x');
+    expect(loadServeConfig([], { CERTMGR_NOTIFY_POD_NAME: 'pod-y' }).instanceId).toBe('pod-y');
+    expect(loadServeConfig(['--instance-id', 'pod-z'], { CERTMGR_NOTIFY_POD_NAME: 'pod-z' }).instanceId).toBe('pod-z');
+    expect(() => loadServeConfig(['--instance-id', 'pod-z'], { CERTMGR_NOTIFY_POD_NAME: 'other' })).toThrow(ConfigError);
   });
 });
