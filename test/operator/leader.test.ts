@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { LeaderElector, decideLease, leaseVersion, microTime, type LeaseLock, type LeaseRecord } from '../../src/kube/leader.js';
+import { Writable } from 'node:stream';
+import { LeaderElector, decideLease, foreignRenewal, leaseVersion, microTime, type LeaseLock, type LeaseRecord } from '../../src/kube/leader.js';
 import { ConfigError, loadServeConfig, processIdentityOf } from '../../src/config/config.js';
 import { FakeClock, flush } from './fake-clock.js';
 
@@ -27,6 +28,20 @@ describe('decideLease', () => {
   it('judges expiry on the local observation time, not the holder’s renewTime (clock skew)', () => {
     const lease = { holderIdentity: 'x', leaseDurationSeconds: 10, renewTime: microTime(now - 60 * 60_000) };
     expect(decideLease({ ...base, lease, observedAt: now }).action).toBe('wait');
+  });
+});
+
+describe('foreignRenewal: another live process under my identity', () => {
+  const mine = { holderIdentity: 'me', renewTime: 't1' };
+  it.each<[string, LeaseRecord | undefined, boolean, string | undefined, boolean]>([
+    ['leading, my last write is what the Lease shows', mine, true, 't1', false],
+    ['leading, my identity with a renewTime I did not write', { ...mine, renewTime: 't9' }, true, 't1', true],
+    ['not leading yet (a restart finding its own Lease)', { ...mine, renewTime: 't9' }, false, undefined, false],
+    ['leading but nothing written yet', { ...mine, renewTime: 't9' }, true, undefined, false],
+    ['another identity holds it (ordinary loss, not this check)', { holderIdentity: 'other', renewTime: 't9' }, true, 't1', false],
+    ['no Lease', undefined, true, 't1', false],
+  ])('%s', (_what, lease, leading, lastAttemptedRenew, want) => {
+    expect(foreignRenewal({ lease, identity: 'me', leading, lastAttemptedRenew })).toBe(want);
   });
 });
 
@@ -183,6 +198,24 @@ describe('LeaderElector (fake clock, in-memory Lease)', () => {
     expect(b.e.isLeader()).toBe(true);
     expect(mem.rec).toMatchObject({ holderIdentity: 'host_5678ef01', leaseTransitions: 1 });
     await b.e.stop();
+  });
+
+  it('two LIVE processes under one identity (a misconfiguration): each says so once in its log', async () => {
+    const clock = new FakeClock(0);
+    const mem = new MemoryLease();
+    const lines: string[] = [];
+    const sink = pino({ level: 'error' }, new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }));
+    const make = () => new LeaderElector({ lock: mem.lockFor({ value: false }), identity: 'dup', leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500, clock, log: sink });
+    const [x, y] = [make(), make()];
+    x.start();
+    await flush();
+    y.start();
+    await clock.advance(3_000);
+    const dup = lines.filter((l) => l.includes('another live process renews the Lease under this identity'));
+    expect(dup.length).toBeGreaterThanOrEqual(1);
+    expect(dup.length).toBeLessThanOrEqual(2); // once per process
+    await x.stop();
+    await y.stop();
   });
 
   it('two candidates racing for an absent lease: exactly one wins', async () => {
