@@ -109,10 +109,13 @@ describe.skipIf(skip)('fault: leader killed (real apiserver, real serve processe
     await waitFor('first leads', async () => (await holder(`le-${ns}`)).holder === 'pod-same-0' && (await leads(first)));
     await new Kube(env.kubeConfig()).waitReady('notificationrouters', 'issuers', ns, 20_000);
     const before = await holder(`le-${ns}`);
+    const killedAt = Date.now();
     await first.kill('SIGKILL'); // no release: the Lease still names pod-same-0 for 60 s
 
     const again = await replica(ns, store, 'pod-same-0', lease);
-    await waitFor('the restarted pod leads', () => leads(again), { timeoutMs: 15_000 });
+    const listeningAt = Date.now();
+    await waitFor('the restarted pod leads', () => leads(again), { timeoutMs: 15_000, intervalMs: 50 });
+    console.log(`leader-kill: same pod leads again ${Date.now() - killedAt} ms after SIGKILL (${Date.now() - listeningAt} ms after it listens; lease 60000 ms)`);
     const after = await holder(`le-${ns}`);
     expect(after.holder).toBe('pod-same-0');
     expect(after.renew).not.toBe(before.renew); // it renewed its own Lease
