@@ -38,7 +38,11 @@ export interface ServeConfig {
   logRateLimitPerMinute: number;
   logRateBurst: number;
   deliveryTimeoutMs: number;
-  /** Owner of this process's delivery claims (--instance-id, default hostname). */
+  /**
+   * This process's one stable name (--instance-id, deprecated alias --pod-name; default hostname = the pod name
+   * in Kubernetes): owner of its delivery claims AND its leader-election identity, so a restart of the same pod
+   * finds its own claims and its own Lease and continues at once.
+   */
   instanceId: string;
   deliveryMaxAgeMs: number;
   /** Concurrent deliveries of this replica; 0 = this replica only serves the API and accepts events. */
@@ -70,7 +74,6 @@ export interface ServeConfig {
     retryPeriodMs: number | undefined;
     resyncMs: number | undefined;
     concurrency: number | undefined;
-    podName: string | undefined;
     clusterName: string | undefined;
     clusterId: string | undefined;
     emitter: boolean;
@@ -132,8 +135,8 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'retry-period', kind: 'int', help: 'leader retry period in ms (default 2000)' },
   { name: 'resync-period', kind: 'int', help: 'operator: reconcile every object at least this often, reverting API drift (ms, default 300000)' },
   { name: 'reconcile-concurrency', kind: 'int', help: 'operator: concurrent reconciles per controller (default 4)' },
-  { name: 'instance-id', kind: 'string', help: "owner name of this process's delivery claims: stable across a restart, unique among live processes (default hostname; in Kubernetes the pod name)" },
-  { name: 'pod-name', kind: 'string', help: 'leader election identity (default hostname + random)' },
+  { name: 'instance-id', kind: 'string', help: "this process's name: owner of its delivery claims and its leader election identity; stable across a restart (a restarted pod then resends and leads at once), unique among live processes (default hostname; in Kubernetes the pod name)" },
+  { name: 'pod-name', kind: 'string', help: 'deprecated alias of --instance-id (was the leader election identity alone)' },
   { name: 'cluster-name', kind: 'string', help: "this cluster's name: clusterName of health events (default kubernetes) and managedBy suffix when several clusters share one service" },
   { name: 'cluster-id', kind: 'string', help: 'clusterId (UUID) of health events (default the kube-system namespace uid)' },
   { name: 'emitter', kind: 'string', help: 'true | false: watch cert-manager Issuers/Certificates and TLS Secrets and emit health and expiration events (default true with --kube)' },
@@ -215,6 +218,17 @@ export function instanceIdOf(v: string | undefined, host: () => string = hostnam
   if (!/^[\x21-\x7e]{1,253}$/.test(id))
     throw new ConfigError(`--instance-id must be 1 to 253 printable ASCII characters without spaces${v === undefined ? ' (the hostname is not; set --instance-id)' : ''}`);
   return id;
+}
+
+/**
+ * The process identity from --instance-id and its deprecated alias --pod-name (before issue 8 --pod-name named the
+ * leader-election identity alone, default hostname + random, so a restarted pod waited out its own lease). Two
+ * different values would give the process two names: refused rather than guessed.
+ */
+export function processIdentityOf(instanceId: string | undefined, podName: string | undefined, host: () => string = hostname): string {
+  if (instanceId !== undefined && podName !== undefined && instanceId !== podName)
+    throw new ConfigError('--instance-id and --pod-name (its deprecated alias) differ: give one of them');
+  return instanceIdOf(instanceId ?? podName, host);
 }
 
 function bool(v: string | undefined, name: string, def: boolean): boolean {
@@ -315,7 +329,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     logRateLimitPerMinute: int(flags, env, 'log-rate-limit', 60, 1, 1_000_000),
     logRateBurst: int(flags, env, 'log-rate-burst', 20, 1, 1_000_000),
     deliveryTimeoutMs: int(flags, env, 'delivery-timeout', 10_000, 100, 600_000),
-    instanceId: instanceIdOf(one(flags, env, 'instance-id')),
+    instanceId: processIdentityOf(one(flags, env, 'instance-id'), one(flags, env, 'pod-name')),
     deliveryMaxAgeMs: int(flags, env, 'delivery-max-age', 86_400_000, 1_000, 30 * 86_400_000),
     deliveryWorkers: int(flags, env, 'delivery-workers', 8, 0, 256),
     deliveryBaseDelayMs: one(flags, env, 'delivery-retry-base') === undefined ? undefined : int(flags, env, 'delivery-retry-base', 1000, 1, 600_000),
@@ -339,7 +353,6 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
       retryPeriodMs: optInt(flags, env, 'retry-period', 100, 600_000),
       resyncMs: optInt(flags, env, 'resync-period', 1000, 86_400_000),
       concurrency: optInt(flags, env, 'reconcile-concurrency', 1, 64),
-      podName: one(flags, env, 'pod-name'),
       clusterName: one(flags, env, 'cluster-name'),
       clusterId: uuidOpt(one(flags, env, 'cluster-id'), 'cluster-id'),
       emitter: bool(one(flags, env, 'emitter'), 'emitter', true),

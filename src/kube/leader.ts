@@ -46,6 +46,17 @@ export function decideLease(input: {
   return { action: 'wait', holder, expiresInMs };
 }
 
+/**
+ * True when, while leading, this candidate finds its own identity in the Lease with a renewTime it did not write:
+ * another LIVE process uses the same identity (--instance-id), so both believe they lead. Since a restart of the
+ * same pod renews its own Lease at once (no wait), the identity must be unique among live processes; this only
+ * detects the misconfiguration (no automatic step-down: both would step down and nobody would lead).
+ */
+export function foreignRenewal(input: { lease: LeaseRecord | undefined; identity: string; leading: boolean; lastAttemptedRenew: string | undefined }): boolean {
+  const { lease, identity, leading, lastAttemptedRenew } = input;
+  return leading && lastAttemptedRenew !== undefined && lease?.holderIdentity === identity && lease.renewTime !== lastAttemptedRenew;
+}
+
 /** The record identity used to detect "changed since last observed". */
 export function leaseVersion(l: LeaseRecord | undefined): string {
   return l ? `${l.resourceVersion ?? ''}|${l.holderIdentity ?? ''}|${l.renewTime ?? ''}` : '';
@@ -148,6 +159,9 @@ export class LeaderElector {
   private observed = '';
   private observedAt = 0;
   private current: LeaseRecord | undefined;
+  /** renewTime of our last write attempt (also one that errored but may have been applied) */
+  private lastAttemptedRenew: string | undefined;
+  private foreignWarned = false;
   private readonly started: LeaderCallback[] = [];
   private readonly stopped: LeaderCallback[] = [];
   private abort = new AbortController();
@@ -229,6 +243,7 @@ export class LeaderElector {
       case 'wait':
         return false;
       case 'create':
+        this.lastAttemptedRenew = nowTime;
         return this.opts.lock.create({
           holderIdentity: this.opts.identity,
           leaseDurationSeconds: seconds,
@@ -237,9 +252,15 @@ export class LeaderElector {
           leaseTransitions: 0,
         });
       case 'renew':
+        if (!this.foreignWarned && foreignRenewal({ lease, identity: this.opts.identity, leading: this.leader, lastAttemptedRenew: this.lastAttemptedRenew })) {
+          this.foreignWarned = true; // once per process: it repeats every retry period otherwise
+          this.opts.log.error({ identity: this.opts.identity }, 'leader election: another live process renews the Lease under this identity; --instance-id must be unique among live processes');
+        }
+        this.lastAttemptedRenew = nowTime;
         return this.opts.lock.update({ ...lease, holderIdentity: this.opts.identity, leaseDurationSeconds: seconds, renewTime: nowTime });
       case 'takeover':
         this.opts.log.info({ previous: lease?.holderIdentity || undefined, reason: d.reason }, 'leader election: taking over the lease');
+        this.lastAttemptedRenew = nowTime;
         return this.opts.lock.update({
           ...lease,
           holderIdentity: this.opts.identity,

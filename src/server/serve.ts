@@ -203,7 +203,9 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
       kubeConfig: loadKubeConfig(),
       registry: metrics.registry,
       ...(k.watchNamespace ? { namespace: k.watchNamespace } : {}),
-      ...(k.podName ? { identity: k.podName } : {}),
+      // one name per process: the Lease holder is the delivery-claim owner, so a restarted pod (same name) renews
+      // its own Lease at once instead of waiting it out under a new random identity
+      identity: cfg.instanceId,
       ...(k.clusterName ? { cluster: k.clusterName } : {}),
       ...(k.resyncMs ? { resyncMs: k.resyncMs } : {}),
       ...(k.concurrency ? { concurrency: k.concurrency } : {}),

@@ -109,6 +109,16 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
     });
   });
 
+  it('names the process by its pod (downward API): one identity for delivery claims and the Lease, so a restarted pod leads at once', async () => {
+    const ms = await template();
+    type Env = { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } };
+    const dep = ms.find((m) => m.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { env: Env[] }[] } } } };
+    const env = dep.spec.template.spec.containers[0]!.env;
+    expect(env.find((e) => e.name === 'CERTMGR_NOTIFY_INSTANCE_ID')?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.name');
+    // the deprecated alias is not set too (two sources of one name)
+    expect(env.some((e) => e.name === 'CERTMGR_NOTIFY_POD_NAME')).toBe(false);
+  });
+
   it('creates the secret key Secret (a key the service parses) and mounts it as --secret-key-file; or uses an existing one', async () => {
     const ms = await template();
     const secret = ms.find((m) => m.kind === 'Secret' && m.metadata.name === 'rel-certmgr-notify-secret-keys') as unknown as {

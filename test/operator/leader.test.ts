@@ -1,6 +1,8 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { LeaderElector, decideLease, leaseVersion, microTime, type LeaseLock, type LeaseRecord } from '../../src/kube/leader.js';
+import { Writable } from 'node:stream';
+import { LeaderElector, decideLease, foreignRenewal, leaseVersion, microTime, type LeaseLock, type LeaseRecord } from '../../src/kube/leader.js';
+import { ConfigError, loadServeConfig, processIdentityOf } from '../../src/config/config.js';
 import { FakeClock, flush } from './fake-clock.js';
 
 const log = pino({ level: 'silent' });
@@ -26,6 +28,20 @@ describe('decideLease', () => {
   it('judges expiry on the local observation time, not the holder’s renewTime (clock skew)', () => {
     const lease = { holderIdentity: 'x', leaseDurationSeconds: 10, renewTime: microTime(now - 60 * 60_000) };
     expect(decideLease({ ...base, lease, observedAt: now }).action).toBe('wait');
+  });
+});
+
+describe('foreignRenewal: another live process under my identity', () => {
+  const mine = { holderIdentity: 'me', renewTime: 't1' };
+  it.each<[string, LeaseRecord | undefined, boolean, string | undefined, boolean]>([
+    ['leading, my last write is what the Lease shows', mine, true, 't1', false],
+    ['leading, my identity with a renewTime I did not write', { ...mine, renewTime: 't9' }, true, 't1', true],
+    ['not leading yet (a restart finding its own Lease)', { ...mine, renewTime: 't9' }, false, undefined, false],
+    ['leading but nothing written yet', { ...mine, renewTime: 't9' }, true, undefined, false],
+    ['another identity holds it (ordinary loss, not this check)', { holderIdentity: 'other', renewTime: 't9' }, true, 't1', false],
+    ['no Lease', undefined, true, 't1', false],
+  ])('%s', (_what, lease, leading, lastAttemptedRenew, want) => {
+    expect(foreignRenewal({ lease, identity: 'me', leading, lastAttemptedRenew })).toBe(want);
   });
 });
 
@@ -147,6 +163,61 @@ describe('LeaderElector (fake clock, in-memory Lease)', () => {
     await b.e.stop();
   });
 
+  it('killed without releasing, restarted under the SAME identity (same pod): leads on its first attempt, no clock advance', async () => {
+    const clock = new FakeClock(0);
+    const mem = new MemoryLease();
+    const a = candidate(mem, clock, 'pod-a');
+    a.e.start();
+    await clock.advance(1_000);
+    expect(a.e.isLeader()).toBe(true);
+    // SIGKILL: the loop is gone and nothing releases the lease (the process cannot run its stop())
+    const held = { ...mem.rec! };
+    a.down.value = true; // the dead process's elector can no longer write
+    const again = candidate(mem, clock, 'pod-a');
+    again.e.start();
+    await flush(); // no time passes: a wait of the lease would need clock.advance
+    expect(again.e.isLeader()).toBe(true);
+    expect(again.events).toEqual([`start@${clock.now()}`]);
+    // a renewal of its own term, not a takeover
+    expect(mem.rec).toMatchObject({ holderIdentity: 'pod-a', leaseTransitions: held.leaseTransitions, acquireTime: held.acquireTime });
+    await again.e.stop();
+  });
+
+  it('restarted under a NEW identity (the pre-issue-8 default hostname + random): waits the lease out', async () => {
+    const clock = new FakeClock(0);
+    const mem = new MemoryLease();
+    const a = candidate(mem, clock, 'host_1234abcd');
+    a.e.start();
+    await flush();
+    a.down.value = true;
+    const b = candidate(mem, clock, 'host_5678ef01');
+    b.e.start();
+    await clock.advance(2_500);
+    expect(b.e.isLeader()).toBe(false);
+    await clock.advance(1_000); // past the 3 s lease, judged from b's first sight of it
+    expect(b.e.isLeader()).toBe(true);
+    expect(mem.rec).toMatchObject({ holderIdentity: 'host_5678ef01', leaseTransitions: 1 });
+    await b.e.stop();
+  });
+
+  it('two LIVE processes under one identity (a misconfiguration): each says so once in its log', async () => {
+    const clock = new FakeClock(0);
+    const mem = new MemoryLease();
+    const lines: string[] = [];
+    const sink = pino({ level: 'error' }, new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }));
+    const make = () => new LeaderElector({ lock: mem.lockFor({ value: false }), identity: 'dup', leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500, clock, log: sink });
+    const [x, y] = [make(), make()];
+    x.start();
+    await flush();
+    y.start();
+    await clock.advance(3_000);
+    const dup = lines.filter((l) => l.includes('another live process renews the Lease under this identity'));
+    expect(dup.length).toBeGreaterThanOrEqual(1);
+    expect(dup.length).toBeLessThanOrEqual(2); // once per process
+    await x.stop();
+    await y.stop();
+  });
+
   it('two candidates racing for an absent lease: exactly one wins', async () => {
     const clock = new FakeClock(0);
     const mem = new MemoryLease();
@@ -163,5 +234,29 @@ describe('LeaderElector (fake clock, in-memory Lease)', () => {
   it('rejects inconsistent timings', () => {
     const mem = new MemoryLease();
     expect(() => new LeaderElector({ lock: mem.lockFor({ value: false }), identity: 'x', leaseDurationMs: 1_000, renewDeadlineMs: 1_000, log })).toThrow(/renewDeadline/);
+  });
+});
+
+describe('processIdentityOf: one name for delivery claims and the Lease (--instance-id, deprecated alias --pod-name)', () => {
+  it.each<[string, string | undefined, string | undefined, string]>([
+    ['neither: the hostname (the pod name in Kubernetes)', undefined, undefined, 'node-1'],
+    ['--instance-id', 'pod-a', undefined, 'pod-a'],
+    ['--pod-name alone (deprecated alias)', undefined, 'pod-b', 'pod-b'],
+    ['both, the same value', 'pod-c', 'pod-c', 'pod-c'],
+  ])('%s', (_what, instanceId, podName, want) => {
+    expect(processIdentityOf(instanceId, podName, () => 'node-1')).toBe(want);
+  });
+  it.each<[string, string | undefined, string | undefined, RegExp]>([
+    ['both, different values', 'pod-a', 'pod-b', /--instance-id and --pod-name .* differ/],
+    ['an invalid alias value', undefined, 'a b', /--instance-id must be/],
+  ])('refuses %s', (_what, instanceId, podName, msg) => {
+    expect(() => processIdentityOf(instanceId, podName, () => 'node-1')).toThrow(ConfigError);
+    expect(() => processIdentityOf(instanceId, podName, () => 'node-1')).toThrow(msg);
+  });
+  it('from flags and environment, once at the edge', () => {
+    expect(loadServeConfig(['--pod-name', 'pod-x'], {}).instanceId).toBe('pod-x');
+    expect(loadServeConfig([], { CERTMGR_NOTIFY_POD_NAME: 'pod-y' }).instanceId).toBe('pod-y');
+    expect(loadServeConfig(['--instance-id', 'pod-z'], { CERTMGR_NOTIFY_POD_NAME: 'pod-z' }).instanceId).toBe('pod-z');
+    expect(() => loadServeConfig(['--instance-id', 'pod-z'], { CERTMGR_NOTIFY_POD_NAME: 'other' })).toThrow(ConfigError);
   });
 });
