@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { RoutingSnapshots } from '../src/routing/snapshot.js';
-import { capText } from '../src/server/errors.js';
+import { capText } from '../src/http/errors.js';
 import { openStore } from '../src/store/index.js';
 
 const FAMILY = 'certmgr-issuer-health-notification-config' as const;

@@ -4,11 +4,11 @@
  * Pure checks on 1 MiB hostile inputs, then the issue's 100-alias GraphQL request against the real service.
  */
 import { pino } from 'pino';
-import { loadServeConfig } from '../src/config/config.js';
-import { GRAPHQL_LIMITS, measureRequest, parseLimited } from '../src/server/graphql/cost.js';
-import { buildApiSchema } from '../src/server/graphql/schema.js';
-import { jsonDepthViolation } from '../src/server/limits.js';
-import { startService } from '../src/server/serve.js';
+import { loadServeConfig } from '../src/config.js';
+import { GRAPHQL_LIMITS, measureRequest, parseLimited } from '../src/http/graphql/cost.js';
+import { buildApiSchema } from '../src/http/graphql/schema.js';
+import { jsonDepthViolation } from '../src/http/limits.js';
+import { startService } from '../src/main.js';
 
 const MiB = 1024 * 1024;
 

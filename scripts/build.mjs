@@ -28,8 +28,8 @@ export async function buildBinary(outdir = join(root, 'dist')) {
     // Bundled CommonJS dependencies call require(); give the ESM file one.
     banner: { js: "import { createRequire as __cmnRequire } from 'node:module'; const require = __cmnRequire(import.meta.url);" },
   });
-  // src/server/graphql/schema.ts reads it next to itself: in the bundle that is the bundle's directory.
-  copyFileSync(join(root, 'src/server/graphql/schema.graphql'), join(outdir, 'schema.graphql'));
+  // src/http/graphql/schema.ts reads it next to itself: in the bundle that is the bundle's directory.
+  copyFileSync(join(root, 'src/http/graphql/schema.graphql'), join(outdir, 'schema.graphql'));
   return outfile;
 }
 

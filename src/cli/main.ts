@@ -1,6 +1,6 @@
 /** certmgr-notify command line: `serve` (the service) and `cel eval` (a local CEL playground). */
-import { ConfigError, loadServeConfig } from '../config/config.js';
-import { createLogger } from '../log.js';
+import { ConfigError, loadServeConfig } from '../config.js';
+import { createLogger } from '../log/logger.js';
 import { MAIN_USAGE, SERVE_USAGE, secretFlagsInArgv, usageOf, wantsHelp } from './usage.js';
 
 async function main(argv: string[]): Promise<number> {
@@ -25,7 +25,7 @@ async function main(argv: string[]): Promise<number> {
     // the value is never logged: only which flag, and where to put it instead
     if (onArgv.length)
       log.warn({ flags: onArgv }, `${onArgv.join(', ')} given on the command line: visible in ps and echoed by npm start; use CERTMGR_NOTIFY_API_KEY / CERTMGR_NOTIFY_SERVICE_API_KEY or --api-keys-file instead`);
-    const { startService } = await import('../server/serve.js');
+    const { startService } = await import('../main.js');
     let svc;
     try {
       svc = await startService(cfg, log);

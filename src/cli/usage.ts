@@ -1,5 +1,5 @@
 /** Usage texts of every command, and the start-time warning about secrets given on the command line. */
-import { SERVE_FLAGS, envName } from '../config/config.js';
+import { SERVE_FLAGS, envName } from '../config.js';
 import { CEL_EVAL_USAGE } from './cel-eval.js';
 
 export const SECRET_ARGV_NOTE = `API keys: prefer the environment variable CERTMGR_NOTIFY_API_KEY or --api-keys-file (or let serve generate

@@ -33,7 +33,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { isEventType } from '../events/families.js';
 import type { DeliveryResult, Notification, Notifier } from '../integrations/types.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/logger.js';
 import { LogLimiter, type LogCause, type LogLevel } from '../log/limiter.js';
 import type {
   ClaimedDelivery,

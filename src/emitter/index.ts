@@ -12,19 +12,19 @@ import { KubeClient, collectionPath, type ResourceRef } from '../kube/client.js'
 import { describeKubeError } from '../kube/errors.js';
 import { ResilientInformer } from '../kube/informer.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
-import { backoffDelay, realClock, sleep, type BackoffPolicy, type Clock } from '../kube/timers.js';
-import { HealthController, type HealthMetrics } from '../health/controller.js';
-import type { HealthState } from '../health/diff.js';
-import { HEALTH_KINDS, type CertManagerObject, type HealthKind, type ResourceIdentity } from '../health/observe.js';
-import { MonitoringConfigSource } from '../expiry/config.js';
-import { ExpiryController, TLS_SECRET_TYPE, type ExpiryMetrics } from '../expiry/controller.js';
-import type { ExpiryMark, ExpiryState } from '../expiry/due.js';
+import { backoffDelay, realClock, sleep, type BackoffPolicy, type Clock } from '../runtime/timers.js';
+import { HealthController, type HealthMetrics } from './health/controller.js';
+import type { HealthState } from './health/diff.js';
+import { HEALTH_KINDS, type CertManagerObject, type HealthKind, type ResourceIdentity } from './health/observe.js';
+import { MonitoringConfigSource } from './expiry/config.js';
+import { ExpiryController, TLS_SECRET_TYPE, type ExpiryMetrics } from './expiry/controller.js';
+import type { ExpiryMark, ExpiryState } from './expiry/due.js';
 import { UUID_RE, resolveClusterId } from './cluster.js';
 import { EventSender, type SenderMetrics } from './sender.js';
 import { ConfigMapState } from './state.js';
 
-export { diffReady } from '../health/diff.js';
-export { dueExpirations } from '../expiry/due.js';
+export { diffReady } from './health/diff.js';
+export { dueExpirations } from './expiry/due.js';
 
 export interface EmitterOptions {
   logger: Logger;

@@ -13,7 +13,7 @@
 import type { Logger } from 'pino';
 import type { InternalEvent } from '../events/families.js';
 import { validateEvent } from '../events/schemas.js';
-import { backoffDelay, realClock, sleep, type BackoffPolicy, type Clock } from '../kube/timers.js';
+import { backoffDelay, realClock, sleep, type BackoffPolicy, type Clock } from '../runtime/timers.js';
 
 export interface EventSink {
   send(events: InternalEvent[]): Promise<AcceptedEvent[]>;

@@ -7,7 +7,7 @@
 import { ListWatch, Watch, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { describeKubeError, kubeErrorCode } from './errors.js';
-import { backoffDelay, realClock, type BackoffPolicy, type Clock } from './timers.js';
+import { backoffDelay, realClock, type BackoffPolicy, type Clock } from '../runtime/timers.js';
 
 export type InformerEvent = 'add' | 'update' | 'delete';
 

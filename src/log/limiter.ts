@@ -13,7 +13,7 @@
  * lines; the delivery rate limiter (src/delivery/rate-limit.ts) queues instead of dropping.
  */
 import { Counter, type Registry } from 'prom-client';
-import type { Logger } from '../log.js';
+import type { Logger } from './logger.js';
 
 /** Every per-event / per-delivery log site has a cause; the metric label takes only these values. */
 export const LOG_CAUSES = [

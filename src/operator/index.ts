@@ -14,9 +14,9 @@ import { MonitoringConfigKind, type MonitoringConfig } from '../api/monitoringco
 import { NotificationProviderKind, type NotificationProvider } from '../api/notificationprovider.js';
 import { NotificationRouterKind, type NotificationRouter } from '../api/notificationrouter.js';
 import { FIELD_MANAGER } from '../api/meta.js';
-import { monitoringHandler } from '../controllers/monitoring.js';
-import { providerHandler, providersUsingSecret } from '../controllers/provider.js';
-import { routerHandler, routersUsingProvider } from '../controllers/router.js';
+import { monitoringHandler } from './reconcilers/monitoring.js';
+import { providerHandler, providersUsingSecret } from './reconcilers/provider.js';
+import { routerHandler, routersUsingProvider } from './reconcilers/router.js';
 import {
   Controller,
   keyOf,
@@ -26,19 +26,19 @@ import {
   type ReconcileDeps,
   type ReconcileMetrics,
   type ResourceHandler,
-} from '../controllers/runtime.js';
-import { GraphQLServiceApi, type ServiceApi } from '../controllers/service-api.js';
-import type { BaseStatus } from '../controllers/status.js';
+} from '../runtime/controller.js';
+import { GraphQLServiceApi, type ServiceApi } from '../client/service-api.js';
+import type { BaseStatus } from '../runtime/status.js';
 import { KubeClient, SECRETS, collectionPath, resourceOf, type ResourceRef } from '../kube/client.js';
 import { describeKubeError } from '../kube/errors.js';
 import { k8sEventRecorder } from '../kube/events.js';
 import { ResilientInformer } from '../kube/informer.js';
 import { detectKubeConfig, loadKubeConfig } from '../kube/kubeconfig.js';
-import { LeaderElector, k8sLeaseLock, type LeaderCallback } from '../kube/leader.js';
-import { realClock, type BackoffPolicy, type Clock } from '../kube/timers.js';
+import { LeaderElector, k8sLeaseLock, type LeaderCallback } from '../runtime/leader.js';
+import { realClock, type BackoffPolicy, type Clock } from '../runtime/timers.js';
 
 export { detectKubeConfig, loadKubeConfig } from '../kube/kubeconfig.js';
-export type { ServiceApi } from '../controllers/service-api.js';
+export type { ServiceApi } from '../client/service-api.js';
 
 export interface SecretKeySelector {
   namespace: string;

@@ -1,4 +1,4 @@
-/** Order per key (issue 8): the pure rules, table-tested. The store must agree (test/store/order.test.ts). */
+/** Order per key (issue 8): the pure rules, table-tested. The store must agree (test/store/order.int.test.ts). */
 import { describe, expect, it } from 'vitest';
 import { compareOrder, orderModeOf, orderOfEvent, orderVerdict, type KeyDelivery, type OrderMode, type OrderVerdict } from '../../src/delivery/order.js';
 import { correlationKeyOf, viewOf } from '../../src/integrations/render.js';

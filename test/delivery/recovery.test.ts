@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { instanceIdOf, ConfigError, loadServeConfig } from '../../src/config/config.js';
+import { instanceIdOf, ConfigError, loadServeConfig } from '../../src/config.js';
 import { DeliveryWorker, type DeliveryWorkerDeps } from '../../src/delivery/worker.js';
 import { createNotifier } from '../../src/integrations/index.js';
 import { integrationOptions } from '../../src/integrations/types.js';

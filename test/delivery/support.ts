@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { EgressPolicy, parseEgressAllow } from '../../src/integrations/egress.js';
-import type { Logger } from '../../src/log.js';
+import type { Logger } from '../../src/log/logger.js';
 import { openStore } from '../../src/store/index.js';
 import type { EventRecord, IntegrationRecord, IntegrationType, NewDelivery, Store } from '../../src/store/types.js';
 import { dropSchema, randomSchema, testDatabaseUrl } from '../support/postgres.js';

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CertManagerCondition, CertManagerObject } from '../../src/health/observe.js';
+import type { CertManagerCondition, CertManagerObject } from '../../src/emitter/health/observe.js';
 
 export const UID_A = '43ced989-723b-4eac-bad0-f8bead6976df';
 export const UID_B = '2a7c9f3e-5b61-4a0d-8e0c-7d3f1e9b6c42';

@@ -8,10 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { EVENT_SIZE_LIMITS, validateEvent } from '../../src/events/schemas.js';
 import { ELLIPSIS, sanitizeEventData, sanitizeText } from '../../src/events/sanitize.js';
 import { cutToCodePoints } from '../../src/validation/formats.js';
-import { DAY_MS, expirationEvent, type ExpiryCertificate } from '../../src/expiry/due.js';
-import { diffReady, type HealthOptions } from '../../src/health/diff.js';
-import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, formatDuration, isoUtc } from '../../src/health/events.js';
-import { observe, type CertManagerObject, type HealthKind } from '../../src/health/observe.js';
+import { DAY_MS, expirationEvent, type ExpiryCertificate } from '../../src/emitter/expiry/due.js';
+import { diffReady, type HealthOptions } from '../../src/emitter/health/diff.js';
+import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, formatDuration, isoUtc } from '../../src/emitter/health/events.js';
+import { observe, type CertManagerObject, type HealthKind } from '../../src/emitter/health/observe.js';
 import { codePointLength, textProblem } from '../../src/validation/formats.js';
 import { CLUSTER, certificate, issuer, ready } from './fixtures.js';
 

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import type { InternalEvent } from '../../src/events/families.js';
 import { EventRejectedError, EventSender, SenderStoppedError } from '../../src/emitter/sender.js';
-import { formatDuration } from '../../src/health/events.js';
+import { formatDuration } from '../../src/emitter/health/events.js';
 import { CLUSTER, UID_B } from './fixtures.js';
 
 const log = pino({ level: 'silent' });

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { validateEvent } from '../../src/events/schemas.js';
-import { notificationDate } from '../../src/expiry/due.js';
-import { formatDuration, isoUtc } from '../../src/health/events.js';
+import { notificationDate } from '../../src/emitter/expiry/due.js';
+import { formatDuration, isoUtc } from '../../src/emitter/health/events.js';
 import {
   certificateResourceActive,
   certificateResourceNotReady,

@@ -16,12 +16,12 @@ import {
   secretRefsOf,
   type SecretObject,
   type SecretUse,
-} from '../../src/controllers/desired.js';
-import { invalidFilterMessage, secretValueMessage, throwServiceFailure } from '../../src/controllers/errors.js';
-import { TerminalError, WaitError, objectKey, parseKey } from '../../src/controllers/runtime.js';
-import { ServiceApiError, createIntegrationVariables, toServiceError, type IntegrationView, type RouterView } from '../../src/controllers/service-api.js';
-import { providersUsingSecret } from '../../src/controllers/provider.js';
-import { routersUsingProvider } from '../../src/controllers/router.js';
+} from '../../src/operator/desired.js';
+import { invalidFilterMessage, secretValueMessage, throwServiceFailure } from '../../src/operator/errors.js';
+import { TerminalError, WaitError, objectKey, parseKey } from '../../src/runtime/controller.js';
+import { ServiceApiError, createIntegrationVariables, toServiceError, type IntegrationView, type RouterView } from '../../src/client/service-api.js';
+import { providersUsingSecret } from '../../src/operator/reconcilers/provider.js';
+import { routersUsingProvider } from '../../src/operator/reconcilers/router.js';
 
 const P = { kind: 'NotificationProvider', namespace: 'team-a', name: 'oncall' };
 const R = { kind: 'NotificationRouter', namespace: 'team-a', name: 'issuers' };

@@ -5,10 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Reason } from '../../src/api/meta.js';
-import type { SecretUse } from '../../src/controllers/desired.js';
-import { throwServiceFailure } from '../../src/controllers/errors.js';
-import { TerminalError } from '../../src/controllers/runtime.js';
-import { GraphQLServiceApi, ServiceApiError } from '../../src/controllers/service-api.js';
+import type { SecretUse } from '../../src/operator/desired.js';
+import { throwServiceFailure } from '../../src/operator/errors.js';
+import { TerminalError } from '../../src/runtime/controller.js';
+import { GraphQLServiceApi, ServiceApiError } from '../../src/client/service-api.js';
 import { KEY_A, startTestService, type TestService } from '../support/service.js';
 
 const ISSUER = 'certmgr-issuer-health-notification-config';

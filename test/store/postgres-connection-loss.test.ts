@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
-import { isStoreUnavailable } from '../../src/server/limits.js';
+import { isStoreUnavailable } from '../../src/http/limits.js';
 import { startPostgres, type PgServer } from '../support/postgres.js';
 import { integration } from './contract.js';
 

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { GraphQLClient } from 'graphql-request';
 import { pino } from 'pino';
-import { loadServeConfig } from '../../src/config/config.js';
-import { startService, type RunningService } from '../../src/server/serve.js';
+import { loadServeConfig } from '../../src/config.js';
+import { startService, type RunningService } from '../../src/main.js';
 
 export const COMPANY_A = '11111111-1111-4111-8111-111111111111';
 export const COMPANY_B = '22222222-2222-4222-8222-222222222222';

@@ -1,0 +1,368 @@
+/**
+ * Command-line and environment configuration, parsed once at the edge.
+ * Every flag --foo-bar may also come from CERTMGR_NOTIFY_FOO_BAR (flags win).
+ */
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { parse as parseYaml } from 'yaml';
+import { DEFAULT_QUOTAS } from './service/quotas.js';
+import { parseEgressAllow, type EgressAllow } from './integrations/egress.js';
+
+export const DEFAULT_COMPANY_ID = '00000000-0000-4000-8000-000000000001';
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface ApiKeyEntry {
+  key: string;
+  companyId: string;
+}
+
+export interface ServeConfig {
+  port: number;
+  host: string;
+  store: string;
+  apiKeys: ApiKeyEntry[];
+  apiKeysFile: string | undefined;
+  /** Where a generated key is written when none is configured. */
+  apiKeyPath: string;
+  companyId: string;
+  kube: 'auto' | 'off' | 'on';
+  logLevel: string;
+  incidentEventsUrl: string;
+  smtpUrl: string | undefined;
+  /** Tenant destinations allowed despite the egress deny-list (loopback, private, link-local, metadata). */
+  egressAllow: EgressAllow;
+  smtpFrom: string;
+  /** Keys sealing integration secrets at rest; undefined: see secretKeySource (SQLite generates one). */
+  secretKeyFile: string | undefined;
+  /** Per-tenant, per-cause log rate limit: lines per minute and burst. */
+  logRateLimitPerMinute: number;
+  logRateBurst: number;
+  deliveryTimeoutMs: number;
+  /**
+   * This process's one stable name (--instance-id, deprecated alias --pod-name; default hostname = the pod name
+   * in Kubernetes): owner of its delivery claims AND its leader-election identity, so a restart of the same pod
+   * finds its own claims and its own Lease and continues at once.
+   */
+  instanceId: string;
+  deliveryMaxAgeMs: number;
+  /** Concurrent deliveries of this replica; 0 = this replica only serves the API and accepts events. */
+  deliveryWorkers: number;
+  /** First retry delay (full jitter doubles it per attempt); tests shorten it. */
+  deliveryBaseDelayMs: number | undefined;
+  /** Every HTTP request is received and answered within this (ms); also bounds slow request senders. */
+  requestTimeoutMs: number;
+  /** On SIGTERM, in-flight requests get this long (ms) before remaining connections are closed. */
+  shutdownTimeoutMs: number;
+  /** Per-company quotas (issue 7): creating one more is refused with QUOTA_EXCEEDED. */
+  maxRoutersPerCompany: number;
+  maxIntegrationsPerCompany: number;
+  serviceUrl: string | undefined;
+  serviceApiKey: string | undefined;
+  /** Admission webhook: served (HTTPS) when a directory with tls.crt/tls.key is given. */
+  webhookCertDir: string | undefined;
+  webhookPort: number;
+  webhookHost: string | undefined;
+  /** Operator in remote mode: the API key comes from this Secret (namespace/name[:key]). */
+  serviceApiKeySecret: { namespace: string; name: string; key: string } | undefined;
+  kubeOptions: {
+    watchNamespace: string | undefined;
+    leaderElect: boolean;
+    leaseName: string | undefined;
+    leaseNamespace: string | undefined;
+    leaseDurationMs: number | undefined;
+    renewDeadlineMs: number | undefined;
+    retryPeriodMs: number | undefined;
+    resyncMs: number | undefined;
+    concurrency: number | undefined;
+    clusterName: string | undefined;
+    clusterId: string | undefined;
+    emitter: boolean;
+    emitterNamespace: string | undefined;
+    emitterWatchNamespace: string | undefined;
+    healthGracePeriodMs: number | undefined;
+    healthUnknownGracePeriodMs: number | undefined;
+    healthIssuingGracePeriodMs: number | undefined;
+    expiryScanIntervalMs: number | undefined;
+    expiryConfigPollMs: number | undefined;
+  };
+}
+
+export class ConfigError extends Error {}
+
+interface FlagSpec {
+  name: string;
+  kind: 'string' | 'int' | 'list';
+  help: string;
+}
+
+export const SERVE_FLAGS: FlagSpec[] = [
+  { name: 'port', kind: 'int', help: 'HTTP port (default 8080)' },
+  { name: 'host', kind: 'string', help: 'listen address (default 0.0.0.0)' },
+  { name: 'store', kind: 'string', help: 'sqlite:<path> | sqlite::memory: | postgres://… (default sqlite:./data/certmgr-notify.db)' },
+  { name: 'api-key', kind: 'list', help: 'API key of the default company (repeatable; env: comma-separated). Prefer the environment variable or --api-keys-file: on the command line a key shows in ps and npm start echoes it' },
+  { name: 'api-keys-file', kind: 'string', help: 'YAML file: keys: [{key, companyId}]' },
+  { name: 'api-key-path', kind: 'string', help: 'where a generated key is written when none is configured (default ./data/api-key)' },
+  { name: 'company-id', kind: 'string', help: `company id of --api-key keys (default ${DEFAULT_COMPANY_ID})` },
+  { name: 'kube', kind: 'string', help: 'auto | off | on: whether the Kubernetes parts start (default auto)' },
+  { name: 'log-level', kind: 'string', help: 'pino level (default info)' },
+  { name: 'incident-events-url', kind: 'string', help: 'incident management events API base (default https://events.pagerduty.com)' },
+  { name: 'smtp-url', kind: 'string', help: 'SMTP server for email integrations, e.g. smtp://user:pass@host:587' },
+  { name: 'egress-allow', kind: 'list', help: 'CIDR, IP or host name (*.domain for subdomains) that webhook, Slack and Teams URLs may reach despite the egress deny-list of loopback, private, link-local and metadata destinations (repeatable; env: comma-separated)' },
+  { name: 'smtp-from', kind: 'string', help: 'sender address of emails (default certmgr-notify@localhost)' },
+  { name: 'secret-key-file', kind: 'string', help: 'keys sealing integration secrets at rest, one <keyId>:<base64 of 32 bytes> per line; the first encrypts, all decrypt (default: SQLite generates <store dir>/secret-key; required with PostgreSQL)' },
+  { name: 'log-rate-limit', kind: 'int', help: 'per-event/per-delivery log lines per minute for each tenant and cause; the rest are counted and summarized (default 60)' },
+  { name: 'log-rate-burst', kind: 'int', help: 'log lines a tenant and cause may write at once before --log-rate-limit applies (default 20)' },
+  { name: 'delivery-timeout', kind: 'int', help: 'per-attempt delivery timeout in ms (default 10000)' },
+  { name: 'delivery-max-age', kind: 'int', help: 'give up (dead-letter) a delivery after this many ms (default 86400000)' },
+  { name: 'delivery-workers', kind: 'int', help: 'concurrent deliveries in this process; 0 = accept and serve only, deliver elsewhere (default 8)' },
+  { name: 'delivery-retry-base', kind: 'int', help: 'first retry delay in ms; doubles per attempt with full jitter, capped at 10 min (default 1000)' },
+  { name: 'request-timeout', kind: 'int', help: 'ms to receive and answer one HTTP request; slower ones get 408/503 (default 30000)' },
+  { name: 'shutdown-timeout', kind: 'int', help: 'ms a graceful stop waits for in-flight requests before closing connections (default 10000)' },
+  { name: 'max-routers-per-company', kind: 'int', help: 'routers a company may have; one more is refused with QUOTA_EXCEEDED (default 1000)' },
+  { name: 'max-integrations-per-company', kind: 'int', help: 'integrations a company may have; one more is refused with QUOTA_EXCEEDED (default 200)' },
+  { name: 'service-url', kind: 'string', help: 'operator: a remote service to reconcile into (default: this process)' },
+  { name: 'service-api-key', kind: 'string', help: 'operator: API key for --service-url (prefer --service-api-key-secret or the environment variable: on the command line it shows in ps)' },
+  { name: 'service-api-key-secret', kind: 'string', help: 'operator: <namespace>/<name>[:key] of the Secret holding the key for --service-url (key default api-key)' },
+  { name: 'webhook-cert-dir', kind: 'string', help: 'serve the validating admission webhook with <dir>/tls.crt and tls.key (reloaded on rotation)' },
+  { name: 'webhook-port', kind: 'int', help: 'admission webhook HTTPS port (default 9443)' },
+  { name: 'webhook-host', kind: 'string', help: 'admission webhook listen address (default --host)' },
+  { name: 'watch-namespace', kind: 'string', help: 'operator: watch only this namespace (default all)' },
+  { name: 'leader-elect', kind: 'string', help: 'true | false: Lease leader election; only the leader reconciles and delivers (default true)' },
+  { name: 'lease-name', kind: 'string', help: 'leader election Lease name (default certmgr-notify-operator)' },
+  { name: 'lease-namespace', kind: 'string', help: "leader election Lease namespace (default the pod's, else default)" },
+  { name: 'lease-duration', kind: 'int', help: 'leader lease duration in ms (default 15000)' },
+  { name: 'renew-deadline', kind: 'int', help: 'leader renew deadline in ms (default 10000)' },
+  { name: 'retry-period', kind: 'int', help: 'leader retry period in ms (default 2000)' },
+  { name: 'resync-period', kind: 'int', help: 'operator: reconcile every object at least this often, reverting API drift (ms, default 300000)' },
+  { name: 'reconcile-concurrency', kind: 'int', help: 'operator: concurrent reconciles per controller (default 4)' },
+  { name: 'instance-id', kind: 'string', help: "this process's name: owner of its delivery claims and its leader election identity; stable across a restart (a restarted pod then resends and leads at once), unique among live processes (default hostname; in Kubernetes the pod name)" },
+  { name: 'pod-name', kind: 'string', help: 'deprecated alias of --instance-id (was the leader election identity alone)' },
+  { name: 'cluster-name', kind: 'string', help: "this cluster's name: clusterName of health events (default kubernetes) and managedBy suffix when several clusters share one service" },
+  { name: 'cluster-id', kind: 'string', help: 'clusterId (UUID) of health events (default the kube-system namespace uid)' },
+  { name: 'emitter', kind: 'string', help: 'true | false: watch cert-manager Issuers/Certificates and TLS Secrets and emit health and expiration events (default true with --kube)' },
+  { name: 'emitter-namespace', kind: 'string', help: "namespace of the emitter's state ConfigMaps (default the lease namespace)" },
+  { name: 'emitter-watch-namespace', kind: 'string', help: 'emitter: watch only this namespace (ClusterIssuers always; default all)' },
+  { name: 'health-grace-period', kind: 'int', help: 'Ready=False this long (ms) before .notready (default 300000)' },
+  { name: 'health-unknown-grace-period', kind: 'int', help: 'Ready=Unknown / missing this long (ms) before .notready (default 600000)' },
+  { name: 'health-issuing-grace-period', kind: 'int', help: 'first issuance in progress this long (ms) before .notready (default 900000)' },
+  { name: 'expiry-scan-interval', kind: 'int', help: 'every TLS Secret is evaluated at least this often (ms, default 3600000)' },
+  { name: 'expiry-config-poll', kind: 'int', help: 'monitoring configuration poll interval (ms, default 60000)' },
+];
+
+export type RawFlags = Map<string, string[]>;
+
+/** Parses `--flag value`, `--flag=value`; unknown flags are an error naming the flag. */
+export function parseFlags(argv: string[], specs: FlagSpec[]): RawFlags {
+  const out: RawFlags = new Map();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) throw new ConfigError(`unexpected argument '${arg}'`);
+    let name = arg.slice(2);
+    let value: string | undefined;
+    const eq = name.indexOf('=');
+    if (eq >= 0) {
+      value = name.slice(eq + 1);
+      name = name.slice(0, eq);
+    }
+    const spec = specs.find((s) => s.name === name);
+    if (!spec) throw new ConfigError(`unknown flag --${name}; known flags: ${specs.map((s) => '--' + s.name).join(', ')}`);
+    if (value === undefined) {
+      value = argv[++i];
+      if (value === undefined) throw new ConfigError(`flag --${name} needs a value`);
+    }
+    const list = out.get(name) ?? [];
+    list.push(value);
+    out.set(name, list);
+  }
+  return out;
+}
+
+export function envName(flag: string): string {
+  return 'CERTMGR_NOTIFY_' + flag.toUpperCase().replace(/-/g, '_');
+}
+
+function pick(flags: RawFlags, env: NodeJS.ProcessEnv, name: string): string[] | undefined {
+  const f = flags.get(name);
+  if (f && f.length) return f;
+  const e = env[envName(name)];
+  if (e !== undefined && e !== '') return name === 'api-key' || name === 'egress-allow' ? e.split(',').map((s) => s.trim()).filter(Boolean) : [e];
+  return undefined;
+}
+
+function one(flags: RawFlags, env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const v = pick(flags, env, name);
+  return v ? v[v.length - 1] : undefined;
+}
+
+function int(flags: RawFlags, env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
+  const raw = one(flags, env, name);
+  if (raw === undefined) return def;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`--${name} must be an integer, got '${raw}'`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`--${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function optInt(flags: RawFlags, env: NodeJS.ProcessEnv, name: string, min: number, max: number): number | undefined {
+  return one(flags, env, name) === undefined ? undefined : int(flags, env, name, 0, min, max);
+}
+
+function uuidOpt(v: string | undefined, name: string): string | undefined {
+  if (v !== undefined && !UUID_RE.test(v)) throw new ConfigError(`--${name} must be a UUID, got '${v}'`);
+  return v?.toLowerCase();
+}
+
+/** --instance-id: printable ASCII without spaces, ≤ 253 (a DNS name / pod name fits); default the hostname. */
+export function instanceIdOf(v: string | undefined, host: () => string = hostname): string {
+  const id = v ?? host();
+  if (!/^[\x21-\x7e]{1,253}$/.test(id))
+    throw new ConfigError(`--instance-id must be 1 to 253 printable ASCII characters without spaces${v === undefined ? ' (the hostname is not; set --instance-id)' : ''}`);
+  return id;
+}
+
+/**
+ * The process identity from --instance-id and its deprecated alias --pod-name (before issue 8 --pod-name named the
+ * leader-election identity alone, default hostname + random, so a restarted pod waited out its own lease). Two
+ * different values would give the process two names: refused rather than guessed.
+ */
+export function processIdentityOf(instanceId: string | undefined, podName: string | undefined, host: () => string = hostname): string {
+  if (instanceId !== undefined && podName !== undefined && instanceId !== podName)
+    throw new ConfigError('--instance-id and --pod-name (its deprecated alias) differ: give one of them');
+  return instanceIdOf(instanceId ?? podName, host);
+}
+
+function bool(v: string | undefined, name: string, def: boolean): boolean {
+  if (v === undefined) return def;
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  throw new ConfigError(`--${name} must be true or false, got '${v}'`);
+}
+
+function parseSecretRef(v: string | undefined): ServeConfig['serviceApiKeySecret'] {
+  if (v === undefined) return undefined;
+  const m = /^([a-z0-9-]{1,63})\/([a-z0-9.-]{1,253})(?::([A-Za-z0-9._-]+))?$/.exec(v);
+  if (!m) throw new ConfigError(`--service-api-key-secret must be <namespace>/<name>[:key], got '${v}'`);
+  return { namespace: m[1]!, name: m[2]!, key: m[3] ?? 'api-key' };
+}
+
+export function loadApiKeysFile(path: string): ApiKeyEntry[] {
+  let doc: unknown;
+  try {
+    doc = parseYaml(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new ConfigError(`--api-keys-file ${path}: ${(e as Error).message}`);
+  }
+  const keys = (doc as { keys?: unknown } | null)?.keys;
+  if (!Array.isArray(keys)) throw new ConfigError(`--api-keys-file ${path}: expected 'keys: [{key, companyId}]'`);
+  return keys.map((k, i) => {
+    const e = k as { key?: unknown; companyId?: unknown };
+    if (typeof e.key !== 'string' || e.key.length < 16)
+      throw new ConfigError(`--api-keys-file ${path}: keys[${i}].key must be a string of at least 16 characters`);
+    if (typeof e.companyId !== 'string' || !UUID_RE.test(e.companyId))
+      throw new ConfigError(`--api-keys-file ${path}: keys[${i}].companyId must be a UUID`);
+    return { key: e.key, companyId: e.companyId.toLowerCase() };
+  });
+}
+
+function isHttpUrl(v: string): boolean {
+  try {
+    const u = new URL(v);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeConfig {
+  const flags = parseFlags(argv, SERVE_FLAGS);
+  const companyId = (one(flags, env, 'company-id') ?? DEFAULT_COMPANY_ID).toLowerCase();
+  if (!UUID_RE.test(companyId)) throw new ConfigError(`--company-id must be a UUID, got '${companyId}'`);
+  const kube = one(flags, env, 'kube') ?? 'auto';
+  if (kube !== 'auto' && kube !== 'off' && kube !== 'on') throw new ConfigError(`--kube must be auto, off or on, got '${kube}'`);
+  const apiKeysFile = one(flags, env, 'api-keys-file');
+  const apiKeys: ApiKeyEntry[] = (pick(flags, env, 'api-key') ?? []).map((key) => {
+    if (key.length < 16) throw new ConfigError('--api-key must be at least 16 characters');
+    return { key, companyId };
+  });
+  if (apiKeysFile) apiKeys.push(...loadApiKeysFile(apiKeysFile));
+  const serviceUrl = one(flags, env, 'service-url');
+  if (serviceUrl !== undefined) {
+    try {
+      const u = new URL(serviceUrl);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+    } catch {
+      throw new ConfigError('--service-url must be an http(s) URL');
+    }
+    if (!one(flags, env, 'service-api-key') && !one(flags, env, 'service-api-key-secret'))
+      throw new ConfigError('--service-url needs --service-api-key-secret (or --service-api-key)');
+  }
+  const incidentEventsUrl = one(flags, env, 'incident-events-url') ?? 'https://events.pagerduty.com';
+  if (!isHttpUrl(incidentEventsUrl)) throw new ConfigError('--incident-events-url must be an http(s) URL');
+  let egressAllow: EgressAllow;
+  try {
+    egressAllow = parseEgressAllow(pick(flags, env, 'egress-allow') ?? []);
+  } catch (e) {
+    throw new ConfigError(`--egress-allow: ${(e as Error).message}`);
+  }
+  const store = one(flags, env, 'store') ?? 'sqlite:./data/certmgr-notify.db';
+  const secretKeyFile = one(flags, env, 'secret-key-file');
+  // Several replicas share a PostgreSQL store: a key generated by each would not open the others' rows.
+  if (/^postgres(ql)?:\/\//.test(store) && secretKeyFile === undefined)
+    throw new ConfigError(
+      '--store postgres://… needs --secret-key-file (integration secrets are encrypted at rest with a key every replica shares); create one with: echo "k1:$(openssl rand -base64 32)" > secret-key',
+    );
+  return {
+    port: int(flags, env, 'port', 8080, 0, 65535),
+    host: one(flags, env, 'host') ?? '0.0.0.0',
+    store,
+    apiKeys,
+    apiKeysFile,
+    apiKeyPath: one(flags, env, 'api-key-path') ?? './data/api-key',
+    companyId,
+    kube,
+    logLevel: one(flags, env, 'log-level') ?? 'info',
+    incidentEventsUrl,
+    smtpUrl: one(flags, env, 'smtp-url'),
+    egressAllow,
+    smtpFrom: one(flags, env, 'smtp-from') ?? 'certmgr-notify@localhost',
+    secretKeyFile,
+    logRateLimitPerMinute: int(flags, env, 'log-rate-limit', 60, 1, 1_000_000),
+    logRateBurst: int(flags, env, 'log-rate-burst', 20, 1, 1_000_000),
+    deliveryTimeoutMs: int(flags, env, 'delivery-timeout', 10_000, 100, 600_000),
+    instanceId: processIdentityOf(one(flags, env, 'instance-id'), one(flags, env, 'pod-name')),
+    deliveryMaxAgeMs: int(flags, env, 'delivery-max-age', 86_400_000, 1_000, 30 * 86_400_000),
+    deliveryWorkers: int(flags, env, 'delivery-workers', 8, 0, 256),
+    deliveryBaseDelayMs: one(flags, env, 'delivery-retry-base') === undefined ? undefined : int(flags, env, 'delivery-retry-base', 1000, 1, 600_000),
+    requestTimeoutMs: int(flags, env, 'request-timeout', 30_000, 100, 600_000),
+    shutdownTimeoutMs: int(flags, env, 'shutdown-timeout', 10_000, 0, 600_000),
+    maxRoutersPerCompany: int(flags, env, 'max-routers-per-company', DEFAULT_QUOTAS.maxRoutersPerCompany, 1, 100_000),
+    maxIntegrationsPerCompany: int(flags, env, 'max-integrations-per-company', DEFAULT_QUOTAS.maxIntegrationsPerCompany, 1, 100_000),
+    serviceUrl,
+    serviceApiKey: one(flags, env, 'service-api-key'),
+    webhookCertDir: one(flags, env, 'webhook-cert-dir'),
+    webhookPort: int(flags, env, 'webhook-port', 9443, 0, 65535),
+    webhookHost: one(flags, env, 'webhook-host'),
+    serviceApiKeySecret: parseSecretRef(one(flags, env, 'service-api-key-secret')),
+    kubeOptions: {
+      watchNamespace: one(flags, env, 'watch-namespace'),
+      leaderElect: bool(one(flags, env, 'leader-elect'), 'leader-elect', true),
+      leaseName: one(flags, env, 'lease-name'),
+      leaseNamespace: one(flags, env, 'lease-namespace'),
+      leaseDurationMs: optInt(flags, env, 'lease-duration', 1000, 3_600_000),
+      renewDeadlineMs: optInt(flags, env, 'renew-deadline', 500, 3_600_000),
+      retryPeriodMs: optInt(flags, env, 'retry-period', 100, 600_000),
+      resyncMs: optInt(flags, env, 'resync-period', 1000, 86_400_000),
+      concurrency: optInt(flags, env, 'reconcile-concurrency', 1, 64),
+      clusterName: one(flags, env, 'cluster-name'),
+      clusterId: uuidOpt(one(flags, env, 'cluster-id'), 'cluster-id'),
+      emitter: bool(one(flags, env, 'emitter'), 'emitter', true),
+      emitterNamespace: one(flags, env, 'emitter-namespace'),
+      emitterWatchNamespace: one(flags, env, 'emitter-watch-namespace'),
+      healthGracePeriodMs: optInt(flags, env, 'health-grace-period', 0, 86_400_000),
+      healthUnknownGracePeriodMs: optInt(flags, env, 'health-unknown-grace-period', 0, 86_400_000),
+      healthIssuingGracePeriodMs: optInt(flags, env, 'health-issuing-grace-period', 0, 86_400_000),
+      expiryScanIntervalMs: optInt(flags, env, 'expiry-scan-interval', 1000, 7 * 86_400_000),
+      expiryConfigPollMs: optInt(flags, env, 'expiry-config-poll', 100, 86_400_000),
+    },
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * The health decision, pure: given what was emitted before (HealthState) and what a resource says now
+ * (Observation, or undefined when it is gone), the next state and at most one event.
+ *
+ * - An unhealthy episode starts when Ready leaves True (its lastTransitionTime). `.notready` is emitted once
+ *   per episode, only after the episode has lasted the grace period (Unknown and routine issuance have
+ *   longer ones), so blips and flapping inside the grace period send nothing.
+ * - `.active` is emitted when Ready is True again, only if `.notready` was emitted for the episode; it
+ *   carries unhealthyDuration (episode start → Ready's lastTransitionTime).
+ * - A stale condition (observedGeneration < generation) changes nothing.
+ * - A resource deleted (or replaced: another uid) while `.notready` was emitted gets an `.active` with
+ *   statusReason `Deleted`, so the open incident is resolved instead of staying open forever.
+ */
+import type { InternalEvent } from '../../events/families.js';
+import { formatDuration, healthEvent, isoUtc, type ClusterIdentity } from './events.js';
+import type { Observation, ResourceIdentity } from './observe.js';
+
+export interface HealthState {
+  uid: string;
+  /** start of the open unhealthy episode (ms epoch) */
+  unhealthySince?: number;
+  /** `.notready` was emitted for this episode (only such states are persisted) */
+  notified: boolean;
+  /** what the last event was about: enough to resolve a deleted resource */
+  id: ResourceIdentity;
+  /** statusTransition of the emitted `.notready` */
+  notifiedTransition?: string;
+}
+
+export interface HealthOptions {
+  cluster: ClusterIdentity;
+  /** Ready=False for at least this long before `.notready` */
+  gracePeriodMs: number;
+  /** Ready=Unknown or no Ready condition for at least this long before `.notready` */
+  unknownGracePeriodMs: number;
+  /** Certificates being issued (Issuing=True, no failure yet): at least this long before `.notready` */
+  issuingGracePeriodMs: number;
+}
+
+export interface HealthDiff {
+  next: HealthState | undefined;
+  event?: InternalEvent;
+  /** look again at this time (ms epoch): the grace period ends, or a Certificate reaches notAfter */
+  recheckAt?: number;
+}
+
+export const DELETED_REASON = 'Deleted';
+
+function deletedEvent(prev: HealthState, now: number, opts: HealthOptions): InternalEvent {
+  const what = prev.id.kind === 'ClusterIssuer' ? `ClusterIssuer ${prev.id.name}` : `${prev.id.kind} ${prev.id.namespace}/${prev.id.name}`;
+  return healthEvent('active', prev.id, opts.cluster, {
+    statusReason: DELETED_REASON,
+    statusMessage: `${what} was deleted while not ready`,
+    statusTransition: isoUtc(now),
+    unhealthyDuration: formatDuration(now - (prev.unhealthySince ?? now)),
+  });
+}
+
+function graceOf(obs: Observation, opts: HealthOptions): number {
+  if (obs.status === 'Unknown') return opts.unknownGracePeriodMs;
+  if (obs.issuing) return Math.max(opts.gracePeriodMs, opts.issuingGracePeriodMs);
+  return opts.gracePeriodMs;
+}
+
+/** The next health state of one resource and the event to emit, if any. */
+export function diffReady(prev: HealthState | undefined, obs: Observation | undefined, now: number, opts: HealthOptions): HealthDiff {
+  // gone
+  if (!obs) return prev?.notified ? { next: undefined, event: deletedEvent(prev, now, opts) } : { next: undefined };
+  // replaced by another object of the same name: resolve the old one first, then look at the new one
+  if (prev && prev.uid !== obs.id.uid) {
+    if (prev.notified) return { next: undefined, event: deletedEvent(prev, now, opts), recheckAt: now };
+    prev = undefined;
+  }
+  // a condition computed for an older spec says nothing about the current one
+  if (obs.stale) return { next: prev ? { ...prev, id: obs.id } : undefined };
+
+  if (obs.status === 'True') {
+    const recheckAt = obs.notAfter !== undefined && obs.notAfter > now ? obs.notAfter : undefined;
+    const base: HealthDiff = recheckAt !== undefined ? { next: undefined, recheckAt } : { next: undefined };
+    if (!prev?.notified) return base;
+    const start = prev.unhealthySince ?? now;
+    // Ready's lastTransitionTime is when it recovered; fall back to now when it is missing or out of range
+    const end = obs.since !== undefined && obs.since >= start && obs.since <= now ? obs.since : now;
+    const event = healthEvent('active', obs.id, opts.cluster, {
+      statusReason: obs.reason,
+      statusMessage: obs.message,
+      statusTransition: isoUtc(obs.since ?? now),
+      unhealthyDuration: formatDuration(end - start),
+    });
+    return { ...base, event };
+  }
+
+  // unhealthy (False, or Unknown after its grace)
+  if (prev?.notified) return { next: { ...prev, id: obs.id } };
+  const start = prev?.unhealthySince ?? Math.min(obs.since ?? now, now);
+  const dueAt = start + graceOf(obs, opts);
+  if (now < dueAt) return { next: { uid: obs.id.uid, unhealthySince: start, notified: false, id: obs.id }, recheckAt: dueAt };
+  const statusTransition = isoUtc(obs.since ?? start);
+  const event = healthEvent('notready', obs.id, opts.cluster, {
+    statusReason: obs.reason,
+    statusMessage: obs.message,
+    statusTransition,
+    unhealthyDuration: formatDuration(now - start),
+  });
+  return { next: { uid: obs.id.uid, unhealthySince: start, notified: true, id: obs.id, notifiedTransition: statusTransition }, event };
+}

@@ -1,0 +1,175 @@
+/**
+ * Pure reading of cert-manager objects: what the Ready condition says about an Issuer, ClusterIssuer or
+ * Certificate right now, as an Observation that `diffReady` (diff.ts) turns into state and events.
+ *
+ * Rules (see docs/emitter.md):
+ * - Ready=True is healthy, Ready=False unhealthy, Ready=Unknown or no Ready condition "unknown" (unhealthy
+ *   after its own, longer grace period; cert-manager's own metric treats a missing condition as Unknown).
+ * - A condition whose observedGeneration is lower than metadata.generation is stale: it describes an older
+ *   spec, so it is held (neither an alert nor a recovery).
+ * - A Certificate whose status.notAfter is in the past is unhealthy (reason Expired) even when Ready=True:
+ *   cert-manager does not re-check readiness at notAfter, so Ready=True can be stale after expiry.
+ * - A Certificate being issued for the first time or re-issued after a spec change (Issuing=True and no
+ *   failed attempt yet) is "issuing": routine issuance gets a longer grace period than a failure.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { CertificateSans, CertificateSubject } from '../../events/types.js';
+
+export const HEALTH_KINDS = ['Issuer', 'ClusterIssuer', 'Certificate'] as const;
+export type HealthKind = (typeof HEALTH_KINDS)[number];
+
+export interface CertManagerCondition {
+  type?: string;
+  status?: string;
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string | Date;
+  observedGeneration?: number;
+}
+
+/** The parts of cert-manager.io/v1 Issuer / ClusterIssuer / Certificate objects the emitter reads. */
+export interface CertManagerObject extends KubernetesObject {
+  spec?: {
+    commonName?: string;
+    dnsNames?: string[];
+    secretName?: string;
+    issuerRef?: { name?: string; kind?: string; group?: string };
+    secretTemplate?: { annotations?: Record<string, string>; labels?: Record<string, string> };
+    subject?: {
+      organizations?: string[];
+      countries?: string[];
+      organizationalUnits?: string[];
+      localities?: string[];
+      provinces?: string[];
+    };
+    [k: string]: unknown;
+  };
+  status?: {
+    conditions?: CertManagerCondition[];
+    notAfter?: string | Date;
+    notBefore?: string | Date;
+    failedIssuanceAttempts?: number;
+    [k: string]: unknown;
+  };
+}
+
+/** Who an event is about; kept in the durable state so a deleted resource can still be resolved. */
+export interface ResourceIdentity {
+  kind: HealthKind;
+  /** '' for ClusterIssuers */
+  namespace: string;
+  name: string;
+  uid: string;
+  /** Certificates: spec.issuerRef.name */
+  issuerName?: string;
+  subject?: CertificateSubject;
+  SANs?: CertificateSans;
+}
+
+export type ReadyStatus = 'True' | 'False' | 'Unknown';
+
+export interface Observation {
+  id: ResourceIdentity;
+  status: ReadyStatus;
+  reason: string;
+  message: string;
+  /** ms epoch: when the status last flipped (lastTransitionTime; notAfter for an expiry; else creation) */
+  since?: number;
+  /** the Ready condition describes an older generation of the spec */
+  stale: boolean;
+  /** Certificate issuance in progress without a failure yet (Issuing=True, no failedIssuanceAttempts) */
+  issuing: boolean;
+  /** Certificates: status.notAfter (ms epoch) */
+  notAfter?: number;
+}
+
+export const NO_CONDITION_REASON = 'NoReadyCondition';
+export const NO_CONDITION_MESSAGE = 'No Ready condition has been reported (is cert-manager running?)';
+export const EXPIRED_REASON = 'Expired';
+
+/** ms epoch of an RFC 3339 string or Date (client-node may give either), undefined when absent/invalid. */
+export function toMillis(v: string | Date | undefined | null): number | undefined {
+  if (v === undefined || v === null || v === '') return undefined;
+  const ms = v instanceof Date ? v.getTime() : Date.parse(v);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** Go's time.RFC1123 in UTC, as cert-manager formats notAfter in its Expired message. */
+export function rfc1123(ms: number): string {
+  return new Date(ms).toUTCString().replace('GMT', 'UTC');
+}
+
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+
+/** subject of the event from the Certificate spec (commonName '' when unset). */
+export function subjectOf(obj: CertManagerObject): CertificateSubject {
+  const s = obj.spec?.subject ?? {};
+  return {
+    commonName: typeof obj.spec?.commonName === 'string' ? obj.spec.commonName : '',
+    countries: strings(s.countries),
+    localities: strings(s.localities),
+    organizationalUnits: strings(s.organizationalUnits),
+    organizations: strings(s.organizations),
+    provinces: strings(s.provinces),
+  };
+}
+
+/** SANs of the event: `{ 'DNS Names': [...] }`, or `{}` when the Certificate has no DNS names. */
+export function sansOf(obj: CertManagerObject): CertificateSans {
+  const dns = strings(obj.spec?.dnsNames);
+  return dns.length ? { 'DNS Names': dns } : {};
+}
+
+export function identityOf(kind: HealthKind, obj: CertManagerObject): ResourceIdentity {
+  const id: ResourceIdentity = {
+    kind,
+    namespace: kind === 'ClusterIssuer' ? '' : (obj.metadata?.namespace ?? ''),
+    name: obj.metadata?.name ?? '',
+    uid: obj.metadata?.uid ?? '',
+  };
+  if (kind === 'Certificate') {
+    id.issuerName = obj.spec?.issuerRef?.name ?? '';
+    id.subject = subjectOf(obj);
+    id.SANs = sansOf(obj);
+  }
+  return id;
+}
+
+function condition(obj: CertManagerObject, type: string): CertManagerCondition | undefined {
+  return (obj.status?.conditions ?? []).find((c) => c?.type === type);
+}
+
+function asStatus(s: string | undefined): ReadyStatus {
+  return s === 'True' || s === 'False' ? s : 'Unknown';
+}
+
+/** What the object says about its health at `now`. */
+export function observe(kind: HealthKind, obj: CertManagerObject, now: number): Observation {
+  const id = identityOf(kind, obj);
+  const ready = condition(obj, 'Ready');
+  const generation = obj.metadata?.generation;
+  const stale = ready?.observedGeneration !== undefined && generation !== undefined && ready.observedGeneration < generation;
+  const created = toMillis(obj.metadata?.creationTimestamp as string | Date | undefined);
+  let obs: Observation = ready
+    ? {
+        id,
+        status: asStatus(ready.status),
+        reason: ready.reason ?? '',
+        message: ready.message ?? '',
+        since: toMillis(ready.lastTransitionTime) ?? created,
+        stale,
+        issuing: false,
+      }
+    : { id, status: 'Unknown', reason: NO_CONDITION_REASON, message: NO_CONDITION_MESSAGE, since: created, stale: false, issuing: false };
+  if (kind === 'Certificate') {
+    const notAfter = toMillis(obj.status?.notAfter);
+    if (notAfter !== undefined) obs.notAfter = notAfter;
+    const issuing = condition(obj, 'Issuing');
+    obs.issuing = obs.status !== 'True' && issuing?.status === 'True' && !(obj.status?.failedIssuanceAttempts ?? 0);
+    // expired is a fact of our own clock, whatever a (possibly stale) condition says
+    if (notAfter !== undefined && notAfter <= now && obs.status !== 'False') {
+      obs = { ...obs, status: 'False', reason: EXPIRED_REASON, message: `Certificate expired on ${rfc1123(notAfter)}`, since: notAfter, stale: false, issuing: false };
+    }
+  }
+  return obs;
+}

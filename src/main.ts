@@ -1,0 +1,266 @@
+/** Composition root of the `serve` command: store, keys, HTTP app, (later) delivery and Kubernetes roles. */
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { ConfigError, type ApiKeyEntry, type ServeConfig } from './config.js';
+import { openStore } from './store/index.js';
+import { SecretKeyError, openSecretBox, secretKeySource, type SecretKeySource } from './store/secret-box.js';
+import type { Store } from './store/types.js';
+import { ApiKeyRing } from './http/auth.js';
+import { DeliveryWorker } from './delivery/index.js';
+import { kubeConfigAvailable, loadKubeConfig, startOperator, type RunningOperator, type ServiceTarget } from './operator/index.js';
+import { startAdmissionWebhook } from './admission/index.js';
+import { runEmitterWhileLeading } from './emitter/index.js';
+import { createApp } from './http/app.js';
+import { createHttpMetrics } from './http/metrics.js';
+import { createRuntime } from './service/runtime.js';
+
+export interface RunningService {
+  url: string;
+  port: number;
+  store: Store;
+  close(): Promise<void>;
+}
+
+/** With no key configured, reuse or generate one in `path` (mode 0600). The key itself is never logged. */
+export function ensureGeneratedKey(path: string, companyId: string, log: Logger): ApiKeyEntry {
+  if (existsSync(path)) {
+    const key = readFileSync(path, 'utf8').trim();
+    if (key.length >= 16) {
+      log.info({ path }, 'no API key configured; using the generated key stored in this file');
+      return { key, companyId };
+    }
+  }
+  mkdirSync(dirname(path), { recursive: true });
+  const key = 'cmn_' + randomBytes(24).toString('base64url');
+  writeFileSync(path, key + '\n', { mode: 0o600 });
+  chmodSync(path, 0o600);
+  log.warn({ path }, 'no API key configured; generated one into this file (mode 0600)');
+  return { key, companyId };
+}
+
+/** Until the app is ready (store open, migrations done) the bound port answers 503 instead of holding requests. */
+const starting: RequestListener = (_req, res) => {
+  res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
+  res.end(JSON.stringify({ errors: [{ code: 'SERVICE_UNAVAILABLE', message: 'starting; retry shortly' }] }));
+};
+
+/**
+ * Binds the HTTP port. A bind failure (taken port, privileged port, foreign address) is a configuration error
+ * naming the address: exit code 2, and nothing else has started yet.
+ */
+export async function bindHttpServer(cfg: Pick<ServeConfig, 'port' | 'host' | 'requestTimeoutMs'>): Promise<{ server: Server; setHandler(h: RequestListener): void }> {
+  let handler: RequestListener = starting;
+  const server = createServer(
+    {
+      // a client must send the whole request within requestTimeout (408 otherwise), the headers sooner
+      requestTimeout: cfg.requestTimeoutMs,
+      headersTimeout: Math.min(cfg.requestTimeoutMs, 10_000),
+      keepAliveTimeout: 65_000,
+      // how often those two are checked (Node's default is 30 s)
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(cfg.requestTimeoutMs / 2))),
+    },
+    (req: IncomingMessage, res: ServerResponse) => handler(req, res),
+  );
+  await new Promise<void>((resolve, reject) => {
+    const onError = (e: NodeJS.ErrnoException) => {
+      const addr = `${cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host}:${cfg.port}`;
+      const why: Record<string, string> = {
+        EADDRINUSE: 'is already in use',
+        EACCES: 'needs privileges this process does not have',
+        EADDRNOTAVAIL: 'is not an address of this host',
+      };
+      reject(e.code && why[e.code] ? new ConfigError(`cannot listen on ${addr} (--host/--port): the address ${why[e.code]}`) : e);
+    };
+    server.once('error', onError);
+    server.listen(cfg.port, cfg.host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  return { server, setHandler: (h) => (handler = h) };
+}
+
+/**
+ * Stops accepting, lets in-flight requests finish for `deadlineMs`, then closes every connection that is
+ * still open (keep-alive, slow senders, hung handlers), so a stop never waits on a client.
+ */
+export function closeHttpServer(server: Server, deadlineMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(() => server.closeAllConnections(), deadlineMs);
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+export async function startService(cfg: ServeConfig, log: Logger): Promise<RunningService> {
+  if (cfg.kube === 'on' && !kubeConfigAvailable())
+    throw new ConfigError('--kube on: no Kubernetes configuration found (KUBECONFIG, ~/.kube/config or in-cluster service account)');
+  let keySource: SecretKeySource;
+  let opened: ReturnType<typeof openSecretBox>;
+  try {
+    keySource = secretKeySource(cfg.store, cfg.secretKeyFile);
+    opened = openSecretBox(keySource);
+  } catch (e) {
+    if (e instanceof SecretKeyError) throw new ConfigError(e.message);
+    throw e;
+  }
+  const { box, created } = opened;
+  if (created) log.warn({ path: 'path' in keySource ? keySource.path : undefined }, 'no --secret-key-file configured; generated a secret key into this file (mode 0600): back it up, the stored secrets cannot be read without it');
+  // bind first: a taken port is reported before the store is opened or migrated
+  const { server, setHandler } = await bindHttpServer(cfg);
+  let store: Store;
+  try {
+    store = await openStore(cfg.store, { secretBox: box });
+    await store.migrate();
+  } catch (e) {
+    await closeHttpServer(server, 0);
+    throw e;
+  }
+  log.info({ dialect: store.dialect, secretKeys: box.keyIds, encryptingKey: box.primary }, 'store ready');
+  // Moves plaintext rows (before encryption) and rows sealed with an older key to the first key.
+  // Never fails the start: rows it cannot decrypt are reported, and only their deliveries fail (retried).
+  const pass = await store.reencryptSecrets().catch((err: unknown) => {
+    log.error({ err }, 'the re-encryption pass over integration secrets failed; it runs again at the next start');
+    return { checked: 0, reencrypted: 0, failed: 0, errors: [] };
+  });
+  if (pass.reencrypted) log.info({ reencrypted: pass.reencrypted, checked: pass.checked }, 'integration secrets re-encrypted with the current key');
+  if (pass.failed)
+    log.error(
+      { failed: pass.failed, checked: pass.checked, reasons: pass.errors, keyIds: box.keyIds },
+      'integration secrets that the configured secret keys cannot decrypt: their deliveries fail until the key that sealed them is in --secret-key-file',
+    );
+  const keys = cfg.apiKeys.length ? cfg.apiKeys : [ensureGeneratedKey(cfg.apiKeyPath, cfg.companyId, log)];
+  const kubeWanted = cfg.kube === 'on' || (cfg.kube === 'auto' && kubeConfigAvailable());
+  if (cfg.kube === 'auto' && !kubeWanted) log.info('no Kubernetes configuration found (--kube auto): operator not started');
+  // The in-process operator calls this service's own API with a key that exists only in memory.
+  const operatorKey = kubeWanted && !cfg.serviceUrl ? 'cmn_op_' + randomBytes(24).toString('base64url') : undefined;
+  const ring = new ApiKeyRing(operatorKey ? [...keys, { key: operatorKey, companyId: cfg.companyId }] : keys);
+  const metrics = createHttpMetrics();
+  let worker: DeliveryWorker | undefined;
+  const runtime = createRuntime({ store, cfg, log, registry: metrics.registry, kick: () => worker?.kick() });
+  const app = createApp({
+    store,
+    keys: ring,
+    logger: log,
+    metrics,
+    runtime,
+    onChange: (what, companyId, ids) => runtime.snapshots.invalidate(companyId, what === 'routers' ? ids : undefined),
+    requestTimeoutMs: cfg.requestTimeoutMs,
+    quotas: { maxRoutersPerCompany: cfg.maxRoutersPerCompany, maxIntegrationsPerCompany: cfg.maxIntegrationsPerCompany },
+  });
+  setHandler(app);
+  const port = (server.address() as AddressInfo).port;
+  const host = cfg.host === '0.0.0.0' || cfg.host === '::' ? '127.0.0.1' : cfg.host;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (cfg.deliveryWorkers > 0) {
+    worker = new DeliveryWorker({
+      store,
+      notifiers: (type) => runtime.notifierFor(type),
+      rateLimiter: runtime.rateLimiter,
+      instanceId: cfg.instanceId,
+      logger: log, // the worker adds its own component key
+      metrics: metrics.registry,
+      ...(runtime.logLimiter ? { logLimiter: runtime.logLimiter } : {}),
+      options: {
+        concurrency: cfg.deliveryWorkers,
+        attemptTimeoutMs: cfg.deliveryTimeoutMs,
+        maxAgeMs: cfg.deliveryMaxAgeMs,
+        ...(cfg.deliveryBaseDelayMs !== undefined ? { baseDelayMs: cfg.deliveryBaseDelayMs } : {}),
+      },
+    });
+  }
+  let operator: RunningOperator | undefined;
+  const onClose: (() => Promise<void>)[] = [];
+  if (cfg.webhookCertDir) {
+    // stateless; every replica serves it, leader or not
+    const wh = await startAdmissionWebhook({
+      port: cfg.webhookPort,
+      host: cfg.webhookHost ?? cfg.host,
+      certFile: join(cfg.webhookCertDir, 'tls.crt'),
+      keyFile: join(cfg.webhookCertDir, 'tls.key'),
+      logger: log, // adds component: admission-webhook
+      registry: metrics.registry,
+    });
+    onClose.push(() => wh.close());
+  }
+  if (kubeWanted) {
+    const service: Exclude<ServiceTarget, { api: unknown }> = !cfg.serviceUrl
+      ? { url, apiKey: operatorKey! }
+      : cfg.serviceApiKeySecret
+        ? { url: cfg.serviceUrl, apiKeySecret: cfg.serviceApiKeySecret }
+        : { url: cfg.serviceUrl, apiKey: cfg.serviceApiKey! };
+    const k = cfg.kubeOptions;
+    operator = await startOperator({
+      logger: log, // adds component: operator
+      service,
+      kubeConfig: loadKubeConfig(),
+      registry: metrics.registry,
+      ...(k.watchNamespace ? { namespace: k.watchNamespace } : {}),
+      // one name per process: the Lease holder is the delivery-claim owner, so a restarted pod (same name) renews
+      // its own Lease at once instead of waiting it out under a new random identity
+      identity: cfg.instanceId,
+      ...(k.clusterName ? { cluster: k.clusterName } : {}),
+      ...(k.resyncMs ? { resyncMs: k.resyncMs } : {}),
+      ...(k.concurrency ? { concurrency: k.concurrency } : {}),
+      leaderElection: {
+        enabled: k.leaderElect,
+        ...(k.leaseName ? { leaseName: k.leaseName } : {}),
+        ...(k.leaseNamespace ? { leaseNamespace: k.leaseNamespace } : {}),
+        ...(k.leaseDurationMs ? { leaseDurationMs: k.leaseDurationMs } : {}),
+        ...(k.renewDeadlineMs ? { renewDeadlineMs: k.renewDeadlineMs } : {}),
+        ...(k.retryPeriodMs ? { retryPeriodMs: k.retryPeriodMs } : {}),
+      },
+    });
+    onClose.push(() => operator!.stop());
+    if (k.emitter) {
+      // the emitter runs only while this replica leads (runEmitterWhileLeading); it sends to the same service
+      const emitter = runEmitterWhileLeading(operator, {
+        logger: log,
+        kubeConfig: loadKubeConfig(),
+        serviceUrl: service.url,
+        ...('apiKeySecret' in service ? { apiKeySecret: service.apiKeySecret } : { apiKey: service.apiKey }),
+        clusterName: k.clusterName ?? 'kubernetes',
+        ...(k.clusterId ? { clusterId: k.clusterId } : {}),
+        ...((k.emitterNamespace ?? k.leaseNamespace) ? { stateNamespace: (k.emitterNamespace ?? k.leaseNamespace)! } : {}),
+        ...(k.emitterWatchNamespace ? { watchNamespace: k.emitterWatchNamespace } : {}),
+        ...(k.healthGracePeriodMs !== undefined ? { gracePeriodMs: k.healthGracePeriodMs } : {}),
+        ...(k.healthUnknownGracePeriodMs !== undefined ? { unknownGracePeriodMs: k.healthUnknownGracePeriodMs } : {}),
+        ...(k.healthIssuingGracePeriodMs !== undefined ? { issuingGracePeriodMs: k.healthIssuingGracePeriodMs } : {}),
+        ...(k.expiryScanIntervalMs !== undefined ? { scanIntervalMs: k.expiryScanIntervalMs } : {}),
+        ...(k.expiryConfigPollMs !== undefined ? { configPollMs: k.expiryConfigPollMs } : {}),
+        registry: metrics.registry,
+      });
+      onClose.unshift(() => emitter.stop());
+    }
+  }
+  if (worker) {
+    const w = worker;
+    if (operator && cfg.kubeOptions.leaderElect) {
+      // only the leader delivers (and reconciles); a follower serves the API and accepts events
+      operator.onStartedLeading(() => w.start());
+      operator.onStoppedLeading(() => void w.stop());
+    } else w.start();
+  }
+  log.info({ url, companies: new Set(keys.map((k) => k.companyId)).size }, 'listening');
+  return {
+    url,
+    port,
+    store,
+    async close() {
+      for (const c of onClose) await c();
+      await worker?.stop();
+      await closeHttpServer(server, cfg.shutdownTimeoutMs);
+      // pooled keep-alive connections to tenant receivers (after the worker and the requests that used them)
+      await runtime.egress.close();
+      runtime.logLimiter?.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,292 @@
+/**
+ * Pure decisions of the reconcilers: spec → desired service record, desired vs actual → what to change,
+ * which record is ours. No I/O; table-tested in test/operator/decisions.test.ts.
+ */
+import type { MonitoringConfigSpec } from '../api/monitoringconfig.js';
+import { PROVIDER_SETTINGS_FIELD, type NotificationProviderSpec, type ProviderType } from '../api/notificationprovider.js';
+import type { NotificationRouterSpec } from '../api/notificationrouter.js';
+import type { SecretKeyRef } from '../api/meta.js';
+import type {
+  CreateIntegrationInput,
+  IntegrationParams,
+  IntegrationType,
+  IntegrationView,
+  MonitoringConfigValue,
+  MonitoringConfigView,
+  RouterInput,
+  RouterView,
+  UpdateIntegrationInput,
+} from '../client/service-api.js';
+
+export interface ObjectId {
+  kind: string;
+  namespace?: string;
+  name: string;
+}
+
+/**
+ * `k8s:<kind>/<namespace>/<name>`: marks (and finds again) the service records the operator owns. Several
+ * clusters reconciling into one service (same company) must each set a cluster name: `…@<cluster>`, or they
+ * would adopt (and clean up) each other's records.
+ */
+export function managedByKey(o: ObjectId, cluster?: string): string {
+  return `k8s:${o.kind}/${o.namespace ?? ''}/${o.name}${cluster ? `@${cluster}` : ''}`;
+}
+
+/** Name of a record in the service: spec.displayName, else <namespace>/<name>. */
+export function recordName(o: ObjectId, displayName: string | undefined): string {
+  const d = displayName?.trim();
+  return d ? d : o.namespace ? `${o.namespace}/${o.name}` : o.name;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// providers
+
+export const INTEGRATION_TYPE: Record<ProviderType, IntegrationType> = {
+  IncidentManagement: 'INCIDENT_MGMT',
+  Webhook: 'WEBHOOK',
+  Email: 'EMAIL',
+  Slack: 'SLACK',
+  Teams: 'TEAMS',
+};
+
+/** Role of each secret a provider type reads. */
+export type SecretRole = 'integrationKey' | 'url' | 'signingSecret' | 'webhookUrl';
+
+export interface SecretUse {
+  role: SecretRole;
+  ref: SecretKeyRef;
+  /** spec path, for messages */
+  field: string;
+}
+
+/** The Secrets (same namespace) a provider spec reads. */
+export function secretRefsOf(spec: NotificationProviderSpec): SecretUse[] {
+  switch (spec.type) {
+    case 'IncidentManagement':
+      return spec.incidentManagement
+        ? [{ role: 'integrationKey', ref: spec.incidentManagement.integrationKeySecretRef, field: 'spec.incidentManagement.integrationKeySecretRef' }]
+        : [];
+    case 'Webhook': {
+      if (!spec.webhook) return [];
+      const out: SecretUse[] = [{ role: 'url', ref: spec.webhook.urlSecretRef, field: 'spec.webhook.urlSecretRef' }];
+      if (spec.webhook.signingSecretRef) out.push({ role: 'signingSecret', ref: spec.webhook.signingSecretRef, field: 'spec.webhook.signingSecretRef' });
+      return out;
+    }
+    case 'Slack':
+      return spec.slack ? [{ role: 'webhookUrl', ref: spec.slack.webhookUrlSecretRef, field: 'spec.slack.webhookUrlSecretRef' }] : [];
+    case 'Teams':
+      return spec.teams ? [{ role: 'webhookUrl', ref: spec.teams.webhookUrlSecretRef, field: 'spec.teams.webhookUrlSecretRef' }] : [];
+    case 'Email':
+      return [];
+  }
+}
+
+/** Settings block missing for the type (the CRD's oneOf catches it; an old CRD might not). */
+export function missingSettings(spec: NotificationProviderSpec): string | undefined {
+  const field = PROVIDER_SETTINGS_FIELD[spec.type];
+  return spec[field] ? undefined : `spec.${field} is required for type ${spec.type}`;
+}
+
+export interface SecretObject {
+  metadata?: { name?: string; uid?: string; resourceVersion?: string };
+  data?: Record<string, string>;
+}
+
+export type SecretResolution =
+  | { ok: true; values: Partial<Record<SecretRole, string>>; version: string }
+  | { ok: false; message: string };
+
+/**
+ * Reads each referenced key (base64 `data`). `version` identifies the Secrets' revisions (uid + resourceVersion,
+ * never their content): when it changes, the secrets are sent to the service again.
+ */
+export function resolveSecrets(uses: readonly SecretUse[], namespace: string, get: (name: string) => SecretObject | undefined): SecretResolution {
+  const values: Partial<Record<SecretRole, string>> = {};
+  const versions = new Set<string>();
+  for (const u of uses) {
+    const s = get(u.ref.name);
+    if (!s) return { ok: false, message: `Secret ${namespace}/${u.ref.name} (${u.field}) not found` };
+    const b64 = s.data?.[u.ref.key];
+    if (b64 === undefined) return { ok: false, message: `Secret ${namespace}/${u.ref.name} has no key '${u.ref.key}' (${u.field})` };
+    const v = Buffer.from(b64, 'base64').toString('utf8').trim();
+    if (!v) return { ok: false, message: `Secret ${namespace}/${u.ref.name} key '${u.ref.key}' is empty (${u.field})` };
+    values[u.role] = v;
+    versions.add(`${u.ref.name}:${s.metadata?.uid ?? ''}:${s.metadata?.resourceVersion ?? ''}`);
+  }
+  return { ok: true, values, version: [...versions].sort().join(',') };
+}
+
+export interface DesiredIntegration extends CreateIntegrationInput {
+  /** what the service shows back (non-secret), to detect drift */
+  visible: { emailTo?: string[]; emailFrom?: string | null; webhookSigned?: boolean };
+}
+
+export function desiredIntegration(
+  o: ObjectId,
+  spec: NotificationProviderSpec,
+  secrets: Partial<Record<SecretRole, string>>,
+  cluster?: string,
+): DesiredIntegration {
+  const base = {
+    type: INTEGRATION_TYPE[spec.type],
+    name: recordName(o, spec.displayName),
+    enabled: spec.enabled,
+    managedBy: managedByKey(o, cluster),
+  };
+  const need = (r: SecretRole): string => {
+    const v = secrets[r];
+    if (v === undefined) throw new Error(`internal: secret ${r} not resolved`);
+    return v;
+  };
+  let params: IntegrationParams;
+  let visible: DesiredIntegration['visible'] = {};
+  switch (spec.type) {
+    case 'IncidentManagement':
+      params = { incidentMgmtParams: { IntegrationKey: need('integrationKey') } };
+      break;
+    case 'Webhook':
+      params = { webhookParams: { url: need('url'), ...(secrets.signingSecret ? { signingSecret: secrets.signingSecret } : {}) } };
+      visible = { webhookSigned: Boolean(secrets.signingSecret) };
+      break;
+    case 'Email': {
+      const e = spec.email!;
+      params = { emailParams: { to: [...e.to], ...(e.from ? { from: e.from } : {}) } };
+      visible = { emailTo: [...e.to], emailFrom: e.from ?? null };
+      break;
+    }
+    case 'Slack':
+      params = { slackParams: { webhookUrl: need('webhookUrl') } };
+      break;
+    case 'Teams':
+      params = { teamsParams: { webhookUrl: need('webhookUrl') } };
+      break;
+  }
+  return { ...base, params, visible };
+}
+
+export interface IntegrationPlan {
+  /** field names that drifted (for logs/events; never values) */
+  drift: string[];
+  update: UpdateIntegrationInput | undefined;
+}
+
+/**
+ * What to send to bring `actual` to `desired`. Secrets cannot be read back, so they are re-sent when
+ * `secretsChanged` (the Secrets' version differs from the one last applied) or visible settings drifted.
+ */
+export function planIntegrationUpdate(desired: DesiredIntegration, actual: IntegrationView, secretsChanged: boolean): IntegrationPlan {
+  const drift: string[] = [];
+  const update: UpdateIntegrationInput = {};
+  if (actual.name !== desired.name) {
+    drift.push('name');
+    update.name = desired.name;
+  }
+  if (actual.enabled !== desired.enabled) {
+    drift.push('enabled');
+    update.enabled = desired.enabled;
+  }
+  if (actual.managedBy !== desired.managedBy) {
+    drift.push('managedBy');
+    update.managedBy = desired.managedBy;
+  }
+  let params = secretsChanged;
+  if (secretsChanged) drift.push('secrets');
+  const v = desired.visible;
+  if (v.emailTo && JSON.stringify(actual.emailTo ?? []) !== JSON.stringify(v.emailTo)) {
+    drift.push('emailTo');
+    params = true;
+  }
+  if (v.emailFrom !== undefined && (actual.emailFrom ?? null) !== v.emailFrom) {
+    drift.push('emailFrom');
+    params = true;
+  }
+  if (v.webhookSigned !== undefined && Boolean(actual.webhookSigned) !== v.webhookSigned) {
+    drift.push('webhookSigned');
+    params = true;
+  }
+  if (params) update.params = desired.params;
+  return { drift, update: drift.length ? update : undefined };
+}
+
+/**
+ * Which existing record is ours: the one whose id the status remembers (even if its managedBy was changed
+ * through the API), else one carrying our managedBy (adoption after a crash between create and status write).
+ * A record of another type (the spec's type changed) is not reused. The rest carrying our key are stale.
+ */
+export function pickOwned<R extends { id: string; managedBy: string | null }>(
+  records: readonly R[],
+  statusId: string | undefined,
+  key: string,
+  usable: (r: R) => boolean = () => true,
+): { current: R | undefined; stale: R[] } {
+  const byStatus = statusId ? records.find((r) => r.id === statusId && usable(r)) : undefined;
+  const current = byStatus ?? records.find((r) => r.managedBy === key && usable(r));
+  const stale = records.filter((r) => r !== current && (r.managedBy === key || (statusId !== undefined && r.id === statusId)));
+  return { current, stale };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// routers
+
+export function desiredRouter(o: ObjectId, spec: NotificationRouterSpec, integrationId: string, cluster?: string): RouterInput {
+  return {
+    name: recordName(o, spec.displayName),
+    eventTypeId: spec.eventTypeId,
+    filter: (spec.filter ?? '').trim(),
+    integrationId,
+    enabled: spec.enabled,
+    managedBy: managedByKey(o, cluster),
+  };
+}
+
+export interface RouterPlan {
+  drift: string[];
+  update: Partial<RouterInput> | undefined;
+}
+
+export function planRouterUpdate(desired: RouterInput, actual: RouterView): RouterPlan {
+  const drift: string[] = [];
+  const update: Partial<RouterInput> = {};
+  if (actual.name !== desired.name) (drift.push('name'), (update.name = desired.name));
+  if (actual.enabled !== desired.enabled) (drift.push('enabled'), (update.enabled = desired.enabled));
+  if (actual.eventTypeId !== desired.eventTypeId) {
+    drift.push('eventTypeId');
+    update.eventTypeId = desired.eventTypeId;
+    // the service re-validates the filter against the new family: send the one we want with it
+    update.filter = desired.filter;
+  }
+  if ((actual.filter ?? '').trim() !== desired.filter) (drift.push('filter'), (update.filter = desired.filter));
+  if (actual.integrationId !== desired.integrationId) (drift.push('integrationId'), (update.integrationId = desired.integrationId));
+  if (actual.managedBy !== desired.managedBy) (drift.push('managedBy'), (update.managedBy = desired.managedBy));
+  return { drift, update: drift.length ? update : undefined };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// monitoring config
+
+/** The service's defaults, applied when the `default` MonitoringConfig is deleted. */
+export const SERVICE_DEFAULT_MONITORING: MonitoringConfigValue = {
+  enabled: true,
+  thresholds: [30, 14, 7],
+  applicationIds: [],
+  includeUnassignedCertificates: true,
+};
+
+export function desiredMonitoring(spec: MonitoringConfigSpec): MonitoringConfigValue {
+  return {
+    enabled: spec.enabled,
+    thresholds: [...spec.thresholds],
+    applicationIds: [...spec.applicationIds],
+    includeUnassignedCertificates: spec.includeUnassignedCertificates,
+  };
+}
+
+export function monitoringDrift(desired: MonitoringConfigValue, actual: MonitoringConfigView): string[] {
+  const drift: string[] = [];
+  if (actual.enabled !== desired.enabled) drift.push('enabled');
+  if (JSON.stringify(actual.thresholds) !== JSON.stringify(desired.thresholds)) drift.push('thresholds');
+  if (JSON.stringify(actual.applicationIds) !== JSON.stringify(desired.applicationIds)) drift.push('applicationIds');
+  if (actual.includeUnassignedCertificates !== desired.includeUnassignedCertificates) drift.push('includeUnassignedCertificates');
+  return drift;
+}

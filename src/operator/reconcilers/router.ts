@@ -1,0 +1,136 @@
+/** NotificationRouter → a router in the service (created with createNotificationRouter). */
+import type { Logger } from 'pino';
+import { validateRouterSpec } from '../../api/index.js';
+import { ConditionType, Reason } from '../../api/meta.js';
+import type { NotificationProvider } from '../../api/notificationprovider.js';
+import { NotificationRouterKind, type NotificationRouter } from '../../api/notificationrouter.js';
+import { resourceOf } from '../../kube/client.js';
+import { isDeleting } from '../../runtime/finalizer.js';
+import type { ResilientInformer } from '../../kube/informer.js';
+import { desiredRouter, managedByKey, pickOwned, planRouterUpdate } from '../desired.js';
+import { throwServiceFailure } from '../errors.js';
+import { TerminalError, WaitError, objectKey, type Applied, type Cleaned, type ResourceHandler } from '../../runtime/controller.js';
+import { ServiceApiError, type RouterView, type ServiceApi } from '../../client/service-api.js';
+import { findCondition } from '../../runtime/status.js';
+
+export interface RouterHandlerDeps {
+  service: ServiceApi;
+  routers: ResilientInformer<NotificationRouter>;
+  providers: ResilientInformer<NotificationProvider>;
+  /** suffix of managedBy when several clusters share one service */
+  cluster?: string;
+  /** how often to look again while the provider is missing or not ready (provider changes are watched, too) */
+  providerRetryMs?: number;
+  /** ask the provider controller to look again (its integration vanished) */
+  requeueProvider?: (key: string) => void;
+}
+
+const idOf = (r: NotificationRouter) => ({
+  kind: NotificationRouterKind.kind,
+  namespace: r.metadata?.namespace ?? '',
+  name: r.metadata?.name ?? '',
+});
+
+/** Router keys whose providerRef names provider `namespace/name` (for the provider watch). */
+export function routersUsingProvider(routers: readonly NotificationRouter[], namespace: string, providerName: string): string[] {
+  return routers
+    .filter((r) => r.metadata?.namespace === namespace && r.spec?.providerRef?.name === providerName)
+    .map((r) => objectKey(namespace, r.metadata?.name ?? ''));
+}
+
+export function routerHandler(deps: RouterHandlerDeps): ResourceHandler<NotificationRouter> {
+  const { service } = deps;
+  const retry = deps.providerRetryMs ?? 30_000;
+
+  async function owned(r: NotificationRouter): Promise<{ current: RouterView | undefined; stale: RouterView[] }> {
+    let all;
+    try {
+      all = await service.listRouters();
+    } catch (e) {
+      throwServiceFailure(e, 'router');
+    }
+    return pickOwned(all, r.status?.routerId, managedByKey(idOf(r), deps.cluster), (x) => x.generation === 'ROUTER');
+  }
+
+  async function deleteAll(records: RouterView[], log: Logger): Promise<void> {
+    for (const rec of records) {
+      try {
+        await service.deleteRouter(rec.id);
+        log.info({ routerId: rec.id }, 'router deleted');
+      } catch (e) {
+        throwServiceFailure(e, 'router');
+      }
+    }
+  }
+
+  return {
+    kind: NotificationRouterKind,
+    resource: resourceOf(NotificationRouterKind),
+    cache: deps.routers,
+    needsFinalizer: () => true,
+
+    async apply(r: NotificationRouter, log: Logger): Promise<Applied> {
+      const o = idOf(r);
+      const v = validateRouterSpec(r.spec);
+      if (!v.ok) throw new TerminalError(Reason.InvalidSpec, v.errors.join('; '));
+      const spec = v.value;
+
+      const provider = deps.providers.get(spec.providerRef.name, o.namespace);
+      if (!provider || isDeleting(provider)) {
+        // a router cannot exist in the service without its integration, and a provider being deleted waits
+        // for the routers that use it: remove ours
+        const { current, stale } = await owned(r);
+        await deleteAll([...(current ? [current] : []), ...stale], log);
+        throw new WaitError(
+          Reason.ProviderNotFound,
+          `NotificationProvider ${o.namespace}/${spec.providerRef.name} ${provider ? 'is being deleted' : 'not found'}`,
+          { requeueAfter: retry, fields: { routerId: undefined, integrationId: undefined } },
+        );
+      }
+      const ready = findCondition(provider.status?.conditions, ConditionType.Ready);
+      const integrationId = provider.status?.integrationId;
+      if (!integrationId || ready?.status !== 'True') {
+        throw new WaitError(
+          Reason.ProviderNotReady,
+          `NotificationProvider ${o.namespace}/${spec.providerRef.name} is not Ready${ready ? ` (${ready.reason})` : ''}`,
+          { requeueAfter: retry },
+        );
+      }
+
+      const desired = desiredRouter(o, spec, integrationId, deps.cluster);
+      const { current, stale } = await owned(r);
+      let id: string;
+      try {
+        if (!current) {
+          id = (await service.createRouter(desired)).id;
+          log.info({ routerId: id }, 'router created');
+        } else {
+          id = current.id;
+          const plan = planRouterUpdate(desired, current);
+          if (plan.update) {
+            await service.updateRouter(id, plan.update);
+            log.info({ routerId: id, drift: plan.drift }, 'router updated');
+          }
+        }
+      } catch (e) {
+        if (e instanceof ServiceApiError && e.kind === 'not-found') {
+          // the integration (or the router) vanished through the API: the provider recreates it
+          deps.requeueProvider?.(objectKey(o.namespace, spec.providerRef.name));
+          throw new WaitError(Reason.ProviderNotReady, e.message, { requeueAfter: 2_000 });
+        }
+        throwServiceFailure(e, 'router');
+      }
+      await deleteAll(stale, log);
+      return {
+        message: `router ${id} in sync: ${spec.eventTypeId} → integration ${integrationId}`,
+        fields: { routerId: id, integrationId },
+      };
+    },
+
+    async cleanup(r: NotificationRouter, log: Logger): Promise<Cleaned> {
+      const { current, stale } = await owned(r);
+      await deleteAll([...(current ? [current] : []), ...stale], log);
+      return { done: true };
+    },
+  };
+}

@@ -1,0 +1,311 @@
+/**
+ * Leader election on a coordination.k8s.io/v1 Lease (client-go's algorithm, in small pieces):
+ * - `decideLease` (pure): create, renew, take over, or wait — expiry is judged on the LOCAL clock from when
+ *   this candidate last saw the record change (no cross-node clock comparison), like client-go.
+ * - `LeaderElector`: every `retryPeriod` tries to acquire or renew with optimistic concurrency (a stale
+ *   resourceVersion → 409 → lost race). A leader that cannot renew within `renewDeadline` steps down.
+ *   `stop()` releases the lease (holder cleared) so another candidate takes over at once.
+ * Only the leader runs controllers; `isLeader()` / `onStartedLeading()` are for the other roles too.
+ */
+import type { CoordinationV1Api, V1Lease } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { describeKubeError, isConflict, isNotFound } from '../kube/errors.js';
+import { realClock, sleep, type Clock } from './timers.js';
+
+export interface LeaseRecord {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+  resourceVersion?: string;
+}
+
+export type LeaseDecision =
+  | { action: 'create' }
+  | { action: 'renew' }
+  | { action: 'takeover'; reason: 'released' | 'expired' }
+  | { action: 'wait'; holder: string; expiresInMs: number };
+
+/** What this candidate should do with the lease as read now. `observedAt`: local time the record last changed. */
+export function decideLease(input: {
+  lease: LeaseRecord | undefined;
+  identity: string;
+  now: number;
+  observedAt: number;
+  leaseDurationMs: number;
+}): LeaseDecision {
+  const { lease, identity, now, observedAt } = input;
+  if (!lease) return { action: 'create' };
+  const holder = lease.holderIdentity ?? '';
+  if (holder === identity) return { action: 'renew' };
+  if (holder === '') return { action: 'takeover', reason: 'released' };
+  const durationMs = lease.leaseDurationSeconds ? lease.leaseDurationSeconds * 1000 : input.leaseDurationMs;
+  const expiresInMs = observedAt + durationMs - now;
+  if (expiresInMs <= 0) return { action: 'takeover', reason: 'expired' };
+  return { action: 'wait', holder, expiresInMs };
+}
+
+/**
+ * True when, while leading, this candidate finds its own identity in the Lease with a renewTime it did not write:
+ * another LIVE process uses the same identity (--instance-id), so both believe they lead. Since a restart of the
+ * same pod renews its own Lease at once (no wait), the identity must be unique among live processes; this only
+ * detects the misconfiguration (no automatic step-down: both would step down and nobody would lead).
+ */
+export function foreignRenewal(input: { lease: LeaseRecord | undefined; identity: string; leading: boolean; lastAttemptedRenew: string | undefined }): boolean {
+  const { lease, identity, leading, lastAttemptedRenew } = input;
+  return leading && lastAttemptedRenew !== undefined && lease?.holderIdentity === identity && lease.renewTime !== lastAttemptedRenew;
+}
+
+/** The record identity used to detect "changed since last observed". */
+export function leaseVersion(l: LeaseRecord | undefined): string {
+  return l ? `${l.resourceVersion ?? ''}|${l.holderIdentity ?? ''}|${l.renewTime ?? ''}` : '';
+}
+
+/** RFC 3339 with microseconds, the MicroTime wire format. */
+export function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+/** What the elector needs from the API (a fake in unit tests). */
+export interface LeaseLock {
+  get(): Promise<LeaseRecord | undefined>;
+  /** create; false on AlreadyExists */
+  create(rec: LeaseRecord): Promise<boolean>;
+  /** replace with optimistic concurrency on rec.resourceVersion; false on Conflict */
+  update(rec: LeaseRecord): Promise<boolean>;
+}
+
+export function k8sLeaseLock(api: CoordinationV1Api, namespace: string, name: string): LeaseLock {
+  const toRecord = (l: V1Lease): LeaseRecord => {
+    const s = l.spec ?? {};
+    const t = (v: unknown): string | undefined => (v instanceof Date ? microTime(v.getTime()) : (v as string | undefined));
+    return {
+      holderIdentity: s.holderIdentity ?? '',
+      leaseDurationSeconds: s.leaseDurationSeconds,
+      acquireTime: t(s.acquireTime),
+      renewTime: t(s.renewTime),
+      leaseTransitions: s.leaseTransitions,
+      resourceVersion: l.metadata?.resourceVersion,
+    };
+  };
+  const toBody = (rec: LeaseRecord): V1Lease => ({
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name, namespace, ...(rec.resourceVersion ? { resourceVersion: rec.resourceVersion } : {}) },
+    spec: {
+      holderIdentity: rec.holderIdentity,
+      leaseDurationSeconds: rec.leaseDurationSeconds,
+      // MicroTime: client-node passes strings through unchanged
+      acquireTime: rec.acquireTime as unknown as Date,
+      renewTime: rec.renewTime as unknown as Date,
+      leaseTransitions: rec.leaseTransitions,
+    },
+  });
+  return {
+    async get() {
+      try {
+        return toRecord(await api.readNamespacedLease({ name, namespace }));
+      } catch (e) {
+        if (isNotFound(e)) return undefined;
+        throw e;
+      }
+    },
+    async create(rec) {
+      try {
+        await api.createNamespacedLease({ namespace, body: toBody(rec) });
+        return true;
+      } catch (e) {
+        if (isConflict(e)) return false;
+        throw e;
+      }
+    },
+    async update(rec) {
+      try {
+        await api.replaceNamespacedLease({ name, namespace, body: toBody(rec) });
+        return true;
+      } catch (e) {
+        if (isConflict(e)) return false;
+        throw e;
+      }
+    },
+  };
+}
+
+export interface LeaderElectorOptions {
+  lock: LeaseLock;
+  identity: string;
+  /** how long a lease is valid without renewal (controller-runtime default 15 s) */
+  leaseDurationMs?: number;
+  /** a leader steps down when it could not renew for this long (default 10 s) */
+  renewDeadlineMs?: number;
+  /** attempt interval (default 2 s) */
+  retryPeriodMs?: number;
+  /** clear the holder on stop so another candidate takes over immediately (default true) */
+  releaseOnStop?: boolean;
+  clock?: Clock;
+  log: Logger;
+}
+
+export type LeaderCallback = () => void | Promise<void>;
+
+export class LeaderElector {
+  private readonly clock: Clock;
+  private readonly leaseDurationMs: number;
+  private readonly renewDeadlineMs: number;
+  private readonly retryPeriodMs: number;
+  private leader = false;
+  private lastRenew = 0;
+  private observed = '';
+  private observedAt = 0;
+  private current: LeaseRecord | undefined;
+  /** renewTime of our last write attempt (also one that errored but may have been applied) */
+  private lastAttemptedRenew: string | undefined;
+  private foreignWarned = false;
+  private readonly started: LeaderCallback[] = [];
+  private readonly stopped: LeaderCallback[] = [];
+  private abort = new AbortController();
+  private loop: Promise<void> | undefined;
+  private transitions: Promise<void> = Promise.resolve();
+
+  constructor(private readonly opts: LeaderElectorOptions) {
+    this.clock = opts.clock ?? realClock;
+    this.leaseDurationMs = opts.leaseDurationMs ?? 15_000;
+    this.renewDeadlineMs = opts.renewDeadlineMs ?? 10_000;
+    this.retryPeriodMs = opts.retryPeriodMs ?? 2_000;
+    if (this.renewDeadlineMs >= this.leaseDurationMs) throw new Error('leader election: renewDeadline must be shorter than leaseDuration');
+    if (this.retryPeriodMs >= this.renewDeadlineMs) throw new Error('leader election: retryPeriod must be shorter than renewDeadline');
+  }
+
+  get identity(): string {
+    return this.opts.identity;
+  }
+
+  isLeader(): boolean {
+    return this.leader;
+  }
+
+  /** Called (awaited, in order) when this candidate becomes leader; immediately if it already is. */
+  onStartedLeading(cb: LeaderCallback): void {
+    this.started.push(cb);
+    if (this.leader) this.transition(cb);
+  }
+
+  onStoppedLeading(cb: LeaderCallback): void {
+    this.stopped.push(cb);
+  }
+
+  /** Wait for the callbacks of past transitions to finish. */
+  settled(): Promise<void> {
+    return this.transitions;
+  }
+
+  start(): void {
+    if (this.loop) return;
+    this.abort = new AbortController();
+    this.loop = this.run(this.abort.signal);
+  }
+
+  /** Stop campaigning; step down (callbacks run) and release the lease if held. */
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.loop;
+    this.loop = undefined;
+    const wasLeader = this.leader;
+    if (wasLeader) this.setLeader(false);
+    await this.transitions;
+    if (wasLeader && (this.opts.releaseOnStop ?? true)) {
+      try {
+        const cur = await this.opts.lock.get();
+        if (cur && cur.holderIdentity === this.opts.identity) {
+          await this.opts.lock.update({ ...cur, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(this.clock.now()) });
+        }
+      } catch (e) {
+        this.opts.log.warn({ error: describeKubeError(e) }, 'leader election: could not release the lease');
+      }
+    }
+  }
+
+  /** One acquire/renew attempt. True when this candidate holds the lease afterwards. */
+  async tryAcquireOrRenew(): Promise<boolean> {
+    const now = this.clock.now();
+    const lease = await this.opts.lock.get();
+    const v = leaseVersion(lease);
+    if (v !== this.observed) {
+      this.observed = v;
+      this.observedAt = now;
+    }
+    this.current = lease;
+    const d = decideLease({ lease, identity: this.opts.identity, now, observedAt: this.observedAt, leaseDurationMs: this.leaseDurationMs });
+    const seconds = Math.max(1, Math.ceil(this.leaseDurationMs / 1000));
+    const nowTime = microTime(now);
+    switch (d.action) {
+      case 'wait':
+        return false;
+      case 'create':
+        this.lastAttemptedRenew = nowTime;
+        return this.opts.lock.create({
+          holderIdentity: this.opts.identity,
+          leaseDurationSeconds: seconds,
+          acquireTime: nowTime,
+          renewTime: nowTime,
+          leaseTransitions: 0,
+        });
+      case 'renew':
+        if (!this.foreignWarned && foreignRenewal({ lease, identity: this.opts.identity, leading: this.leader, lastAttemptedRenew: this.lastAttemptedRenew })) {
+          this.foreignWarned = true; // once per process: it repeats every retry period otherwise
+          this.opts.log.error({ identity: this.opts.identity }, 'leader election: another live process renews the Lease under this identity; --instance-id must be unique among live processes');
+        }
+        this.lastAttemptedRenew = nowTime;
+        return this.opts.lock.update({ ...lease, holderIdentity: this.opts.identity, leaseDurationSeconds: seconds, renewTime: nowTime });
+      case 'takeover':
+        this.opts.log.info({ previous: lease?.holderIdentity || undefined, reason: d.reason }, 'leader election: taking over the lease');
+        this.lastAttemptedRenew = nowTime;
+        return this.opts.lock.update({
+          ...lease,
+          holderIdentity: this.opts.identity,
+          leaseDurationSeconds: seconds,
+          acquireTime: nowTime,
+          renewTime: nowTime,
+          leaseTransitions: (lease?.leaseTransitions ?? 0) + 1,
+        });
+    }
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      let ok = false;
+      try {
+        ok = await this.tryAcquireOrRenew();
+      } catch (e) {
+        this.opts.log.warn({ error: describeKubeError(e) }, 'leader election: lease request failed');
+      }
+      if (signal.aborted) break;
+      const now = this.clock.now();
+      if (ok) {
+        this.lastRenew = now;
+        if (!this.leader) this.setLeader(true);
+      } else if (this.leader && now - this.lastRenew >= this.renewDeadlineMs) {
+        this.opts.log.warn({ sinceRenewMs: now - this.lastRenew }, 'leader election: could not renew within the deadline; stepping down');
+        this.setLeader(false);
+      }
+      await sleep(this.clock, this.retryPeriodMs, signal);
+    }
+  }
+
+  private setLeader(v: boolean): void {
+    this.leader = v;
+    this.opts.log.info({ identity: this.opts.identity, leader: v }, v ? 'leader election: started leading' : 'leader election: stopped leading');
+    for (const cb of v ? this.started : this.stopped) this.transition(cb);
+  }
+
+  private transition(cb: LeaderCallback): void {
+    this.transitions = this.transitions.then(async () => {
+      try {
+        await cb();
+      } catch (e) {
+        this.opts.log.error({ err: e }, 'leader election callback failed');
+      }
+    });
+  }
+}

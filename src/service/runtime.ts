@@ -1,0 +1,54 @@
+/** Routing + delivery parts of a running service: snapshots, notifiers, metrics and (leader-only) the worker. */
+import type { Registry } from 'prom-client';
+import type { Logger } from 'pino';
+import type { ServeConfig } from '../config.js';
+import { RateLimiter } from '../delivery/rate-limit.js';
+import { EgressPolicy } from '../integrations/egress.js';
+import { createNotifier } from '../integrations/index.js';
+import { LogLimiter } from '../log/limiter.js';
+import type { Notifier } from '../integrations/types.js';
+import { createEgressRefusedCounter } from '../http/metrics.js';
+import { createRoutingMetrics, registerRoutingCacheMetrics } from '../routing/metrics.js';
+import { DEFAULT_ROUTING_CACHE_LIMITS, RoutingSnapshots } from '../routing/snapshot.js';
+import type { ServiceRuntime } from './context.js';
+import type { IntegrationType, Store } from '../store/types.js';
+
+export function createRuntime(opts: { store: Store; cfg: ServeConfig; log: Logger; registry: Registry; kick?: () => void }): ServiceRuntime {
+  const notifiers = new Map<IntegrationType, Notifier>();
+  // One policy (and so one pooled dispatcher) for every tenant destination of this process.
+  const refused = createEgressRefusedCounter(opts.registry);
+  const egress = new EgressPolicy(opts.cfg.egressAllow, { onRefused: (reason, stage) => refused.inc({ reason, stage }) });
+  const notifierOptions = {
+    egress,
+    incidentEventsUrl: opts.cfg.incidentEventsUrl,
+    timeoutMs: opts.cfg.deliveryTimeoutMs,
+    userAgent: 'certmgr-notify',
+    smtpFrom: opts.cfg.smtpFrom,
+    ...(opts.cfg.smtpUrl ? { smtpUrl: opts.cfg.smtpUrl } : {}),
+  };
+  // a company's compiled filters fit its router quota (2 per router: an update briefly holds old and new)
+  const filters = DEFAULT_ROUTING_CACHE_LIMITS.filters;
+  const maxEntriesPerTenant = Math.max(filters.maxEntriesPerTenant, 2 * opts.cfg.maxRoutersPerCompany);
+  const snapshots = new RoutingSnapshots(opts.store, {
+    limits: { filters: { ...filters, maxEntriesPerTenant, maxEntries: Math.max(filters.maxEntries, maxEntriesPerTenant) } },
+  });
+  registerRoutingCacheMetrics(opts.registry, () => snapshots.stats());
+  return {
+    snapshots,
+    routingMetrics: createRoutingMetrics(opts.registry),
+    notifierFor(type) {
+      let n = notifiers.get(type);
+      if (!n) notifiers.set(type, (n = createNotifier(type, notifierOptions)));
+      return n;
+    },
+    egress,
+    // Shared with the delivery worker: test sends spend the same per-integration budget.
+    rateLimiter: new RateLimiter(),
+    kickDelivery: () => opts.kick?.(),
+    log: opts.log,
+    logLimiter: new LogLimiter(opts.log, {
+      limits: { perMinute: opts.cfg.logRateLimitPerMinute, burst: opts.cfg.logRateBurst },
+      registry: opts.registry,
+    }),
+  };
+}

@@ -1,0 +1,73 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, DEFAULT_COMPANY_ID, loadServeConfig } from '../src/config.js';
+
+describe('loadServeConfig', () => {
+  it('has the documented defaults', () => {
+    const c = loadServeConfig([], {});
+    expect(c).toMatchObject({ port: 8080, host: '0.0.0.0', store: 'sqlite:./data/certmgr-notify.db', kube: 'auto', apiKeys: [], apiKeyPath: './data/api-key' });
+  });
+  it('flags win over environment; api-key repeats; env lists are comma-separated', () => {
+    const c = loadServeConfig(['--port=9000', '--api-key', 'aaaaaaaaaaaaaaaa1', '--api-key', 'bbbbbbbbbbbbbbbb2'], {
+      CERTMGR_NOTIFY_PORT: '7000',
+      CERTMGR_NOTIFY_HOST: '127.0.0.1',
+    });
+    expect(c.port).toBe(9000);
+    expect(c.host).toBe('127.0.0.1');
+    expect(c.apiKeys).toEqual([
+      { key: 'aaaaaaaaaaaaaaaa1', companyId: DEFAULT_COMPANY_ID },
+      { key: 'bbbbbbbbbbbbbbbb2', companyId: DEFAULT_COMPANY_ID },
+    ]);
+    expect(loadServeConfig([], { CERTMGR_NOTIFY_API_KEY: 'aaaaaaaaaaaaaaaa1, bbbbbbbbbbbbbbbb2' }).apiKeys).toHaveLength(2);
+  });
+  it('per-company quotas: defaults 1000 routers and 200 integrations, from flags or environment', () => {
+    expect(loadServeConfig([], {})).toMatchObject({ maxRoutersPerCompany: 1000, maxIntegrationsPerCompany: 200 });
+    const c = loadServeConfig(['--max-routers-per-company', '50'], { CERTMGR_NOTIFY_MAX_INTEGRATIONS_PER_COMPANY: '7', CERTMGR_NOTIFY_MAX_ROUTERS_PER_COMPANY: '9' });
+    expect(c).toMatchObject({ maxRoutersPerCompany: 50, maxIntegrationsPerCompany: 7 });
+  });
+  it('reads an api keys file for several companies', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cmn-'));
+    const f = join(dir, 'keys.yaml');
+    writeFileSync(f, 'keys:\n  - key: company-a-key-123456\n    companyId: 11111111-1111-4111-8111-111111111111\n');
+    expect(loadServeConfig(['--api-keys-file', f], {}).apiKeys).toEqual([
+      { key: 'company-a-key-123456', companyId: '11111111-1111-4111-8111-111111111111' },
+    ]);
+    writeFileSync(f, 'keys:\n  - key: short\n    companyId: nope\n');
+    expect(() => loadServeConfig(['--api-keys-file', f], {})).toThrow(/keys\[0\]\.key/);
+  });
+  it.each([
+    [['--port', 'x'], /--port must be an integer/],
+    [['--port', '70000'], /between 0 and 65535/],
+    [['--kube', 'maybe'], /--kube must be auto, off or on/],
+    [['--nope', '1'], /unknown flag --nope/],
+    [['--port'], /needs a value/],
+    [['--api-key', 'short'], /at least 16/],
+    [['--company-id', 'x'], /UUID/],
+    [['--service-url', 'http://svc:8080'], /needs --service-api-key-secret/],
+    [['--service-url', 'ftp://svc', '--service-api-key', 'k'], /http\(s\) URL/],
+    [['--service-api-key-secret', 'Bad/Name'], /<namespace>\/<name>/],
+    [['--leader-elect', 'yes'], /true or false/],
+    [['--cluster-id', 'prod'], /UUID/],
+    [['--max-routers-per-company', '0'], /--max-routers-per-company must be between 1 and 100000/],
+    [['--max-integrations-per-company', 'many'], /--max-integrations-per-company must be an integer/],
+    [['--egress-allow', '10.0.0.0/33'], /--egress-allow: '10.0.0.0\/33' is neither a CIDR/],
+    [['--egress-allow', 'http://hooks'], /--egress-allow: 'http:\/\/hooks'/],
+    [['--incident-events-url', 'ftp://pd'], /--incident-events-url must be an http\(s\) URL/],
+  ])('rejects %j', (argv, msg) => {
+    expect(() => loadServeConfig(argv as string[], {})).toThrow(ConfigError);
+    expect(() => loadServeConfig(argv as string[], {})).toThrow(msg);
+  });
+  it('--egress-allow repeats; its env form is comma-separated; the default allows nothing', () => {
+    expect(loadServeConfig([], {}).egressAllow).toEqual({ cidrs: [], hosts: [] });
+    expect(loadServeConfig(['--egress-allow', '10.0.0.0/8', '--egress-allow', 'hooks.corp.example'], {}).egressAllow).toEqual({
+      cidrs: ['10.0.0.0/8'],
+      hosts: ['hooks.corp.example'],
+    });
+    expect(loadServeConfig([], { CERTMGR_NOTIFY_EGRESS_ALLOW: '192.168.0.0/16, *.corp.example,fd00::/8' }).egressAllow).toEqual({
+      cidrs: ['192.168.0.0/16', 'fd00::/8'],
+      hosts: ['*.corp.example'],
+    });
+  });
+});

@@ -1,0 +1,72 @@
+/** GraphQL request cost (pure): table of documents → report or the limit they break. */
+import { describe, expect, it } from 'vitest';
+import { GRAPHQL_LIMITS, measureRequest, parseLimited, type CostLimit } from '../../src/http/graphql/cost.js';
+import { buildApiSchema } from '../../src/http/graphql/schema.js';
+
+const schema = buildApiSchema();
+
+function measure(query: string, variables?: Record<string, unknown>, operationName?: string) {
+  const p = parseLimited(query);
+  if ('violation' in p) return { violation: p.violation };
+  if ('syntaxError' in p) throw p.syntaxError;
+  return measureRequest(schema, p.doc, operationName, variables);
+}
+
+const DELIVERY_ALL = `id status attempts lastError lastStatusCode nextAttemptAt createdAt updatedAt deliveredAt routerId routerName integrationId
+  event { id type receivedAt } integration { id name enabled type emailTo emailFrom webhookSigned managedBy createdAt updatedAt }`;
+const frags = (n: number) => {
+  const f = ['fragment F0 on Query { eventTypes { id } }'];
+  for (let i = 1; i <= n; i++) f.push(`fragment F${i} on Query { ...F${i - 1} ...F${i - 1} }`);
+  return `{ ...F${n} } ${f.join(' ')}`;
+};
+
+describe('measureRequest', () => {
+  const accepted: [string, string, Record<string, unknown> | undefined, Partial<{ cost: number; depth: number; aliases: number; fields: number }>][] = [
+    ['a leaf', '{ eventTypes { id } }', undefined, { cost: 1 + 100, depth: 2, fields: 2 }],
+    ['a connection: first applies to nodes once', '{ deliveries(first: 10) { nodes { id } } }', undefined, { cost: 1 + 1 + 10, depth: 3 }],
+    ['the schema default of first', '{ deliveries { nodes { id } } }', undefined, { cost: 1 + 1 + 50 }],
+    ['first from a variable', 'query($n: Int) { deliveries(first: $n) { nodes { id } } }', { n: 7 }, { cost: 1 + 1 + 7 }],
+    ['the largest page with every field', `{ deliveries(first: 500) { nodes { ${DELIVERY_ALL} } pageInfo { hasNextPage endCursor } } }`, undefined, {}],
+    ['aliases counted', '{ a: eventTypes { id } b: eventTypes { x: id } }', undefined, { aliases: 3 }],
+    ['introspection lists are not multiplied', '{ __schema { types { name fields { name args { name } } } } }', undefined, { cost: 7 }],
+    ['unknown fields tolerated (validation reports them)', '{ nope { deeper } }', undefined, { cost: 2 }],
+    ['fragment cycles do not loop', 'query { ...A } fragment A on Query { ...B } fragment B on Query { ...A eventTypes { id } }', undefined, {}],
+    ['mutations', 'mutation { deleteIntegrations(ids: []) { ids } }', undefined, { cost: 2 }],
+  ];
+  it.each(accepted)('accepts %s', (_n, q, vars, expected) => {
+    const r = measure(q, vars);
+    expect(r).toHaveProperty('report');
+    if ('report' in r) expect(r.report).toMatchObject(expected);
+  });
+
+  const rejected: [string, string, Record<string, unknown> | undefined, CostLimit][] = [
+    ['31 aliases', `{ ${Array.from({ length: 31 }, (_, i) => `e${i}: eventTypes { id }`).join(' ')} }`, undefined, 'aliases'],
+    ['two largest pages', `{ a: deliveries(first: 500) { nodes { ${DELIVERY_ALL} } } b: deliveries(first: 500) { nodes { ${DELIVERY_ALL} } } }`, undefined, 'cost'],
+    ['first over the cap', '{ deliveries(first: 501) { nodes { id } } }', undefined, 'first'],
+    ['first over the cap by variable', 'query($n: Int) { deliveries(first: $n) { nodes { id } } }', { n: 10 ** 9 }, 'first'],
+    ['13 levels', `{ __schema { types { fields { type ${'{ ofType '.repeat(8)}{ name }${' }'.repeat(8)} } } } }`, undefined, 'depth'],
+    ['a fragment bomb (2^20 expansions)', frags(20), undefined, 'fields'],
+    ['too many tokens', `{ ${'eventTypes { id } '.repeat(2_000)} }`, undefined, 'tokens'],
+    ['a deep input literal', `{ simulateRouting(event: { type: "x", data: ${'['.repeat(40)}${']'.repeat(40)} }) { eventType } }`, undefined, 'valueDepth'],
+    ['a deep variable default', `query($e: EventInput = { type: "x", data: ${'['.repeat(40)}${']'.repeat(40)} }) { simulateRouting(event: $e) { eventType } }`, undefined, 'valueDepth'],
+  ];
+  it.each(rejected)('rejects %s', (_n, q, vars, limit) => {
+    const r = measure(q, vars);
+    expect(r).toHaveProperty('violation');
+    if ('violation' in r) {
+      expect(r.violation.limit).toBe(limit);
+      expect(r.violation.actual).toBeGreaterThan(r.violation.max);
+      expect(r.violation.message.length).toBeLessThan(300);
+    }
+  });
+
+  it('measures the named operation only', () => {
+    const q = `query Small { eventTypes { id } } query Big { ${Array.from({ length: 40 }, (_, i) => `e${i}: eventTypes { id }`).join(' ')} }`;
+    expect(measure(q, undefined, 'Small')).toHaveProperty('report');
+    expect(measure(q, undefined, 'Big')).toHaveProperty('violation');
+  });
+
+  it('defaults are documented figures', () => {
+    expect(GRAPHQL_LIMITS).toEqual({ maxTokens: 5000, maxDepth: 12, maxAliases: 30, maxFields: 500, maxFirst: 500, maxCost: 20000, assumedListSize: 100, maxValueDepth: 32 });
+  });
+});

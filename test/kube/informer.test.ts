@@ -1,0 +1,153 @@
+/** ResilientInformer over a scripted Watch: restarts after errors with backoff, relists after 410, reports lists. */
+import type { KubernetesObject, Watch } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { ResilientInformer } from '../../src/kube/informer.js';
+import { FakeClock, flush } from '../runtime/fake-clock.js';
+
+type Done = (err?: unknown) => void;
+type Cb = (phase: string, obj: KubernetesObject) => void;
+
+/** Each watch() call is recorded; the test ends it (done) or pushes events. */
+class ScriptedWatch {
+  calls: { query: Record<string, unknown>; cb: Cb; done: Done }[] = [];
+  async watch(_path: string, query: Record<string, unknown>, cb: Cb, done: Done): Promise<AbortController> {
+    this.calls.push({ query, cb, done });
+    return new AbortController();
+  }
+  get last() {
+    return this.calls.at(-1)!;
+  }
+}
+
+const obj = (name: string, rv: string): KubernetesObject => ({ metadata: { name, namespace: 'ns', resourceVersion: rv } });
+
+function setup(items: () => KubernetesObject[], rv: () => string) {
+  const clock = new FakeClock();
+  const watch = new ScriptedWatch();
+  let lists = 0;
+  const inf = new ResilientInformer<KubernetesObject>({
+    name: 'things',
+    kc: {} as never,
+    path: '/apis/x/v1/things',
+    list: async () => {
+      lists++;
+      return { metadata: { resourceVersion: rv() }, items: items() } as never;
+    },
+    log: pino({ level: 'silent' }),
+    backoff: { baseMs: 100, maxMs: 400 },
+    clock,
+    watch: watch as unknown as Watch,
+  });
+  const seen: string[] = [];
+  inf.on('add', (o) => seen.push(`add ${o.metadata?.name}`));
+  inf.on('update', (o) => seen.push(`update ${o.metadata?.name}`));
+  inf.on('delete', (o) => seen.push(`delete ${o.metadata?.name}`));
+  const listed: number[] = [];
+  inf.onList((xs) => listed.push(xs.length));
+  return { clock, watch, inf, seen, listed, lists: () => lists };
+}
+
+describe('ResilientInformer', () => {
+  it('lists, becomes synced, then watches from the list resourceVersion', async () => {
+    const t = setup(() => [obj('a', '5')], () => '10');
+    await t.inf.start();
+    await t.inf.synced;
+    await flush();
+    expect(t.inf.hasSynced).toBe(true);
+    expect(t.seen).toEqual(['add a']);
+    expect(t.listed).toEqual([1]);
+    expect(t.watch.last.query['resourceVersion']).toBe('10');
+    t.watch.last.cb('MODIFIED', obj('a', '11'));
+    expect(t.seen).toEqual(['add a', 'update a']);
+    expect(t.inf.get('a', 'ns')?.metadata?.resourceVersion).toBe('11');
+  });
+
+  it('an error (cut connection) restarts the watch from the last resourceVersion, with growing backoff', async () => {
+    const t = setup(() => [obj('a', '5')], () => '10');
+    await t.inf.start();
+    await flush();
+    t.watch.last.cb('MODIFIED', obj('a', '12'));
+    const n = t.watch.calls.length;
+    t.watch.last.done(Object.assign(new TypeError('terminated'), { cause: { code: 'UND_ERR_SOCKET' } }));
+    await t.clock.advance(99);
+    expect(t.watch.calls.length).toBe(n); // waiting for the backoff
+    await t.clock.advance(1);
+    expect(t.watch.calls.length).toBe(n + 1);
+    expect(t.watch.last.query['resourceVersion']).toBe('12'); // resumed, no relist
+    expect(t.lists()).toBe(1);
+    // fails again at once: 200 ms, then 400 (cap)
+    t.watch.last.done(new Error('ECONNREFUSED'));
+    await t.clock.advance(199);
+    expect(t.watch.calls.length).toBe(n + 1);
+    await t.clock.advance(1);
+    expect(t.watch.calls.length).toBe(n + 2);
+    expect(t.inf.stats).toMatchObject({ restarts: 2, errors: 2 });
+  });
+
+  it('410 Gone relists: objects deleted meanwhile fire delete, changed ones update; onList reports the relist', async () => {
+    let items = [obj('a', '5'), obj('b', '6')];
+    let rv = '10';
+    const t = setup(() => items, () => rv);
+    await t.inf.start();
+    await flush();
+    items = [obj('a', '20')];
+    rv = '30';
+    t.watch.last.cb('ERROR', { code: 410, reason: 'Expired' } as never);
+    t.watch.last.done(null); // the server closes the stream after the ERROR event
+    await flush();
+    expect(t.lists()).toBe(2);
+    expect(t.seen).toEqual(['add a', 'add b', 'delete b', 'update a']);
+    expect(t.listed).toEqual([2, 1]);
+    expect(t.watch.last.query['resourceVersion']).toBe('30');
+  });
+
+  it('an HTTP 410 on the watch request also relists (no error reported)', async () => {
+    const t = setup(() => [obj('a', '5')], () => '10');
+    await t.inf.start();
+    await flush();
+    t.watch.last.done(Object.assign(new Error('Gone'), { statusCode: 410 }));
+    await flush();
+    expect(t.lists()).toBe(2);
+    expect(t.inf.stats.errors).toBe(0);
+  });
+
+  it('a failing list is retried with backoff until it succeeds; synced only then', async () => {
+    let fail = 2;
+    const clock = new FakeClock();
+    const watch = new ScriptedWatch();
+    const inf = new ResilientInformer<KubernetesObject>({
+      name: 'x',
+      kc: {} as never,
+      path: '/x',
+      list: async () => {
+        if (fail-- > 0) throw Object.assign(new Error('Forbidden'), { code: 403 });
+        return { metadata: { resourceVersion: '1' }, items: [] } as never;
+      },
+      log: pino({ level: 'silent' }),
+      backoff: { baseMs: 100, maxMs: 1_000 },
+      clock,
+      watch: watch as unknown as Watch,
+    });
+    await inf.start();
+    await flush();
+    expect(inf.hasSynced).toBe(false);
+    await clock.advance(100);
+    expect(inf.hasSynced).toBe(false);
+    await clock.advance(200);
+    expect(inf.hasSynced).toBe(true);
+    expect(inf.stats).toMatchObject({ errors: 2, restarts: 2, lastError: 'HTTP 403' });
+  });
+
+  it('stop() ends it for good (the abort error is not a failure)', async () => {
+    const t = setup(() => [], () => '1');
+    await t.inf.start();
+    await flush();
+    const n = t.watch.calls.length;
+    await t.inf.stop();
+    t.watch.last.done(Object.assign(new Error('aborted'), { name: 'AbortError' }));
+    await t.clock.advance(5_000);
+    expect(t.watch.calls.length).toBe(n);
+    expect(t.inf.stats.errors).toBe(0);
+  });
+});
