@@ -267,7 +267,7 @@ describe.skipIf(skip)('fault: watch cut and 410 Gone while the emitter is blind 
     }
   });
 
-  it('cut + etcd compacted while blind: 410 Expired → relist; 0 missed, 0 duplicates, the deleted Issuer resolved', async () => {
+  it('cut + etcd compacted while blind (any resume would get 410 Expired): relist; 0 missed, 0 duplicates, the deleted Issuer resolved', async () => {
     const ns = 'wc-gone';
     const t0 = Date.now();
     const emitter = await startEmitter(emitterOptions(`emitter-${ns}`));
@@ -289,6 +289,26 @@ describe.skipIf(skip)('fault: watch cut and 410 Gone while the emitter is blind 
       await emitter.stop();
     }
   });
+
+  it('half-open: the watch connection passes nothing (no FIN, no RST) while Issuers flip and etcd is compacted: the idle timeout ends it, 410 → relist; 0 missed, 0 duplicates', async () => {
+    const ns = 'wc-halfopen';
+    const t0 = Date.now();
+    const emitter = await startEmitter(emitterOptions(`emitter-${ns}`));
+    try {
+      await emitter.whenRunning();
+      await setup(ns, emitter);
+      const before = emitter.stats().informers['issuers']!;
+      proxy.blackhole(); // new connections still pass: only the open ones are dead
+      const flips = await changeWhileBlind(ns);
+      await compactEtcd(env);
+      // client-node's watch idle timeout (30 s) is the only thing that can notice; then the resume gets 410
+      await waitFor('relisted after the half-open watch', () => emitter.stats().informers['issuers']!.lists > before.lists, { timeoutMs: 60_000, intervalMs: 250 });
+      const r = await expectExactlyPlanned(ns);
+      figures.push(`half-open + 410: issuers ${N}, flips ${flips}, events at the hub ${r.events}, missed ${r.missed}, duplicates ${r.duplicates}, wall ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    } finally {
+      await emitter.stop();
+    }
+  }, 120_000);
 
   it('emitter stopped, Issuers flip and etcd is compacted, a new emitter starts from the ConfigMap state: 0 missed, 0 duplicates', async () => {
     const ns = 'wc-restart';
