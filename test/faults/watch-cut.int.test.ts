@@ -226,7 +226,7 @@ describe.skipIf(skip)('fault: watch cut and 410 Gone while the emitter is blind 
   }
 
   /** Every expected transition at the hub, then (after the grace period has passed twice more) nothing else. */
-  async function expectExactlyPlanned(ns: string): Promise<{ events: number; missed: number; duplicates: number }> {
+  async function expectExactlyPlanned(ns: string, label: string, flips: number, t0: number): Promise<void> {
     const want = plans.reduce((n, p) => n + p.expected.length, 0);
     await waitFor('every net transition at the hub', async () => countAt(await atHub(ns)) >= want, { timeoutMs: 30_000, intervalMs: 200 }).catch(() => undefined);
     await sleep(2 * GRACE + 500); // a late duplicate (grace recheck, relist, resync) would arrive by now
@@ -238,8 +238,12 @@ describe.skipIf(skip)('fault: watch cut and 410 Gone while the emitter is blind 
       missed += Math.max(0, p.expected.length - got.length);
       duplicates += Math.max(0, got.length - p.expected.length);
     }
+    // the figures first, so a failing run reports them too
+    const off = plans.filter((p) => (m.get(p.name) ?? []).join() !== p.expected.join()).map((p) => `${p.name}: ${(m.get(p.name) ?? []).join(',') || '-'}`);
+    figures.push(
+      `${label}: issuers ${N}, flips ${flips}, events at the hub ${countAt(m)}, missed ${missed}, duplicates ${duplicates}, wall ${((Date.now() - t0) / 1000).toFixed(1)} s${off.length ? ` (off plan: ${off.join('; ')})` : ''}`,
+    );
     for (const p of plans) expect(m.get(p.name) ?? [], p.name).toEqual(p.expected);
-    return { events: countAt(m), missed, duplicates };
   }
 
   it('plain cut (etcd not compacted), held down while Issuers flip: 0 missed, 0 duplicates, flaps back unreported', async () => {
@@ -256,12 +260,11 @@ describe.skipIf(skip)('fault: watch cut and 410 Gone while the emitter is blind 
       await waitFor('the informer retried against the blocked proxy', () => emitter.stats().informers['issuers']!.errors > before.errors, { timeoutMs: 10_000 });
       await sleep(GRACE); // blind for longer than the grace period
       proxy.unblock();
-      const r = await expectExactlyPlanned(ns);
+      await expectExactlyPlanned(ns, 'plain cut', flips, t0);
       const after = emitter.stats().informers['issuers']!;
       expect(after.restarts).toBeGreaterThan(before.restarts);
       // a failed watch relists (relistAfterError) rather than replaying the blind period: the same outcome as a 410
       expect(after.lists, 'relisted after the failed watch').toBeGreaterThan(before.lists);
-      figures.push(`plain cut: issuers ${N}, flips ${flips}, events at the hub ${r.events}, missed ${r.missed}, duplicates ${r.duplicates}, wall ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     } finally {
       await emitter.stop();
     }
@@ -281,10 +284,9 @@ describe.skipIf(skip)('fault: watch cut and 410 Gone while the emitter is blind 
       await compactEtcd(env); // every resourceVersion the emitter knows is now expired
       await sleep(GRACE);
       proxy.unblock();
-      const r = await expectExactlyPlanned(ns);
+      await expectExactlyPlanned(ns, 'cut + compacted', flips, t0);
       const after = emitter.stats().informers['issuers']!;
-      expect(after.lists, 'relisted after 410').toBeGreaterThan(before.lists);
-      figures.push(`410 Gone: issuers ${N}, flips ${flips}, events at the hub ${r.events}, missed ${r.missed}, duplicates ${r.duplicates}, wall ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      expect(after.lists, 'relisted').toBeGreaterThan(before.lists);
     } finally {
       await emitter.stop();
     }
@@ -303,8 +305,7 @@ describe.skipIf(skip)('fault: watch cut and 410 Gone while the emitter is blind 
       await compactEtcd(env);
       // client-node's watch idle timeout (30 s) is the only thing that can notice; then the resume gets 410
       await waitFor('relisted after the half-open watch', () => emitter.stats().informers['issuers']!.lists > before.lists, { timeoutMs: 60_000, intervalMs: 250 });
-      const r = await expectExactlyPlanned(ns);
-      figures.push(`half-open + 410: issuers ${N}, flips ${flips}, events at the hub ${r.events}, missed ${r.missed}, duplicates ${r.duplicates}, wall ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      await expectExactlyPlanned(ns, 'half-open + compacted', flips, t0);
     } finally {
       await emitter.stop();
     }
@@ -327,8 +328,7 @@ describe.skipIf(skip)('fault: watch cut and 410 Gone while the emitter is blind 
     const second = await startEmitter(emitterOptions(`emitter-${ns}`));
     try {
       await second.whenRunning();
-      const r = await expectExactlyPlanned(ns);
-      figures.push(`restart: issuers ${N}, flips ${flips}, events at the hub ${r.events}, missed ${r.missed}, duplicates ${r.duplicates}, wall ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      await expectExactlyPlanned(ns, 'restart + compacted', flips, t0);
     } finally {
       await second.stop();
     }
