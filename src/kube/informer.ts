@@ -69,6 +69,7 @@ export class ResilientInformer<T extends KubernetesObject> {
       const list = await opts.list();
       this.stats.lists++;
       this.failures = 0;
+      this.relistNext = false; // just listed: no second list when the failure was the list's own
       const items = list.items ?? [];
       // after client-node has applied the list to its cache (it does so synchronously once this promise
       // resolves, in a microtask; setImmediate runs after all of them)

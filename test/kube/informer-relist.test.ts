@@ -97,6 +97,36 @@ describe('ResilientInformer relistAfterError', () => {
     expect(t.lists()).toBe(1);
   });
 
+  it('a failed list is not followed by a second one once it succeeds', async () => {
+    let fail = 1;
+    const clock = new FakeClock();
+    const watch = new ScriptedWatch();
+    let lists = 0;
+    const inf = new ResilientInformer<KubernetesObject>({
+      name: 'issuers',
+      kc: {} as never,
+      path: '/x',
+      list: async () => {
+        lists++;
+        if (fail-- > 0) throw Object.assign(new Error('ECONNREFUSED'), { code: 'ECONNREFUSED' });
+        return { metadata: { resourceVersion: '1' }, items: [] } as never;
+      },
+      log: pino({ level: 'silent' }),
+      backoff: { baseMs: 100, maxMs: 400 },
+      clock,
+      watch: watch as unknown as Watch,
+      relistAfterError: true,
+    });
+    await inf.start();
+    await flush();
+    await clock.advance(100);
+    await flush();
+    expect(inf.hasSynced).toBe(true);
+    expect(lists).toBe(2);
+    expect(watch.calls).toHaveLength(1);
+    expect(watch.last.query['resourceVersion']).toBe('1');
+  });
+
   it('without the option a failed watch resumes (the operator’s informers)', async () => {
     const t = setup(false);
     await t.inf.start();
