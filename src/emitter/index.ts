@@ -261,7 +261,13 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
   });
 
   const informers: ResilientInformer<never>[] = [];
-  const informerOf = <T extends CertManagerObject | V1Secret>(name: string, path: string, list: () => Promise<KubernetesListObject<T>>, watch?: Watch): ResilientInformer<T> => {
+  const informerOf = <T extends CertManagerObject | V1Secret>(
+    name: string,
+    path: string,
+    list: () => Promise<KubernetesListObject<T>>,
+    watch?: Watch,
+    relistAfterError = false,
+  ): ResilientInformer<T> => {
     const inf = new ResilientInformer<T>({
       name,
       kc,
@@ -269,6 +275,7 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
       list,
       log,
       clock,
+      relistAfterError,
       ...(opts.informerBackoff ? { backoff: opts.informerBackoff } : {}),
       ...(watch ? { watch } : {}),
     });
@@ -277,7 +284,9 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
   };
   const cmInformer = (kind: HealthKind): ResilientInformer<CertManagerObject> => {
     const r = CERT_MANAGER[kind];
-    return informerOf<CertManagerObject>(r.plural, collectionPath(r, ns), () => kube.list<CertManagerObject>(r, ns));
+    // health is judged on transitions: after a failed watch, relist rather than replay what happened while blind
+    // (a flap that ended where it started is then not reported, whether or not etcd was compacted meanwhile)
+    return informerOf<CertManagerObject>(r.plural, collectionPath(r, ns), () => kube.list<CertManagerObject>(r, ns), undefined, true);
   };
   const cm: Partial<Record<HealthKind, ResilientInformer<CertManagerObject>>> = {};
   if (wantHealth) for (const k of HEALTH_KINDS) cm[k] = cmInformer(k);

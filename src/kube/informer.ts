@@ -31,6 +31,15 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
   watch?: Watch;
   /** a watch that ran this long without failing starts over at the base delay (default 60 s) */
   backoffResetMs?: number;
+  /**
+   * After a failed watch (connection cut or refused, HTTP error), relist instead of resuming from the last
+   * resourceVersion (default false: resume). A resumed watch replays every change made while it was down,
+   * and a level-triggered controller then acts on whichever intermediate states its reconciles happen to
+   * read; a relist shows only the current state, as a 410 or a restart does, so what happened while the
+   * informer was blind is judged the same way whatever the apiserver still remembers. Normal closes (the
+   * server's watch timeout, client-node's 30 s idle timeout) still resume: no relist every 30 s.
+   */
+  relistAfterError?: boolean;
 }
 
 export const DEFAULT_INFORMER_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 30_000, jitter: 0.2 };
@@ -45,6 +54,8 @@ export class ResilientInformer<T extends KubernetesObject> {
   private failures = 0;
   private lastFailureAt = 0;
   private restartTimer: unknown;
+  /** the next watch() call answers 410 Gone: client-node's ListWatch then relists (its documented path) */
+  private relistNext = false;
   private syncedResolve!: () => void;
   private syncedFlag = false;
   readonly synced: Promise<void>;
@@ -58,6 +69,7 @@ export class ResilientInformer<T extends KubernetesObject> {
       const list = await opts.list();
       this.stats.lists++;
       this.failures = 0;
+      this.relistNext = false; // just listed: no second list when the failure was the list's own
       const items = list.items ?? [];
       // after client-node has applied the list to its cache (it does so synchronously once this promise
       // resolves, in a microtask; setImmediate runs after all of them)
@@ -70,7 +82,9 @@ export class ResilientInformer<T extends KubernetesObject> {
       });
       return list;
     };
-    this.lw = new ListWatch<T>(opts.path, opts.watch ?? new Watch(opts.kc), listFn, false);
+    const watch = opts.watch ?? new Watch(opts.kc);
+    const lwWatch = opts.relistAfterError ? this.relistingWatch(watch) : watch;
+    this.lw = new ListWatch<T>(opts.path, lwWatch, listFn, false);
     this.lw.on('add', (o) => this.emit('add', o));
     this.lw.on('update', (o) => this.emit('update', o));
     this.lw.on('delete', (o) => this.emit('delete', o));
@@ -116,6 +130,20 @@ export class ResilientInformer<T extends KubernetesObject> {
     await this.lw.stop();
   }
 
+  /** `watch`, except that after a failure its next call ends at once with 410, so ListWatch relists. */
+  private relistingWatch(watch: Watch): Watch {
+    const relisting = Object.create(watch) as Watch;
+    relisting.watch = async (path, query, cb, done) => {
+      if (!this.relistNext) return watch.watch(path, query, cb, done);
+      this.relistNext = false;
+      const ac = new AbortController();
+      // after ListWatch has stored the returned controller (it awaits this call), as a real 410 would come
+      setImmediate(() => done(Object.assign(new Error('relist after a failed watch'), { statusCode: 410 })));
+      return ac;
+    };
+    return relisting;
+  }
+
   private emit(event: InformerEvent, obj: T): void {
     this.failures = 0;
     for (const h of this.handlers[event]) {
@@ -135,6 +163,7 @@ export class ResilientInformer<T extends KubernetesObject> {
     if (now - this.lastFailureAt > (this.opts.backoffResetMs ?? 60_000)) this.failures = 0;
     this.lastFailureAt = now;
     this.failures++;
+    if (this.opts.relistAfterError) this.relistNext = true;
     const delay = backoffDelay(this.failures, this.backoff);
     this.opts.log.warn(
       { informer: this.name, code: kubeErrorCode(err), error: this.stats.lastError, retryInMs: delay },

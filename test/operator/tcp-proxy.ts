@@ -9,6 +9,8 @@ export interface TcpProxy {
   /** refuse new connections (accepted and destroyed at once) until unblock() */
   block(): void;
   unblock(): void;
+  /** every open connection stops passing data either way but stays open (a half-open peer: no FIN, no RST) */
+  blackhole(): void;
   /** connections accepted so far */
   readonly accepted: number;
   close(): Promise<void>;
@@ -19,6 +21,7 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
   const host = t.hostname;
   const port = Number(t.port);
   const live = new Set<Socket>();
+  const pairs = new Set<[Socket, Socket]>();
   let blocked = false;
   let accepted = 0;
   const server: Server = createServer((client) => {
@@ -30,7 +33,10 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     const upstream = connect({ host, port });
     live.add(client);
     live.add(upstream);
+    const pair: [Socket, Socket] = [client, upstream];
+    pairs.add(pair);
     const drop = (): void => {
+      pairs.delete(pair);
       client.destroy();
       upstream.destroy();
       live.delete(client);
@@ -58,6 +64,15 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     },
     unblock() {
       blocked = false;
+    },
+    blackhole() {
+      for (const [c, u] of pairs) {
+        c.unpipe(u);
+        u.unpipe(c);
+        c.pause();
+        u.pause();
+      }
+      pairs.clear();
     },
     get accepted() {
       return accepted;
