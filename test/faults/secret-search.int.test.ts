@@ -344,7 +344,11 @@ describe.skipIf(skip)('fault suite: no configured secret in logs, API answers, C
     expect(control.some((c) => c.includes('in Secret data')), 'control: base64 forms are found').toBe(true);
 
     const found = findings();
-    console.log(`secret search: ${secrets.size} secrets, ${places.length} places (answers, logs, statuses, Events), ${found.length} found`);
+    const count = (re: RegExp) => places.filter((p) => re.test(p.where)).length;
+    console.log(
+      `secret search: ${secrets.size} secrets (${[...secrets.values()].reduce((n, x) => n + formsOf(x.value, x.marker).length, 0)} strings with their encoded forms) in ${places.length} places ` +
+        `(${count(/^(API|REST) answer/)} API answers, ${count(/^status of/)} CR statuses, ${count(/^Event /)} Events, ${count(/ log$/)} logs of ${svcLogs.length} + ${opLogs.lines.length} lines): ${found.length} found`,
+    );
     expect(found, found.slice(0, 10).join('\n\n')).toEqual([]);
   });
 });
