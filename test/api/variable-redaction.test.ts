@@ -1,11 +1,11 @@
 /**
  * Variable coercion errors never reflect the value (found by test/faults/secret-search.int.test.ts: a routing key
- * sent with the wrong type came back in the error message). Table tests of the pure redaction over the messages
+ * sent with the wrong type came back in the error message; a literal in the document did too). Table tests of the pure redaction over the messages
  * graphql-js really produces for our schema, then the same through the real service.
  */
 import { graphql, GraphQLError } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redactCoercionReason, redactVariableError } from '../../src/server/graphql/handler.js';
+import { redactCoercionReason, redactLiteralError, redactVariableError } from '../../src/server/graphql/handler.js';
 import { buildApiSchema } from '../../src/server/graphql/schema.js';
 import { startTestService, type TestService } from '../support/service.js';
 
@@ -59,6 +59,29 @@ describe('redactVariableError over graphql-js messages (table)', () => {
   });
 });
 
+/** [what, document with the secret as a literal, the redacted message expected] */
+const LITERALS: [string, string, string][] = [
+  ['string field given a list', `mutation { createIncidentMgmtIntegration(input: { name: "x", incidentMgmtParams: { IntegrationKey: ["${SECRET}"] } }) { id } }`, 'String cannot represent a non string value'],
+  ['string field given an object', `mutation { createWebhookIntegration(input: { name: "x", url: { a: "${SECRET}" } }) { id } }`, 'String cannot represent a non string value'],
+  ['object given a string', `mutation { createIncidentMgmtIntegration(input: { name: "x", incidentMgmtParams: "${SECRET}" }) { id } }`, 'Expected value of type "IncidentMgmtParamsInput!", found a value of another type.'],
+  ['UUID', `mutation { deleteIntegrations(ids: ["${SECRET}"]) { ids } }`, 'UUID cannot represent the value: must be a UUID in the canonical 8-4-4-4-12 hex form, e.g. 123e4567-e89b-12d3-a456-426614174000 (no urn:uuid: prefix, no braces)'],
+  ['enum given a string', `query { deliveries(filter: { status: "${SECRET}" }) { nodes { id } } }`, 'Enum "DeliveryStatus" cannot represent non-enum value'],
+  ['boolean given a string', `mutation { updateNotificationRoutingConfiguration(id: "123e4567-e89b-42d3-a456-426614174000", enabled: "${SECRET}") { id } }`, 'Boolean cannot represent a non boolean value'],
+];
+
+describe('redactLiteralError over graphql-js validation messages (table)', () => {
+  it.each(LITERALS)('%s', async (_what, source, want) => {
+    const r = await graphql({ schema, source });
+    const got = redactLiteralError(r.errors![0]!.message);
+    expect(got).toBe(want);
+    expect(got).not.toContain(SECRET);
+  });
+  it('keeps "found null" and other messages', () => {
+    expect(redactLiteralError('Expected value of type "String!", found null.')).toBe('Expected value of type "String!", found null.');
+    expect(redactLiteralError('Cannot query field "x" on type "Query".')).toBe('Cannot query field "x" on type "Query".');
+  });
+});
+
 describe('through the real service', () => {
   let svc: TestService;
   beforeAll(async () => {
@@ -76,5 +99,13 @@ describe('through the real service', () => {
     const body = JSON.parse(text) as { errors: { message: string; extensions: { code: string } }[] };
     expect(body.errors[0]).toMatchObject({ message: want, extensions: { code: 'BAD_USER_INPUT' } });
     expect(svc.logs.join('')).not.toContain(SECRET);
+  });
+
+  it.each(LITERALS)('literal %s: refused, the value not in the answer', async (_what, query, want) => {
+    const res = await svc.rest('/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+    const text = await res.text();
+    expect(res.status).toBeLessThan(500);
+    expect(text).not.toContain(SECRET);
+    expect((JSON.parse(text) as { errors: { message: string }[] }).errors[0]!.message).toBe(want);
   });
 });

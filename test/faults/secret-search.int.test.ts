@@ -241,6 +241,14 @@ describe.skipIf(skip)('fault suite: no configured secret in logs, API answers, C
         i: { name: 'x', url: { href: mint(`webhook URL sent as an object (API, ${co})`, (m) => `${echo.url}/o/${m}`) } },
       });
 
+      // the same written as literals in the document (validation errors print literals)
+      const lit = mint(`routing key as a list literal (API, ${co})`, (m) => `rk-${m}`);
+      await api(`routing key as a list literal (${co})`, key, `mutation { createIncidentMgmtIntegration(input: { name: "x", incidentMgmtParams: { IntegrationKey: ["${lit}"] } }) { id } }`);
+      const litUrl = mint(`Slack URL as an object literal (API, ${co})`, (m) => `${echo.url}/services/${m}`);
+      await api(`Slack URL as an object literal (${co})`, key, `mutation { createSlackIntegration(input: { name: "x", slackParams: { webhookUrl: { u: "${litUrl}" } } }) { id } }`);
+      const litParams = mint(`params given as a string literal (API, ${co})`, (m) => `rk-${m}`);
+      await api(`params as a string literal (${co})`, key, `mutation { createIncidentMgmtIntegration(input: { name: "x", incidentMgmtParams: "${litParams}" }) { id } }`);
+
       // routers to every integration, then test sends (receiver fails and echoes) and failing deliveries
       for (const integ of [incident, hook, slack, teams, email]) {
         const r = await api(`router (${co})`, key, `mutation($i: UUID!) { createNotificationRoutingConfiguration(name: "all", eventTypeId: "${ISSUER}", integrationId: $i) { id } }`, { i: integ });

@@ -46,9 +46,13 @@ function formatUncapped(err: Readonly<GraphQLError | Error>, log?: Logger): Grap
   }
   if (orig instanceof GraphQLError && orig.extensions.code) {
     // a scalar's own error (UUID) raised while coercing a variable: same redaction as below
-    return new GraphQLError(ge.path ? ge.message : redactVariableError(ge.message, orig.message), { nodes: ge.nodes ?? null, path: ge.path ?? null, extensions: { ...orig.extensions } });
+    return new GraphQLError(ge.path ? ge.message : redactRequestError(ge.message, orig.message), { nodes: ge.nodes ?? null, path: ge.path ?? null, extensions: { ...orig.extensions } });
   }
-  if (ge.extensions.code) return ge;
+  if (ge.extensions.code) {
+    // a scalar's error reported as is by validation (our UUID literal parser): same redaction
+    if (ge.path) return ge;
+    return new GraphQLError(redactRequestError(ge.message, undefined), { nodes: ge.nodes ?? null, source: ge.source ?? null, positions: ge.positions ?? null, extensions: { ...ge.extensions } });
+  }
   const input = storeInputError(orig);
   if (input) return new GraphQLError(input.message, { nodes: ge.nodes ?? null, path: ge.path ?? null, extensions: { code: input.code } });
   if (isStoreUnavailable(orig)) {
@@ -57,11 +61,16 @@ function formatUncapped(err: Readonly<GraphQLError | Error>, log?: Logger): Grap
   }
   if (!ge.path) {
     // request-level: parse, validation, variable coercion
-    const message = orig ? redactVariableError(ge.message, orig.message) : ge.message;
+    const message = redactRequestError(ge.message, orig?.message);
     return new GraphQLError(message, { nodes: ge.nodes ?? null, extensions: { code: orig ? 'BAD_USER_INPUT' : 'GRAPHQL_VALIDATION_FAILED' } });
   }
   log?.error({ err: boundedErr(orig ?? ge) }, 'graphql resolver failed');
   return new GraphQLError('internal error', { nodes: ge.nodes ?? null, path: ge.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+}
+
+/** Request-level errors (no path): variable coercion or validation of literals; values are dropped from both. */
+function redactRequestError(message: string, reason: string | undefined): string {
+  return message.startsWith('Variable "$') && reason !== undefined ? redactVariableError(message, reason) : redactLiteralError(message);
 }
 
 /**
@@ -94,6 +103,16 @@ export function redactCoercionReason(reason: string): string {
   const en = /^Value .* does not exist in "([_A-Za-z][_0-9A-Za-z]*)" enum\.(.*)$/s.exec(reason);
   if (en) return `Value does not exist in "${en[1]}" enum.${en[2]}`;
   return reason;
+}
+
+/**
+ * The same for literals written in the document: validation (ValuesOfCorrectTypeRule) prints the literal
+ * (`String cannot represent a non string value: ["…"]`, `Expected value of type "T!", found "…".`).
+ */
+export function redactLiteralError(message: string): string {
+  const expected = /^Expected value of type "([^"]+)", found (.*)\.$/s.exec(message);
+  if (expected) return expected[2] === 'null' ? message : `Expected value of type "${expected[1]}", found a value of another type.`;
+  return redactCoercionReason(message);
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
