@@ -168,6 +168,24 @@ const VARIABLE_OPS: { doc: string; vars: fc.Arbitrary<Record<string, unknown>> }
     doc: 'mutation M($id: UUID!, $input: UpdateIntegrationInput!) { updateIntegration(id: $id, input: $input) { id } }',
     vars: fc.record({ id: fc.oneof(idRef, hostileJson), input: fc.oneof(fc.record({ name, enabled: fc.boolean() }, { requiredKeys: [] }), hostileJson) }),
   },
+  {
+    // the secret-carrying params (issue 8): a refused update must leave the stored secrets as they were
+    doc: 'mutation M($id: UUID!, $input: UpdateIntegrationInput!) { updateIntegration(id: $id, input: $input) { id updatedAt } }',
+    vars: fc.record({
+      id: fc.oneof({ weight: 4, arbitrary: idRef }, hostileJson),
+      input: fc.record(
+        {
+          name: fc.oneof(name, hostileJson),
+          incidentMgmtParams: fc.oneof(fc.record({ IntegrationKey: fc.oneof(weirdString(), fc.constant('k-0123456789abcdef'), hostileJson) }, { requiredKeys: [] }), hostileJson),
+          webhookParams: fc.oneof(fc.record({ url: fc.oneof(webhookUrl, hostileJson), signingSecret: fc.oneof(weirdString(), fc.constant('whsec_AAAAAAAAAAAAAAAAAAAAAAAA'), hostileJson) }, { requiredKeys: [] }), hostileJson),
+          slackParams: fc.oneof(fc.record({ webhookUrl: fc.oneof(webhookUrl, hostileJson) }, { requiredKeys: [] }), hostileJson),
+          teamsParams: fc.oneof(fc.record({ webhookUrl: fc.oneof(webhookUrl, hostileJson) }, { requiredKeys: [] }), hostileJson),
+          emailParams: fc.oneof(fc.record({ to: fc.array(fc.oneof(fc.emailAddress(), weirdString()), { maxLength: 3 }) }), hostileJson),
+        },
+        { requiredKeys: [] },
+      ),
+    }),
+  },
 ];
 export const withVariables = fc.constantFrom(...VARIABLE_OPS.keys()).chain((i) => VARIABLE_OPS[i]!.vars.map((v) => ({ query: VARIABLE_OPS[i]!.doc, variables: v as unknown })));
 

@@ -3,6 +3,7 @@
  * HTTP call under the liveness deadline, the tenant state as seen through the API, warn-log counting, and the
  * forced-GC heap measurement. The service runs in this process (test/support/service.ts), so its heap is ours.
  */
+import { createHash } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
@@ -202,6 +203,11 @@ export interface TenantState {
   deliveries: number;
   /** Distinct events with at least one delivery (the suites install catch-all routers where events matter). */
   events: number;
+  /**
+   * Per integration id, a digest of its secrets and settings as stored: the API never returns secrets, so a
+   * refused update that wrote a routing key, URL or signing secret would otherwise go unseen.
+   */
+  stored: Record<string, string>;
 }
 
 /** The tenant's full state via its own API key (config, integrations, routers) plus its events/deliveries count. */
@@ -222,12 +228,16 @@ export async function tenantState(svc: TestService, key: string): Promise<Tenant
     if (page.length < 1000 || !last) break;
     before = { createdAt: last.createdAt, id: last.id };
   }
+  const stored: Record<string, string> = {};
+  for (const i of await svc.store.listIntegrations(companyOf(key)))
+    stored[i.id] = createHash('sha256').update(JSON.stringify([i.type, i.config, Object.entries(i.secrets).sort(), i.enabled, i.name, i.managedBy])).digest('hex');
   return {
     monitoring: m.json,
     integrations: s.json.data.integrations,
     routers: s.json.data.searchNotificationRoutingConfigurations,
     deliveries,
     events: events.size,
+    stored,
   };
 }
 

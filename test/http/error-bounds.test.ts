@@ -31,7 +31,8 @@ describe('GraphQL error messages are bounded', () => {
     expect(e.extensions?.code).toBe('BAD_USER_INPUT');
     expect(e.message).toMatch(/^Variable "\$ids" got invalid value/);
     expect(codePoints(e.message)).toBeLessThanOrEqual(MAX_ERROR_MESSAGE_CHARS);
-    expect(e.message.endsWith('…')).toBe(true);
+    // the value is not quoted at all (variable-redaction.test.ts), so nothing of it is left to cut
+    expect(e.message).not.toContain(HUGE.slice(0, 32));
     expect(r.text.length).toBeLessThan(5_000);
   });
 

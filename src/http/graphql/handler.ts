@@ -45,9 +45,14 @@ function formatUncapped(err: Readonly<GraphQLError | Error>, log?: Logger): Grap
     });
   }
   if (orig instanceof GraphQLError && orig.extensions.code) {
-    return new GraphQLError(ge.message, { nodes: ge.nodes ?? null, path: ge.path ?? null, extensions: { ...orig.extensions } });
+    // a scalar's own error (UUID) raised while coercing a variable: same redaction as below
+    return new GraphQLError(ge.path ? ge.message : redactRequestError(ge.message, orig.message), { nodes: ge.nodes ?? null, path: ge.path ?? null, extensions: { ...orig.extensions } });
   }
-  if (ge.extensions.code) return ge;
+  if (ge.extensions.code) {
+    // a scalar's error reported as is by validation (our UUID literal parser): same redaction
+    if (ge.path) return ge;
+    return new GraphQLError(redactRequestError(ge.message, undefined), { nodes: ge.nodes ?? null, source: ge.source ?? null, positions: ge.positions ?? null, extensions: { ...ge.extensions } });
+  }
   const input = storeInputError(orig);
   if (input) return new GraphQLError(input.message, { nodes: ge.nodes ?? null, path: ge.path ?? null, extensions: { code: input.code } });
   if (isStoreUnavailable(orig)) {
@@ -56,10 +61,58 @@ function formatUncapped(err: Readonly<GraphQLError | Error>, log?: Logger): Grap
   }
   if (!ge.path) {
     // request-level: parse, validation, variable coercion
-    return new GraphQLError(ge.message, { nodes: ge.nodes ?? null, extensions: { code: orig ? 'BAD_USER_INPUT' : 'GRAPHQL_VALIDATION_FAILED' } });
+    const message = redactRequestError(ge.message, orig?.message);
+    return new GraphQLError(message, { nodes: ge.nodes ?? null, extensions: { code: orig ? 'BAD_USER_INPUT' : 'GRAPHQL_VALIDATION_FAILED' } });
   }
   log?.error({ err: boundedErr(orig ?? ge) }, 'graphql resolver failed');
   return new GraphQLError('internal error', { nodes: ge.nodes ?? null, path: ge.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+}
+
+/** Request-level errors (no path): variable coercion or validation of literals; values are dropped from both. */
+function redactRequestError(message: string, reason: string | undefined): string {
+  return message.startsWith('Variable "$') && reason !== undefined ? redactVariableError(message, reason) : redactLiteralError(message);
+}
+
+/**
+ * graphql-js variable coercion errors quote the rejected value (`Variable "$i" got invalid value { IntegrationKey:
+ * ["…"] } at "i.incidentMgmtParams.IntegrationKey"; String cannot represent a non string value: ["…"]`), so a
+ * secret sent with the wrong type or shape (routing key, webhook URL, signing secret) was reflected. This keeps
+ * the variable, the path and the reason, and drops every value. `reason` is the inner error's message, which ends
+ * `message` (graphql-js: `${prefix}; ${reason}`). Other messages pass unchanged.
+ */
+export function redactVariableError(message: string, reason: string): string {
+  const head = /^Variable "\$([_A-Za-z][_0-9A-Za-z]*)" got invalid value /.exec(message);
+  if (!head || !message.endsWith(`; ${reason}`)) return message;
+  const prefix = message.slice(0, message.length - reason.length - 2);
+  // the path graphql-js appends after the value: names and [indexes] only, so anchoring at the end is unambiguous
+  const at = / at "([_A-Za-z][_0-9A-Za-z]*(?:\.[_A-Za-z][_0-9A-Za-z]*|\[\d+\])*)"$/.exec(prefix);
+  return `Variable "$${head[1]}" got invalid value${at ? ` at "${at[1]}"` : ''}; ${redactCoercionReason(reason)}`;
+}
+
+/** The reason without the value: scalar parse errors end in `: <value>`; enum and UUID errors quote it. */
+export function redactCoercionReason(reason: string): string {
+  const represent = /^(.*?\bcannot represent)\b(.*)$/s.exec(reason);
+  if (represent) {
+    // `String cannot represent a non string value: X`, `UUID cannot represent "X": must be …`
+    const kind = /^( an? [a-z0-9 -]+ value| non[a-z0-9 -]+ value| value)/.exec(represent[2]!)?.[1] ?? ' the value';
+    // our UUID scalar: `UUID cannot represent <JSON>: <problem>`; problems start with "must" and hold no ': must '
+    const cut = reason.lastIndexOf(': must ');
+    const why = reason.startsWith('UUID ') && cut >= 0 ? reason.slice(cut + 2) : undefined;
+    return `${represent[1]}${kind}${why ? `: ${why}` : ''}`;
+  }
+  const en = /^Value .* does not exist in "([_A-Za-z][_0-9A-Za-z]*)" enum\.(.*)$/s.exec(reason);
+  if (en) return `Value does not exist in "${en[1]}" enum.${en[2]}`;
+  return reason;
+}
+
+/**
+ * The same for literals written in the document: validation (ValuesOfCorrectTypeRule) prints the literal
+ * (`String cannot represent a non string value: ["…"]`, `Expected value of type "T!", found "…".`).
+ */
+export function redactLiteralError(message: string): string {
+  const expected = /^Expected value of type "([^"]+)", found (.*)\.$/s.exec(message);
+  if (expected) return expected[2] === 'null' ? message : `Expected value of type "${expected[1]}", found a value of another type.`;
+  return redactCoercionReason(message);
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
