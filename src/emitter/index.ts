@@ -16,11 +16,11 @@ import { backoffDelay, realClock, sleep, type BackoffPolicy, type Clock } from '
 import { HealthController, type HealthMetrics } from './health/controller.js';
 import type { HealthState } from './health/diff.js';
 import { HEALTH_KINDS, type CertManagerObject, type HealthKind, type ResourceIdentity } from './health/observe.js';
-import { MonitoringConfigSource } from './expiry/config.js';
+import { MonitoringConfigSource } from '../client/monitoring.js';
 import { ExpiryController, TLS_SECRET_TYPE, type ExpiryMetrics } from './expiry/controller.js';
 import type { ExpiryMark, ExpiryState } from './expiry/due.js';
 import { UUID_RE, resolveClusterId } from './cluster.js';
-import { EventSender, type SenderMetrics } from './sender.js';
+import { EventSender, type SenderMetrics } from '../client/events.js';
 import { ConfigMapState } from './state.js';
 
 export { diffReady } from './health/diff.js';
