@@ -3,10 +3,8 @@
  * base URL joining, the `svc-api-key` header, a per-request timeout, and transport failures as
  * ServiceUnreachableError. What a status means is the caller's business (retry, reject, condition).
  */
+import { apiKeyGetter, type ApiKey } from './api-key.js';
 import { ServiceUnreachableError } from './errors.js';
-
-/** An API key: the value, or a getter so a rotated key (e.g. from a Secret, see api-key.ts) is picked up. */
-export type ApiKey = string | (() => string);
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
@@ -41,8 +39,7 @@ export class ServiceHttp {
   private readonly fetchFn: typeof fetch;
 
   constructor(opts: ServiceHttpOptions) {
-    const key = opts.apiKey;
-    this.apiKey = typeof key === 'function' ? key : () => key;
+    this.apiKey = apiKeyGetter(opts.apiKey);
     this.base = opts.url.replace(/\/$/, '');
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.fetchFn = opts.fetch ?? fetch;

@@ -9,7 +9,8 @@ import { GraphQLClient } from 'graphql-request';
 import type { MonitoringConfigInput } from '../service/monitoring.js';
 import type { IntegrationType, RouterGeneration } from '../store/types.js';
 import { ServiceApiError, toServiceError } from './errors.js';
-import { ServiceHttp, type ApiKey } from './http.js';
+import type { ApiKey } from './api-key.js';
+import { ServiceHttp } from './http.js';
 import { getMonitoringConfig, putMonitoringConfig, type MonitoringConfigView } from './monitoring.js';
 import {
   CreateNotificationRouter,
