@@ -1,20 +1,23 @@
 /**
- * The operator's only way into the service: its GraphQL API (graphql-request) and the REST monitoring
- * configuration (fetch), with an API key. Works the same against the in-process service and a remote one.
- * The spec's operations (src/client/operations.ts) are used where they fit; the extra selections the operator
- * needs (managedBy, type, generation) are below. Errors become ServiceApiError with the service's own message
- * only: graphql-request's ClientError embeds the request variables (secrets) and is never logged or rethrown.
+ * The operator's way into the service: the GraphQL API (graphql-request over the client's ServiceHttp) and the
+ * monitoring REST configuration (monitoring.ts). Works the same against the in-process service and a remote one.
+ * The spec's operations (operations.ts) are used where they fit; the extra selections the operator needs
+ * (managedBy, type, generation) are below. Errors become ServiceApiError (errors.ts) with the service's own
+ * message only.
  */
-import { ClientError, GraphQLClient } from 'graphql-request';
+import { GraphQLClient } from 'graphql-request';
+import type { MonitoringConfigInput } from '../service/monitoring.js';
+import type { IntegrationType, RouterGeneration } from '../store/types.js';
+import { ServiceApiError, toServiceError } from './errors.js';
+import type { ApiKey } from './api-key.js';
+import { ServiceHttp } from './http.js';
+import { getMonitoringConfig, putMonitoringConfig, type MonitoringConfigView } from './monitoring.js';
 import {
   CreateNotificationRouter,
   DeleteIntegrations,
   DeleteNotificationRouter,
-  MONITORING_CONFIG_PATH,
   UpdateNotificationRouter,
 } from './operations.js';
-
-export type IntegrationType = 'INCIDENT_MGMT' | 'WEBHOOK' | 'EMAIL' | 'SLACK' | 'TEAMS';
 
 export interface IntegrationView {
   id: string;
@@ -34,20 +37,8 @@ export interface RouterView {
   eventTypeId: string;
   filter: string;
   integrationId: string;
-  generation: 'ROUTER' | 'ROUTING_CONFIGURATION';
+  generation: RouterGeneration;
   managedBy: string | null;
-}
-
-export interface MonitoringConfigValue {
-  enabled: boolean;
-  thresholds: number[];
-  applicationIds: string[];
-  includeUnassignedCertificates: boolean;
-}
-
-export interface MonitoringConfigView extends MonitoringConfigValue {
-  id: string;
-  rules: { ruleId: number; threshold: number }[];
 }
 
 /** Type-specific parameters, as updateIntegration takes them (secrets included: never log this). */
@@ -82,31 +73,6 @@ export interface RouterInput {
   managedBy: string;
 }
 
-export type ServiceErrorKind =
-  | 'unavailable' // network error, timeout, 5xx
-  | 'unauthenticated'
-  | 'invalid-filter'
-  | 'bad-input'
-  | 'not-found'
-  | 'conflict'
-  | 'quota-exceeded' // QUOTA_EXCEEDED: the company holds its limit of routers or integrations
-  | 'smtp-not-configured' // SMTP_NOT_CONFIGURED: an EMAIL integration on a service without --smtp-url
-  | 'other';
-
-export class ServiceApiError extends Error {
-  constructor(
-    readonly kind: ServiceErrorKind,
-    message: string,
-    /** GraphQL `extensions` (line/column, routers, field) or REST error entries; never secret values */
-    readonly details: Record<string, unknown> = {},
-    /** the service's own error message (the service never puts secret values in it) */
-    readonly serviceMessage: string = message,
-  ) {
-    super(message);
-    this.name = 'ServiceApiError';
-  }
-}
-
 /** What the reconcilers need; `GraphQLServiceApi` is the real one, tests may fake it. */
 export interface ServiceApi {
   listIntegrations(): Promise<IntegrationView[]>;
@@ -118,7 +84,7 @@ export interface ServiceApi {
   updateRouter(id: string, input: Partial<RouterInput>): Promise<void>;
   deleteRouter(id: string): Promise<void>;
   getMonitoringConfig(): Promise<MonitoringConfigView>;
-  putMonitoringConfig(v: MonitoringConfigValue): Promise<MonitoringConfigView>;
+  putMonitoringConfig(v: MonitoringConfigInput): Promise<MonitoringConfigView>;
 }
 
 const INTEGRATION_FIELDS = 'id name enabled type emailTo emailFrom webhookSigned managedBy';
@@ -187,55 +153,21 @@ const routerView = (r: RawRouter): RouterView => ({
   managedBy: r.managedBy,
 });
 
-const KIND_BY_CODE: Record<string, ServiceErrorKind> = {
-  UNAUTHENTICATED: 'unauthenticated',
-  INVALID_FILTER_EXPRESSION: 'invalid-filter',
-  BAD_USER_INPUT: 'bad-input',
-  NOT_FOUND: 'not-found',
-  CONFLICT: 'conflict',
-  QUOTA_EXCEEDED: 'quota-exceeded',
-  SMTP_NOT_CONFIGURED: 'smtp-not-configured',
-  INTERNAL_SERVER_ERROR: 'unavailable',
-};
-
-/** Maps anything thrown by graphql-request/fetch to a ServiceApiError without request data. */
-export function toServiceError(e: unknown, what: string): ServiceApiError {
-  if (e instanceof ServiceApiError) return e;
-  if (e instanceof ClientError) {
-    const status = e.response.status;
-    const first = e.response.errors?.[0];
-    const code = typeof first?.extensions?.['code'] === 'string' ? (first.extensions['code'] as string) : undefined;
-    const kind: ServiceErrorKind = code ? (KIND_BY_CODE[code] ?? 'other') : status >= 500 || status === 0 ? 'unavailable' : status === 401 ? 'unauthenticated' : 'other';
-    const { code: _c, ...ext } = (first?.extensions ?? {}) as Record<string, unknown>;
-    void _c;
-    const serviceMessage = first?.message ?? `HTTP ${status}`;
-    return new ServiceApiError(kind, `${what}: ${serviceMessage}${code ? ` (${code})` : ''}`, { ...ext, ...(code ? { code } : {}), status }, serviceMessage);
-  }
-  const err = e as { name?: string; message?: string; cause?: { code?: string } } | null;
-  const cause = err?.cause?.code ? ` (${err.cause.code})` : '';
-  return new ServiceApiError('unavailable', `${what}: service unreachable: ${err?.name === 'TimeoutError' ? 'timed out' : (err?.message ?? String(e))}${cause}`);
-}
-
 export interface GraphQLServiceApiOptions {
   /** base URL of the service, e.g. http://127.0.0.1:8080 */
   url: string;
   /** the API key (a function so a rotated key from a Secret is picked up) */
-  apiKey: string | (() => string);
+  apiKey: ApiKey;
   timeoutMs?: number;
 }
 
 export class GraphQLServiceApi implements ServiceApi {
   private readonly gql: GraphQLClient;
-  private readonly key: () => string;
-  private readonly timeoutMs: number;
+  private readonly http: ServiceHttp;
 
-  constructor(private readonly opts: GraphQLServiceApiOptions) {
-    this.key = typeof opts.apiKey === 'function' ? opts.apiKey : () => opts.apiKey as string;
-    this.timeoutMs = opts.timeoutMs ?? 10_000;
-    this.gql = new GraphQLClient(`${opts.url.replace(/\/$/, '')}/graphql`, {
-      headers: () => ({ 'svc-api-key': this.key() }),
-      fetch: (input: string | URL | Request, init?: RequestInit) => fetch(input, { ...init, signal: AbortSignal.timeout(this.timeoutMs) }),
-    });
+  constructor(opts: GraphQLServiceApiOptions) {
+    this.http = new ServiceHttp(opts);
+    this.gql = new GraphQLClient(this.http.url('/graphql'), { fetch: this.http.fetch });
   }
 
   private async request<T>(what: string, doc: string, variables: Record<string, unknown> = {}): Promise<T> {
@@ -314,44 +246,11 @@ export class GraphQLServiceApi implements ServiceApi {
     }
   }
 
-  private async rest<T>(what: string, init: RequestInit = {}): Promise<T> {
-    let res: Response;
-    try {
-      res = await fetch(`${this.opts.url.replace(/\/$/, '')}${MONITORING_CONFIG_PATH}`, {
-        ...init,
-        headers: { 'svc-api-key': this.key(), ...(init.body ? { 'content-type': 'application/json' } : {}) },
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-    } catch (e) {
-      throw toServiceError(e, what);
-    }
-    const text = await res.text();
-    let body: unknown;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      body = undefined;
-    }
-    if (!res.ok) {
-      const errors = ((body as { errors?: { code?: string; message?: string; field?: string }[] } | undefined)?.errors ?? []).slice(0, 10);
-      const kind: ServiceErrorKind =
-        res.status >= 500 ? 'unavailable' : res.status === 401 ? 'unauthenticated' : res.status === 404 ? 'not-found' : res.status === 400 ? 'bad-input' : 'other';
-      const msg = errors.map((e) => (e.field ? `${e.field}: ${e.message}` : e.message)).join('; ') || `HTTP ${res.status}`;
-      throw new ServiceApiError(kind, `${what}: ${msg}`, { status: res.status, errors });
-    }
-    return body as T;
+  getMonitoringConfig(): Promise<MonitoringConfigView> {
+    return getMonitoringConfig(this.http);
   }
 
-  async getMonitoringConfig(): Promise<MonitoringConfigView> {
-    const r = await this.rest<{ id: string; configuration: MonitoringConfigView }>('get monitoring config');
-    return { ...r.configuration, id: r.id };
-  }
-
-  async putMonitoringConfig(v: MonitoringConfigValue): Promise<MonitoringConfigView> {
-    const r = await this.rest<{ id: string; configuration: MonitoringConfigView }>('put monitoring config', {
-      method: 'PUT',
-      body: JSON.stringify({ inventoryMonitoringConfiguration: { inventoryMonitoringConfigurationType: 'CERTIFICATE_EXPIRATION', ...v } }),
-    });
-    return { ...r.configuration, id: r.id };
+  putMonitoringConfig(v: MonitoringConfigInput): Promise<MonitoringConfigView> {
+    return putMonitoringConfig(this.http, v);
   }
 }

@@ -16,11 +16,12 @@ import { backoffDelay, realClock, sleep, type BackoffPolicy, type Clock } from '
 import { HealthController, type HealthMetrics } from './health/controller.js';
 import type { HealthState } from './health/diff.js';
 import { HEALTH_KINDS, type CertManagerObject, type HealthKind, type ResourceIdentity } from './health/observe.js';
-import { MonitoringConfigSource } from './expiry/config.js';
+import { SecretApiKey, type SecretKeySelector } from '../client/api-key.js';
+import { MonitoringConfigSource } from '../client/monitoring.js';
 import { ExpiryController, TLS_SECRET_TYPE, type ExpiryMetrics } from './expiry/controller.js';
 import type { ExpiryMark, ExpiryState } from './expiry/due.js';
 import { UUID_RE, resolveClusterId } from './cluster.js';
-import { EventSender, type SenderMetrics } from './sender.js';
+import { EventSender, type SenderMetrics } from '../client/events.js';
 import { ConfigMapState } from './state.js';
 
 export { diffReady } from './health/diff.js';
@@ -33,7 +34,7 @@ export interface EmitterOptions {
   /** API key for `svc-api-key`; or `getApiKey` when it rotates; or `apiKeySecret` (re-read every minute) */
   apiKey?: string;
   getApiKey?: () => string;
-  apiKeySecret?: { namespace: string; name: string; key: string };
+  apiKeySecret?: SecretKeySelector;
   /** default: KUBECONFIG / ~/.kube/config / in-cluster */
   kubeConfig?: KubeConfig;
   /** `clusterName` of health events; default `kubernetes` */
@@ -215,12 +216,13 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
   const log = opts.logger.child({ component: 'emitter' });
   if (!opts.apiKey && !opts.getApiKey && !opts.apiKeySecret) throw new TypeError('startEmitter: apiKey, getApiKey or apiKeySecret is required');
   if (opts.clusterId !== undefined && !UUID_RE.test(opts.clusterId)) throw new TypeError(`startEmitter: clusterId must be a UUID, got '${opts.clusterId}'`);
-  let secretKey = '';
-  const apiKey = opts.getApiKey ?? (opts.apiKey !== undefined ? (): string => opts.apiKey! : (): string => secretKey);
   const kc = opts.kubeConfig ?? loadKubeConfig();
   const kube = new KubeClient(kc);
   const core = kc.makeApiClient(CoreV1Api);
   const clock = opts.clock ?? realClock;
+  const secretKey =
+    opts.apiKeySecret && !opts.apiKey && !opts.getApiKey ? new SecretApiKey({ read: (ns, name) => kube.getSecret(ns, name), secret: opts.apiKeySecret, log, clock }) : undefined;
+  const apiKey = opts.getApiKey ?? (opts.apiKey !== undefined ? (): string => opts.apiKey! : (): string => secretKey?.get() ?? '');
   const metrics = metricsFor(opts.registry ?? new Registry());
   const clusterName = opts.clusterName ?? 'kubernetes';
   const stateNamespace = opts.stateNamespace ?? defaultStateNamespace();
@@ -339,31 +341,10 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
     return !stopped;
   };
 
-  let keyTimer: unknown;
-  const readKeySecret = async (): Promise<string> => {
-    const sel = opts.apiKeySecret!;
-    const sec = await core.readNamespacedSecret({ namespace: sel.namespace, name: sel.name });
-    const b64 = sec.data?.[sel.key];
-    if (!b64) throw new Error(`API key Secret ${sel.namespace}/${sel.name} has no key ${sel.key}`);
-    return Buffer.from(b64, 'base64').toString('utf8').trim();
-  };
-  const refreshKey = (): void => {
-    keyTimer = clock.setTimeout(() => {
-      readKeySecret().then(
-        (k) => (secretKey = k),
-        (e: unknown) => log.warn({ error: e instanceof Error && !('code' in e) ? e.message : describeKubeError(e) }, 'could not re-read the API key Secret; keeping the last key'),
-      ).finally(() => {
-        if (!stopped) refreshKey();
-      });
-    }, 60_000);
-  };
-
   const run = async (): Promise<void> => {
-    if (opts.apiKeySecret && !opts.apiKey && !opts.getApiKey) {
-      const k = await retrying('reading the API key Secret', readKeySecret);
-      if (k === undefined) return;
-      secretKey = k;
-      refreshKey();
+    if (secretKey) {
+      if ((await retrying('reading the API key Secret', () => secretKey.load())) === undefined) return;
+      secretKey.start();
     }
     const id = await retrying('resolving the cluster id', () => resolveClusterId(core, { ...(opts.clusterId ? { configured: opts.clusterId } : {}), clusterName, server: kc.getCurrentCluster()?.server ?? '' }));
     if (!id) return;
@@ -468,7 +449,7 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
       if (stopped) return;
       stopped = true;
       abort.abort();
-      if (keyTimer !== undefined) clock.clearTimeout(keyTimer);
+      secretKey?.stop();
       // reconciles waiting for a 202 fail now (their state is not written: the next leader re-sends)
       await sender.stop();
       await Promise.all([health?.stop(), expiry?.stop()]);

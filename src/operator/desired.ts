@@ -6,17 +6,10 @@ import type { MonitoringConfigSpec } from '../api/monitoringconfig.js';
 import { PROVIDER_SETTINGS_FIELD, type NotificationProviderSpec, type ProviderType } from '../api/notificationprovider.js';
 import type { NotificationRouterSpec } from '../api/notificationrouter.js';
 import type { SecretKeyRef } from '../api/meta.js';
-import type {
-  CreateIntegrationInput,
-  IntegrationParams,
-  IntegrationType,
-  IntegrationView,
-  MonitoringConfigValue,
-  MonitoringConfigView,
-  RouterInput,
-  RouterView,
-  UpdateIntegrationInput,
-} from '../client/service-api.js';
+import type { MonitoringConfigView } from '../client/monitoring.js';
+import type { CreateIntegrationInput, IntegrationParams, IntegrationView, RouterInput, RouterView, UpdateIntegrationInput } from '../client/service-api.js';
+import type { MonitoringConfigInput } from '../service/monitoring.js';
+import type { IntegrationType } from '../store/types.js';
 
 export interface ObjectId {
   kind: string;
@@ -266,14 +259,14 @@ export function planRouterUpdate(desired: RouterInput, actual: RouterView): Rout
 // monitoring config
 
 /** The service's defaults, applied when the `default` MonitoringConfig is deleted. */
-export const SERVICE_DEFAULT_MONITORING: MonitoringConfigValue = {
+export const SERVICE_DEFAULT_MONITORING: MonitoringConfigInput = {
   enabled: true,
   thresholds: [30, 14, 7],
   applicationIds: [],
   includeUnassignedCertificates: true,
 };
 
-export function desiredMonitoring(spec: MonitoringConfigSpec): MonitoringConfigValue {
+export function desiredMonitoring(spec: MonitoringConfigSpec): MonitoringConfigInput {
   return {
     enabled: spec.enabled,
     thresholds: [...spec.thresholds],
@@ -282,7 +275,7 @@ export function desiredMonitoring(spec: MonitoringConfigSpec): MonitoringConfigV
   };
 }
 
-export function monitoringDrift(desired: MonitoringConfigValue, actual: MonitoringConfigView): string[] {
+export function monitoringDrift(desired: MonitoringConfigInput, actual: MonitoringConfigView): string[] {
   const drift: string[] = [];
   if (actual.enabled !== desired.enabled) drift.push('enabled');
   if (JSON.stringify(actual.thresholds) !== JSON.stringify(desired.thresholds)) drift.push('thresholds');

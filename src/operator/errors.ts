@@ -2,7 +2,7 @@
 import { Reason } from '../api/meta.js';
 import { TerminalError, WaitError } from '../runtime/controller.js';
 import type { SecretRole, SecretUse } from './desired.js';
-import { ServiceApiError } from '../client/service-api.js';
+import { ServiceApiError } from '../client/errors.js';
 
 /** Fields of the service's inputs that carry values read from Secrets. */
 const SECRET_FIELD = /IntegrationKey|\burl\b|signingSecret|webhookUrl/i;

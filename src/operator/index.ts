@@ -27,10 +27,10 @@ import {
   type ReconcileMetrics,
   type ResourceHandler,
 } from '../runtime/controller.js';
+import { SecretApiKey, type SecretKeySelector } from '../client/api-key.js';
 import { GraphQLServiceApi, type ServiceApi } from '../client/service-api.js';
 import type { BaseStatus } from '../runtime/status.js';
 import { KubeClient, SECRETS, collectionPath, resourceOf, type ResourceRef } from '../kube/client.js';
-import { describeKubeError } from '../kube/errors.js';
 import { k8sEventRecorder } from '../kube/events.js';
 import { ResilientInformer } from '../kube/informer.js';
 import { detectKubeConfig, loadKubeConfig } from '../kube/kubeconfig.js';
@@ -40,11 +40,7 @@ import { realClock, type BackoffPolicy, type Clock } from '../runtime/timers.js'
 export { detectKubeConfig, loadKubeConfig } from '../kube/kubeconfig.js';
 export type { ServiceApi } from '../client/service-api.js';
 
-export interface SecretKeySelector {
-  namespace: string;
-  name: string;
-  key: string;
-}
+export type { SecretKeySelector } from '../client/api-key.js';
 
 export type ServiceTarget =
   /** in-process (the URL `startService` returned) or remote, with the key at hand */
@@ -162,25 +158,6 @@ function createMetrics(registry: Registry): OperatorMetrics {
       duration.observe({ controller }, seconds);
     },
   };
-}
-
-/** Reads the API key from a Secret now and every minute after. */
-async function secretKeySource(kube: KubeClient, sel: SecretKeySelector, log: Logger, refreshMs: number): Promise<{ get: () => string; stop: () => void }> {
-  const read = async (): Promise<string> => {
-    const s = await kube.getSecret(sel.namespace, sel.name);
-    const b64 = s?.data?.[sel.key];
-    if (!b64) throw new Error(`API key Secret ${sel.namespace}/${sel.name} (key ${sel.key}) not found`);
-    return Buffer.from(b64, 'base64').toString('utf8').trim();
-  };
-  let key = await read();
-  const t = setInterval(() => {
-    read().then(
-      (k) => (key = k),
-      (e: unknown) => log.warn({ error: e instanceof Error ? e.message : describeKubeError(e) }, 'could not re-read the API key Secret; keeping the last key'),
-    );
-  }, refreshMs);
-  t.unref();
-  return { get: () => key, stop: () => clearInterval(t) };
 }
 
 /** The controllers of one leadership term. */
@@ -310,12 +287,14 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const registry = opts.registry ?? new Registry();
   const metrics = createMetrics(registry);
 
-  let keySource: { get: () => string; stop: () => void } | undefined;
+  let keySource: SecretApiKey | undefined;
   let service: ServiceApi;
   const t = opts.service;
   if ('api' in t) service = t.api;
   else if ('apiKeySecret' in t) {
-    keySource = await secretKeySource(kube, t.apiKeySecret, log, opts.serviceKeyRefreshMs ?? 60_000);
+    keySource = new SecretApiKey({ read: (ns, name) => kube.getSecret(ns, name), secret: t.apiKeySecret, log, refreshMs: opts.serviceKeyRefreshMs ?? 60_000 });
+    await keySource.load();
+    keySource.start();
     service = new GraphQLServiceApi({ url: t.url, apiKey: keySource.get, ...(opts.serviceTimeoutMs ? { timeoutMs: opts.serviceTimeoutMs } : {}) });
   } else service = new GraphQLServiceApi({ url: t.url, apiKey: t.apiKey, ...(opts.serviceTimeoutMs ? { timeoutMs: opts.serviceTimeoutMs } : {}) });
 

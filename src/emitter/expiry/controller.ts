@@ -11,9 +11,10 @@ import type { ResilientInformer } from '../../kube/informer.js';
 import { WorkQueue, type Result } from '../../runtime/workqueue.js';
 import { realClock, type BackoffPolicy, type Clock } from '../../runtime/timers.js';
 import type { KeyedState } from '../state.js';
-import type { EventSink } from '../sender.js';
+import type { EventSink } from '../../client/events.js';
 import type { CertManagerObject } from '../health/observe.js';
-import type { MonitoringConfig, MonitoringConfigSource } from './config.js';
+import type { MonitoringConfigSource } from '../../client/monitoring.js';
+import type { MonitoringConfigInput } from '../../service/monitoring.js';
 import { applicationIdsOf, dueExpirations, expirationEvent, type ExpiryCertificate, type ExpiryState } from './due.js';
 import { parseLeafCertificate } from './x509.js';
 
@@ -125,7 +126,7 @@ export class ExpiryController {
     if (!this.stopped) this.scanTimer = this.clock.setTimeout(() => void this.scan(), this.scanIntervalMs);
   }
 
-  private noteConfig(cfg: MonitoringConfig): boolean {
+  private noteConfig(cfg: MonitoringConfigInput): boolean {
     const s = JSON.stringify(cfg);
     const changed = this.lastConfig !== undefined && this.lastConfig !== s;
     this.lastConfig = s;

@@ -13,14 +13,16 @@
  * - A new serial (renewal) starts over. Disabled configuration or an unmonitored certificate: no event,
  *   marks kept (a renewal still clears them).
  */
-import { isMonitored } from '../../service/monitoring.js';
+import { isMonitored, rulesOf, type MonitoringConfigInput } from '../../service/monitoring.js';
 import type { InternalEvent } from '../../events/families.js';
 import { sanitizeEvent } from '../../events/sanitize.js';
 import type { ExpiringCertificateData } from '../../events/types.js';
-import { rulesOf, type ExpiryRule, type MonitoringConfig } from './config.js';
 import type { LeafCertificate } from './x509.js';
 
 export const DAY_MS = 86_400_000;
+
+/** One threshold of the configuration with its ruleId (the service's rule, so event ruleIds match its GET). */
+type ExpiryRule = ReturnType<typeof rulesOf>[number];
 
 /** Annotation (on the Secret, or on its cert-manager Certificate) listing application ids, comma separated. */
 export const APPLICATION_IDS_ANNOTATION = 'notify.certmgr.io/application-ids';
@@ -78,7 +80,7 @@ function satisfied(rule: ExpiryRule, marks: readonly ExpiryMark[]): boolean {
   return marks.some((m) => m.ruleId === rule.ruleId && (m.threshold === rule.threshold || m.daysLeft <= rule.threshold));
 }
 
-export function dueExpirations(cert: ExpiryCertificate, config: MonitoringConfig, alreadyEmitted: ExpiryState | undefined, now: number): ExpiryDecision {
+export function dueExpirations(cert: ExpiryCertificate, config: MonitoringConfigInput, alreadyEmitted: ExpiryState | undefined, now: number): ExpiryDecision {
   const serial = cert.leaf.serialNumber;
   const marks = alreadyEmitted && alreadyEmitted.serial === serial ? alreadyEmitted.marks : [];
   const kept: ExpiryState | undefined = marks.length ? { serial, notAfter: cert.leaf.notAfter, marks } : undefined;
@@ -86,7 +88,7 @@ export function dueExpirations(cert: ExpiryCertificate, config: MonitoringConfig
   if (!isMonitored(config, cert.applicationIds)) return { next: kept, skipped: 'unmonitored' };
 
   const left = daysLeft(cert.leaf.notAfter, now);
-  const rules = rulesOf(config);
+  const rules = rulesOf(config.thresholds);
   const crossed = rules.filter((r) => left <= r.threshold && !satisfied(r, marks));
   const future = rules.filter((r) => left > r.threshold).map((r) => crossingTime(cert.leaf.notAfter, r.threshold));
   const recheckAt = future.length ? Math.min(...future) : undefined;

@@ -10,7 +10,7 @@ import type { ResilientInformer } from '../../kube/informer.js';
 import { WorkQueue, type Result } from '../../runtime/workqueue.js';
 import { realClock, type BackoffPolicy, type Clock } from '../../runtime/timers.js';
 import type { KeyedState } from '../state.js';
-import type { EventSink } from '../sender.js';
+import type { EventSink } from '../../client/events.js';
 import { diffReady, type HealthOptions, type HealthState } from './diff.js';
 import { HEALTH_KINDS, observe, type CertManagerObject, type HealthKind } from './observe.js';
 

@@ -8,7 +8,8 @@ import type { ResilientInformer } from '../../kube/informer.js';
 import { SERVICE_DEFAULT_MONITORING, desiredMonitoring, monitoringDrift } from '../desired.js';
 import { throwServiceFailure } from '../errors.js';
 import { TerminalError, type Applied, type Cleaned, type ResourceHandler } from '../../runtime/controller.js';
-import type { MonitoringConfigView, ServiceApi } from '../../client/service-api.js';
+import type { MonitoringConfigView } from '../../client/monitoring.js';
+import type { ServiceApi } from '../../client/service-api.js';
 
 export interface MonitoringHandlerDeps {
   service: ServiceApi;

@@ -9,7 +9,8 @@ import type { ResilientInformer } from '../../kube/informer.js';
 import { desiredIntegration, managedByKey, missingSettings, pickOwned, planIntegrationUpdate, resolveSecrets, secretRefsOf } from '../desired.js';
 import { throwServiceFailure } from '../errors.js';
 import { TerminalError, WaitError, objectKey, type Applied, type Cleaned, type ResourceHandler } from '../../runtime/controller.js';
-import { ServiceApiError, type ServiceApi } from '../../client/service-api.js';
+import { ServiceApiError } from '../../client/errors.js';
+import type { ServiceApi } from '../../client/service-api.js';
 
 export interface ProviderHandlerDeps {
   service: ServiceApi;

@@ -10,7 +10,8 @@ import type { ResilientInformer } from '../../kube/informer.js';
 import { desiredRouter, managedByKey, pickOwned, planRouterUpdate } from '../desired.js';
 import { throwServiceFailure } from '../errors.js';
 import { TerminalError, WaitError, objectKey, type Applied, type Cleaned, type ResourceHandler } from '../../runtime/controller.js';
-import { ServiceApiError, type RouterView, type ServiceApi } from '../../client/service-api.js';
+import { ServiceApiError } from '../../client/errors.js';
+import type { RouterView, ServiceApi } from '../../client/service-api.js';
 import { findCondition } from '../../runtime/status.js';
 
 export interface RouterHandlerDeps {

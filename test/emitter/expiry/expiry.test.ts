@@ -1,7 +1,7 @@
 /** Pure expiry decisions: dueExpirations() tables, the event, application ids, and leaf parsing. */
 import { describe, expect, it } from 'vitest';
 import { validateEvent } from '../../../src/events/schemas.js';
-import { parseMonitoringConfig, type MonitoringConfig } from '../../../src/emitter/expiry/config.js';
+import type { MonitoringConfigInput as MonitoringConfig } from '../../../src/service/monitoring.js';
 import {
   DAY_MS,
   applicationIdsOf,
@@ -181,15 +181,6 @@ describe('application ids', () => {
     expect(applicationIdsOf({}, certObj)).toEqual(['from-cert']);
     expect(applicationIdsOf(undefined, { spec: { secretTemplate: { annotations: { 'notify.certmgr.io/application-ids': 'tmpl' } } } })).toEqual(['tmpl']);
     expect(applicationIdsOf({ other: 'x' })).toEqual([]);
-  });
-});
-
-describe('monitoring configuration response', () => {
-  it('reads the GET body', () => {
-    expect(
-      parseMonitoringConfig({ id: 'x', companyId: 'y', configuration: { inventoryMonitoringConfigurationType: 'CERTIFICATE_EXPIRATION', enabled: true, thresholds: [30, 7], applicationIds: ['a'], includeUnassignedCertificates: false, rules: [] } }),
-    ).toEqual({ enabled: true, thresholds: [30, 7], applicationIds: ['a'], includeUnassignedCertificates: false });
-    expect(() => parseMonitoringConfig({ configuration: { enabled: 'yes' } })).toThrow(/missing/);
   });
 });
 

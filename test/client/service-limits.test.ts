@@ -8,7 +8,8 @@ import { Reason } from '../../src/api/meta.js';
 import type { SecretUse } from '../../src/operator/desired.js';
 import { throwServiceFailure } from '../../src/operator/errors.js';
 import { TerminalError } from '../../src/runtime/controller.js';
-import { GraphQLServiceApi, ServiceApiError } from '../../src/client/service-api.js';
+import { ServiceApiError } from '../../src/client/errors.js';
+import { GraphQLServiceApi } from '../../src/client/service-api.js';
 import { KEY_A, startTestService, type TestService } from '../support/service.js';
 
 const ISSUER = 'certmgr-issuer-health-notification-config';

@@ -1,5 +1,5 @@
 /**
- * Sends internal events to the service's `POST /v1/events` (plain fetch, `svc-api-key`), in batches.
+ * Sends internal events to the service's `POST /v1/events` (through the client's ServiceHttp), in batches.
  *
  * - `send(events)` resolves once the service accepted them (202) and rejects only when this process stops
  *   or the service rejects an event as invalid (400, naming its index): nothing is ever dropped silently.
@@ -14,6 +14,8 @@ import type { Logger } from 'pino';
 import type { InternalEvent } from '../events/families.js';
 import { validateEvent } from '../events/schemas.js';
 import { backoffDelay, realClock, sleep, type BackoffPolicy, type Clock } from '../runtime/timers.js';
+import { ServiceUnreachableError, errorEntries } from './errors.js';
+import { ServiceHttp, type ServiceHttpOptions } from './http.js';
 
 export interface EventSink {
   send(events: InternalEvent[]): Promise<AcceptedEvent[]>;
@@ -47,19 +49,13 @@ export interface SenderMetrics {
   pending(n: number): void;
 }
 
-export interface EventSenderOptions {
-  /** service base URL, e.g. http://127.0.0.1:8080 */
-  url: string;
-  apiKey: () => string;
+export interface EventSenderOptions extends ServiceHttpOptions {
   log: Logger;
   clock?: Clock;
-  fetch?: typeof fetch;
   /** events per request; default 100 */
   batchMax?: number;
   /** wait this long for more events before a request; default 20 ms */
   batchDelayMs?: number;
-  /** per request; default 10 s */
-  timeoutMs?: number;
   /** default 500 ms doubling to 30 s, 20 % jitter */
   backoff?: BackoffPolicy;
   metrics?: SenderMetrics;
@@ -82,7 +78,7 @@ export const DEFAULT_SEND_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 30_000,
 export class EventSender implements EventSink {
   private readonly queue: Pending[] = [];
   private readonly clock: Clock;
-  private readonly fetchFn: typeof fetch;
+  private readonly http: ServiceHttp;
   private readonly abort = new AbortController();
   private running: Promise<void> | undefined;
   private timer: unknown;
@@ -92,7 +88,7 @@ export class EventSender implements EventSink {
 
   constructor(private readonly opts: EventSenderOptions) {
     this.clock = opts.clock ?? realClock;
-    this.fetchFn = opts.fetch ?? fetch;
+    this.http = new ServiceHttp(opts);
     this.batchMax = Math.min(1000, Math.max(1, opts.batchMax ?? 100));
   }
 
@@ -200,20 +196,14 @@ export class EventSender implements EventSink {
 
   private async post(events: InternalEvent[]): Promise<Outcome> {
     this.stats.requests++;
-    const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? 10_000);
-    let res: Response;
+    let res;
     try {
-      res = await this.fetchFn(new URL('/v1/events', this.opts.url), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'svc-api-key': this.opts.apiKey() },
-        body: JSON.stringify(events),
-        signal: AbortSignal.any([timeout, this.abort.signal]),
-      });
+      res = await this.http.request('/v1/events', { body: JSON.stringify(events), signal: this.abort.signal });
     } catch (e) {
-      const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-      return { kind: 'retry', reason: `${err.name === 'TimeoutError' ? 'timeout' : 'network'} ${err.cause?.code ?? err.cause?.message ?? err.message ?? ''}`.trim() };
+      const u = ServiceUnreachableError.of(e);
+      return { kind: 'retry', reason: `${u.timedOut ? 'timeout' : 'network'} ${u.detail}`.trim() };
     }
-    const text = await res.text().catch(() => '');
+    const text = res.text;
     if (res.status === 202 || res.status === 200) {
       try {
         const body = JSON.parse(text) as { events?: AcceptedEvent[] };
@@ -233,23 +223,11 @@ export class EventSender implements EventSink {
   }
 }
 
-function firstErrorMessage(text: string): string | undefined {
-  try {
-    const b = JSON.parse(text) as { errors?: { message?: string }[] };
-    return b.errors?.[0]?.message;
-  } catch {
-    return undefined;
-  }
-}
+const firstErrorMessage = (text: string): string | undefined => errorEntries(text)[0]?.message;
 
 /** 400: `errors[].field` is `[i].data.x` for an array body; errors without an index reject the whole batch. */
 function rejectedOutcome(text: string, n: number): Outcome {
-  let errors: { field?: string; message?: string }[] = [];
-  try {
-    errors = (JSON.parse(text) as { errors?: { field?: string; message?: string }[] }).errors ?? [];
-  } catch {
-    /* not JSON */
-  }
+  const errors = errorEntries(text);
   const indexes = new Map<number, string>();
   for (const e of errors) {
     const m = /^\[(\d+)\]/.exec(e.field ?? '');

@@ -4,9 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import type { InternalEvent } from '../../src/events/families.js';
-import { EventRejectedError, EventSender, SenderStoppedError } from '../../src/emitter/sender.js';
+import { EventRejectedError, EventSender, SenderStoppedError } from '../../src/client/events.js';
 import { formatDuration } from '../../src/emitter/health/events.js';
-import { CLUSTER, UID_B } from './fixtures.js';
+import { CLUSTER, UID_B } from '../emitter/fixtures.js';
 
 const log = pino({ level: 'silent' });
 
