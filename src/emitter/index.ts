@@ -13,6 +13,7 @@ import { describeKubeError } from '../kube/errors.js';
 import { ResilientInformer } from '../kube/informer.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
 import { backoffDelay, realClock, sleep, type BackoffPolicy, type Clock } from '../runtime/timers.js';
+import { reconcileMetricsFor } from '../runtime/metrics.js';
 import { HealthController, type HealthMetrics } from './health/controller.js';
 import type { HealthState } from './health/diff.js';
 import { HEALTH_KINDS, type CertManagerObject, type HealthKind, type ResourceIdentity } from './health/observe.js';
@@ -221,7 +222,9 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
   const kube = new KubeClient(kc);
   const core = kc.makeApiClient(CoreV1Api);
   const clock = opts.clock ?? realClock;
-  const metrics = metricsFor(opts.registry ?? new Registry());
+  const registry = opts.registry ?? new Registry();
+  const metrics = metricsFor(registry);
+  const reconcileMetrics = reconcileMetricsFor(registry);
   const clusterName = opts.clusterName ?? 'kubernetes';
   const stateNamespace = opts.stateNamespace ?? defaultStateNamespace();
   const stateName = opts.stateName ?? DEFAULT_STATE_NAME;
@@ -392,6 +395,7 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
         ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
         ...(opts.queueBackoff ? { backoff: opts.queueBackoff } : {}),
         metrics: metrics.health,
+        reconcileMetrics,
       });
       const h = health;
       parts.push(
@@ -427,6 +431,7 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
         ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
         ...(opts.queueBackoff ? { backoff: opts.queueBackoff } : {}),
         metrics: metrics.expiry,
+        reconcileMetrics,
       });
       const x = expiry;
       // application ids are read from Certificates when they are cached; Secrets alone are enough to start

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { KubeConfig, KubernetesObject, V1Secret } from '@kubernetes/client-node';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Gauge, Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { MonitoringConfigKind, type MonitoringConfig } from '../api/monitoringconfig.js';
 import { NotificationProviderKind, type NotificationProvider } from '../api/notificationprovider.js';
@@ -27,6 +27,7 @@ import {
   type ReconcileMetrics,
   type ResourceHandler,
 } from '../runtime/controller.js';
+import { reconcileMetricsFor } from '../runtime/metrics.js';
 import { GraphQLServiceApi, type ServiceApi } from '../client/service-api.js';
 import type { BaseStatus } from '../runtime/status.js';
 import { KubeClient, SECRETS, collectionPath, resourceOf, type ResourceRef } from '../kube/client.js';
@@ -140,28 +141,15 @@ interface OperatorMetrics extends ReconcileMetrics {
   leader: Gauge;
 }
 
+const leaderGauges = new WeakMap<Registry, Gauge>();
+
 function createMetrics(registry: Registry): OperatorMetrics {
-  const total = new Counter({
-    name: 'certmgr_notify_operator_reconcile_total',
-    help: 'Reconciles by controller and result (success, requeue, error)',
-    labelNames: ['controller', 'result'],
-    registers: [registry],
-  });
-  const duration = new Histogram({
-    name: 'certmgr_notify_operator_reconcile_duration_seconds',
-    help: 'Reconcile duration by controller',
-    labelNames: ['controller'],
-    buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
-  });
-  const leader = new Gauge({ name: 'certmgr_notify_operator_leader', help: '1 while this replica leads', registers: [registry] });
-  return {
-    leader,
-    observe(controller, result, seconds) {
-      total.inc({ controller, result });
-      duration.observe({ controller }, seconds);
-    },
-  };
+  let leader = leaderGauges.get(registry);
+  if (!leader) {
+    leader = new Gauge({ name: 'certmgr_notify_operator_leader', help: '1 while this replica leads', registers: [registry] });
+    leaderGauges.set(registry, leader);
+  }
+  return { leader, ...reconcileMetricsFor(registry) };
 }
 
 /** Reads the API key from a Secret now and every minute after. */
