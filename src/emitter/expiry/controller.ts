@@ -23,6 +23,12 @@ import { parseLeafCertificate } from './x509.js';
 export const TLS_SECRET_TYPE = 'kubernetes.io/tls';
 export const CERTIFICATE_NAME_ANNOTATION = 'cert-manager.io/certificate-name';
 
+/** The TLS Secret informer's transform: only what the expiry part reads (metadata, type, `tls.crt`). Private keys never reach the cache. */
+export function stripSecret(s: V1Secret): V1Secret {
+  const crt = s.data?.['tls.crt'];
+  return { apiVersion: s.apiVersion, kind: s.kind, metadata: s.metadata, type: s.type, data: crt !== undefined ? { 'tls.crt': crt } : {} } as V1Secret;
+}
+
 export interface ExpiryMetrics {
   scanned(outcome: 'emitted' | 'disabled' | 'unmonitored' | 'none-crossed' | 'no-certificate'): void;
 }
