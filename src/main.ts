@@ -11,9 +11,11 @@ import { SecretKeyError, openSecretBox, secretKeySource, type SecretKeySource } 
 import type { Store } from './store/types.js';
 import { ApiKeyRing } from './http/auth.js';
 import { DeliveryWorker } from './delivery/index.js';
-import { kubeConfigAvailable, loadKubeConfig, startOperator, type RunningOperator, type ServiceTarget } from './operator/index.js';
+import { CoordinationV1Api } from '@kubernetes/client-node';
+import { DEFAULT_LEASE_NAME, kubeConfigAvailable, loadKubeConfig, startOperator, type RunningOperator, type ServiceTarget } from './operator/index.js';
 import { startAdmissionWebhook } from './admission/index.js';
-import { runEmitterWhileLeading } from './emitter/index.js';
+import { startEmitter, type EmitterOptions, type RunningEmitter } from './emitter/index.js';
+import { AlwaysLeader, createLeadership, runWhileLeading, type Elector, type WhileLeading } from './runtime/leader.js';
 import { createApp } from './http/app.js';
 import { createHttpMetrics } from './http/metrics.js';
 import { createRuntime } from './service/runtime.js';
@@ -176,11 +178,35 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
       },
     });
   }
+  // Leadership is created once, here: the operator, the emitter and the delivery worker run only while this
+  // replica leads (without Kubernetes or with --leader-elect=false, always). Roles register in the order
+  // their stop callbacks run on a step-down.
+  const kc = kubeWanted ? loadKubeConfig() : undefined;
+  const k = cfg.kubeOptions;
+  const leadership: Elector =
+    kc && k.leaderElect
+      ? createLeadership({
+          options: {
+            ...(k.leaseName ? { leaseName: k.leaseName } : {}),
+            ...(k.leaseNamespace ? { leaseNamespace: k.leaseNamespace } : {}),
+            ...(k.leaseDurationMs ? { leaseDurationMs: k.leaseDurationMs } : {}),
+            ...(k.renewDeadlineMs ? { renewDeadlineMs: k.renewDeadlineMs } : {}),
+            ...(k.retryPeriodMs ? { retryPeriodMs: k.retryPeriodMs } : {}),
+          },
+          coordination: kc.makeApiClient(CoordinationV1Api),
+          // one name per process: the Lease holder is the delivery-claim owner, so a restarted pod (same name)
+          // renews its own Lease at once instead of waiting it out under a new random identity
+          identity: cfg.instanceId,
+          defaultLeaseName: DEFAULT_LEASE_NAME,
+          log: log.child({ component: 'operator' }),
+        })
+      : new AlwaysLeader(log);
   let operator: RunningOperator | undefined;
-  const onClose: (() => Promise<void>)[] = [];
+  let emitter: WhileLeading<RunningEmitter> | undefined;
+  let webhook: { close(): Promise<void> } | undefined;
   if (cfg.webhookCertDir) {
     // stateless; every replica serves it, leader or not
-    const wh = await startAdmissionWebhook({
+    webhook = await startAdmissionWebhook({
       port: cfg.webhookPort,
       host: cfg.webhookHost ?? cfg.host,
       certFile: join(cfg.webhookCertDir, 'tls.crt'),
@@ -188,42 +214,30 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
       logger: log, // adds component: admission-webhook
       registry: metrics.registry,
     });
-    onClose.push(() => wh.close());
   }
-  if (kubeWanted) {
+  if (kc) {
     const service: Exclude<ServiceTarget, { api: unknown }> = !cfg.serviceUrl
       ? { url, apiKey: operatorKey! }
       : cfg.serviceApiKeySecret
         ? { url: cfg.serviceUrl, apiKeySecret: cfg.serviceApiKeySecret }
         : { url: cfg.serviceUrl, apiKey: cfg.serviceApiKey! };
-    const k = cfg.kubeOptions;
     operator = await startOperator({
       logger: log, // adds component: operator
       service,
-      kubeConfig: loadKubeConfig(),
+      kubeConfig: kc,
       registry: metrics.registry,
+      leader: leadership,
       ...(k.watchNamespace ? { namespace: k.watchNamespace } : {}),
-      // one name per process: the Lease holder is the delivery-claim owner, so a restarted pod (same name) renews
-      // its own Lease at once instead of waiting it out under a new random identity
       identity: cfg.instanceId,
       ...(k.clusterName ? { cluster: k.clusterName } : {}),
       ...(k.resyncMs ? { resyncMs: k.resyncMs } : {}),
       ...(k.concurrency ? { concurrency: k.concurrency } : {}),
-      leaderElection: {
-        enabled: k.leaderElect,
-        ...(k.leaseName ? { leaseName: k.leaseName } : {}),
-        ...(k.leaseNamespace ? { leaseNamespace: k.leaseNamespace } : {}),
-        ...(k.leaseDurationMs ? { leaseDurationMs: k.leaseDurationMs } : {}),
-        ...(k.renewDeadlineMs ? { renewDeadlineMs: k.renewDeadlineMs } : {}),
-        ...(k.retryPeriodMs ? { retryPeriodMs: k.retryPeriodMs } : {}),
-      },
     });
-    onClose.push(() => operator!.stop());
     if (k.emitter) {
-      // the emitter runs only while this replica leads (runEmitterWhileLeading); it sends to the same service
-      const emitter = runEmitterWhileLeading(operator, {
+      // it sends to the same service, as the operator does
+      const emitterOptions: EmitterOptions = {
         logger: log,
-        kubeConfig: loadKubeConfig(),
+        kubeConfig: kc,
         serviceUrl: service.url,
         ...('apiKeySecret' in service ? { apiKeySecret: service.apiKeySecret } : { apiKey: service.apiKey }),
         clusterName: k.clusterName ?? 'kubernetes',
@@ -236,26 +250,41 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
         ...(k.expiryScanIntervalMs !== undefined ? { scanIntervalMs: k.expiryScanIntervalMs } : {}),
         ...(k.expiryConfigPollMs !== undefined ? { configPollMs: k.expiryConfigPollMs } : {}),
         registry: metrics.registry,
-      });
-      onClose.unshift(() => emitter.stop());
+      };
+      emitter = runWhileLeading(leadership, () => startEmitter(emitterOptions), { name: 'emitter', log });
     }
   }
-  if (worker) {
-    const w = worker;
-    if (operator && cfg.kubeOptions.leaderElect) {
-      // only the leader delivers (and reconciles); a follower serves the API and accepts events
-      operator.onStartedLeading(() => w.start());
-      operator.onStoppedLeading(() => void w.stop());
-    } else w.start();
-  }
+  // only the leader delivers (and reconciles); a follower serves the API and accepts events
+  const w = worker;
+  const delivery = w
+    ? runWhileLeading(
+        leadership,
+        async () => {
+          w.start();
+          return w;
+        },
+        { name: 'delivery', log },
+      )
+    : undefined;
+  leadership.start();
   log.info({ url, companies: new Set(keys.map((k) => k.companyId)).size }, 'listening');
   return {
     url,
     port,
     store,
+    /**
+     * Shutdown order: (1) the emitter (its events still reach this process's API), (2) the operator's
+     * controllers (in-flight reconciles call the API too), (3) the delivery worker (in-flight sends finish or
+     * go back to PENDING), each awaited; (4) leadership: the Lease is released only now, so the next leader
+     * never runs alongside this replica's roles; (5) the admission webhook, the HTTP server, outbound
+     * connections, the store.
+     */
     async close() {
-      for (const c of onClose) await c();
-      await worker?.stop();
+      await emitter?.stop();
+      await operator?.stop();
+      await delivery?.stop();
+      await leadership.stop();
+      await webhook?.close();
       await closeHttpServer(server, cfg.shutdownTimeoutMs);
       // pooled keep-alive connections to tenant receivers (after the worker and the requests that used them)
       await runtime.egress.close();

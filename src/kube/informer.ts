@@ -40,6 +40,13 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
    * server's watch timeout, client-node's 30 s idle timeout) still resume: no relist every 30 s.
    */
   relistAfterError?: boolean;
+  /** field selector of the watch (e.g. `type=kubernetes.io/tls`); `list` must apply the same one */
+  fieldSelector?: string;
+  /**
+   * Applied to every listed and watched object before the cache and the handlers see it, e.g. to keep
+   * only the fields a controller reads (a Secret's private key never reaches memory that outlives a request).
+   */
+  transform?: (obj: T) => T;
 }
 
 export const DEFAULT_INFORMER_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 30_000, jitter: 0.2 };
@@ -65,8 +72,10 @@ export class ResilientInformer<T extends KubernetesObject> {
     this.clock = opts.clock ?? realClock;
     this.backoff = opts.backoff ?? DEFAULT_INFORMER_BACKOFF;
     this.synced = new Promise((r) => (this.syncedResolve = r));
+    const transform = opts.transform;
     const listFn = async (): Promise<KubernetesListObject<T>> => {
-      const list = await opts.list();
+      const raw = await opts.list();
+      const list = transform ? { ...raw, items: (raw.items ?? []).map(transform) } : raw;
       this.stats.lists++;
       this.failures = 0;
       this.relistNext = false; // just listed: no second list when the failure was the list's own
@@ -82,7 +91,8 @@ export class ResilientInformer<T extends KubernetesObject> {
       });
       return list;
     };
-    const watch = opts.watch ?? new Watch(opts.kc);
+    const base = opts.watch ?? new Watch(opts.kc);
+    const watch = opts.fieldSelector !== undefined || transform ? filteredWatch(base, opts.fieldSelector, transform) : base;
     const lwWatch = opts.relistAfterError ? this.relistingWatch(watch) : watch;
     this.lw = new ListWatch<T>(opts.path, lwWatch, listFn, false);
     this.lw.on('add', (o) => this.emit('add', o));
@@ -178,4 +188,39 @@ export class ResilientInformer<T extends KubernetesObject> {
       void this.lw.start().catch((e: unknown) => this.onError(e));
     }, delay);
   }
+}
+
+/** `watch` with a field selector added to its query and `transform` applied to every watched object. */
+function filteredWatch<T extends KubernetesObject>(watch: Watch, fieldSelector: string | undefined, transform: ((obj: T) => T) | undefined): Watch {
+  const w = Object.create(watch) as Watch;
+  w.watch = (path, query, cb, done) => {
+    const each = (phase: string, obj: unknown, raw?: unknown): void => {
+      // ERROR events carry a Status, not an object of the watched kind
+      const isObject = typeof obj === 'object' && obj !== null && (obj as KubernetesObject).kind !== 'Status' && 'metadata' in obj;
+      cb(phase, transform && isObject ? transform(obj as T) : obj, raw);
+    };
+    return watch.watch(path, fieldSelector !== undefined ? { ...query, fieldSelector } : query, each, done);
+  };
+  return w;
+}
+
+/**
+ * Resolves true once every informer listed, false when `signal` aborts first. Warns after `warnAfterMs`
+ * (default 60 s) naming the informers still waiting and their last error.
+ */
+export async function whenSynced(
+  informers: readonly ResilientInformer<never>[],
+  o: { what: string; signal: AbortSignal; clock: Clock; log: Logger; warnAfterMs?: number },
+): Promise<boolean> {
+  const warn = o.clock.setTimeout(
+    () =>
+      o.log.warn(
+        { informers: informers.filter((i) => !i.hasSynced).map((i) => `${i.name}: ${i.stats.lastError ?? 'no list yet'}`) },
+        `${o.what}: caches not synced yet (CRDs installed? RBAC?)`,
+      ),
+    o.warnAfterMs ?? 60_000,
+  );
+  await Promise.race([Promise.all(informers.map((i) => i.synced)), new Promise((r) => o.signal.addEventListener('abort', r, { once: true }))]);
+  o.clock.clearTimeout(warn);
+  return !o.signal.aborted;
 }

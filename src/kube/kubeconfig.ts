@@ -1,5 +1,5 @@
 /** Finding a Kubernetes configuration (for `--kube auto`) and loading it. */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -25,4 +25,15 @@ export function loadKubeConfig(): KubeConfig {
   kc.loadFromDefault();
   if (!kc.getCurrentCluster()) throw new Error('no Kubernetes configuration found (KUBECONFIG, ~/.kube/config or in-cluster service account)');
   return kc;
+}
+
+/** The namespace this pod runs in (service account mount), else `default` (not in a pod). */
+export function podNamespace(saDir = SA_DIR): string {
+  try {
+    const file = join(saDir, 'namespace');
+    if (existsSync(file)) return readFileSync(file, 'utf8').trim() || 'default';
+  } catch {
+    /* not in a pod */
+  }
+  return 'default';
 }

@@ -5,10 +5,9 @@
  * delivery) follow the same leadership. `stop()` drains in-flight reconciles and releases the lease.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { KubeConfig, KubernetesObject, V1Secret } from '@kubernetes/client-node';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Gauge, Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { MonitoringConfigKind, type MonitoringConfig } from '../api/monitoringconfig.js';
 import { NotificationProviderKind, type NotificationProvider } from '../api/notificationprovider.js';
@@ -28,13 +27,14 @@ import {
   type ResourceHandler,
 } from '../runtime/controller.js';
 import { SecretApiKey, type SecretKeySelector } from '../client/api-key.js';
+import { reconcileMetricsFor } from '../runtime/metrics.js';
 import { GraphQLServiceApi, type ServiceApi } from '../client/service-api.js';
 import type { BaseStatus } from '../runtime/status.js';
 import { KubeClient, SECRETS, collectionPath, resourceOf, type ResourceRef } from '../kube/client.js';
 import { k8sEventRecorder } from '../kube/events.js';
 import { ResilientInformer } from '../kube/informer.js';
 import { detectKubeConfig, loadKubeConfig } from '../kube/kubeconfig.js';
-import { LeaderElector, k8sLeaseLock, type LeaderCallback } from '../runtime/leader.js';
+import { LeaderElector, createLeadership, runWhileLeading, type LeaderCallback, type Leadership, type LeadershipOptions } from '../runtime/leader.js';
 import { realClock, type BackoffPolicy, type Clock } from '../runtime/timers.js';
 
 export { detectKubeConfig, loadKubeConfig } from '../kube/kubeconfig.js';
@@ -50,20 +50,7 @@ export type ServiceTarget =
   /** a ready client (tests) */
   | { api: ServiceApi };
 
-export interface LeaderElectionOptions {
-  /** default true */
-  enabled?: boolean;
-  /** default certmgr-notify-operator */
-  leaseName?: string;
-  /** default: the pod's namespace (service account mount), else `default` */
-  leaseNamespace?: string;
-  /** default 15000 */
-  leaseDurationMs?: number;
-  /** default 10000 */
-  renewDeadlineMs?: number;
-  /** default 2000 */
-  retryPeriodMs?: number;
-}
+export type LeaderElectionOptions = LeadershipOptions;
 
 export interface OperatorOptions {
   logger: Logger;
@@ -72,6 +59,11 @@ export interface OperatorOptions {
   kubeConfig?: KubeConfig;
   /** watch only this namespace (providers, routers, Secrets); default all namespaces */
   namespace?: string;
+  /**
+   * The process's leadership (the composition root creates it once and starts and stops it). Without it the
+   * operator creates its own from `leaderElection` and stops it in `stop()` (standalone use, tests).
+   */
+  leader?: Leadership;
   leaderElection?: LeaderElectionOptions;
   /** unique per replica; default <hostname>_<random> */
   identity?: string;
@@ -121,43 +113,19 @@ export interface RunningOperator {
 }
 
 export const DEFAULT_LEASE_NAME = 'certmgr-notify-operator';
-const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
-
-function defaultLeaseNamespace(): string {
-  try {
-    if (existsSync(SA_NAMESPACE_FILE)) return readFileSync(SA_NAMESPACE_FILE, 'utf8').trim() || 'default';
-  } catch {
-    /* not in a pod */
-  }
-  return 'default';
-}
-
 interface OperatorMetrics extends ReconcileMetrics {
   leader: Gauge;
 }
 
+const leaderGauges = new WeakMap<Registry, Gauge>();
+
 function createMetrics(registry: Registry): OperatorMetrics {
-  const total = new Counter({
-    name: 'certmgr_notify_operator_reconcile_total',
-    help: 'Reconciles by controller and result (success, requeue, error)',
-    labelNames: ['controller', 'result'],
-    registers: [registry],
-  });
-  const duration = new Histogram({
-    name: 'certmgr_notify_operator_reconcile_duration_seconds',
-    help: 'Reconcile duration by controller',
-    labelNames: ['controller'],
-    buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
-  });
-  const leader = new Gauge({ name: 'certmgr_notify_operator_leader', help: '1 while this replica leads', registers: [registry] });
-  return {
-    leader,
-    observe(controller, result, seconds) {
-      total.inc({ controller, result });
-      duration.observe({ controller }, seconds);
-    },
-  };
+  let leader = leaderGauges.get(registry);
+  if (!leader) {
+    leader = new Gauge({ name: 'certmgr_notify_operator_leader', help: '1 while this replica leads', registers: [registry] });
+    leaderGauges.set(registry, leader);
+  }
+  return { leader, ...reconcileMetricsFor(registry) };
 }
 
 /** The controllers of one leadership term. */
@@ -306,83 +274,51 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   };
   const termOpts: OperatorOptions = { ...opts, logger: log };
 
-  let term: Term | undefined;
+  // standalone (no leadership passed in): this operator owns one and stops it in stop()
+  const owned = opts.leader
+    ? undefined
+    : createLeadership({ options: opts.leaderElection ?? {}, coordination: kube.coordination, identity, defaultLeaseName: DEFAULT_LEASE_NAME, clock, log });
+  const leader: Leadership = opts.leader ?? owned!;
   let runningWaiters: (() => void)[] = [];
-  const startTerm = (): void => {
-    if (term) return;
-    const t2 = new Term(termOpts, kube, service, deps, metrics);
-    term = t2;
-    void t2.running.then(() => {
-      if (term !== t2) return;
-      const w = runningWaiters;
-      runningWaiters = [];
-      for (const r of w) r();
-    });
-  };
-  const stopTerm = async (): Promise<void> => {
-    const t2 = term;
-    term = undefined;
-    await t2?.stop();
-  };
-  let stopped = false;
-
-  const le = opts.leaderElection ?? {};
-  let elector: LeaderElector | undefined;
-  const stoppedCbs: LeaderCallback[] = [];
-  if (le.enabled ?? true) {
-    elector = new LeaderElector({
-      lock: k8sLeaseLock(kube.coordination, le.leaseNamespace ?? defaultLeaseNamespace(), le.leaseName ?? DEFAULT_LEASE_NAME),
-      identity,
-      ...(le.leaseDurationMs !== undefined ? { leaseDurationMs: le.leaseDurationMs } : {}),
-      ...(le.renewDeadlineMs !== undefined ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
-      ...(le.retryPeriodMs !== undefined ? { retryPeriodMs: le.retryPeriodMs } : {}),
-      clock,
-      log,
-    });
-    elector.onStartedLeading(() => {
-      metrics.leader.set(1);
-      startTerm();
-    });
-    elector.onStoppedLeading(async () => {
-      metrics.leader.set(0);
-      await stopTerm();
-    });
-    elector.start();
-  } else {
-    metrics.leader.set(1);
-    startTerm();
-  }
-  log.info({ identity, leaderElection: Boolean(elector), namespace: opts.namespace ?? '(all)' }, 'operator started');
+  leader.onStartedLeading(() => metrics.leader.set(1));
+  leader.onStoppedLeading(() => metrics.leader.set(0));
+  const terms = runWhileLeading(
+    leader,
+    async () => {
+      const t2 = new Term(termOpts, kube, service, deps, metrics);
+      void t2.running.then(() => {
+        if (terms.current() !== t2) return;
+        const w = runningWaiters;
+        runningWaiters = [];
+        for (const r of w) r();
+      });
+      return t2;
+    },
+    { name: 'operator', log },
+  );
+  owned?.start();
+  log.info({ identity, leaderElection: leader instanceof LeaderElector, namespace: opts.namespace ?? '(all)' }, 'operator started');
 
   const op: RunningOperator = {
     identity,
-    // without leader election this replica always leads (until stopped)
-    isLeader: () => (elector ? elector.isLeader() : !stopped),
-    onStartedLeading(cb) {
-      if (elector) elector.onStartedLeading(cb);
-      else if (!stopped) void cb();
-    },
-    onStoppedLeading(cb) {
-      if (elector) elector.onStoppedLeading(cb);
-      else stoppedCbs.push(cb);
-    },
+    isLeader: () => leader.isLeader(),
+    onStartedLeading: (cb) => leader.onStartedLeading(cb),
+    onStoppedLeading: (cb) => leader.onStoppedLeading(cb),
     whenRunning() {
-      const t2 = term;
-      if (t2) return t2.running.then(() => (term === t2 ? undefined : op.whenRunning()));
+      const t2 = terms.current();
+      if (t2) return t2.running.then(() => (terms.current() === t2 ? undefined : op.whenRunning()));
       return new Promise((r) => runningWaiters.push(r));
     },
     stats() {
-      const s = term?.stats() ?? { informers: {}, queues: {} };
-      return { leader: op.isLeader(), running: Boolean(term?.started), ...s };
+      const t2 = terms.current();
+      const s = t2?.stats() ?? { informers: {}, queues: {} };
+      return { leader: op.isLeader(), running: Boolean(t2?.started), ...s };
     },
     async stop() {
-      stopped = true;
-      if (elector) await elector.stop();
-      else {
-        await stopTerm();
-        for (const cb of stoppedCbs) await cb();
-      }
-      await stopTerm();
+      // the term first (in-flight reconciles finish), then the owned leadership: other roles' stop callbacks
+      // run and the lease is released
+      await terms.stop();
+      await owned?.stop();
       keySource?.stop();
       log.info({ identity }, 'operator stopped');
     },

@@ -20,7 +20,12 @@ import type { ResilientInformer } from '../kube/informer.js';
 import { WorkQueue, type Result } from './workqueue.js';
 import type { BackoffPolicy, Clock } from './timers.js';
 import { realClock } from './timers.js';
+import { keyOf, parseKey } from './keys.js';
+import type { ReconcileMetrics } from './metrics.js';
 import { deepEqual, nextStatus, readyTransition, type BaseStatus, type Outcome, type StatusFields } from './status.js';
+
+export { keyOf, objectKey, parseKey } from './keys.js';
+export type { ReconcileMetrics } from './metrics.js';
 
 export class TerminalError extends Error {
   constructor(
@@ -45,27 +50,7 @@ export class WaitError extends Error {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// keys
-
-export function objectKey(namespace: string | undefined, name: string): string {
-  return namespace ? `${namespace}/${name}` : name;
-}
-
-export function parseKey(key: string): { namespace?: string; name: string } {
-  const i = key.indexOf('/');
-  return i < 0 ? { name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
-}
-
-export function keyOf(o: KubernetesObject): string {
-  return objectKey(o.metadata?.namespace, o.metadata?.name ?? '');
-}
-
-// ---------------------------------------------------------------------------------------------------------
 // controller
-
-export interface ReconcileMetrics {
-  observe(controller: string, outcome: 'success' | 'requeue' | 'error', seconds: number): void;
-}
 
 export interface ControllerOptions {
   name: string;
@@ -73,6 +58,11 @@ export interface ControllerOptions {
   /** keys to enqueue on each resync */
   keys: () => string[];
   resyncMs: number;
+  /**
+   * Runs (awaited) before each resync enqueues the keys, e.g. to refresh what every reconcile reads. A
+   * failure is logged and the keys are enqueued anyway (the reconciles retry with backoff).
+   */
+  onResync?: () => void | Promise<void>;
   concurrency: number;
   backoff?: BackoffPolicy;
   clock?: Clock;
@@ -84,6 +74,7 @@ export interface ControllerOptions {
 export class Controller {
   readonly queue: WorkQueue;
   private resyncTimer: unknown;
+  private running = false;
   private readonly clock: Clock;
 
   constructor(private readonly opts: ControllerOptions) {
@@ -110,15 +101,45 @@ export class Controller {
   }
 
   start(): void {
+    if (this.running) return;
+    this.running = true;
     this.queue.start();
-    const tick = (): void => {
-      for (const k of this.opts.keys()) this.queue.add(k);
-      this.resyncTimer = this.clock.setTimeout(tick, this.opts.resyncMs);
-    };
-    this.resyncTimer = this.clock.setTimeout(tick, this.opts.resyncMs);
+    this.armResync();
+  }
+
+  /** Runs `onResync`, then enqueues every key. */
+  async resync(): Promise<void> {
+    if (this.opts.onResync) {
+      try {
+        await this.opts.onResync();
+      } catch (e) {
+        this.opts.log.warn({ error: safeMessage(e) }, 'resync hook failed; enqueueing every key anyway');
+      }
+    }
+    if (this.running) this.enqueueAll();
+  }
+
+  enqueueAll(): void {
+    for (const k of this.opts.keys()) this.queue.add(k);
+  }
+
+  private armResync(): void {
+    this.resyncTimer = this.clock.setTimeout(() => {
+      this.resyncTimer = undefined;
+      if (!this.opts.onResync) {
+        // no hook: synchronously, as timers of fake clocks expect
+        this.enqueueAll();
+        this.armResync();
+        return;
+      }
+      void this.resync().then(() => {
+        if (this.running) this.armResync();
+      });
+    }, this.opts.resyncMs);
   }
 
   async stop(): Promise<void> {
+    this.running = false;
     if (this.resyncTimer !== undefined) this.clock.clearTimeout(this.resyncTimer);
     this.resyncTimer = undefined;
     await this.queue.stop();

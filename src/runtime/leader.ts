@@ -5,11 +5,13 @@
  * - `LeaderElector`: every `retryPeriod` tries to acquire or renew with optimistic concurrency (a stale
  *   resourceVersion → 409 → lost race). A leader that cannot renew within `renewDeadline` steps down.
  *   `stop()` releases the lease (holder cleared) so another candidate takes over at once.
- * Only the leader runs controllers; `isLeader()` / `onStartedLeading()` are for the other roles too.
+ * - `AlwaysLeader`: the same callbacks without election; `createLeadership` picks one of the two.
+ * - `runWhileLeading`: the one way a role runs only while this replica leads (operator, emitter, delivery).
  */
 import type { CoordinationV1Api, V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { describeKubeError, isConflict, isNotFound } from '../kube/errors.js';
+import { podNamespace } from '../kube/kubeconfig.js';
 import { realClock, sleep, type Clock } from './timers.js';
 
 export interface LeaseRecord {
@@ -308,4 +310,150 @@ export class LeaderElector {
       }
     });
   }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// leadership for the roles
+
+/** What a role needs to follow leadership: a LeaderElector, or an AlwaysLeader without election. */
+export interface Leadership {
+  isLeader(): boolean;
+  /** awaited, in registration order, when this replica starts leading (at once if it leads) */
+  onStartedLeading(cb: LeaderCallback): void;
+  /** awaited, in registration order, when it stops leading (also at `stop()`) */
+  onStoppedLeading(cb: LeaderCallback): void;
+}
+
+/** Leadership owned by a composition root: started once the roles are registered, stopped last. */
+export interface Elector extends Leadership {
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/** Without leader election (a single replica, or no Kubernetes): leads from `start()` until `stop()`. */
+export class AlwaysLeader implements Elector {
+  private leader = false;
+  private readonly started: LeaderCallback[] = [];
+  private readonly stopped: LeaderCallback[] = [];
+  private transitions: Promise<void> = Promise.resolve();
+
+  constructor(private readonly log: Logger) {}
+
+  isLeader(): boolean {
+    return this.leader;
+  }
+
+  onStartedLeading(cb: LeaderCallback): void {
+    this.started.push(cb);
+    if (this.leader) this.run([cb]);
+  }
+
+  onStoppedLeading(cb: LeaderCallback): void {
+    this.stopped.push(cb);
+  }
+
+  start(): void {
+    if (this.leader) return;
+    this.leader = true;
+    this.run(this.started);
+  }
+
+  async stop(): Promise<void> {
+    if (this.leader) {
+      this.leader = false;
+      this.run(this.stopped);
+    }
+    await this.transitions;
+  }
+
+  private run(cbs: LeaderCallback[]): void {
+    for (const cb of [...cbs]) {
+      this.transitions = this.transitions.then(async () => {
+        try {
+          await cb();
+        } catch (e) {
+          this.log.error({ err: e }, 'leadership callback failed');
+        }
+      });
+    }
+  }
+}
+
+export interface LeadershipOptions {
+  /** default true */
+  enabled?: boolean;
+  /** default: the caller's default lease name */
+  leaseName?: string;
+  /** default: the pod's namespace (service account mount), else `default` */
+  leaseNamespace?: string;
+  /** default 15000 */
+  leaseDurationMs?: number;
+  /** default 10000 */
+  renewDeadlineMs?: number;
+  /** default 2000 */
+  retryPeriodMs?: number;
+}
+
+/** A LeaderElector on a Lease, or an AlwaysLeader when election is disabled. Not started. */
+export function createLeadership(o: {
+  options: LeadershipOptions;
+  coordination: CoordinationV1Api;
+  identity: string;
+  defaultLeaseName: string;
+  clock?: Clock;
+  log: Logger;
+}): Elector {
+  const le = o.options;
+  if (!(le.enabled ?? true)) return new AlwaysLeader(o.log);
+  return new LeaderElector({
+    lock: k8sLeaseLock(o.coordination, le.leaseNamespace ?? podNamespace(), le.leaseName ?? o.defaultLeaseName),
+    identity: o.identity,
+    ...(le.leaseDurationMs !== undefined ? { leaseDurationMs: le.leaseDurationMs } : {}),
+    ...(le.renewDeadlineMs !== undefined ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
+    ...(le.retryPeriodMs !== undefined ? { retryPeriodMs: le.retryPeriodMs } : {}),
+    ...(o.clock ? { clock: o.clock } : {}),
+    log: o.log,
+  });
+}
+
+export interface WhileLeading<T> {
+  /** what runs in the current leadership term, if this replica leads */
+  current(): T | undefined;
+  /** stop what runs (awaited) and start nothing more */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `start()`'s result only while `leader` leads: started when leadership starts, stopped (and awaited,
+ * so the elector's step-down waits for it) when it ends. Transitions run one after the other; a failed start
+ * is logged and waits for the next term.
+ */
+export function runWhileLeading<T extends { stop(): Promise<void> }>(
+  leader: Leadership,
+  start: () => Promise<T>,
+  opts: { name: string; log: Logger },
+): WhileLeading<T> {
+  let current: T | undefined;
+  let closed = false;
+  let chain: Promise<void> = Promise.resolve();
+  const serial = (fn: () => Promise<void>): Promise<void> =>
+    (chain = chain.then(fn).catch((e: unknown) => opts.log.error({ err: e, component: opts.name }, `${opts.name}: leadership transition failed`)));
+  const stopCurrent = async (): Promise<void> => {
+    const c = current;
+    current = undefined;
+    await c?.stop();
+  };
+  leader.onStartedLeading(() =>
+    serial(async () => {
+      if (!closed && !current) current = await start();
+    }),
+  );
+  leader.onStoppedLeading(() => serial(stopCurrent));
+  return {
+    current: () => current,
+    stop: () => {
+      closed = true;
+      return serial(stopCurrent);
+    },
+  };
 }

@@ -8,7 +8,8 @@
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import { runEmitterWhileLeading, startEmitter, type EmitterOptions, type RunningEmitter } from '../../src/emitter/index.js';
+import { startEmitter, type EmitterOptions, type RunningEmitter } from '../../src/emitter/index.js';
+import { runWhileLeading, type WhileLeading } from '../../src/runtime/leader.js';
 import { startOperator, type RunningOperator } from '../../src/operator/index.js';
 import { MONITORING_CONFIG_PATH } from '../../src/client/operations.js';
 import { installCertManagerCrds } from '../fixtures/cert-manager-crds.js';
@@ -375,7 +376,7 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
     emitter = undefined;
     await installCrds(kc);
     const ops: RunningOperator[] = [];
-    const bound: ReturnType<typeof runEmitterWhileLeading>[] = [];
+    const bound: WhileLeading<RunningEmitter>[] = [];
     for (const identity of ['replica-a', 'replica-b']) {
       const op = await startOperator(
         testOperatorOptions(env, svc, logs.logger, {
@@ -384,7 +385,7 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
         }),
       );
       ops.push(op);
-      bound.push(runEmitterWhileLeading(op, emitterOptions()));
+      bound.push(runWhileLeading(op, () => startEmitter(emitterOptions()), { name: 'emitter', log: logs.logger }));
     }
     const leaderIndex = await waitFor('a leader', () => {
       const i = ops.findIndex((o) => o.isLeader());

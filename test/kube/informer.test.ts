@@ -22,7 +22,7 @@ class ScriptedWatch {
 
 const obj = (name: string, rv: string): KubernetesObject => ({ metadata: { name, namespace: 'ns', resourceVersion: rv } });
 
-function setup(items: () => KubernetesObject[], rv: () => string) {
+function setup(items: () => KubernetesObject[], rv: () => string, extra: { fieldSelector?: string; transform?: (o: KubernetesObject) => KubernetesObject } = {}) {
   const clock = new FakeClock();
   const watch = new ScriptedWatch();
   let lists = 0;
@@ -38,6 +38,7 @@ function setup(items: () => KubernetesObject[], rv: () => string) {
     backoff: { baseMs: 100, maxMs: 400 },
     clock,
     watch: watch as unknown as Watch,
+    ...extra,
   });
   const seen: string[] = [];
   inf.on('add', (o) => seen.push(`add ${o.metadata?.name}`));
@@ -49,6 +50,24 @@ function setup(items: () => KubernetesObject[], rv: () => string) {
 }
 
 describe('ResilientInformer', () => {
+  it('fieldSelector goes into the watch query; transform applies to listed and watched objects, not to a Status', async () => {
+    const label = (o: KubernetesObject): KubernetesObject => ({ ...o, metadata: { ...o.metadata, labels: { seen: 'yes' } } });
+    const t = setup(() => [obj('a', '5')], () => '10', { fieldSelector: 'type=kubernetes.io/tls', transform: label });
+    const raw: unknown[] = [];
+    t.inf.on('add', (o) => raw.push(o.metadata?.labels));
+    await t.inf.start();
+    await t.inf.synced;
+    await flush();
+    expect(t.watch.last.query['fieldSelector']).toBe('type=kubernetes.io/tls');
+    t.watch.last.cb('ADDED', obj('b', '11'));
+    await flush();
+    expect(raw).toEqual([{ seen: 'yes' }, { seen: 'yes' }]);
+    expect(t.inf.get('b', 'ns')?.metadata?.labels).toEqual({ seen: 'yes' });
+    const status = { kind: 'Status', metadata: {}, code: 500 } as KubernetesObject;
+    expect(() => t.watch.last.cb('ERROR', status)).not.toThrow();
+    await t.inf.stop();
+  });
+
   it('lists, becomes synced, then watches from the list resourceVersion', async () => {
     const t = setup(() => [obj('a', '5')], () => '10');
     await t.inf.start();

@@ -8,7 +8,10 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ResilientInformer } from '../../kube/informer.js';
-import { WorkQueue, type Result } from '../../runtime/workqueue.js';
+import { Controller } from '../../runtime/controller.js';
+import { keyOf, objectKey, parseKey } from '../../runtime/keys.js';
+import type { ReconcileMetrics } from '../../runtime/metrics.js';
+import type { Result } from '../../runtime/workqueue.js';
 import { realClock, type BackoffPolicy, type Clock } from '../../runtime/timers.js';
 import type { KeyedState } from '../state.js';
 import type { EventSink } from '../../client/events.js';
@@ -20,6 +23,12 @@ import { parseLeafCertificate } from './x509.js';
 
 export const TLS_SECRET_TYPE = 'kubernetes.io/tls';
 export const CERTIFICATE_NAME_ANNOTATION = 'cert-manager.io/certificate-name';
+
+/** The TLS Secret informer's transform: only what the expiry part reads (metadata, type, `tls.crt`). Private keys never reach the cache. */
+export function stripSecret(s: V1Secret): V1Secret {
+  const crt = s.data?.['tls.crt'];
+  return { apiVersion: s.apiVersion, kind: s.kind, metadata: s.metadata, type: s.type, data: crt !== undefined ? { 'tls.crt': crt } : {} } as V1Secret;
+}
 
 export interface ExpiryMetrics {
   scanned(outcome: 'emitted' | 'disabled' | 'unmonitored' | 'none-crossed' | 'no-certificate'): void;
@@ -42,14 +51,17 @@ export interface ExpiryControllerOptions {
   concurrency?: number;
   backoff?: BackoffPolicy;
   metrics?: ExpiryMetrics;
+  /** reconcile metrics (controller="expiry") */
+  reconcileMetrics?: ReconcileMetrics;
 }
 
-const secretKey = (s: V1Secret): string => `${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''}`;
-
+/**
+ * The scan is the Controller's resync (every `scanIntervalMs`: fresh configuration, then every Secret); the
+ * configuration poll is a timer of its own that enqueues everything only when the configuration changed.
+ */
 export class ExpiryController {
-  readonly queue: WorkQueue;
+  private readonly controller: Controller;
   private readonly clock: Clock;
-  private scanTimer: unknown;
   private pollTimer: unknown;
   private lastConfig: string | undefined;
   private started = false;
@@ -57,30 +69,37 @@ export class ExpiryController {
 
   constructor(private readonly opts: ExpiryControllerOptions) {
     this.clock = opts.clock ?? realClock;
-    this.queue = new WorkQueue({
+    this.controller = new Controller({
       name: 'expiry',
+      reconcile: (key) => this.reconcile(key),
+      keys: () => this.keys(),
+      resyncMs: this.scanIntervalMs,
+      onResync: () => this.refreshConfig(),
       concurrency: opts.concurrency ?? 8,
       backoff: opts.backoff ?? { baseMs: 500, maxMs: 5 * 60_000, jitter: 0.1 },
       clock: this.clock,
-      handler: (key) => this.reconcile(key),
-      onError: (key, err, retryInMs, failures) =>
-        opts.log.warn({ key, retryInMs, failures, error: err instanceof Error ? err.message : String(err) }, 'expiry reconcile failed; retrying'),
+      log: opts.log,
+      ...(opts.reconcileMetrics ? { metrics: opts.reconcileMetrics } : {}),
     });
-    const enqueue = (s: V1Secret): void => this.queue.add(secretKey(s));
+    const enqueue = (s: V1Secret): void => this.controller.enqueue(keyOf(s));
     opts.secrets.on('add', enqueue);
     opts.secrets.on('update', enqueue);
     opts.secrets.on('delete', enqueue);
     opts.secrets.onList(() => {
-      if (this.started) this.enqueueAll();
+      if (this.started) this.controller.enqueueAll();
     });
     // application ids may come from the Certificate
     const fromCert = (c: CertManagerObject): void => {
       const ns = c.metadata?.namespace;
       const secretName = c.spec?.secretName;
-      if (ns && typeof secretName === 'string' && secretName) this.queue.add(`${ns}/${secretName}`);
+      if (ns && typeof secretName === 'string' && secretName) this.controller.enqueue(objectKey(ns, secretName));
     };
     opts.certificates?.on('add', fromCert);
     opts.certificates?.on('update', fromCert);
+  }
+
+  get queue(): Controller['queue'] {
+    return this.controller.queue;
   }
 
   get scanIntervalMs(): number {
@@ -89,41 +108,32 @@ export class ExpiryController {
 
   keys(): string[] {
     const keys = new Set<string>(this.opts.state.keys());
-    for (const s of this.opts.secrets.list()) keys.add(secretKey(s));
+    for (const s of this.opts.secrets.list()) keys.add(keyOf(s));
     return [...keys];
-  }
-
-  enqueueAll(): void {
-    for (const k of this.keys()) this.queue.add(k);
   }
 
   start(): void {
     if (this.started) return;
     this.started = true;
-    this.queue.start();
-    void this.scan();
+    this.controller.start();
+    void this.controller.resync();
     this.pollTimer = this.clock.setTimeout(() => void this.poll(), this.opts.configPollMs ?? 60_000);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.scanTimer !== undefined) this.clock.clearTimeout(this.scanTimer);
     if (this.pollTimer !== undefined) this.clock.clearTimeout(this.pollTimer);
-    this.scanTimer = this.pollTimer = undefined;
-    await this.queue.stop();
+    this.pollTimer = undefined;
+    await this.controller.stop();
   }
 
-  /** A full cycle: fresh configuration, every Secret. */
-  async scan(): Promise<void> {
-    if (this.stopped) return;
+  /** Before every scan: a fresh configuration (the reconciles read it again, and retry, when this fails). */
+  private async refreshConfig(): Promise<void> {
     try {
       this.noteConfig(await this.opts.config.get(0));
     } catch (e) {
-      // the reconciles read it again (and retry with backoff)
       this.opts.log.warn({ error: e instanceof Error ? e.message : String(e) }, 'could not read the monitoring configuration for the scan');
     }
-    this.enqueueAll();
-    if (!this.stopped) this.scanTimer = this.clock.setTimeout(() => void this.scan(), this.scanIntervalMs);
   }
 
   private noteConfig(cfg: MonitoringConfigInput): boolean {
@@ -138,7 +148,7 @@ export class ExpiryController {
     try {
       if (this.noteConfig(await this.opts.config.get(0))) {
         this.opts.log.info('monitoring configuration changed; re-evaluating every certificate');
-        this.enqueueAll();
+        this.controller.enqueueAll();
       }
     } catch (e) {
       this.opts.log.warn({ error: e instanceof Error ? e.message : String(e) }, 'could not poll the monitoring configuration');
@@ -147,9 +157,7 @@ export class ExpiryController {
   }
 
   async reconcile(key: string): Promise<Result | void> {
-    const i = key.indexOf('/');
-    const namespace = key.slice(0, i);
-    const name = key.slice(i + 1);
+    const { namespace = '', name } = parseKey(key);
     const secret = this.opts.secrets.get(name, namespace);
     if (!secret || secret.type !== TLS_SECRET_TYPE) {
       await this.opts.state.set(key, undefined);

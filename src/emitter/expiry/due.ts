@@ -170,3 +170,14 @@ export function applicationIdsOf(
   const fromCert = certificate?.metadata?.annotations?.[APPLICATION_IDS_ANNOTATION] ?? certificate?.spec?.secretTemplate?.annotations?.[APPLICATION_IDS_ANNOTATION];
   return parseApplicationIds(fromCert);
 }
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A stored ExpiryState as this version writes it; anything else is undefined (the state store drops it with a warning). */
+export function decodeExpiryState(raw: unknown): ExpiryState | undefined {
+  if (!isObj(raw) || typeof raw['serial'] !== 'string' || typeof raw['notAfter'] !== 'number' || !Array.isArray(raw['marks'])) return undefined;
+  const marks = (raw['marks'] as unknown[]).filter(
+    (m): m is ExpiryMark => isObj(m) && typeof m['ruleId'] === 'number' && typeof m['threshold'] === 'number' && typeof m['daysLeft'] === 'number',
+  );
+  return { serial: raw['serial'], notAfter: raw['notAfter'], marks };
+}

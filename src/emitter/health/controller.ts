@@ -7,21 +7,25 @@
  */
 import type { Logger } from 'pino';
 import type { ResilientInformer } from '../../kube/informer.js';
-import { WorkQueue, type Result } from '../../runtime/workqueue.js';
+import { Controller } from '../../runtime/controller.js';
+import { kindKey, parseKindKey } from '../../runtime/keys.js';
+import type { ReconcileMetrics } from '../../runtime/metrics.js';
+import type { Result } from '../../runtime/workqueue.js';
 import { realClock, type BackoffPolicy, type Clock } from '../../runtime/timers.js';
 import type { KeyedState } from '../state.js';
 import type { EventSink } from '../../client/events.js';
 import { diffReady, type HealthOptions, type HealthState } from './diff.js';
 import { HEALTH_KINDS, observe, type CertManagerObject, type HealthKind } from './observe.js';
 
+/** `<Kind>/<namespace>/<name>`; ClusterIssuers have an empty namespace (so a stale one in an event is ignored). */
 export function healthKey(kind: HealthKind, namespace: string | undefined, name: string): string {
-  return `${kind}/${kind === 'ClusterIssuer' ? '' : (namespace ?? '')}/${name}`;
+  return kindKey(kind, kind === 'ClusterIssuer' ? '' : namespace, name);
 }
 
 export function parseHealthKey(key: string): { kind: HealthKind; namespace: string; name: string } | undefined {
-  const [kind, namespace, ...rest] = key.split('/');
-  if (!kind || !(HEALTH_KINDS as readonly string[]).includes(kind) || namespace === undefined || !rest.length) return undefined;
-  return { kind: kind as HealthKind, namespace, name: rest.join('/') };
+  const k = parseKindKey(key);
+  if (!k || !(HEALTH_KINDS as readonly string[]).includes(k.kind)) return undefined;
+  return { ...k, kind: k.kind as HealthKind };
 }
 
 export interface HealthMetrics {
@@ -40,36 +44,48 @@ export interface HealthControllerOptions {
   concurrency?: number;
   backoff?: BackoffPolicy;
   metrics?: HealthMetrics;
+  /** reconcile metrics (controller="health") */
+  reconcileMetrics?: ReconcileMetrics;
 }
 
 export class HealthController {
-  readonly queue: WorkQueue;
+  private readonly controller: Controller;
   private readonly clock: Clock;
-  private resyncTimer: unknown;
   private started = false;
 
   constructor(private readonly opts: HealthControllerOptions) {
     this.clock = opts.clock ?? realClock;
-    this.queue = new WorkQueue({
+    this.controller = new Controller({
       name: 'health',
+      reconcile: (key) => this.reconcile(key),
+      keys: () => this.keys(),
+      resyncMs: this.resyncMs,
+      onResync: () => this.reportUnhealthy(),
       concurrency: opts.concurrency ?? 8,
       backoff: opts.backoff ?? { baseMs: 200, maxMs: 60_000, jitter: 0.1 },
       clock: this.clock,
-      handler: (key) => this.reconcile(key),
-      onError: (key, err, retryInMs, failures) =>
-        opts.log.warn({ key, retryInMs, failures, error: err instanceof Error ? err.message : String(err) }, 'health reconcile failed; retrying'),
+      log: opts.log,
+      ...(opts.reconcileMetrics ? { metrics: opts.reconcileMetrics } : {}),
     });
     for (const kind of HEALTH_KINDS) {
       const inf = opts.informers[kind];
-      const enqueue = (o: CertManagerObject): void => this.queue.add(healthKey(kind, o.metadata?.namespace, o.metadata?.name ?? ''));
+      const enqueue = (o: CertManagerObject): void => this.controller.enqueue(healthKey(kind, o.metadata?.namespace, o.metadata?.name ?? ''));
       inf.on('add', enqueue);
       inf.on('update', enqueue);
       inf.on('delete', enqueue);
       // after a relist (410, restart), objects deleted meanwhile are gone from the cache: look at all state too
       inf.onList(() => {
-        if (this.started) this.enqueueAll();
+        if (this.started) this.controller.enqueueAll();
       });
     }
+  }
+
+  get queue(): Controller['queue'] {
+    return this.controller.queue;
+  }
+
+  private get resyncMs(): number {
+    return this.opts.resyncMs ?? 5 * 60_000;
   }
 
   /** Every cached object and every remembered key. */
@@ -79,28 +95,16 @@ export class HealthController {
     return [...keys];
   }
 
-  enqueueAll(): void {
-    for (const k of this.keys()) this.queue.add(k);
-  }
-
   /** Start once the caches are synced (so "not in the cache" means deleted). */
   start(): void {
     if (this.started) return;
     this.started = true;
-    this.enqueueAll();
-    this.queue.start();
-    const tick = (): void => {
-      this.enqueueAll();
-      this.reportUnhealthy();
-      this.resyncTimer = this.clock.setTimeout(tick, this.opts.resyncMs ?? 5 * 60_000);
-    };
-    this.resyncTimer = this.clock.setTimeout(tick, this.opts.resyncMs ?? 5 * 60_000);
+    this.controller.enqueueAll();
+    this.controller.start();
   }
 
-  async stop(): Promise<void> {
-    if (this.resyncTimer !== undefined) this.clock.clearTimeout(this.resyncTimer);
-    this.resyncTimer = undefined;
-    await this.queue.stop();
+  stop(): Promise<void> {
+    return this.controller.stop();
   }
 
   private reportUnhealthy(): void {
@@ -132,6 +136,6 @@ export class HealthController {
     await this.opts.state.set(key, d.next);
     if (d.event) this.reportUnhealthy();
     // the resync looks at every key anyway (and timers cannot wait longer than ~24.8 days)
-    if (d.recheckAt !== undefined) return { requeueAfter: Math.min(Math.max(0, d.recheckAt - this.clock.now()), this.opts.resyncMs ?? 5 * 60_000) };
+    if (d.recheckAt !== undefined) return { requeueAfter: Math.min(Math.max(0, d.recheckAt - this.clock.now()), this.resyncMs) };
   }
 }

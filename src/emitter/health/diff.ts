@@ -13,7 +13,7 @@
  */
 import type { InternalEvent } from '../../events/families.js';
 import { formatDuration, healthEvent, isoUtc, type ClusterIdentity } from './events.js';
-import type { Observation, ResourceIdentity } from './observe.js';
+import { HEALTH_KINDS, type Observation, type ResourceIdentity } from './observe.js';
 
 export interface HealthState {
   uid: string;
@@ -103,4 +103,14 @@ export function diffReady(prev: HealthState | undefined, obs: Observation | unde
     unhealthyDuration: formatDuration(now - start),
   });
   return { next: { uid: obs.id.uid, unhealthySince: start, notified: true, id: obs.id, notifiedTransition: statusTransition }, event };
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A stored HealthState as this version writes it; anything else is undefined (the state store drops it with a warning). */
+export function decodeHealthState(raw: unknown): HealthState | undefined {
+  if (!isObj(raw) || typeof raw['uid'] !== 'string' || typeof raw['notified'] !== 'boolean' || !isObj(raw['id'])) return undefined;
+  const id = raw['id'] as unknown as ResourceIdentity;
+  if (!(HEALTH_KINDS as readonly string[]).includes(id.kind) || typeof id.name !== 'string' || typeof id.namespace !== 'string') return undefined;
+  return raw as unknown as HealthState;
 }

@@ -1,0 +1,74 @@
+/** What `startEmitter` takes and returns. */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { BackoffPolicy, Clock } from '../runtime/timers.js';
+
+export interface EmitterOptions {
+  logger: Logger;
+  /** service base URL (the in-process service's URL, or a remote one) */
+  serviceUrl: string;
+  /** API key for `svc-api-key`; or `getApiKey` when it rotates; or `apiKeySecret` (re-read every minute) */
+  apiKey?: string;
+  getApiKey?: () => string;
+  apiKeySecret?: { namespace: string; name: string; key: string };
+  /** default: KUBECONFIG / ~/.kube/config / in-cluster */
+  kubeConfig?: KubeConfig;
+  /** `clusterName` of health events; default `kubernetes` */
+  clusterName?: string;
+  /** `clusterId` of health events (UUID); default the kube-system namespace's uid */
+  clusterId?: string;
+  /** namespace of the state ConfigMaps; default the pod's namespace, else `default` */
+  stateNamespace?: string;
+  /** ConfigMap name prefix; default `certmgr-notify-emitter` (→ `-health`, `-expiry-0..3`) */
+  stateName?: string;
+  /** watch only this namespace (Issuers, Certificates, Secrets); ClusterIssuers are always watched */
+  watchNamespace?: string;
+  /** Ready=False this long before `.notready`; default 5 min */
+  gracePeriodMs?: number;
+  /** Ready=Unknown / no Ready condition this long before `.notready`; default 10 min */
+  unknownGracePeriodMs?: number;
+  /** Certificate being issued (Issuing=True, no failed attempt) this long before `.notready`; default 15 min */
+  issuingGracePeriodMs?: number;
+  /** every TLS Secret is evaluated at least this often; default 1 h */
+  scanIntervalMs?: number;
+  /** the monitoring configuration is polled this often (a change re-evaluates every Secret); default 60 s */
+  configPollMs?: number;
+  /** every health object is evaluated at least this often; default 5 min */
+  resyncMs?: number;
+  /** run the health part (default true) / the expiry part (default true) */
+  health?: boolean;
+  expiry?: boolean;
+  /** concurrent reconciles per part; default 8 */
+  concurrency?: number;
+  /** POST /v1/events: events per request (default 100), retry backoff (500 ms doubling to 30 s), timeout (10 s) */
+  sendBatchMax?: number;
+  sendBackoff?: BackoffPolicy;
+  requestTimeoutMs?: number;
+  /** informer restart backoff; default 500 ms doubling to 30 s */
+  informerBackoff?: BackoffPolicy;
+  /** per-key retry backoff of the workqueues */
+  queueBackoff?: BackoffPolicy;
+  /** prom-client registry; default a private one */
+  registry?: Registry;
+  clock?: Clock;
+  /** inject fetch (tests) */
+  fetch?: typeof fetch;
+}
+
+export interface EmitterStats {
+  clusterId?: string;
+  running: { health: boolean; expiry: boolean };
+  informers: Record<string, { synced: boolean; objects: number; lists: number; restarts: number; errors: number; lastError?: string }>;
+  queues: Record<string, { length: number; delayed: number }>;
+  pendingEvents: number;
+  state: { health: number; expiry: number };
+}
+
+export interface RunningEmitter {
+  /** resolves once the enabled parts run (caches synced, state loaded) */
+  whenRunning(): Promise<void>;
+  stats(): EmitterStats;
+  /** stop informers and queues; events not yet accepted are dropped from memory and re-sent by the next leader */
+  stop(): Promise<void>;
+}
