@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { compareOrder, orderModeOf, orderOfEvent, orderVerdict, type KeyDelivery, type OrderMode, type OrderVerdict } from '../../src/delivery/order.js';
 import { correlationKeyOf, viewOf } from '../../src/integrations/render.js';
-import { INTEGRATION_TYPES } from '../../src/store/types.js';
+import { INTEGRATION_TYPES } from '../../src/model/integration-types.js';
 import { EVENTS } from '../integrations/helpers.js';
 
 const at = (orderAt: number, orderSeq = 0, id = 'm') => ({ orderAt, orderSeq, id });
