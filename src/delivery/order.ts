@@ -26,15 +26,18 @@
  */
 import type { InternalEvent } from '../events/families.js';
 import { correlationKeyOf, viewOf } from '../integrations/render.js';
-import { INTEGRATIONS } from '../integrations/registry.js';
+import { descriptorOf } from '../integrations/registry.js';
 import type { OrderMode } from '../integrations/types.js';
 import type { DeliveryStatus, IntegrationType } from '../store/types.js';
 
 export type { OrderMode } from '../integrations/types.js';
 
-/** Each type's descriptor says whether its notifications carry state (supersede) or not (in-order). */
+/**
+ * Each type's descriptor says whether its notifications carry state (supersede) or not (in-order). A name this
+ * version does not know (a row written by a newer one) stays 'in-order', the mode that never drops a notification.
+ */
 export function orderModeOf(type: IntegrationType): OrderMode {
-  return INTEGRATIONS[type].orderMode;
+  return descriptorOf(type)?.orderMode ?? 'in-order';
 }
 
 export interface OrderPosition {

@@ -1,6 +1,6 @@
 /** Integration (notification provider) operations. Secrets are write-only: kept in `secrets`, never returned. */
 import type { EgressPolicy } from '../integrations/egress.js';
-import { INTEGRATIONS } from '../integrations/registry.js';
+import { descriptorOf, INTEGRATIONS } from '../integrations/registry.js';
 import { DEFAULT_EGRESS, type ParamField } from '../integrations/types.js';
 import type { IntegrationRecord, IntegrationType } from '../store/types.js';
 import type { ServiceContext } from './context.js';
@@ -54,7 +54,9 @@ function parseParam(f: ParamField, at: string, v: unknown, egress: EgressPolicy)
 
 /** Validates the parameters of one integration type into non-secret config and write-only secrets. */
 export function parseParams(type: IntegrationType, input: IntegrationParamsInput, prefix = 'input', egress: EgressPolicy = DEFAULT_EGRESS): Settings {
-  const d = INTEGRATIONS[type];
+  const d = descriptorOf(type);
+  // a row of a type this version does not know (written by a newer one): refused, not a crash
+  if (!d) throw badInput(prefix, `integration type ${String(type)} is not supported by this version`);
   const field = d.api.paramsField;
   for (const f of PARAMS_FIELDS()) {
     if (f !== field && input[f] != null) throw badInput(`${prefix}.${f}`, `${prefix}.${f} does not apply to a ${type} integration; use ${prefix}.${field}`);
@@ -151,7 +153,7 @@ export async function updateIntegration(ctx: ServiceContext, id: string, input: 
     const anyParams = PARAMS_FIELDS().some((f) => input[f] != null);
     if (anyParams) {
       const parsed = parseParams(cur.type, input, 'input', ctx.runtime?.egress);
-      const d = INTEGRATIONS[cur.type];
+      const d = INTEGRATIONS[cur.type]; // known: parseParams refused any other
       if (d.updateSecrets) parsed.secrets = d.updateSecrets(cur.secrets, parsed.secrets, ctx.now());
       Object.assign(patch, parsed);
       requireDeliverable(ctx, cur.type, `input.${d.api.paramsField}`);

@@ -24,6 +24,9 @@ describe('orderModeOf', () => {
   it('only incident management is state-carrying', () => {
     expect(INTEGRATION_TYPES.filter((t) => orderModeOf(t) === 'supersede')).toEqual(['INCIDENT_MGMT']);
   });
+  it('a type this version does not know is in-order (never dropped)', () => {
+    expect(orderModeOf('PAGER' as (typeof INTEGRATION_TYPES)[number])).toBe('in-order');
+  });
 });
 
 describe('orderVerdict', () => {

@@ -25,10 +25,11 @@ describe('parseParams', () => {
     ['INCIDENT_MGMT', { incidentMgmtParams: { IntegrationKey: 'x'.repeat(257) } }, 'input.incidentMgmtParams.IntegrationKey', ''],
     ['WEBHOOK', { webhookParams: { url: 'http://127.0.0.1/x' } }, 'input.webhookParams.url', ''],
     ['WEBHOOK', { webhookParams: { url: HOOK, signingSecret: 'short' } }, 'input.webhookParams.signingSecret', ''],
+    ['PAGER', { webhookParams: { url: HOOK } }, 'input', 'integration type PAGER is not supported by this version'],
   ] as const)('%s %o is refused at %s', (type, input, field, message) => {
     let err: unknown;
     try {
-      parseParams(type, input);
+      parseParams(type as Parameters<typeof parseParams>[0], input);
     } catch (e) {
       err = e;
     }
