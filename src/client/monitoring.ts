@@ -6,7 +6,7 @@
  *   request at a time (errors are MonitoringConfigError).
  */
 import { realClock, type Clock } from '../runtime/timers.js';
-import type { MonitoringConfigInput } from '../service/monitoring.js';
+import type { MonitoringConfigInput } from '../model/monitoring.js';
 import { ServiceApiError, ServiceUnreachableError, errorEntries, kindOfStatus, toServiceError } from './errors.js';
 import { ServiceHttp, parseJson, type ServiceHttpOptions, type ServiceRequest } from './http.js';
 import { MONITORING_CONFIG_PATH } from './operations.js';

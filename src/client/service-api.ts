@@ -6,7 +6,7 @@
  * message only.
  */
 import { GraphQLClient } from 'graphql-request';
-import type { MonitoringConfigInput } from '../service/monitoring.js';
+import type { MonitoringConfigInput } from '../model/monitoring.js';
 import type { IntegrationType, RouterGeneration } from '../store/types.js';
 import { ServiceApiError, toServiceError } from './errors.js';
 import type { ApiKey } from './api-key.js';

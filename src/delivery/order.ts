@@ -17,7 +17,7 @@
  * Rules, for delivery D of a key:
  *   - wait:       an older delivery of the key is still PENDING or IN_FLIGHT (at most one in flight per
  *                 key, the oldest first). Other keys are not affected: the claim skips blocked keys.
- *   - superseded: 'supersede' mode (state-carrying: INCIDENT_MGMT): any newer delivery of the key exists;
+ *   - superseded: 'supersede' mode (state-carrying, e.g. INCIDENT_MGMT; the type's descriptor says): any newer delivery of the key exists;
  *                 D's state is obsolete and is not sent.
  *                 'in-order' mode (every other type): a newer delivery of the key was already sent or is
  *                 being sent (DELIVERED or IN_FLIGHT): D arrived late and sending it would break the order.
@@ -26,13 +26,18 @@
  */
 import type { InternalEvent } from '../events/families.js';
 import { correlationKeyOf, viewOf } from '../integrations/render.js';
+import { descriptorOf } from '../integrations/registry.js';
+import type { OrderMode } from '../integrations/types.js';
 import type { DeliveryStatus, IntegrationType } from '../store/types.js';
 
-export type OrderMode = 'supersede' | 'in-order';
+export type { OrderMode } from '../integrations/types.js';
 
-/** Incident management carries state (trigger/resolve on one dedup_key): only the newest state matters. */
+/**
+ * Each type's descriptor says whether its notifications carry state (supersede) or not (in-order). A name this
+ * version does not know (a row written by a newer one) stays 'in-order', the mode that never drops a notification.
+ */
 export function orderModeOf(type: IntegrationType): OrderMode {
-  return type === 'INCIDENT_MGMT' ? 'supersede' : 'in-order';
+  return descriptorOf(type)?.orderMode ?? 'in-order';
 }
 
 export interface OrderPosition {

@@ -13,30 +13,16 @@
  * The limiter lives in the worker's memory: each process (replica) has its own buckets, and a restart
  * starts with full buckets. Receivers' 429 + Retry-After remain the backstop (retried, never dropped).
  */
+import { INTEGRATIONS } from '../integrations/registry.js';
+import type { RateLimit } from '../integrations/types.js';
 import type { IntegrationType } from '../store/types.js';
 
-export interface RateLimit {
-  /** Sustained rate, in sends per second (> 0). */
-  ratePerSec: number;
-  /** Bucket size: how many can go at once after a quiet period (>= 1). */
-  burst: number;
-}
+export type { RateLimit } from '../integrations/types.js';
 
-/**
- * Defaults per integration type:
- * - SLACK 1/s, burst 3: Slack's incoming webhooks allow about 1 message/s per channel, short bursts tolerated.
- * - TEAMS 2/s, burst 4: Workflows (Power Automate) webhooks throttle well below webhook-server rates.
- * - WEBHOOK 20/s, burst 40: our own receivers; protects them from a storm.
- * - INCIDENT_MGMT 2/s, burst 10: PagerDuty Events API v2 allows about 120 events/min per integration key.
- * - EMAIL 5/s, burst 10: typical SMTP relay limits.
- */
-export const DEFAULT_RATE_LIMITS: Readonly<Record<IntegrationType, RateLimit>> = {
-  SLACK: { ratePerSec: 1, burst: 3 },
-  TEAMS: { ratePerSec: 2, burst: 4 },
-  WEBHOOK: { ratePerSec: 20, burst: 40 },
-  INCIDENT_MGMT: { ratePerSec: 2, burst: 10 },
-  EMAIL: { ratePerSec: 5, burst: 10 },
-};
+/** Defaults per integration type: each type's descriptor (src/integrations/<type>.ts) says why its numbers. */
+export const DEFAULT_RATE_LIMITS: Readonly<Record<IntegrationType, RateLimit>> = Object.fromEntries(
+  Object.values(INTEGRATIONS).map((d) => [d.type, d.rateLimit]),
+) as Record<IntegrationType, RateLimit>;
 
 interface Bucket {
   limit: RateLimit;

@@ -8,7 +8,7 @@ import { EVENT_FAMILIES, EVENT_TYPES, isEventType, type EventType, type EventTyp
 import { fieldTreeFromSchema, joinFieldPath, mergeFieldTrees, type FieldNode, type ObjectFieldNode } from './field-tree.js';
 import type { EventDataByType } from './types.js';
 
-/** Highest threshold in days (the monitoring configuration's limit, src/service/monitoring.ts). */
+/** Highest threshold in days (the monitoring configuration's limit, src/model/monitoring.ts). */
 const MAX_THRESHOLD_DAYS = 3650;
 /** Rule ids are positive int32: what every consumer (CEL int, PostgreSQL integer, JSON) holds exactly. */
 const MAX_RULE_ID = 2_147_483_647;

@@ -26,17 +26,3 @@ export function createHttpMetrics(registry = new Registry(), withDefaults = true
     }),
   };
 }
-
-/**
- * certmgr_notify_egress_refused_total{reason,stage}: tenant destinations the egress policy refused. `reason` is a
- * coarse class (EgressRefusal: denied_address, metadata_host, userinfo, scheme, port, invalid_url, no_host), never
- * the address; `stage` is create_update (the early check) or connect (a send: pre-send check or connect time).
- */
-export function createEgressRefusedCounter(registry: Registry): Counter<'reason' | 'stage'> {
-  return new Counter({
-    name: 'certmgr_notify_egress_refused_total',
-    help: 'Tenant destinations refused by the egress policy, by coarse reason and stage (create_update or connect)',
-    labelNames: ['reason', 'stage'],
-    registers: [registry],
-  });
-}

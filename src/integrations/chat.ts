@@ -5,7 +5,16 @@
  */
 import { checkTenantUrl, postAndClassify, truncateChars } from './http.js';
 import { render, type Fact, type Rendered, type Severity } from './render.js';
-import { DEFAULT_EGRESS, type DeliveryResult, type IntegrationOptions, type IntegrationType, type Notification, type Notifier } from './types.js';
+import {
+  DEFAULT_EGRESS,
+  type DeliveryResult,
+  type IntegrationDescriptor,
+  type IntegrationOptions,
+  type IntegrationType,
+  type Notification,
+  type Notifier,
+  type ParamField,
+} from './types.js';
 
 /** Facts shown as the message body rather than as a field. */
 const BODY_FACTS = new Set(['Message', 'Details']);
@@ -103,3 +112,27 @@ export function createSlackNotifier(opts: IntegrationOptions): Notifier {
 export function createTeamsNotifier(opts: IntegrationOptions): Notifier {
   return chatNotifier('TEAMS', buildTeamsMessage, opts);
 }
+
+const CHAT_PARAMS: readonly ParamField[] = [{ input: 'webhookUrl', kind: 'destination', required: true, into: 'secrets', key: 'webhookUrl' }];
+
+/** Slack's incoming webhooks allow about 1 message/s per channel, short bursts tolerated. */
+export const slack: IntegrationDescriptor = {
+  type: 'SLACK',
+  api: { createMutation: 'createSlackIntegration', paramsField: 'slackParams' },
+  params: CHAT_PARAMS,
+  orderMode: 'in-order',
+  rateLimit: { ratePerSec: 1, burst: 3 },
+  providerType: 'Slack',
+  createNotifier: createSlackNotifier,
+};
+
+/** Workflows (Power Automate) webhooks throttle well below webhook-server rates. */
+export const teams: IntegrationDescriptor = {
+  type: 'TEAMS',
+  api: { createMutation: 'createTeamsIntegration', paramsField: 'teamsParams' },
+  params: CHAT_PARAMS,
+  orderMode: 'in-order',
+  rateLimit: { ratePerSec: 2, burst: 4 },
+  providerType: 'Teams',
+  createNotifier: createTeamsNotifier,
+};

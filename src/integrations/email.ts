@@ -10,7 +10,7 @@
 import { createTransport } from 'nodemailer';
 import { describeNetworkError, redact, secretFragments, truncateChars } from './http.js';
 import { render, SEVERITY_COLOR, type Rendered } from './render.js';
-import type { DeliveryResult, IntegrationOptions, Notification, Notifier } from './types.js';
+import type { DeliveryResult, IntegrationDescriptor, IntegrationOptions, Notification, Notifier } from './types.js';
 
 export const SUBJECT_PREFIX = '[certmgr-notify]';
 export const MESSAGE_ID_DOMAIN = 'certmgr-notify';
@@ -153,3 +153,17 @@ export function createEmailNotifier(opts: IntegrationOptions): Notifier {
     },
   };
 }
+
+/** Typical SMTP relay limits: 5/s, burst 10. */
+export const email: IntegrationDescriptor = {
+  type: 'EMAIL',
+  api: { createMutation: 'createEmailIntegration', paramsField: 'emailParams' },
+  params: [
+    { input: 'to', kind: 'emails', required: true, into: 'config', key: 'to' },
+    { input: 'from', kind: 'email', required: false, into: 'config', key: 'from' },
+  ],
+  orderMode: 'in-order',
+  rateLimit: { ratePerSec: 5, burst: 10 },
+  providerType: 'Email',
+  createNotifier: createEmailNotifier,
+};

@@ -8,7 +8,7 @@
  */
 import { checkTargetUrl, postAndClassify, truncateChars, type HttpContext } from './http.js';
 import { correlationKeyOf, render, type EventView, type Severity } from './render.js';
-import type { DeliveryResult, IntegrationOptions, Notification, Notifier } from './types.js';
+import type { DeliveryResult, IntegrationDescriptor, IntegrationOptions, Notification, Notifier } from './types.js';
 
 export const ENQUEUE_PATH = '/v2/enqueue';
 /** PagerDuty rejects events above 512 KB; custom_details is replaced by a note beyond this. */
@@ -127,3 +127,18 @@ export function createIncidentNotifier(opts: IntegrationOptions): Notifier {
     },
   };
 }
+
+/**
+ * Incident management carries state (trigger/resolve on one dedup_key): only the newest state matters, so a
+ * newer notification supersedes an unsent older one. PagerDuty Events API v2 allows about 120 events/min per
+ * integration key: 2/s, burst 10.
+ */
+export const incident: IntegrationDescriptor = {
+  type: 'INCIDENT_MGMT',
+  api: { createMutation: 'createIncidentMgmtIntegration', paramsField: 'incidentMgmtParams' },
+  params: [{ input: 'IntegrationKey', kind: 'secret', required: true, into: 'secrets', key: 'integrationKey', maxChars: 256 }],
+  orderMode: 'supersede',
+  rateLimit: { ratePerSec: 2, burst: 10 },
+  providerType: 'IncidentManagement',
+  createNotifier: createIncidentNotifier,
+};

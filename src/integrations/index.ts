@@ -1,13 +1,10 @@
 /**
- * Integrations: one notifier per IntegrationType. The delivery engine calls
+ * Integrations: one notifier per IntegrationType (its descriptor in registry.ts). The delivery engine calls
  * createNotifier(type, opts) once per type and then notifier.send(notification, signal).
  */
-import { createSlackNotifier, createTeamsNotifier } from './chat.js';
-import { createEmailNotifier } from './email.js';
-import { createIncidentNotifier } from './incident.js';
 import { redact, secretFragments, truncateChars } from './http.js';
+import { descriptorOf } from './registry.js';
 import type { DeliveryResult, IntegrationOptions, IntegrationType, Notification, Notifier } from './types.js';
-import { createWebhookNotifier } from './webhook.js';
 
 export * from './types.js';
 export { buildCloudEvent, buildPayload, PAYLOAD_SCHEMA_ID, PAYLOAD_VERSION, type CloudEvent, type WebhookPayloadV1 } from './payload.js';
@@ -38,20 +35,7 @@ export function createNotifier(type: IntegrationType, opts: IntegrationOptions):
 }
 
 function notifierOf(type: IntegrationType, opts: IntegrationOptions): Notifier {
-  switch (type) {
-    case 'INCIDENT_MGMT':
-      return createIncidentNotifier(opts);
-    case 'WEBHOOK':
-      return createWebhookNotifier(opts);
-    case 'EMAIL':
-      return createEmailNotifier(opts);
-    case 'SLACK':
-      return createSlackNotifier(opts);
-    case 'TEAMS':
-      return createTeamsNotifier(opts);
-    default: {
-      const never: never = type;
-      throw new Error(`unknown integration type ${String(never)}`);
-    }
-  }
+  const d = descriptorOf(type);
+  if (!d) throw new Error(`unknown integration type ${String(type)}`);
+  return d.createNotifier(opts);
 }

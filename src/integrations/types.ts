@@ -7,9 +7,10 @@
  */
 import type { InternalEvent } from '../events/families.js';
 import { EgressPolicy } from './egress.js';
-import type { IntegrationRecord, IntegrationType } from '../store/types.js';
+import type { IntegrationType } from '../model/integration-types.js';
+import type { IntegrationRecord } from '../model/records.js';
 
-export type { IntegrationType } from '../store/types.js';
+export type { IntegrationType } from '../model/integration-types.js';
 
 export interface Notification {
   /** Delivery id: stable across retries and redeliveries -> webhook-id, CloudEvents id, email Message-ID. */
@@ -68,6 +69,67 @@ export interface IntegrationOptions {
    * with no allow-list. The operator's own destinations (incident events URL, SMTP URL) are trusted.
    */
   egress?: EgressPolicy;
+}
+
+/**
+ * Order per key (delivery/order.ts): 'supersede' for a type whose notifications carry state (only the newest
+ * matters), 'in-order' for the others.
+ */
+export type OrderMode = 'supersede' | 'in-order';
+
+/** A token bucket's shape (delivery/rate-limit.ts). */
+export interface RateLimit {
+  /** Sustained rate, in sends per second (> 0). */
+  ratePerSec: number;
+  /** Bucket size: how many can go at once after a quiet period (>= 1). */
+  burst: number;
+}
+
+/**
+ * How one parameter is validated (src/service/integrations.ts applies it): a secret string, a tenant destination
+ * URL (http(s) and the egress policy's early check), a Standard Webhooks signing secret, one email address, or a
+ * list of them.
+ */
+export type ParamKind = 'secret' | 'destination' | 'signingSecret' | 'email' | 'emails';
+
+/** One field of a type's parameters input, and where its validated value is stored. */
+export interface ParamField {
+  /** Field name in the GraphQL params input (spec SDL, e.g. IntegrationKey). */
+  input: string;
+  kind: ParamKind;
+  required: boolean;
+  /** Write-only `secrets` (never returned or logged) or returned `config`, under `key`. */
+  into: 'secrets' | 'config';
+  key: string;
+  /** For 'secret': the longest accepted value, in characters. */
+  maxChars?: number;
+}
+
+/**
+ * Everything the service knows about one integration type, in the type's own file; src/integrations/registry.ts
+ * lists them and every other module (validation, delivery order, rate limits, API, notifiers) reads it there.
+ */
+export interface IntegrationDescriptor {
+  readonly type: IntegrationType;
+  /** The API surface (spec SDL, kept as is): the create mutation and the params input field of create/update. */
+  readonly api: {
+    createMutation: string;
+    paramsField: string;
+    /** The create mutation carries the params' fields at the top level of its input (WEBHOOK: url, signingSecret). */
+    flatCreateInput?: boolean;
+  };
+  /** In validation order; the first bad one is reported. */
+  readonly params: readonly ParamField[];
+  /** Non-secret config derived from the validated secrets (WEBHOOK: whether it signs). */
+  deriveConfig?(secrets: Readonly<Record<string, string>>): Record<string, unknown>;
+  /** The secrets to store when an update replaces `current` with `next` (WEBHOOK: signing-secret rotation). */
+  updateSecrets?(current: Readonly<Record<string, string>>, next: Readonly<Record<string, string>>, now: number): Record<string, string>;
+  readonly orderMode: OrderMode;
+  /** Default per-integration rate limit (overridable per type on the worker). */
+  readonly rateLimit: RateLimit;
+  /** The NotificationProvider spec.type the operator maps to this type (src/api/notificationprovider.ts). */
+  readonly providerType: string;
+  createNotifier(opts: IntegrationOptions): Notifier;
 }
 
 /** The default policy: loopback, private, link-local, metadata and other special ranges refused. */

@@ -16,7 +16,7 @@
 import { createHmac } from 'node:crypto';
 import { checkTenantUrl, postAndClassify } from './http.js';
 import { buildCloudEvent, CLOUDEVENTS_CONTENT_TYPE } from './payload.js';
-import { DEFAULT_EGRESS, type DeliveryResult, type IntegrationOptions, type Notification, type Notifier } from './types.js';
+import { DEFAULT_EGRESS, type DeliveryResult, type IntegrationDescriptor, type IntegrationOptions, type Notification, type Notifier } from './types.js';
 
 const WHSEC_PREFIX = 'whsec_';
 
@@ -120,3 +120,20 @@ export function createWebhookNotifier(opts: IntegrationOptions): Notifier {
     },
   };
 }
+
+/** Our own receivers: the limit (20/s, burst 40) protects them from a storm. */
+export const webhook: IntegrationDescriptor = {
+  type: 'WEBHOOK',
+  api: { createMutation: 'createWebhookIntegration', paramsField: 'webhookParams', flatCreateInput: true },
+  params: [
+    { input: 'url', kind: 'destination', required: true, into: 'secrets', key: 'url' },
+    { input: 'signingSecret', kind: 'signingSecret', required: false, into: 'secrets', key: 'signingSecret' },
+  ],
+  deriveConfig: (secrets) => ({ signed: secrets['signingSecret'] !== undefined }),
+  // a new signing secret: the old one keeps signing too for the overlap (receivers rotate without loss)
+  updateSecrets: (current, next, now) => rotateSigningSecret(current, next, now),
+  orderMode: 'in-order',
+  rateLimit: { ratePerSec: 20, burst: 40 },
+  providerType: 'Webhook',
+  createNotifier: createWebhookNotifier,
+};

@@ -8,7 +8,7 @@ import type { NotificationRouterSpec } from '../api/notificationrouter.js';
 import type { SecretKeyRef } from '../api/meta.js';
 import type { MonitoringConfigView } from '../client/monitoring.js';
 import type { CreateIntegrationInput, IntegrationParams, IntegrationView, RouterInput, RouterView, UpdateIntegrationInput } from '../client/service-api.js';
-import type { MonitoringConfigInput } from '../service/monitoring.js';
+import type { MonitoringConfigInput } from '../model/monitoring.js';
 import type { IntegrationType } from '../store/types.js';
 
 export interface ObjectId {

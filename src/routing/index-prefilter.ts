@@ -17,7 +17,7 @@
  */
 import { filterConstraints, type ConstraintValue, type DataConstraint } from '../cel/index.js';
 import type { EventType } from '../events/families.js';
-import type { CompiledRouter } from './match.js';
+import type { CompiledRouter } from './compiled-router.js';
 
 interface Bucket {
   path: readonly string[];

@@ -4,19 +4,13 @@
  * enabled and belongs to the same company, the event is monitored (expiration events) and the filter evaluates
  * to exactly true (an empty filter matches).
  */
-import type { CompiledFilter } from '../cel/index.js';
 import { familyOf, familyOfType, type EventTypeId, type InternalEvent } from '../events/families.js';
-import type { IntegrationRecord, MonitoringConfigRecord, RouterRecord } from '../store/types.js';
-import { isMonitored } from '../service/monitoring.js';
+import type { IntegrationRecord, MonitoringConfigRecord, RouterRecord } from '../model/records.js';
+import { isMonitored } from '../model/monitoring.js';
+import type { CompiledRouter } from './compiled-router.js';
 import { buildPrefilterIndex, type PrefilterIndex } from './index-prefilter.js';
 import type { TimeSlicer } from './slicer.js';
 
-export interface CompiledRouter {
-  record: RouterRecord;
-  /** null when the stored filter no longer compiles (e.g. written by an older version): never matches. */
-  filter: CompiledFilter | null;
-  compileError?: string;
-}
 
 export type Verdict =
   | 'MATCHED'

@@ -14,9 +14,10 @@
  */
 import { compileFilter, FilterCompileError, type CompiledFilter } from '../cel/index.js';
 import { EVENT_TYPE_IDS, type EventTypeId } from '../events/families.js';
-import { defaultMonitoringConfig } from '../service/monitoring.js';
+import { defaultMonitoringConfig } from '../model/monitoring.js';
 import type { IntegrationRecord, RouterRecord, Store } from '../store/types.js';
-import { routingIndex, type CompiledRouter, type RoutingSnapshot } from './match.js';
+import type { CompiledRouter } from './compiled-router.js';
+import { routingIndex, type RoutingSnapshot } from './match.js';
 import { TenantLru, type EvictionReason, type LruLimits, type LruStats } from './tenant-lru.js';
 
 interface Entry {

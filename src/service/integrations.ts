@@ -1,7 +1,7 @@
 /** Integration (notification provider) operations. Secrets are write-only: kept in `secrets`, never returned. */
 import type { EgressPolicy } from '../integrations/egress.js';
-import { DEFAULT_EGRESS } from '../integrations/types.js';
-import { rotateSigningSecret } from '../integrations/webhook.js';
+import { descriptorOf, INTEGRATIONS } from '../integrations/registry.js';
+import { DEFAULT_EGRESS, type ParamField } from '../integrations/types.js';
 import type { IntegrationRecord, IntegrationType } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError, badInput } from './errors.js';
@@ -9,22 +9,14 @@ import { requireAllExist, requireIdList } from './ids.js';
 import { requireQuota } from './quotas.js';
 import { requireEmail, requireEmails, requireName, requireSecret, requireSigningSecret, requireUrl } from './validate.js';
 
-/** Type-specific parameters as the GraphQL inputs carry them. */
-export interface IntegrationParamsInput {
-  incidentMgmtParams?: { IntegrationKey?: unknown } | null;
-  webhookParams?: { url?: unknown; signingSecret?: unknown } | null;
-  emailParams?: { to?: unknown; from?: unknown } | null;
-  slackParams?: { webhookUrl?: unknown } | null;
-  teamsParams?: { webhookUrl?: unknown } | null;
-}
+/**
+ * Type-specific parameters as the GraphQL inputs carry them: `<type>Params` (the type descriptor's
+ * api.paramsField) holding the fields of its `params`.
+ */
+export type IntegrationParamsInput = { [paramsField: string]: unknown };
 
-const PARAMS_FIELD: Record<IntegrationType, keyof IntegrationParamsInput> = {
-  INCIDENT_MGMT: 'incidentMgmtParams',
-  WEBHOOK: 'webhookParams',
-  EMAIL: 'emailParams',
-  SLACK: 'slackParams',
-  TEAMS: 'teamsParams',
-};
+/** The params input field of every type, for "does not apply" and "any params given". */
+const PARAMS_FIELDS = (): string[] => Object.values(INTEGRATIONS).map((d) => d.api.paramsField);
 
 interface Settings {
   config: Record<string, unknown>;
@@ -42,32 +34,45 @@ function requireDestination(field: string, v: unknown, egress: EgressPolicy): st
   return url;
 }
 
+/** Validates one parameter as its descriptor says; undefined for an optional one left out. */
+function parseParam(f: ParamField, at: string, v: unknown, egress: EgressPolicy): string | string[] | undefined {
+  if (!f.required && v == null) return undefined;
+  const field = `${at}.${f.input}`;
+  switch (f.kind) {
+    case 'secret':
+      return requireSecret(field, v, f.maxChars);
+    case 'destination':
+      return requireDestination(field, v, egress);
+    case 'signingSecret':
+      return requireSigningSecret(field, v);
+    case 'email':
+      return requireEmail(field, v);
+    case 'emails':
+      return requireEmails(field, v);
+  }
+}
+
 /** Validates the parameters of one integration type into non-secret config and write-only secrets. */
 export function parseParams(type: IntegrationType, input: IntegrationParamsInput, prefix = 'input', egress: EgressPolicy = DEFAULT_EGRESS): Settings {
-  const field = PARAMS_FIELD[type];
-  for (const [k, f] of Object.entries(PARAMS_FIELD)) {
+  const d = descriptorOf(type);
+  // a row of a type this version does not know (written by a newer one): refused, not a crash
+  if (!d) throw badInput(prefix, `integration type ${String(type)} is not supported by this version`);
+  const field = d.api.paramsField;
+  for (const f of PARAMS_FIELDS()) {
     if (f !== field && input[f] != null) throw badInput(`${prefix}.${f}`, `${prefix}.${f} does not apply to a ${type} integration; use ${prefix}.${field}`);
   }
   const p = input[field] as Record<string, unknown> | null | undefined;
   const at = `${prefix}.${field}`;
   if (p == null) throw badInput(at, `${at} is required for a ${type} integration`);
-  switch (type) {
-    case 'INCIDENT_MGMT':
-      return { config: {}, secrets: { integrationKey: requireSecret(`${at}.IntegrationKey`, p.IntegrationKey, 256) } };
-    case 'WEBHOOK': {
-      const secrets: Record<string, string> = { url: requireDestination(`${at}.url`, p.url, egress) };
-      if (p.signingSecret != null) secrets.signingSecret = requireSigningSecret(`${at}.signingSecret`, p.signingSecret);
-      return { config: { signed: secrets.signingSecret !== undefined }, secrets };
-    }
-    case 'EMAIL': {
-      const config: Record<string, unknown> = { to: requireEmails(`${at}.to`, p.to) };
-      if (p.from != null) config.from = requireEmail(`${at}.from`, p.from);
-      return { config, secrets: {} };
-    }
-    case 'SLACK':
-    case 'TEAMS':
-      return { config: {}, secrets: { webhookUrl: requireDestination(`${at}.webhookUrl`, p.webhookUrl, egress) } };
+  const config: Record<string, unknown> = {};
+  const secrets: Record<string, string> = {};
+  for (const f of d.params) {
+    const v = parseParam(f, at, p[f.input], egress);
+    if (v === undefined) continue;
+    if (f.into === 'secrets') secrets[f.key] = v as string;
+    else config[f.key] = v;
   }
+  return { config: { ...config, ...d.deriveConfig?.(secrets) }, secrets };
 }
 
 /**
@@ -105,7 +110,7 @@ export async function createIntegration(ctx: ServiceContext, type: IntegrationTy
   const name = requireName('input.name', input.name);
   if (input.enabled != null && typeof input.enabled !== 'boolean') throw badInput('input.enabled', 'input.enabled must be a boolean');
   const { config, secrets } = parseParams(type, input, 'input', ctx.runtime?.egress);
-  requireDeliverable(ctx, type, `input.${PARAMS_FIELD[type]}`);
+  requireDeliverable(ctx, type, `input.${INTEGRATIONS[type].api.paramsField}`);
   const now = ctx.now();
   const enabled = input.enabled ?? true;
   const managedBy = input.managedBy == null ? null : requireName('input.managedBy', input.managedBy, 512);
@@ -145,13 +150,13 @@ export async function updateIntegration(ctx: ServiceContext, id: string, input: 
       patch.enabled = input.enabled;
     }
     if (input.managedBy !== undefined) patch.managedBy = input.managedBy === null || input.managedBy === '' ? null : requireName('input.managedBy', input.managedBy, 512);
-    const anyParams = Object.values(PARAMS_FIELD).some((f) => input[f] != null);
+    const anyParams = PARAMS_FIELDS().some((f) => input[f] != null);
     if (anyParams) {
       const parsed = parseParams(cur.type, input, 'input', ctx.runtime?.egress);
-      // a new signing secret: the old one keeps signing too for the overlap (receivers rotate without loss)
-      if (cur.type === 'WEBHOOK') parsed.secrets = rotateSigningSecret(cur.secrets, parsed.secrets, ctx.now());
+      const d = INTEGRATIONS[cur.type]; // known: parseParams refused any other
+      if (d.updateSecrets) parsed.secrets = d.updateSecrets(cur.secrets, parsed.secrets, ctx.now());
       Object.assign(patch, parsed);
-      requireDeliverable(ctx, cur.type, `input.${PARAMS_FIELD[cur.type]}`);
+      requireDeliverable(ctx, cur.type, `input.${d.api.paramsField}`);
     }
     const next = await tx.updateIntegration(ctx.companyId, id, patch, ctx.now());
     if (!next) throw new ServiceError('NOT_FOUND', `integration ${id} not found`, 'id');

@@ -1,44 +1,26 @@
 /**
- * The CERTIFICATE_EXPIRATION inventory monitoring configuration: defaults, validation, response shape,
- * and the pure `isMonitored` decision.
+ * The CERTIFICATE_EXPIRATION inventory monitoring configuration's use cases: validation of a PUT, the response
+ * shape, get and put. The pure rules (defaults, limits, ruleIds, isMonitored) are in src/model/monitoring.ts.
  */
-import { createHash } from 'node:crypto';
-import type { MonitoringConfigRecord } from '../store/types.js';
+import {
+  MAX_APPLICATION_ID_CHARS,
+  MAX_APPLICATION_IDS,
+  MAX_THRESHOLD_DAYS,
+  MAX_THRESHOLDS,
+  MONITORING_TYPE,
+  defaultMonitoringConfig,
+  monitoringConfigId,
+  rulesOf,
+} from '../model/monitoring.js';
+import type { MonitoringConfigInput } from '../model/monitoring.js';
+import type { MonitoringConfigRecord } from '../model/records.js';
 import type { ServiceContext } from './context.js';
 import { textProblem } from '../validation/formats.js';
 import { ValidationErrors, type FieldError } from './errors.js';
 
-export const MONITORING_TYPE = 'CERTIFICATE_EXPIRATION';
-export const MAX_THRESHOLDS = 3;
-export const MAX_THRESHOLD_DAYS = 3650;
-export const MAX_APPLICATION_IDS = 1000;
-/** Per application id, in characters (code points). */
-export const MAX_APPLICATION_ID_CHARS = 256;
+export { MONITORING_TYPE };
+export type { MonitoringConfigInput };
 
-/** A stable UUID derived from the company id, so GET returns the same id before and after the first PUT. */
-export function monitoringConfigId(companyId: string): string {
-  const h = createHash('sha256').update(`monitoring-config:${MONITORING_TYPE}:${companyId}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h.slice(16, 18), 16) & 0x3f) | 0x80).toString(16)}${h.slice(18, 20)}-${h.slice(20, 32)}`;
-}
-
-export function defaultMonitoringConfig(companyId: string, now = 0): MonitoringConfigRecord {
-  return {
-    id: monitoringConfigId(companyId),
-    companyId,
-    enabled: true,
-    thresholds: [30, 14, 7],
-    applicationIds: [],
-    includeUnassignedCertificates: true,
-    updatedAt: now,
-  };
-}
-
-export interface MonitoringConfigInput {
-  enabled: boolean;
-  thresholds: number[];
-  applicationIds: string[];
-  includeUnassignedCertificates: boolean;
-}
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const typeName = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
@@ -118,11 +100,6 @@ export function parseMonitoringPut(body: unknown): MonitoringConfigInput {
   };
 }
 
-/** Rules: ruleId is the 1-based position of the threshold. Expiration events carry that ruleId. */
-export function rulesOf(thresholds: readonly number[]): { ruleId: number; threshold: number }[] {
-  return thresholds.map((threshold, i) => ({ ruleId: i + 1, threshold }));
-}
-
 export function monitoringResponse(rec: MonitoringConfigRecord) {
   return {
     id: rec.id,
@@ -151,15 +128,4 @@ export async function putMonitoringConfig(ctx: ServiceContext, input: Monitoring
   });
   ctx.onChange?.('monitoring', ctx.companyId);
   return rec;
-}
-
-/**
- * Pure: whether a certificate assigned to `applicationIds` is monitored (spec, combinations table).
- * An empty list of the certificate's applications means "unassigned".
- */
-export function isMonitored(cfg: Pick<MonitoringConfigRecord, 'enabled' | 'applicationIds' | 'includeUnassignedCertificates'>, certApplicationIds: readonly string[]): boolean {
-  if (!cfg.enabled) return false;
-  if (certApplicationIds.length === 0) return cfg.includeUnassignedCertificates;
-  if (cfg.applicationIds.length === 0) return true;
-  return certApplicationIds.some((a) => cfg.applicationIds.includes(a));
 }

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { compareOrder, orderModeOf, orderOfEvent, orderVerdict, type KeyDelivery, type OrderMode, type OrderVerdict } from '../../src/delivery/order.js';
 import { correlationKeyOf, viewOf } from '../../src/integrations/render.js';
-import { INTEGRATION_TYPES } from '../../src/store/types.js';
+import { INTEGRATION_TYPES } from '../../src/model/integration-types.js';
 import { EVENTS } from '../integrations/helpers.js';
 
 const at = (orderAt: number, orderSeq = 0, id = 'm') => ({ orderAt, orderSeq, id });
@@ -23,6 +23,9 @@ describe('compareOrder', () => {
 describe('orderModeOf', () => {
   it('only incident management is state-carrying', () => {
     expect(INTEGRATION_TYPES.filter((t) => orderModeOf(t) === 'supersede')).toEqual(['INCIDENT_MGMT']);
+  });
+  it('a type this version does not know is in-order (never dropped)', () => {
+    expect(orderModeOf('PAGER' as (typeof INTEGRATION_TYPES)[number])).toBe('in-order');
   });
 });
 

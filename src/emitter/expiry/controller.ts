@@ -17,7 +17,7 @@ import type { KeyedState } from '../state.js';
 import type { EventSink } from '../../client/events.js';
 import type { CertManagerObject } from '../health/observe.js';
 import type { MonitoringConfigSource } from '../../client/monitoring.js';
-import type { MonitoringConfigInput } from '../../service/monitoring.js';
+import type { MonitoringConfigInput } from '../../model/monitoring.js';
 import { applicationIdsOf, dueExpirations, expirationEvent, type ExpiryCertificate, type ExpiryState } from './due.js';
 import { parseLeafCertificate } from './x509.js';
 

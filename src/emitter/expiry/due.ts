@@ -13,7 +13,7 @@
  * - A new serial (renewal) starts over. Disabled configuration or an unmonitored certificate: no event,
  *   marks kept (a renewal still clears them).
  */
-import { isMonitored, rulesOf, type MonitoringConfigInput } from '../../service/monitoring.js';
+import { isMonitored, rulesOf, type MonitoringConfigInput } from '../../model/monitoring.js';
 import type { InternalEvent } from '../../events/families.js';
 import { sanitizeEvent } from '../../events/sanitize.js';
 import type { ExpiringCertificateData } from '../../events/types.js';

@@ -3,6 +3,7 @@
  * Views never carry secrets.
  */
 import { EVENT_FAMILIES, familyOf, familyOfType } from '../../events/families.js';
+import { INTEGRATIONS } from '../../integrations/registry.js';
 import type { IntegrationRecord, RouterRecord } from '../../store/types.js';
 import type { ServiceContext } from '../../service/context.js';
 import * as integrations from '../../service/integrations.js';
@@ -81,6 +82,23 @@ type Resolver = (args: Args, ctx: ServiceContext) => unknown;
 
 const connection = <T>(nodes: T[]) => ({ nodes, totalCount: nodes.length });
 
+/**
+ * One create mutation per integration type, from the registry (the SDL names them; a drift test keeps the two
+ * equal). A flat create input (WEBHOOK: url, signingSecret at the top) is regrouped under the params field.
+ */
+function createIntegrationResolvers(): Record<string, Resolver> {
+  const out: Record<string, Resolver> = {};
+  for (const d of Object.values(INTEGRATIONS)) {
+    out[d.api.createMutation] = async (a, ctx) => {
+      const input = d.api.flatCreateInput
+        ? { ...a.input, [d.api.paramsField]: Object.fromEntries(d.params.map((p) => [p.input, a.input[p.input]])) }
+        : a.input;
+      return integrationView(await integrations.createIntegration(ctx, d.type, input));
+    };
+  }
+  return out;
+}
+
 export const rootValue: Record<string, Resolver> = {
   // queries
   integrations: async (_a, ctx) => connection((await integrations.listIntegrations(ctx)).map(integrationView)),
@@ -123,17 +141,7 @@ export const rootValue: Record<string, Resolver> = {
   },
 
   // integrations
-  createIncidentMgmtIntegration: async (a, ctx) => integrationView(await integrations.createIntegration(ctx, 'INCIDENT_MGMT', a.input)),
-  createWebhookIntegration: async (a, ctx) =>
-    integrationView(
-      await integrations.createIntegration(ctx, 'WEBHOOK', {
-        ...a.input,
-        webhookParams: { url: a.input.url, signingSecret: a.input.signingSecret },
-      }),
-    ),
-  createEmailIntegration: async (a, ctx) => integrationView(await integrations.createIntegration(ctx, 'EMAIL', a.input)),
-  createSlackIntegration: async (a, ctx) => integrationView(await integrations.createIntegration(ctx, 'SLACK', a.input)),
-  createTeamsIntegration: async (a, ctx) => integrationView(await integrations.createIntegration(ctx, 'TEAMS', a.input)),
+  ...createIntegrationResolvers(),
   updateIntegration: async (a, ctx) => integrationView(await integrations.updateIntegration(ctx, a.id, a.input)),
   deleteIntegrations: async (a, ctx) => ({ ids: await integrations.deleteIntegrations(ctx, a.ids) }),
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultMonitoringConfig, isMonitored, monitoringConfigId, rulesOf } from '../../src/service/monitoring.js';
+import { defaultMonitoringConfig, isMonitored, monitoringConfigId, rulesOf } from '../../src/model/monitoring.js';
 
 describe('isMonitored (spec combinations table)', () => {
   const cfg = (applicationIds: string[], includeUnassignedCertificates: boolean, enabled = true) => ({ enabled, applicationIds, includeUnassignedCertificates });

@@ -1,0 +1,25 @@
+/**
+ * The integration-type registry: one descriptor per type, each defined in its own file. Everything that
+ * depends on the type (parameter validation, delivery order mode, rate limits, the API's create mutations,
+ * notifiers, the operator's provider types) reads it here. Adding a type: docs/DEVELOPMENT.md.
+ */
+import type { IntegrationType } from '../model/integration-types.js';
+import { slack, teams } from './chat.js';
+import { email } from './email.js';
+import { incident } from './incident.js';
+import type { IntegrationDescriptor } from './types.js';
+import { webhook } from './webhook.js';
+
+// Typed by the names in model/integration-types.ts: a name without a descriptor (or the reverse) does not compile.
+export const INTEGRATIONS: Readonly<Record<IntegrationType, IntegrationDescriptor>> = {
+  INCIDENT_MGMT: incident,
+  WEBHOOK: webhook,
+  EMAIL: email,
+  SLACK: slack,
+  TEAMS: teams,
+};
+
+/** The descriptor of a type, or undefined for a name that is not one (e.g. a row written by a newer version). */
+export function descriptorOf(type: string): IntegrationDescriptor | undefined {
+  return Object.hasOwn(INTEGRATIONS, type) ? INTEGRATIONS[type as IntegrationType] : undefined;
+}

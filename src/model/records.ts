@@ -1,0 +1,51 @@
+/**
+ * The service's records: what the store keeps and every role (service, routing, delivery, operator, emitter)
+ * reasons about. Plain data, no behaviour; the store (src/store/) persists them.
+ */
+import type { EventTypeId } from '../events/families.js';
+import type { IntegrationType } from './integration-types.js';
+
+export interface MonitoringConfigRecord {
+  id: string;
+  companyId: string;
+  enabled: boolean;
+  thresholds: number[];
+  applicationIds: string[];
+  includeUnassignedCertificates: boolean;
+  updatedAt: number;
+}
+
+export interface IntegrationRecord {
+  id: string;
+  companyId: string;
+  name: string;
+  type: IntegrationType;
+  enabled: boolean;
+  /** Non-secret settings (e.g. email recipients). Returned by the API. */
+  config: Record<string, unknown>;
+  /** Write-only secrets (integration key, signing secret, webhook URL). Never returned by the API or logged. */
+  secrets: Record<string, string>;
+  /** Who owns this record: null for API-created, or e.g. "operator:<ns>/<name>" for CR-managed records. */
+  managedBy: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** Which creation generation made the router; updates must use the matching mutation. */
+export type RouterGeneration = 'ROUTER' | 'ROUTING_CONFIGURATION';
+
+export interface RouterRecord {
+  id: string;
+  companyId: string;
+  name: string;
+  eventTypeId: EventTypeId;
+  enabled: boolean;
+  /** CEL filter; '' matches every event of the family. */
+  filter: string;
+  integrationId: string;
+  templateId: string | null;
+  generation: RouterGeneration;
+  managedBy: string | null;
+  createdAt: number;
+  updatedAt: number;
+}

@@ -1,0 +1,39 @@
+/** parseParams reads each type's descriptor: what is stored where, and the errors (table). */
+import { describe, expect, it } from 'vitest';
+import { parseParams } from '../../src/service/integrations.js';
+
+const KEY = 'k'.repeat(32);
+const HOOK = 'https://hooks.example.com/in?token=t';
+const WHSEC = 'whsec_' + Buffer.from('0123456789abcdef0123').toString('base64');
+
+describe('parseParams', () => {
+  it.each([
+    ['INCIDENT_MGMT', { incidentMgmtParams: { IntegrationKey: KEY } }, { config: {}, secrets: { integrationKey: KEY } }],
+    ['WEBHOOK', { webhookParams: { url: HOOK } }, { config: { signed: false }, secrets: { url: HOOK } }],
+    ['WEBHOOK', { webhookParams: { url: HOOK, signingSecret: WHSEC } }, { config: { signed: true }, secrets: { url: HOOK, signingSecret: WHSEC } }],
+    ['EMAIL', { emailParams: { to: ['ops@example.com'] } }, { config: { to: ['ops@example.com'] }, secrets: {} }],
+    ['EMAIL', { emailParams: { to: ['ops@example.com'], from: 'c@example.com' } }, { config: { to: ['ops@example.com'], from: 'c@example.com' }, secrets: {} }],
+    ['SLACK', { slackParams: { webhookUrl: HOOK } }, { config: {}, secrets: { webhookUrl: HOOK } }],
+    ['TEAMS', { teamsParams: { webhookUrl: HOOK } }, { config: {}, secrets: { webhookUrl: HOOK } }],
+  ] as const)('%s %o', (type, input, want) => {
+    expect(parseParams(type, input)).toEqual(want);
+  });
+
+  it.each([
+    ['SLACK', { slackParams: { webhookUrl: HOOK }, teamsParams: { webhookUrl: HOOK } }, 'input.teamsParams', 'does not apply to a SLACK integration; use input.slackParams'],
+    ['EMAIL', {}, 'input.emailParams', 'is required for a EMAIL integration'],
+    ['INCIDENT_MGMT', { incidentMgmtParams: { IntegrationKey: 'x'.repeat(257) } }, 'input.incidentMgmtParams.IntegrationKey', ''],
+    ['WEBHOOK', { webhookParams: { url: 'http://127.0.0.1/x' } }, 'input.webhookParams.url', ''],
+    ['WEBHOOK', { webhookParams: { url: HOOK, signingSecret: 'short' } }, 'input.webhookParams.signingSecret', ''],
+    ['PAGER', { webhookParams: { url: HOOK } }, 'input', 'integration type PAGER is not supported by this version'],
+  ] as const)('%s %o is refused at %s', (type, input, field, message) => {
+    let err: unknown;
+    try {
+      parseParams(type as Parameters<typeof parseParams>[0], input);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toMatchObject({ field });
+    expect((err as Error).message).toContain(message);
+  });
+});
