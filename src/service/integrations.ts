@@ -45,7 +45,7 @@ function requireDestination(field: string, v: unknown, egress: EgressPolicy): st
 /** Validates the parameters of one integration type into non-secret config and write-only secrets. */
 export function parseParams(type: IntegrationType, input: IntegrationParamsInput, prefix = 'input', egress: EgressPolicy = DEFAULT_EGRESS): Settings {
   const field = PARAMS_FIELD[type];
-  for (const [k, f] of Object.entries(PARAMS_FIELD)) {
+  for (const f of Object.values(PARAMS_FIELD)) {
     if (f !== field && input[f] != null) throw badInput(`${prefix}.${f}`, `${prefix}.${f} does not apply to a ${type} integration; use ${prefix}.${field}`);
   }
   const p = input[field] as Record<string, unknown> | null | undefined;
