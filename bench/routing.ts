@@ -177,7 +177,7 @@ function measure(events: readonly InternalEvent[], ms: number, step: (e: Interna
   const run = (budget: number): { n: number; elapsed: number } => {
     const start = performance.now();
     let n = 0;
-    let elapsed = 0;
+    let elapsed: number;
     do {
       sink += step(events[n % events.length] as InternalEvent);
       n++;

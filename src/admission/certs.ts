@@ -40,13 +40,13 @@ export async function loadCertificatePair(certFile: string, keyFile: string): Pr
   try {
     x509 = new X509Certificate(cert);
   } catch (e) {
-    throw new Error(`the webhook certificate ${certFile} is not a PEM certificate: ${(e as Error).message}`);
+    throw new Error(`the webhook certificate ${certFile} is not a PEM certificate: ${(e as Error).message}`, { cause: e });
   }
   try {
     createSecureContext({ cert, key });
   } catch (e) {
     // e.g. "key values mismatch" while a rotation has written one file but not yet the other
-    throw new Error(`the webhook certificate ${certFile} and key ${keyFile} do not load: ${(e as Error).message}`);
+    throw new Error(`the webhook certificate ${certFile} and key ${keyFile} do not load: ${(e as Error).message}`, { cause: e });
   }
   return { cert, key, fingerprint: x509.fingerprint256, notAfter: x509.validTo, subjectAltName: x509.subjectAltName };
 }

@@ -110,6 +110,8 @@ export async function startAdmissionWebhook(opts: AdmissionWebhookOptions): Prom
     registers: [registry],
   });
 
+  // assigned once the server exists; declared first because the certificate watcher's callback reads it
+  // eslint-disable-next-line prefer-const
   let server: Server | undefined;
   const certs = await watchCertificate({
     certFile: opts.certFile,

@@ -294,6 +294,7 @@ export class EgressPolicy {
 
   #build(opts: DispatcherOptions): Dispatcher {
     const resolve = opts.lookup ?? ((h, o, cb) => dnsLookup(h, o, cb));
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the lookup callback below is a plain function
     const policy = this;
     // net.connect calls this for host names only (never for IP literals); every address must pass.
     const lookup: LookupFunction = (hostname, options, cb) => {

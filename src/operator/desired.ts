@@ -241,17 +241,32 @@ export interface RouterPlan {
 export function planRouterUpdate(desired: RouterInput, actual: RouterView): RouterPlan {
   const drift: string[] = [];
   const update: Partial<RouterInput> = {};
-  if (actual.name !== desired.name) (drift.push('name'), (update.name = desired.name));
-  if (actual.enabled !== desired.enabled) (drift.push('enabled'), (update.enabled = desired.enabled));
+  if (actual.name !== desired.name) {
+    drift.push('name');
+    update.name = desired.name;
+  }
+  if (actual.enabled !== desired.enabled) {
+    drift.push('enabled');
+    update.enabled = desired.enabled;
+  }
   if (actual.eventTypeId !== desired.eventTypeId) {
     drift.push('eventTypeId');
     update.eventTypeId = desired.eventTypeId;
     // the service re-validates the filter against the new family: send the one we want with it
     update.filter = desired.filter;
   }
-  if ((actual.filter ?? '').trim() !== desired.filter) (drift.push('filter'), (update.filter = desired.filter));
-  if (actual.integrationId !== desired.integrationId) (drift.push('integrationId'), (update.integrationId = desired.integrationId));
-  if (actual.managedBy !== desired.managedBy) (drift.push('managedBy'), (update.managedBy = desired.managedBy));
+  if ((actual.filter ?? '').trim() !== desired.filter) {
+    drift.push('filter');
+    update.filter = desired.filter;
+  }
+  if (actual.integrationId !== desired.integrationId) {
+    drift.push('integrationId');
+    update.integrationId = desired.integrationId;
+  }
+  if (actual.managedBy !== desired.managedBy) {
+    drift.push('managedBy');
+    update.managedBy = desired.managedBy;
+  }
   return { drift, update: drift.length ? update : undefined };
 }
 

@@ -1,6 +1,6 @@
 /** Small input checks shared by the service operations; each throws a ServiceError naming the field. */
 import { isUuid, textProblem, type TextKind } from '../validation/formats.js';
-import { ServiceError, badInput } from './errors.js';
+import { badInput } from './errors.js';
 
 export { isUuid };
 

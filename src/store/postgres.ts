@@ -42,6 +42,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
     types,
     ...(opts.maxConnections ? { max: opts.maxConnections } : {}),
     // Awaited by pg-pool before the client is handed out; if it fails, the client is dropped.
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- pg-pool awaits onConnect (its types say void)
     ...(schema ? { onConnect: (c: pg.ClientBase) => c.query(`SET search_path TO ${quoteIdent(schema)}`) } : {}),
   });
   // An idle client losing its connection emits 'error' on the pool; without a listener that

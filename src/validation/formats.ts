@@ -119,6 +119,7 @@ export type TextKind = 'name' | 'text' | 'secret';
 
 const FORBIDDEN: Record<TextKind, RegExp> = {
   name: /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Noncharacter_Code_Point}]/u,
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what this refuses
   text: /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\p{Cs}\p{Noncharacter_Code_Point}\u202a-\u202e\u2066-\u2069]/u,
   secret: /[\p{Cc}\p{Cs}]/u,
 };

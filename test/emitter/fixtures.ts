@@ -1,6 +1,6 @@
 /**
  * Builders of cert-manager objects for the emitter's tests (our own fixtures, modelled on the shapes in
- * /work/shared/reference/cert-manager-samples; never loaded from there) and self-signed certificates.
+ * cert-manager's own sample manifests; never loaded from them) and self-signed certificates.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -315,14 +315,13 @@ describe.skipIf(skip)('fault: watch cut and 410 Gone while the emitter is blind 
     const ns = 'wc-restart';
     const t0 = Date.now();
     const first = await startEmitter(emitterOptions(`emitter-${ns}`));
-    let flips = 0;
     try {
       await first.whenRunning();
       await setup(ns, first);
     } finally {
       await first.stop();
     }
-    flips = await changeWhileBlind(ns);
+    const flips = await changeWhileBlind(ns);
     await compactEtcd(env);
     await sleep(GRACE);
     const second = await startEmitter(emitterOptions(`emitter-${ns}`));

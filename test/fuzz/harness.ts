@@ -90,7 +90,7 @@ export async function call(svc: TestService, path: string, init: CallInit = {}):
     res = await fetch(svc.url + path, { method, headers, ...(body !== undefined ? { body } : {}), signal: AbortSignal.timeout(DEADLINE_MS) });
     text = await res.text();
   } catch (e) {
-    if ((e as Error).name === 'TimeoutError') throw new Error(`${method} ${path} was not answered within the liveness bound of ${DEADLINE_MS} ms`);
+    if ((e as Error).name === 'TimeoutError') throw new Error(`${method} ${path} was not answered within the liveness bound of ${DEADLINE_MS} ms`, { cause: e });
     throw e;
   }
   await probe;
@@ -112,8 +112,8 @@ async function healthzWithin(svc: TestService): Promise<void> {
     res = await fetch(svc.url + '/healthz', { signal: AbortSignal.timeout(DEADLINE_MS) });
     await res.text();
   } catch (e) {
-    if ((e as Error).name === 'TimeoutError') throw new Error(`/healthz was not answered within ${DEADLINE_MS} ms while a request ran (event loop held)`);
-    throw new Error(`/healthz failed while a request ran (service down?): ${(e as Error).message}`);
+    if ((e as Error).name === 'TimeoutError') throw new Error(`/healthz was not answered within ${DEADLINE_MS} ms while a request ran (event loop held)`, { cause: e });
+    throw new Error(`/healthz failed while a request ran (service down?): ${(e as Error).message}`, { cause: e });
   }
   if (res.status !== 200) throw new Error(`/healthz answered ${res.status}`);
 }

@@ -10,7 +10,7 @@
  * `stop()`, on process exit, and by a small watchdog if this process is
  * SIGKILLed.
  *
- * Limits of v1.20 (see /work/shared/reference/k8s-test-env.md): no CEL
+ * Limits of v1.20 (see the project's k8s-test-env reference notes): no CEL
  * validation, SSA is beta, no scheduler/kubelet (Deployments get no pods).
  */
 import { kubeErrorCode, kubeStatus } from '../../src/kube/errors.js';

@@ -77,6 +77,7 @@ export function deliveryView(d: DeliveryRecord, ctx: ServiceContext) {
   };
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- GraphQL validated the arguments against the schema
 type Args = Record<string, any>;
 type Resolver = (args: Args, ctx: ServiceContext) => unknown;
 
