@@ -188,12 +188,14 @@ const REST_PARAMS: Record<string, Record<string, 'not an id'>> = {
 // ---------------------------------------------------------------------------------------------------------------
 // Fixture: both companies get one object of every kind
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- arbitrary GraphQL JSON, walked by path
 async function gqlRaw(svc: TestService, key: string, query: string, variables: Record<string, unknown>): Promise<{ status: number; text: string; json: any }> {
   const r = await svc.rest('/graphql', { key, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
   const text = await r.text();
   return { status: r.status, text, json: JSON.parse(text) };
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- arbitrary GraphQL JSON, walked by path
 async function must(svc: TestService, key: string, query: string, variables: Record<string, unknown> = {}): Promise<any> {
   const r = await gqlRaw(svc, key, query, variables);
   if (r.status !== 200 || r.json.errors) throw new Error(`fixture: ${r.text.slice(0, 400)}`);
@@ -322,6 +324,7 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('cross-tenant attempts (%s)', (
             ? [
                 [[bid], [missing]],
                 // A's own id first: refused as a whole, A's own record not deleted (no partial write)
+                // eslint-disable-next-line @typescript-eslint/no-explicit-any -- arbitrary GraphQL JSON, walked by path
                 [[...((base as any)[path] ?? []), bid], [...((base as any)[path] ?? []), missing]],
               ]
             : [[bid, missing]];

@@ -122,6 +122,7 @@ describe.skipIf(skip)('fault suite: no configured secret in logs, API answers, C
   let keyA: string;
   let keyB: string;
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- arbitrary GraphQL JSON, searched as text
   async function api(where: string, key: string, query: string, variables: Record<string, unknown> = {}): Promise<any> {
     const r = await fetch(`${svc.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', 'svc-api-key': key }, body: JSON.stringify({ query, variables }) });
     const text = await r.text();
