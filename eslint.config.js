@@ -11,7 +11,9 @@ export default tseslint.config(
   tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
-    languageOptions: { parserOptions: { projectService: { allowDefaultProject: ['vitest.config.ts'] }, tsconfigRootDir: import.meta.dirname } },
+    languageOptions: {
+      parserOptions: { projectService: { allowDefaultProject: ['vitest.config.ts'] }, tsconfigRootDir: import.meta.dirname },
+    },
     rules: {
       // A promise nobody awaits loses its rejection (unhandled rejection = process exit on Node 24).
       '@typescript-eslint/no-floating-promises': 'error',

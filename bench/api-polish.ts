@@ -29,10 +29,34 @@ export async function run(n = Number(process.env.BENCH_ROUTERS ?? 1000)): Promis
   const store = await openStore('sqlite::memory:');
   await store.migrate();
   const t = Date.now();
-  const integ = await store.createIntegration({ id: randomUUID(), companyId: A, name: 'i', type: 'WEBHOOK', enabled: true, config: {}, secrets: { url: 'http://127.0.0.1:9/' }, managedBy: null, createdAt: t, updatedAt: t });
+  const integ = await store.createIntegration({
+    id: randomUUID(),
+    companyId: A,
+    name: 'i',
+    type: 'WEBHOOK',
+    enabled: true,
+    config: {},
+    secrets: { url: 'http://127.0.0.1:9/' },
+    managedBy: null,
+    createdAt: t,
+    updatedAt: t,
+  });
   for (let i = 0; i < n; i++) {
     const filter = `data.issuerName == 'issuer-${i}' && data.namespace.startsWith('team-${i % 50}') && data.statusReason != 'Ignored${i}'`;
-    await store.createRouter({ id: randomUUID(), companyId: A, name: `r${i}`, eventTypeId: FAMILY, enabled: true, filter, integrationId: integ.id, templateId: null, generation: 'ROUTER', managedBy: null, createdAt: t, updatedAt: t });
+    await store.createRouter({
+      id: randomUUID(),
+      companyId: A,
+      name: `r${i}`,
+      eventTypeId: FAMILY,
+      enabled: true,
+      filter,
+      integrationId: integ.id,
+      templateId: null,
+      generation: 'ROUTER',
+      managedBy: null,
+      createdAt: t,
+      updatedAt: t,
+    });
   }
   const snaps = new RoutingSnapshots(store);
   await snaps.get(A);
@@ -41,7 +65,9 @@ export async function run(n = Number(process.env.BENCH_ROUTERS ?? 1000)): Promis
     await snaps.get(A);
   });
   const cur = await timeMs(() => snaps.current(A));
-  console.log(`routers=${n} simulate snapshot work per call (median of 15): invalidate+get ${old.toFixed(2)} ms, current() ${cur.toFixed(2)} ms`);
+  console.log(
+    `routers=${n} simulate snapshot work per call (median of 15): invalidate+get ${old.toFixed(2)} ms, current() ${cur.toFixed(2)} ms`,
+  );
   const big = 'x'.repeat(1024 * 1024);
   console.log(`capText(1 MiB) median ${(await timeMs(() => capText(big), 101)).toFixed(4)} ms`);
   await store.close();

@@ -21,13 +21,37 @@ const heap = () => (gc(), Math.round(process.memoryUsage().heapUsed / MiB));
 
 async function integration(store: Store, companyId: string): Promise<string> {
   const t = Date.now();
-  const i = await store.createIntegration({ id: randomUUID(), companyId, name: 'i', type: 'WEBHOOK', enabled: true, config: {}, secrets: { url: 'http://127.0.0.1:9/' }, managedBy: null, createdAt: t, updatedAt: t });
+  const i = await store.createIntegration({
+    id: randomUUID(),
+    companyId,
+    name: 'i',
+    type: 'WEBHOOK',
+    enabled: true,
+    config: {},
+    secrets: { url: 'http://127.0.0.1:9/' },
+    managedBy: null,
+    createdAt: t,
+    updatedAt: t,
+  });
   return i.id;
 }
 
 async function router(store: Store, companyId: string, integrationId: string, filter: string): Promise<string> {
   const t = Date.now();
-  const r = await store.createRouter({ id: randomUUID(), companyId, name: 'r', eventTypeId: FAMILY, enabled: false, filter, integrationId, templateId: null, generation: 'ROUTER', managedBy: null, createdAt: t, updatedAt: t });
+  const r = await store.createRouter({
+    id: randomUUID(),
+    companyId,
+    name: 'r',
+    eventTypeId: FAMILY,
+    enabled: false,
+    filter,
+    integrationId,
+    templateId: null,
+    generation: 'ROUTER',
+    managedBy: null,
+    createdAt: t,
+    updatedAt: t,
+  });
   return r.id;
 }
 
@@ -45,7 +69,9 @@ function filterHeap(): void {
       keep.push(compileFilter(e, FAMILY));
     }
     const used = (gc(), process.memoryUsage().heapUsed) - before;
-    console.log(`compiled filters of ${Math.round(chars / 2_000)} characters: ${Math.round(used / keep.length)} B each (filterBytes estimates ${filterBytes('x'.repeat(Math.round(chars / 2_000)))} B)`);
+    console.log(
+      `compiled filters of ${Math.round(chars / 2_000)} characters: ${Math.round(used / keep.length)} B each (filterBytes estimates ${filterBytes('x'.repeat(Math.round(chars / 2_000)))} B)`,
+    );
   }
 }
 
@@ -70,7 +96,9 @@ export async function run(total = 20_000): Promise<void> {
       const h = heap();
       maxHeap = Math.max(maxHeap, h);
       const s = snaps.stats();
-      console.log(`${done + batch} filters compiled and deleted: filter cache ${s.filters.entries} entries / ${Math.round(s.filters.bytes / MiB)} MiB, heap ${h} MiB`);
+      console.log(
+        `${done + batch} filters compiled and deleted: filter cache ${s.filters.entries} entries / ${Math.round(s.filters.bytes / MiB)} MiB, heap ${h} MiB`,
+      );
     }
   }
   console.log(`max heap ${maxHeap} MiB (before the fix the cache kept every filter: ~44,000 of them crashed the service)`);
@@ -79,7 +107,11 @@ export async function run(total = 20_000): Promise<void> {
   // eviction cost at the caps: 10,000 companies in the snapshot cache, then 20,000 more inserts (worst case of
   // 'largest': every tenant ties, so each eviction reads every tenant's oldest entry)
   for (const policy of ['lru', 'largest'] as const) {
-    const lru = new TenantLru<number>({ maxEntries: 10_000, maxBytes: 1024 * MiB, maxEntriesPerTenant: 1, maxBytesPerTenant: 256 * MiB }, undefined, policy);
+    const lru = new TenantLru<number>(
+      { maxEntries: 10_000, maxBytes: 1024 * MiB, maxEntriesPerTenant: 1, maxBytesPerTenant: 256 * MiB },
+      undefined,
+      policy,
+    );
     for (let i = 0; i < 10_000; i++) lru.set(`c${i}`, '', i, 100_000);
     let worst = 0;
     const t0 = process.hrtime.bigint();

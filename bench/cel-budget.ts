@@ -36,8 +36,16 @@ const CASES: { expr: string; grow: (k: number) => InternalEvent; max: number }[]
   { expr: `data.subject.countries.map(x, x).exists(y, y == 'q')`, grow: (k) => withNames(1, 20, k), max: L.subjectList },
   { expr: `${N}.filter(x, true).size() > 0`, grow: (k) => withNames(k, L.dnsName), max: L.dnsNames },
   { expr: `${N}.exists(n, n.contains(data.namespace))`, grow: (k) => withNames(k, L.dnsName), max: L.dnsNames },
-  { expr: `data.subject.countries.exists(c, data.subject.localities.exists(l, c == l))`, grow: (k) => withNames(1, 20, k), max: L.subjectList },
-  { expr: `string(data.subject) != '' && data.statusMessage + data.statusMessage != data.statusReason`, grow: (k) => message(k), max: L.statusMessage },
+  {
+    expr: `data.subject.countries.exists(c, data.subject.localities.exists(l, c == l))`,
+    grow: (k) => withNames(1, 20, k),
+    max: L.subjectList,
+  },
+  {
+    expr: `string(data.subject) != '' && data.statusMessage + data.statusMessage != data.statusReason`,
+    grow: (k) => message(k),
+    max: L.statusMessage,
+  },
 ];
 
 function withNames(k: number, len: number, countries = 0): InternalEvent {
@@ -83,7 +91,9 @@ function largestWithinBudget(expr: string, grow: (k: number) => InternalEvent, m
 
 export async function run(print: (line: string) => void = console.log): Promise<void> {
   const repeat = Number(process.env.BENCH_REPEAT ?? 15);
-  print(`limits: estimated cost ${FILTER_LIMITS.maxEstimatedCost.toLocaleString('en-US')}, evaluation budget ${FILTER_LIMITS.maxEvaluationCost.toLocaleString('en-US')}`);
+  print(
+    `limits: estimated cost ${FILTER_LIMITS.maxEstimatedCost.toLocaleString('en-US')}, evaluation budget ${FILTER_LIMITS.maxEvaluationCost.toLocaleString('en-US')}`,
+  );
   print('(1) one evaluation at the largest event within the budget, and refusing the largest event over it');
   print('filter | estimate | size within budget | ms median / max | refusal ms median / max (size at schema limit)');
   let worst = 0;

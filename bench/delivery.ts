@@ -73,13 +73,21 @@ async function durable(store: Store, rcv: Awaited<ReturnType<typeof receiver>>):
   await store.migrate();
   const now = Date.now();
   const integ = await store.createIntegration({
-    id: randomUUID(), companyId: COMPANY, name: 'bench', type: 'WEBHOOK', enabled: true,
-    config: { signed: true }, secrets: { url, signingSecret: 'whsec_' + Buffer.from('0123456789abcdef0123456789abcdef').toString('base64') },
-    managedBy: null, createdAt: now, updatedAt: now,
+    id: randomUUID(),
+    companyId: COMPANY,
+    name: 'bench',
+    type: 'WEBHOOK',
+    enabled: true,
+    config: { signed: true },
+    secrets: { url, signingSecret: 'whsec_' + Buffer.from('0123456789abcdef0123456789abcdef').toString('base64') },
+    managedBy: null,
+    createdAt: now,
+    updatedAt: now,
   });
   const worker = new DeliveryWorker({
     store,
-    notifiers: (type) => createNotifier(type, { incidentEventsUrl: 'http://127.0.0.1:9', timeoutMs: 10_000, userAgent: 'bench', egress: LOOPBACK }),
+    notifiers: (type) =>
+      createNotifier(type, { incidentEventsUrl: 'http://127.0.0.1:9', timeoutMs: 10_000, userAgent: 'bench', egress: LOOPBACK }),
     logger: pino({ level: 'silent' }),
     metrics: new Registry(),
     options: { concurrency: CONCURRENCY, rateLimits: { WEBHOOK: { ratePerSec: 1e9, burst: 1e9 } } },
@@ -97,7 +105,15 @@ async function durable(store: Store, rcv: Awaited<ReturnType<typeof receiver>>):
     await store.transaction(async (tx) => {
       await tx.insertEvents(events);
       await tx.insertDeliveries(
-        events.map((e) => ({ id: randomUUID(), companyId: COMPANY, eventId: e.id, routerId: randomUUID(), routerName: 'bench', integrationId: integ.id, createdAt: Date.now() })),
+        events.map((e) => ({
+          id: randomUUID(),
+          companyId: COMPANY,
+          eventId: e.id,
+          routerId: randomUUID(),
+          routerName: 'bench',
+          integrationId: integ.id,
+          createdAt: Date.now(),
+        })),
       );
     });
     worker.kick();

@@ -32,11 +32,18 @@ async function aliases(): Promise<Record<string, unknown>> {
   try {
     const created = await svc
       .gql()
-      .request<{ createWebhookIntegration: { id: string } }>(`mutation($u: String!) { createWebhookIntegration(input: { name: "h", url: $u }) { id } }`, { u: url });
+      .request<{ createWebhookIntegration: { id: string } }>(
+        `mutation($u: String!) { createWebhookIntegration(input: { name: "h", url: $u }) { id } }`,
+        { u: url },
+      );
     const id = created.createWebhookIntegration.id;
     const doc = `mutation($id: UUID!) { ${Array.from({ length: 1000 }, (_, i) => `t${i}: testIntegration(id: $id) { outcome }`).join(' ')} }`;
     const t0 = Date.now();
-    const res = await svc.rest('/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: doc, variables: { id } }) });
+    const res = await svc.rest('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: doc, variables: { id } }),
+    });
     const body = (await res.json()) as { data?: Record<string, { outcome: string }> | null };
     const ms = Date.now() - t0;
     const outcomes: Record<string, number> = {};
@@ -51,7 +58,12 @@ async function aliases(): Promise<Record<string, unknown>> {
 export async function run(): Promise<void> {
   const p = new EgressPolicy(parseEgressAllow(['10.0.0.0/8', '*.corp.example']));
   const addrs = ['8.8.8.8', '127.0.0.1', '2606:4700:4700::1111', '::ffff:127.0.0.1', '64:ff9b::808:808', 'fd00::1'];
-  const urls = ['https://hooks.slack.com/services/T/B/x', 'http://0x7f000001:8080/x', 'https://u:p@x.example/', 'http://[::ffff:a9fe:a9fe]/'];
+  const urls = [
+    'https://hooks.slack.com/services/T/B/x',
+    'http://0x7f000001:8080/x',
+    'https://u:p@x.example/',
+    'http://[::ffff:a9fe:a9fe]/',
+  ];
   console.log(`checkAddress: ${perCall(300_000, (i) => p.checkAddress(addrs[i % addrs.length]!)).toFixed(2)} µs per address`);
   console.log(`checkUrl: ${perCall(100_000, (i) => p.checkUrl(urls[i % urls.length]!)).toFixed(2)} µs per URL`);
   console.log(`1,000 testIntegration aliases: ${JSON.stringify(await aliases())}`);

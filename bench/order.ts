@@ -18,10 +18,24 @@ async function drain(store: Store, oneKey: boolean): Promise<{ ms: number; claim
   const companyId = randomUUID();
   const integrationId = randomUUID();
   const t0 = Date.now();
-  const events = Array.from({ length: N }, () => ({ id: randomUUID(), companyId, type: 'evt.healthstatus.certmgr-issuer.notready', data: {}, receivedAt: t0 }));
+  const events = Array.from({ length: N }, () => ({
+    id: randomUUID(),
+    companyId,
+    type: 'evt.healthstatus.certmgr-issuer.notready',
+    data: {},
+    receivedAt: t0,
+  }));
   const ds: NewDelivery[] = events.map((e, i) => ({
-    id: randomUUID(), companyId, eventId: e.id, routerId: randomUUID(), routerName: 'r', integrationId, createdAt: t0,
-    orderKey: oneKey ? 'certmgr:issuer:c:ns:one' : `certmgr:issuer:c:ns:${i}`, orderAt: t0 - N + i, orderSeq: t0 * 1000 + (i % 1000),
+    id: randomUUID(),
+    companyId,
+    eventId: e.id,
+    routerId: randomUUID(),
+    routerName: 'r',
+    integrationId,
+    createdAt: t0,
+    orderKey: oneKey ? 'certmgr:issuer:c:ns:one' : `certmgr:issuer:c:ns:${i}`,
+    orderAt: t0 - N + i,
+    orderSeq: t0 * 1000 + (i % 1000),
   }));
   await store.transaction(async (tx) => {
     await tx.insertEvents(events);
@@ -43,7 +57,8 @@ async function drain(store: Store, oneKey: boolean): Promise<{ ms: number; claim
 export async function run(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'cmn-bench-order-'));
   const targets: Array<[string, () => Promise<Store>]> = [['sqlite', () => openStore(`sqlite:${join(dir, `${randomUUID()}.db`)}`)]];
-  if (process.env.DATABASE_URL) targets.push(['postgres', () => openStore(process.env.DATABASE_URL!, { schema: `bench_order_${process.pid}` })]);
+  if (process.env.DATABASE_URL)
+    targets.push(['postgres', () => openStore(process.env.DATABASE_URL!, { schema: `bench_order_${process.pid}` })]);
   try {
     console.log(`| engine | ${N} deliveries on | drain time | claims | per delivery |`);
     console.log('|---|---|---|---|---|');
@@ -53,7 +68,9 @@ export async function run(): Promise<void> {
         await store.migrate();
         try {
           const r = await drain(store, oneKey);
-          console.log(`| ${name} | ${oneKey ? 'one key' : 'distinct keys'} | ${r.ms.toFixed(0)} ms | ${r.claims} | ${((r.ms * 1000) / N).toFixed(0)} µs |`);
+          console.log(
+            `| ${name} | ${oneKey ? 'one key' : 'distinct keys'} | ${r.ms.toFixed(0)} ms | ${r.claims} | ${((r.ms * 1000) / N).toFixed(0)} µs |`,
+          );
         } finally {
           await store.close();
         }

@@ -50,7 +50,23 @@ export async function run(): Promise<void> {
   const objs = JSON.parse(`[${'{"a":{"b":[1]}},'.repeat(MiB / 17)}{}]`) as unknown;
   worst('json depth: 1 MiB of small objects', () => jsonDepthViolation(objs), 10);
 
-  const cfg = loadServeConfig(['--port', '0', '--host', '127.0.0.1', '--store', 'sqlite::memory:', '--kube', 'off', '--api-key', 'bench-key-0123456789abcdef', '--delivery-workers', '0'], {});
+  const cfg = loadServeConfig(
+    [
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--store',
+      'sqlite::memory:',
+      '--kube',
+      'off',
+      '--api-key',
+      'bench-key-0123456789abcdef',
+      '--delivery-workers',
+      '0',
+    ],
+    {},
+  );
   const svc = await startService(cfg, pino({ level: 'silent' }));
   try {
     const q = `{ ${Array.from({ length: 100 }, (_, i) => `d${i}: deliveries(first: 500) { nodes { id status lastError } }`).join(' ')} }`;
@@ -58,7 +74,11 @@ export async function run(): Promise<void> {
     let status = 0;
     for (let i = 0; i < 20; i++) {
       const t = process.hrtime.bigint();
-      const res = await fetch(`${svc.url}/graphql`, { method: 'POST', headers: { 'svc-api-key': 'bench-key-0123456789abcdef', 'content-type': 'application/json' }, body: JSON.stringify({ query: q }) });
+      const res = await fetch(`${svc.url}/graphql`, {
+        method: 'POST',
+        headers: { 'svc-api-key': 'bench-key-0123456789abcdef', 'content-type': 'application/json' },
+        body: JSON.stringify({ query: q }),
+      });
       status = res.status;
       await res.text();
       times.push(Number(process.hrtime.bigint() - t) / 1e6);

@@ -71,15 +71,24 @@ const HEALTH: Scenario = {
         }
         case 1: {
           const ns = namespace(i);
-          return { cel: `type.endsWith('.notready') && (data.namespace == '${ns}')`, js: (e) => e.type.endsWith('.notready') && e.data.namespace === ns };
+          return {
+            cel: `type.endsWith('.notready') && (data.namespace == '${ns}')`,
+            js: (e) => e.type.endsWith('.notready') && e.data.namespace === ns,
+          };
         }
         case 2: {
           const name = issuerName(i);
-          return { cel: `type.endsWith('.active') && data.issuerName == '${name}'`, js: (e) => e.type.endsWith('.active') && e.data.issuerName === name };
+          return {
+            cel: `type.endsWith('.active') && data.issuerName == '${name}'`,
+            js: (e) => e.type.endsWith('.active') && e.data.issuerName === name,
+          };
         }
         default: {
           const name = clusterName(i);
-          return { cel: `type.endsWith('.notready') && data.clusterName == '${name}'`, js: (e) => e.type.endsWith('.notready') && e.data.clusterName === name };
+          return {
+            cel: `type.endsWith('.notready') && data.clusterName == '${name}'`,
+            js: (e) => e.type.endsWith('.notready') && e.data.clusterName === name,
+          };
         }
       }
     });
@@ -111,7 +120,10 @@ const EXPIRY: Scenario = {
       }
       if (i % 2 === 0) {
         const app = appId(i);
-        return { cel: `'${app}' in data.applicationIds`, js: (e) => Array.isArray(e.data.applicationIds) && e.data.applicationIds.includes(app) };
+        return {
+          cel: `'${app}' in data.applicationIds`,
+          js: (e) => Array.isArray(e.data.applicationIds) && e.data.applicationIds.includes(app),
+        };
       }
       const rule = i + 1;
       return { cel: `data.ruleId == ${rule}`, js: (e) => e.data.ruleId === rule };
@@ -148,14 +160,39 @@ function rng(seed: number): () => number {
 
 async function loadSnapshot(family: EventTypeId, filters: string[]): Promise<RoutingSnapshot> {
   const integration: IntegrationRecord = {
-    id: 'i1', companyId: COMPANY, name: 'bench', type: 'WEBHOOK', enabled: true, config: {}, secrets: {}, managedBy: null, createdAt: 0, updatedAt: 0,
+    id: 'i1',
+    companyId: COMPANY,
+    name: 'bench',
+    type: 'WEBHOOK',
+    enabled: true,
+    config: {},
+    secrets: {},
+    managedBy: null,
+    createdAt: 0,
+    updatedAt: 0,
   };
   const routers = filters.map((filter, i): RouterRecord => ({
-    id: `r${i}`, companyId: COMPANY, name: `r${i}`, eventTypeId: family, enabled: true, filter, integrationId: 'i1',
-    templateId: null, generation: 'ROUTER', managedBy: null, createdAt: 0, updatedAt: 0,
+    id: `r${i}`,
+    companyId: COMPANY,
+    name: `r${i}`,
+    eventTypeId: family,
+    enabled: true,
+    filter,
+    integrationId: 'i1',
+    templateId: null,
+    generation: 'ROUTER',
+    managedBy: null,
+    createdAt: 0,
+    updatedAt: 0,
   }));
   const monitoring: MonitoringConfigRecord = {
-    id: 'm', companyId: COMPANY, enabled: true, thresholds: [30, 14, 7], applicationIds: [], includeUnassignedCertificates: true, updatedAt: 0,
+    id: 'm',
+    companyId: COMPANY,
+    enabled: true,
+    thresholds: [30, 14, 7],
+    applicationIds: [],
+    includeUnassignedCertificates: true,
+    updatedAt: 0,
   };
   const store = {
     listRouters: async () => routers,
@@ -212,7 +249,10 @@ export async function runRoutingBench(opts: RoutingBenchOptions = {}): Promise<R
 
   const rows: Row[] = [];
   // The spec-like mixes with un-indexable filters, then the health mix with none (the index's own scaling).
-  const runs: [Scenario, number][] = [[HEALTH, share], [EXPIRY, share]];
+  const runs: [Scenario, number][] = [
+    [HEALTH, share],
+    [EXPIRY, share],
+  ];
   if (share > 0 && opts.withoutUnindexed !== false) runs.push([HEALTH, 0]);
   for (const [scenario, unindexedShare] of runs) {
     for (const n of sizes) {
@@ -221,7 +261,10 @@ export async function runRoutingBench(opts: RoutingBenchOptions = {}): Promise<R
       const events = Array.from({ length: POOL }, (_, i) => scenario.event(i, n, rand));
 
       const t0 = performance.now();
-      const snap = await loadSnapshot(scenario.family, routers.map((r) => r.cel));
+      const snap = await loadSnapshot(
+        scenario.family,
+        routers.map((r) => r.cel),
+      );
       const loadMs = performance.now() - t0;
       const index = routingIndex(snap, scenario.family);
       const family = snap.byFamily.get(scenario.family) ?? [];
@@ -253,26 +296,51 @@ export async function runRoutingBench(opts: RoutingBenchOptions = {}): Promise<R
         for (const p of predicates) if (p(e)) m++;
         return m;
       });
-      rows.push({ scenario: `${scenario.name}, ${Math.round(unindexedShare * 100)}% un-idx`, routers: n, loadMs, candidates: candidates / checkN, matches: matches / checkN, index: indexCell, celBrute: celCell, jsBrute: jsCell });
+      rows.push({
+        scenario: `${scenario.name}, ${Math.round(unindexedShare * 100)}% un-idx`,
+        routers: n,
+        loadMs,
+        candidates: candidates / checkN,
+        matches: matches / checkN,
+        index: indexCell,
+        celBrute: celCell,
+        jsBrute: jsCell,
+      });
     }
   }
   print('');
   for (const line of table(rows)) print(line);
   print('');
   print('(a) CEL + index: matchRouters (prefilter index, full filter on candidates only). (b) CEL brute force: every');
-  print('router\'s compiled filter. (c) JS brute force: the same filters as hand-written predicates, every router.');
+  print("router's compiled filter. (c) JS brute force: the same filters as hand-written predicates, every router.");
   print('cand./ev: routers the index evaluates per event; match/ev: routers that fire; load: store → compiled + indexed snapshot.');
   return rows;
 }
 
 function table(rows: Row[]): string[] {
   const fmtRate = (c: Cell) => Math.round(c.eventsPerSec).toLocaleString('en-US');
-  const fmtUs = (c: Cell) => (c.usPerEvent < 10 ? c.usPerEvent.toFixed(2) : c.usPerEvent < 1000 ? c.usPerEvent.toFixed(1) : Math.round(c.usPerEvent).toLocaleString('en-US'));
+  const fmtUs = (c: Cell) =>
+    c.usPerEvent < 10
+      ? c.usPerEvent.toFixed(2)
+      : c.usPerEvent < 1000
+        ? c.usPerEvent.toFixed(1)
+        : Math.round(c.usPerEvent).toLocaleString('en-US');
   const ratio = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2)) + '×';
   const header = [
-    'family', 'routers', 'load ms', 'cand./ev', 'match/ev',
-    '(a) CEL+index ev/s', 'µs/ev', '(b) CEL brute ev/s', 'µs/ev', '(c) JS brute ev/s', 'µs/ev',
-    'a/b', 'a/c', 'c/b',
+    'family',
+    'routers',
+    'load ms',
+    'cand./ev',
+    'match/ev',
+    '(a) CEL+index ev/s',
+    'µs/ev',
+    '(b) CEL brute ev/s',
+    'µs/ev',
+    '(c) JS brute ev/s',
+    'µs/ev',
+    'a/b',
+    'a/c',
+    'c/b',
   ];
   const body = rows.map((r) => [
     r.scenario,
@@ -280,16 +348,24 @@ function table(rows: Row[]): string[] {
     r.loadMs.toFixed(0),
     r.candidates.toFixed(2),
     r.matches.toFixed(2),
-    fmtRate(r.index), fmtUs(r.index),
-    fmtRate(r.celBrute), fmtUs(r.celBrute),
-    fmtRate(r.jsBrute), fmtUs(r.jsBrute),
+    fmtRate(r.index),
+    fmtUs(r.index),
+    fmtRate(r.celBrute),
+    fmtUs(r.celBrute),
+    fmtRate(r.jsBrute),
+    fmtUs(r.jsBrute),
     ratio(r.index.eventsPerSec / r.celBrute.eventsPerSec),
     ratio(r.index.eventsPerSec / r.jsBrute.eventsPerSec),
     ratio(r.jsBrute.eventsPerSec / r.celBrute.eventsPerSec),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
-  const line = (cells: string[]) => '| ' + cells.map((c, i) => (i < 1 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join(' | ') + ' |';
-  return [line(header), '|' + widths.map((w, i) => (i < 1 ? ':' : '-') + '-'.repeat(w) + (i < 1 ? '-' : ':')).join('|') + '|', ...body.map(line)];
+  const line = (cells: string[]) =>
+    '| ' + cells.map((c, i) => (i < 1 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join(' | ') + ' |';
+  return [
+    line(header),
+    '|' + widths.map((w, i) => (i < 1 ? ':' : '-') + '-'.repeat(w) + (i < 1 ? '-' : ':')).join('|') + '|',
+    ...body.map(line),
+  ];
 }
 
 export async function run(): Promise<void> {

@@ -5,7 +5,19 @@
  */
 import { existsSync } from 'node:fs';
 
-const BENCHES = ['routing', 'delivery', 'cel-budget', 'requests', 'validation', 'egress', 'bounded-state', 'secrets', 'api-polish', 'emitter-sanitize', 'order'] as const;
+const BENCHES = [
+  'routing',
+  'delivery',
+  'cel-budget',
+  'requests',
+  'validation',
+  'egress',
+  'bounded-state',
+  'secrets',
+  'api-polish',
+  'emitter-sanitize',
+  'order',
+] as const;
 
 for (const name of BENCHES) {
   const file = new URL(`./${name}.ts`, import.meta.url);

@@ -50,7 +50,10 @@ async function pass(name: string, open: (box?: SecretBox) => Promise<Store>): Pr
         type: 'WEBHOOK',
         enabled: true,
         config: { signed: true },
-        secrets: { url: `https://hooks.example.com/${randomBytes(16).toString('hex')}`, signingSecret: 'whsec_' + randomBytes(24).toString('base64') },
+        secrets: {
+          url: `https://hooks.example.com/${randomBytes(16).toString('hex')}`,
+          signingSecret: 'whsec_' + randomBytes(24).toString('base64'),
+        },
         managedBy: null,
         createdAt: now,
         updatedAt: now,
@@ -64,7 +67,9 @@ async function pass(name: string, open: (box?: SecretBox) => Promise<Store>): Pr
   ] as const) {
     const s = await open(ring);
     const [r, ms] = await timeAsync(() => s.reencryptSecrets());
-    console.log(`${name.padEnd(10)} ${what.padEnd(26)} ${N} rows: ${ms.toFixed(0)} ms (${((ms * 1000) / N).toFixed(0)} µs/row), re-sealed ${r.reencrypted}, failed ${r.failed}`);
+    console.log(
+      `${name.padEnd(10)} ${what.padEnd(26)} ${N} rows: ${ms.toFixed(0)} ms (${((ms * 1000) / N).toFixed(0)} µs/row), re-sealed ${r.reencrypted}, failed ${r.failed}`,
+    );
     await s.close();
   }
 }
@@ -72,7 +77,10 @@ async function pass(name: string, open: (box?: SecretBox) => Promise<Store>): Pr
 export async function run(): Promise<void> {
   const box = new SecretBox([{ id: 'k1', key: randomBytes(32) }]);
   const slot = { column: 'integrations.secrets', companyId: randomUUID(), id: randomUUID() };
-  const json = JSON.stringify({ url: 'https://hooks.example.com/' + 'x'.repeat(100), signingSecret: 'whsec_' + randomBytes(24).toString('base64') });
+  const json = JSON.stringify({
+    url: 'https://hooks.example.com/' + 'x'.repeat(100),
+    signingSecret: 'whsec_' + randomBytes(24).toString('base64'),
+  });
   const sealed = box.seal(json, slot);
   const [, sealMs] = time(() => {
     for (let i = 0; i < 20_000; i++) box.seal(json, slot);
@@ -80,14 +88,18 @@ export async function run(): Promise<void> {
   const [, openMs] = time(() => {
     for (let i = 0; i < 20_000; i++) box.open(sealed, slot);
   });
-  console.log(`seal ${((sealMs * 1000) / 20_000).toFixed(1)} µs, open ${((openMs * 1000) / 20_000).toFixed(1)} µs (${json.length} B of JSON)`);
+  console.log(
+    `seal ${((sealMs * 1000) / 20_000).toFixed(1)} µs, open ${((openMs * 1000) / 20_000).toFixed(1)} µs (${json.length} B of JSON)`,
+  );
 
   const log = pino({ level: 'info' }, { write() {} });
   const lim = new LogLimiter(log, { flushEveryMs: 0 });
   const [, limMs] = time(() => {
     for (let i = 0; i < 1_000_000; i++) if (lim.admit(log, 'warn', 'tenant', 'filter_evaluation')) log.warn('x');
   });
-  console.log(`log limiter: 1,000,000 lines of one tenant+cause in ${limMs.toFixed(0)} ms (${((limMs * 1000) / 1_000_000).toFixed(2)} µs/line)`);
+  console.log(
+    `log limiter: 1,000,000 lines of one tenant+cause in ${limMs.toFixed(0)} ms (${((limMs * 1000) / 1_000_000).toFixed(2)} µs/line)`,
+  );
 
   const dir = mkdtempSync(join(tmpdir(), 'cmn-bench-secrets-'));
   await pass('sqlite', async (b) => {

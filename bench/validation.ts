@@ -79,7 +79,12 @@ export async function run(): Promise<void> {
   ];
   for (const [, input] of cases) if (typeof input === 'string') input.charCodeAt(0); // flatten
   console.log(`slowest of ${RUNS} runs (ms)`);
-  for (const [label, input, f] of cases) console.log(`${slowest(input as never, f).toFixed(2).padStart(9)}  ${label}`);
+  for (const [label, input, f] of cases)
+    console.log(
+      `${slowest(input as never, f)
+        .toFixed(2)
+        .padStart(9)}  ${label}`,
+    );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]!).href) await run();

@@ -99,7 +99,11 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'port', kind: 'int', help: 'HTTP port (default 8080)' },
   { name: 'host', kind: 'string', help: 'listen address (default 0.0.0.0)' },
   { name: 'store', kind: 'string', help: 'sqlite:<path> | sqlite::memory: | postgres://… (default sqlite:./data/certmgr-notify.db)' },
-  { name: 'api-key', kind: 'list', help: 'API key of the default company (repeatable; env: comma-separated). Prefer the environment variable or --api-keys-file: on the command line a key shows in ps and npm start echoes it' },
+  {
+    name: 'api-key',
+    kind: 'list',
+    help: 'API key of the default company (repeatable; env: comma-separated). Prefer the environment variable or --api-keys-file: on the command line a key shows in ps and npm start echoes it',
+  },
   { name: 'api-keys-file', kind: 'string', help: 'YAML file: keys: [{key, companyId}]' },
   { name: 'api-key-path', kind: 'string', help: 'where a generated key is written when none is configured (default ./data/api-key)' },
   { name: 'company-id', kind: 'string', help: `company id of --api-key keys (default ${DEFAULT_COMPANY_ID})` },
@@ -107,39 +111,107 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'log-level', kind: 'string', help: 'pino level (default info)' },
   { name: 'incident-events-url', kind: 'string', help: 'incident management events API base (default https://events.pagerduty.com)' },
   { name: 'smtp-url', kind: 'string', help: 'SMTP server for email integrations, e.g. smtp://user:pass@host:587' },
-  { name: 'egress-allow', kind: 'list', help: 'CIDR, IP or host name (*.domain for subdomains) that webhook, Slack and Teams URLs may reach despite the egress deny-list of loopback, private, link-local and metadata destinations (repeatable; env: comma-separated)' },
+  {
+    name: 'egress-allow',
+    kind: 'list',
+    help: 'CIDR, IP or host name (*.domain for subdomains) that webhook, Slack and Teams URLs may reach despite the egress deny-list of loopback, private, link-local and metadata destinations (repeatable; env: comma-separated)',
+  },
   { name: 'smtp-from', kind: 'string', help: 'sender address of emails (default certmgr-notify@localhost)' },
-  { name: 'secret-key-file', kind: 'string', help: 'keys sealing integration secrets at rest, one <keyId>:<base64 of 32 bytes> per line; the first encrypts, all decrypt (default: SQLite generates <store dir>/secret-key; required with PostgreSQL)' },
-  { name: 'log-rate-limit', kind: 'int', help: 'per-event/per-delivery log lines per minute for each tenant and cause; the rest are counted and summarized (default 60)' },
-  { name: 'log-rate-burst', kind: 'int', help: 'log lines a tenant and cause may write at once before --log-rate-limit applies (default 20)' },
+  {
+    name: 'secret-key-file',
+    kind: 'string',
+    help: 'keys sealing integration secrets at rest, one <keyId>:<base64 of 32 bytes> per line; the first encrypts, all decrypt (default: SQLite generates <store dir>/secret-key; required with PostgreSQL)',
+  },
+  {
+    name: 'log-rate-limit',
+    kind: 'int',
+    help: 'per-event/per-delivery log lines per minute for each tenant and cause; the rest are counted and summarized (default 60)',
+  },
+  {
+    name: 'log-rate-burst',
+    kind: 'int',
+    help: 'log lines a tenant and cause may write at once before --log-rate-limit applies (default 20)',
+  },
   { name: 'delivery-timeout', kind: 'int', help: 'per-attempt delivery timeout in ms (default 10000)' },
   { name: 'delivery-max-age', kind: 'int', help: 'give up (dead-letter) a delivery after this many ms (default 86400000)' },
-  { name: 'delivery-workers', kind: 'int', help: 'concurrent deliveries in this process; 0 = accept and serve only, deliver elsewhere (default 8)' },
-  { name: 'delivery-retry-base', kind: 'int', help: 'first retry delay in ms; doubles per attempt with full jitter, capped at 10 min (default 1000)' },
+  {
+    name: 'delivery-workers',
+    kind: 'int',
+    help: 'concurrent deliveries in this process; 0 = accept and serve only, deliver elsewhere (default 8)',
+  },
+  {
+    name: 'delivery-retry-base',
+    kind: 'int',
+    help: 'first retry delay in ms; doubles per attempt with full jitter, capped at 10 min (default 1000)',
+  },
   { name: 'request-timeout', kind: 'int', help: 'ms to receive and answer one HTTP request; slower ones get 408/503 (default 30000)' },
-  { name: 'shutdown-timeout', kind: 'int', help: 'ms a graceful stop waits for in-flight requests before closing connections (default 10000)' },
-  { name: 'max-routers-per-company', kind: 'int', help: 'routers a company may have; one more is refused with QUOTA_EXCEEDED (default 1000)' },
-  { name: 'max-integrations-per-company', kind: 'int', help: 'integrations a company may have; one more is refused with QUOTA_EXCEEDED (default 200)' },
+  {
+    name: 'shutdown-timeout',
+    kind: 'int',
+    help: 'ms a graceful stop waits for in-flight requests before closing connections (default 10000)',
+  },
+  {
+    name: 'max-routers-per-company',
+    kind: 'int',
+    help: 'routers a company may have; one more is refused with QUOTA_EXCEEDED (default 1000)',
+  },
+  {
+    name: 'max-integrations-per-company',
+    kind: 'int',
+    help: 'integrations a company may have; one more is refused with QUOTA_EXCEEDED (default 200)',
+  },
   { name: 'service-url', kind: 'string', help: 'operator: a remote service to reconcile into (default: this process)' },
-  { name: 'service-api-key', kind: 'string', help: 'operator: API key for --service-url (prefer --service-api-key-secret or the environment variable: on the command line it shows in ps)' },
-  { name: 'service-api-key-secret', kind: 'string', help: 'operator: <namespace>/<name>[:key] of the Secret holding the key for --service-url (key default api-key)' },
-  { name: 'webhook-cert-dir', kind: 'string', help: 'serve the validating admission webhook with <dir>/tls.crt and tls.key (reloaded on rotation)' },
+  {
+    name: 'service-api-key',
+    kind: 'string',
+    help: 'operator: API key for --service-url (prefer --service-api-key-secret or the environment variable: on the command line it shows in ps)',
+  },
+  {
+    name: 'service-api-key-secret',
+    kind: 'string',
+    help: 'operator: <namespace>/<name>[:key] of the Secret holding the key for --service-url (key default api-key)',
+  },
+  {
+    name: 'webhook-cert-dir',
+    kind: 'string',
+    help: 'serve the validating admission webhook with <dir>/tls.crt and tls.key (reloaded on rotation)',
+  },
   { name: 'webhook-port', kind: 'int', help: 'admission webhook HTTPS port (default 9443)' },
   { name: 'webhook-host', kind: 'string', help: 'admission webhook listen address (default --host)' },
   { name: 'watch-namespace', kind: 'string', help: 'operator: watch only this namespace (default all)' },
-  { name: 'leader-elect', kind: 'string', help: 'true | false: Lease leader election; only the leader reconciles and delivers (default true)' },
+  {
+    name: 'leader-elect',
+    kind: 'string',
+    help: 'true | false: Lease leader election; only the leader reconciles and delivers (default true)',
+  },
   { name: 'lease-name', kind: 'string', help: 'leader election Lease name (default certmgr-notify-operator)' },
   { name: 'lease-namespace', kind: 'string', help: "leader election Lease namespace (default the pod's, else default)" },
   { name: 'lease-duration', kind: 'int', help: 'leader lease duration in ms (default 15000)' },
   { name: 'renew-deadline', kind: 'int', help: 'leader renew deadline in ms (default 10000)' },
   { name: 'retry-period', kind: 'int', help: 'leader retry period in ms (default 2000)' },
-  { name: 'resync-period', kind: 'int', help: 'operator: reconcile every object at least this often, reverting API drift (ms, default 300000)' },
+  {
+    name: 'resync-period',
+    kind: 'int',
+    help: 'operator: reconcile every object at least this often, reverting API drift (ms, default 300000)',
+  },
   { name: 'reconcile-concurrency', kind: 'int', help: 'operator: concurrent reconciles per controller (default 4)' },
-  { name: 'instance-id', kind: 'string', help: "this process's name: owner of its delivery claims and its leader election identity; stable across a restart (a restarted pod then resends and leads at once), unique among live processes (default hostname; in Kubernetes the pod name)" },
+  {
+    name: 'instance-id',
+    kind: 'string',
+    help: "this process's name: owner of its delivery claims and its leader election identity; stable across a restart (a restarted pod then resends and leads at once), unique among live processes (default hostname; in Kubernetes the pod name)",
+  },
   { name: 'pod-name', kind: 'string', help: 'deprecated alias of --instance-id (was the leader election identity alone)' },
-  { name: 'cluster-name', kind: 'string', help: "this cluster's name: clusterName of health events (default kubernetes) and managedBy suffix when several clusters share one service" },
+  {
+    name: 'cluster-name',
+    kind: 'string',
+    help: "this cluster's name: clusterName of health events (default kubernetes) and managedBy suffix when several clusters share one service",
+  },
   { name: 'cluster-id', kind: 'string', help: 'clusterId (UUID) of health events (default the kube-system namespace uid)' },
-  { name: 'emitter', kind: 'string', help: 'true | false: watch cert-manager Issuers/Certificates and TLS Secrets and emit health and expiration events (default true with --kube)' },
+  {
+    name: 'emitter',
+    kind: 'string',
+    help: 'true | false: watch cert-manager Issuers/Certificates and TLS Secrets and emit health and expiration events (default true with --kube)',
+  },
   { name: 'emitter-namespace', kind: 'string', help: "namespace of the emitter's state ConfigMaps (default the lease namespace)" },
   { name: 'emitter-watch-namespace', kind: 'string', help: 'emitter: watch only this namespace (ClusterIssuers always; default all)' },
   { name: 'health-grace-period', kind: 'int', help: 'Ready=False this long (ms) before .notready (default 300000)' },
@@ -185,7 +257,13 @@ function pick(flags: RawFlags, env: NodeJS.ProcessEnv, name: string): string[] |
   const f = flags.get(name);
   if (f && f.length) return f;
   const e = env[envName(name)];
-  if (e !== undefined && e !== '') return name === 'api-key' || name === 'egress-allow' ? e.split(',').map((s) => s.trim()).filter(Boolean) : [e];
+  if (e !== undefined && e !== '')
+    return name === 'api-key' || name === 'egress-allow'
+      ? e
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [e];
   return undefined;
 }
 
@@ -216,7 +294,9 @@ function uuidOpt(v: string | undefined, name: string): string | undefined {
 export function instanceIdOf(v: string | undefined, host: () => string = hostname): string {
   const id = v ?? host();
   if (!/^[\x21-\x7e]{1,253}$/.test(id))
-    throw new ConfigError(`--instance-id must be 1 to 253 printable ASCII characters without spaces${v === undefined ? ' (the hostname is not; set --instance-id)' : ''}`);
+    throw new ConfigError(
+      `--instance-id must be 1 to 253 printable ASCII characters without spaces${v === undefined ? ' (the hostname is not; set --instance-id)' : ''}`,
+    );
   return id;
 }
 
@@ -332,7 +412,8 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     instanceId: processIdentityOf(one(flags, env, 'instance-id'), one(flags, env, 'pod-name')),
     deliveryMaxAgeMs: int(flags, env, 'delivery-max-age', 86_400_000, 1_000, 30 * 86_400_000),
     deliveryWorkers: int(flags, env, 'delivery-workers', 8, 0, 256),
-    deliveryBaseDelayMs: one(flags, env, 'delivery-retry-base') === undefined ? undefined : int(flags, env, 'delivery-retry-base', 1000, 1, 600_000),
+    deliveryBaseDelayMs:
+      one(flags, env, 'delivery-retry-base') === undefined ? undefined : int(flags, env, 'delivery-retry-base', 1000, 1, 600_000),
     requestTimeoutMs: int(flags, env, 'request-timeout', 30_000, 100, 600_000),
     shutdownTimeoutMs: int(flags, env, 'shutdown-timeout', 10_000, 0, 600_000),
     maxRoutersPerCompany: int(flags, env, 'max-routers-per-company', DEFAULT_QUOTAS.maxRoutersPerCompany, 1, 100_000),

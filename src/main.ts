@@ -12,7 +12,14 @@ import type { Store } from './store/types.js';
 import { ApiKeyRing } from './http/auth.js';
 import { DeliveryWorker } from './delivery/index.js';
 import { CoordinationV1Api } from '@kubernetes/client-node';
-import { DEFAULT_LEASE_NAME, kubeConfigAvailable, loadKubeConfig, startOperator, type RunningOperator, type ServiceTarget } from './operator/index.js';
+import {
+  DEFAULT_LEASE_NAME,
+  kubeConfigAvailable,
+  loadKubeConfig,
+  startOperator,
+  type RunningOperator,
+  type ServiceTarget,
+} from './operator/index.js';
 import { startAdmissionWebhook } from './admission/index.js';
 import { startEmitter, type EmitterOptions, type RunningEmitter } from './emitter/index.js';
 import { AlwaysLeader, createLeadership, runWhileLeading, type Elector, type WhileLeading } from './runtime/leader.js';
@@ -54,7 +61,9 @@ const starting: RequestListener = (_req, res) => {
  * Binds the HTTP port. A bind failure (taken port, privileged port, foreign address) is a configuration error
  * naming the address: exit code 2, and nothing else has started yet.
  */
-export async function bindHttpServer(cfg: Pick<ServeConfig, 'port' | 'host' | 'requestTimeoutMs'>): Promise<{ server: Server; setHandler(h: RequestListener): void }> {
+export async function bindHttpServer(
+  cfg: Pick<ServeConfig, 'port' | 'host' | 'requestTimeoutMs'>,
+): Promise<{ server: Server; setHandler(h: RequestListener): void }> {
   let handler: RequestListener = starting;
   const server = createServer(
     {
@@ -114,7 +123,11 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     throw e;
   }
   const { box, created } = opened;
-  if (created) log.warn({ path: 'path' in keySource ? keySource.path : undefined }, 'no --secret-key-file configured; generated a secret key into this file (mode 0600): back it up, the stored secrets cannot be read without it');
+  if (created)
+    log.warn(
+      { path: 'path' in keySource ? keySource.path : undefined },
+      'no --secret-key-file configured; generated a secret key into this file (mode 0600): back it up, the stored secrets cannot be read without it',
+    );
   // bind first: a taken port is reported before the store is opened or migrated
   const { server, setHandler } = await bindHttpServer(cfg);
   let store: Store;
@@ -132,7 +145,8 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     log.error({ err }, 'the re-encryption pass over integration secrets failed; it runs again at the next start');
     return { checked: 0, reencrypted: 0, failed: 0, errors: [] };
   });
-  if (pass.reencrypted) log.info({ reencrypted: pass.reencrypted, checked: pass.checked }, 'integration secrets re-encrypted with the current key');
+  if (pass.reencrypted)
+    log.info({ reencrypted: pass.reencrypted, checked: pass.checked }, 'integration secrets re-encrypted with the current key');
   if (pass.failed)
     log.error(
       { failed: pass.failed, checked: pass.checked, reasons: pass.errors, keyIds: box.keyIds },

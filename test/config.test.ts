@@ -7,7 +7,14 @@ import { ConfigError, DEFAULT_COMPANY_ID, loadServeConfig } from '../src/config.
 describe('loadServeConfig', () => {
   it('has the documented defaults', () => {
     const c = loadServeConfig([], {});
-    expect(c).toMatchObject({ port: 8080, host: '0.0.0.0', store: 'sqlite:./data/certmgr-notify.db', kube: 'auto', apiKeys: [], apiKeyPath: './data/api-key' });
+    expect(c).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      store: 'sqlite:./data/certmgr-notify.db',
+      kube: 'auto',
+      apiKeys: [],
+      apiKeyPath: './data/api-key',
+    });
   });
   it('flags win over environment; api-key repeats; env lists are comma-separated', () => {
     const c = loadServeConfig(['--port=9000', '--api-key', 'aaaaaaaaaaaaaaaa1', '--api-key', 'bbbbbbbbbbbbbbbb2'], {
@@ -24,7 +31,10 @@ describe('loadServeConfig', () => {
   });
   it('per-company quotas: defaults 1000 routers and 200 integrations, from flags or environment', () => {
     expect(loadServeConfig([], {})).toMatchObject({ maxRoutersPerCompany: 1000, maxIntegrationsPerCompany: 200 });
-    const c = loadServeConfig(['--max-routers-per-company', '50'], { CERTMGR_NOTIFY_MAX_INTEGRATIONS_PER_COMPANY: '7', CERTMGR_NOTIFY_MAX_ROUTERS_PER_COMPANY: '9' });
+    const c = loadServeConfig(['--max-routers-per-company', '50'], {
+      CERTMGR_NOTIFY_MAX_INTEGRATIONS_PER_COMPANY: '7',
+      CERTMGR_NOTIFY_MAX_ROUTERS_PER_COMPANY: '9',
+    });
     expect(c).toMatchObject({ maxRoutersPerCompany: 50, maxIntegrationsPerCompany: 7 });
   });
   it('reads an api keys file for several companies', () => {

@@ -96,7 +96,10 @@ export async function watchCertificate(opts: CertificateWatcherOptions): Promise
     current = pair;
     currentDigest = d;
     opts.onChange(pair);
-    logger.info({ fingerprint: pair.fingerprint, notAfter: pair.notAfter, subjectAltName: pair.subjectAltName }, 'webhook certificate reloaded');
+    logger.info(
+      { fingerprint: pair.fingerprint, notAfter: pair.notAfter, subjectAltName: pair.subjectAltName },
+      'webhook certificate reloaded',
+    );
     return true;
   };
 

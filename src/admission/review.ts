@@ -131,7 +131,12 @@ export function toResponse(uid: string, d: AdmissionDecision): AdmissionResponse
   return response;
 }
 
-const allow = (checked: AdmissionDecision['checked'], warnings: string[] = []): AdmissionDecision => ({ allowed: true, errors: [], warnings, checked });
+const allow = (checked: AdmissionDecision['checked'], warnings: string[] = []): AdmissionDecision => ({
+  allowed: true,
+  errors: [],
+  warnings,
+  checked,
+});
 const deny = (checked: AdmissionDecision['checked'], errors: string[], warnings: string[] = []): AdmissionDecision => ({
   allowed: false,
   errors,

@@ -146,7 +146,11 @@ export async function startAdmissionWebhook(opts: AdmissionWebhookOptions): Prom
     }
     const { request } = parsed;
     const decision = decideAdmission(request);
-    const out: AdmissionReviewResponse = { apiVersion: parsed.apiVersion, kind: 'AdmissionReview', response: toResponse(request.uid, decision) };
+    const out: AdmissionReviewResponse = {
+      apiVersion: parsed.apiVersion,
+      kind: 'AdmissionReview',
+      response: toResponse(request.uid, decision),
+    };
     requests.inc({ kind: decision.checked, operation: request.operation, result: decision.allowed ? 'allowed' : 'denied' });
     const fields = {
       uid: request.uid,

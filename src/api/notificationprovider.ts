@@ -30,7 +30,11 @@ export const providerSpecSchema = defineSchema({
     'An integration in the service. Secrets (integration key, webhook URLs, signing secret) are only read from Secrets in the same namespace.',
   required: ['type'],
   properties: {
-    type: { type: 'string', enum: PROVIDER_TYPES, description: 'Which integration; the block of the same name (camelCase) holds its settings.' },
+    type: {
+      type: 'string',
+      enum: PROVIDER_TYPES,
+      description: 'Which integration; the block of the same name (camelCase) holds its settings.',
+    },
     displayName: {
       type: 'string',
       minLength: 1,
@@ -41,7 +45,9 @@ export const providerSpecSchema = defineSchema({
     incidentManagement: {
       type: 'object',
       required: ['integrationKeySecretRef'],
-      properties: { integrationKeySecretRef: { ...secretKeyRefSchema, description: 'Integration (routing) key of the incident management service.' } },
+      properties: {
+        integrationKeySecretRef: { ...secretKeyRefSchema, description: 'Integration (routing) key of the incident management service.' },
+      },
     },
     webhook: {
       type: 'object',
@@ -58,7 +64,13 @@ export const providerSpecSchema = defineSchema({
       type: 'object',
       required: ['to'],
       properties: {
-        to: { type: 'array', minItems: 1, maxItems: 50, items: { type: 'string', minLength: 3, maxLength: 320 }, description: 'Recipients.' },
+        to: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 50,
+          items: { type: 'string', minLength: 3, maxLength: 320 },
+          description: 'Recipients.',
+        },
         from: { type: 'string', minLength: 3, maxLength: 320, description: 'Sender. Default: the service setting.' },
       },
     },

@@ -69,8 +69,10 @@ export function formatAjvErrors(errors: readonly ErrorObject[] | null | undefine
       .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p.replace(/~1/g, '/').replace(/~0/g, '~')}`))
       .join('');
     let msg = e.message ?? 'is invalid';
-    if (e.keyword === 'required') msg = `must have required property '${String((e.params as { missingProperty?: string }).missingProperty)}'`;
-    if (e.keyword === 'enum') msg = `must be one of ${((e.params as { allowedValues?: unknown[] }).allowedValues ?? []).map(String).join(', ')}`;
+    if (e.keyword === 'required')
+      msg = `must have required property '${String((e.params as { missingProperty?: string }).missingProperty)}'`;
+    if (e.keyword === 'enum')
+      msg = `must be one of ${((e.params as { allowedValues?: unknown[] }).allowedValues ?? []).map(String).join(', ')}`;
     out.push(`${root}${path}: ${msg}`);
   }
   return [...new Set(out)];

@@ -61,7 +61,14 @@ export function toSourceTree(parsed: ParsedExpr, source: string): SourceTree {
     const macro = macroCalls[e.id.toString()];
     if (macro?.exprKind.case === 'callExpr') {
       const call = macro.exprKind.value;
-      node = { ...base, kind: 'call', fn: call.function, target: call.target && convert(call.target), args: call.args.map(convert), macro: true };
+      node = {
+        ...base,
+        kind: 'call',
+        fn: call.function,
+        target: call.target && convert(call.target),
+        args: call.args.map(convert),
+        macro: true,
+      };
     } else {
       const k = e.exprKind;
       switch (k.case) {
@@ -76,7 +83,14 @@ export function toSourceTree(parsed: ParsedExpr, source: string): SourceTree {
           node = { ...base, kind: 'select', operand: convert(k.value.operand), field: k.value.field };
           break;
         case 'callExpr':
-          node = { ...base, kind: 'call', fn: k.value.function, target: k.value.target && convert(k.value.target), args: k.value.args.map(convert), macro: false };
+          node = {
+            ...base,
+            kind: 'call',
+            fn: k.value.function,
+            target: k.value.target && convert(k.value.target),
+            args: k.value.args.map(convert),
+            macro: false,
+          };
           break;
         case 'listExpr':
           if (k.value.optionalIndices.length > 0) return unsupported(e.id, 'an optional list element');

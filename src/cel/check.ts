@@ -7,15 +7,7 @@ import { joinFieldPath, type ObjectFieldNode } from '../events/field-tree.js';
 import type { EventTypeId } from '../events/families.js';
 import { startOffset, type Node } from './ast.js';
 import { FilterCompileError } from './errors.js';
-import {
-  COMPREHENSION_MACROS,
-  FUNCTION_RULES,
-  LITERAL_CHECKED,
-  MACROS,
-  TYPE_NAMES,
-  isOperator,
-  operatorSymbol,
-} from './functions.js';
+import { COMPREHENSION_MACROS, FUNCTION_RULES, LITERAL_CHECKED, MACROS, TYPE_NAMES, isOperator, operatorSymbol } from './functions.js';
 import { memberNameOffset } from './position.js';
 import { T, accepts, describeType, fromField, join, listOf, type StaticType } from './static-types.js';
 
@@ -134,7 +126,10 @@ class Checker {
     const isMethod = node.target !== undefined;
     const arities = isMethod ? rule.method : rule.global;
     if (!arities) {
-      return this.fail(at, isMethod ? `${name} cannot be called as a method` : `${name} must be called as a method, e.g. x.${node.fn}(...)`);
+      return this.fail(
+        at,
+        isMethod ? `${name} cannot be called as a method` : `${name} must be called as a method, e.g. x.${node.fn}(...)`,
+      );
     }
     if (!arities.includes(node.args.length)) {
       return this.fail(at, `${name} takes ${arities.join(' or ')} argument(s), not ${node.args.length}`);
@@ -163,7 +158,7 @@ class Checker {
     const at = this.nameOffset(node.offset);
     if (node.fn === 'has') {
       const [field] = node.args;
-      if (field?.kind !== 'select') return this.fail(at, "has() needs a field selection, e.g. has(data.resourceId)");
+      if (field?.kind !== 'select') return this.fail(at, 'has() needs a field selection, e.g. has(data.resourceId)');
       this.typeOf(field, scope, depth);
       return T.bool;
     }
@@ -171,7 +166,10 @@ class Checker {
     const [variable, ...body] = node.args;
     if (variable?.kind !== 'ident' || body.length === 0) return this.fail(at, `invalid use of the '${node.fn}' macro`);
     if (depth + 1 > this.o.maxComprehensionDepth) {
-      return this.fail(at, `comprehensions (${[...COMPREHENSION_MACROS].join(', ')}) may be nested at most ${this.o.maxComprehensionDepth} deep`);
+      return this.fail(
+        at,
+        `comprehensions (${[...COMPREHENSION_MACROS].join(', ')}) may be nested at most ${this.o.maxComprehensionDepth} deep`,
+      );
     }
     const elem = this.elementType(this.typeOf(node.target, scope, depth), startOffset(node.target));
     const inner = new Map(scope).set(variable.name, elem);

@@ -99,7 +99,10 @@ export function compileFilter(expression: string, eventTypeId: EventTypeId, opti
       if (estimatedCost > budget) {
         const actual = estimateCost(tree.root, dataShape(event.data), event.type.length).cost;
         if (actual > budget) {
-          return { matched: false, error: `evaluation cost ${formatCost(actual)} for this event exceeds the budget of ${formatCost(budget)}; not evaluated` };
+          return {
+            matched: false,
+            error: `evaluation cost ${formatCost(actual)} for this event exceeds the budget of ${formatCost(budget)}; not evaluated`,
+          };
         }
       }
       const result = program({ type: event.type, data: event.data as CelInput });
@@ -234,7 +237,9 @@ function checkLiteral(fn: string, value: string): string | undefined {
   const result = program?.({ v: value });
   if (!isCelError(result)) return undefined;
   if (fn === 'matches') return `invalid regular expression: ${result.message.replace(/^error parsing regexp: /, '')}`;
-  return fn === 'timestamp' ? 'invalid timestamp (expected RFC 3339, e.g. 2030-01-01T00:00:00Z)' : 'invalid duration (e.g. 1h30m, 90s, 1.5s)';
+  return fn === 'timestamp'
+    ? 'invalid timestamp (expected RFC 3339, e.g. 2030-01-01T00:00:00Z)'
+    : 'invalid duration (e.g. 1h30m, 90s, 1.5s)';
 }
 
 function runtimeKind(value: unknown): string {

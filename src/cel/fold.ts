@@ -35,8 +35,13 @@ export function foldLiterals(tree: SourceTree, parsed: ParsedExpr, source: strin
       if (e) return blame(child, e);
     }
     // operators are positioned at the blank before them, methods at their `.`
-    const offset = node.kind === 'call' && node.target !== undefined ? memberNameOffset(source, node.offset) : skipWhitespace(source, node.offset);
-    throw FilterCompileError.at(source, offset, `${safeEvalReason(err)}: this part of the filter uses only literals and fails for every event`);
+    const offset =
+      node.kind === 'call' && node.target !== undefined ? memberNameOffset(source, node.offset) : skipWhitespace(source, node.offset);
+    throw FilterCompileError.at(
+      source,
+      offset,
+      `${safeEvalReason(err)}: this part of the filter uses only literals and fails for every event`,
+    );
   };
   const check = (node: Node): void => {
     const err = fails(node);

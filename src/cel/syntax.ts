@@ -169,7 +169,10 @@ class Recognizer {
     this.expr();
     const t = this.peek();
     if (t.kind !== 'eof') {
-      throw new Problem(t.start, t.text === ')' || t.text === ']' || t.text === '}' ? `unmatched '${t.text}'` : `unexpected ${describe(t)}`);
+      throw new Problem(
+        t.start,
+        t.text === ')' || t.text === ']' || t.text === '}' ? `unmatched '${t.text}'` : `unexpected ${describe(t)}`,
+      );
     }
   }
 

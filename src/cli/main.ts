@@ -24,7 +24,10 @@ async function main(argv: string[]): Promise<number> {
     const onArgv = secretFlagsInArgv(rest);
     // the value is never logged: only which flag, and where to put it instead
     if (onArgv.length)
-      log.warn({ flags: onArgv }, `${onArgv.join(', ')} given on the command line: visible in ps and echoed by npm start; use CERTMGR_NOTIFY_API_KEY / CERTMGR_NOTIFY_SERVICE_API_KEY or --api-keys-file instead`);
+      log.warn(
+        { flags: onArgv },
+        `${onArgv.join(', ')} given on the command line: visible in ps and echoed by npm start; use CERTMGR_NOTIFY_API_KEY / CERTMGR_NOTIFY_SERVICE_API_KEY or --api-keys-file instead`,
+      );
     const { startService } = await import('../main.js');
     let svc;
     try {

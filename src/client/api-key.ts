@@ -62,7 +62,10 @@ export class SecretApiKey {
       this.load()
         .catch((e: unknown) =>
           // ApiException is an Error with a code: describeKubeError says which HTTP status
-          this.opts.log.warn({ error: e instanceof Error && !('code' in e) ? e.message : describeKubeError(e) }, 'could not re-read the API key Secret; keeping the last key'),
+          this.opts.log.warn(
+            { error: e instanceof Error && !('code' in e) ? e.message : describeKubeError(e) },
+            'could not re-read the API key Secret; keeping the last key',
+          ),
         )
         .finally(() => {
           this.timer = undefined;

@@ -97,12 +97,26 @@ export function toServiceError(e: unknown, what: string): ServiceApiError {
     const status = e.response.status;
     const first = e.response.errors?.[0];
     const code = typeof first?.extensions?.['code'] === 'string' ? (first.extensions['code'] as string) : undefined;
-    const kind: ServiceErrorKind = code ? (KIND_BY_CODE[code] ?? 'other') : status >= 500 || status === 0 ? 'unavailable' : status === 401 ? 'unauthenticated' : 'other';
+    const kind: ServiceErrorKind = code
+      ? (KIND_BY_CODE[code] ?? 'other')
+      : status >= 500 || status === 0
+        ? 'unavailable'
+        : status === 401
+          ? 'unauthenticated'
+          : 'other';
     const { code: _c, ...ext } = (first?.extensions ?? {}) as Record<string, unknown>;
     void _c;
     const serviceMessage = first?.message ?? `HTTP ${status}`;
-    return new ServiceApiError(kind, `${what}: ${serviceMessage}${code ? ` (${code})` : ''}`, { ...ext, ...(code ? { code } : {}), status }, serviceMessage);
+    return new ServiceApiError(
+      kind,
+      `${what}: ${serviceMessage}${code ? ` (${code})` : ''}`,
+      { ...ext, ...(code ? { code } : {}), status },
+      serviceMessage,
+    );
   }
   const u = ServiceUnreachableError.of(e);
-  return new ServiceApiError('unavailable', `${what}: service unreachable: ${u.timedOut ? 'timed out' : u.message}${u.code ? ` (${u.code})` : ''}`);
+  return new ServiceApiError(
+    'unavailable',
+    `${what}: service unreachable: ${u.timedOut ? 'timed out' : u.message}${u.code ? ` (${u.code})` : ''}`,
+  );
 }

@@ -100,7 +100,10 @@ export class EventSender implements EventSink {
     if (this.stopped) return Promise.reject(new SenderStoppedError());
     for (const e of events) {
       const v = validateEvent(e);
-      if (!v.ok) return Promise.reject(new EventRejectedError(`invalid ${e.type} event: ${v.errors.map((x) => `${x.path} ${x.message}`).join('; ')}`, e));
+      if (!v.ok)
+        return Promise.reject(
+          new EventRejectedError(`invalid ${e.type} event: ${v.errors.map((x) => `${x.path} ${x.message}`).join('; ')}`, e),
+        );
     }
     const all = events.map(
       (event) =>
@@ -167,7 +170,10 @@ export class EventSender implements EventSink {
           for (const p of rejected) {
             const i = batch.indexOf(p);
             this.queue.splice(this.queue.indexOf(p), 1);
-            this.opts.log.error({ eventType: p.event.type, error: bad.get(i) }, 'the service rejected an event as invalid; it is not retried');
+            this.opts.log.error(
+              { eventType: p.event.type, error: bad.get(i) },
+              'the service rejected an event as invalid; it is not retried',
+            );
             p.reject(new EventRejectedError(bad.get(i) ?? outcome.message, p.event));
           }
           break;
@@ -185,7 +191,10 @@ export class EventSender implements EventSink {
           this.stats.failures++;
           this.opts.metrics?.failedAttempt(outcome.reason.split(' ')[0] ?? 'error');
           const delay = Math.max(backoffDelay(failures, this.opts.backoff ?? DEFAULT_SEND_BACKOFF), outcome.retryAfterMs ?? 0);
-          this.opts.log.warn({ error: outcome.reason, events: batch.length, retryInMs: delay, attempt: failures }, 'sending events to the service failed; retrying');
+          this.opts.log.warn(
+            { error: outcome.reason, events: batch.length, retryInMs: delay, attempt: failures },
+            'sending events to the service failed; retrying',
+          );
           await sleep(this.clock, delay, this.abort.signal);
           break;
         }
@@ -233,6 +242,10 @@ function rejectedOutcome(text: string, n: number): Outcome {
     const m = /^\[(\d+)\]/.exec(e.field ?? '');
     if (m && Number(m[1]) < n) indexes.set(Number(m[1]), e.message ?? 'invalid');
   }
-  const message = errors.map((e) => e.message).filter(Boolean).join('; ') || `HTTP 400 ${text.slice(0, 200)}`;
+  const message =
+    errors
+      .map((e) => e.message)
+      .filter(Boolean)
+      .join('; ') || `HTTP 400 ${text.slice(0, 200)}`;
   return { kind: 'rejected', indexes: indexes.size ? indexes : 'all', message };
 }

@@ -57,12 +57,21 @@ export class MonitoringConfigError extends Error {
 export function parseMonitoringConfig(body: unknown): MonitoringConfigInput {
   const c = (body as { configuration?: Record<string, unknown> } | null)?.configuration;
   if (!c || typeof c !== 'object') throw new MonitoringConfigError('monitoring configuration response has no `configuration` object');
-  const nums = Array.isArray(c['thresholds']) ? c['thresholds'].filter((x): x is number => typeof x === 'number' && Number.isInteger(x) && x > 0) : null;
+  const nums = Array.isArray(c['thresholds'])
+    ? c['thresholds'].filter((x): x is number => typeof x === 'number' && Number.isInteger(x) && x > 0)
+    : null;
   const apps = Array.isArray(c['applicationIds']) ? c['applicationIds'].filter((x): x is string => typeof x === 'string') : null;
   if (typeof c['enabled'] !== 'boolean' || !nums || !apps || typeof c['includeUnassignedCertificates'] !== 'boolean') {
-    throw new MonitoringConfigError('monitoring configuration response is missing enabled, thresholds, applicationIds or includeUnassignedCertificates');
+    throw new MonitoringConfigError(
+      'monitoring configuration response is missing enabled, thresholds, applicationIds or includeUnassignedCertificates',
+    );
   }
-  return { enabled: c['enabled'], thresholds: nums, applicationIds: apps, includeUnassignedCertificates: c['includeUnassignedCertificates'] };
+  return {
+    enabled: c['enabled'],
+    thresholds: nums,
+    applicationIds: apps,
+    includeUnassignedCertificates: c['includeUnassignedCertificates'],
+  };
 }
 
 export interface MonitoringConfigSourceOptions extends ServiceHttpOptions {

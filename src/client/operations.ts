@@ -5,7 +5,11 @@
 export const GetIntegrationsListData = /* GraphQL */ `
   query GetIntegrationsListData {
     integrations {
-      nodes { id name enabled }
+      nodes {
+        id
+        name
+        enabled
+      }
     }
   }
 `;
@@ -20,7 +24,9 @@ export const CreateIncidentMgmtIntegration = /* GraphQL */ `
 
 export const DeleteIntegrations = /* GraphQL */ `
   mutation DeleteIntegrations($ids: [UUID!]!) {
-    deleteIntegrations(ids: $ids) { ids }
+    deleteIntegrations(ids: $ids) {
+      ids
+    }
   }
 `;
 
@@ -30,9 +36,14 @@ export const SearchNotificationRoutingConfigurations = /* GraphQL */ `
       nodes {
         id
         name
-        eventType { id displayName }
+        eventType {
+          id
+          displayName
+        }
         enabled
-        notificationRouterFilterConfig { advancedFilterExpression }
+        notificationRouterFilterConfig {
+          advancedFilterExpression
+        }
       }
     }
   }
@@ -46,8 +57,13 @@ export const CreateNotificationRouter = /* GraphQL */ `
   ) {
     createNotificationRouter(details: $details, filterConfig: $filterConfig, integrationConfig: $integrationConfig) {
       id
-      notificationRouterIntegrationConfig { notificationRouterIntegrationID notificationRouterTemplateID }
-      notificationRouterFilterConfig { advancedFilterExpression }
+      notificationRouterIntegrationConfig {
+        notificationRouterIntegrationID
+        notificationRouterTemplateID
+      }
+      notificationRouterFilterConfig {
+        advancedFilterExpression
+      }
     }
   }
 `;
@@ -79,7 +95,9 @@ export const UpdateNotificationRoutingConfiguration = /* GraphQL */ `
 
 export const DeleteNotificationRouter = /* GraphQL */ `
   mutation DeleteNotificationRouter($ids: [UUID!]) {
-    deleteNotificationRouter(ids: $ids) { ids }
+    deleteNotificationRouter(ids: $ids) {
+      ids
+    }
   }
 `;
 

@@ -12,12 +12,7 @@ import { ServiceApiError, toServiceError } from './errors.js';
 import type { ApiKey } from './api-key.js';
 import { ServiceHttp } from './http.js';
 import { getMonitoringConfig, putMonitoringConfig, type MonitoringConfigView } from './monitoring.js';
-import {
-  CreateNotificationRouter,
-  DeleteIntegrations,
-  DeleteNotificationRouter,
-  UpdateNotificationRouter,
-} from './operations.js';
+import { CreateNotificationRouter, DeleteIntegrations, DeleteNotificationRouter, UpdateNotificationRouter } from './operations.js';
 
 export interface IntegrationView {
   id: string;
@@ -96,10 +91,20 @@ const ListRouters = /* GraphQL */ `
   query OperatorListRouters {
     searchNotificationRoutingConfigurations {
       nodes {
-        id name enabled generation managedBy
-        eventType { id }
-        notificationRouterFilterConfig { advancedFilterExpression }
-        notificationRouterIntegrationConfig { notificationRouterIntegrationID }
+        id
+        name
+        enabled
+        generation
+        managedBy
+        eventType {
+          id
+        }
+        notificationRouterFilterConfig {
+          advancedFilterExpression
+        }
+        notificationRouterIntegrationConfig {
+          notificationRouterIntegrationID
+        }
       }
     }
   }
@@ -126,7 +131,11 @@ export function createIntegrationVariables(input: CreateIntegrationInput): Recor
   const base = { name: input.name, enabled: input.enabled, managedBy: input.managedBy };
   const p = input.params;
   if ('webhookParams' in p) {
-    return { ...base, url: p.webhookParams.url, ...(p.webhookParams.signingSecret ? { signingSecret: p.webhookParams.signingSecret } : {}) };
+    return {
+      ...base,
+      url: p.webhookParams.url,
+      ...(p.webhookParams.signingSecret ? { signingSecret: p.webhookParams.signingSecret } : {}),
+    };
   }
   return { ...base, ...p };
 }

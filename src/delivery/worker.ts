@@ -35,14 +35,7 @@ import { isEventType } from '../events/families.js';
 import type { DeliveryResult, Notification, Notifier } from '../integrations/types.js';
 import type { Logger } from '../log/logger.js';
 import { LogLimiter, type LogCause, type LogLevel } from '../log/limiter.js';
-import type {
-  ClaimedDelivery,
-  DeliveryQueueOps,
-  DeliveryStats,
-  IntegrationRecord,
-  IntegrationType,
-  StoreOps,
-} from '../store/types.js';
+import type { ClaimedDelivery, DeliveryQueueOps, DeliveryStats, IntegrationRecord, IntegrationType, StoreOps } from '../store/types.js';
 import { decide, DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_AGE_MS, DEFAULT_MAX_DELAY_MS, errorOf, type Decision } from './backoff.js';
 import { orderModeOf } from './order.js';
 import { RateLimiter, type RateLimit } from './rate-limit.js';
@@ -475,7 +468,8 @@ export class DeliveryWorker {
       integration = await this.#getIntegration(d.companyId, d.integrationId);
     } catch (err) {
       // The store is unreachable: leave the claim; it is retaken when its lease expires.
-      if (this.#admit('error', d, 'delivery_store_error')) this.#log.error({ err, deliveryId: d.id }, 'delivery worker: could not load the integration');
+      if (this.#admit('error', d, 'delivery_store_error'))
+        this.#log.error({ err, deliveryId: d.id }, 'delivery worker: could not load the integration');
       return;
     }
     if (!integration) {
@@ -508,12 +502,16 @@ export class DeliveryWorker {
       if (await this.#store.supersede(d.id, d.attempts, this.#clock(), orderModeOf(type))) {
         this.#metrics?.superseded.inc({ integration_type: type });
         if (this.#admit('debug', d, 'delivery_superseded'))
-          this.#log.debug({ deliveryId: d.id, companyId: d.companyId, integrationId: d.integrationId }, 'delivery superseded by a newer one for the same key; not sent');
+          this.#log.debug(
+            { deliveryId: d.id, companyId: d.companyId, integrationId: d.integrationId },
+            'delivery superseded by a newer one for the same key; not sent',
+          );
         return;
       }
     } catch (err) {
       // Unknown whether a newer one exists: don't send; the claim is retaken when its lease expires.
-      if (this.#admit('error', d, 'delivery_store_error')) this.#log.error({ err, deliveryId: d.id }, 'delivery worker: could not check for a newer delivery');
+      if (this.#admit('error', d, 'delivery_store_error'))
+        this.#log.error({ err, deliveryId: d.id }, 'delivery worker: could not check for a newer delivery');
       return;
     }
 
@@ -530,7 +528,8 @@ export class DeliveryWorker {
         }
       } catch (err) {
         this.#limiter.release(d.id);
-        if (this.#admit('error', d, 'delivery_store_error')) this.#log.error({ err, deliveryId: d.id }, 'delivery worker: could not defer a rate-limited delivery');
+        if (this.#admit('error', d, 'delivery_store_error'))
+          this.#log.error({ err, deliveryId: d.id }, 'delivery worker: could not defer a rate-limited delivery');
       }
       return;
     }
@@ -558,7 +557,12 @@ export class DeliveryWorker {
     let decision: Decision;
     if (this.#abort.signal.aborted && result.outcome === 'retry') {
       // Interrupted by shutdown: not the receiver's fault; due again at once for the next process.
-      decision = { kind: 'retry', at, error: `attempt interrupted by shutdown (${errorOf(result)})`, statusCode: result.statusCode ?? null };
+      decision = {
+        kind: 'retry',
+        at,
+        error: `attempt interrupted by shutdown (${errorOf(result)})`,
+        statusCode: result.statusCode ?? null,
+      };
     } else {
       decision = this.#decide(result, d, at);
     }
@@ -650,7 +654,10 @@ export class DeliveryWorker {
       if (this.#admit('warn', d, 'delivery_dead_letter')) this.#log.warn({ ...fields, error: decision.error }, 'delivery dead-lettered');
     } else if (decision.kind === 'retry') {
       if (this.#admit('debug', d, 'delivery_retry'))
-        this.#log.debug({ ...fields, error: decision.error, nextAttemptAt: new Date(decision.at).toISOString() }, 'delivery attempt failed; will retry');
+        this.#log.debug(
+          { ...fields, error: decision.error, nextAttemptAt: new Date(decision.at).toISOString() },
+          'delivery attempt failed; will retry',
+        );
     } else if (this.#admit('debug', d, 'delivery_delivered')) {
       this.#log.debug(fields, 'delivered');
     }

@@ -28,13 +28,18 @@ export type { EmitterOptions, EmitterStats, RunningEmitter } from './options.js'
 
 export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter> {
   const log = opts.logger.child({ component: 'emitter' });
-  if (!opts.apiKey && !opts.getApiKey && !opts.apiKeySecret) throw new TypeError('startEmitter: apiKey, getApiKey or apiKeySecret is required');
-  if (opts.clusterId !== undefined && !UUID_RE.test(opts.clusterId)) throw new TypeError(`startEmitter: clusterId must be a UUID, got '${opts.clusterId}'`);
+  if (!opts.apiKey && !opts.getApiKey && !opts.apiKeySecret)
+    throw new TypeError('startEmitter: apiKey, getApiKey or apiKeySecret is required');
+  if (opts.clusterId !== undefined && !UUID_RE.test(opts.clusterId))
+    throw new TypeError(`startEmitter: clusterId must be a UUID, got '${opts.clusterId}'`);
   const kc = opts.kubeConfig ?? loadKubeConfig();
   const kube = new KubeClient(kc);
   const core = kc.makeApiClient(CoreV1Api);
   const clock = opts.clock ?? realClock;
-  const keySecret = opts.apiKeySecret && !opts.apiKey && !opts.getApiKey ? new SecretApiKey({ read: (ns, name) => kube.getSecret(ns, name), secret: opts.apiKeySecret, log, clock }) : undefined;
+  const keySecret =
+    opts.apiKeySecret && !opts.apiKey && !opts.getApiKey
+      ? new SecretApiKey({ read: (ns, name) => kube.getSecret(ns, name), secret: opts.apiKeySecret, log, clock })
+      : undefined;
   const apiKey = opts.getApiKey ?? keySecret?.get ?? ((): string => opts.apiKey!);
   const registry = opts.registry ?? new Registry();
   const metrics = metricsFor(registry);
@@ -61,7 +66,11 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
   });
   const { health: healthState, expiry: expiryState } = emitterStates({ core, namespace: stateNamespace, name: stateName, log });
 
-  const { cm, secrets, all: informers } = emitterInformers({
+  const {
+    cm,
+    secrets,
+    all: informers,
+  } = emitterInformers({
     kc,
     kube,
     core,
@@ -83,15 +92,23 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
     if ((!wantHealth || running.health) && (!wantExpiry || running.expiry)) runningResolve();
   };
 
-  const retrying = <T>(what: string, fn: () => Promise<T>): Promise<T | undefined> => retryUntilAborted(what, fn, { signal: abort.signal, clock, log });
-  const waitSynced = (infs: ResilientInformer<never>[], what: string): Promise<boolean> => whenSynced(infs, { what, signal: abort.signal, clock, log });
+  const retrying = <T>(what: string, fn: () => Promise<T>): Promise<T | undefined> =>
+    retryUntilAborted(what, fn, { signal: abort.signal, clock, log });
+  const waitSynced = (infs: ResilientInformer<never>[], what: string): Promise<boolean> =>
+    whenSynced(infs, { what, signal: abort.signal, clock, log });
 
   const run = async (): Promise<void> => {
     if (keySecret) {
       if (!(await retrying('reading the API key Secret', async () => (await keySecret.load(), true)))) return;
       keySecret.start();
     }
-    const id = await retrying('resolving the cluster id', () => resolveClusterId(core, { ...(opts.clusterId ? { configured: opts.clusterId } : {}), clusterName, server: kc.getCurrentCluster()?.server ?? '' }));
+    const id = await retrying('resolving the cluster id', () =>
+      resolveClusterId(core, {
+        ...(opts.clusterId ? { configured: opts.clusterId } : {}),
+        clusterName,
+        server: kc.getCurrentCluster()?.server ?? '',
+      }),
+    );
     if (!id) return;
     cluster.id = id.id;
     log.info({ clusterId: id.id, source: id.source, clusterName }, 'cluster identity');

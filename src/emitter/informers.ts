@@ -65,7 +65,9 @@ export function emitterInformers(o: {
       name: 'tls-secrets',
       path: collectionPath(SECRETS_REF, ns),
       list: async () =>
-        (ns ? await o.core.listNamespacedSecret({ namespace: ns, fieldSelector }) : await o.core.listSecretForAllNamespaces({ fieldSelector })) as KubernetesListObject<V1Secret>,
+        (ns
+          ? await o.core.listNamespacedSecret({ namespace: ns, fieldSelector })
+          : await o.core.listSecretForAllNamespaces({ fieldSelector })) as KubernetesListObject<V1Secret>,
       fieldSelector,
       transform: stripSecret,
     });

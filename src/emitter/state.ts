@@ -160,7 +160,11 @@ export class ConfigMapState<T> implements KeyedState<T> {
         await core.createNamespacedConfigMap({
           namespace,
           body: {
-            metadata: { name, namespace, labels: { 'app.kubernetes.io/managed-by': 'certmgr-notify', 'app.kubernetes.io/component': 'emitter', ...this.opts.labels } },
+            metadata: {
+              name,
+              namespace,
+              labels: { 'app.kubernetes.io/managed-by': 'certmgr-notify', 'app.kubernetes.io/component': 'emitter', ...this.opts.labels },
+            },
             data: { [cmKey]: value },
           },
         });

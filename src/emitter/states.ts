@@ -9,7 +9,10 @@ export const DEFAULT_STATE_NAME = 'certmgr-notify-emitter';
 export const EXPIRY_STATE_SHARDS = 4;
 
 /** `<name>-health` (open episodes whose `.notready` was sent) and `<name>-expiry-0..3` (marks per certificate). */
-export function emitterStates(o: { core: CoreV1Api; namespace: string; name: string; log: Logger }): { health: ConfigMapState<HealthState>; expiry: ConfigMapState<ExpiryState> } {
+export function emitterStates(o: { core: CoreV1Api; namespace: string; name: string; log: Logger }): {
+  health: ConfigMapState<HealthState>;
+  expiry: ConfigMapState<ExpiryState>;
+} {
   const common = { core: o.core, namespace: o.namespace, log: o.log };
   return {
     health: new ConfigMapState<HealthState>({ ...common, name: `${o.name}-health`, persist: (s) => s.notified, decode: decodeHealthState }),

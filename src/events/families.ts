@@ -37,10 +37,7 @@ export const EVENT_FAMILIES: readonly EventFamily[] = [
     eventTypeId: 'certmgr-cert-resource-health-notification-config',
     displayName: 'Certificate resource health',
     typePrefix: 'evt.healthstatus.certmgr-certificate-resource',
-    types: [
-      'evt.healthstatus.certmgr-certificate-resource.notready',
-      'evt.healthstatus.certmgr-certificate-resource.active',
-    ],
+    types: ['evt.healthstatus.certmgr-certificate-resource.notready', 'evt.healthstatus.certmgr-certificate-resource.active'],
   },
   {
     eventTypeId: 'cert-expiry-ext-notification-config',

@@ -34,7 +34,9 @@ export function fieldTreeFromSchema(schema: unknown): FieldNode {
     }
     case 'array': {
       const maxItems = limit(s.maxItems);
-      return maxItems === undefined ? { kind: 'array', items: fieldTreeFromSchema(s.items) } : { kind: 'array', items: fieldTreeFromSchema(s.items), maxItems };
+      return maxItems === undefined
+        ? { kind: 'array', items: fieldTreeFromSchema(s.items) }
+        : { kind: 'array', items: fieldTreeFromSchema(s.items), maxItems };
     }
     case 'string': {
       const maxLength = limit(s.maxLength);

@@ -38,7 +38,11 @@ export interface Sanitized {
 }
 
 /** One string of the given kind and limit made valid; reports what changed. */
-export function sanitizeText(s: string, kind: 'name' | 'text', max: number | undefined): { value: string; cut: boolean; replaced: boolean } {
+export function sanitizeText(
+  s: string,
+  kind: 'name' | 'text',
+  max: number | undefined,
+): { value: string; cut: boolean; replaced: boolean } {
   const cutValue = max === undefined ? s : cutToCodePoints(s, max);
   const value = replaceForbiddenText(cutValue, kind);
   return { value, cut: cutValue !== s, replaced: value !== cutValue };
@@ -61,7 +65,8 @@ function walk(schema: SchemaObject | undefined, v: unknown, path: string, change
   if (schema.type === 'object' && typeof v === 'object' && v !== null && !Array.isArray(v)) {
     const props = (schema.properties ?? {}) as Record<string, SchemaObject>;
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = walk(Object.hasOwn(props, k) ? props[k] : undefined, x, joinFieldPath(path, k), changes);
+    for (const [k, x] of Object.entries(v))
+      out[k] = walk(Object.hasOwn(props, k) ? props[k] : undefined, x, joinFieldPath(path, k), changes);
     return out;
   }
   return v;

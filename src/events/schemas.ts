@@ -54,10 +54,7 @@ const subjectList = list(L.subjectList, L.subjectText);
 type RequiredKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? never : K }[keyof T];
 
 /** A closed object schema whose property names are checked against the TypeScript shape T. */
-function objectSchema<T>(
-  properties: { readonly [K in keyof T]-?: SchemaObject },
-  required: readonly RequiredKeys<T>[],
-): SchemaObject {
+function objectSchema<T>(properties: { readonly [K in keyof T]-?: SchemaObject }, required: readonly RequiredKeys<T>[]): SchemaObject {
   return { type: 'object', properties, required, additionalProperties: false };
 }
 
@@ -166,9 +163,7 @@ export interface EventValidationError {
   message: string;
 }
 
-export type EventValidationResult =
-  | { ok: true; event: InternalEvent }
-  | { ok: false; errors: EventValidationError[] };
+export type EventValidationResult = { ok: true; event: InternalEvent } | { ok: false; errors: EventValidationError[] };
 
 /** The problem of a value in each custom format; ajv only learns yes/no, the message is recomputed from this. */
 const FORMATS: Readonly<Record<string, (v: string) => string | undefined>> = {
@@ -179,7 +174,8 @@ const FORMATS: Readonly<Record<string, (v: string) => string | undefined>> = {
 };
 
 const ajv = new Ajv({ allErrors: true, strict: true });
-for (const [name, problem] of Object.entries(FORMATS)) ajv.addFormat(name, { type: 'string', validate: (v: string) => problem(v) === undefined });
+for (const [name, problem] of Object.entries(FORMATS))
+  ajv.addFormat(name, { type: 'string', validate: (v: string) => problem(v) === undefined });
 
 const validators = new Map<EventType, ValidateFunction>(EVENT_TYPES.map((t) => [t, ajv.compile(EVENT_DATA_SCHEMAS[t])]));
 

@@ -209,7 +209,8 @@ export function createApp(deps: AppDeps): express.Express {
       gql ? sendGraphqlError(res, status, code, message) : sendError(res, status, code, message);
     if (e.type === 'entity.too.large') return send(413, 'PAYLOAD_TOO_LARGE', `request body exceeds ${BODY_LIMIT}`);
     if (e.type === 'entity.parse.failed') return send(400, 'MALFORMED_JSON', `request body is not valid JSON: ${e.message ?? ''}`.trim());
-    if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return send(415, 'UNSUPPORTED_MEDIA_TYPE', e.message ?? 'unsupported encoding');
+    if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported')
+      return send(415, 'UNSUPPORTED_MEDIA_TYPE', e.message ?? 'unsupported encoding');
     if (err instanceof URIError || (e.status === 400 && /^Failed to decode param/.test(e.message ?? '')))
       return send(400, 'MALFORMED_PATH', 'the path is not valid percent-encoding (RFC 3986)');
     const input = storeInputError(err);

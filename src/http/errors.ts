@@ -50,12 +50,23 @@ export function boundedErr(err: unknown, depth = 0): unknown {
 
 type ErrorItem = { code: string; message: string; field?: string };
 
-const capItem = <T extends ErrorItem>(e: T): T => ({ ...e, message: capText(e.message), ...(e.field !== undefined ? { field: capText(e.field) } : {}) });
+const capItem = <T extends ErrorItem>(e: T): T => ({
+  ...e,
+  message: capText(e.message),
+  ...(e.field !== undefined ? { field: capText(e.field) } : {}),
+});
 
 /** REST error body everywhere: { errors: [ { code, message, field } ] }. */
-export function sendErrors(res: Response, status: number, errors: FieldError[] | { code: string; message: string; field?: string }[]): void {
+export function sendErrors(
+  res: Response,
+  status: number,
+  errors: FieldError[] | { code: string; message: string; field?: string }[],
+): void {
   if (res.headersSent) return; // the request deadline answered first
-  res.status(status).type('application/json').send(JSON.stringify({ errors: (errors as ErrorItem[]).map(capItem) }));
+  res
+    .status(status)
+    .type('application/json')
+    .send(JSON.stringify({ errors: (errors as ErrorItem[]).map(capItem) }));
 }
 
 export function sendError(res: Response, status: number, code: string, message: string, field?: string): void {
@@ -63,7 +74,16 @@ export function sendError(res: Response, status: number, code: string, message: 
 }
 
 /** GraphQL-shaped error body for transport-level failures on /graphql (401, 413, 415, 400). */
-export function sendGraphqlError(res: Response, status: number, code: string, message: string, extensions: Record<string, unknown> = {}): void {
+export function sendGraphqlError(
+  res: Response,
+  status: number,
+  code: string,
+  message: string,
+  extensions: Record<string, unknown> = {},
+): void {
   if (res.headersSent) return;
-  res.status(status).type('application/json').send(JSON.stringify({ errors: [{ message: capText(message), code, extensions: { code, ...extensions } }] }));
+  res
+    .status(status)
+    .type('application/json')
+    .send(JSON.stringify({ errors: [{ message: capText(message), code, extensions: { code, ...extensions } }] }));
 }

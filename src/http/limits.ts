@@ -66,7 +66,12 @@ export function isStoreUnavailable(err: unknown, seen = 0): boolean {
   if (NET_CODES.has(code)) return true;
   if (/^(08...|53...|57P0[1-4])$/.test(code)) return true;
   const msg = typeof e.message === 'string' ? e.message : '';
-  if (/^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|store is closed$|database is not open/i.test(msg)) return true;
+  if (
+    /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|store is closed$|database is not open/i.test(
+      msg,
+    )
+  )
+    return true;
   if (Array.isArray(e.errors) && e.errors.some((x) => isStoreUnavailable(x, seen + 1))) return true;
   return isStoreUnavailable(e.cause, seen + 1);
 }

@@ -113,7 +113,9 @@ export function createTeamsNotifier(opts: IntegrationOptions): Notifier {
   return chatNotifier('TEAMS', buildTeamsMessage, opts);
 }
 
-const CHAT_PARAMS: readonly ParamField[] = [{ input: 'webhookUrl', kind: 'destination', required: true, into: 'secrets', key: 'webhookUrl' }];
+const CHAT_PARAMS: readonly ParamField[] = [
+  { input: 'webhookUrl', kind: 'destination', required: true, into: 'secrets', key: 'webhookUrl' },
+];
 
 /** Slack's incoming webhooks allow about 1 message/s per channel, short bursts tolerated. */
 export const slack: IntegrationDescriptor = {

@@ -89,7 +89,14 @@ const DENIED_RANGES: readonly (readonly [string, string])[] = [
 ];
 
 /** Cloud metadata service names (they resolve to link-local addresses, or via local hosts files). */
-const DENIED_NAMES = new Set(['metadata', 'metadata.google.internal', 'metadata.goog', 'instance-data', 'instance-data.ec2.internal', 'metadata.azure.internal']);
+const DENIED_NAMES = new Set([
+  'metadata',
+  'metadata.google.internal',
+  'metadata.goog',
+  'instance-data',
+  'instance-data.ec2.internal',
+  'metadata.azure.internal',
+]);
 
 interface Cidr {
   address: string;
@@ -123,8 +130,10 @@ const DENY_LISTS: { name: string; list: BlockList }[] = (() => {
 /** The 8 16-bit groups of an IPv6 address (already known to be valid), or null. */
 function ipv6Groups(ip: string): number[] | null {
   // A dotted IPv4 tail (::ffff:1.2.3.4) becomes two hex groups first.
-  const s = ip.replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)$/, (_m, a: string, b: string, c: string, d: string) =>
-    `${((Number(a) << 8) | Number(b)).toString(16)}:${((Number(c) << 8) | Number(d)).toString(16)}`,
+  const s = ip.replace(
+    /(\d+)\.(\d+)\.(\d+)\.(\d+)$/,
+    (_m, a: string, b: string, c: string, d: string) =>
+      `${((Number(a) << 8) | Number(b)).toString(16)}:${((Number(c) << 8) | Number(d)).toString(16)}`,
   );
   const [head, rest] = s.split('::') as [string, string | undefined];
   const h = head ? head.split(':') : [];
@@ -184,14 +193,21 @@ export function parseEgressAllow(entries: readonly string[]): EgressAllow {
     const c = parseCidr(literal);
     if (c) cidrs.push(`${c.address}/${c.prefix}`);
     else if (HOST_RE.test(normalizeHost(e)) && !/^[\d.]+$/.test(normalizeHost(e))) hosts.push(normalizeHost(e));
-    else throw new Error(`'${raw}' is neither a CIDR (10.0.0.0/8, fd00::/8), an IP address nor a host name (hooks.corp.example, *.corp.example)`);
+    else
+      throw new Error(
+        `'${raw}' is neither a CIDR (10.0.0.0/8, fd00::/8), an IP address nor a host name (hooks.corp.example, *.corp.example)`,
+      );
   }
   return { cidrs, hosts };
 }
 
 export interface DispatcherOptions {
   /** DNS resolution; default dns.lookup. Tests inject a resolver to play DNS rebinding. */
-  lookup?: (hostname: string, options: LookupAllOptions, cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+  lookup?: (
+    hostname: string,
+    options: LookupAllOptions,
+    cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+  ) => void;
   /** TCP/TLS connect timeout in ms (undici default 10 s). */
   connectTimeoutMs?: number;
 }
@@ -261,12 +277,18 @@ export class EgressPolicy {
     }
     if (u.protocol !== 'https:' && u.protocol !== 'http:') return { reason: 'scheme', message: 'must be an http(s) URL' };
     if (u.username || u.password)
-      return { reason: 'userinfo', message: 'must not carry credentials (user:password@); put a token in the path or use a signing secret' };
+      return {
+        reason: 'userinfo',
+        message: 'must not carry credentials (user:password@); put a token in the path or use a signing secret',
+      };
     if (u.port === '0') return { reason: 'port', message: 'must have a port between 1 and 65535' };
     if (!u.hostname) return { reason: 'no_host', message: 'must name a host' };
     const denied = this.checkHost(u.hostname);
     if (denied)
-      return { reason: refusalClass(denied), message: `points to a ${denied} address, which the egress policy refuses (an operator may allow it with --egress-allow)` };
+      return {
+        reason: refusalClass(denied),
+        message: `points to a ${denied} address, which the egress policy refuses (an operator may allow it with --egress-allow)`,
+      };
     return null;
   }
 

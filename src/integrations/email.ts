@@ -35,15 +35,7 @@ export interface EmailContent {
 export function buildEmail(n: Notification): EmailContent {
   const r: Rendered = render(n.event, n.router);
   const footer = `Sent by certmgr-notify for router "${n.router.name}" (event ${n.event.type}, notification ${n.id}).`;
-  const text = [
-    r.title,
-    '',
-    ...r.facts.map((f) => `${f.name}: ${f.value}`),
-    '',
-    '-- ',
-    footer,
-    '',
-  ].join('\n');
+  const text = [r.title, '', ...r.facts.map((f) => `${f.name}: ${f.value}`), '', '-- ', footer, ''].join('\n');
   const rows = r.facts
     .map(
       (f) =>

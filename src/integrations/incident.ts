@@ -84,7 +84,10 @@ export function serializeIncidentEvent(ev: IncidentEvent): string {
   if (Buffer.byteLength(body) <= MAX_EVENT_BYTES) return body;
   return JSON.stringify({
     ...ev,
-    payload: { ...ev.payload, custom_details: { eventType: ev.payload.custom_details['eventType'], note: 'event data too large; omitted' } },
+    payload: {
+      ...ev.payload,
+      custom_details: { eventType: ev.payload.custom_details['eventType'], note: 'event data too large; omitted' },
+    },
   });
 }
 

@@ -16,7 +16,14 @@
 import { createHmac } from 'node:crypto';
 import { checkTenantUrl, postAndClassify } from './http.js';
 import { buildCloudEvent, CLOUDEVENTS_CONTENT_TYPE } from './payload.js';
-import { DEFAULT_EGRESS, type DeliveryResult, type IntegrationDescriptor, type IntegrationOptions, type Notification, type Notifier } from './types.js';
+import {
+  DEFAULT_EGRESS,
+  type DeliveryResult,
+  type IntegrationDescriptor,
+  type IntegrationOptions,
+  type Notification,
+  type Notifier,
+} from './types.js';
 
 const WHSEC_PREFIX = 'whsec_';
 
@@ -109,7 +116,10 @@ export function createWebhookNotifier(opts: IntegrationOptions): Notifier {
         'webhook-timestamp': String(timestamp),
       };
       // during a rotation's overlap both signatures, space-separated (Standard Webhooks)
-      if (key) headers['webhook-signature'] = signingKeysAt(n.integration.secrets, now).map((k) => signWebhook(k, n.id, timestamp, body)).join(' ');
+      if (key)
+        headers['webhook-signature'] = signingKeysAt(n.integration.secrets, now)
+          .map((k) => signWebhook(k, n.id, timestamp, body))
+          .join(' ');
       // the overlap's end is a timestamp, not a secret: keep it out of the redaction fragments
       const { [PREVIOUS_UNTIL]: _until, ...secretValues } = n.integration.secrets;
       void _until;

@@ -55,17 +55,21 @@ export class KubeClient {
 
   async list<T extends KubernetesObject>(r: ResourceRef, namespace?: string): Promise<KubernetesListObject<T>> {
     const base = { group: r.group, version: r.version, plural: r.plural };
-    return (namespace && r.namespaced
-      ? await this.custom.listNamespacedCustomObject({ ...base, namespace })
-      : await this.custom.listClusterCustomObject(base)) as KubernetesListObject<T>;
+    return (
+      namespace && r.namespaced
+        ? await this.custom.listNamespacedCustomObject({ ...base, namespace })
+        : await this.custom.listClusterCustomObject(base)
+    ) as KubernetesListObject<T>;
   }
 
   async get<T extends KubernetesObject>(r: ResourceRef, name: string, namespace?: string): Promise<T | undefined> {
     try {
       const base = { group: r.group, version: r.version, plural: r.plural, name };
-      return (r.namespaced
-        ? await this.custom.getNamespacedCustomObject({ ...base, namespace: namespace ?? '' })
-        : await this.custom.getClusterCustomObject(base)) as T;
+      return (
+        r.namespaced
+          ? await this.custom.getNamespacedCustomObject({ ...base, namespace: namespace ?? '' })
+          : await this.custom.getClusterCustomObject(base)
+      ) as T;
     } catch (e) {
       if (isNotFound(e)) return undefined;
       throw e;
@@ -75,9 +79,11 @@ export class KubeClient {
   /** RFC 7386 merge patch of the main resource (metadata: finalizers, with a resourceVersion precondition). */
   async mergePatch<T extends KubernetesObject>(r: ResourceRef, name: string, namespace: string | undefined, body: unknown): Promise<T> {
     const base = { group: r.group, version: r.version, plural: r.plural, name, body, fieldManager: this.fieldManager };
-    return (r.namespaced
-      ? await this.custom.patchNamespacedCustomObject({ ...base, namespace: namespace ?? '' }, mergePatch)
-      : await this.custom.patchClusterCustomObject(base, mergePatch)) as T;
+    return (
+      r.namespaced
+        ? await this.custom.patchNamespacedCustomObject({ ...base, namespace: namespace ?? '' }, mergePatch)
+        : await this.custom.patchClusterCustomObject(base, mergePatch)
+    ) as T;
   }
 
   /** Server-side apply of the whole `.status` (fieldManager, force): fields the operator no longer sends are removed. */
@@ -89,9 +95,11 @@ export class KubeClient {
       status,
     };
     const base = { group: r.group, version: r.version, plural: r.plural, name, body, fieldManager: this.fieldManager, force: true };
-    return (r.namespaced
-      ? await this.custom.patchNamespacedCustomObjectStatus({ ...base, namespace: namespace ?? '' }, applyPatch)
-      : await this.custom.patchClusterCustomObjectStatus(base, applyPatch)) as T;
+    return (
+      r.namespaced
+        ? await this.custom.patchNamespacedCustomObjectStatus({ ...base, namespace: namespace ?? '' }, applyPatch)
+        : await this.custom.patchClusterCustomObjectStatus(base, applyPatch)
+    ) as T;
   }
 
   async getSecret(namespace: string, name: string): Promise<V1Secret | undefined> {
@@ -104,6 +112,8 @@ export class KubeClient {
   }
 
   async listSecrets(namespace?: string): Promise<KubernetesListObject<V1Secret>> {
-    return (namespace ? await this.core.listNamespacedSecret({ namespace }) : await this.core.listSecretForAllNamespaces()) as KubernetesListObject<V1Secret>;
+    return (
+      namespace ? await this.core.listNamespacedSecret({ namespace }) : await this.core.listSecretForAllNamespaces()
+    ) as KubernetesListObject<V1Secret>;
   }
 }

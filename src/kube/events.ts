@@ -46,7 +46,10 @@ export function k8sEventRecorder(core: CoreV1Api, opts: { component: string; ins
           },
         });
       } catch (e) {
-        opts.log.warn({ error: describeKubeError(e), reason, object: `${obj.kind}/${obj.namespace ?? ''}/${obj.name}` }, 'could not record event');
+        opts.log.warn(
+          { error: describeKubeError(e), reason, object: `${obj.kind}/${obj.namespace ?? ''}/${obj.name}` },
+          'could not record event',
+        );
       }
     },
   };

@@ -191,7 +191,11 @@ export class ResilientInformer<T extends KubernetesObject> {
 }
 
 /** `watch` with a field selector added to its query and `transform` applied to every watched object. */
-function filteredWatch<T extends KubernetesObject>(watch: Watch, fieldSelector: string | undefined, transform: ((obj: T) => T) | undefined): Watch {
+function filteredWatch<T extends KubernetesObject>(
+  watch: Watch,
+  fieldSelector: string | undefined,
+  transform: ((obj: T) => T) | undefined,
+): Watch {
   const w = Object.create(watch) as Watch;
   w.watch = (path, query, cb, done) => {
     const each = (phase: string, obj: unknown, raw?: unknown): void => {
@@ -220,7 +224,10 @@ export async function whenSynced(
       ),
     o.warnAfterMs ?? 60_000,
   );
-  await Promise.race([Promise.all(informers.map((i) => i.synced)), new Promise((r) => o.signal.addEventListener('abort', r, { once: true }))]);
+  await Promise.race([
+    Promise.all(informers.map((i) => i.synced)),
+    new Promise((r) => o.signal.addEventListener('abort', r, { once: true })),
+  ]);
   o.clock.clearTimeout(warn);
   return !o.signal.aborted;
 }

@@ -23,7 +23,8 @@ export function detectKubeConfig(env: NodeJS.ProcessEnv = process.env, saDir = S
 export function loadKubeConfig(): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromDefault();
-  if (!kc.getCurrentCluster()) throw new Error('no Kubernetes configuration found (KUBECONFIG, ~/.kube/config or in-cluster service account)');
+  if (!kc.getCurrentCluster())
+    throw new Error('no Kubernetes configuration found (KUBECONFIG, ~/.kube/config or in-cluster service account)');
   return kc;
 }
 

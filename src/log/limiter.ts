@@ -66,7 +66,8 @@ export class LogBuckets {
 
   constructor(limits: Partial<LogLimits> = {}) {
     const l = { ...DEFAULT_LOG_LIMITS, ...limits };
-    if (!(l.perMinute > 0) || !(l.burst >= 1) || !(l.maxKeys >= 1)) throw new RangeError('log limits: perMinute must be > 0, burst and maxKeys >= 1');
+    if (!(l.perMinute > 0) || !(l.burst >= 1) || !(l.maxKeys >= 1))
+      throw new RangeError('log limits: perMinute must be > 0, burst and maxKeys >= 1');
     this.#limits = l;
   }
 
@@ -177,5 +178,8 @@ export class LogLimiter {
 }
 
 function summary(log: Logger, s: Suppressed): void {
-  log[s.level]({ companyId: s.tenant, cause: s.cause, suppressed: s.count }, `${s.count} similar messages suppressed (log rate limit per tenant and cause)`);
+  log[s.level](
+    { companyId: s.tenant, cause: s.cause, suppressed: s.count },
+    `${s.count} similar messages suppressed (log rate limit per tenant and cause)`,
+  );
 }

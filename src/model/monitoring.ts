@@ -47,7 +47,10 @@ export function rulesOf(thresholds: readonly number[]): { ruleId: number; thresh
  * Pure: whether a certificate assigned to `applicationIds` is monitored (spec, combinations table).
  * An empty list of the certificate's applications means "unassigned".
  */
-export function isMonitored(cfg: Pick<MonitoringConfigRecord, 'enabled' | 'applicationIds' | 'includeUnassignedCertificates'>, certApplicationIds: readonly string[]): boolean {
+export function isMonitored(
+  cfg: Pick<MonitoringConfigRecord, 'enabled' | 'applicationIds' | 'includeUnassignedCertificates'>,
+  certApplicationIds: readonly string[],
+): boolean {
   if (!cfg.enabled) return false;
   if (certApplicationIds.length === 0) return cfg.includeUnassignedCertificates;
   if (cfg.applicationIds.length === 0) return true;

@@ -7,7 +7,14 @@ import { PROVIDER_SETTINGS_FIELD, type NotificationProviderSpec, type ProviderTy
 import type { NotificationRouterSpec } from '../api/notificationrouter.js';
 import type { SecretKeyRef } from '../api/meta.js';
 import type { MonitoringConfigView } from '../client/monitoring.js';
-import type { CreateIntegrationInput, IntegrationParams, IntegrationView, RouterInput, RouterView, UpdateIntegrationInput } from '../client/service-api.js';
+import type {
+  CreateIntegrationInput,
+  IntegrationParams,
+  IntegrationView,
+  RouterInput,
+  RouterView,
+  UpdateIntegrationInput,
+} from '../client/service-api.js';
 import type { MonitoringConfigInput } from '../model/monitoring.js';
 import type { IntegrationType } from '../store/types.js';
 
@@ -58,12 +65,19 @@ export function secretRefsOf(spec: NotificationProviderSpec): SecretUse[] {
   switch (spec.type) {
     case 'IncidentManagement':
       return spec.incidentManagement
-        ? [{ role: 'integrationKey', ref: spec.incidentManagement.integrationKeySecretRef, field: 'spec.incidentManagement.integrationKeySecretRef' }]
+        ? [
+            {
+              role: 'integrationKey',
+              ref: spec.incidentManagement.integrationKeySecretRef,
+              field: 'spec.incidentManagement.integrationKeySecretRef',
+            },
+          ]
         : [];
     case 'Webhook': {
       if (!spec.webhook) return [];
       const out: SecretUse[] = [{ role: 'url', ref: spec.webhook.urlSecretRef, field: 'spec.webhook.urlSecretRef' }];
-      if (spec.webhook.signingSecretRef) out.push({ role: 'signingSecret', ref: spec.webhook.signingSecretRef, field: 'spec.webhook.signingSecretRef' });
+      if (spec.webhook.signingSecretRef)
+        out.push({ role: 'signingSecret', ref: spec.webhook.signingSecretRef, field: 'spec.webhook.signingSecretRef' });
       return out;
     }
     case 'Slack':
@@ -86,15 +100,17 @@ export interface SecretObject {
   data?: Record<string, string>;
 }
 
-export type SecretResolution =
-  | { ok: true; values: Partial<Record<SecretRole, string>>; version: string }
-  | { ok: false; message: string };
+export type SecretResolution = { ok: true; values: Partial<Record<SecretRole, string>>; version: string } | { ok: false; message: string };
 
 /**
  * Reads each referenced key (base64 `data`). `version` identifies the Secrets' revisions (uid + resourceVersion,
  * never their content): when it changes, the secrets are sent to the service again.
  */
-export function resolveSecrets(uses: readonly SecretUse[], namespace: string, get: (name: string) => SecretObject | undefined): SecretResolution {
+export function resolveSecrets(
+  uses: readonly SecretUse[],
+  namespace: string,
+  get: (name: string) => SecretObject | undefined,
+): SecretResolution {
   const values: Partial<Record<SecretRole, string>> = {};
   const versions = new Set<string>();
   for (const u of uses) {

@@ -36,14 +36,20 @@ export function invalidFilterMessage(e: ServiceApiError): string {
   const column = e.details['column'];
   // the service's message is "<field>: <line>:<column>: <reason>"
   const reason = e.serviceMessage.replace(/^[\w.[\]]+:\s*/, '').replace(/^\d+:\d+:\s*/, '');
-  return typeof line === 'number' && typeof column === 'number' ? `spec.filter: line ${line}, column ${column}: ${reason}` : `spec.filter: ${reason}`;
+  return typeof line === 'number' && typeof column === 'number'
+    ? `spec.filter: line ${line}, column ${column}: ${reason}`
+    : `spec.filter: ${reason}`;
 }
 
 /**
  * Throws the condition error for a failed service call. `secretUses`: the provider's Secret references, so a
  * rejected Secret value is reported by its spec field.
  */
-export function throwServiceFailure(e: unknown, context: 'provider' | 'router' | 'monitoring', secretUses: readonly SecretUse[] = []): never {
+export function throwServiceFailure(
+  e: unknown,
+  context: 'provider' | 'router' | 'monitoring',
+  secretUses: readonly SecretUse[] = [],
+): never {
   if (!(e instanceof ServiceApiError)) throw e;
   switch (e.kind) {
     case 'unavailable':

@@ -34,7 +34,14 @@ import { KubeClient, SECRETS, collectionPath, resourceOf, type ResourceRef } fro
 import { k8sEventRecorder } from '../kube/events.js';
 import { ResilientInformer } from '../kube/informer.js';
 import { detectKubeConfig, loadKubeConfig } from '../kube/kubeconfig.js';
-import { LeaderElector, createLeadership, runWhileLeading, type LeaderCallback, type Leadership, type LeadershipOptions } from '../runtime/leader.js';
+import {
+  LeaderElector,
+  createLeadership,
+  runWhileLeading,
+  type LeaderCallback,
+  type Leadership,
+  type LeadershipOptions,
+} from '../runtime/leader.js';
 import { realClock, type BackoffPolicy, type Clock } from '../runtime/timers.js';
 
 export { detectKubeConfig, loadKubeConfig } from '../kube/kubeconfig.js';
@@ -147,7 +154,11 @@ class Term {
   ) {
     const ns = opts.namespace;
     const log = opts.logger;
-    const informerOf = <T extends KubernetesObject>(name: string, r: ResourceRef, list: () => Promise<{ items: T[] }>): ResilientInformer<T> => {
+    const informerOf = <T extends KubernetesObject>(
+      name: string,
+      r: ResourceRef,
+      list: () => Promise<{ items: T[] }>,
+    ): ResilientInformer<T> => {
       const inf = new ResilientInformer<T>({
         name,
         kc: kube.kc,
@@ -170,7 +181,10 @@ class Term {
     const secrets = informerOf<V1Secret>('secrets', SECRETS, () => kube.listSecrets(ns));
 
     const w = opts.waits ?? {};
-    const controllerOf = <T extends KubernetesObject & { status?: BaseStatus }>(h: ResourceHandler<T>, inf: ResilientInformer<T>): Controller => {
+    const controllerOf = <T extends KubernetesObject & { status?: BaseStatus }>(
+      h: ResourceHandler<T>,
+      inf: ResilientInformer<T>,
+    ): Controller => {
       const c = new Controller({
         name: h.kind.kind,
         reconcile: (key) => reconcileResource(h, key, deps),
@@ -223,7 +237,10 @@ class Term {
     const log = this.opts.logger;
     await Promise.all(this.informers.map((i) => i.start().catch(() => {})));
     // controllers start only with complete caches: e.g. "provider not found" must mean it does not exist
-    await Promise.race([Promise.all(this.informers.map((i) => i.synced)), new Promise((r) => this.abort.signal.addEventListener('abort', r))]);
+    await Promise.race([
+      Promise.all(this.informers.map((i) => i.synced)),
+      new Promise((r) => this.abort.signal.addEventListener('abort', r)),
+    ]);
     if (this.stopped) return;
     for (const c of this.controllers) c.start();
     this.started = true;
@@ -260,11 +277,25 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   const t = opts.service;
   if ('api' in t) service = t.api;
   else if ('apiKeySecret' in t) {
-    keySource = new SecretApiKey({ read: (ns, name) => kube.getSecret(ns, name), secret: t.apiKeySecret, log, refreshMs: opts.serviceKeyRefreshMs ?? 60_000 });
+    keySource = new SecretApiKey({
+      read: (ns, name) => kube.getSecret(ns, name),
+      secret: t.apiKeySecret,
+      log,
+      refreshMs: opts.serviceKeyRefreshMs ?? 60_000,
+    });
     await keySource.load();
     keySource.start();
-    service = new GraphQLServiceApi({ url: t.url, apiKey: keySource.get, ...(opts.serviceTimeoutMs ? { timeoutMs: opts.serviceTimeoutMs } : {}) });
-  } else service = new GraphQLServiceApi({ url: t.url, apiKey: t.apiKey, ...(opts.serviceTimeoutMs ? { timeoutMs: opts.serviceTimeoutMs } : {}) });
+    service = new GraphQLServiceApi({
+      url: t.url,
+      apiKey: keySource.get,
+      ...(opts.serviceTimeoutMs ? { timeoutMs: opts.serviceTimeoutMs } : {}),
+    });
+  } else
+    service = new GraphQLServiceApi({
+      url: t.url,
+      apiKey: t.apiKey,
+      ...(opts.serviceTimeoutMs ? { timeoutMs: opts.serviceTimeoutMs } : {}),
+    });
 
   const deps: ReconcileDeps = {
     kube,
@@ -277,7 +308,14 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
   // standalone (no leadership passed in): this operator owns one and stops it in stop()
   const owned = opts.leader
     ? undefined
-    : createLeadership({ options: opts.leaderElection ?? {}, coordination: kube.coordination, identity, defaultLeaseName: DEFAULT_LEASE_NAME, clock, log });
+    : createLeadership({
+        options: opts.leaderElection ?? {},
+        coordination: kube.coordination,
+        identity,
+        defaultLeaseName: DEFAULT_LEASE_NAME,
+        clock,
+        log,
+      });
   const leader: Leadership = opts.leader ?? owned!;
   let runningWaiters: (() => void)[] = [];
   leader.onStartedLeading(() => metrics.leader.set(1));

@@ -11,15 +11,8 @@ import type { CompiledRouter } from './compiled-router.js';
 import { buildPrefilterIndex, type PrefilterIndex } from './index-prefilter.js';
 import type { TimeSlicer } from './slicer.js';
 
-
 export type Verdict =
-  | 'MATCHED'
-  | 'ROUTER_DISABLED'
-  | 'INTEGRATION_MISSING'
-  | 'INTEGRATION_DISABLED'
-  | 'NOT_MONITORED'
-  | 'FILTER_FALSE'
-  | 'FILTER_ERROR';
+  'MATCHED' | 'ROUTER_DISABLED' | 'INTEGRATION_MISSING' | 'INTEGRATION_DISABLED' | 'NOT_MONITORED' | 'FILTER_FALSE' | 'FILTER_ERROR';
 
 export interface RouterDecision {
   router: RouterRecord;

@@ -10,10 +10,29 @@ export interface RoutingMetrics {
 
 export function createRoutingMetrics(registry: Registry): RoutingMetrics {
   return {
-    eventsReceived: new Counter({ name: 'certmgr_notify_events_received_total', help: 'Events accepted, by type', labelNames: ['type'], registers: [registry] }),
-    matches: new Counter({ name: 'certmgr_notify_router_matches_total', help: '(event, router) matches, by event type identifier', labelNames: ['event_type_id'], registers: [registry] }),
-    celErrors: new Counter({ name: 'certmgr_notify_cel_evaluation_errors_total', help: 'Filter evaluations that errored (no notification)', labelNames: ['event_type_id'], registers: [registry] }),
-    notMonitored: new Counter({ name: 'certmgr_notify_events_not_monitored_total', help: 'Expiration events dropped because the monitoring configuration does not monitor them', registers: [registry] }),
+    eventsReceived: new Counter({
+      name: 'certmgr_notify_events_received_total',
+      help: 'Events accepted, by type',
+      labelNames: ['type'],
+      registers: [registry],
+    }),
+    matches: new Counter({
+      name: 'certmgr_notify_router_matches_total',
+      help: '(event, router) matches, by event type identifier',
+      labelNames: ['event_type_id'],
+      registers: [registry],
+    }),
+    celErrors: new Counter({
+      name: 'certmgr_notify_cel_evaluation_errors_total',
+      help: 'Filter evaluations that errored (no notification)',
+      labelNames: ['event_type_id'],
+      registers: [registry],
+    }),
+    notMonitored: new Counter({
+      name: 'certmgr_notify_events_not_monitored_total',
+      help: 'Expiration events dropped because the monitoring configuration does not monitor them',
+      registers: [registry],
+    }),
   };
 }
 
@@ -54,7 +73,7 @@ export function registerRoutingCacheMetrics(registry: Registry, stats: () => Rou
   const seen = new Map<string, number>();
   new Counter({
     name: 'certmgr_notify_routing_cache_evictions_total',
-    help: 'Entries evicted from a routing cache, by reason (tenant_cap: the company\'s own cap; global_cap: the whole cache; deleted: router deleted or changed)',
+    help: "Entries evicted from a routing cache, by reason (tenant_cap: the company's own cap; global_cap: the whole cache; deleted: router deleted or changed)",
     labelNames: ['cache', 'reason'],
     registers: [registry],
     collect() {

@@ -153,7 +153,13 @@ export class Controller {
 export function watchPrimary<T extends KubernetesObject>(informer: ResilientInformer<T>, c: Controller): void {
   const seen = new Map<string, string>();
   const sig = (o: KubernetesObject): string =>
-    JSON.stringify([o.metadata?.uid, o.metadata?.generation, o.metadata?.deletionTimestamp ?? null, o.metadata?.finalizers ?? [], o.metadata?.annotations ?? {}]);
+    JSON.stringify([
+      o.metadata?.uid,
+      o.metadata?.generation,
+      o.metadata?.deletionTimestamp ?? null,
+      o.metadata?.finalizers ?? [],
+      o.metadata?.annotations ?? {},
+    ]);
   informer.on('add', (o) => {
     seen.set(keyOf(o), sig(o));
     c.enqueue(keyOf(o));
@@ -246,7 +252,13 @@ export async function reconcileResource<T extends WithStatus>(h: ResourceHandler
     if (t) {
       log.info({ reason: t.reason, ready: t.type === 'Normal' }, `Ready → ${t.type === 'Normal' ? 'True' : 'False'}: ${t.message}`);
       await deps.events.record(
-        { apiVersion: API_VERSION, kind: h.kind.kind, name, ...(namespace ? { namespace } : {}), ...(o.metadata?.uid ? { uid: o.metadata.uid } : {}) },
+        {
+          apiVersion: API_VERSION,
+          kind: h.kind.kind,
+          name,
+          ...(namespace ? { namespace } : {}),
+          ...(o.metadata?.uid ? { uid: o.metadata.uid } : {}),
+        },
         t.type,
         t.reason,
         t.message,
@@ -260,7 +272,11 @@ export async function reconcileResource<T extends WithStatus>(h: ResourceHandler
     try {
       r = await h.cleanup(obj, log);
     } catch (e) {
-      await writeStatus(obj, { kind: 'waiting', reason: e instanceof WaitError ? e.reason : Reason.ReconcileError, message: `deleting: ${safeMessage(e)}` }).catch(() => {});
+      await writeStatus(obj, {
+        kind: 'waiting',
+        reason: e instanceof WaitError ? e.reason : Reason.ReconcileError,
+        message: `deleting: ${safeMessage(e)}`,
+      }).catch(() => {});
       throw e;
     }
     if (r.done) {

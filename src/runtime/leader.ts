@@ -54,7 +54,12 @@ export function decideLease(input: {
  * same pod renews its own Lease at once (no wait), the identity must be unique among live processes; this only
  * detects the misconfiguration (no automatic step-down: both would step down and nobody would lead).
  */
-export function foreignRenewal(input: { lease: LeaseRecord | undefined; identity: string; leading: boolean; lastAttemptedRenew: string | undefined }): boolean {
+export function foreignRenewal(input: {
+  lease: LeaseRecord | undefined;
+  identity: string;
+  leading: boolean;
+  lastAttemptedRenew: string | undefined;
+}): boolean {
   const { lease, identity, leading, lastAttemptedRenew } = input;
   return leading && lastAttemptedRenew !== undefined && lease?.holderIdentity === identity && lease.renewTime !== lastAttemptedRenew;
 }
@@ -254,9 +259,15 @@ export class LeaderElector {
           leaseTransitions: 0,
         });
       case 'renew':
-        if (!this.foreignWarned && foreignRenewal({ lease, identity: this.opts.identity, leading: this.leader, lastAttemptedRenew: this.lastAttemptedRenew })) {
+        if (
+          !this.foreignWarned &&
+          foreignRenewal({ lease, identity: this.opts.identity, leading: this.leader, lastAttemptedRenew: this.lastAttemptedRenew })
+        ) {
           this.foreignWarned = true; // once per process: it repeats every retry period otherwise
-          this.opts.log.error({ identity: this.opts.identity }, 'leader election: another live process renews the Lease under this identity; --instance-id must be unique among live processes');
+          this.opts.log.error(
+            { identity: this.opts.identity },
+            'leader election: another live process renews the Lease under this identity; --instance-id must be unique among live processes',
+          );
         }
         this.lastAttemptedRenew = nowTime;
         return this.opts.lock.update({ ...lease, holderIdentity: this.opts.identity, leaseDurationSeconds: seconds, renewTime: nowTime });
@@ -297,7 +308,10 @@ export class LeaderElector {
 
   private setLeader(v: boolean): void {
     this.leader = v;
-    this.opts.log.info({ identity: this.opts.identity, leader: v }, v ? 'leader election: started leading' : 'leader election: stopped leading');
+    this.opts.log.info(
+      { identity: this.opts.identity, leader: v },
+      v ? 'leader election: started leading' : 'leader election: stopped leading',
+    );
     for (const cb of v ? this.started : this.stopped) this.transition(cb);
   }
 
@@ -437,7 +451,9 @@ export function runWhileLeading<T extends { stop(): Promise<void> }>(
   let closed = false;
   let chain: Promise<void> = Promise.resolve();
   const serial = (fn: () => Promise<void>): Promise<void> =>
-    (chain = chain.then(fn).catch((e: unknown) => opts.log.error({ err: e, component: opts.name }, `${opts.name}: leadership transition failed`)));
+    (chain = chain
+      .then(fn)
+      .catch((e: unknown) => opts.log.error({ err: e, component: opts.name }, `${opts.name}: leadership transition failed`)));
   const stopCurrent = async (): Promise<void> => {
     const c = current;
     current = undefined;

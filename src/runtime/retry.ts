@@ -16,7 +16,10 @@ export async function retryUntilAborted<T>(
       return await fn();
     } catch (e) {
       const delay = backoffDelay(attempt, o.backoff ?? STARTUP_BACKOFF);
-      o.log.warn({ error: e instanceof Error && !('code' in e) ? e.message : describeKubeError(e), retryInMs: delay }, `${what} failed; retrying`);
+      o.log.warn(
+        { error: e instanceof Error && !('code' in e) ? e.message : describeKubeError(e), retryInMs: delay },
+        `${what} failed; retrying`,
+      );
       await sleep(o.clock, delay, o.signal);
     }
   }

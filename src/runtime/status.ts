@@ -47,7 +47,11 @@ export function nextStatus(prev: BaseStatus | undefined, generation: number, out
   const set = (type: string, status: 'True' | 'False', reason: string, msg: string): void => {
     // never an empty string: v1.20's server-side apply turns "" into null, which the schema rejects
     const message = msg || reason;
-    conds = setCondition(prevConds.filter((c) => c.type === type), { type, status, reason, message, observedGeneration: generation }, now).concat(conds);
+    conds = setCondition(
+      prevConds.filter((c) => c.type === type),
+      { type, status, reason, message, observedGeneration: generation },
+      now,
+    ).concat(conds);
   };
   let observedGeneration = prev?.observedGeneration;
   switch (outcome.kind) {

@@ -20,16 +20,22 @@ export function encodeCursor(d: Pick<DeliveryRecord, 'createdAt' | 'id'>): strin
 
 export function decodeCursor(c: string): { createdAt: number; id: string } {
   const [t, id] = Buffer.from(c, 'base64url').toString().split(':');
-  if (!t || !/^\d+$/.test(t) || !id || !isUuid(id)) throw new ServiceError('BAD_USER_INPUT', 'after is not a cursor returned by deliveries', 'after');
+  if (!t || !/^\d+$/.test(t) || !id || !isUuid(id))
+    throw new ServiceError('BAD_USER_INPUT', 'after is not a cursor returned by deliveries', 'after');
   return { createdAt: Number(t), id };
 }
 
 export async function listDeliveries(
   ctx: ServiceContext,
-  args: { filter?: { integrationId?: string | null; status?: DeliveryStatus | null; eventId?: string | null } | null; first?: number | null; after?: string | null },
+  args: {
+    filter?: { integrationId?: string | null; status?: DeliveryStatus | null; eventId?: string | null } | null;
+    first?: number | null;
+    after?: string | null;
+  },
 ): Promise<{ nodes: DeliveryRecord[]; hasNextPage: boolean }> {
   const first = args.first ?? 50;
-  if (!Number.isInteger(first) || first < 1 || first > 500) throw new ServiceError('BAD_USER_INPUT', 'first must be between 1 and 500', 'first');
+  if (!Number.isInteger(first) || first < 1 || first > 500)
+    throw new ServiceError('BAD_USER_INPUT', 'first must be between 1 and 500', 'first');
   const f: DeliveryFilter = { limit: first + 1 };
   if (args.filter?.integrationId) f.integrationId = args.filter.integrationId;
   if (args.filter?.status) f.status = args.filter.status;
@@ -48,7 +54,10 @@ export interface Simulation {
 export async function simulateRouting(ctx: ServiceContext, input: unknown): Promise<Simulation> {
   const rt = runtimeOf(ctx);
   const v = validateEvent(input);
-  if (!v.ok) throw new ValidationErrors(v.errors.map((e) => ({ code: 'BAD_USER_INPUT', field: `event.${e.path}`, message: `event.${e.path} ${e.message}` })));
+  if (!v.ok)
+    throw new ValidationErrors(
+      v.errors.map((e) => ({ code: 'BAD_USER_INPUT', field: `event.${e.path}`, message: `event.${e.path} ${e.message}` })),
+    );
   // the stored configuration, from the shared snapshot: invalidating it here made every call reload and
   // recompile all of the company's routers (and a tenant could keep the cache churning with it)
   const snap = await rt.snapshots.current(ctx.companyId);
@@ -95,7 +104,11 @@ export async function testIntegration(ctx: ServiceContext, id: string): Promise<
   const wait = rt.rateLimiter.take(integ.id, integ.type, now);
   if (wait > 0) {
     const l = rt.rateLimiter.limitFor(integ.type);
-    return { outcome: 'retry', error: `not sent: the rate limit of this integration (${l.ratePerSec}/s, burst ${l.burst}) is reached; try again in ${wait} ms`, latencyMs: 0 };
+    return {
+      outcome: 'retry',
+      error: `not sent: the rate limit of this integration (${l.ratePerSec}/s, burst ${l.burst}) is reached; try again in ${wait} ms`,
+      latencyMs: 0,
+    };
   }
   const started = process.hrtime.bigint();
   const res = await rt.notifierFor(integ.type).send({

@@ -36,9 +36,14 @@ export interface AcceptedEvent {
 export function parseEvents(body: unknown): InternalEvent[] {
   const many = Array.isArray(body);
   const list = many ? (body as unknown[]) : [body];
-  if (many && list.length === 0) throw new ValidationErrors([{ code: 'BAD_USER_INPUT', field: '', message: 'no events: send one event { type, data } or a non-empty array' }]);
+  if (many && list.length === 0)
+    throw new ValidationErrors([
+      { code: 'BAD_USER_INPUT', field: '', message: 'no events: send one event { type, data } or a non-empty array' },
+    ]);
   if (list.length > MAX_EVENTS_PER_REQUEST)
-    throw new ValidationErrors([{ code: 'BAD_USER_INPUT', field: '', message: `at most ${MAX_EVENTS_PER_REQUEST} events per request, got ${list.length}` }]);
+    throw new ValidationErrors([
+      { code: 'BAD_USER_INPUT', field: '', message: `at most ${MAX_EVENTS_PER_REQUEST} events per request, got ${list.length}` },
+    ]);
   const errors: FieldError[] = [];
   const events: InternalEvent[] = [];
   list.forEach((e, i) => {
@@ -72,7 +77,10 @@ export async function acceptEvents(ctx: ServiceContext, events: InternalEvent[],
     for (const e of errors) {
       deps.metrics.celErrors.inc({ event_type_id: family });
       if (deps.logLimiter && !deps.logLimiter.admit(deps.log, 'warn', ctx.companyId, 'filter_evaluation')) continue;
-      deps.log.warn({ companyId: ctx.companyId, routerId: e.router.id, eventId, eventType: event.type, error: e.error }, 'filter evaluation failed; no notification');
+      deps.log.warn(
+        { companyId: ctx.companyId, routerId: e.router.id, eventId, eventType: event.type, error: e.error },
+        'filter evaluation failed; no notification',
+      );
     }
     const deliveries: NewDelivery[] = matched.map((r) => ({
       id: ctx.newId(),
@@ -89,7 +97,9 @@ export async function acceptEvents(ctx: ServiceContext, events: InternalEvent[],
   deps.log.debug({ events: events.length }, 'routed events');
   const deliveries = planned.flatMap((p) => p.deliveries);
   await ctx.store.transaction(async (tx) => {
-    await tx.insertEvents(planned.map((p) => ({ id: p.eventId, companyId: ctx.companyId, type: p.event.type, data: p.event.data, receivedAt: now })));
+    await tx.insertEvents(
+      planned.map((p) => ({ id: p.eventId, companyId: ctx.companyId, type: p.event.type, data: p.event.data, receivedAt: now })),
+    );
     if (deliveries.length) await tx.insertDeliveries(deliveries);
   });
   for (const p of planned) {

@@ -53,13 +53,19 @@ function parseParam(f: ParamField, at: string, v: unknown, egress: EgressPolicy)
 }
 
 /** Validates the parameters of one integration type into non-secret config and write-only secrets. */
-export function parseParams(type: IntegrationType, input: IntegrationParamsInput, prefix = 'input', egress: EgressPolicy = DEFAULT_EGRESS): Settings {
+export function parseParams(
+  type: IntegrationType,
+  input: IntegrationParamsInput,
+  prefix = 'input',
+  egress: EgressPolicy = DEFAULT_EGRESS,
+): Settings {
   const d = descriptorOf(type);
   // a row of a type this version does not know (written by a newer one): refused, not a crash
   if (!d) throw badInput(prefix, `integration type ${String(type)} is not supported by this version`);
   const field = d.api.paramsField;
   for (const f of PARAMS_FIELDS()) {
-    if (f !== field && input[f] != null) throw badInput(`${prefix}.${f}`, `${prefix}.${f} does not apply to a ${type} integration; use ${prefix}.${field}`);
+    if (f !== field && input[f] != null)
+      throw badInput(`${prefix}.${f}`, `${prefix}.${f} does not apply to a ${type} integration; use ${prefix}.${field}`);
   }
   const p = input[field] as Record<string, unknown> | null | undefined;
   const at = `${prefix}.${field}`;
@@ -106,7 +112,11 @@ export interface CreateIntegrationInput extends IntegrationParamsInput {
   managedBy?: unknown;
 }
 
-export async function createIntegration(ctx: ServiceContext, type: IntegrationType, input: CreateIntegrationInput): Promise<IntegrationRecord> {
+export async function createIntegration(
+  ctx: ServiceContext,
+  type: IntegrationType,
+  input: CreateIntegrationInput,
+): Promise<IntegrationRecord> {
   const name = requireName('input.name', input.name);
   if (input.enabled != null && typeof input.enabled !== 'boolean') throw badInput('input.enabled', 'input.enabled must be a boolean');
   const { config, secrets } = parseParams(type, input, 'input', ctx.runtime?.egress);
@@ -149,7 +159,8 @@ export async function updateIntegration(ctx: ServiceContext, id: string, input: 
       if (typeof input.enabled !== 'boolean') throw badInput('input.enabled', 'input.enabled must be a boolean');
       patch.enabled = input.enabled;
     }
-    if (input.managedBy !== undefined) patch.managedBy = input.managedBy === null || input.managedBy === '' ? null : requireName('input.managedBy', input.managedBy, 512);
+    if (input.managedBy !== undefined)
+      patch.managedBy = input.managedBy === null || input.managedBy === '' ? null : requireName('input.managedBy', input.managedBy, 512);
     const anyParams = PARAMS_FIELDS().some((f) => input[f] != null);
     if (anyParams) {
       const parsed = parseParams(cur.type, input, 'input', ctx.runtime?.egress);

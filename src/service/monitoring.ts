@@ -21,7 +21,6 @@ import { ValidationErrors, type FieldError } from './errors.js';
 export { MONITORING_TYPE };
 export type { MonitoringConfigInput };
 
-
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const typeName = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
 /** A short rendering of a rejected value for messages: never the whole (possibly huge or deeply nested) input. */
@@ -39,14 +38,22 @@ export function parseMonitoringPut(body: unknown): MonitoringConfigInput {
   const P = 'inventoryMonitoringConfiguration';
   const errs: FieldError[] = [];
   const bad = (field: string, message: string) => errs.push({ code: 'BAD_USER_INPUT', field, message });
-  if (!isObject(body)) throw new ValidationErrors([{ code: 'BAD_USER_INPUT', field: '', message: `body must be a JSON object, got ${typeName(body)}` }]);
+  if (!isObject(body))
+    throw new ValidationErrors([{ code: 'BAD_USER_INPUT', field: '', message: `body must be a JSON object, got ${typeName(body)}` }]);
   for (const k of Object.keys(body)) if (k !== P) bad(k.slice(0, 64), `unknown field ${preview(k)}; the body is { ${P}: {...} }`);
   const c = body[P];
   if (c === undefined) bad(P, 'is required');
   else if (!isObject(c)) bad(P, `must be an object, got ${typeName(c)}`);
   if (!isObject(c)) throw new ValidationErrors(errs);
 
-  const known = ['inventoryMonitoringConfigurationType', 'enabled', 'thresholds', 'applicationIds', 'includeUnassignedCertificates', 'rules'];
+  const known = [
+    'inventoryMonitoringConfigurationType',
+    'enabled',
+    'thresholds',
+    'applicationIds',
+    'includeUnassignedCertificates',
+    'rules',
+  ];
   for (const k of Object.keys(c)) if (!known.includes(k)) bad(`${P}.${k.slice(0, 64)}`, `unknown field ${preview(k)}`);
 
   const t = c.inventoryMonitoringConfigurationType;

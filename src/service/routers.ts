@@ -24,8 +24,7 @@ export const CREATE_MUTATION: Record<RouterGeneration, string> = {
 };
 
 export function requireEventTypeId(field: string, v: unknown): EventTypeId {
-  if (!isEventTypeId(v))
-    throw badInput(field, `${field} must be one of ${EVENT_TYPE_IDS.join(', ')}; got ${JSON.stringify(v)}`);
+  if (!isEventTypeId(v)) throw badInput(field, `${field} must be one of ${EVENT_TYPE_IDS.join(', ')}; got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -88,8 +87,7 @@ export async function createRouter(
   const eventTypeId = requireEventTypeId(fields.eventTypeId, input.eventTypeId);
   const filter = requireFilter(fields.filter, input.advancedFilterExpression, eventTypeId);
   if (input.enabled != null && typeof input.enabled !== 'boolean') throw badInput(fields.enabled, `${fields.enabled} must be a boolean`);
-  if (input.templateId != null && !isUuid(input.templateId))
-    throw badInput(fields.templateId, `${fields.templateId} must be a UUID`);
+  if (input.templateId != null && !isUuid(input.templateId)) throw badInput(fields.templateId, `${fields.templateId} must be a UUID`);
   const rec = await ctx.store.transaction(async (tx) => {
     const integrationId = await requireIntegration(tx, ctx.companyId, fields.integrationId, input.integrationId);
     await requireQuota(tx, ctx.companyId, 'routers', ctx.quotas);
@@ -156,7 +154,8 @@ export async function updateRouter(
       const expr = input.advancedFilterExpression !== undefined ? input.advancedFilterExpression : cur.filter;
       patch.filter = requireFilter(`${prefix}.advancedFilterExpression`, expr, eventTypeId);
     }
-    if (input.integrationId != null) patch.integrationId = await requireIntegration(tx, ctx.companyId, `${prefix}.integrationId`, input.integrationId);
+    if (input.integrationId != null)
+      patch.integrationId = await requireIntegration(tx, ctx.companyId, `${prefix}.integrationId`, input.integrationId);
     if (input.templateId !== undefined) {
       if (input.templateId !== null && !isUuid(input.templateId))
         throw badInput(`${prefix}.templateId`, `${prefix}.templateId must be a UUID`);

@@ -12,7 +12,13 @@ import { DEFAULT_ROUTING_CACHE_LIMITS, RoutingSnapshots } from '../routing/snaps
 import type { ServiceRuntime } from './context.js';
 import type { IntegrationType, Store } from '../store/types.js';
 
-export function createRuntime(opts: { store: Store; cfg: ServeConfig; log: Logger; registry: Registry; kick?: () => void }): ServiceRuntime {
+export function createRuntime(opts: {
+  store: Store;
+  cfg: ServeConfig;
+  log: Logger;
+  registry: Registry;
+  kick?: () => void;
+}): ServiceRuntime {
   const notifiers = new Map<IntegrationType, Notifier>();
   // One policy (and so one pooled dispatcher) for every tenant destination of this process.
   const refused = createEgressRefusedCounter(opts.registry);

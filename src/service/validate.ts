@@ -59,4 +59,3 @@ export function requireSigningSecret(field: string, v: unknown): string {
   } else if (s.length < 16) throw badInput(field, `${field} must be at least 16 characters (or whsec_<base64>)`);
   return s;
 }
-

@@ -30,9 +30,7 @@ export class TxGuard {
 
   assertOutside(what: string): void {
     if (this.#als.getStore()?.active) {
-      throw new StoreError(
-        `${what} was called inside store.transaction(); use the ops passed to the transaction callback`,
-      );
+      throw new StoreError(`${what} was called inside store.transaction(); use the ops passed to the transaction callback`);
     }
   }
 

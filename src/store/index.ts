@@ -43,9 +43,7 @@ export async function openStore(url: string, opts: OpenStoreOptions = {}): Promi
   }
   // Only echo the scheme: the rest of a URL may hold credentials.
   const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:/.exec(url)?.[0];
-  throw new StoreError(
-    `unsupported store URL${scheme ? ` scheme "${scheme}"` : ''}; expected ${STORE_URL_FORMS}`,
-  );
+  throw new StoreError(`unsupported store URL${scheme ? ` scheme "${scheme}"` : ''}; expected ${STORE_URL_FORMS}`);
 }
 
 export type * from './types.js';

@@ -265,11 +265,7 @@ export async function runMigrations(db: SqlDb, migrations: readonly Migration[] 
   for (const m of migrations) {
     if (done.has(m.version)) continue;
     for (const stmt of m.up[db.dialect]) await db.run(stmt);
-    await db.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
-      m.version,
-      m.name,
-      Date.now(),
-    ]);
+    await db.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [m.version, m.name, Date.now()]);
     applied.push(m.version);
   }
   return applied;

@@ -53,11 +53,7 @@ export const DELIVERY_PAGE_MAX = 1000;
 /** Rows per multi-row INSERT (18 parameters each; well under both engines' parameter limits). */
 const INSERT_CHUNK = 500;
 
-function patchSet<P extends object>(
-  cols: PatchColumns<P>,
-  patch: P,
-  now: number,
-): { set: string; params: SqlValue[] } {
+function patchSet<P extends object>(cols: PatchColumns<P>, patch: P, now: number): { set: string; params: SqlValue[] } {
   const sets: string[] = [];
   const params: SqlValue[] = [];
   // Iterate the allowed columns, not the patch, so stray keys (companyId, id, …) are ignored.
@@ -86,10 +82,10 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
   async function deleteByIds(table: string, companyId: string, ids: string[]): Promise<string[]> {
     const wanted = unique(ids);
     if (wanted.length === 0) return [];
-    const rows = await db.all(
-      `DELETE FROM ${table} WHERE company_id = ? AND id IN (${placeholders(wanted.length)}) RETURNING id`,
-      [companyId, ...wanted],
-    );
+    const rows = await db.all(`DELETE FROM ${table} WHERE company_id = ? AND id IN (${placeholders(wanted.length)}) RETURNING id`, [
+      companyId,
+      ...wanted,
+    ]);
     const deleted = new Set(rows.map((r) => r['id']));
     return wanted.filter((id) => deleted.has(id));
   }
@@ -117,10 +113,7 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
     },
 
     async listIntegrations(companyId) {
-      const rows = await db.all(
-        `SELECT ${INT} FROM integrations WHERE company_id = ? ORDER BY created_at, id`,
-        [companyId],
-      );
+      const rows = await db.all(`SELECT ${INT} FROM integrations WHERE company_id = ? ORDER BY created_at, id`, [companyId]);
       return rows.map(toIntegration);
     },
 
@@ -195,11 +188,7 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
 
     async updateRouter(companyId, id, patch, now) {
       const { set, params } = patchSet(ROUTER_PATCH_COLUMNS, patch, now);
-      const row = await db.get(`UPDATE routers SET ${set} WHERE company_id = ? AND id = ? RETURNING ${RT}`, [
-        ...params,
-        companyId,
-        id,
-      ]);
+      const row = await db.get(`UPDATE routers SET ${set} WHERE company_id = ? AND id = ? RETURNING ${RT}`, [...params, companyId, id]);
       return row ? rowToRouter(row) : null;
     },
 
@@ -244,10 +233,7 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
       for (let i = 0; i < recs.length; i += INSERT_CHUNK) {
         const chunk = recs.slice(i, i + INSERT_CHUNK);
         const row = `(${placeholders(DELIVERY_COLUMNS.length)})`;
-        await db.run(
-          `INSERT INTO deliveries (${DL}) VALUES ${chunk.map(() => row).join(', ')}`,
-          chunk.flatMap(newDeliveryToRow),
-        );
+        await db.run(`INSERT INTO deliveries (${DL}) VALUES ${chunk.map(() => row).join(', ')}`, chunk.flatMap(newDeliveryToRow));
       }
     },
 
@@ -275,10 +261,10 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
         where.push('(created_at < ? OR (created_at = ? AND id < ?))');
         params.push(filter.before.createdAt, filter.before.createdAt, filter.before.id);
       }
-      const rows = await db.all(
-        `SELECT ${DL} FROM deliveries WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`,
-        [...params, pageSize(filter.limit)],
-      );
+      const rows = await db.all(`SELECT ${DL} FROM deliveries WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`, [
+        ...params,
+        pageSize(filter.limit),
+      ]);
       return rows.map(rowToDelivery);
     },
   };
@@ -526,7 +512,12 @@ export async function reencryptSecretsBatch(db: SqlDb, box: SecretBox, after: st
       const plain = decodeSecrets(stored, { companyId, id }, box);
       if (box.isCurrent(stored)) continue;
       const next = encodeSecrets(plain, { companyId, id }, box);
-      report.reencrypted += await db.run(`UPDATE integrations SET secrets = ? WHERE id = ? AND company_id = ? AND secrets = ?`, [next, id, companyId, stored]);
+      report.reencrypted += await db.run(`UPDATE integrations SET secrets = ? WHERE id = ? AND company_id = ? AND secrets = ?`, [
+        next,
+        id,
+        companyId,
+        stored,
+      ]);
     } catch (e) {
       report.failed++;
       if (report.errors.length < 10) report.errors.push((e as Error).message);

@@ -77,15 +77,7 @@ export const MONITORING_CONFIG_COLUMNS = [
 ] as const;
 
 export function monitoringConfigToRow(r: MonitoringConfigRecord): SqlValue[] {
-  return [
-    r.id,
-    r.companyId,
-    r.enabled,
-    enc(r.thresholds),
-    enc(r.applicationIds),
-    r.includeUnassignedCertificates,
-    r.updatedAt,
-  ];
+  return [r.id, r.companyId, r.enabled, enc(r.thresholds), enc(r.applicationIds), r.includeUnassignedCertificates, r.updatedAt];
 }
 
 export function rowToMonitoringConfig(row: SqlRow): MonitoringConfigRecord {
@@ -129,7 +121,10 @@ export function encodeSecrets(secrets: Record<string, string>, slot: Omit<Secret
 /** The inverse of encodeSecrets; also reads plaintext rows written before encryption (migration). */
 export function decodeSecrets(stored: string, slot: Omit<SecretSlot, 'column'>, box: SecretBox | undefined): Record<string, string> {
   if (!isSealed(stored)) return JSON.parse(stored) as Record<string, string>;
-  if (!box) throw new SecretKeyError(`${SECRETS_COLUMN} of ${slot.id}: the secrets are encrypted but no secret key is configured (--secret-key-file)`);
+  if (!box)
+    throw new SecretKeyError(
+      `${SECRETS_COLUMN} of ${slot.id}: the secrets are encrypted but no secret key is configured (--secret-key-file)`,
+    );
   return JSON.parse(box.open(stored, { column: SECRETS_COLUMN, ...slot })) as Record<string, string>;
 }
 

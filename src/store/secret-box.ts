@@ -89,7 +89,8 @@ export class SecretBox {
     const m = /^enc:([^:]+):([^:]+):([A-Za-z0-9_-]*)$/.exec(sealed);
     if (!m) throw new SecretKeyError(`${where}: not a secret envelope (damaged row?)`);
     const [, version, keyId, b64] = m as unknown as [string, string, string, string];
-    if (version !== VERSION) throw new SecretKeyError(`${where}: envelope version "${version}" is not supported (this build reads ${VERSION})`);
+    if (version !== VERSION)
+      throw new SecretKeyError(`${where}: envelope version "${version}" is not supported (this build reads ${VERSION})`);
     const key = this.#keys.get(keyId);
     if (!key)
       throw new SecretKeyError(
@@ -133,11 +134,15 @@ export function parseKeyFile(text: string, source: string): SecretKey[] {
     if (!KEY_ID_RE.test(id)) throw new SecretKeyError(`${at}: key id "${id.slice(0, 64)}" is invalid: use 1-64 of A-Z a-z 0-9 _ . -`);
     if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(b64)) throw new SecretKeyError(`${at}: key "${id}" is not base64`);
     const key = Buffer.from(b64, b64.includes('-') || b64.includes('_') ? 'base64url' : 'base64');
-    if (key.length !== KEY_BYTES) throw new SecretKeyError(`${at}: key "${id}" must decode to ${KEY_BYTES} bytes, got ${key.length} (generate one with: openssl rand -base64 32)`);
+    if (key.length !== KEY_BYTES)
+      throw new SecretKeyError(
+        `${at}: key "${id}" must decode to ${KEY_BYTES} bytes, got ${key.length} (generate one with: openssl rand -base64 32)`,
+      );
     if (keys.some((k) => k.id === id)) throw new SecretKeyError(`${at}: key id "${id}" appears twice`);
     keys.push({ id, key });
   });
-  if (keys.length === 0) throw new SecretKeyError(`${source}: no keys (expected lines <keyId>:<base64 of 32 random bytes>; the first one encrypts)`);
+  if (keys.length === 0)
+    throw new SecretKeyError(`${source}: no keys (expected lines <keyId>:<base64 of 32 random bytes>; the first one encrypts)`);
   return keys;
 }
 
@@ -194,7 +199,8 @@ export type SecretKeySource = { kind: 'file'; path: string } | { kind: 'generate
 export function secretKeySource(storeUrl: string, keyFile: string | undefined): SecretKeySource {
   if (keyFile !== undefined) return { kind: 'file', path: keyFile };
   if (storeUrl === 'sqlite::memory:') return { kind: 'ephemeral' };
-  if (storeUrl.startsWith('sqlite:')) return { kind: 'generate', path: join(dirname(resolve(storeUrl.slice('sqlite:'.length))), 'secret-key') };
+  if (storeUrl.startsWith('sqlite:'))
+    return { kind: 'generate', path: join(dirname(resolve(storeUrl.slice('sqlite:'.length))), 'secret-key') };
   if (/^postgres(ql)?:\/\//.test(storeUrl)) throw new SecretKeyError('a PostgreSQL store needs a secret key file (--secret-key-file)');
   return { kind: 'ephemeral' }; // any other URL is refused by openStore, with the forms it accepts
 }

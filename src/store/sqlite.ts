@@ -53,7 +53,9 @@ function restrictStoreFiles(location: string): void {
     if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
     for (const f of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) if (existsSync(f)) chmodSync(f, 0o600);
   } catch (err) {
-    throw new StoreError(`sqlite store ${location}: cannot make the database files owner-only (0600): ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new StoreError(
+      `sqlite store ${location}: cannot make the database files owner-only (0600): ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    );
   }
 }
 

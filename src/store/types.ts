@@ -202,14 +202,7 @@ export interface DeliveryQueueOps {
   /** The attempt succeeded: DELIVERED, deliveredAt = now, lastError cleared. */
   markDelivered(id: string, attemptNo: number, now: number, statusCode: number | null): Promise<boolean>;
   /** The attempt failed and will be retried: PENDING again, due at nextAttemptAt, with the error kept. */
-  markRetry(
-    id: string,
-    attemptNo: number,
-    nextAttemptAt: number,
-    error: string,
-    statusCode: number | null,
-    now: number,
-  ): Promise<boolean>;
+  markRetry(id: string, attemptNo: number, nextAttemptAt: number, error: string, statusCode: number | null, now: number): Promise<boolean>;
   /**
    * Fence before sending (issue 8): marks the claimed delivery SUPERSEDED (attempt not counted, terminal)
    * if a newer delivery of its (integration, orderKey) makes it obsolete under `mode` (delivery/order.ts).

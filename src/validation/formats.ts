@@ -14,7 +14,8 @@ const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 const MAX_UUID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
 
 export function uuidProblem(v: string): string | undefined {
-  if (!UUID_SHAPE.test(v)) return 'must be a UUID in the canonical 8-4-4-4-12 hex form, e.g. 123e4567-e89b-12d3-a456-426614174000 (no urn:uuid: prefix, no braces)';
+  if (!UUID_SHAPE.test(v))
+    return 'must be a UUID in the canonical 8-4-4-4-12 hex form, e.g. 123e4567-e89b-12d3-a456-426614174000 (no urn:uuid: prefix, no braces)';
   const lower = v.toLowerCase();
   // The nil and max UUIDs (RFC 9562 §5.9, §5.10) are placeholders, never the id of a real resource.
   if (lower === NIL_UUID) return 'must not be the nil UUID';

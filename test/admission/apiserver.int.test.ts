@@ -99,19 +99,36 @@ describe.skipIf(skip)('admission webhook (real apiserver)', () => {
     const startWebhook = async (): Promise<void> => {
       ca = await createTestCa();
       certs = await certDir(await ca.issue());
-      wh = await startAdmissionWebhook({ port: 0, host: '127.0.0.1', certFile: join(certs, 'tls.crt'), keyFile: join(certs, 'tls.key'), logger: logs.logger });
+      wh = await startAdmissionWebhook({
+        port: 0,
+        host: '127.0.0.1',
+        certFile: join(certs, 'tls.crt'),
+        keyFile: join(certs, 'tls.key'),
+        logger: logs.logger,
+      });
     };
-    [env, , { kubectl }, tmp] = await Promise.all([startKubeEnv(), startWebhook(), ensureKubeTools(), mkdtemp(join(tmpdir(), 'cmn-webhook-int-'))]);
+    [env, , { kubectl }, tmp] = await Promise.all([
+      startKubeEnv(),
+      startWebhook(),
+      ensureKubeTools(),
+      mkdtemp(join(tmpdir(), 'cmn-webhook-int-')),
+    ]);
     k = new Kube(env.kubeConfig());
     admission = k.kc.makeApiClient(AdmissionregistrationV1Api);
     await installCrds(k.kc);
 
     // stored before the webhook exists: a bad filter with a finalizer (the operator's, as if it had seen it)
-    await k.apply({ ...router(NS, 'stored-bad', { eventTypeId: ISSUER, providerRef: { name: 'p' }, filter: '1 +' }), metadata: { name: 'stored-bad', namespace: NS, finalizers: ['notify.certmgr.io/finalizer'] } });
+    await k.apply({
+      ...router(NS, 'stored-bad', { eventTypeId: ISSUER, providerRef: { name: 'p' }, filter: '1 +' }),
+      metadata: { name: 'stored-bad', namespace: NS, finalizers: ['notify.certmgr.io/finalizer'] },
+    });
 
     await admission.createValidatingWebhookConfiguration({ body: vwc(['v1', 'v1beta1']) });
     // the apiserver picks the configuration up asynchronously
-    await waitFor('the webhook to be called', async () => (await createRouter('probe', BAD_FILTER, true)).code === 400, { timeoutMs: 30_000, intervalMs: 200 });
+    await waitFor('the webhook to be called', async () => (await createRouter('probe', BAD_FILTER, true)).code === 400, {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+    });
   }, 10 * 60_000);
 
   afterAll(async () => {
@@ -125,7 +142,11 @@ describe.skipIf(skip)('admission webhook (real apiserver)', () => {
     expect(r.code).toBe(400);
     expect(r.message).toBe(`admission webhook "${WEBHOOK}" denied the request: ${BAD_MESSAGE}`);
     expect(await k.get('notificationrouters', 'bad', NS)).toBeUndefined();
-    expect(logs.lines.some((l) => l.includes('"admission denied"') && l.includes('"name":"bad"') && l.includes('"review":"admission.k8s.io/v1"'))).toBe(true);
+    expect(
+      logs.lines.some(
+        (l) => l.includes('"admission denied"') && l.includes('"name":"bad"') && l.includes('"review":"admission.k8s.io/v1"'),
+      ),
+    ).toBe(true);
   });
 
   it('accepts a good one; an update to a bad filter is rejected and the object is unchanged', async () => {
@@ -134,7 +155,10 @@ describe.skipIf(skip)('admission webhook (real apiserver)', () => {
     expect(stored?.spec?.['filter']).toBe("type.endsWith('.notready')");
 
     await expect(k.replaceSpec('notificationrouters', 'good', NS, { ...stored!.spec, filter: "data.nope == 'x'" })).rejects.toSatisfy(
-      (e) => errorCode(e) === 400 && kubeStatus(e)?.message === `admission webhook "${WEBHOOK}" denied the request: spec.filter: line 1, column 6: event data of ${ISSUER} has no field 'nope'`,
+      (e) =>
+        errorCode(e) === 400 &&
+        kubeStatus(e)?.message ===
+          `admission webhook "${WEBHOOK}" denied the request: spec.filter: line 1, column 6: event data of ${ISSUER} has no field 'nope'`,
     );
     expect((await k.get('notificationrouters', 'good', NS))?.spec?.['filter']).toBe("type.endsWith('.notready')");
 
@@ -162,18 +186,23 @@ describe.skipIf(skip)('admission webhook (real apiserver)', () => {
     expect(good.ok, good.stderr).toBe(true);
     expect(good.stdout).toMatch(/notificationrouter.notify.certmgr.io\/applied created/);
 
-    const mc = await kubectlApply(`apiVersion: ${GROUP}/${VERSION}\nkind: MonitoringConfig\nmetadata: { name: other }\nspec: { thresholds: [10] }\n`);
+    const mc = await kubectlApply(
+      `apiVersion: ${GROUP}/${VERSION}\nkind: MonitoringConfig\nmetadata: { name: other }\nspec: { thresholds: [10] }\n`,
+    );
     expect(mc.ok, mc.stderr).toBe(true);
     expect(mc.stderr).toContain('Warning: MonitoringConfig "other" is ignored: only the one named "default" is applied');
   });
 
   it('an object stored with a bad filter stays editable (metadata) and deletable (finalizer removal)', async () => {
-    const labelled = await k.apply({ ...router(NS, 'stored-bad', { eventTypeId: ISSUER, providerRef: { name: 'p' }, filter: '1 +' }), metadata: { name: 'stored-bad', namespace: NS, labels: { team: 'a' }, finalizers: ['notify.certmgr.io/finalizer'] } });
+    const labelled = await k.apply({
+      ...router(NS, 'stored-bad', { eventTypeId: ISSUER, providerRef: { name: 'p' }, filter: '1 +' }),
+      metadata: { name: 'stored-bad', namespace: NS, labels: { team: 'a' }, finalizers: ['notify.certmgr.io/finalizer'] },
+    });
     expect(labelled.metadata?.labels).toEqual({ team: 'a' });
     // but its spec cannot be changed to another bad filter
-    await expect(k.replaceSpec('notificationrouters', 'stored-bad', NS, { eventTypeId: ISSUER, providerRef: { name: 'p' }, filter: '1 + +' })).rejects.toSatisfy(
-      (e) => errorCode(e) === 400,
-    );
+    await expect(
+      k.replaceSpec('notificationrouters', 'stored-bad', NS, { eventTypeId: ISSUER, providerRef: { name: 'p' }, filter: '1 + +' }),
+    ).rejects.toSatisfy((e) => errorCode(e) === 400);
     await k.delete('notificationrouters', 'stored-bad', NS);
     // the operator removes its finalizer: an UPDATE with an unchanged spec
     await k.custom.patchNamespacedCustomObject({
@@ -189,12 +218,17 @@ describe.skipIf(skip)('admission webhook (real apiserver)', () => {
 
   it('answers admission.k8s.io/v1beta1 reviews (older clusters)', async () => {
     const cur = await admission.readValidatingWebhookConfiguration({ name: VWC });
-    await admission.replaceValidatingWebhookConfiguration({ name: VWC, body: { ...vwc(['v1beta1']), metadata: { name: VWC, resourceVersion: cur.metadata?.resourceVersion } } });
+    await admission.replaceValidatingWebhookConfiguration({
+      name: VWC,
+      body: { ...vwc(['v1beta1']), metadata: { name: VWC, resourceVersion: cur.metadata?.resourceVersion } },
+    });
     await waitFor(
       'a v1beta1 review',
       async () => {
         const r = await createRouter(`probe-${Date.now()}`, BAD_FILTER, true);
-        return r.code === 400 && r.message?.endsWith(BAD_MESSAGE) && logs.lines.some((l) => l.includes('"review":"admission.k8s.io/v1beta1"'));
+        return (
+          r.code === 400 && r.message?.endsWith(BAD_MESSAGE) && logs.lines.some((l) => l.includes('"review":"admission.k8s.io/v1beta1"'))
+        );
       },
       { timeoutMs: 30_000, intervalMs: 200 },
     );

@@ -58,7 +58,11 @@ const rows: Row[] = [
   // routers
   { name: 'router without filter', review: review('NotificationRouter', 'CREATE', router(undefined)), allowed: true },
   { name: 'router with empty filter', review: review('NotificationRouter', 'CREATE', router('  ')), allowed: true },
-  { name: 'router with a good filter', review: review('NotificationRouter', 'CREATE', router("type.endsWith('.notready')")), allowed: true },
+  {
+    name: 'router with a good filter',
+    review: review('NotificationRouter', 'CREATE', router("type.endsWith('.notready')")),
+    allowed: true,
+  },
   {
     name: 'router with a syntax error',
     review: review('NotificationRouter', 'CREATE', router('type.endsWith(')),
@@ -110,7 +114,12 @@ const rows: Row[] = [
     allowed: false,
     message: 'spec.filter: must NOT have more than 2000 characters',
   },
-  { name: 'router: missing spec', review: review('NotificationRouter', 'CREATE', undefined), allowed: false, message: /must have required property 'eventTypeId'/ },
+  {
+    name: 'router: missing spec',
+    review: review('NotificationRouter', 'CREATE', undefined),
+    allowed: false,
+    message: /must have required property 'eventTypeId'/,
+  },
   { name: 'router: DELETE is allowed', review: review('NotificationRouter', 'DELETE', undefined), allowed: true },
   {
     name: 'router: admission.k8s.io/v1beta1 review',
@@ -120,7 +129,11 @@ const rows: Row[] = [
   },
 
   // providers
-  { name: 'provider: Slack with its block', review: review('NotificationProvider', 'CREATE', { type: 'Slack', slack: { webhookUrlSecretRef: ref } }), allowed: true },
+  {
+    name: 'provider: Slack with its block',
+    review: review('NotificationProvider', 'CREATE', { type: 'Slack', slack: { webhookUrlSecretRef: ref } }),
+    allowed: true,
+  },
   {
     name: 'provider: type without its block gets one clear message',
     review: review('NotificationProvider', 'CREATE', { type: 'Slack', teams: { webhookUrlSecretRef: ref } }),
@@ -170,7 +183,11 @@ const rows: Row[] = [
 
   // anything else
   { name: 'other group', review: review({ group: 'apps', version: 'v1', kind: 'Deployment' }, 'CREATE', { x: 1 }), allowed: true },
-  { name: 'other version of our group', review: review({ group: 'notify.certmgr.io', version: 'v1beta9', kind: 'NotificationRouter' }, 'CREATE', {}), allowed: true },
+  {
+    name: 'other version of our group',
+    review: review({ group: 'notify.certmgr.io', version: 'v1beta9', kind: 'NotificationRouter' }, 'CREATE', {}),
+    allowed: true,
+  },
 ];
 
 describe('reviewAdmission', () => {

@@ -18,7 +18,14 @@ interface Reply {
   headers: Record<string, string | string[] | undefined>;
 }
 
-function call(wh: RunningAdmissionWebhook, ca: string, method: string, path: string, body?: string | Buffer, headers: Record<string, string> = {}): Promise<Reply> {
+function call(
+  wh: RunningAdmissionWebhook,
+  ca: string,
+  method: string,
+  path: string,
+  body?: string | Buffer,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(`${wh.url}${path}`, { method, ca, headers, timeout: 5000 }, (res) => {
       let data = '';
@@ -102,11 +109,21 @@ describe('admission webhook server', () => {
       response: {
         uid: 'abc',
         allowed: false,
-        status: { code: 400, reason: 'BadRequest', message: "spec.filter: line 1, column 15: syntax error: unexpected end of expression, expected ')' to close '(' at 1:14" },
+        status: {
+          code: 400,
+          reason: 'BadRequest',
+          message: "spec.filter: line 1, column 15: syntax error: unexpected end of expression, expected ')' to close '(' at 1:14",
+        },
       },
     });
-    const good = await call(wh, ca.caPem, 'POST', '/validate?timeout=5s', routerReview("type.endsWith('.ready')"), { 'content-type': 'application/json; charset=utf-8' });
-    expect(JSON.parse(good.body)).toEqual({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'abc', allowed: true } });
+    const good = await call(wh, ca.caPem, 'POST', '/validate?timeout=5s', routerReview("type.endsWith('.ready')"), {
+      'content-type': 'application/json; charset=utf-8',
+    });
+    expect(JSON.parse(good.body)).toEqual({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      response: { uid: 'abc', allowed: true },
+    });
     const metrics = await registry.getSingleMetricAsString('certmgr_notify_webhook_admission_requests_total');
     expect(metrics).toContain('kind="NotificationRouter",operation="CREATE",result="denied"} 1');
     expect(metrics).toContain('kind="NotificationRouter",operation="CREATE",result="allowed"} 1');
@@ -131,11 +148,17 @@ describe('admission webhook server', () => {
     expect(declared.status).toBe(413);
     // chunked: no Content-Length, the limit is hit while reading
     const streamed = await new Promise<number>((resolve, reject) => {
-      const req = request(`${wh.url}/validate`, { method: 'POST', ca: ca.caPem, headers: { ...json, 'transfer-encoding': 'chunked' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
-      req.on('error', (e) => ((e as NodeJS.ErrnoException).code === 'ECONNRESET' || (e as NodeJS.ErrnoException).code === 'EPIPE' ? undefined : reject(e)));
+      const req = request(
+        `${wh.url}/validate`,
+        { method: 'POST', ca: ca.caPem, headers: { ...json, 'transfer-encoding': 'chunked' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', (e) =>
+        (e as NodeJS.ErrnoException).code === 'ECONNRESET' || (e as NodeJS.ErrnoException).code === 'EPIPE' ? undefined : reject(e),
+      );
       for (let i = 0; i < 10; i++) req.write(Buffer.alloc(16 * 1024, ' '));
       req.end();
     });
@@ -154,10 +177,14 @@ describe('admission webhook server', () => {
     expect(await servedFingerprint(wh.port, ca.caPem)).toBe(before);
     await writeFile(join(dir, 'tls.crt'), next.cert);
     // the directory watch picks it up (the poll is 60 s here)
-    const after = await waitFor('the new certificate is served', async () => {
-      const fp = await servedFingerprint(wh.port, ca.caPem);
-      return fp !== before ? fp : undefined;
-    }, { timeoutMs: 10_000, intervalMs: 100 });
+    const after = await waitFor(
+      'the new certificate is served',
+      async () => {
+        const fp = await servedFingerprint(wh.port, ca.caPem);
+        return fp !== before ? fp : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 100 },
+    );
     expect(after).toBe(wh.certificate().fingerprint);
     expect((await call(wh, ca.caPem, 'GET', '/healthz')).status).toBe(200);
   });
@@ -172,7 +199,14 @@ describe('admission webhook server', () => {
     await symlink('..v1', join(vol, '..data'));
     await symlink(join('..data', 'tls.crt'), join(vol, 'tls.crt'));
     await symlink(join('..data', 'tls.key'), join(vol, 'tls.key'));
-    const w = await startAdmissionWebhook({ port: 0, host: '127.0.0.1', certFile: join(vol, 'tls.crt'), keyFile: join(vol, 'tls.key'), logger, certPollMs: 60_000 });
+    const w = await startAdmissionWebhook({
+      port: 0,
+      host: '127.0.0.1',
+      certFile: join(vol, 'tls.crt'),
+      keyFile: join(vol, 'tls.key'),
+      logger,
+      certPollMs: 60_000,
+    });
     try {
       const before = await servedFingerprint(w.port, ca.caPem);
       const second = await ca.issue();
@@ -181,20 +215,28 @@ describe('admission webhook server', () => {
       await writeFile(join(vol, '..v2', 'tls.key'), second.key);
       await symlink('..v2', join(vol, '..data_tmp'));
       await rename(join(vol, '..data_tmp'), join(vol, '..data'));
-      await waitFor('the swapped certificate is served', async () => (await servedFingerprint(w.port, ca.caPem)) !== before, { timeoutMs: 10_000 });
+      await waitFor('the swapped certificate is served', async () => (await servedFingerprint(w.port, ca.caPem)) !== before, {
+        timeoutMs: 10_000,
+      });
     } finally {
       await w.close();
     }
   });
 
   it('fails to start without a usable certificate, naming the file', async () => {
-    await expect(startAdmissionWebhook({ port: 0, host: '127.0.0.1', certFile: join(dir, 'nope.crt'), keyFile: join(dir, 'tls.key'), logger })).rejects.toThrow(
-      /cannot read the webhook certificate .*nope\.crt: ENOENT/,
-    );
+    await expect(
+      startAdmissionWebhook({ port: 0, host: '127.0.0.1', certFile: join(dir, 'nope.crt'), keyFile: join(dir, 'tls.key'), logger }),
+    ).rejects.toThrow(/cannot read the webhook certificate .*nope\.crt: ENOENT/);
     const other = await ca.issue();
     const mismatched = await certDir({ cert: other.cert, key: (await ca.issue()).key });
     await expect(
-      startAdmissionWebhook({ port: 0, host: '127.0.0.1', certFile: join(mismatched, 'tls.crt'), keyFile: join(mismatched, 'tls.key'), logger }),
+      startAdmissionWebhook({
+        port: 0,
+        host: '127.0.0.1',
+        certFile: join(mismatched, 'tls.crt'),
+        keyFile: join(mismatched, 'tls.key'),
+        logger,
+      }),
     ).rejects.toThrow(/do not load: .*key values mismatch/);
     await rm(mismatched, { recursive: true, force: true });
   });

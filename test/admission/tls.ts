@@ -26,11 +26,27 @@ export async function createTestCa(): Promise<TestCa> {
   const caCert = join(dir, 'ca.crt');
   const caKey = join(dir, 'ca.key');
   await run('openssl', [
-    'req', '-x509', ...EC, '-keyout', caKey, '-out', caCert, '-subj', '/CN=certmgr-notify-test-ca', '-days', '2',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+    'req',
+    '-x509',
+    ...EC,
+    '-keyout',
+    caKey,
+    '-out',
+    caCert,
+    '-subj',
+    '/CN=certmgr-notify-test-ca',
+    '-days',
+    '2',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
   ]);
   const ext = join(dir, 'leaf.ext');
-  await writeFile(ext, 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n');
+  await writeFile(
+    ext,
+    'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n',
+  );
   let n = 0;
   return {
     dir,
@@ -41,8 +57,22 @@ export async function createTestCa(): Promise<TestCa> {
       const base = join(dir, `leaf-${++n}`);
       await run('openssl', ['req', ...EC, '-keyout', `${base}.key`, '-out', `${base}.csr`, '-subj', `/CN=${cn}`]);
       await run('openssl', [
-        'x509', '-req', '-in', `${base}.csr`, '-CA', caCert, '-CAkey', caKey, '-set_serial', String(Date.now() * 1000 + n),
-        '-days', '1', '-extfile', ext, '-out', `${base}.crt`,
+        'x509',
+        '-req',
+        '-in',
+        `${base}.csr`,
+        '-CA',
+        caCert,
+        '-CAkey',
+        caKey,
+        '-set_serial',
+        String(Date.now() * 1000 + n),
+        '-days',
+        '1',
+        '-extfile',
+        ext,
+        '-out',
+        `${base}.crt`,
       ]);
       return { cert: await readFile(`${base}.crt`, 'utf8'), key: await readFile(`${base}.key`, 'utf8') };
     },

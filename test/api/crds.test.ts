@@ -56,7 +56,8 @@ describe('CRD YAML', () => {
       const o = s as Record<string, unknown>;
       for (const bad of ['$ref', '$schema', 'definitions', '$defs']) if (bad in o) problems.push(`${path}: ${bad}`);
       if (Array.isArray(o['type'])) problems.push(`${path}: type array`);
-      if (inJunctor && ('type' in o || 'default' in o || 'description' in o || 'nullable' in o)) problems.push(`${path}: type/default/description in a junctor`);
+      if (inJunctor && ('type' in o || 'default' in o || 'description' in o || 'nullable' in o))
+        problems.push(`${path}: type/default/description in a junctor`);
       if (!inJunctor && !('type' in o) && !o['x-kubernetes-preserve-unknown-fields']) problems.push(`${path}: no type`);
       for (const [k, p] of Object.entries(s.properties ?? {})) walk(p, `${path}.${k}`, inJunctor);
       if (s.items) walk(s.items, `${path}[]`, inJunctor);
@@ -78,9 +79,17 @@ describe('validators (the same schemas, ajv)', () => {
     ['email', { type: 'Email', email: { to: ['a@example.com'] } }, 'ok'],
     ['unknown type', { type: 'Pager' }, ['spec.type: must be one of IncidentManagement, Webhook, Email, Slack, Teams']],
     ['type without its settings', { type: 'Slack' }, ["spec: must have required property 'slack'"]],
-    ['secretRef without key', { type: 'Teams', teams: { webhookUrlSecretRef: { name: 's' } } }, ["spec.teams.webhookUrlSecretRef: must have required property 'key'"]],
+    [
+      'secretRef without key',
+      { type: 'Teams', teams: { webhookUrlSecretRef: { name: 's' } } },
+      ["spec.teams.webhookUrlSecretRef: must have required property 'key'"],
+    ],
     ['no type', {}, ["spec: must have required property 'type'"]],
-    ['email: too many recipients', { type: 'Email', email: { to: Array.from({ length: 51 }, (_, i) => `u${i}@x.io`) } }, ['spec.email.to: must NOT have more than 50 items']],
+    [
+      'email: too many recipients',
+      { type: 'Email', email: { to: Array.from({ length: 51 }, (_, i) => `u${i}@x.io`) } },
+      ['spec.email.to: must NOT have more than 50 items'],
+    ],
   ])('provider: %s', (_n, spec, want) => {
     const v = validateProviderSpec(spec);
     if (want === 'ok') expect(v).toMatchObject({ ok: true });
@@ -92,9 +101,19 @@ describe('validators (the same schemas, ajv)', () => {
 
   it.each<[string, unknown, string[] | 'ok']>([
     ['minimal', { eventTypeId: 'cert-expiry-ext-notification-config', providerRef: { name: 'p' } }, 'ok'],
-    ['unknown event type', { eventTypeId: 'nope', providerRef: { name: 'p' } }, ['spec.eventTypeId: must be one of certmgr-issuer-health-notification-config, certmgr-cert-resource-health-notification-config, cert-expiry-ext-notification-config']],
+    [
+      'unknown event type',
+      { eventTypeId: 'nope', providerRef: { name: 'p' } },
+      [
+        'spec.eventTypeId: must be one of certmgr-issuer-health-notification-config, certmgr-cert-resource-health-notification-config, cert-expiry-ext-notification-config',
+      ],
+    ],
     ['no providerRef', { eventTypeId: 'cert-expiry-ext-notification-config' }, ["spec: must have required property 'providerRef'"]],
-    ['filter too long', { eventTypeId: 'cert-expiry-ext-notification-config', providerRef: { name: 'p' }, filter: 'x'.repeat(2001) }, ['spec.filter: must NOT have more than 2000 characters']],
+    [
+      'filter too long',
+      { eventTypeId: 'cert-expiry-ext-notification-config', providerRef: { name: 'p' }, filter: 'x'.repeat(2001) },
+      ['spec.filter: must NOT have more than 2000 characters'],
+    ],
   ])('router: %s', (_n, spec, want) => {
     const v = validateRouterSpec(spec);
     if (want === 'ok') expect(v).toMatchObject({ ok: true, value: { enabled: true } });
@@ -108,7 +127,11 @@ describe('validators (the same schemas, ajv)', () => {
     ['threshold out of range', { thresholds: [0, 4000] }, ['spec.thresholds[0]: must be >= 1', 'spec.thresholds[1]: must be <= 3650']],
   ])('monitoring config: %s', (_n, spec, want) => {
     const v = validateMonitoringSpec(spec);
-    if (want === 'ok') expect(v).toEqual({ ok: true, value: { enabled: true, thresholds: [30, 14, 7], applicationIds: [], includeUnassignedCertificates: true } });
+    if (want === 'ok')
+      expect(v).toEqual({
+        ok: true,
+        value: { enabled: true, thresholds: [30, 14, 7], applicationIds: [], includeUnassignedCertificates: true },
+      });
     else expect(v.ok ? [] : v.errors).toEqual(want);
   });
 
@@ -122,7 +145,9 @@ describe('validators (the same schemas, ajv)', () => {
 describe('types derived from the schemas', () => {
   it('have the fields, literal unions and defaults of the schema', () => {
     expectTypeOf<NotificationRouterSpec['eventTypeId']>().toEqualTypeOf<
-      'certmgr-issuer-health-notification-config' | 'certmgr-cert-resource-health-notification-config' | 'cert-expiry-ext-notification-config'
+      | 'certmgr-issuer-health-notification-config'
+      | 'certmgr-cert-resource-health-notification-config'
+      | 'cert-expiry-ext-notification-config'
     >();
     expectTypeOf<NotificationRouterSpec['enabled']>().toEqualTypeOf<boolean>(); // defaulted → present
     expectTypeOf<NotificationRouterSpec['filter']>().toEqualTypeOf<string | undefined>();

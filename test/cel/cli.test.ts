@@ -66,7 +66,12 @@ describe('certmgr-notify cel eval', () => {
     ['YAML, restored issuer', "type.endsWith('.active') && data.issuerName == 'letsencrypt-prod'", ['issuer-active.yaml'], 'true'],
     ['.yml expiration by rule', 'data.ruleId == 3', ['expiry.yml'], 'true'],
     ['expiration by application', "'inventory-app' in data.applicationIds", ['expiry.yml'], 'false'],
-    ['hand-written YAML with a bare timestamp', "timestamp(data.statusTransition) < timestamp('2030-01-01T00:00:00Z')", ['hand.yaml'], 'true'],
+    [
+      'hand-written YAML with a bare timestamp',
+      "timestamp(data.statusTransition) < timestamp('2030-01-01T00:00:00Z')",
+      ['hand.yaml'],
+      'true',
+    ],
     ['empty expression', '', ['cert-active.json'], 'true'],
   ])('%s', async (_name, expr, [file], expected) => {
     const r = await run('--expr', expr, '--event', files[file!]!);
@@ -111,18 +116,9 @@ describe('certmgr-notify cel eval', () => {
   });
 
   it('rejects an event that is not in the given family (exit 2)', async () => {
-    const r = await run(
-      '--expr',
-      'true',
-      '--event',
-      files['expiry.yml']!,
-      '--event-type-id',
-      'certmgr-issuer-health-notification-config',
-    );
+    const r = await run('--expr', 'true', '--event', files['expiry.yml']!, '--event-type-id', 'certmgr-issuer-health-notification-config');
     expect(r.code).toBe(2);
-    expect(r.err).toBe(
-      'event type evt.policy.expiringcertificates.failed does not belong to certmgr-issuer-health-notification-config',
-    );
+    expect(r.err).toBe('event type evt.policy.expiringcertificates.failed does not belong to certmgr-issuer-health-notification-config');
   });
 
   it('prints an evaluation error and exits 1', async () => {

@@ -42,7 +42,13 @@ describe('estimated cost at compile time (findings 1 and 3)', () => {
     ['two-level exists over the DNS names (finding 3)', `${NAMES}.exists(x, ${NAMES}.exists(y, x == y))`, CERT, 1, 24],
     ['exists with size() of the status message in the body (finding 3)', `${NAMES}.exists(x, size(data.statusMessage) == 0)`, CERT, 1, 24],
     ['two-level exists over the application ids', 'data.applicationIds.exists(a, data.applicationIds.exists(b, a != b))', EXPIRY, 1, 21],
-    ['exists over a list built by map (quadratic in @bufbuild/cel)', "data.applicationIds.map(a, a + '-x').exists(b, b == 'x')", EXPIRY, 1, 38],
+    [
+      'exists over a list built by map (quadratic in @bufbuild/cel)',
+      "data.applicationIds.map(a, a + '-x').exists(b, b == 'x')",
+      EXPIRY,
+      1,
+      38,
+    ],
   ])('rejects %s with the position, the estimate and the limit', (_name, expression, id, line, column) => {
     const err = rejection(expression, id);
     expect(err.code).toBe('INVALID_FILTER_EXPRESSION');
@@ -57,7 +63,7 @@ describe('estimated cost at compile time (findings 1 and 3)', () => {
     [`${NAMES}.exists(n, n.endsWith('.example.com'))`, CERT],
     [`${NAMES}.exists(n, n.matches('^api'))`, CERT],
     ["data.statusMessage.contains('timeout') || data.statusMessage.matches('refused|reset')", ISSUER],
-    ["data.subject.countries.exists(a, data.subject.localities.exists(b, a != b))", CERT],
+    ['data.subject.countries.exists(a, data.subject.localities.exists(b, a != b))', CERT],
   ])('accepts %s', (expression, id) => {
     expect(validateFilter(expression, id)).toEqual({ ok: true });
     expect(compileFilter(expression, id).estimatedCost).toBeLessThanOrEqual(FILTER_LIMITS.maxEstimatedCost);
@@ -102,7 +108,9 @@ describe('run-time budget', () => {
     const f = compileFilter(expensive, CERT);
     const small = certificateResourceNotReady({ SANs: { 'DNS Names': ['api.x.example.com', 'www.example.com'] } });
     expect(f.evaluate(small)).toEqual({ matched: true });
-    const big = certificateResourceNotReady({ SANs: { 'DNS Names': [...names(EVENT_SIZE_LIMITS.dnsNames - 1, 253), 'api.x.example.com'] } });
+    const big = certificateResourceNotReady({
+      SANs: { 'DNS Names': [...names(EVENT_SIZE_LIMITS.dnsNames - 1, 253), 'api.x.example.com'] },
+    });
     const r = f.evaluate(big);
     expect(r.matched).toBe(false);
     expect(r.error).toMatch(/^evaluation cost [\d,]+ for this event exceeds the budget of 20,000; not evaluated$/);
@@ -135,7 +143,8 @@ describe('run-time budget', () => {
           subject: { ...certificateResourceNotReady().data.subject, countries: v.countries },
         });
         expect(validateEvent(e).ok).toBe(true);
-        for (const f of filters) expect(estimateCost(f.tree.root, shapeOfValue(e.data), e.type.length).cost).toBeLessThanOrEqual(f.estimate);
+        for (const f of filters)
+          expect(estimateCost(f.tree.root, shapeOfValue(e.data), e.type.length).cost).toBeLessThanOrEqual(f.estimate);
       }),
       { numRuns: 30 },
     );

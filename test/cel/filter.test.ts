@@ -123,9 +123,16 @@ describe('the empty filter', () => {
 describe('rejected expressions carry code INVALID_FILTER_EXPRESSION and a position', () => {
   it.each<[string, string, EventTypeId, number, number, RegExp]>([
     // syntax
-    ['syntax: unclosed call', "type.endsWith(", ISSUER, 1, 15, /syntax error.*expected '\)' to close '\(' at 1:14/],
+    ['syntax: unclosed call', 'type.endsWith(', ISSUER, 1, 15, /syntax error.*expected '\)' to close '\(' at 1:14/],
     ['syntax: dangling &&', "type.endsWith('.notready') &&", ISSUER, 1, 30, /syntax error: unexpected end of expression/],
-    ['syntax: unclosed paren', "type.endsWith('.notready') && (data.namespace == 'x'", ISSUER, 1, 53, /expected '\)' to close '\(' at 1:31/],
+    [
+      'syntax: unclosed paren',
+      "type.endsWith('.notready') && (data.namespace == 'x'",
+      ISSUER,
+      1,
+      53,
+      /expected '\)' to close '\(' at 1:31/,
+    ],
     ['syntax: unmatched paren', "type == 'a')", ISSUER, 1, 12, /unmatched '\)'/],
     ['syntax: single =', "data.namespace = 'x'", ISSUER, 1, 16, /use '==' to compare/],
     ['syntax: unterminated string', "data.namespace == 'x", ISSUER, 1, 19, /unterminated string/],
@@ -133,15 +140,29 @@ describe('rejected expressions carry code INVALID_FILTER_EXPRESSION and a positi
     ['syntax: second line', "type.endsWith('.active')\n  && data.issuerName ==", ISSUER, 2, 24, /unexpected end of expression/],
     ['syntax: two literals in a row', "data.namespace == 'x' 'y'", ISSUER, 1, 23, /unexpected ''y''/],
     ['syntax: member name missing', "data. == 'x'", ISSUER, 1, 7, /expected a field or method name/],
-    ['syntax: unclosed list', "data.ruleId in [1, 2", EXPIRY, 1, 21, /expected '\]' to close '\[' at 1:16/],
+    ['syntax: unclosed list', 'data.ruleId in [1, 2', EXPIRY, 1, 21, /expected '\]' to close '\[' at 1:16/],
     // identifiers
     ['unknown identifier', "cluster == 'prod'", ISSUER, 1, 1, /unknown identifier 'cluster'/],
     ['comprehension variable out of scope', "data.applicationIds.exists(a, a == 'x') && a == 'y'", EXPIRY, 1, 44, /unknown identifier 'a'/],
-    ['unknown identifier inside a comprehension', "data.applicationIds.exists(a, a == b)", EXPIRY, 1, 36, /unknown identifier 'b'/],
+    ['unknown identifier inside a comprehension', 'data.applicationIds.exists(a, a == b)', EXPIRY, 1, 36, /unknown identifier 'b'/],
     // data paths
-    ['unknown data field', "type == 'x' && data.nope", ISSUER, 1, 21, /event data of certmgr-issuer-health-notification-config has no field 'nope'/],
+    [
+      'unknown data field',
+      "type == 'x' && data.nope",
+      ISSUER,
+      1,
+      21,
+      /event data of certmgr-issuer-health-notification-config has no field 'nope'/,
+    ],
     ['field of another family', 'data.ruleId == 3', ISSUER, 1, 6, /has no field 'ruleId'/],
-    ['expiry has no clusterName', "data.clusterName == 'x'", EXPIRY, 1, 6, /cert-expiry-ext-notification-config has no field 'clusterName'/],
+    [
+      'expiry has no clusterName',
+      "data.clusterName == 'x'",
+      EXPIRY,
+      1,
+      6,
+      /cert-expiry-ext-notification-config has no field 'clusterName'/,
+    ],
     ['unknown subject field', "data.subject.emailAddress == 'x'", CERT, 1, 14, /has no field 'subject.emailAddress'/],
     ['unknown SANs key', "data.SANs['IP Addresses'].size() > 0", CERT, 1, 11, /has no field 'SANs\['IP Addresses'\]'/],
     ['SANs key by select', 'data.SANs.DNS.size() > 0', CERT, 1, 11, /has no field 'SANs.DNS'/],
@@ -156,8 +177,15 @@ describe('rejected expressions carry code INVALID_FILTER_EXPRESSION and a positi
     ['strings extension replace', "data.clusterName.replace('a', 'b') == 'x'", ISSUER, 1, 18, /function 'replace' is not allowed/],
     ['strings extension lowerAscii', "data.clusterName.lowerAscii() == 'x'", ISSUER, 1, 18, /function 'lowerAscii' is not allowed/],
     ['unknown global function', "now() > timestamp('2030-01-01T00:00:00Z')", ISSUER, 1, 1, /function 'now' is not allowed/],
-    ['message construction', 'google.protobuf.Duration{seconds: 1} == duration(data.unhealthyDuration)', ISSUER, 1, 1, /message construction/],
-    ['method form of a global', "data.clusterName.timestamp() == 1", ISSUER, 1, 18, /'timestamp' cannot be called as a method/],
+    [
+      'message construction',
+      'google.protobuf.Duration{seconds: 1} == duration(data.unhealthyDuration)',
+      ISSUER,
+      1,
+      1,
+      /message construction/,
+    ],
+    ['method form of a global', 'data.clusterName.timestamp() == 1', ISSUER, 1, 18, /'timestamp' cannot be called as a method/],
     ['global form of a method', "startsWith(type, 'evt')", ISSUER, 1, 1, /must be called as a method/],
     ['wrong arity', "type.endsWith('a', 'b')", ISSUER, 1, 6, /'endsWith' takes 1 argument/],
     ['global matches (not in the standard library)', "matches(type, '^evt')", ISSUER, 1, 1, /'matches' must be called as a method/],
@@ -183,7 +211,14 @@ describe('rejected expressions carry code INVALID_FILTER_EXPRESSION and a positi
     ['filter result', "data.applicationIds.filter(a, a == 'x')", EXPIRY, 1, 1, /yields list of string/],
     ['non-bool operand of &&', "type.endsWith('.active') && data.issuerName", ISSUER, 1, 29, /operand of '&&' must be bool, not string/],
     ['non-bool operand of !', '!data.clusterName', ISSUER, 1, 2, /operand of '!' must be bool, not string/],
-    ['non-bool comprehension condition', 'data.applicationIds.exists(a, a)', EXPIRY, 1, 31, /condition of 'exists' must be a bool, not string/],
+    [
+      'non-bool comprehension condition',
+      'data.applicationIds.exists(a, a)',
+      EXPIRY,
+      1,
+      31,
+      /condition of 'exists' must be a bool, not string/,
+    ],
     // limits
     ['comprehension nesting 3', 'data.applicationIds.exists(a, [1].all(x, [2].exists(y, true)))', EXPIRY, 1, 46, /nested at most 2 deep/],
   ])('%s', (_name, expression, id, line, column, reason) => {
@@ -224,7 +259,7 @@ describe('rejected expressions carry code INVALID_FILTER_EXPRESSION and a positi
 
   it('counts comprehension nesting through bodies only, not through ranges', () => {
     expect(validateFilter("data.subject.countries.map(a, a + '-x').exists(b, b == 'DE-x')", CERT)).toEqual({ ok: true });
-    expect(validateFilter("data.subject.countries.exists(a, data.subject.localities.exists(b, a != b))", CERT)).toEqual({ ok: true });
+    expect(validateFilter('data.subject.countries.exists(a, data.subject.localities.exists(b, a != b))', CERT)).toEqual({ ok: true });
   });
 
   it('rejects deeply nested parentheses without crashing', () => {
@@ -240,9 +275,12 @@ describe('rejected expressions carry code INVALID_FILTER_EXPRESSION and a positi
 });
 
 describe('comments', () => {
-  it.each(["type.endsWith('.notready') // only unhealthy", "// unhealthy only\ntype.endsWith('.notready')"])('%j is accepted', (expression) => {
-    expect(compileFilter(expression, ISSUER).evaluate(CORPUS['issuer.notready.prod']!)).toEqual({ matched: true });
-  });
+  it.each(["type.endsWith('.notready') // only unhealthy", "// unhealthy only\ntype.endsWith('.notready')"])(
+    '%j is accepted',
+    (expression) => {
+      expect(compileFilter(expression, ISSUER).evaluate(CORPUS['issuer.notready.prod']!)).toEqual({ matched: true });
+    },
+  );
 });
 
 describe('the type variable and type()', () => {
@@ -255,7 +293,7 @@ describe('the type variable and type()', () => {
     ['type(type) == string', true],
     ['type(data.clusterName) == string', true],
     ['type(data.clusterName) == int', false],
-    ["[1, 2].exists(type, type == 2)", true],
+    ['[1, 2].exists(type, type == 2)', true],
   ])('%s → %s', (expression, expected) => {
     expect(compileFilter(expression, ISSUER).evaluate(e)).toEqual({ matched: expected });
   });
@@ -295,7 +333,11 @@ describe("data.SANs['DNS Names'].exists(n, n.endsWith('.example.com'))", () => {
   const filter = compileFilter("data.SANs['DNS Names'].exists(n, n.endsWith('.example.com'))", CERT);
   it.each<[string, InternalEvent, boolean]>([
     ['a matching name (notready)', certificateResourceNotReady({ SANs: { 'DNS Names': ['www.example.com'] } }), true],
-    ['a matching name among others (active)', certificateResourceActive({ SANs: { 'DNS Names': ['a.example.org', 'b.example.com'] } }), true],
+    [
+      'a matching name among others (active)',
+      certificateResourceActive({ SANs: { 'DNS Names': ['a.example.org', 'b.example.com'] } }),
+      true,
+    ],
     ['no matching name', certificateResourceActive({ SANs: { 'DNS Names': ['example.com.evil.org', 'example.org'] } }), false],
     ['an empty list', certificateResourceNotReady({ SANs: { 'DNS Names': [] } }), false],
   ])('%s', (_name, e, expected) => {
@@ -308,17 +350,16 @@ describe("data.SANs['DNS Names'].exists(n, n.endsWith('.example.com'))", () => {
   });
 
   it("guarding with 'DNS Names' in data.SANs avoids the error", () => {
-    const guarded = compileFilter(
-      "'DNS Names' in data.SANs && data.SANs['DNS Names'].exists(n, n.endsWith('.example.com'))",
-      CERT,
-    );
+    const guarded = compileFilter("'DNS Names' in data.SANs && data.SANs['DNS Names'].exists(n, n.endsWith('.example.com'))", CERT);
     expect(guarded.evaluate(certificateResourceNotReady({ SANs: {} }))).toEqual({ matched: false });
     expect(guarded.evaluate(certificateResourceNotReady())).toEqual({ matched: true });
   });
 
   it('subject fields and has() work too', () => {
     const e = certificateResourceNotReady();
-    expect(compileFilter("data.subject.commonName == 'shop.example.com' && 'DE' in data.subject.countries", CERT).evaluate(e)).toEqual({ matched: true });
+    expect(compileFilter("data.subject.commonName == 'shop.example.com' && 'DE' in data.subject.countries", CERT).evaluate(e)).toEqual({
+      matched: true,
+    });
     expect(compileFilter('size(data.subject.organizations) > 0', CERT).evaluate(e)).toEqual({ matched: true });
     expect(compileFilter('has(data.resourceId)', CERT).evaluate(e)).toEqual({ matched: false });
     expect(compileFilter('has(data.resourceId)', CERT).evaluate(certificateResourceActive())).toEqual({ matched: true });
@@ -363,7 +404,10 @@ describe('evaluation errors: no match, short message, no event data', () => {
     ["timestamp(data.clusterName) > timestamp('2030-01-01T00:00:00Z')", /^evaluation error at 1:1: invalid timestamp$/],
     ["duration(data.clusterName) > duration('1h')", /^evaluation error at 1:1: invalid duration$/],
     ['data.clusterName.matches(data.statusReason)', /invalid regular expression$/],
-    ['data.clusterName.startsWith(dyn(1))', /^evaluation error at 1:17: no matching overload for 'startsWith' applied to 'string.\(int\)'$/],
+    [
+      'data.clusterName.startsWith(dyn(1))',
+      /^evaluation error at 1:17: no matching overload for 'startsWith' applied to 'string.\(int\)'$/,
+    ],
     ["type.endsWith('.notready') ? dyn(data.clusterName) : true", /^filter result is a string, not bool$/],
   ])('%s', (expression, message) => {
     const r = compileFilter(expression, ISSUER).evaluate(e);
@@ -377,8 +421,9 @@ describe('evaluation errors: no match, short message, no event data', () => {
 describe('evaluation is compiled once and reused', () => {
   it('one compiled filter evaluates many events consistently', () => {
     const filter = compileFilter(`data.clusterId == '${CLUSTER_STAGING.id}'`, CERT);
-    const results = Array.from({ length: 1000 }, (_, i) =>
-      filter.evaluate(i % 2 === 0 ? CORPUS['cert.notready.staging']! : CORPUS['cert.active.prod']!).matched,
+    const results = Array.from(
+      { length: 1000 },
+      (_, i) => filter.evaluate(i % 2 === 0 ? CORPUS['cert.notready.staging']! : CORPUS['cert.active.prod']!).matched,
     );
     expect(results.filter(Boolean)).toHaveLength(500);
   });

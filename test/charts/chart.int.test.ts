@@ -29,7 +29,12 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
   let helm: string;
   let kubectl: string;
   let env: KubeEnv | undefined;
-  const helmEnv = { ...process.env, HELM_CACHE_HOME: join(tmpdir(), 'cmn-helm', 'cache'), HELM_CONFIG_HOME: join(tmpdir(), 'cmn-helm', 'config'), HELM_DATA_HOME: join(tmpdir(), 'cmn-helm', 'data') };
+  const helmEnv = {
+    ...process.env,
+    HELM_CACHE_HOME: join(tmpdir(), 'cmn-helm', 'cache'),
+    HELM_CONFIG_HOME: join(tmpdir(), 'cmn-helm', 'config'),
+    HELM_DATA_HOME: join(tmpdir(), 'cmn-helm', 'data'),
+  };
 
   beforeAll(async () => {
     ({ helm, kubectl } = await ensureKubeTools());
@@ -79,8 +84,11 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         'ServiceAccount/rel-certmgr-notify',
       ].sort(),
     );
-    const rules = (ms.find((m) => m.kind === 'ClusterRole') as unknown as { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }).rules;
-    const can = (group: string, resource: string, verb: string) => rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
+    const rules = (
+      ms.find((m) => m.kind === 'ClusterRole') as unknown as { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }
+    ).rules;
+    const can = (group: string, resource: string, verb: string) =>
+      rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
     for (const r of ['notificationproviders', 'notificationrouters', 'monitoringconfigs']) {
       expect(can('notify.certmgr.io', r, 'watch')).toBe(true);
       expect(can('notify.certmgr.io', `${r}/status`, 'patch')).toBe(true);
@@ -94,7 +102,11 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
     expect(role.rules[0]).toMatchObject({ apiGroups: ['coordination.k8s.io'], resources: ['leases'] });
 
     const dep = ms.find((m) => m.kind === 'Deployment') as unknown as {
-      spec: { replicas: number; strategy?: { type: string }; template: { spec: { serviceAccountName: string; containers: { env: { name: string; value?: string }[] }[] } } };
+      spec: {
+        replicas: number;
+        strategy?: { type: string };
+        template: { spec: { serviceAccountName: string; containers: { env: { name: string; value?: string }[] }[] } };
+      };
     };
     expect(dep.spec.replicas).toBe(1);
     expect(dep.spec.strategy?.type).toBe('Recreate');
@@ -129,7 +141,10 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
     const text = Buffer.from(secret.data['secret-keys']!, 'base64').toString('utf8');
     expect(text).toMatch(/^k\d{14}:[A-Za-z0-9+/]{43}=\n$/);
     expect(parseKeyFile(text, 'chart')).toHaveLength(1);
-    type Pod = { containers: { env: { name: string; value?: string }[]; volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[] }[]; volumes: { name: string; secret?: { secretName: string } }[] };
+    type Pod = {
+      containers: { env: { name: string; value?: string }[]; volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[] }[];
+      volumes: { name: string; secret?: { secretName: string } }[];
+    };
     const pod = (ms.find((m) => m.kind === 'Deployment') as unknown as { spec: { template: { spec: Pod } } }).spec.template.spec;
     const c = pod.containers[0]!;
     expect(c.env.find((e) => e.name === 'CERTMGR_NOTIFY_SECRET_KEY_FILE')?.value).toBe('/etc/certmgr-notify/secret-keys/secret-keys');
@@ -140,17 +155,25 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
     expect(own.some((m) => m.kind === 'Secret' && m.metadata.name === 'rel-certmgr-notify-secret-keys')).toBe(false);
     const pod2 = (own.find((m) => m.kind === 'Deployment') as unknown as { spec: { template: { spec: Pod } } }).spec.template.spec;
     expect(pod2.volumes.find((v) => v.name === 'secret-keys')?.secret?.secretName).toBe('my-keys');
-    expect(pod2.containers[0]!.env.find((e) => e.name === 'CERTMGR_NOTIFY_SECRET_KEY_FILE')?.value).toBe('/etc/certmgr-notify/secret-keys/keys');
+    expect(pod2.containers[0]!.env.find((e) => e.name === 'CERTMGR_NOTIFY_SECRET_KEY_FILE')?.value).toBe(
+      '/etc/certmgr-notify/secret-keys/keys',
+    );
   });
 
   it('takes the SMTP URL (it may carry a password) from a Secret', async () => {
     type Env = { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } };
     const envOf = async (...args: string[]) =>
-      ((await template(...args)).find((m) => m.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { env: Env[] }[] } } } }).spec.template.spec
-        .containers[0]!.env;
+      (
+        (await template(...args)).find((m) => m.kind === 'Deployment') as unknown as {
+          spec: { template: { spec: { containers: { env: Env[] }[] } } };
+        }
+      ).spec.template.spec.containers[0]!.env;
     expect((await envOf()).some((e) => e.name === 'CERTMGR_NOTIFY_SMTP_URL')).toBe(false);
     const env = await envOf('--set', 'smtp.existingSecret=mail', '--set', 'smtp.from=notify@example.com');
-    expect(env.find((e) => e.name === 'CERTMGR_NOTIFY_SMTP_URL')).toEqual({ name: 'CERTMGR_NOTIFY_SMTP_URL', valueFrom: { secretKeyRef: { name: 'mail', key: 'url' } } });
+    expect(env.find((e) => e.name === 'CERTMGR_NOTIFY_SMTP_URL')).toEqual({
+      name: 'CERTMGR_NOTIFY_SMTP_URL',
+      valueFrom: { secretKeyRef: { name: 'mail', key: 'url' } },
+    });
     expect(env.find((e) => e.name === 'CERTMGR_NOTIFY_SMTP_FROM')?.value).toBe('notify@example.com');
     await expect(template('--set', 'smtp.url=http://x')).rejects.toThrow(/smtp/);
   });
@@ -172,11 +195,16 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
     const env = await kubeEnv();
     const dir = mkdtempSync(join(tmpdir(), 'cmn-chart-'));
     const file = join(dir, 'all.yaml');
-    const { stdout } = await run(helm, ['template', 'rel', CHART, '--namespace', 'default', '--include-crds'], { env: helmEnv, maxBuffer: 32 << 20 });
+    const { stdout } = await run(helm, ['template', 'rel', CHART, '--namespace', 'default', '--include-crds'], {
+      env: helmEnv,
+      maxBuffer: 32 << 20,
+    });
     writeFileSync(file, stdout);
     const out = await run(kubectl, ['--kubeconfig', env.kubeconfigPath, 'apply', '--dry-run=server', '-f', file], { env: process.env });
     expect(out.stdout).toMatch(/deployment.apps\/rel-certmgr-notify created \(server dry run\)/);
-    expect(out.stdout).toMatch(/customresourcedefinition.apiextensions.k8s.io\/notificationrouters.notify.certmgr.io created \(server dry run\)/);
+    expect(out.stdout).toMatch(
+      /customresourcedefinition.apiextensions.k8s.io\/notificationrouters.notify.certmgr.io created \(server dry run\)/,
+    );
   }, 120_000);
 
   describe('admission webhook (webhook.enabled=true)', () => {
@@ -196,7 +224,11 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
       const selfSigned = find('Issuer', 'rel-certmgr-notify-webhook-selfsigned');
       expect(selfSigned['spec']).toEqual({ selfSigned: {} });
       const caCert = find('Certificate', 'rel-certmgr-notify-webhook-ca');
-      expect(caCert['spec']).toMatchObject({ isCA: true, secretName: 'rel-certmgr-notify-webhook-ca', issuerRef: { kind: 'Issuer', name: selfSigned.metadata.name } });
+      expect(caCert['spec']).toMatchObject({
+        isCA: true,
+        secretName: 'rel-certmgr-notify-webhook-ca',
+        issuerRef: { kind: 'Issuer', name: selfSigned.metadata.name },
+      });
       const caIssuer = find('Issuer', 'rel-certmgr-notify-webhook-ca');
       expect(caIssuer['spec']).toEqual({ ca: { secretName: caCert['spec'].secretName } });
       const serving = find('Certificate', 'rel-certmgr-notify-webhook');
@@ -212,7 +244,9 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
       );
 
       const vwc = find('ValidatingWebhookConfiguration', 'rel-certmgr-notify');
-      expect((vwc.metadata as Record<string, unknown>)['annotations']).toEqual({ 'cert-manager.io/inject-ca-from': `notify/${serving.metadata.name}` });
+      expect((vwc.metadata as Record<string, unknown>)['annotations']).toEqual({
+        'cert-manager.io/inject-ca-from': `notify/${serving.metadata.name}`,
+      });
       const hook = vwc['webhooks'][0];
       expect(vwc['webhooks']).toHaveLength(1);
       expect(hook).toMatchObject({
@@ -240,7 +274,10 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
       const c = pod.containers[0];
       expect(c.ports).toContainEqual({ name: 'webhook', containerPort: 9443, protocol: 'TCP' });
       const envs = Object.fromEntries(c.env.map((e: { name: string; value?: string }) => [e.name, e.value]));
-      expect(envs).toMatchObject({ CERTMGR_NOTIFY_WEBHOOK_PORT: '9443', CERTMGR_NOTIFY_WEBHOOK_CERT_DIR: '/etc/certmgr-notify/webhook-certs' });
+      expect(envs).toMatchObject({
+        CERTMGR_NOTIFY_WEBHOOK_PORT: '9443',
+        CERTMGR_NOTIFY_WEBHOOK_CERT_DIR: '/etc/certmgr-notify/webhook-certs',
+      });
       expect(c.volumeMounts).toContainEqual({ name: 'webhook-certs', mountPath: '/etc/certmgr-notify/webhook-certs', readOnly: true });
       expect(pod.volumes).toContainEqual({ name: 'webhook-certs', secret: { secretName: serving['spec'].secretName } });
     });
@@ -251,8 +288,21 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
       const offEnv = JSON.stringify(off.find((m) => m.kind === 'Deployment'));
       expect(offEnv).not.toContain('WEBHOOK');
 
-      const ms = await template('--set', 'webhook.enabled=true', '--set', 'webhook.failurePolicy=Fail', '--set', 'webhook.port=10250', '--set', 'webhook.timeoutSeconds=10');
-      const hook = (ms.find((m) => m.kind === 'ValidatingWebhookConfiguration') as unknown as { webhooks: { failurePolicy: string; timeoutSeconds: number }[] }).webhooks[0]!;
+      const ms = await template(
+        '--set',
+        'webhook.enabled=true',
+        '--set',
+        'webhook.failurePolicy=Fail',
+        '--set',
+        'webhook.port=10250',
+        '--set',
+        'webhook.timeoutSeconds=10',
+      );
+      const hook = (
+        ms.find((m) => m.kind === 'ValidatingWebhookConfiguration') as unknown as {
+          webhooks: { failurePolicy: string; timeoutSeconds: number }[];
+        }
+      ).webhooks[0]!;
       expect(hook).toMatchObject({ failurePolicy: 'Fail', timeoutSeconds: 10 });
       expect(JSON.stringify(ms.find((m) => m.kind === 'Deployment'))).toContain('"containerPort":10250');
 
@@ -267,10 +317,14 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
       await installCertManagerCrds(env.kubeConfig());
       const dir = mkdtempSync(join(tmpdir(), 'cmn-chart-webhook-'));
       const file = join(dir, 'all.yaml');
-      const { stdout } = await run(helm, ['template', 'rel', CHART, '--namespace', 'default', '--include-crds', '--set', 'webhook.enabled=true'], {
-        env: helmEnv,
-        maxBuffer: 32 << 20,
-      });
+      const { stdout } = await run(
+        helm,
+        ['template', 'rel', CHART, '--namespace', 'default', '--include-crds', '--set', 'webhook.enabled=true'],
+        {
+          env: helmEnv,
+          maxBuffer: 32 << 20,
+        },
+      );
       writeFileSync(file, stdout);
       const out = await run(kubectl, ['--kubeconfig', env.kubeconfigPath, 'apply', '--dry-run=server', '-f', file], { env: process.env });
       for (const created of [

@@ -10,7 +10,11 @@ import { secretFlagsInArgv, wantsHelp } from '../../src/cli/usage.js';
 const BIN = join(import.meta.dirname, '../../bin/certmgr-notify.js');
 
 function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
-  const p = spawn(process.execPath, [BIN, ...args], { cwd: mkdtempSync(join(tmpdir(), 'cmn-help-')), env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const p = spawn(process.execPath, [BIN, ...args], {
+    cwd: mkdtempSync(join(tmpdir(), 'cmn-help-')),
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   p.stdout.on('data', (d) => (out += d));
@@ -19,7 +23,12 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: 
 }
 
 describe('--help on every command', () => {
-  it.each([['serve', '--help'], ['serve', '-h'], ['serve', '--port', '0', '--help'], ['help', 'serve']])('%s %s: serve usage with every flag, exit 0', async (...args) => {
+  it.each([
+    ['serve', '--help'],
+    ['serve', '-h'],
+    ['serve', '--port', '0', '--help'],
+    ['help', 'serve'],
+  ])('%s %s: serve usage with every flag, exit 0', async (...args) => {
     const r = await cli(args);
     expect(r.code).toBe(0);
     expect(r.err).not.toContain('unknown flag');
@@ -30,7 +39,12 @@ describe('--help on every command', () => {
     expect(r.out).toMatch(/npm start/);
   });
 
-  it.each([['cel', 'eval', '--help'], ['cel', 'eval', '-h'], ['cel', '--help'], ['help', 'cel', 'eval']])('%s %s %s: cel eval usage, exit 0', async (...args) => {
+  it.each([
+    ['cel', 'eval', '--help'],
+    ['cel', 'eval', '-h'],
+    ['cel', '--help'],
+    ['help', 'cel', 'eval'],
+  ])('%s %s %s: cel eval usage, exit 0', async (...args) => {
     const r = await cli(args);
     expect(r.code).toBe(0);
     for (const f of ['--expr', '--event ', '--event-type-id']) expect(r.out).toContain(f);
@@ -53,10 +67,14 @@ describe('--help on every command', () => {
 describe('secrets on the command line', () => {
   it('serve warns (without the value) when --api-key came from argv', async () => {
     const key = 'argv-key-0123456789abcdef';
-    const p = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--kube', 'off', '--store', 'sqlite::memory:', `--api-key=${key}`], {
-      cwd: mkdtempSync(join(tmpdir(), 'cmn-help-')),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const p = spawn(
+      process.execPath,
+      [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--kube', 'off', '--store', 'sqlite::memory:', `--api-key=${key}`],
+      {
+        cwd: mkdtempSync(join(tmpdir(), 'cmn-help-')),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     try {
       await new Promise<void>((resolve, reject) => {

@@ -44,7 +44,9 @@ describe('certmgr-notify serve', () => {
     expect(statSync(keyPath).mode & 0o777).toBe(0o600);
     const key = readFileSync(keyPath, 'utf8').trim();
     expect(statSync(join(r.cwd, 'data/certmgr-notify.db')).isFile()).toBe(true);
-    const res = await fetch(`${url}/outagedetection/v1/inventorymonitoringconfig/CERTIFICATE_EXPIRATION`, { headers: { 'svc-api-key': key } });
+    const res = await fetch(`${url}/outagedetection/v1/inventorymonitoringconfig/CERTIFICATE_EXPIRATION`, {
+      headers: { 'svc-api-key': key },
+    });
     expect(res.status).toBe(200);
     expect(r.output()).toContain('data/api-key');
     expect(r.output()).not.toContain(key);
@@ -84,7 +86,19 @@ describe('certmgr-notify serve', () => {
     await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
     const port = (taken.address() as { port: number }).port;
     try {
-      const r = run(['serve', '--port', String(port), '--host', '127.0.0.1', '--kube', 'off', '--store', 'sqlite:./db/x.db', '--api-key', 'cli-key-0123456789abcdef']);
+      const r = run([
+        'serve',
+        '--port',
+        String(port),
+        '--host',
+        '127.0.0.1',
+        '--kube',
+        'off',
+        '--store',
+        'sqlite:./db/x.db',
+        '--api-key',
+        'cli-key-0123456789abcdef',
+      ]);
       expect(await r.exited).toBe(2);
       expect(r.output()).toContain(`127.0.0.1:${port}`);
       expect(r.output()).toMatch(/already in use/);

@@ -34,7 +34,12 @@ describe('apiKeyGetter', () => {
 describe('SecretApiKey', () => {
   it('loads, re-reads every refreshMs, keeps the last key while a read fails, stops', async () => {
     const clock = new FakeClock();
-    const values: ({ data?: Record<string, string> } | undefined | Error)[] = [{ data: { 'api-key': b64('k1') } }, new Error('apiserver down'), undefined, { data: { 'api-key': b64('k2') } }];
+    const values: ({ data?: Record<string, string> } | undefined | Error)[] = [
+      { data: { 'api-key': b64('k1') } },
+      new Error('apiserver down'),
+      undefined,
+      { data: { 'api-key': b64('k2') } },
+    ];
     let reads = 0;
     const key = new SecretApiKey({
       read: async (ns, name) => {

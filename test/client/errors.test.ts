@@ -6,7 +6,11 @@ import { ServiceUnreachableError, errorEntries, kindOfStatus, toServiceError, ty
 describe('toServiceError', () => {
   it('toServiceError never keeps request variables (secrets) in the message', () => {
     const ce = new ClientError(
-      { status: 200, headers: new Headers(), errors: [{ message: 'input.url must be an absolute http(s) URL', extensions: { code: 'BAD_USER_INPUT', field: 'input.url' } }] } as never,
+      {
+        status: 200,
+        headers: new Headers(),
+        errors: [{ message: 'input.url must be an absolute http(s) URL', extensions: { code: 'BAD_USER_INPUT', field: 'input.url' } }],
+      } as never,
       { query: 'mutation', variables: { input: { url: 'https://secret-token@example' } } },
     );
     expect(ce.message).toContain('secret-token'); // graphql-request's own message does
@@ -28,8 +32,16 @@ describe('toServiceError', () => {
 
 describe('ServiceUnreachableError', () => {
   it.each<[string, unknown, { timedOut: boolean; code: string | undefined; detail: string }]>([
-    ['refused', Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } }), { timedOut: false, code: 'ECONNREFUSED', detail: 'ECONNREFUSED' }],
-    ['cause without code', Object.assign(new TypeError('fetch failed'), { cause: { message: 'other side closed' } }), { timedOut: false, code: undefined, detail: 'other side closed' }],
+    [
+      'refused',
+      Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } }),
+      { timedOut: false, code: 'ECONNREFUSED', detail: 'ECONNREFUSED' },
+    ],
+    [
+      'cause without code',
+      Object.assign(new TypeError('fetch failed'), { cause: { message: 'other side closed' } }),
+      { timedOut: false, code: undefined, detail: 'other side closed' },
+    ],
     ['timeout', new DOMException('timed out', 'TimeoutError'), { timedOut: true, code: undefined, detail: 'timed out' }],
     ['not an Error', 'boom', { timedOut: false, code: undefined, detail: 'boom' }],
   ])('%s', (_n, e, want) => {
@@ -43,7 +55,11 @@ describe('ServiceUnreachableError', () => {
 
 describe('error bodies and statuses', () => {
   it.each<[string, string, unknown[]]>([
-    ['entries', '{"errors":[{"code":"BAD_USER_INPUT","field":"[0].data.x","message":"bad"}]}', [{ code: 'BAD_USER_INPUT', field: '[0].data.x', message: 'bad' }]],
+    [
+      'entries',
+      '{"errors":[{"code":"BAD_USER_INPUT","field":"[0].data.x","message":"bad"}]}',
+      [{ code: 'BAD_USER_INPUT', field: '[0].data.x', message: 'bad' }],
+    ],
     ['no errors field', '{"ok":true}', []],
     ['errors not an array', '{"errors":"x"}', []],
     ['not JSON', '<html>', []],

@@ -87,7 +87,10 @@ describe('EventSender', () => {
     const svc = await service((r, res, n) => {
       if (n === 1) return void res.writeHead(503).end();
       if (n === 2) return void res.writeHead(429, { 'retry-after': '0' }).end();
-      if (n === 3) return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"errors":[{"code":"UNAUTHENTICATED","message":"no"}]}');
+      if (n === 3)
+        return void res
+          .writeHead(401, { 'content-type': 'application/json' })
+          .end('{"errors":[{"code":"UNAUTHENTICATED","message":"no"}]}');
       accept(r, res);
     });
     const s = sender(svc.url);
@@ -128,7 +131,11 @@ describe('EventSender', () => {
     const svc = await service((r, res, n) => {
       if (n === 1) {
         res.writeHead(400, { 'content-type': 'application/json' });
-        return void res.end(JSON.stringify({ errors: [{ code: 'BAD_USER_INPUT', field: '[1].data.issuerName', message: 'event 1: data.issuerName is bad' }] }));
+        return void res.end(
+          JSON.stringify({
+            errors: [{ code: 'BAD_USER_INPUT', field: '[1].data.issuerName', message: 'event 1: data.issuerName is bad' }],
+          }),
+        );
       }
       accept(r, res);
     });

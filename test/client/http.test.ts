@@ -26,7 +26,14 @@ function fakeFetch(respond: (seen: Seen) => Response | Promise<Response>): { fet
 const CONFIG_BODY = {
   id: 'x',
   companyId: 'y',
-  configuration: { inventoryMonitoringConfigurationType: 'CERTIFICATE_EXPIRATION', enabled: true, thresholds: [30], applicationIds: [], includeUnassignedCertificates: true, rules: [] },
+  configuration: {
+    inventoryMonitoringConfigurationType: 'CERTIFICATE_EXPIRATION',
+    enabled: true,
+    thresholds: [30],
+    applicationIds: [],
+    includeUnassignedCertificates: true,
+    rules: [],
+  },
 };
 
 describe('ServiceHttp', () => {
@@ -54,7 +61,11 @@ describe('ServiceHttp', () => {
   });
 
   it('a transport failure is a ServiceUnreachableError; a timeout says so', async () => {
-    const refused = new ServiceHttp({ url: 'http://svc', apiKey: 'k', fetch: fakeFetch(() => Promise.reject(Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } }))).fetch });
+    const refused = new ServiceHttp({
+      url: 'http://svc',
+      apiKey: 'k',
+      fetch: fakeFetch(() => Promise.reject(Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } }))).fetch,
+    });
     await expect(refused.request('/x')).rejects.toMatchObject({ name: 'ServiceUnreachableError', timedOut: false, detail: 'ECONNREFUSED' });
     const slow = new ServiceHttp({
       url: 'http://svc',
@@ -89,7 +100,11 @@ describe('MonitoringConfigSource', () => {
   });
 
   it.each<[string, () => Response | Promise<Response>, RegExp]>([
-    ['network', () => Promise.reject(Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } })), /^reading the monitoring configuration failed: ECONNREFUSED$/],
+    [
+      'network',
+      () => Promise.reject(Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } })),
+      /^reading the monitoring configuration failed: ECONNREFUSED$/,
+    ],
     ['HTTP 503', () => new Response('', { status: 503 }), /^reading the monitoring configuration failed: HTTP 503$/],
     ['not JSON', () => new Response('<html>', { status: 200 }), /is not JSON$/],
     ['bad shape', () => Response.json({ configuration: { enabled: 'yes' } }), /is missing enabled/],

@@ -36,7 +36,9 @@ describe('operator ↔ service limits (real service)', () => {
   let api: GraphQLServiceApi;
 
   beforeAll(async () => {
-    svc = await startTestService('sqlite', ['--max-routers-per-company', '1', '--max-integrations-per-company', '1'], { loopbackAllowed: false });
+    svc = await startTestService('sqlite', ['--max-routers-per-company', '1', '--max-integrations-per-company', '1'], {
+      loopbackAllowed: false,
+    });
     api = new GraphQLServiceApi({ url: svc.url, apiKey: KEY_A });
   });
   afterAll(async () => {
@@ -45,20 +47,40 @@ describe('operator ↔ service limits (real service)', () => {
 
   it('a webhook URL the egress policy refuses → Stalled InvalidSecret naming the spec field and Secret, never the URL', async () => {
     const c = await conditionOf(
-      api.createIntegration({ type: 'WEBHOOK', name: 'ns/hook', enabled: true, managedBy: 'k8s:NotificationProvider/ns/hook', params: { webhookParams: { url: HOOK_URL } } }),
+      api.createIntegration({
+        type: 'WEBHOOK',
+        name: 'ns/hook',
+        enabled: true,
+        managedBy: 'k8s:NotificationProvider/ns/hook',
+        params: { webhookParams: { url: HOOK_URL } },
+      }),
       'provider',
     );
     expect(c).toBeInstanceOf(TerminalError);
     expect((c as TerminalError).reason).toBe(Reason.InvalidSecret);
-    expect(c.message).toMatch(/^spec\.webhook\.urlSecretRef \(Secret hook, key url\): the service refused the value: it points to a loopback address, which the egress policy refuses/);
+    expect(c.message).toMatch(
+      /^spec\.webhook\.urlSecretRef \(Secret hook, key url\): the service refused the value: it points to a loopback address, which the egress policy refuses/,
+    );
     expect(c.message).not.toContain('tok-0123456789abcdef');
     expect(c.message).not.toContain('127.0.0.1');
   });
 
   it('one integration and one router more than the quota → Stalled QuotaExceeded with the limit and count', async () => {
-    const integ = await api.createIntegration({ type: 'EMAIL', name: 'ns/mail', enabled: true, managedBy: 'k8s:NotificationProvider/ns/mail', params: { emailParams: { to: ['ops@example.com'] } } });
+    const integ = await api.createIntegration({
+      type: 'EMAIL',
+      name: 'ns/mail',
+      enabled: true,
+      managedBy: 'k8s:NotificationProvider/ns/mail',
+      params: { emailParams: { to: ['ops@example.com'] } },
+    });
     const moreIntegrations = await conditionOf(
-      api.createIntegration({ type: 'EMAIL', name: 'ns/mail2', enabled: true, managedBy: 'k8s:NotificationProvider/ns/mail2', params: { emailParams: { to: ['ops@example.com'] } } }),
+      api.createIntegration({
+        type: 'EMAIL',
+        name: 'ns/mail2',
+        enabled: true,
+        managedBy: 'k8s:NotificationProvider/ns/mail2',
+        params: { emailParams: { to: ['ops@example.com'] } },
+      }),
       'provider',
     );
     expect(moreIntegrations).toBeInstanceOf(TerminalError);
@@ -67,14 +89,21 @@ describe('operator ↔ service limits (real service)', () => {
 
     const router = { eventTypeId: ISSUER, filter: 'true', integrationId: integ.id, enabled: true };
     await api.createRouter({ ...router, name: 'ns/r1', managedBy: 'k8s:NotificationRouter/ns/r1' });
-    const moreRouters = await conditionOf(api.createRouter({ ...router, name: 'ns/r2', managedBy: 'k8s:NotificationRouter/ns/r2' }), 'router');
+    const moreRouters = await conditionOf(
+      api.createRouter({ ...router, name: 'ns/r2', managedBy: 'k8s:NotificationRouter/ns/r2' }),
+      'router',
+    );
     expect(moreRouters).toBeInstanceOf(TerminalError);
     expect((moreRouters as TerminalError).reason).toBe(Reason.QuotaExceeded);
-    expect(moreRouters.message).toMatch(/^create router: quota exceeded: a company may have at most 1 routers \(--max-routers-per-company\) and this one has 1/);
+    expect(moreRouters.message).toMatch(
+      /^create router: quota exceeded: a company may have at most 1 routers \(--max-routers-per-company\) and this one has 1/,
+    );
 
     // room again (a router deleted): the next attempt — the resync's — succeeds
     const first = (await api.listRouters()).find((r) => r.name === 'ns/r1')!;
     await api.deleteRouter(first.id);
-    await expect(api.createRouter({ ...router, name: 'ns/r2', managedBy: 'k8s:NotificationRouter/ns/r2' })).resolves.toMatchObject({ id: expect.any(String) });
+    await expect(api.createRouter({ ...router, name: 'ns/r2', managedBy: 'k8s:NotificationRouter/ns/r2' })).resolves.toMatchObject({
+      id: expect.any(String),
+    });
   });
 });

@@ -26,7 +26,11 @@ const instanceId = process.env['INSTANCE_ID'] || undefined;
 const worker = new DeliveryWorker({
   store,
   ...(instanceId ? { instanceId } : {}),
-  notifiers: (type) => createNotifier(type, integrationOptions({ timeoutMs: attemptTimeoutMs, userAgent: 'certmgr-notify-crash-test', egress: LOOPBACK_EGRESS })),
+  notifiers: (type) =>
+    createNotifier(
+      type,
+      integrationOptions({ timeoutMs: attemptTimeoutMs, userAgent: 'certmgr-notify-crash-test', egress: LOOPBACK_EGRESS }),
+    ),
   logger: pino({ level: 'warn' }, pino.destination(2)),
   options: {
     concurrency: 8,

@@ -26,10 +26,12 @@ describe.each(['sqlite', 'postgres'] as const)('order per key in the service on 
   });
 
   it('a flap in one request: the incident receiver gets only the newest state; the older ones are SUPERSEDED in deliveries', async () => {
-    const { createIncidentMgmtIntegration: p } = await svc.gql().request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, {
-      name: 'pager',
-      integrationKey: 'R0UTINGKEY-order-0123456789',
-    });
+    const { createIncidentMgmtIntegration: p } = await svc
+      .gql()
+      .request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, {
+        name: 'pager',
+        integrationKey: 'R0UTINGKEY-order-0123456789',
+      });
     await svc.gql().request(ops.CreateNotificationRouter, {
       details: { name: 'issuers', eventTypeId: 'certmgr-issuer-health-notification-config' },
       filterConfig: { advancedFilterExpression: '' },
@@ -53,10 +55,15 @@ describe.each(['sqlite', 'postgres'] as const)('order per key in the service on 
       return n.length === 4 && n.every((d) => d.status === 'DELIVERED' || d.status === 'SUPERSEDED') ? n : undefined;
     });
     expect(nodes.filter((d) => d.status === 'SUPERSEDED')).toHaveLength(2);
-    const superseded = await svc.gql().request<{ deliveries: { nodes: Node[] } }>(`{ deliveries(filter: { status: SUPERSEDED }, first: 10) { nodes { status } } }`);
+    const superseded = await svc
+      .gql()
+      .request<{ deliveries: { nodes: Node[] } }>(`{ deliveries(filter: { status: SUPERSEDED }, first: 10) { nodes { status } } }`);
     expect(superseded.deliveries.nodes).toHaveLength(2);
     const sent = pager.requests.map((r) => JSON.parse(r.body) as { event_action: string; payload: { component: string } });
-    expect(sent.map((e) => `${e.event_action} ${e.payload.component}`).sort()).toEqual(['trigger issuer/cert-manager/flappy', 'trigger issuer/cert-manager/steady']);
+    expect(sent.map((e) => `${e.event_action} ${e.payload.component}`).sort()).toEqual([
+      'trigger issuer/cert-manager/flappy',
+      'trigger issuer/cert-manager/steady',
+    ]);
     const metrics = await (await fetch(`${svc.url}/metrics`)).text();
     expect(metrics).toMatch(/certmgr_notify_deliveries_superseded_total\{integration_type="INCIDENT_MGMT"\} 2/);
   });

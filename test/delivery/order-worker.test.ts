@@ -13,7 +13,16 @@ import { createNotifier } from '../../src/integrations/index.js';
 import { integrationOptions } from '../../src/integrations/types.js';
 import type { DeliveryRecord, IntegrationRecord, NewDelivery, Store } from '../../src/store/types.js';
 import { EVENTS } from '../integrations/helpers.js';
-import { captureLog, createWebhookIntegration, ENGINES, type Engine, LOOPBACK_EGRESS, type Receiver, startReceiver, waitFor } from './support.js';
+import {
+  captureLog,
+  createWebhookIntegration,
+  ENGINES,
+  type Engine,
+  LOOPBACK_EGRESS,
+  type Receiver,
+  startReceiver,
+  waitFor,
+} from './support.js';
 
 const FAST: Partial<DeliveryWorkerOptions> = { pollIntervalMs: 20, baseDelayMs: 20, maxDelayMs: 100, attemptTimeoutMs: 2_000 };
 
@@ -54,7 +63,10 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('order per ke
     const w = new DeliveryWorker({
       store,
       notifiers: (type) =>
-        createNotifier(type, integrationOptions({ timeoutMs: 2_000, userAgent: 'certmgr-notify-test', egress: LOOPBACK_EGRESS, incidentEventsUrl })),
+        createNotifier(
+          type,
+          integrationOptions({ timeoutMs: 2_000, userAgent: 'certmgr-notify-test', egress: LOOPBACK_EGRESS, incidentEventsUrl }),
+        ),
       logger: captureLog().logger,
       metrics: registry,
       options: { ...FAST, ...options },
@@ -98,8 +110,16 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('order per ke
     const A = `company-${randomUUID()}`;
     const t = Date.now();
     const integ = await store.createIntegration({
-      id: randomUUID(), companyId: A, name: 'pager', type: 'INCIDENT_MGMT', enabled: true, config: {},
-      secrets: { integrationKey: 'R0UTINGKEY0123456789012345678901' }, managedBy: null, createdAt: t, updatedAt: t,
+      id: randomUUID(),
+      companyId: A,
+      name: 'pager',
+      type: 'INCIDENT_MGMT',
+      enabled: true,
+      config: {},
+      secrets: { integrationKey: 'R0UTINGKEY0123456789012345678901' },
+      managedBy: null,
+      createdAt: t,
+      updatedAt: t,
     });
     const iso = (s: number) => new Date(Date.UTC(2026, 2, 1, 10, 0, s)).toISOString();
 

@@ -1,6 +1,14 @@
 /** Order per key (issue 8): the pure rules, table-tested. The store must agree (test/store/order.int.test.ts). */
 import { describe, expect, it } from 'vitest';
-import { compareOrder, orderModeOf, orderOfEvent, orderVerdict, type KeyDelivery, type OrderMode, type OrderVerdict } from '../../src/delivery/order.js';
+import {
+  compareOrder,
+  orderModeOf,
+  orderOfEvent,
+  orderVerdict,
+  type KeyDelivery,
+  type OrderMode,
+  type OrderVerdict,
+} from '../../src/delivery/order.js';
 import { correlationKeyOf, viewOf } from '../../src/integrations/render.js';
 import { INTEGRATION_TYPES } from '../../src/model/integration-types.js';
 import { EVENTS } from '../integrations/helpers.js';
@@ -68,10 +76,22 @@ describe('orderOfEvent', () => {
 
   it.each([
     ['statusTransition', notready, Date.parse('2026-03-01T10:00:00Z')],
-    ['statusTransition in the future: the acceptance time', { ...notready, data: { ...notready.data, statusTransition: '2099-01-01T00:00:00Z' } }, accepted],
+    [
+      'statusTransition in the future: the acceptance time',
+      { ...notready, data: { ...notready.data, statusTransition: '2099-01-01T00:00:00Z' } },
+      accepted,
+    ],
     ['no statusTransition: the acceptance time', { ...notready, data: { ...notready.data, statusTransition: undefined } }, accepted],
-    ['unparsable statusTransition: the acceptance time', { ...notready, data: { ...notready.data, statusTransition: 'yesterday-ish' } }, accepted],
-    ['expiration: notificationDate', EVENTS['evt.policy.expiringcertificates.failed'], Date.parse(String(EVENTS['evt.policy.expiringcertificates.failed'].data['notificationDate']))],
+    [
+      'unparsable statusTransition: the acceptance time',
+      { ...notready, data: { ...notready.data, statusTransition: 'yesterday-ish' } },
+      accepted,
+    ],
+    [
+      'expiration: notificationDate',
+      EVENTS['evt.policy.expiringcertificates.failed'],
+      Date.parse(String(EVENTS['evt.policy.expiringcertificates.failed'].data['notificationDate'])),
+    ],
   ])('orderAt: %s', (_what, ev, want) => {
     expect(orderOfEvent(ev, accepted, 0).orderAt).toBe(want);
   });

@@ -16,7 +16,14 @@ const HOUR = 3_600_000;
 function startChild(location: { url: string; schema?: string }, instanceId: string): ChildProcess {
   const proc = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', '--import', 'tsx', CHILD], {
     cwd: ROOT,
-    env: { ...process.env, STORE_URL: location.url, STORE_SCHEMA: location.schema ?? '', LEASE_MS: String(HOUR), ATTEMPT_TIMEOUT_MS: '30000', INSTANCE_ID: instanceId },
+    env: {
+      ...process.env,
+      STORE_URL: location.url,
+      STORE_SCHEMA: location.schema ?? '',
+      LEASE_MS: String(HOUR),
+      ATTEMPT_TIMEOUT_MS: '30000',
+      INSTANCE_ID: instanceId,
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   proc.stderr!.resume();
@@ -51,10 +58,14 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('restart unde
 
       answering = true;
       children.push(startChild(engine.location(), instanceId));
-      const done = await waitFor('all delivered after the restart', async () => {
-        const rs = await store.listDeliveries(A, { limit: 10 });
-        return rs.every((d) => d.status === 'DELIVERED') ? rs : undefined;
-      }, 30_000);
+      const done = await waitFor(
+        'all delivered after the restart',
+        async () => {
+          const rs = await store.listDeliveries(A, { limit: 10 });
+          return rs.every((d) => d.status === 'DELIVERED') ? rs : undefined;
+        },
+        30_000,
+      );
       expect(done.map((d) => d.id).sort()).toEqual(seeded.map((d) => d.id).sort());
       // delivered well inside the lease the dead process held
       for (const d of done) expect(d.deliveredAt!).toBeLessThan(held.find((h) => h.id === d.id)!.leaseUntil!);

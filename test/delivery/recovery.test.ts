@@ -10,7 +10,17 @@ import { DeliveryWorker, type DeliveryWorkerDeps } from '../../src/delivery/work
 import { createNotifier } from '../../src/integrations/index.js';
 import { integrationOptions } from '../../src/integrations/types.js';
 import type { Store } from '../../src/store/types.js';
-import { captureLog, createWebhookIntegration, ENGINES, type Engine, LOOPBACK_EGRESS, type Receiver, seedDeliveries, startReceiver, waitFor } from './support.js';
+import {
+  captureLog,
+  createWebhookIntegration,
+  ENGINES,
+  type Engine,
+  LOOPBACK_EGRESS,
+  type Receiver,
+  seedDeliveries,
+  startReceiver,
+  waitFor,
+} from './support.js';
 
 const HOUR = 3_600_000;
 
@@ -21,7 +31,12 @@ describe('instanceIdOf / --instance-id', () => {
   ])('%s', (_what, v, want) => {
     expect(instanceIdOf(v, () => 'node-1.example')).toBe(want);
   });
-  it.each([['empty', ''], ['space', 'a b'], ['control', 'a\nb'], ['too long', 'x'.repeat(254)]])('refuses %s', (_what, v) => {
+  it.each([
+    ['empty', ''],
+    ['space', 'a b'],
+    ['control', 'a\nb'],
+    ['too long', 'x'.repeat(254)],
+  ])('refuses %s', (_what, v) => {
     expect(() => instanceIdOf(v)).toThrow(ConfigError);
   });
   it('flag and environment variable', () => {
@@ -75,7 +90,8 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('fast recover
     expect(mine.map((d) => d.claimedBy)).toEqual(['pod-a', 'pod-a']);
     expect(await store.releaseClaims('pod-a', now + 1)).toBe(2);
     const rows = new Map((await rowsOf(A)).map((d) => [d.id, d]));
-    for (const d of mine) expect(rows.get(d.id)).toMatchObject({ status: 'PENDING', nextAttemptAt: now + 1, attempts: 1, leaseUntil: null });
+    for (const d of mine)
+      expect(rows.get(d.id)).toMatchObject({ status: 'PENDING', nextAttemptAt: now + 1, attempts: 1, leaseUntil: null });
     for (const d of theirs) expect(rows.get(d.id)).toMatchObject({ status: 'IN_FLIGHT', claimedBy: 'pod-b' });
     // the released ones are claimable again now; the other owner's are not (lease)
     expect((await store.claimDeliveries(now + 2, 10, HOUR)).map((d) => d.id).sort()).toEqual(mine.map((d) => d.id).sort());
@@ -94,12 +110,16 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('fast recover
     other.start();
     const [sentinel] = await seedDeliveries(store, integ, 1);
     other.kick();
-    await waitFor('the new delivery sent by pod-b', async () => ((await rowsOf(A)).find((d) => d.id === sentinel!.id)?.status === 'DELIVERED' ? true : undefined));
+    await waitFor('the new delivery sent by pod-b', async () =>
+      (await rowsOf(A)).find((d) => d.id === sentinel!.id)?.status === 'DELIVERED' ? true : undefined,
+    );
     expect((await rowsOf(A)).find((d) => d.id === held!.id)).toMatchObject({ status: 'IN_FLIGHT', claimedBy: 'pod-a' });
     expect(rx.hits.some((h) => h.id === held!.id)).toBe(false);
     // pod-a restarts: its claim is sent now, not after the hour
     worker('pod-a').start();
-    const done = await waitFor('the held delivery sent', async () => (await rowsOf(A)).find((d) => d.id === held!.id && d.status === 'DELIVERED'));
+    const done = await waitFor('the held delivery sent', async () =>
+      (await rowsOf(A)).find((d) => d.id === held!.id && d.status === 'DELIVERED'),
+    );
     expect(done.deliveredAt!).toBeLessThan(done.createdAt + HOUR);
     expect(rx.hits.filter((h) => h.id === held!.id)).toHaveLength(1);
   });

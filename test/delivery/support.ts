@@ -242,7 +242,11 @@ export function captureLog(level = 'debug'): CapturedLog {
   return {
     logger,
     get lines() {
-      return raw.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+      return raw
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
     },
     text: () => raw.join(''),
   };

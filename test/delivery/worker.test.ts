@@ -192,7 +192,13 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('DeliveryWork
     const warns = log.lines.filter((l) => l['msg'] === 'delivery dead-lettered');
     expect(warns).toHaveLength(2);
     for (const w of warns) {
-      expect(w).toMatchObject({ level: 40, integrationId: integ.id, routerId: expect.any(String), error: 'HTTP 400 Bad Request', statusCode: 400 });
+      expect(w).toMatchObject({
+        level: 40,
+        integrationId: integ.id,
+        routerId: expect.any(String),
+        error: 'HTTP 400 Bad Request',
+        statusCode: 400,
+      });
       expect(seeded.map((d) => d.id)).toContain(w['deliveryId']);
     }
     expect(log.text()).not.toContain(URL_TOKEN);

@@ -34,7 +34,22 @@ describe.each(['sqlite', 'postgres'] as const)('delivery through the service pro
   const procs: ServiceProcess[] = [];
   const start = async () => {
     // The webhook receiver is on loopback, which the egress policy refuses unless allowed.
-    const p = await startServiceProcess(['--store', store, ...(kind === 'postgres' ? ['--secret-key-file', testSecretKeyFile()] : []), '--incident-events-url', pager.url, '--egress-allow', '127.0.0.1/32', '--delivery-retry-base', '50', '--delivery-timeout', '2000'], KEY);
+    const p = await startServiceProcess(
+      [
+        '--store',
+        store,
+        ...(kind === 'postgres' ? ['--secret-key-file', testSecretKeyFile()] : []),
+        '--incident-events-url',
+        pager.url,
+        '--egress-allow',
+        '127.0.0.1/32',
+        '--delivery-retry-base',
+        '50',
+        '--delivery-timeout',
+        '2000',
+      ],
+      KEY,
+    );
     procs.push(p);
     return p;
   };
@@ -49,10 +64,12 @@ describe.each(['sqlite', 'postgres'] as const)('delivery through the service pro
     });
     store = storeArg(kind);
     svc = await start();
-    const w = await svc.gql().request<{ createWebhookIntegration: { id: string } }>(
-      `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`,
-      { i: { name: 'hook', url: `${webhook.url}/hook`, signingSecret: SECRET } },
-    );
+    const w = await svc
+      .gql()
+      .request<{ createWebhookIntegration: { id: string } }>(
+        `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`,
+        { i: { name: 'hook', url: `${webhook.url}/hook`, signingSecret: SECRET } },
+      );
     webhookId = w.createWebhookIntegration.id;
     const p = await svc.gql().request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, {
       name: 'pager',
@@ -112,7 +129,9 @@ describe.each(['sqlite', 'postgres'] as const)('delivery through the service pro
       res.statusCode = up ? 200 : 503;
       res.end();
     });
-    const accepted = await svc.postEvents(Array.from({ length: 10 }, (_, i) => certificateResourceNotReady({ certificateName: `down-${i}` })));
+    const accepted = await svc.postEvents(
+      Array.from({ length: 10 }, (_, i) => certificateResourceNotReady({ certificateName: `down-${i}` })),
+    );
     await waitFor('retries while down', () => webhook.requests.length >= 20);
     up = true;
     const ids = new Set<string>();
@@ -120,15 +139,19 @@ describe.each(['sqlite', 'postgres'] as const)('delivery through the service pro
       for (const r of webhook.requests) if (r.headers['webhook-id'] && webhook.requests.length) ids.add(String(r.headers['webhook-id']));
       return ids.size >= accepted.length;
     });
-    const d = await svc.gql().request<{ deliveries: { nodes: { status: string; attempts: number }[] } }>(
-      `query($i: UUID!) { deliveries(filter: { integrationId: $i }, first: 10) { nodes { status attempts } } }`,
-      { i: webhookId },
-    );
-    await waitFor('DELIVERED in the store', async () => {
-      const q = await svc.gql().request<{ deliveries: { nodes: { status: string }[] } }>(
-        `query($i: UUID!) { deliveries(filter: { integrationId: $i, status: PENDING }) { nodes { status } } }`,
+    const d = await svc
+      .gql()
+      .request<{ deliveries: { nodes: { status: string; attempts: number }[] } }>(
+        `query($i: UUID!) { deliveries(filter: { integrationId: $i }, first: 10) { nodes { status attempts } } }`,
         { i: webhookId },
       );
+    await waitFor('DELIVERED in the store', async () => {
+      const q = await svc
+        .gql()
+        .request<{ deliveries: { nodes: { status: string }[] } }>(
+          `query($i: UUID!) { deliveries(filter: { integrationId: $i, status: PENDING }) { nodes { status } } }`,
+          { i: webhookId },
+        );
       return q.deliveries.nodes.length === 0;
     });
     expect(d.deliveries.nodes.some((n) => n.attempts > 1)).toBe(true);
@@ -141,10 +164,12 @@ describe.each(['sqlite', 'postgres'] as const)('delivery through the service pro
     });
     const [ev] = await svc.postEvents([certificateResourceNotReady({ certificateName: 'rejected' })]);
     const dead = await waitFor('dead letter', async () => {
-      const q = await svc.gql().request<{ deliveries: { nodes: { status: string; attempts: number; lastStatusCode: number; lastError: string }[] } }>(
-        `query($e: UUID!) { deliveries(filter: { eventId: $e, status: DEAD }) { nodes { status attempts lastStatusCode lastError } } }`,
-        { e: ev!.id },
-      );
+      const q = await svc
+        .gql()
+        .request<{ deliveries: { nodes: { status: string; attempts: number; lastStatusCode: number; lastError: string }[] } }>(
+          `query($e: UUID!) { deliveries(filter: { eventId: $e, status: DEAD }) { nodes { status attempts lastStatusCode lastError } } }`,
+          { e: ev!.id },
+        );
       return q.deliveries.nodes[0];
     });
     expect(dead).toMatchObject({ status: 'DEAD', attempts: 1, lastStatusCode: 400 });
@@ -157,10 +182,12 @@ describe.each(['sqlite', 'postgres'] as const)('delivery through the service pro
       res.statusCode = 204;
       res.end();
     });
-    const r = await svc.gql().request<{ testIntegration: { outcome: string; statusCode: number } }>(
-      `mutation($id: UUID!) { testIntegration(id: $id) { outcome statusCode error latencyMs } }`,
-      { id: webhookId },
-    );
+    const r = await svc
+      .gql()
+      .request<{ testIntegration: { outcome: string; statusCode: number } }>(
+        `mutation($id: UUID!) { testIntegration(id: $id) { outcome statusCode error latencyMs } }`,
+        { id: webhookId },
+      );
     expect(r.testIntegration).toMatchObject({ outcome: 'delivered', statusCode: 204 });
   });
 
@@ -177,7 +204,11 @@ describe.each(['sqlite', 'postgres'] as const)('delivery through the service pro
     });
     const accepted = [];
     for (let b = 0; b < 4; b++)
-      accepted.push(...(await svc.postEvents(Array.from({ length: 50 }, (_, i) => certificateResourceNotReady({ certificateName: `burst-${b}-${i}` })))));
+      accepted.push(
+        ...(await svc.postEvents(
+          Array.from({ length: 50 }, (_, i) => certificateResourceNotReady({ certificateName: `burst-${b}-${i}` })),
+        )),
+      );
     const expected = accepted.reduce((s, e) => s + e.deliveries, 0);
     expect(expected).toBe(200);
     await waitFor('part of the burst', () => n >= 40, 30_000, 5);
@@ -201,17 +232,25 @@ describe.each(['sqlite', 'postgres'] as const)('delivery through the service pro
       60_000,
     );
     // every one of the burst's deliveries is DELIVERED in the store
-    await waitFor('store drained', async () => {
-      const q = await svc.gql().request<{ deliveries: { nodes: unknown[] } }>(
-        `query($i: UUID!) { deliveries(filter: { integrationId: $i, status: PENDING }) { nodes { id } } }`,
-        { i: webhookId },
-      );
-      const f = await svc.gql().request<{ deliveries: { nodes: unknown[] } }>(
-        `query($i: UUID!) { deliveries(filter: { integrationId: $i, status: IN_FLIGHT }) { nodes { id } } }`,
-        { i: webhookId },
-      );
-      return q.deliveries.nodes.length === 0 && f.deliveries.nodes.length === 0;
-    }, 60_000);
+    await waitFor(
+      'store drained',
+      async () => {
+        const q = await svc
+          .gql()
+          .request<{ deliveries: { nodes: unknown[] } }>(
+            `query($i: UUID!) { deliveries(filter: { integrationId: $i, status: PENDING }) { nodes { id } } }`,
+            { i: webhookId },
+          );
+        const f = await svc
+          .gql()
+          .request<{ deliveries: { nodes: unknown[] } }>(
+            `query($i: UUID!) { deliveries(filter: { integrationId: $i, status: IN_FLIGHT }) { nodes { id } } }`,
+            { i: webhookId },
+          );
+        return q.deliveries.nodes.length === 0 && f.deliveries.nodes.length === 0;
+      },
+      60_000,
+    );
     expect(bodies.size).toBe(expected);
   });
 });

@@ -31,7 +31,28 @@ describe('serve --kube on', () => {
     await installCertManagerCrds(env.kubeConfig());
     hook = await startReceiver();
     svc = await startServiceProcess(
-      ['--kube', 'on', '--store', `sqlite:${join(mkdtempSync(join(tmpdir(), 'cmn-kube-')), 'db')}`, '--lease-duration', '3000', '--renew-deadline', '2000', '--retry-period', '500', '--lease-namespace', 'default', '--resync-period', '5000', '--health-grace-period', '500', '--cluster-name', 'e2e', '--egress-allow', '127.0.0.1/32'],
+      [
+        '--kube',
+        'on',
+        '--store',
+        `sqlite:${join(mkdtempSync(join(tmpdir(), 'cmn-kube-')), 'db')}`,
+        '--lease-duration',
+        '3000',
+        '--renew-deadline',
+        '2000',
+        '--retry-period',
+        '500',
+        '--lease-namespace',
+        'default',
+        '--resync-period',
+        '5000',
+        '--health-grace-period',
+        '500',
+        '--cluster-name',
+        'e2e',
+        '--egress-allow',
+        '127.0.0.1/32',
+      ],
       KEY,
       { KUBECONFIG: env.kubeconfigPath },
     );
@@ -47,15 +68,24 @@ describe('serve --kube on', () => {
     await ensureNamespace(kc, NS);
     await applyManifest(kc, secret(NS, 'hook', { url: `${hook.url}/in` }));
     await applyManifest(kc, provider(NS, 'hook', { type: 'Webhook', webhook: { urlSecretRef: { name: 'hook', key: 'url' } } }));
-    await applyManifest(kc, router(NS, 'issuers-unhealthy', { eventTypeId: 'certmgr-issuer-health-notification-config', filter: "type.endsWith('.notready')", providerRef: { name: 'hook' } }));
+    await applyManifest(
+      kc,
+      router(NS, 'issuers-unhealthy', {
+        eventTypeId: 'certmgr-issuer-health-notification-config',
+        filter: "type.endsWith('.notready')",
+        providerRef: { name: 'hook' },
+      }),
+    );
     const k = new Kube(kc);
     const ready = await k.waitCondition('notificationrouters', 'issuers-unhealthy', NS, { status: 'True' }, 60_000);
     const routerId = (ready.status as { routerId?: string }).routerId;
     expect(routerId).toMatch(/^[0-9a-f-]{36}$/);
 
-    const list = await svc.gql().request<{ searchNotificationRoutingConfigurations: { nodes: { id: string; name: string; notificationRouterFilterConfig: { advancedFilterExpression: string } }[] } }>(
-      ops.SearchNotificationRoutingConfigurations,
-    );
+    const list = await svc.gql().request<{
+      searchNotificationRoutingConfigurations: {
+        nodes: { id: string; name: string; notificationRouterFilterConfig: { advancedFilterExpression: string } }[];
+      };
+    }>(ops.SearchNotificationRoutingConfigurations);
     expect(list.searchNotificationRoutingConfigurations.nodes).toContainEqual(
       expect.objectContaining({ id: routerId, notificationRouterFilterConfig: { advancedFilterExpression: "type.endsWith('.notready')" } }),
     );
@@ -71,13 +101,35 @@ describe('serve --kube on', () => {
   it('the emitter in the same process turns an Issuer going not ready into a delivered .notready event', async () => {
     const kc = env.kubeConfig();
     await ensureNamespace(kc, 'pki');
-    await applyManifest(kc, { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'acme', namespace: 'pki' }, spec: { acme: {} } } as never);
+    await applyManifest(kc, {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Issuer',
+      metadata: { name: 'acme', namespace: 'pki' },
+      spec: { acme: {} },
+    } as never);
     const custom = kc.makeApiClient(CustomObjectsApi);
     const at = new Date(Math.ceil(Date.now() / 1000) * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
     await custom.patchNamespacedCustomObjectStatus(
       {
-        group: 'cert-manager.io', version: 'v1', plural: 'issuers', namespace: 'pki', name: 'acme',
-        body: { status: { conditions: [{ type: 'Ready', status: 'False', reason: 'ErrRegisterACMEAccount', message: 'account registration failed', lastTransitionTime: at, observedGeneration: 1 }] } },
+        group: 'cert-manager.io',
+        version: 'v1',
+        plural: 'issuers',
+        namespace: 'pki',
+        name: 'acme',
+        body: {
+          status: {
+            conditions: [
+              {
+                type: 'Ready',
+                status: 'False',
+                reason: 'ErrRegisterACMEAccount',
+                message: 'account registration failed',
+                lastTransitionTime: at,
+                observedGeneration: 1,
+              },
+            ],
+          },
+        },
       },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
@@ -94,22 +146,52 @@ describe('serve --kube on', () => {
 
   it('a bad filter applied with kubectl stays Stalled with the CEL error, and nothing is created', async () => {
     const kc = env.kubeConfig();
-    await applyManifest(kc, router(NS, 'bad', { eventTypeId: 'certmgr-issuer-health-notification-config', filter: "data.nope == 'x'", providerRef: { name: 'hook' } }));
-    const cr = await new Kube(kc).waitCondition('notificationrouters', 'bad', NS, { status: 'True', type: 'Stalled', reason: 'InvalidFilter' }, 30_000);
+    await applyManifest(
+      kc,
+      router(NS, 'bad', {
+        eventTypeId: 'certmgr-issuer-health-notification-config',
+        filter: "data.nope == 'x'",
+        providerRef: { name: 'hook' },
+      }),
+    );
+    const cr = await new Kube(kc).waitCondition(
+      'notificationrouters',
+      'bad',
+      NS,
+      { status: 'True', type: 'Stalled', reason: 'InvalidFilter' },
+      30_000,
+    );
     const stalled = (cr.status as { conditions: { type: string; message: string }[] }).conditions.find((c) => c.type === 'Stalled');
     expect(stalled?.message).toMatch(/nope/);
-    const list = await svc.gql().request<{ searchNotificationRoutingConfigurations: { nodes: { name: string }[] } }>(ops.SearchNotificationRoutingConfigurations);
+    const list = await svc
+      .gql()
+      .request<{ searchNotificationRoutingConfigurations: { nodes: { name: string }[] } }>(ops.SearchNotificationRoutingConfigurations);
     expect(list.searchNotificationRoutingConfigurations.nodes).toHaveLength(1);
   });
 });
 
 describe('serve --kube on without a cluster', () => {
   it('exits with a clear message', () => {
-    const r = spawnSync(process.execPath, [join(import.meta.dirname, '../../bin/certmgr-notify.js'), 'serve', '--kube', 'on', '--port', '0', '--store', 'sqlite::memory:', '--api-key', KEY], {
-      env: { ...process.env, KUBECONFIG: '/nonexistent', HOME: mkdtempSync(join(tmpdir(), 'cmn-home-')), KUBERNETES_SERVICE_HOST: '' },
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
+    const r = spawnSync(
+      process.execPath,
+      [
+        join(import.meta.dirname, '../../bin/certmgr-notify.js'),
+        'serve',
+        '--kube',
+        'on',
+        '--port',
+        '0',
+        '--store',
+        'sqlite::memory:',
+        '--api-key',
+        KEY,
+      ],
+      {
+        env: { ...process.env, KUBECONFIG: '/nonexistent', HOME: mkdtempSync(join(tmpdir(), 'cmn-home-')), KUBERNETES_SERVICE_HOST: '' },
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
     expect(r.status).not.toBe(0);
     expect(r.stderr).toMatch(/Kubernetes configuration/i);
   });

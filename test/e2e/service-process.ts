@@ -13,10 +13,14 @@ export interface ServiceProcess {
 }
 
 export async function startServiceProcess(args: string[], key: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const proc = spawn(process.execPath, [serviceBinary(), 'serve', '--port', '0', '--host', '127.0.0.1', '--kube', 'off', '--api-key', key, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
-  });
+  const proc = spawn(
+    process.execPath,
+    [serviceBinary(), 'serve', '--port', '0', '--host', '127.0.0.1', '--kube', 'off', '--api-key', key, ...args],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
+    },
+  );
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));

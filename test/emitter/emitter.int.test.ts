@@ -80,7 +80,11 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
       'mutation($url: String!) { createWebhookIntegration(input: { name: "hook", url: $url }) { id } }',
       { url: `${hook.url}/in` },
     );
-    for (const eventTypeId of ['certmgr-issuer-health-notification-config', 'certmgr-cert-resource-health-notification-config', 'cert-expiry-ext-notification-config']) {
+    for (const eventTypeId of [
+      'certmgr-issuer-health-notification-config',
+      'certmgr-cert-resource-health-notification-config',
+      'cert-expiry-ext-notification-config',
+    ]) {
       await gql.request(
         'mutation($d: NotificationRouterConfigDetailsInput!, $f: NotificationRouterFilterConfigInput!, $i: NotificationRouterIntegrationConfigurationInput!) { createNotificationRouter(details: $d, filterConfig: $f, integrationConfig: $i) { id } }',
         { d: { name: eventTypeId, eventTypeId }, f: { advancedFilterExpression: '' }, i: { integrationId: createWebhookIntegration.id } },
@@ -104,29 +108,44 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
     for (const r of hook.requests) {
       const ce = JSON.parse(r.body) as { data: { eventType: string; eventId: string } };
       const rec = await svc.store.getEvent(COMPANY_A, ce.data.eventId);
-      out.push({ type: ce.data.eventType, eventId: ce.data.eventId, data: (rec?.data ?? {}) as Record<string, unknown>, receivedAt: rec?.receivedAt ?? 0 });
+      out.push({
+        type: ce.data.eventType,
+        eventId: ce.data.eventId,
+        data: (rec?.data ?? {}) as Record<string, unknown>,
+        receivedAt: rec?.receivedAt ?? 0,
+      });
     }
     return out;
   }
 
-  const about = (name: string) => (d: Delivered) => d.data['issuerName'] === name || d.data['certificateName'] === name || String(d.data['message'] ?? '').includes(`/${name} `);
+  const about = (name: string) => (d: Delivered) =>
+    d.data['issuerName'] === name || d.data['certificateName'] === name || String(d.data['message'] ?? '').includes(`/${name} `);
 
   async function eventsFor(name: string): Promise<Delivered[]> {
     return (await delivered()).filter(about(name));
   }
 
   async function waitEvents(name: string, n: number, timeoutMs = 15_000): Promise<Delivered[]> {
-    return waitFor(`${n} event(s) for ${name}`, async () => {
-      const e = await eventsFor(name);
-      return e.length >= n ? e : undefined;
-    }, { timeoutMs, intervalMs: 100 });
+    return waitFor(
+      `${n} event(s) for ${name}`,
+      async () => {
+        const e = await eventsFor(name);
+        return e.length >= n ? e : undefined;
+      },
+      { timeoutMs, intervalMs: 100 },
+    );
   }
 
   type Plural = 'issuers' | 'clusterissuers' | 'certificates';
   const KIND: Record<Plural, string> = { issuers: 'Issuer', clusterissuers: 'ClusterIssuer', certificates: 'Certificate' };
 
   async function create(plural: Plural, name: string, ns: string | undefined, spec: Record<string, unknown>): Promise<string> {
-    const o = await applyManifest(kc, { apiVersion: 'cert-manager.io/v1', kind: KIND[plural], metadata: { name, ...(ns ? { namespace: ns } : {}) }, spec } as never);
+    const o = await applyManifest(kc, {
+      apiVersion: 'cert-manager.io/v1',
+      kind: KIND[plural],
+      metadata: { name, ...(ns ? { namespace: ns } : {}) },
+      spec,
+    } as never);
     return (o as { metadata: { uid: string } }).metadata.uid;
   }
 
@@ -145,7 +164,9 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
   /** Kubernetes timestamps have whole seconds: round up, so an episode cannot seem to have started earlier */
   const nextSecond = () => new Date(Math.ceil(Date.now() / 1000) * 1000);
   const readyCond = (status: 'True' | 'False', reason: string, message: string, at = nextSecond()) => ({
-    conditions: [{ type: 'Ready', status, reason, message, lastTransitionTime: at.toISOString().replace(/\.\d+Z$/, 'Z'), observedGeneration: 1 }],
+    conditions: [
+      { type: 'Ready', status, reason, message, lastTransitionTime: at.toISOString().replace(/\.\d+Z$/, 'Z'), observedGeneration: 1 },
+    ],
   });
 
   async function stateEntries(): Promise<Record<string, string>> {
@@ -180,7 +201,12 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
     // the state is durable once accepted
     await waitFor('health state entry', async () => (await stateEntries())['Issuer_team-a_acme']);
 
-    await setStatus('issuers', 'acme', 'team-a', readyCond('True', 'ACMEAccountRegistered', 'The ACME account was registered with the ACME server'));
+    await setStatus(
+      'issuers',
+      'acme',
+      'team-a',
+      readyCond('True', 'ACMEAccountRegistered', 'The ACME account was registered with the ACME server'),
+    );
     const events = await waitEvents('acme', 2);
     expect(events.map((e) => e.type)).toEqual(['evt.healthstatus.certmgr-issuer.notready', 'evt.healthstatus.certmgr-issuer.active']);
     expect(events[1]!.data).toMatchObject({ statusReason: 'ACMEAccountRegistered', resourceId: uid, namespace: 'team-a' });
@@ -204,7 +230,12 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
 
   it('ClusterIssuer: namespace "" ; Certificate with stale Ready=True after notAfter: .notready Expired, subject and SANs from the spec', async () => {
     await create('clusterissuers', 'ca-issuer', undefined, { ca: { secretName: 'ca-key-pair' } });
-    await setStatus('clusterissuers', 'ca-issuer', undefined, readyCond('False', 'ErrGetKeyPair', 'Error getting keypair for CA issuer: secrets "ca-key-pair" not found'));
+    await setStatus(
+      'clusterissuers',
+      'ca-issuer',
+      undefined,
+      readyCond('False', 'ErrGetKeyPair', 'Error getting keypair for CA issuer: secrets "ca-key-pair" not found'),
+    );
     const [ciss] = await waitEvents('ca-issuer', 1);
     expect(ciss!.data).toMatchObject({ namespace: '', issuerName: 'ca-issuer', statusReason: 'ErrGetKeyPair' });
 
@@ -216,7 +247,10 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
       issuerRef: { name: 'letsencrypt-prod', kind: 'ClusterIssuer' },
     });
     const notAfter = '2025-08-02T13:50:04Z';
-    await setStatus('certificates', 'thinkopp', 'shop', { ...readyCond('True', 'Ready', 'Certificate is up to date and has not expired', new Date('2025-05-04T14:48:37Z')), notAfter });
+    await setStatus('certificates', 'thinkopp', 'shop', {
+      ...readyCond('True', 'Ready', 'Certificate is up to date and has not expired', new Date('2025-05-04T14:48:37Z')),
+      notAfter,
+    });
     const [cert] = await waitEvents('thinkopp', 1);
     expect(cert!.type).toBe('evt.healthstatus.certmgr-certificate-resource.notready');
     expect(cert!.data).toMatchObject({
@@ -227,13 +261,26 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
       statusReason: 'Expired',
       statusMessage: 'Certificate expired on Sat, 02 Aug 2025 13:50:04 UTC',
       statusTransition: notAfter,
-      subject: { commonName: 'thinkopp.example.com', countries: ['DE'], localities: [], organizationalUnits: [], organizations: ['Think'], provinces: [] },
+      subject: {
+        commonName: 'thinkopp.example.com',
+        countries: ['DE'],
+        localities: [],
+        organizationalUnits: [],
+        organizations: ['Think'],
+        provinces: [],
+      },
       SANs: { 'DNS Names': ['thinkopp.example.com'] },
     });
     expect(cert!.data).not.toHaveProperty('resourceId');
 
     // deleted while not ready: resolved with reason Deleted
-    await custom.deleteNamespacedCustomObject({ group: 'cert-manager.io', version: 'v1', plural: 'certificates', namespace: 'shop', name: 'thinkopp' });
+    await custom.deleteNamespacedCustomObject({
+      group: 'cert-manager.io',
+      version: 'v1',
+      plural: 'certificates',
+      namespace: 'shop',
+      name: 'thinkopp',
+    });
     const both = await waitEvents('thinkopp', 2);
     expect(both[1]!.type).toBe('evt.healthstatus.certmgr-certificate-resource.active');
     expect(both[1]!.data).toMatchObject({ statusReason: 'Deleted', certificateName: 'thinkopp' });
@@ -249,7 +296,13 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
       data: { 'tls.crt': Buffer.from(crt.pem).toString('base64'), 'tls.key': Buffer.from(crt.keyPem).toString('base64') },
     } as never);
     // an Opaque Secret is never looked at
-    await applyManifest(kc, { apiVersion: 'v1', kind: 'Secret', type: 'Opaque', metadata: { name: 'opaque', namespace: 'shop' }, data: { 'tls.crt': Buffer.from(crt.pem).toString('base64') } } as never);
+    await applyManifest(kc, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'Opaque',
+      metadata: { name: 'opaque', namespace: 'shop' },
+      data: { 'tls.crt': Buffer.from(crt.pem).toString('base64') },
+    } as never);
     const [e] = await waitEvents('web', 1);
     expect(e!.type).toBe('evt.policy.expiringcertificates.failed');
     expect(e!.data).toMatchObject({ ruleId: 2, threshold: 14, applicationIds: [], name: 'Certificate expiring in 10 days' });
@@ -263,7 +316,10 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
 
     // renewal: a new serial expiring in 5 days → rule 3
     const renewed = selfSigned({ cn: 'web.example.com', dns: ['web.example.com'], days: 5 });
-    await core.patchNamespacedSecret({ namespace: 'shop', name: 'web-tls', body: { data: { 'tls.crt': Buffer.from(renewed.pem).toString('base64') } } }, mergePatch);
+    await core.patchNamespacedSecret(
+      { namespace: 'shop', name: 'web-tls', body: { data: { 'tls.crt': Buffer.from(renewed.pem).toString('base64') } } },
+      mergePatch,
+    );
     const after = await waitEvents('web', 2);
     expect(after[1]!.data).toMatchObject({ ruleId: 3, threshold: 7 });
     expect(after[1]!.data['message']).toContain(renewed.serial);
@@ -274,9 +330,13 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
       svc.rest(MONITORING_CONFIG_PATH, {
         method: 'PUT',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ inventoryMonitoringConfiguration: { inventoryMonitoringConfigurationType: 'CERTIFICATE_EXPIRATION', ...c } }),
+        body: JSON.stringify({
+          inventoryMonitoringConfiguration: { inventoryMonitoringConfigurationType: 'CERTIFICATE_EXPIRATION', ...c },
+        }),
       });
-    expect((await put({ enabled: true, thresholds: [30, 14, 7], applicationIds: ['app-1'], includeUnassignedCertificates: false })).status).toBe(200);
+    expect(
+      (await put({ enabled: true, thresholds: [30, 14, 7], applicationIds: ['app-1'], includeUnassignedCertificates: false })).status,
+    ).toBe(200);
     await sleep(800); // config poll
     const secret = (name: string, apps?: string) => {
       const c = selfSigned({ cn: `${name}.example.com`, days: 20 });
@@ -298,20 +358,31 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
     expect(await eventsFor('other-app-tls')).toEqual([]);
 
     // monitor unassigned certificates too: picked up by the config poll
-    expect((await put({ enabled: true, thresholds: [30, 14, 7], applicationIds: ['app-1'], includeUnassignedCertificates: true })).status).toBe(200);
+    expect(
+      (await put({ enabled: true, thresholds: [30, 14, 7], applicationIds: ['app-1'], includeUnassignedCertificates: true })).status,
+    ).toBe(200);
     await waitEvents('unassigned-tls', 1);
     expect(await eventsFor('other-app-tls')).toEqual([]);
     // disabled: nothing new
-    expect((await put({ enabled: false, thresholds: [30, 14, 7], applicationIds: [], includeUnassignedCertificates: true })).status).toBe(200);
+    expect((await put({ enabled: false, thresholds: [30, 14, 7], applicationIds: [], includeUnassignedCertificates: true })).status).toBe(
+      200,
+    );
     await sleep(1_500);
     expect(await eventsFor('other-app-tls')).toEqual([]);
-    expect((await put({ enabled: true, thresholds: [30, 14, 7], applicationIds: [], includeUnassignedCertificates: true })).status).toBe(200);
+    expect((await put({ enabled: true, thresholds: [30, 14, 7], applicationIds: [], includeUnassignedCertificates: true })).status).toBe(
+      200,
+    );
     await waitEvents('other-app-tls', 1);
   });
 
   it('restart: the new emitter neither re-alerts nor forgets to resolve', async () => {
     await create('issuers', 'vault', 'team-a', { vault: { server: 'https://vault.example' } });
-    await setStatus('issuers', 'vault', 'team-a', readyCond('False', 'VaultError', 'Failed to initialize Vault client: connection refused'));
+    await setStatus(
+      'issuers',
+      'vault',
+      'team-a',
+      readyCond('False', 'VaultError', 'Failed to initialize Vault client: connection refused'),
+    );
     await waitEvents('vault', 1);
     // written right after the 202 (the webhook delivery may be faster)
     const entry = await waitFor('state entry', async () => (await stateEntries())['Issuer_team-a_vault']);
@@ -320,7 +391,12 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
 
     await emitter!.stop();
     // this time the API key comes from a Secret (as with a remote service)
-    await applyManifest(kc, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'service-key', namespace: STATE_NS }, data: { 'api-key': Buffer.from(KEY_A).toString('base64') } } as never);
+    await applyManifest(kc, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'service-key', namespace: STATE_NS },
+      data: { 'api-key': Buffer.from(KEY_A).toString('base64') },
+    } as never);
     const { apiKey: _omit, ...withoutKey } = emitterOptions();
     emitter = await startEmitter({ ...withoutKey, apiKeySecret: { namespace: STATE_NS, name: 'service-key', key: 'api-key' } });
     await emitter.whenRunning();
@@ -381,7 +457,13 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
       const op = await startOperator(
         testOperatorOptions(env, svc, logs.logger, {
           identity,
-          leaderElection: { leaseNamespace: 'default', leaseName: 'emitter-ha', leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 200 },
+          leaderElection: {
+            leaseNamespace: 'default',
+            leaseName: 'emitter-ha',
+            leaseDurationMs: 3_000,
+            renewDeadlineMs: 2_000,
+            retryPeriodMs: 200,
+          },
         }),
       );
       ops.push(op);
@@ -407,7 +489,10 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
     await setStatus('issuers', 'ha', 'team-a', readyCond('True', 'IsReady', ''));
     const events = await waitEvents('ha', 2);
     await sleep(GRACE);
-    expect((await eventsFor('ha')).map((e) => e.type)).toEqual(['evt.healthstatus.certmgr-issuer.notready', 'evt.healthstatus.certmgr-issuer.active']);
+    expect((await eventsFor('ha')).map((e) => e.type)).toEqual([
+      'evt.healthstatus.certmgr-issuer.notready',
+      'evt.healthstatus.certmgr-issuer.active',
+    ]);
     expect(events).toHaveLength(2);
     await bound[follower]!.stop();
     await ops[follower]!.stop();

@@ -14,12 +14,25 @@ export const CLUSTER = { id: '6f1c2b3a-1111-4c2d-9e8f-0a1b2c3d4e5f', name: 'prod
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
 
-export function ready(status: 'True' | 'False' | 'Unknown', at: number, reason = status === 'True' ? 'Ready' : 'DoesNotExist', message = '', observedGeneration = 1): CertManagerCondition {
+export function ready(
+  status: 'True' | 'False' | 'Unknown',
+  at: number,
+  reason = status === 'True' ? 'Ready' : 'DoesNotExist',
+  message = '',
+  observedGeneration = 1,
+): CertManagerCondition {
   return { type: 'Ready', status, reason, message, lastTransitionTime: iso(at), observedGeneration };
 }
 
 export function issuing(status: 'True' | 'False', at: number, reason = 'DoesNotExist'): CertManagerCondition {
-  return { type: 'Issuing', status, reason, message: 'Issuing certificate as Secret does not exist', lastTransitionTime: iso(at), observedGeneration: 1 };
+  return {
+    type: 'Issuing',
+    status,
+    reason,
+    message: 'Issuing certificate as Secret does not exist',
+    lastTransitionTime: iso(at),
+    observedGeneration: 1,
+  };
 }
 
 export interface ObjOpts {
@@ -86,14 +99,29 @@ export function selfSigned(opts: { cn: string; dns?: string[]; days: number; ser
   const dir = mkdtempSync(join(tmpdir(), 'certmgr-notify-cert-'));
   try {
     const args = [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
-      '-keyout', join(dir, 'tls.key'), '-out', join(dir, 'tls.crt'), '-days', String(opts.days), '-subj', `/O=Example Corp/CN=${opts.cn}`,
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      join(dir, 'tls.key'),
+      '-out',
+      join(dir, 'tls.crt'),
+      '-days',
+      String(opts.days),
+      '-subj',
+      `/O=Example Corp/CN=${opts.cn}`,
       ...(opts.dns?.length ? ['-addext', `subjectAltName=${opts.dns.map((d) => `DNS:${d}`).join(',')}`] : []),
       ...(opts.serial ? ['-set_serial', opts.serial] : []),
     ];
     execFileSync('openssl', args, { stdio: 'pipe' });
     const pem = readFileSync(join(dir, 'tls.crt'), 'utf8');
-    const serial = execFileSync('openssl', ['x509', '-noout', '-serial', '-in', join(dir, 'tls.crt')], { encoding: 'utf8' }).trim().replace(/^serial=/, '');
+    const serial = execFileSync('openssl', ['x509', '-noout', '-serial', '-in', join(dir, 'tls.crt')], { encoding: 'utf8' })
+      .trim()
+      .replace(/^serial=/, '');
     return { pem, keyPem: readFileSync(join(dir, 'tls.key'), 'utf8'), serial };
   } finally {
     rmSync(dir, { recursive: true, force: true });

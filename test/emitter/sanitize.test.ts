@@ -76,7 +76,10 @@ describe('sanitizeText', () => {
 describe('sanitizeEventData', () => {
   it('a list over its limit keeps the first N and the message says so', () => {
     const names = Array.from({ length: 4000 }, (_, i) => `h${i}.example.com`);
-    const e = notReadyEvent('Certificate', certificate({ spec: { dnsNames: names }, conditions: [ready('False', NOW - 10 * MIN, 'Failed', 'order failed')] }));
+    const e = notReadyEvent(
+      'Certificate',
+      certificate({ spec: { dnsNames: names }, conditions: [ready('False', NOW - 10 * MIN, 'Failed', 'order failed')] }),
+    );
     expectValid(e);
     const data = e.data as { SANs: { 'DNS Names': string[] }; statusMessage: string };
     expect(data.SANs['DNS Names']).toEqual(names.slice(0, L.dnsNames));
@@ -142,7 +145,13 @@ describe('sanitizeEventData', () => {
       namespace: 'shop',
       secretName: 'web-tls',
       certificateName: 'web\u00ad',
-      leaf: { id: '3f2a9c1e-5b61-8a0d-8e0c-7d3f1e9b6c42', serialNumber: '0A', notAfter: NOW + 3 * DAY_MS, issuer: 'CN=R3\nO=\u202eX', commonName: 'c'.repeat(50_000) },
+      leaf: {
+        id: '3f2a9c1e-5b61-8a0d-8e0c-7d3f1e9b6c42',
+        serialNumber: '0A',
+        notAfter: NOW + 3 * DAY_MS,
+        issuer: 'CN=R3\nO=\u202eX',
+        commonName: 'c'.repeat(50_000),
+      },
       applicationIds: [...Array.from({ length: 1500 }, (_, i) => `app-${i}`), 'a'.repeat(300), 'b\u0000'],
     };
     const e = expirationEvent(c, { ruleId: 2, threshold: 7, daysLeft: 3 }, NOW, { name: 'prod' });
@@ -166,7 +175,9 @@ describe('timestamps and durations from any lastTransitionTime', () => {
   });
 
   it('a Certificate unhealthy since year 0001 still gets a valid event', () => {
-    expectValid(notReadyEvent('Certificate', certificate({ conditions: [ready('False', Date.parse('0001-01-01T00:00:00Z'), 'Failed', 'old')] })));
+    expectValid(
+      notReadyEvent('Certificate', certificate({ conditions: [ready('False', Date.parse('0001-01-01T00:00:00Z'), 'Failed', 'old')] })),
+    );
   });
 });
 
@@ -174,11 +185,24 @@ describe('property: whatever strings and lists a cluster object holds, the built
   // any UTF-16 (lone surrogates, controls, format characters, noncharacters), sometimes past the limits
   const anyText = fc.oneof(
     { weight: 4, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
-    { weight: 2, arbitrary: fc.string({ unit: fc.constantFrom('a', '\u00ad', '\u0000', '\n', '\u202e', '\ud800', '\udc00', '😀', '\ufffe', '\u2028'), maxLength: 60 }) },
+    {
+      weight: 2,
+      arbitrary: fc.string({
+        unit: fc.constantFrom('a', '\u00ad', '\u0000', '\n', '\u202e', '\ud800', '\udc00', '😀', '\ufffe', '\u2028'),
+        maxLength: 60,
+      }),
+    },
     { weight: 1, arbitrary: fc.integer({ min: 200, max: 40_000 }).map((n) => '\u00e9'.repeat(n)) },
   );
-  const list = (max: number) => fc.oneof({ weight: 5, arbitrary: fc.array(anyText, { maxLength: 8 }) }, { weight: 1, arbitrary: fc.integer({ min: max - 2, max: max + 50 }).map((n) => Array.from({ length: n }, (_, i) => `n${i}`)) });
-  const time = fc.oneof(fc.integer({ min: NOW - 400 * DAY_MS, max: NOW }), fc.integer({ min: -70_000_000_000_000, max: 300_000_000_000_000 }));
+  const list = (max: number) =>
+    fc.oneof(
+      { weight: 5, arbitrary: fc.array(anyText, { maxLength: 8 }) },
+      { weight: 1, arbitrary: fc.integer({ min: max - 2, max: max + 50 }).map((n) => Array.from({ length: n }, (_, i) => `n${i}`)) },
+    );
+  const time = fc.oneof(
+    fc.integer({ min: NOW - 400 * DAY_MS, max: NOW }),
+    fc.integer({ min: -70_000_000_000_000, max: 300_000_000_000_000 }),
+  );
 
   it('health events (Certificate, Issuer, ClusterIssuer; notready and active)', () => {
     fc.assert(
@@ -199,7 +223,12 @@ describe('property: whatever strings and lists a cluster object holds, the built
         }),
         (g) => {
           const o = { name: g.name, namespace: g.namespace, conditions: [ready('False', g.since, g.reason, g.message)] };
-          const spec = { commonName: g.commonName, dnsNames: g.dnsNames, subject: { organizations: g.organizations, countries: g.countries }, issuerRef: { name: g.issuerName } };
+          const spec = {
+            commonName: g.commonName,
+            dnsNames: g.dnsNames,
+            subject: { organizations: g.organizations, countries: g.countries },
+            issuerRef: { name: g.issuerName },
+          };
           const obj = g.kind === 'Certificate' ? certificate({ ...o, spec }) : issuer(g.kind, o);
           const opts = { ...OPTS, cluster: { ...CLUSTER, name: g.clusterName } };
           const down = diffReady(undefined, observe(g.kind, obj, NOW), NOW, opts);
@@ -220,13 +249,28 @@ describe('property: whatever strings and lists a cluster object holds, the built
   it('expiration events', () => {
     fc.assert(
       fc.property(
-        fc.record({ namespace: anyText, secretName: anyText, certificateName: anyText, issuer: anyText, commonName: anyText, serial: anyText, apps: list(L.applicationIds), clusterName: anyText }),
+        fc.record({
+          namespace: anyText,
+          secretName: anyText,
+          certificateName: anyText,
+          issuer: anyText,
+          commonName: anyText,
+          serial: anyText,
+          apps: list(L.applicationIds),
+          clusterName: anyText,
+        }),
         (g) => {
           const c: ExpiryCertificate = {
             namespace: g.namespace,
             secretName: g.secretName,
             certificateName: g.certificateName,
-            leaf: { id: '3f2a9c1e-5b61-8a0d-8e0c-7d3f1e9b6c42', serialNumber: g.serial, notAfter: NOW + 3 * DAY_MS, issuer: g.issuer, commonName: g.commonName },
+            leaf: {
+              id: '3f2a9c1e-5b61-8a0d-8e0c-7d3f1e9b6c42',
+              serialNumber: g.serial,
+              notAfter: NOW + 3 * DAY_MS,
+              issuer: g.issuer,
+              commonName: g.commonName,
+            },
             applicationIds: g.apps,
           };
           expectValid(expirationEvent(c, { ruleId: 1, threshold: 7, daysLeft: 3 }, NOW, { name: g.clusterName }));

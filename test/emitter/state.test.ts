@@ -19,7 +19,15 @@ function fakeCore() {
       if (!cm) throw apiError(404);
       return structuredClone(cm);
     },
-    async patchNamespacedConfigMap({ namespace, name, body }: { namespace: string; name: string; body: { data: Record<string, string | null> } }) {
+    async patchNamespacedConfigMap({
+      namespace,
+      name,
+      body,
+    }: {
+      namespace: string;
+      name: string;
+      body: { data: Record<string, string | null> };
+    }) {
       calls.push(`patch ${name}`);
       if (failNext-- > 0) throw apiError(500);
       const cm = maps.get(`${namespace}/${name}`);
@@ -45,7 +53,8 @@ interface S {
   notified: boolean;
   n: number;
 }
-const decode = (raw: unknown): S | undefined => (raw && typeof raw === 'object' && typeof (raw as S).n === 'number' ? (raw as S) : undefined);
+const decode = (raw: unknown): S | undefined =>
+  raw && typeof raw === 'object' && typeof (raw as S).n === 'number' ? (raw as S) : undefined;
 
 describe('ConfigMapState', () => {
   it('writes only persisted values, one key per entry; creates the ConfigMap on first write; null removes', async () => {
@@ -102,16 +111,39 @@ describe('cluster id', () => {
   const base = { clusterName: 'prod', server: 'https://k8s.example:6443' };
 
   it('configured (validated), else the kube-system uid, else derived on 403', async () => {
-    await expect(resolveClusterId(core(async () => ({})), { ...base, configured: '6F1C2B3A-1111-4C2D-9E8F-0A1B2C3D4E5F' })).resolves.toEqual({
+    await expect(
+      resolveClusterId(
+        core(async () => ({})),
+        { ...base, configured: '6F1C2B3A-1111-4C2D-9E8F-0A1B2C3D4E5F' },
+      ),
+    ).resolves.toEqual({
       id: '6f1c2b3a-1111-4c2d-9e8f-0a1b2c3d4e5f',
       source: 'configured',
     });
-    await expect(resolveClusterId(core(async () => ({})), { ...base, configured: 'prod' })).rejects.toThrow(/UUID/);
+    await expect(
+      resolveClusterId(
+        core(async () => ({})),
+        { ...base, configured: 'prod' },
+      ),
+    ).rejects.toThrow(/UUID/);
     const uid = '2b761550-87b7-4fdf-9272-f07c1997481e';
-    await expect(resolveClusterId(core(async () => ({ metadata: { uid } })), base)).resolves.toEqual({ id: uid, source: 'kube-system' });
-    const derived = await resolveClusterId(core(async () => Promise.reject(apiError(403))), base);
+    await expect(
+      resolveClusterId(
+        core(async () => ({ metadata: { uid } })),
+        base,
+      ),
+    ).resolves.toEqual({ id: uid, source: 'kube-system' });
+    const derived = await resolveClusterId(
+      core(async () => Promise.reject(apiError(403))),
+      base,
+    );
     expect(derived).toEqual({ id: derivedClusterId('prod@https://k8s.example:6443'), source: 'derived' });
     expect(derived.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    await expect(resolveClusterId(core(async () => Promise.reject(apiError(503))), base)).rejects.toThrow(/503/);
+    await expect(
+      resolveClusterId(
+        core(async () => Promise.reject(apiError(503))),
+        base,
+      ),
+    ).rejects.toThrow(/503/);
   });
 });

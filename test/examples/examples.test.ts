@@ -8,11 +8,23 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { validateMonitoringSpec, validateProviderSpec, validateRouterSpec, type NotificationProviderSpec, type NotificationRouterSpec } from '../../src/api/index.js';
+import {
+  validateMonitoringSpec,
+  validateProviderSpec,
+  validateRouterSpec,
+  type NotificationProviderSpec,
+  type NotificationRouterSpec,
+} from '../../src/api/index.js';
 import { desiredIntegration, desiredMonitoring, desiredRouter, resolveSecrets, secretRefsOf } from '../../src/operator/desired.js';
 import { GraphQLServiceApi } from '../../src/client/service-api.js';
 import type { InternalEvent } from '../../src/events/families.js';
-import { certificateResourceActive, certificateResourceNotReady, expiringCertificate, issuerActive, issuerNotReady } from '../fixtures/events.js';
+import {
+  certificateResourceActive,
+  certificateResourceNotReady,
+  expiringCertificate,
+  issuerActive,
+  issuerNotReady,
+} from '../fixtures/events.js';
 import { KEY_A, startTestService, type TestService } from '../support/service.js';
 
 const DIR = join(import.meta.dirname, '../../examples');
@@ -32,8 +44,17 @@ const docs: Doc[] = readdirSync(DIR)
 const ofKind = (k: string) => docs.filter((d) => d.kind === k);
 
 // The events the examples talk about. Pairs (.notready/.active) share the resource so an incident could resolve.
-const ISSUER_ID = { prodEu: '9a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c41', staging: '9a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c42', payments: '9a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c43' };
-const issuerAt = (clusterName: string, namespace: string, issuerName: string, resourceId: string) => ({ clusterName, namespace, issuerName, resourceId });
+const ISSUER_ID = {
+  prodEu: '9a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c41',
+  staging: '9a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c42',
+  payments: '9a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c43',
+};
+const issuerAt = (clusterName: string, namespace: string, issuerName: string, resourceId: string) => ({
+  clusterName,
+  namespace,
+  issuerName,
+  resourceId,
+});
 const certAt = (clusterName: string) => ({ clusterName, namespace: 'shop', certificateName: 'shop-tls' });
 const EVENTS: Record<string, InternalEvent> = {
   'issuer-notready prod-eu-1 letsencrypt-prod': issuerNotReady(issuerAt('prod-eu-1', 'cert-manager', 'letsencrypt-prod', ISSUER_ID.prodEu)),
@@ -85,7 +106,12 @@ describe('examples/', () => {
   });
 
   it('every provider, router and MonitoringConfig passes its CRD schema and is accepted by the service', async () => {
-    const secrets = new Map(ofKind('Secret').map((s) => [s.metadata.name, { data: Object.fromEntries(Object.entries(s.stringData ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])) }]));
+    const secrets = new Map(
+      ofKind('Secret').map((s) => [
+        s.metadata.name,
+        { data: Object.fromEntries(Object.entries(s.stringData ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])) },
+      ]),
+    );
     for (const p of ofKind('NotificationProvider')) {
       const v = validateProviderSpec(p.spec);
       expect(v.ok, `${p.metadata.name}: ${v.ok ? '' : v.errors.join('; ')}`).toBe(true);
@@ -104,7 +130,9 @@ describe('examples/', () => {
       if (!v.ok) continue;
       const integ = integrationOf.get(v.value.providerRef.name);
       expect(integ, `${r.metadata.name}: providerRef ${v.value.providerRef.name}`).toBeDefined();
-      await api.createRouter(desiredRouter({ kind: 'NotificationRouter', namespace: r.metadata.namespace!, name: r.metadata.name }, v.value, integ!));
+      await api.createRouter(
+        desiredRouter({ kind: 'NotificationRouter', namespace: r.metadata.namespace!, name: r.metadata.name }, v.value, integ!),
+      );
     }
     const [mc] = ofKind('MonitoringConfig');
     const mv = validateMonitoringSpec(mc!.spec);
@@ -114,7 +142,11 @@ describe('examples/', () => {
   });
 
   it('every router of the examples has its promise in this test (a new example needs one)', () => {
-    expect(ofKind('NotificationRouter').map((r) => r.metadata.name).sort()).toEqual(Object.keys(PROMISED).sort());
+    expect(
+      ofKind('NotificationRouter')
+        .map((r) => r.metadata.name)
+        .sort(),
+    ).toEqual(Object.keys(PROMISED).sort());
   });
 
   it('every router matches exactly the events its comment promises', async () => {
@@ -135,7 +167,8 @@ describe('examples/', () => {
   it('incident routers route .active wherever they route .notready (their incidents resolve)', () => {
     for (const r of ofKind('NotificationRouter')) {
       const spec = r.spec as NotificationRouterSpec;
-      if (providerType.get(spec.providerRef.name) !== 'IncidentManagement' || spec.eventTypeId === 'cert-expiry-ext-notification-config') continue;
+      if (providerType.get(spec.providerRef.name) !== 'IncidentManagement' || spec.eventTypeId === 'cert-expiry-ext-notification-config')
+        continue;
       const got = matched.get(r.metadata.name) ?? [];
       expect(got.length, `${r.metadata.name} matched nothing`).toBeGreaterThan(0);
       for (const e of got.filter((n) => n.includes('-notready'))) {
@@ -145,10 +178,12 @@ describe('examples/', () => {
   });
 
   async function simulate(event: InternalEvent): Promise<Map<string, string>> {
-    const r = await svc.gql().request<{ simulateRouting: { routers: { verdict: string; error: string | null; router: { name: string } }[] } }>(
-      `query($e: EventInput!) { simulateRouting(event: $e) { routers { verdict error router { name } } } }`,
-      { e: event },
-    );
+    const r = await svc
+      .gql()
+      .request<{ simulateRouting: { routers: { verdict: string; error: string | null; router: { name: string } }[] } }>(
+        `query($e: EventInput!) { simulateRouting(event: $e) { routers { verdict error router { name } } } }`,
+        { e: event },
+      );
     return new Map(r.simulateRouting.routers.map((x) => [x.router.name.replace(/^cert-alerts\//, ''), x.verdict]));
   }
 });

@@ -41,10 +41,12 @@ describe.each(['sqlite', 'postgres'] as const)('SIGKILL during a %s burst', (kin
     let svc = await startServe(kind, store, instance, args);
     procs.push(svc);
     for (let n = 0; n < INTEGRATIONS; n++) {
-      const w = await svc.gql().request<{ createWebhookIntegration: { id: string } }>(
-        `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`,
-        { i: { name: `burst-${n}`, url: `${receiver.url}/hook/${n}` } },
-      );
+      const w = await svc
+        .gql()
+        .request<{ createWebhookIntegration: { id: string } }>(
+          `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`,
+          { i: { name: `burst-${n}`, url: `${receiver.url}/hook/${n}` } },
+        );
       await svc.gql().request(ops.CreateNotificationRouter, {
         details: { name: `certificates to webhook ${n}`, eventTypeId: 'certmgr-cert-resource-health-notification-config' },
         filterConfig: { advancedFilterExpression: '' },
@@ -52,7 +54,9 @@ describe.each(['sqlite', 'postgres'] as const)('SIGKILL during a %s burst', (kin
       });
     }
 
-    const evs = await svc.postEvents(Array.from({ length: EVENTS }, (_, i) => certificateResourceNotReady({ certificateName: `burst-${i}` })));
+    const evs = await svc.postEvents(
+      Array.from({ length: EVENTS }, (_, i) => certificateResourceNotReady({ certificateName: `burst-${i}` })),
+    );
     expect(evs.reduce((s, e) => s + e.deliveries, 0)).toBe(TOTAL);
     open = true;
     for (const res of held.splice(0)) res.end('ok');
@@ -67,10 +71,15 @@ describe.each(['sqlite', 'postgres'] as const)('SIGKILL during a %s burst', (kin
     procs.push(svc);
     await waitFor('every notification received', () => distinct() >= TOTAL, 120_000, 100);
     // The store agrees once the last acknowledgements are written.
-    const rows = await waitFor('every row DELIVERED', async () => {
-      const all = await allDeliveries(svc);
-      return all.every((r) => r.status === 'DELIVERED') ? all : null;
-    }, 60_000, 250);
+    const rows = await waitFor(
+      'every row DELIVERED',
+      async () => {
+        const all = await allDeliveries(svc);
+        return all.every((r) => r.status === 'DELIVERED') ? all : null;
+      },
+      60_000,
+      250,
+    );
 
     // 0 lost: every delivery id of the store reached the receiver; nothing arrived that the store does not know.
     const ids = new Set(rows.map((r) => r.id));
@@ -89,6 +98,8 @@ describe.each(['sqlite', 'postgres'] as const)('SIGKILL during a %s burst', (kin
     }
     expect(bodies.size).toBe(TOTAL);
     expect(byStatus(rows)).toEqual({ DELIVERED: TOTAL });
-    console.log(`[faults] burst ${kind}: ${TOTAL} notifications, killed after ${seenAtKill} distinct received, ${receiver.requests.length} requests, ${repeats} repeats, 0 lost`);
+    console.log(
+      `[faults] burst ${kind}: ${TOTAL} notifications, killed after ${seenAtKill} distinct received, ${receiver.requests.length} requests, ${repeats} repeats, 0 lost`,
+    );
   }, 240_000);
 });

@@ -34,6 +34,9 @@ import { pino } from 'pino';
 import { issuerNotReady } from '../fixtures/events.js';
 import { KEY_A, KEY_B, startTestService, type StoreKind, type TestService } from '../support/service.js';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- arbitrary GraphQL JSON, walked by path
+type Json = any;
+
 // ---------------------------------------------------------------------------------------------------------------
 // Enumeration (pure)
 
@@ -60,7 +63,8 @@ function schemaIdSlots(): { op: string; path: string; field: GraphQLField<unknow
   const out: { op: string; path: string; field: GraphQLField<unknown, unknown> }[] = [];
   for (const root of [schema.getQueryType(), schema.getMutationType()]) {
     if (!root) continue;
-    for (const f of Object.values(root.getFields())) for (const p of idPaths(f)) out.push({ op: `${root.name}.${f.name}`, path: p, field: f });
+    for (const f of Object.values(root.getFields()))
+      for (const p of idPaths(f)) out.push({ op: `${root.name}.${f.name}`, path: p, field: f });
   }
   return out;
 }
@@ -175,7 +179,11 @@ const BASE: Record<string, (own: Objects) => Record<string, unknown>> = {
   }),
   'Mutation.updateNotificationRouter': (a) => ({ id: a.router, updateNotificationRouterConfigurationInput: { enabled: false } }),
   'Mutation.deleteNotificationRouter': (a) => ({ ids: [a.router] }),
-  'Mutation.createNotificationRoutingConfiguration': (a) => ({ name: 'A steals', eventTypeId: ISSUER, integrationId: a.integrations[0]!.id }),
+  'Mutation.createNotificationRoutingConfiguration': (a) => ({
+    name: 'A steals',
+    eventTypeId: ISSUER,
+    integrationId: a.integrations[0]!.id,
+  }),
   'Mutation.updateNotificationRoutingConfiguration': (a) => ({ id: a.routingConfiguration, enabled: false }),
   'Mutation.testIntegration': (a) => ({ id: a.integrations[0]!.id }),
 };
@@ -188,15 +196,23 @@ const REST_PARAMS: Record<string, Record<string, 'not an id'>> = {
 // ---------------------------------------------------------------------------------------------------------------
 // Fixture: both companies get one object of every kind
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- arbitrary GraphQL JSON, walked by path
-async function gqlRaw(svc: TestService, key: string, query: string, variables: Record<string, unknown>): Promise<{ status: number; text: string; json: any }> {
-  const r = await svc.rest('/graphql', { key, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+async function gqlRaw(
+  svc: TestService,
+  key: string,
+  query: string,
+  variables: Record<string, unknown>,
+): Promise<{ status: number; text: string; json: Json }> {
+  const r = await svc.rest('/graphql', {
+    key,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query, variables }),
+  });
   const text = await r.text();
   return { status: r.status, text, json: JSON.parse(text) };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- arbitrary GraphQL JSON, walked by path
-async function must(svc: TestService, key: string, query: string, variables: Record<string, unknown> = {}): Promise<any> {
+async function must(svc: TestService, key: string, query: string, variables: Record<string, unknown> = {}): Promise<Json> {
   const r = await gqlRaw(svc, key, query, variables);
   if (r.status !== 200 || r.json.errors) throw new Error(`fixture: ${r.text.slice(0, 400)}`);
   return r.json.data;
@@ -212,11 +228,21 @@ async function populate(svc: TestService, key: string, tag: string): Promise<Obj
   };
   const integrations: { id: string; type: string }[] = [];
   const create = async (field: string, input: Record<string, unknown>, type: string) => {
-    const d = await must(svc, key, `mutation($i: ${field[0]!.toUpperCase()}${field.slice(1)}Input!) { ${field}(input: $i) { id } }`, { i: input });
+    const d = await must(svc, key, `mutation($i: ${field[0]!.toUpperCase()}${field.slice(1)}Input!) { ${field}(input: $i) { id } }`, {
+      i: input,
+    });
     integrations.push({ id: d[field].id, type });
   };
-  await create('createWebhookIntegration', { name: n('webhook'), url: 'http://127.0.0.1:9/hook', signingSecret: `whsec_${Buffer.alloc(24, 3).toString('base64')}` }, 'WEBHOOK');
-  await create('createIncidentMgmtIntegration', { name: n('incident'), incidentMgmtParams: { IntegrationKey: `${tag}-routing-key-0123456789` } }, 'INCIDENT_MGMT');
+  await create(
+    'createWebhookIntegration',
+    { name: n('webhook'), url: 'http://127.0.0.1:9/hook', signingSecret: `whsec_${Buffer.alloc(24, 3).toString('base64')}` },
+    'WEBHOOK',
+  );
+  await create(
+    'createIncidentMgmtIntegration',
+    { name: n('incident'), incidentMgmtParams: { IntegrationKey: `${tag}-routing-key-0123456789` } },
+    'INCIDENT_MGMT',
+  );
   await create('createEmailIntegration', { name: n('email'), emailParams: { to: [`oncall@${tag.toLowerCase()}.example.com`] } }, 'EMAIL');
   await create('createSlackIntegration', { name: n('slack'), slackParams: { webhookUrl: 'http://127.0.0.1:9/slack' } }, 'SLACK');
   await create('createTeamsIntegration', { name: n('teams'), teamsParams: { webhookUrl: 'http://127.0.0.1:9/teams' } }, 'TEAMS');
@@ -225,26 +251,53 @@ async function populate(svc: TestService, key: string, tag: string): Promise<Obj
     svc,
     key,
     `mutation($d: NotificationRouterConfigDetailsInput!, $f: NotificationRouterFilterConfigInput!, $i: NotificationRouterIntegrationConfigurationInput!) { createNotificationRouter(details: $d, filterConfig: $f, integrationConfig: $i) { id } }`,
-    { d: { name: n('router'), eventTypeId: ISSUER }, f: { advancedFilterExpression: '' }, i: { integrationId: integrations[0]!.id, templateId: template } },
+    {
+      d: { name: n('router'), eventTypeId: ISSUER },
+      f: { advancedFilterExpression: '' },
+      i: { integrationId: integrations[0]!.id, templateId: template },
+    },
   );
-  const rc = await must(svc, key, `mutation($n: String!, $e: String!, $i: UUID!) { createNotificationRoutingConfiguration(name: $n, eventTypeId: $e, integrationId: $i) { id } }`, {
-    n: n('routing-config'),
-    e: ISSUER,
-    i: integrations[1]!.id,
-  });
+  const rc = await must(
+    svc,
+    key,
+    `mutation($n: String!, $e: String!, $i: UUID!) { createNotificationRoutingConfiguration(name: $n, eventTypeId: $e, integrationId: $i) { id } }`,
+    {
+      n: n('routing-config'),
+      e: ISSUER,
+      i: integrations[1]!.id,
+    },
+  );
   const put = await svc.rest(MONITORING_CONFIG_PATH, {
     key,
     method: 'PUT',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
-      inventoryMonitoringConfiguration: { inventoryMonitoringConfigurationType: 'CERTIFICATE_EXPIRATION', enabled: true, thresholds: [7], applicationIds: [n('app')], includeUnassignedCertificates: false },
+      inventoryMonitoringConfiguration: {
+        inventoryMonitoringConfigurationType: 'CERTIFICATE_EXPIRATION',
+        enabled: true,
+        thresholds: [7],
+        applicationIds: [n('app')],
+        includeUnassignedCertificates: false,
+      },
     }),
   });
   if (put.status !== 200) throw new Error(`fixture: monitoring config ${put.status}`);
-  const ev = await svc.rest('/v1/events', { key, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([issuerNotReady({ issuerName: n('issuer') })]) });
+  const ev = await svc.rest('/v1/events', {
+    key,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify([issuerNotReady({ issuerName: n('issuer') })]),
+  });
   if (ev.status !== 202) throw new Error(`fixture: events ${ev.status} ${await ev.text()}`);
   const event = ((await ev.json()) as { events: { id: string }[] }).events[0]!.id;
-  return { integrations, router: r.createNotificationRouter.id, routingConfiguration: rc.createNotificationRoutingConfiguration.id, event, template, names };
+  return {
+    integrations,
+    router: r.createNotificationRouter.id,
+    routingConfiguration: rc.createNotificationRoutingConfiguration.id,
+    event,
+    template,
+    names,
+  };
 }
 
 const STATE = `query {
@@ -265,8 +318,14 @@ async function snapshot(svc: TestService, key: string): Promise<unknown> {
 describe('enumeration', () => {
   it('every id slot of the GraphQL schema has a kind and a base call; every REST path parameter is classified', () => {
     const slots = schemaIdSlots().map((s) => `${s.op}.${s.path}`);
-    expect(slots.filter((s) => !(s in ID_SLOTS)), 'id-taking operations without a cross-tenant attempt (add them to ID_SLOTS and BASE)').toEqual([]);
-    expect(Object.keys(ID_SLOTS).filter((s) => !slots.includes(s)), 'ID_SLOTS entries that are no longer in the schema').toEqual([]);
+    expect(
+      slots.filter((s) => !(s in ID_SLOTS)),
+      'id-taking operations without a cross-tenant attempt (add them to ID_SLOTS and BASE)',
+    ).toEqual([]);
+    expect(
+      Object.keys(ID_SLOTS).filter((s) => !slots.includes(s)),
+      'ID_SLOTS entries that are no longer in the schema',
+    ).toEqual([]);
     const ops = new Set(schemaIdSlots().map((s) => s.op));
     expect([...ops].filter((o) => !(o in BASE))).toEqual([]);
     // sanity of the walker itself: it finds ids inside input objects and lists
@@ -279,7 +338,11 @@ describe('enumeration', () => {
     expect(routes).toContain('/graphql');
     for (const r of routes) {
       const params = [...r.matchAll(/[:*]([A-Za-z0-9_]+)/g)].map((m) => m[1]!);
-      for (const p of params) expect(REST_PARAMS[r]?.[p], `REST route ${r} takes :${p}: classify it in REST_PARAMS (and attempt it cross-tenant if it names an object)`).toBeDefined();
+      for (const p of params)
+        expect(
+          REST_PARAMS[r]?.[p],
+          `REST route ${r} takes :${p}: classify it in REST_PARAMS (and attempt it cross-tenant if it names an object)`,
+        ).toBeDefined();
     }
   });
 });
@@ -299,94 +362,127 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('cross-tenant attempts (%s)', (
     await svc?.close();
   });
 
-  const idsOf = (o: Objects, k: Kind): string[] =>
-    k === 'integration' ? o.integrations.map((i) => i.id) : [o[k]];
+  const idsOf = (o: Objects, k: Kind): string[] => (k === 'integration' ? o.integrations.map((i) => i.id) : [o[k]]);
 
   /** The answer with every occurrence of `id` replaced, for comparison with the answer for a non-existent id. */
   const normalise = (text: string, id: string) => text.replaceAll(id, '<ID>').replace(/"requestId":"[^"]*"/g, '');
 
-  it('A calling every id-taking operation with B\'s ids is refused like a non-existent id; neither B nor A changes', { timeout: 120_000 }, async () => {
-    const beforeB = await snapshot(svc, KEY_B);
-    // positive controls: with A's own ids the read operations find A's objects, so a refusal below is the tenancy check
-    expect((await must(svc, KEY_A, documentFor('Query.integration'), BASE['Query.integration']!(a))).integration.id).toBe(a.integrations[0]!.id);
-    expect((await must(svc, KEY_A, documentFor('Query.notificationRouter'), BASE['Query.notificationRouter']!(a))).notificationRouter.id).toBe(a.router);
-    expect((await must(svc, KEY_A, documentFor('Query.deliveries'), { filter: { eventId: a.event } })).deliveries.nodes.length).toBeGreaterThan(0);
-    let beforeA = await snapshot(svc, KEY_A);
-    for (const { op, path } of schemaIdSlots()) {
-      figures.slots++;
-      const doc = documentFor(op);
-      const base = BASE[op]!(a);
-      const list = isListSlot(op, path);
-      for (const k of ID_SLOTS[`${op}.${path}`]!) {
-        for (const bid of idsOf(b, k)) {
-          const missing = randomUUID();
-          const variants: [unknown, unknown][] = list
-            ? [
-                [[bid], [missing]],
-                // A's own id first: refused as a whole, A's own record not deleted (no partial write)
-                // eslint-disable-next-line @typescript-eslint/no-explicit-any -- arbitrary GraphQL JSON, walked by path
-                [[...((base as any)[path] ?? []), bid], [...((base as any)[path] ?? []), missing]],
-              ]
-            : [[bid, missing]];
-          for (const [withB, withMissing] of variants) {
-            figures.attempts++;
-            const what = `${op}(${path}=B's ${k} ${bid})`;
-            const rb = await gqlRaw(svc, KEY_A, doc, setPath(base, path, withB));
-            const rm = await gqlRaw(svc, KEY_A, doc, setPath(base, path, withMissing));
-            expect(rb.status, `${what}: ${rb.text.slice(0, 300)}`).toBeLessThan(500);
-            // B's data never shows (names, type-specific fields, its other ids)
-            for (const s of [...b.names, ...b.integrations.map((i) => i.id), b.router, b.routingConfiguration, b.event])
-              expect(rb.text.includes(s) && s !== bid, `${what} leaked ${s}: ${rb.text.slice(0, 300)}`).toBe(false);
-            if (k === 'template') {
-              // templateId names no stored object (opaque, stored as given): reusing B's value is allowed, and
-              // must behave exactly as any other UUID there
-              expect(normalise(rb.text, String(withB)).replace(/"(id|createdAt|updatedAt|notificationRouterTemplateID)":"[^"]*"/g, ''), what).toEqual(
-                normalise(rm.text, String(withMissing)).replace(/"(id|createdAt|updatedAt|notificationRouterTemplateID)":"[^"]*"/g, ''),
-              );
-              figures.opaque++;
-              beforeA = await snapshot(svc, KEY_A); // the template attempts create or change A's own router
-              continue;
+  it(
+    "A calling every id-taking operation with B's ids is refused like a non-existent id; neither B nor A changes",
+    { timeout: 120_000 },
+    async () => {
+      const beforeB = await snapshot(svc, KEY_B);
+      // positive controls: with A's own ids the read operations find A's objects, so a refusal below is the tenancy check
+      expect((await must(svc, KEY_A, documentFor('Query.integration'), BASE['Query.integration']!(a))).integration.id).toBe(
+        a.integrations[0]!.id,
+      );
+      expect(
+        (await must(svc, KEY_A, documentFor('Query.notificationRouter'), BASE['Query.notificationRouter']!(a))).notificationRouter.id,
+      ).toBe(a.router);
+      expect(
+        (await must(svc, KEY_A, documentFor('Query.deliveries'), { filter: { eventId: a.event } })).deliveries.nodes.length,
+      ).toBeGreaterThan(0);
+      let beforeA = await snapshot(svc, KEY_A);
+      for (const { op, path } of schemaIdSlots()) {
+        figures.slots++;
+        const doc = documentFor(op);
+        const base = BASE[op]!(a);
+        const list = isListSlot(op, path);
+        for (const k of ID_SLOTS[`${op}.${path}`]!) {
+          for (const bid of idsOf(b, k)) {
+            const missing = randomUUID();
+            const variants: [unknown, unknown][] = list
+              ? [
+                  [[bid], [missing]],
+                  // A's own id first: refused as a whole, A's own record not deleted (no partial write)
+                  [
+                    [...((base as Json)[path] ?? []), bid],
+                    [...((base as Json)[path] ?? []), missing],
+                  ],
+                ]
+              : [[bid, missing]];
+            for (const [withB, withMissing] of variants) {
+              figures.attempts++;
+              const what = `${op}(${path}=B's ${k} ${bid})`;
+              const rb = await gqlRaw(svc, KEY_A, doc, setPath(base, path, withB));
+              const rm = await gqlRaw(svc, KEY_A, doc, setPath(base, path, withMissing));
+              expect(rb.status, `${what}: ${rb.text.slice(0, 300)}`).toBeLessThan(500);
+              // B's data never shows (names, type-specific fields, its other ids)
+              for (const s of [...b.names, ...b.integrations.map((i) => i.id), b.router, b.routingConfiguration, b.event])
+                expect(rb.text.includes(s) && s !== bid, `${what} leaked ${s}: ${rb.text.slice(0, 300)}`).toBe(false);
+              if (k === 'template') {
+                // templateId names no stored object (opaque, stored as given): reusing B's value is allowed, and
+                // must behave exactly as any other UUID there
+                expect(
+                  normalise(rb.text, String(withB)).replace(/"(id|createdAt|updatedAt|notificationRouterTemplateID)":"[^"]*"/g, ''),
+                  what,
+                ).toEqual(
+                  normalise(rm.text, String(withMissing)).replace(/"(id|createdAt|updatedAt|notificationRouterTemplateID)":"[^"]*"/g, ''),
+                );
+                figures.opaque++;
+                beforeA = await snapshot(svc, KEY_A); // the template attempts create or change A's own router
+                continue;
+              }
+              // refused exactly as a non-existent id
+              expect(normalise(rb.text, bid), `${what}: differs from a non-existent id`).toEqual(normalise(rm.text, missing));
+              const refused =
+                rb.json.errors?.[0]?.extensions?.code === 'NOT_FOUND' ||
+                (op.startsWith('Query.') &&
+                  !rb.json.errors &&
+                  (rb.json.data[op.split('.')[1]!] === null || rb.json.data[op.split('.')[1]!]?.nodes?.length === 0));
+              expect(refused, `${what}: not refused: ${rb.text.slice(0, 300)}`).toBe(true);
+              if (refused) figures.refused++;
+              if (op.startsWith('Mutation.'))
+                expect(await snapshot(svc, KEY_A), `${what}: changed A's own state (partial write?)`).toEqual(beforeA);
             }
-            // refused exactly as a non-existent id
-            expect(normalise(rb.text, bid), `${what}: differs from a non-existent id`).toEqual(normalise(rm.text, missing));
-            const refused =
-              rb.json.errors?.[0]?.extensions?.code === 'NOT_FOUND' ||
-              (op.startsWith('Query.') && !rb.json.errors && (rb.json.data[op.split('.')[1]!] === null || rb.json.data[op.split('.')[1]!]?.nodes?.length === 0));
-            expect(refused, `${what}: not refused: ${rb.text.slice(0, 300)}`).toBe(true);
-            if (refused) figures.refused++;
-            if (op.startsWith('Mutation.')) expect(await snapshot(svc, KEY_A), `${what}: changed A's own state (partial write?)`).toEqual(beforeA);
           }
         }
       }
-    }
-    // ids inside strings: a deliveries cursor built from B's delivery is only a position in A's own list
-    const bDeliveries = (await must(svc, KEY_B, `{ deliveries(first: 5) { nodes { id } pageInfo { endCursor } } }`)).deliveries;
-    expect(bDeliveries.nodes.length).toBeGreaterThan(0);
-    const viaCursor = await gqlRaw(svc, KEY_A, `query($a: String) { deliveries(first: 500, after: $a) { nodes { id routerName integrationId } } }`, {
-      a: bDeliveries.pageInfo.endCursor ?? Buffer.from(`${Date.now() + 1000}:${bDeliveries.nodes[0].id}`).toString('base64url'),
-    });
-    figures.attempts++;
-    const bDeliveryIds = new Set((await must(svc, KEY_B, `{ deliveries(first: 500) { nodes { id } } }`)).deliveries.nodes.map((n: { id: string }) => n.id));
-    expect(viaCursor.status).toBeLessThan(500);
-    for (const node of viaCursor.json.data?.deliveries?.nodes ?? []) expect(bDeliveryIds.has(node.id), 'a cursor from B listed B\'s delivery').toBe(false);
-    figures.refused++;
+      // ids inside strings: a deliveries cursor built from B's delivery is only a position in A's own list
+      const bDeliveries = (await must(svc, KEY_B, `{ deliveries(first: 5) { nodes { id } pageInfo { endCursor } } }`)).deliveries;
+      expect(bDeliveries.nodes.length).toBeGreaterThan(0);
+      const viaCursor = await gqlRaw(
+        svc,
+        KEY_A,
+        `query($a: String) { deliveries(first: 500, after: $a) { nodes { id routerName integrationId } } }`,
+        {
+          a: bDeliveries.pageInfo.endCursor ?? Buffer.from(`${Date.now() + 1000}:${bDeliveries.nodes[0].id}`).toString('base64url'),
+        },
+      );
+      figures.attempts++;
+      const bDeliveryIds = new Set(
+        (await must(svc, KEY_B, `{ deliveries(first: 500) { nodes { id } } }`)).deliveries.nodes.map((n: { id: string }) => n.id),
+      );
+      expect(viaCursor.status).toBeLessThan(500);
+      for (const node of viaCursor.json.data?.deliveries?.nodes ?? [])
+        expect(bDeliveryIds.has(node.id), "a cursor from B listed B's delivery").toBe(false);
+      figures.refused++;
 
-    expect(await snapshot(svc, KEY_B), "B's state changed").toEqual(beforeB);
-    expect(figures.refused).toBe(figures.attempts - figures.opaque);
-    console.log(
-      `cross-tenant ${kind}: ${figures.slots} id slots in ${new Set(schemaIdSlots().map((s) => s.op)).size} operations, ${figures.attempts} attempts, ${figures.refused} refused, ${figures.opaque} opaque templateId`,
-    );
-  });
+      expect(await snapshot(svc, KEY_B), "B's state changed").toEqual(beforeB);
+      expect(figures.refused).toBe(figures.attempts - figures.opaque);
+      console.log(
+        `cross-tenant ${kind}: ${figures.slots} id slots in ${new Set(schemaIdSlots().map((s) => s.op)).size} operations, ${figures.attempts} attempts, ${figures.refused} refused, ${figures.opaque} opaque templateId`,
+      );
+    },
+  );
 
   it('REST and events: A sees only its own monitoring configuration; events A posts never reach B', async () => {
     const beforeB = await snapshot(svc, KEY_B);
-    const ma = (await (await svc.rest(MONITORING_CONFIG_PATH, { key: KEY_A })).json()) as { id: string; configuration: { applicationIds: string[] } };
+    const ma = (await (await svc.rest(MONITORING_CONFIG_PATH, { key: KEY_A })).json()) as {
+      id: string;
+      configuration: { applicationIds: string[] };
+    };
     const mb = (await (await svc.rest(MONITORING_CONFIG_PATH, { key: KEY_B })).json()) as { id: string };
     expect(ma.id).not.toBe(mb.id);
     expect(JSON.stringify(ma)).not.toContain('CoB-');
     // an event naming B's ids (as data) is A's event, routed by A's routers only
     const ev = issuerNotReady({ issuerName: b.names[0]!, resourceId: b.router, clusterId: b.integrations[0]!.id });
-    const r = await svc.rest('/v1/events', { key: KEY_A, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([ev]) });
+    const r = await svc.rest('/v1/events', {
+      key: KEY_A,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([ev]),
+    });
     expect(r.status).toBe(202);
     expect(await snapshot(svc, KEY_B)).toEqual(beforeB);
   });

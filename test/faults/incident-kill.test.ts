@@ -57,100 +57,116 @@ describe.concurrent('random SIGKILLs around issuer flips', () => {
   });
 
   for (const kind of ['sqlite', 'postgres'] as const)
-  it(`on ${kind}, ≥ ${KILLS[kind]} kills: the last incident action per dedup_key matches the final state, nothing lost`, async ({ expect }) => {
-    const seed = Number(process.env.FAULTS_SEED ?? Math.floor(Math.random() * 2 ** 31));
-    console.log(`[faults] incident ${kind}: seed ${seed} (replay with FAULTS_SEED=${seed})`);
-    const rand = rng(seed); // seeded mulberry32: a failing sequence replays from the printed seed
-    const pager = await startReceiver((_r, res) => {
-      res.statusCode = 202;
-      res.end('{"status":"success"}');
-    });
-    receivers.push(pager);
-    const store = freshStore(kind);
-    const instance = `faults-incident-${kind}`;
-    // Short lease (3 × 2 s) so that a claim left by another id would still end inside the test; the same id
-    // must not need it at all.
-    const args = ['--incident-events-url', pager.url, '--delivery-retry-base', '50', '--delivery-timeout', '2000'];
-    let svc = await startServe(kind, store, instance, args);
-    procs.push(svc);
-    const p = await svc.gql().request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, {
-      name: 'pager',
-      integrationKey: 'R0UTINGKEY-faults-0123456789',
-    });
-    const integrationId = p.createIncidentMgmtIntegration.id;
-    await svc.gql().request(ops.CreateNotificationRouter, {
-      details: { name: 'issuers to pager', eventTypeId: 'certmgr-issuer-health-notification-config' },
-      filterConfig: { advancedFilterExpression: '' },
-      integrationConfig: { integrationId },
-    });
-
-    const restart = async () => {
-      await svc.kill('SIGKILL');
-      svc = await startServe(kind, store, instance, args);
+    it(`on ${kind}, ≥ ${KILLS[kind]} kills: the last incident action per dedup_key matches the final state, nothing lost`, async ({
+      expect,
+    }) => {
+      const seed = Number(process.env.FAULTS_SEED ?? Math.floor(Math.random() * 2 ** 31));
+      console.log(`[faults] incident ${kind}: seed ${seed} (replay with FAULTS_SEED=${seed})`);
+      const rand = rng(seed); // seeded mulberry32: a failing sequence replays from the printed seed
+      const pager = await startReceiver((_r, res) => {
+        res.statusCode = 202;
+        res.end('{"status":"success"}');
+      });
+      receivers.push(pager);
+      const store = freshStore(kind);
+      const instance = `faults-incident-${kind}`;
+      // Short lease (3 × 2 s) so that a claim left by another id would still end inside the test; the same id
+      // must not need it at all.
+      const args = ['--incident-events-url', pager.url, '--delivery-retry-base', '50', '--delivery-timeout', '2000'];
+      let svc = await startServe(kind, store, instance, args);
       procs.push(svc);
-    };
+      const p = await svc.gql().request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, {
+        name: 'pager',
+        integrationKey: 'R0UTINGKEY-faults-0123456789',
+      });
+      const integrationId = p.createIncidentMgmtIntegration.id;
+      await svc.gql().request(ops.CreateNotificationRouter, {
+        details: { name: 'issuers to pager', eventTypeId: 'certmgr-issuer-health-notification-config' },
+        filterConfig: { advancedFilterExpression: '' },
+        integrationConfig: { integrationId },
+      });
 
-    let kills = 0;
-    let run = 0;
-    const summary: string[] = [];
-    while (kills < KILLS[kind]) {
-      const plan = planOf(rand);
-      const issuerName = `flapping-${run}`;
-      const resourceId = `00000000-0000-4000-8000-${String(run).padStart(12, '0')}`;
-      // Transitions an hour ago, a second apart: in the past, so ordering is by the event's own time.
-      const base = Date.now() - 3_600_000;
-      const eventOf = (i: number) => {
-        const o = { issuerName, resourceId, statusTransition: new Date(base + i * 1000).toISOString() };
-        return plan.flips[i] === 'notready' ? issuerNotReady(o) : issuerActive(o);
+      const restart = async () => {
+        await svc.kill('SIGKILL');
+        svc = await startServe(kind, store, instance, args);
+        procs.push(svc);
       };
-      let lastEventId: string | undefined;
-      for (let i = 0; i < plan.flips.length; i++) {
-        const kill = plan.kills.find((k) => k.at === i);
-        const posting = svc.postEvents([eventOf(i)]).then(
-          (r) => ((lastEventId = r[0]!.id), true),
-          () => false, // the kill came before the 202: not accepted, the emitter sends it again
+
+      let kills = 0;
+      let run = 0;
+      const summary: string[] = [];
+      while (kills < KILLS[kind]) {
+        const plan = planOf(rand);
+        const issuerName = `flapping-${run}`;
+        const resourceId = `00000000-0000-4000-8000-${String(run).padStart(12, '0')}`;
+        // Transitions an hour ago, a second apart: in the past, so ordering is by the event's own time.
+        const base = Date.now() - 3_600_000;
+        const eventOf = (i: number) => {
+          const o = { issuerName, resourceId, statusTransition: new Date(base + i * 1000).toISOString() };
+          return plan.flips[i] === 'notready' ? issuerNotReady(o) : issuerActive(o);
+        };
+        let lastEventId: string | undefined;
+        for (let i = 0; i < plan.flips.length; i++) {
+          const kill = plan.kills.find((k) => k.at === i);
+          const posting = svc.postEvents([eventOf(i)]).then(
+            (r) => ((lastEventId = r[0]!.id), true),
+            () => false, // the kill came before the 202: not accepted, the emitter sends it again
+          );
+          if (kill) {
+            await sleep(kill.delayMs);
+            await restart();
+            kills++;
+            await posting;
+            // After its own restart the emitter re-sends the current state: new event id, same statusTransition.
+            const r = await svc.postEvents([eventOf(i)]);
+            lastEventId = r[0]!.id;
+          } else if (!(await posting)) throw new Error(`flip ${i} of run ${run} was refused without a kill`);
+          if (plan.gapMs[i]) await sleep(plan.gapMs[i]!);
+        }
+        const final = plan.flips[plan.flips.length - 1]!;
+
+        // Settled: the final event's delivery is DELIVERED and nothing of the integration is open.
+        const rows = await waitFor(
+          `run ${run} settled`,
+          async () => {
+            const fin = await svc
+              .gql()
+              .request<{ deliveries: { nodes: DeliveryRow[] } }>(
+                `query($e: UUID!) { deliveries(filter: { eventId: $e }) { nodes { id status attempts } } }`,
+                { e: lastEventId },
+              );
+            if (fin.deliveries.nodes[0]?.status !== 'DELIVERED') return null;
+            const all = await allDeliveries(svc, integrationId);
+            return all.some((d) => d.status === 'PENDING' || d.status === 'IN_FLIGHT') ? null : all;
+          },
+          60_000,
+          100,
         );
-        if (kill) {
-          await sleep(kill.delayMs);
-          await restart();
-          kills++;
-          await posting;
-          // After its own restart the emitter re-sends the current state: new event id, same statusTransition.
-          const r = await svc.postEvents([eventOf(i)]);
-          lastEventId = r[0]!.id;
-        } else if (!(await posting)) throw new Error(`flip ${i} of run ${run} was refused without a kill`);
-        if (plan.gapMs[i]) await sleep(plan.gapMs[i]!);
+        expect(
+          rows.filter((d) => d.status !== 'DELIVERED' && d.status !== 'SUPERSEDED'),
+          `run ${run} seed ${seed}`,
+        ).toEqual([]);
+
+        const got = pager.requests
+          .map(
+            (q) => JSON.parse(q.body) as { event_action: string; dedup_key: string; payload: { custom_details: { issuerName?: string } } },
+          )
+          .filter((b) => b.payload.custom_details.issuerName === issuerName);
+        expect(new Set(got.map((b) => b.dedup_key)).size, `run ${run} seed ${seed}: one dedup_key per issuer`).toBe(1);
+        const actions = got.map((b) => b.event_action);
+        expect(actions.at(-1), `run ${run} seed ${seed}: plan ${JSON.stringify(plan)}, receiver got ${actions.join(',')}`).toBe(
+          actionOf(final),
+        );
+        summary.push(`${plan.flips.length}f/${plan.kills.length}k:${actions.map((a) => a[0]).join('')}`);
+        run++;
       }
-      const final = plan.flips[plan.flips.length - 1]!;
-
-      // Settled: the final event's delivery is DELIVERED and nothing of the integration is open.
-      const rows = await waitFor(`run ${run} settled`, async () => {
-        const fin = await svc.gql().request<{ deliveries: { nodes: DeliveryRow[] } }>(
-          `query($e: UUID!) { deliveries(filter: { eventId: $e }) { nodes { id status attempts } } }`,
-          { e: lastEventId },
-        );
-        if (fin.deliveries.nodes[0]?.status !== 'DELIVERED') return null;
-        const all = await allDeliveries(svc, integrationId);
-        return all.some((d) => d.status === 'PENDING' || d.status === 'IN_FLIGHT') ? null : all;
-      }, 60_000, 100);
-      expect(rows.filter((d) => d.status !== 'DELIVERED' && d.status !== 'SUPERSEDED'), `run ${run} seed ${seed}`).toEqual([]);
-
-      const got = pager.requests
-        .map((q) => JSON.parse(q.body) as { event_action: string; dedup_key: string; payload: { custom_details: { issuerName?: string } } })
-        .filter((b) => b.payload.custom_details.issuerName === issuerName);
-      expect(new Set(got.map((b) => b.dedup_key)).size, `run ${run} seed ${seed}: one dedup_key per issuer`).toBe(1);
-      const actions = got.map((b) => b.event_action);
-      expect(actions.at(-1), `run ${run} seed ${seed}: plan ${JSON.stringify(plan)}, receiver got ${actions.join(',')}`).toBe(actionOf(final));
-      summary.push(`${plan.flips.length}f/${plan.kills.length}k:${actions.map((a) => a[0]).join('')}`);
-      run++;
-    }
-    const rows = await allDeliveries(svc, integrationId);
-    const superseded = rows.filter((d) => d.status === 'SUPERSEDED').length;
-    console.log(
-      `[faults] incident ${kind}: seed ${seed}, ${run} runs, ${kills} kills, ${rows.length} deliveries ` +
-        `(${rows.length - superseded} DELIVERED, ${superseded} SUPERSEDED), ${pager.requests.length} incident requests; ` +
-        `per run flips/kills:actions ${summary.join(' ')}`,
-    );
-    expect(kills).toBeGreaterThanOrEqual(KILLS[kind]);
-  }, 240_000);
+      const rows = await allDeliveries(svc, integrationId);
+      const superseded = rows.filter((d) => d.status === 'SUPERSEDED').length;
+      console.log(
+        `[faults] incident ${kind}: seed ${seed}, ${run} runs, ${kills} kills, ${rows.length} deliveries ` +
+          `(${rows.length - superseded} DELIVERED, ${superseded} SUPERSEDED), ${pager.requests.length} incident requests; ` +
+          `per run flips/kills:actions ${summary.join(' ')}`,
+      );
+      expect(kills).toBeGreaterThanOrEqual(KILLS[kind]);
+    }, 240_000);
 });

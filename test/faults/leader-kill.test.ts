@@ -43,14 +43,35 @@ describe.skipIf(skip)('fault: leader killed (real apiserver, real serve processe
   async function replica(ns: string, store: string, instanceId: string, lease: string[]): Promise<ServiceProcess> {
     const p = await startServiceProcess(
       [
-        '--kube', 'on', '--store', store, '--instance-id', instanceId,
+        '--kube',
+        'on',
+        '--store',
+        store,
+        '--instance-id',
+        instanceId,
         ...(store.startsWith('postgres') ? ['--secret-key-file', testSecretKeyFile()] : []),
-        '--lease-namespace', 'default', '--lease-name', `le-${ns}`, ...lease,
-        '--watch-namespace', ns, '--emitter-watch-namespace', ns, '--emitter-namespace', ns,
-        '--cluster-name', 'faults', '--resync-period', '5000', '--health-grace-period', '0',
+        '--lease-namespace',
+        'default',
+        '--lease-name',
+        `le-${ns}`,
+        ...lease,
+        '--watch-namespace',
+        ns,
+        '--emitter-watch-namespace',
+        ns,
+        '--emitter-namespace',
+        ns,
+        '--cluster-name',
+        'faults',
+        '--resync-period',
+        '5000',
+        '--health-grace-period',
+        '0',
         // another replica's claims of a killed one are retaken after 3 × this (6 s), not 30 s
-        '--delivery-timeout', '2000',
-        '--egress-allow', '127.0.0.1/32',
+        '--delivery-timeout',
+        '2000',
+        '--egress-allow',
+        '127.0.0.1/32',
       ],
       KEY,
       { KUBECONFIG: env.kubeconfigPath },
@@ -63,7 +84,8 @@ describe.skipIf(skip)('fault: leader killed (real apiserver, real serve processe
     const l = await env.kubeConfig().makeApiClient(CoordinationV1Api).readNamespacedLease({ name, namespace: 'default' });
     return { holder: l.spec?.holderIdentity ?? '', renew: String(l.spec?.renewTime ?? '') };
   };
-  const leads = async (p: ServiceProcess): Promise<boolean> => /^certmgr_notify_operator_leader 1$/m.test(await (await fetch(`${p.url}/metrics`)).text());
+  const leads = async (p: ServiceProcess): Promise<boolean> =>
+    /^certmgr_notify_operator_leader 1$/m.test(await (await fetch(`${p.url}/metrics`)).text());
 
   /** Webhook provider + router of every issuer health event (notready and active) in `ns`, and the Issuers. */
   async function setUp(ns: string, issuers: number): Promise<void> {
@@ -71,9 +93,21 @@ describe.skipIf(skip)('fault: leader killed (real apiserver, real serve processe
     await ensureNamespace(kc, ns);
     await applyManifest(kc, secret(ns, 'hook', { url: `${hook.url}/${ns}` }));
     await applyManifest(kc, provider(ns, 'hook', { type: 'Webhook', webhook: { urlSecretRef: { name: 'hook', key: 'url' } } }));
-    await applyManifest(kc, router(ns, 'issuers', { eventTypeId: 'certmgr-issuer-health-notification-config', filter: "type.endsWith('.notready') || type.endsWith('.active')", providerRef: { name: 'hook' } }));
+    await applyManifest(
+      kc,
+      router(ns, 'issuers', {
+        eventTypeId: 'certmgr-issuer-health-notification-config',
+        filter: "type.endsWith('.notready') || type.endsWith('.active')",
+        providerRef: { name: 'hook' },
+      }),
+    );
     for (let i = 0; i < issuers; i++) {
-      await applyManifest(kc, { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: `iss-${i}`, namespace: ns }, spec: { acme: {} } } as never);
+      await applyManifest(kc, {
+        apiVersion: 'cert-manager.io/v1',
+        kind: 'Issuer',
+        metadata: { name: `iss-${i}`, namespace: ns },
+        spec: { acme: {} },
+      } as never);
     }
   }
 
@@ -82,12 +116,29 @@ describe.skipIf(skip)('fault: leader killed (real apiserver, real serve processe
   async function flip(ns: string, name: string, ready: boolean): Promise<void> {
     const at = new Date(++second * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
     const condition = ready
-      ? { type: 'Ready', status: 'True', reason: 'ACMEAccountRegistered', message: 'registered', lastTransitionTime: at, observedGeneration: 1 }
-      : { type: 'Ready', status: 'False', reason: 'ErrRegisterACMEAccount', message: 'account registration failed', lastTransitionTime: at, observedGeneration: 1 };
-    await env.kubeConfig().makeApiClient(CustomObjectsApi).patchNamespacedCustomObjectStatus(
-      { group: 'cert-manager.io', version: 'v1', plural: 'issuers', namespace: ns, name, body: { status: { conditions: [condition] } } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+      ? {
+          type: 'Ready',
+          status: 'True',
+          reason: 'ACMEAccountRegistered',
+          message: 'registered',
+          lastTransitionTime: at,
+          observedGeneration: 1,
+        }
+      : {
+          type: 'Ready',
+          status: 'False',
+          reason: 'ErrRegisterACMEAccount',
+          message: 'account registration failed',
+          lastTransitionTime: at,
+          observedGeneration: 1,
+        };
+    await env
+      .kubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .patchNamespacedCustomObjectStatus(
+        { group: 'cert-manager.io', version: 'v1', plural: 'issuers', namespace: ns, name, body: { status: { conditions: [condition] } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
   }
 
   /** The notifications the receiver got for `ns`: issuer name, kind (notready|active), webhook-id, in arrival order. */
@@ -115,13 +166,17 @@ describe.skipIf(skip)('fault: leader killed (real apiserver, real serve processe
     const again = await replica(ns, store, 'pod-same-0', lease);
     const listeningAt = Date.now();
     await waitFor('the restarted pod leads', () => leads(again), { timeoutMs: 15_000, intervalMs: 50 });
-    console.log(`leader-kill: same pod leads again ${Date.now() - killedAt} ms after SIGKILL (${Date.now() - listeningAt} ms after it listens; lease 60000 ms)`);
+    console.log(
+      `leader-kill: same pod leads again ${Date.now() - killedAt} ms after SIGKILL (${Date.now() - listeningAt} ms after it listens; lease 60000 ms)`,
+    );
     const after = await holder(`le-${ns}`);
     expect(after.holder).toBe('pod-same-0');
     expect(after.renew).not.toBe(before.renew); // it renewed its own Lease
     // and its roles run: the emitter sees the flip, the worker delivers it
     await flip(ns, 'iss-0', false);
-    await waitFor('notready delivered after the restart', () => received(ns).some((r) => r.issuer === 'iss-0' && r.kind === 'notready'), { timeoutMs: 15_000 });
+    await waitFor('notready delivered after the restart', () => received(ns).some((r) => r.issuer === 'iss-0' && r.kind === 'notready'), {
+      timeoutMs: 15_000,
+    });
     // renewing its own Lease is not mistaken for another live process under its name (MicroTime round trip)
     expect(again.output()).not.toContain('another live process');
     await again.kill('SIGTERM');
@@ -153,24 +208,41 @@ describe.skipIf(skip)('fault: leader killed (real apiserver, real serve processe
     holding = false;
     for (const answer of held) answer(); // to a dead connection: a never records them as delivered
 
-    await waitFor('b holds the Lease', async () => (await holder(`le-${ns}`)).holder === 'replica-b', { timeoutMs: 20_000, intervalMs: 50 });
+    await waitFor('b holds the Lease', async () => (await holder(`le-${ns}`)).holder === 'replica-b', {
+      timeoutMs: 20_000,
+      intervalMs: 50,
+    });
     const takeoverMs = Date.now() - killedAt;
     await waitFor('b leads', () => leads(b));
     await waitFor(
       'every notready made before the kill arrives',
-      () => Array.from({ length: ISSUERS }, (_, i) => `iss-${i}`).every((n) => received(ns).some((r) => r.issuer === n && r.kind === 'notready')),
+      () =>
+        Array.from({ length: ISSUERS }, (_, i) => `iss-${i}`).every((n) =>
+          received(ns).some((r) => r.issuer === n && r.kind === 'notready'),
+        ),
       { timeoutMs: 30_000 },
     );
     // transitions after the kill, handled by b alone
     for (let i = 0; i < ISSUERS; i++) await flip(ns, `iss-${i}`, true);
-    const lastOf = (n: string) => received(ns).filter((r) => r.issuer === n).at(-1)?.kind;
-    await waitFor('every issuer ends active at the receiver', () => Array.from({ length: ISSUERS }, (_, i) => lastOf(`iss-${i}`) === 'active').every(Boolean), { timeoutMs: 30_000 });
+    const lastOf = (n: string) =>
+      received(ns)
+        .filter((r) => r.issuer === n)
+        .at(-1)?.kind;
+    await waitFor(
+      'every issuer ends active at the receiver',
+      () => Array.from({ length: ISSUERS }, (_, i) => lastOf(`iss-${i}`) === 'active').every(Boolean),
+      { timeoutMs: 30_000 },
+    );
 
     // 0 lost: every delivery of the shared store settles DELIVERED or SUPERSEDED, and every DELIVERED one arrived
-    const rows = await waitFor('all deliveries settled', async () => {
-      const all = await allDeliveries(b);
-      return all.every((d) => d.status === 'DELIVERED' || d.status === 'SUPERSEDED') ? all : undefined;
-    }, { timeoutMs: 30_000 });
+    const rows = await waitFor(
+      'all deliveries settled',
+      async () => {
+        const all = await allDeliveries(b);
+        return all.every((d) => d.status === 'DELIVERED' || d.status === 'SUPERSEDED') ? all : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     const ids = new Set(received(ns).map((r) => r.id));
     const delivered = rows.filter((d) => d.status === 'DELIVERED');
     expect(delivered.filter((d) => !ids.has(d.id))).toEqual([]);

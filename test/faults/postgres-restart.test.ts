@@ -47,10 +47,12 @@ describe('PostgreSQL restarted mid-run', () => {
     svc = await startServe('postgres', pgServer.url, 'faults-pg-restart', ['--delivery-retry-base', '50', '--delivery-timeout', '2000']);
     const pid = svc.proc.pid;
     for (let i = 0; i < WEBHOOKS; i++) {
-      const w = await svc.gql().request<{ createWebhookIntegration: { id: string } }>(
-        `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`,
-        { i: { name: `pg-${i}`, url: `${receiver.url}/hook/${i}` } },
-      );
+      const w = await svc
+        .gql()
+        .request<{ createWebhookIntegration: { id: string } }>(
+          `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`,
+          { i: { name: `pg-${i}`, url: `${receiver.url}/hook/${i}` } },
+        );
       await svc.gql().request(ops.CreateNotificationRouter, {
         details: { name: `certificates to webhook ${i}`, eventTypeId: 'certmgr-cert-resource-health-notification-config' },
         filterConfig: { advancedFilterExpression: '' },
@@ -131,10 +133,15 @@ describe('PostgreSQL restarted mid-run', () => {
     expect(expected).toBe(n * WEBHOOKS); // every event posted was accepted in the end
     const distinct = () => new Set(receiver!.requests.map((r) => String(r.headers['webhook-id']))).size;
     await waitFor('every accepted delivery received', () => distinct() >= expected, 90_000, 100);
-    const rows = await waitFor('every row DELIVERED', async () => {
-      const all = await allDeliveries(svc!);
-      return all.length >= expected && all.every((r) => r.status === 'DELIVERED') ? all : null;
-    }, 60_000, 250);
+    const rows = await waitFor(
+      'every row DELIVERED',
+      async () => {
+        const all = await allDeliveries(svc!);
+        return all.length >= expected && all.every((r) => r.status === 'DELIVERED') ? all : null;
+      },
+      60_000,
+      250,
+    );
 
     // The same process throughout.
     expect(svc.proc.exitCode).toBe(null);
@@ -157,10 +164,14 @@ describe('PostgreSQL restarted mid-run', () => {
     // 0 lost: every delivery of every accepted event is in the store and reached the receiver.
     const perEvent = new Map<string, number>();
     let rowsOfEvents = 0;
-    for (let after: string | null = null, more = true; more; ) {
-      const q: { deliveries: { nodes: { event: { id: string } }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } } = await svc
-        .gql()
-        .request(`query($a: String) { deliveries(first: 500, after: $a) { nodes { event { id } } pageInfo { hasNextPage endCursor } } }`, { a: after });
+    for (let after: string | null = null, more = true; more;) {
+      const q: { deliveries: { nodes: { event: { id: string } }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } } =
+        await svc
+          .gql()
+          .request(
+            `query($a: String) { deliveries(first: 500, after: $a) { nodes { event { id } } pageInfo { hasNextPage endCursor } } }`,
+            { a: after },
+          );
       for (const d of q.deliveries.nodes) perEvent.set(d.event.id, (perEvent.get(d.event.id) ?? 0) + 1);
       rowsOfEvents += q.deliveries.nodes.length;
       more = q.deliveries.pageInfo.hasNextPage;

@@ -33,10 +33,12 @@ async function downPort(): Promise<number> {
 async function webhooks(svc: ServiceProcess, base: string, n: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
-    const w = await svc.gql().request<{ createWebhookIntegration: { id: string } }>(
-      `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`,
-      { i: { name: `down-${i}`, url: `${base}/hook/${i}` } },
-    );
+    const w = await svc
+      .gql()
+      .request<{ createWebhookIntegration: { id: string } }>(
+        `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`,
+        { i: { name: `down-${i}`, url: `${base}/hook/${i}` } },
+      );
     ids.push(w.createWebhookIntegration.id);
     await route(svc, w.createWebhookIntegration.id, `certificates to webhook ${i}`);
   }
@@ -60,10 +62,12 @@ interface FullRow {
 }
 
 async function rowsWithError(svc: ServiceProcess, status?: string): Promise<FullRow[]> {
-  const q = await svc.gql().request<{ deliveries: { nodes: FullRow[]; pageInfo: { hasNextPage: boolean } } }>(
-    `query($s: DeliveryStatus) { deliveries(filter: { status: $s }, first: 500) { nodes { id status attempts lastError integrationId } pageInfo { hasNextPage } } }`,
-    { s: status ?? null },
-  );
+  const q = await svc
+    .gql()
+    .request<{ deliveries: { nodes: FullRow[]; pageInfo: { hasNextPage: boolean } } }>(
+      `query($s: DeliveryStatus) { deliveries(filter: { status: $s }, first: 500) { nodes { id status attempts lastError integrationId } pageInfo { hasNextPage } } }`,
+      { s: status ?? null },
+    );
   expect(q.deliveries.pageInfo.hasNextPage).toBe(false); // fewer than 500 here
   return q.deliveries.nodes;
 }
@@ -80,7 +84,16 @@ describe('a receiver down for a while, then back (SQLite)', () => {
     const port = await downPort();
     const base = `http://127.0.0.1:${port}`;
     // --delivery-max-age 10 min: nothing may die during the outage; retry base 50 ms keeps the backoff short.
-    const args = ['--incident-events-url', base, '--delivery-retry-base', '50', '--delivery-timeout', '2000', '--delivery-max-age', '600000'];
+    const args = [
+      '--incident-events-url',
+      base,
+      '--delivery-retry-base',
+      '50',
+      '--delivery-timeout',
+      '2000',
+      '--delivery-max-age',
+      '600000',
+    ];
     const svc = await startServe('sqlite', freshStore('sqlite'), 'faults-receiver-down', args);
     const t0 = Date.now();
     procs.push(svc);
@@ -92,15 +105,22 @@ describe('a receiver down for a while, then back (SQLite)', () => {
     const incidentId = p.createIncidentMgmtIntegration.id;
     await route(svc, incidentId, 'certificates to pager');
 
-    const evs = await svc.postEvents(Array.from({ length: EVENTS }, (_, i) => certificateResourceNotReady({ certificateName: `down-${i}` })));
+    const evs = await svc.postEvents(
+      Array.from({ length: EVENTS }, (_, i) => certificateResourceNotReady({ certificateName: `down-${i}` })),
+    );
     const total = evs.reduce((s, e) => s + e.deliveries, 0);
     expect(total).toBe(EVENTS * (WEBHOOKS + 1));
 
     // Phase 1, connection refused: wait until every delivery has failed at least once (it is being retried).
-    const refused = await waitFor('every delivery refused', async () => {
-      const rows = await rowsWithError(svc);
-      return rows.length === total && rows.every((r) => r.attempts >= 1 && r.lastError !== null) ? rows : null;
-    }, 60_000, 250);
+    const refused = await waitFor(
+      'every delivery refused',
+      async () => {
+        const rows = await rowsWithError(svc);
+        return rows.length === total && rows.every((r) => r.attempts >= 1 && r.lastError !== null) ? rows : null;
+      },
+      60_000,
+      250,
+    );
     expect(refused.filter((r) => r.status === 'DELIVERED' || r.status === 'DEAD')).toEqual([]);
     const refusedMs = Date.now() - t0;
 
@@ -124,10 +144,15 @@ describe('a receiver down for a while, then back (SQLite)', () => {
     up = true;
     const upMs = Date.now() - t0;
 
-    const rows = await waitFor('every row DELIVERED', async () => {
-      const all = await allDeliveries(svc);
-      return all.length === total && all.every((r) => r.status === 'DELIVERED') ? all : null;
-    }, 60_000, 250);
+    const rows = await waitFor(
+      'every row DELIVERED',
+      async () => {
+        const all = await allDeliveries(svc);
+        return all.length === total && all.every((r) => r.status === 'DELIVERED') ? all : null;
+      },
+      60_000,
+      250,
+    );
     expect(byStatus(rows)).toEqual({ DELIVERED: total });
     const doneMs = Date.now() - t0;
     expect(await allDeliveries(svc, undefined, 'DEAD')).toEqual([]);
@@ -140,7 +165,9 @@ describe('a receiver down for a while, then back (SQLite)', () => {
     const bodies = new Map<string, string>();
     let repeats = 0;
     for (const r of receiver.requests) {
-      const id = r.path.startsWith('/hook/') ? `webhook ${String(r.headers['webhook-id'])}` : `incident ${(JSON.parse(r.body) as { dedup_key: string }).dedup_key}`;
+      const id = r.path.startsWith('/hook/')
+        ? `webhook ${String(r.headers['webhook-id'])}`
+        : `incident ${(JSON.parse(r.body) as { dedup_key: string }).dedup_key}`;
       const prev = bodies.get(id);
       if (prev === undefined) bodies.set(id, r.body);
       else {
@@ -171,10 +198,15 @@ describe('a receiver down for a while, then back (SQLite)', () => {
     const total = evs.reduce((s, e) => s + e.deliveries, 0);
     expect(total).toBe(50);
 
-    const dead = await waitFor('every row DEAD', async () => {
-      const all = await rowsWithError(svc);
-      return all.length === total && all.every((r) => r.status === 'DEAD') ? all : null;
-    }, 60_000, 250);
+    const dead = await waitFor(
+      'every row DEAD',
+      async () => {
+        const all = await rowsWithError(svc);
+        return all.length === total && all.every((r) => r.status === 'DEAD') ? all : null;
+      },
+      60_000,
+      250,
+    );
     // Visibly dead-lettered: the DEAD filter lists each one, with the reason.
     const listed = await rowsWithError(svc, 'DEAD');
     expect(new Set(listed.map((r) => r.id))).toEqual(new Set(dead.map((r) => r.id)));
@@ -185,15 +217,22 @@ describe('a receiver down for a while, then back (SQLite)', () => {
     receivers.push(receiver);
     const fresh = await svc.postEvents([certificateResourceNotReady({ certificateName: 'after-outage' })]);
     expect(fresh[0]!.deliveries).toBe(5);
-    const rows = await waitFor('the new deliveries DELIVERED', async () => {
-      const all = await allDeliveries(svc);
-      return all.filter((r) => r.status === 'DELIVERED').length === 5 ? all : null;
-    }, 30_000, 100);
+    const rows = await waitFor(
+      'the new deliveries DELIVERED',
+      async () => {
+        const all = await allDeliveries(svc);
+        return all.filter((r) => r.status === 'DELIVERED').length === 5 ? all : null;
+      },
+      30_000,
+      100,
+    );
     expect(byStatus(rows)).toEqual({ DEAD: 50, DELIVERED: 5 });
     const deadIds = new Set(dead.map((r) => r.id));
     const received = receiver.requests.map((r) => String(r.headers['webhook-id']));
     expect(received.filter((id) => deadIds.has(id))).toEqual([]);
     expect(new Set(received).size).toBe(5);
-    console.log(`[faults] receiver down past max age: ${total} deliveries DEAD after ${dead.reduce((s, r) => s + r.attempts, 0)} attempts, all listed by status DEAD; 5 new ones delivered after, 0 dead sent`);
+    console.log(
+      `[faults] receiver down past max age: ${total} deliveries DEAD after ${dead.reduce((s, r) => s + r.attempts, 0)} attempts, all listed by status DEAD; 5 new ones delivered after, 0 dead sent`,
+    );
   }, 120_000);
 });

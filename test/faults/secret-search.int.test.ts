@@ -20,7 +20,17 @@ import { startService, type RunningService } from '../../src/main.js';
 import { issuerNotReady } from '../fixtures/events.js';
 import { ensureKubeBinaries, startKubeEnv, waitFor, type KubeEnv } from '../support/kube.js';
 import { COMPANY_A, COMPANY_B, LOOPBACK_EGRESS_ALLOW, storeUrl, type TestService } from '../support/service.js';
-import { Kube, captureLogger, installCrds, provider, router, secret, startTestOperator, type CapturedLog, type Plural } from '../operator/support.js';
+import {
+  Kube,
+  captureLogger,
+  installCrds,
+  provider,
+  router,
+  secret,
+  startTestOperator,
+  type CapturedLog,
+  type Plural,
+} from '../operator/support.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
 const ISSUER = 'certmgr-issuer-health-notification-config';
@@ -41,7 +51,15 @@ function mint(name: string, make: (m: string) => string): string {
 /** Every form in which a secret could show up. */
 export function formsOf(value: string, m: string): string[] {
   const b = Buffer.from(value);
-  const set = new Set([value, m, b.toString('base64'), b.toString('base64url'), encodeURIComponent(value), Buffer.from(m).toString('base64'), Buffer.from(m).toString('base64url')]);
+  const set = new Set([
+    value,
+    m,
+    b.toString('base64'),
+    b.toString('base64url'),
+    encodeURIComponent(value),
+    Buffer.from(m).toString('base64'),
+    Buffer.from(m).toString('base64url'),
+  ]);
   // a base64 form without padding also shows inside longer base64 text
   return [...set].map((s) => s.replace(/=+$/, '')).filter((s) => s.length >= 12);
 }
@@ -59,7 +77,8 @@ function findings(where: Place[] = places): string[] {
     for (const form of formsOf(s.value, s.marker))
       for (const p of where) {
         const i = p.text.indexOf(form);
-        if (i >= 0) out.push(`${name} (form ${form.slice(0, 24)}…) in ${p.where}: …${p.text.slice(Math.max(0, i - 160), i + form.length + 40)}…`);
+        if (i >= 0)
+          out.push(`${name} (form ${form.slice(0, 24)}…) in ${p.where}: …${p.text.slice(Math.max(0, i - 160), i + form.length + 40)}…`);
       }
   return out;
 }
@@ -124,7 +143,11 @@ describe.skipIf(skip)('fault suite: no configured secret in logs, API answers, C
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- arbitrary GraphQL JSON, searched as text
   async function api(where: string, key: string, query: string, variables: Record<string, unknown> = {}): Promise<any> {
-    const r = await fetch(`${svc.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', 'svc-api-key': key }, body: JSON.stringify({ query, variables }) });
+    const r = await fetch(`${svc.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'svc-api-key': key },
+      body: JSON.stringify({ query, variables }),
+    });
     const text = await r.text();
     record(`API answer of ${where} (HTTP ${r.status})`, text + JSON.stringify(Object.fromEntries(r.headers)));
     expect(r.status, `${where}: ${text.slice(0, 300)}`).toBeLessThan(500);
@@ -142,7 +165,7 @@ describe.skipIf(skip)('fault suite: no configured secret in logs, API answers, C
     await ensureKubeBinaries();
     echo = await echoReceiver();
     smtp = await smtpEcho();
-    keyA = mint('API key of company A (also the operator\'s)', (m) => `key-${m}`);
+    keyA = mint("API key of company A (also the operator's)", (m) => `key-${m}`);
     keyB = mint('API key of company B', (m) => `key-${m}`);
     const smtpPassword = mint('SMTP password (--smtp-url)', (m) => `pw-${m}`);
     svcLogs = [];
@@ -154,10 +177,20 @@ describe.skipIf(skip)('fault suite: no configured secret in logs, API answers, C
     });
     const cfg = loadServeConfig(
       [
-        '--port', '0', '--host', '127.0.0.1', '--store', storeUrl('sqlite'), '--kube', 'off',
-        '--incident-events-url', `${echo.url}/incident`,
-        '--smtp-url', `smtp://notify:${smtpPassword}@127.0.0.1:${smtp.port}`,
-        '--delivery-retry-base', '200',
+        '--port',
+        '0',
+        '--host',
+        '127.0.0.1',
+        '--store',
+        storeUrl('sqlite'),
+        '--kube',
+        'off',
+        '--incident-events-url',
+        `${echo.url}/incident`,
+        '--smtp-url',
+        `smtp://notify:${smtpPassword}@127.0.0.1:${smtp.port}`,
+        '--delivery-retry-base',
+        '200',
         ...LOOPBACK_EGRESS_ALLOW,
       ],
       {},
@@ -185,78 +218,178 @@ describe.skipIf(skip)('fault suite: no configured secret in logs, API answers, C
   it('every secret marker is absent from every place searched', { timeout: 240_000 }, async () => {
     // ---- through the API, both companies ----
     const ids: Record<string, string[]> = { A: [], B: [] };
-    for (const [co, key] of [['A', keyA], ['B', keyB]] as const) {
+    for (const [co, key] of [
+      ['A', keyA],
+      ['B', keyB],
+    ] as const) {
       const create = async (what: string, field: string, input: Record<string, unknown>) => {
-        const r = await api(`${field} (${co})`, key, `mutation($i: ${field[0]!.toUpperCase()}${field.slice(1)}Input!) { ${field}(input: $i) { id } }`, { i: input });
+        const r = await api(
+          `${field} (${co})`,
+          key,
+          `mutation($i: ${field[0]!.toUpperCase()}${field.slice(1)}Input!) { ${field}(input: $i) { id } }`,
+          { i: input },
+        );
         expect(r.errors, `${what}: ${JSON.stringify(r.errors)}`).toBeUndefined();
         ids[co]!.push(r.data[field].id);
         return r.data[field].id as string;
       };
       const ik = mint(`incident routing key (API, ${co})`, (m) => `rk-${m}`);
-      const incident = await create('incident', 'createIncidentMgmtIntegration', { name: `${co} pager`, incidentMgmtParams: { IntegrationKey: ik } });
+      const incident = await create('incident', 'createIncidentMgmtIntegration', {
+        name: `${co} pager`,
+        incidentMgmtParams: { IntegrationKey: ik },
+      });
       const hookUrl = mint(`webhook URL with a token (API, ${co})`, (m) => `${echo.url}/hook?token=${m}`);
       const sig = mint(`webhook signing secret (API, ${co})`, (m) => `sig-${m}`);
       const hook = await create('webhook', 'createWebhookIntegration', { name: `${co} hook`, url: hookUrl, signingSecret: sig });
-      const slack = await create('slack', 'createSlackIntegration', { name: `${co} slack`, slackParams: { webhookUrl: mint(`Slack webhook URL (API, ${co})`, (m) => `${echo.url}/services/T0/B0/${m}`) } });
-      const teams = await create('teams', 'createTeamsIntegration', { name: `${co} teams`, teamsParams: { webhookUrl: mint(`Teams webhook URL (API, ${co})`, (m) => `${echo.url}/workflows/${m}`) } });
+      const slack = await create('slack', 'createSlackIntegration', {
+        name: `${co} slack`,
+        slackParams: { webhookUrl: mint(`Slack webhook URL (API, ${co})`, (m) => `${echo.url}/services/T0/B0/${m}`) },
+      });
+      const teams = await create('teams', 'createTeamsIntegration', {
+        name: `${co} teams`,
+        teamsParams: { webhookUrl: mint(`Teams webhook URL (API, ${co})`, (m) => `${echo.url}/workflows/${m}`) },
+      });
       const email = await create('email', 'createEmailIntegration', { name: `${co} mail`, emailParams: { to: ['oncall@example.com'] } });
 
       // basic auth in the URL: accepted or refused, either way it must not echo back
       const userinfo = mint(`webhook URL userinfo password (API, ${co})`, (m) => `${echo.url.replace('http://', `http://u:${m}@`)}/basic`);
-      await api(`createWebhookIntegration userinfo (${co})`, key, `mutation($u: String!) { createWebhookIntegration(input: { name: "basic", url: $u }) { id } }`, { u: userinfo });
+      await api(
+        `createWebhookIntegration userinfo (${co})`,
+        key,
+        `mutation($u: String!) { createWebhookIntegration(input: { name: "basic", url: $u }) { id } }`,
+        { u: userinfo },
+      );
 
       // rotation of the signing secret, and of the routing key
       const sig2 = mint(`webhook signing secret, rotated (API, ${co})`, (m) => `sig2-${m}`);
-      await api(`rotate (${co})`, key, `mutation($id: UUID!, $s: String!, $u: String!) { updateIntegration(id: $id, input: { webhookParams: { url: $u, signingSecret: $s } }) { id webhookSigned } }`, { id: hook, s: sig2, u: hookUrl });
+      await api(
+        `rotate (${co})`,
+        key,
+        `mutation($id: UUID!, $s: String!, $u: String!) { updateIntegration(id: $id, input: { webhookParams: { url: $u, signingSecret: $s } }) { id webhookSigned } }`,
+        { id: hook, s: sig2, u: hookUrl },
+      );
       const ik2 = mint(`incident routing key, updated (API, ${co})`, (m) => `rk2-${m}`);
-      await api(`update key (${co})`, key, `mutation($id: UUID!, $k: String!) { updateIntegration(id: $id, input: { incidentMgmtParams: { IntegrationKey: $k } }) { id } }`, { id: incident, k: ik2 });
+      await api(
+        `update key (${co})`,
+        key,
+        `mutation($id: UUID!, $k: String!) { updateIntegration(id: $id, input: { incidentMgmtParams: { IntegrationKey: $k } }) { id } }`,
+        { id: incident, k: ik2 },
+      );
 
       // invalid input carrying secrets: the error must say what and where, never echo the value
       const bad = [
         ['url not http', { name: 'x', url: mint(`invalid webhook URL (API, ${co})`, (m) => `ftp://host/${m}`) }],
         ['url with spaces', { name: 'x', url: mint(`malformed webhook URL (API, ${co})`, (m) => `http://exa mple/${m}`) }],
-        ['url to a denied address', { name: 'x', url: mint(`denied webhook URL (API, ${co})`, (m) => `http://169.254.169.254/latest/${m}`) }],
-        ['short signing secret', { name: 'x', url: `${echo.url}/h`, signingSecret: mint(`short signing secret (API, ${co})`, (m) => m.slice(0, 12)) }],
-        ['malformed whsec', { name: 'x', url: `${echo.url}/h`, signingSecret: mint(`malformed whsec (API, ${co})`, (m) => `whsec_!!${m}!!`) }],
+        [
+          'url to a denied address',
+          { name: 'x', url: mint(`denied webhook URL (API, ${co})`, (m) => `http://169.254.169.254/latest/${m}`) },
+        ],
+        [
+          'short signing secret',
+          { name: 'x', url: `${echo.url}/h`, signingSecret: mint(`short signing secret (API, ${co})`, (m) => m.slice(0, 12)) },
+        ],
+        [
+          'malformed whsec',
+          { name: 'x', url: `${echo.url}/h`, signingSecret: mint(`malformed whsec (API, ${co})`, (m) => `whsec_!!${m}!!`) },
+        ],
       ] as const;
       for (const [what, input] of bad) {
-        const r = await api(`createWebhookIntegration ${what} (${co})`, key, `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`, { i: input });
+        const r = await api(
+          `createWebhookIntegration ${what} (${co})`,
+          key,
+          `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`,
+          { i: input },
+        );
         expect(r.errors, what).toBeDefined();
       }
-      await api(`update slack with a bad URL (${co})`, key, `mutation($id: UUID!, $u: String!) { updateIntegration(id: $id, input: { slackParams: { webhookUrl: $u } }) { id } }`, {
-        id: slack,
-        u: mint(`invalid Slack URL (API, ${co})`, (m) => `javascript:${m}`),
-      });
-      await api(`incident key too long (${co})`, key, `mutation($k: String!) { createIncidentMgmtIntegration(input: { name: "x", incidentMgmtParams: { IntegrationKey: $k } }) { id } }`, {
-        k: mint(`oversized routing key (API, ${co})`, (m) => `${m}${'k'.repeat(5000)}`),
-      });
+      await api(
+        `update slack with a bad URL (${co})`,
+        key,
+        `mutation($id: UUID!, $u: String!) { updateIntegration(id: $id, input: { slackParams: { webhookUrl: $u } }) { id } }`,
+        {
+          id: slack,
+          u: mint(`invalid Slack URL (API, ${co})`, (m) => `javascript:${m}`),
+        },
+      );
+      await api(
+        `incident key too long (${co})`,
+        key,
+        `mutation($k: String!) { createIncidentMgmtIntegration(input: { name: "x", incidentMgmtParams: { IntegrationKey: $k } }) { id } }`,
+        {
+          k: mint(`oversized routing key (API, ${co})`, (m) => `${m}${'k'.repeat(5000)}`),
+        },
+      );
       // wrong type for the params object: graphql-js variable coercion errors quote the value
-      await api(`params of the wrong type (${co})`, key, `mutation($i: CreateIncidentMgmtIntegrationInput!) { createIncidentMgmtIntegration(input: $i) { id } }`, {
-        i: { name: 'x', incidentMgmtParams: { IntegrationKey: 12, extra: mint(`routing key in an unknown field (API, ${co})`, (m) => `rk-${m}`) } },
-      });
+      await api(
+        `params of the wrong type (${co})`,
+        key,
+        `mutation($i: CreateIncidentMgmtIntegrationInput!) { createIncidentMgmtIntegration(input: $i) { id } }`,
+        {
+          i: {
+            name: 'x',
+            incidentMgmtParams: { IntegrationKey: 12, extra: mint(`routing key in an unknown field (API, ${co})`, (m) => `rk-${m}`) },
+          },
+        },
+      );
 
-      await api(`routing key as a list (${co})`, key, `mutation($i: CreateIncidentMgmtIntegrationInput!) { createIncidentMgmtIntegration(input: $i) { id } }`, {
-        i: { name: 'x', incidentMgmtParams: { IntegrationKey: [mint(`routing key sent as a list (API, ${co})`, (m) => `rk-${m}`)] } },
-      });
-      await api(`webhook URL as an object (${co})`, key, `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`, {
-        i: { name: 'x', url: { href: mint(`webhook URL sent as an object (API, ${co})`, (m) => `${echo.url}/o/${m}`) } },
-      });
+      await api(
+        `routing key as a list (${co})`,
+        key,
+        `mutation($i: CreateIncidentMgmtIntegrationInput!) { createIncidentMgmtIntegration(input: $i) { id } }`,
+        {
+          i: { name: 'x', incidentMgmtParams: { IntegrationKey: [mint(`routing key sent as a list (API, ${co})`, (m) => `rk-${m}`)] } },
+        },
+      );
+      await api(
+        `webhook URL as an object (${co})`,
+        key,
+        `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`,
+        {
+          i: { name: 'x', url: { href: mint(`webhook URL sent as an object (API, ${co})`, (m) => `${echo.url}/o/${m}`) } },
+        },
+      );
 
       // the same written as literals in the document (validation errors print literals)
       const lit = mint(`routing key as a list literal (API, ${co})`, (m) => `rk-${m}`);
-      await api(`routing key as a list literal (${co})`, key, `mutation { createIncidentMgmtIntegration(input: { name: "x", incidentMgmtParams: { IntegrationKey: ["${lit}"] } }) { id } }`);
+      await api(
+        `routing key as a list literal (${co})`,
+        key,
+        `mutation { createIncidentMgmtIntegration(input: { name: "x", incidentMgmtParams: { IntegrationKey: ["${lit}"] } }) { id } }`,
+      );
       const litUrl = mint(`Slack URL as an object literal (API, ${co})`, (m) => `${echo.url}/services/${m}`);
-      await api(`Slack URL as an object literal (${co})`, key, `mutation { createSlackIntegration(input: { name: "x", slackParams: { webhookUrl: { u: "${litUrl}" } } }) { id } }`);
+      await api(
+        `Slack URL as an object literal (${co})`,
+        key,
+        `mutation { createSlackIntegration(input: { name: "x", slackParams: { webhookUrl: { u: "${litUrl}" } } }) { id } }`,
+      );
       const litParams = mint(`params given as a string literal (API, ${co})`, (m) => `rk-${m}`);
-      await api(`params as a string literal (${co})`, key, `mutation { createIncidentMgmtIntegration(input: { name: "x", incidentMgmtParams: "${litParams}" }) { id } }`);
+      await api(
+        `params as a string literal (${co})`,
+        key,
+        `mutation { createIncidentMgmtIntegration(input: { name: "x", incidentMgmtParams: "${litParams}" }) { id } }`,
+      );
 
       // routers to every integration, then test sends (receiver fails and echoes) and failing deliveries
       for (const integ of [incident, hook, slack, teams, email]) {
-        const r = await api(`router (${co})`, key, `mutation($i: UUID!) { createNotificationRoutingConfiguration(name: "all", eventTypeId: "${ISSUER}", integrationId: $i) { id } }`, { i: integ });
+        const r = await api(
+          `router (${co})`,
+          key,
+          `mutation($i: UUID!) { createNotificationRoutingConfiguration(name: "all", eventTypeId: "${ISSUER}", integrationId: $i) { id } }`,
+          { i: integ },
+        );
         expect(r.errors).toBeUndefined();
-        await api(`testIntegration (${co})`, key, `mutation($id: UUID!) { testIntegration(id: $id) { outcome statusCode error latencyMs } }`, { id: integ });
+        await api(
+          `testIntegration (${co})`,
+          key,
+          `mutation($id: UUID!) { testIntegration(id: $id) { outcome statusCode error latencyMs } }`,
+          { id: integ },
+        );
       }
-      const ev = await rest(`events (${co})`, key, '/v1/events', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([issuerNotReady({ issuerName: `${co}-issuer` })]) });
+      const ev = await rest(`events (${co})`, key, '/v1/events', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify([issuerNotReady({ issuerName: `${co}-issuer` })]),
+      });
       expect(ev.status).toBe(202);
     }
     // a request with a wrong key that differs from a real one only at the end, and a key in the wrong header
@@ -269,15 +402,24 @@ describe.skipIf(skip)('fault suite: no configured secret in logs, API answers, C
     await k.ns(ns);
     const S = (name: string, data: Record<string, string>) => k.apply(secret(ns, name, data));
     await S('ik', { integrationKey: mint('incident routing key (Secret)', (m) => `rk-${m}`) });
-    await S('hook', { url: mint('webhook URL (Secret)', (m) => `${echo.url}/crhook/${m}`), signing: mint('webhook signing secret (Secret)', (m) => `sig-${m}`) });
+    await S('hook', {
+      url: mint('webhook URL (Secret)', (m) => `${echo.url}/crhook/${m}`),
+      signing: mint('webhook signing secret (Secret)', (m) => `sig-${m}`),
+    });
     await S('slack', { url: mint('Slack URL (Secret)', (m) => `${echo.url}/services/T1/B1/${m}`) });
     await S('teams', { url: mint('Teams URL (Secret)', (m) => `${echo.url}/teamsflow/${m}`) });
     await S('bad-url', { url: mint('malformed URL (Secret)', (m) => `http://exa mple/${m}`) });
     await S('denied-url', { url: mint('denied URL (Secret)', (m) => `http://169.254.169.254/${m}`) });
     await S('other', { unrelated: mint('other key of a referenced Secret', (m) => `other-${m}`) });
     const P = (name: string, spec: Record<string, unknown>) => k.apply(provider(ns, name, spec));
-    await P('oncall', { type: 'IncidentManagement', incidentManagement: { integrationKeySecretRef: { name: 'ik', key: 'integrationKey' } } });
-    await P('hook', { type: 'Webhook', webhook: { urlSecretRef: { name: 'hook', key: 'url' }, signingSecretRef: { name: 'hook', key: 'signing' } } });
+    await P('oncall', {
+      type: 'IncidentManagement',
+      incidentManagement: { integrationKeySecretRef: { name: 'ik', key: 'integrationKey' } },
+    });
+    await P('hook', {
+      type: 'Webhook',
+      webhook: { urlSecretRef: { name: 'hook', key: 'url' }, signingSecretRef: { name: 'hook', key: 'signing' } },
+    });
     await P('slack', { type: 'Slack', slack: { webhookUrlSecretRef: { name: 'slack', key: 'url' } } });
     await P('teams', { type: 'Teams', teams: { webhookUrlSecretRef: { name: 'teams', key: 'url' } } });
     await P('bad', { type: 'Webhook', webhook: { urlSecretRef: { name: 'bad-url', key: 'url' } } });
@@ -289,15 +431,29 @@ describe.skipIf(skip)('fault suite: no configured secret in logs, API answers, C
     }
     for (const p of ['bad', 'denied', 'missing-key']) await k.waitCondition('notificationproviders', p, ns, { status: 'False' }, 30_000);
     // rotation through the Secret
-    await S('hook', { url: secrets.get('webhook URL (Secret)')!.value, signing: mint('webhook signing secret, rotated (Secret)', (m) => `sig2-${m}`) });
+    await S('hook', {
+      url: secrets.get('webhook URL (Secret)')!.value,
+      signing: mint('webhook signing secret, rotated (Secret)', (m) => `sig2-${m}`),
+    });
     await S('ik', { integrationKey: mint('incident routing key, rotated (Secret)', (m) => `rk2-${m}`) });
-    await waitFor('rotated secrets applied', async () => {
-      const ints = await svc.store.listIntegrations(COMPANY_A);
-      const has = (v: string) => ints.some((i) => Object.values(i.secrets).includes(v));
-      return has(secrets.get('webhook signing secret, rotated (Secret)')!.value) && has(secrets.get('incident routing key, rotated (Secret)')!.value) ? true : undefined;
-    }, { timeoutMs: 30_000 });
+    await waitFor(
+      'rotated secrets applied',
+      async () => {
+        const ints = await svc.store.listIntegrations(COMPANY_A);
+        const has = (v: string) => ints.some((i) => Object.values(i.secrets).includes(v));
+        return has(secrets.get('webhook signing secret, rotated (Secret)')!.value) &&
+          has(secrets.get('incident routing key, rotated (Secret)')!.value)
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     for (const p of ['oncall', 'hook', 'slack', 'teams']) await k.waitReady('notificationrouters', `to-${p}`, ns, 30_000);
-    const ev = await rest('events after CRs', keyA, '/v1/events', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([issuerNotReady({ issuerName: 'cr-issuer' })]) });
+    const ev = await rest('events after CRs', keyA, '/v1/events', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([issuerNotReady({ issuerName: 'cr-issuer' })]),
+    });
     expect(ev.status).toBe(202);
 
     // every delivery attempted at least once (they all fail: the receivers answer 500, SMTP refuses the login)
@@ -317,11 +473,28 @@ describe.skipIf(skip)('fault suite: no configured secret in logs, API answers, C
 
     // ---- final read of everything, as both companies ----
     for (const key of [keyA, keyB]) {
-      await api('integrations', key, `{ integrations { nodes { id name enabled type emailTo emailFrom webhookSigned managedBy createdAt updatedAt } totalCount } }`);
-      await api('routers', key, `{ searchNotificationRoutingConfigurations { nodes { id name enabled generation managedBy eventType { id displayName types } notificationRouterFilterConfig { advancedFilterExpression } notificationRouterIntegrationConfig { notificationRouterIntegrationID notificationRouterTemplateID } } } }`);
-      await api('deliveries', key, `{ deliveries(first: 500) { nodes { id status attempts lastError lastStatusCode nextAttemptAt event { id type receivedAt } routerId routerName integrationId integration { id name type } } } }`);
+      await api(
+        'integrations',
+        key,
+        `{ integrations { nodes { id name enabled type emailTo emailFrom webhookSigned managedBy createdAt updatedAt } totalCount } }`,
+      );
+      await api(
+        'routers',
+        key,
+        `{ searchNotificationRoutingConfigurations { nodes { id name enabled generation managedBy eventType { id displayName types } notificationRouterFilterConfig { advancedFilterExpression } notificationRouterIntegrationConfig { notificationRouterIntegrationID notificationRouterTemplateID } } } }`,
+      );
+      await api(
+        'deliveries',
+        key,
+        `{ deliveries(first: 500) { nodes { id status attempts lastError lastStatusCode nextAttemptAt event { id type receivedAt } routerId routerName integrationId integration { id name type } } } }`,
+      );
       await api('eventTypes', key, `{ eventTypes { id displayName types } }`);
-      await api('simulateRouting', key, `query($e: EventInput!) { simulateRouting(event: $e) { eventType monitored routers { verdict error wouldNotify router { id name } } } }`, { e: issuerNotReady() });
+      await api(
+        'simulateRouting',
+        key,
+        `query($e: EventInput!) { simulateRouting(event: $e) { eventType monitored routers { verdict error wouldNotify router { id name } } } }`,
+        { e: issuerNotReady() },
+      );
       await rest('monitoring config', key, MONITORING_CONFIG_PATH);
     }
     await rest('metrics', null, '/metrics');
@@ -329,11 +502,18 @@ describe.skipIf(skip)('fault suite: no configured secret in logs, API answers, C
 
     // ---- CR status and Events ----
     for (const plural of ['notificationproviders', 'notificationrouters', 'monitoringconfigs'] as Plural[]) {
-      const list = (await k.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural })) as { items: { metadata: { namespace?: string; name: string }; status?: unknown }[] };
-      for (const o of list.items) record(`status of ${plural} ${o.metadata.namespace ?? ''}/${o.metadata.name}`, JSON.stringify(o.status ?? {}));
+      const list = (await k.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural })) as {
+        items: { metadata: { namespace?: string; name: string }; status?: unknown }[];
+      };
+      for (const o of list.items)
+        record(`status of ${plural} ${o.metadata.namespace ?? ''}/${o.metadata.name}`, JSON.stringify(o.status ?? {}));
     }
     const events = await k.core.listEventForAllNamespaces({});
-    for (const e of events.items) record(`Event ${e.metadata?.namespace}/${e.metadata?.name} (${e.reason})`, JSON.stringify({ ...e, metadata: { name: e.metadata?.name, namespace: e.metadata?.namespace } }));
+    for (const e of events.items)
+      record(
+        `Event ${e.metadata?.namespace}/${e.metadata?.name} (${e.reason})`,
+        JSON.stringify({ ...e, metadata: { name: e.metadata?.name, namespace: e.metadata?.namespace } }),
+      );
     expect(events.items.length, 'the operator recorded Events').toBeGreaterThan(0);
 
     await op.stop();
@@ -349,8 +529,14 @@ describe.skipIf(skip)('fault suite: no configured secret in logs, API answers, C
       { where: 'Secret data', text: JSON.stringify(secretObjects.items.map((x) => x.data)) },
     ]);
     for (const name of ['incident routing key, rotated (Secret)', 'Slack URL (Secret)', 'incident routing key, updated (API, A)'])
-      expect(control.some((c) => c.startsWith(name)), `control: ${name} not found where it was sent`).toBe(true);
-    expect(control.some((c) => c.includes('in Secret data')), 'control: base64 forms are found').toBe(true);
+      expect(
+        control.some((c) => c.startsWith(name)),
+        `control: ${name} not found where it was sent`,
+      ).toBe(true);
+    expect(
+      control.some((c) => c.includes('in Secret data')),
+      'control: base64 forms are found',
+    ).toBe(true);
 
     const found = findings();
     const count = (re: RegExp) => places.filter((p) => re.test(p.where)).length;

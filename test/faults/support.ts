@@ -24,10 +24,13 @@ export function freshStore(kind: Engine): string {
 export function startServe(kind: Engine, store: string, instanceId: string, extra: string[] = []): Promise<ServiceProcess> {
   return startServiceProcess(
     [
-      '--store', store,
+      '--store',
+      store,
       ...(kind === 'postgres' ? ['--secret-key-file', testSecretKeyFile()] : []),
-      '--instance-id', instanceId,
-      '--egress-allow', '127.0.0.1/32',
+      '--instance-id',
+      instanceId,
+      '--egress-allow',
+      '127.0.0.1/32',
       ...extra,
     ],
     KEY,
@@ -45,10 +48,12 @@ export async function allDeliveries(svc: ServiceProcess, integrationId?: string,
   const out: DeliveryRow[] = [];
   let after: string | null = null;
   for (;;) {
-    const q: { deliveries: { nodes: DeliveryRow[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } } = await svc.gql().request(
-      `query($i: UUID, $s: DeliveryStatus, $a: String) { deliveries(filter: { integrationId: $i, status: $s }, first: 500, after: $a) { nodes { id status attempts } pageInfo { hasNextPage endCursor } } }`,
-      { i: integrationId ?? null, s: status ?? null, a: after },
-    );
+    const q: { deliveries: { nodes: DeliveryRow[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } } = await svc
+      .gql()
+      .request(
+        `query($i: UUID, $s: DeliveryStatus, $a: String) { deliveries(filter: { integrationId: $i, status: $s }, first: 500, after: $a) { nodes { id status attempts } pageInfo { hasNextPage endCursor } } }`,
+        { i: integrationId ?? null, s: status ?? null, a: after },
+      );
     out.push(...q.deliveries.nodes);
     if (!q.deliveries.pageInfo.hasNextPage) return out;
     after = q.deliveries.pageInfo.endCursor;

@@ -74,7 +74,8 @@ describe('planFor (the expectations table)', () => {
   it('covers every group, and a net change is reported exactly once', () => {
     // every group at least 3 times, and one deletion
     const groups = new Map<string, number>();
-    for (const p of plans) groups.set(`${p.initial}:${String(p.whileBlind)}`, (groups.get(`${p.initial}:${String(p.whileBlind)}`) ?? 0) + 1);
+    for (const p of plans)
+      groups.set(`${p.initial}:${String(p.whileBlind)}`, (groups.get(`${p.initial}:${String(p.whileBlind)}`) ?? 0) + 1);
     expect(groups.size).toBe(7);
     for (const [g, n] of groups) expect(n, g).toBeGreaterThanOrEqual(g.endsWith('delete') ? 1 : 3);
     for (const p of plans) {
@@ -136,7 +137,11 @@ describe.skipIf(skip)('fault: watch cut and 410 Gone while the emitter is blind 
     );
     await gql.request(
       'mutation($d: NotificationRouterConfigDetailsInput!, $f: NotificationRouterFilterConfigInput!, $i: NotificationRouterIntegrationConfigurationInput!) { createNotificationRouter(details: $d, filterConfig: $f, integrationConfig: $i) { id } }',
-      { d: { name: 'issuers', eventTypeId: 'certmgr-issuer-health-notification-config' }, f: { advancedFilterExpression: '' }, i: { integrationId: createWebhookIntegration.id } },
+      {
+        d: { name: 'issuers', eventTypeId: 'certmgr-issuer-health-notification-config' },
+        f: { advancedFilterExpression: '' },
+        i: { integrationId: createWebhookIntegration.id },
+      },
     );
   }, 10 * 60_000);
 
@@ -156,19 +161,39 @@ describe.skipIf(skip)('fault: watch cut and 410 Gone while the emitter is blind 
     return iso(lastStamp);
   };
   const readyCond = (status: Ready) => ({
-    conditions: [{ type: 'Ready', status, reason: status === 'True' ? 'IsReady' : 'ErrInitIssuer', message: status === 'True' ? 'Signing CA verified' : 'secret "ca" not found', lastTransitionTime: stamp(), observedGeneration: 1 }],
+    conditions: [
+      {
+        type: 'Ready',
+        status,
+        reason: status === 'True' ? 'IsReady' : 'ErrInitIssuer',
+        message: status === 'True' ? 'Signing CA verified' : 'secret "ca" not found',
+        lastTransitionTime: stamp(),
+        observedGeneration: 1,
+      },
+    ],
   });
   const setReady = (ns: string, name: string, status: Ready) =>
-    custom.patchNamespacedCustomObjectStatus({ group: 'cert-manager.io', version: 'v1', plural: 'issuers', namespace: ns, name, body: { status: readyCond(status) } }, mergePatch);
+    custom.patchNamespacedCustomObjectStatus(
+      { group: 'cert-manager.io', version: 'v1', plural: 'issuers', namespace: ns, name, body: { status: readyCond(status) } },
+      mergePatch,
+    );
 
   /** Issuer events the hub accepted for a namespace, per issuer, oldest first. */
   async function atHub(ns: string): Promise<Map<string, Short[]>> {
     const rows: { id: string; type: string; receivedAt: string }[] = [];
     let after: string | null = null;
     for (;;) {
-      const r: { deliveries: { nodes: { event: { id: string; type: string; receivedAt: string } | null }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } } = await svc
+      const r: {
+        deliveries: {
+          nodes: { event: { id: string; type: string; receivedAt: string } | null }[];
+          pageInfo: { hasNextPage: boolean; endCursor: string | null };
+        };
+      } = await svc
         .gql()
-        .request('query($after: String) { deliveries(first: 500, after: $after) { nodes { event { id type receivedAt } } pageInfo { hasNextPage endCursor } } }', { after });
+        .request(
+          'query($after: String) { deliveries(first: 500, after: $after) { nodes { event { id type receivedAt } } pageInfo { hasNextPage endCursor } } }',
+          { after },
+        );
       for (const n of r.deliveries.nodes) if (n.event) rows.push(n.event);
       if (!r.deliveries.pageInfo.hasNextPage) break;
       after = r.deliveries.pageInfo.endCursor;
@@ -193,7 +218,12 @@ describe.skipIf(skip)('fault: watch cut and 410 Gone while the emitter is blind 
     await ensureNamespace(kc, ns);
     await Promise.all(
       plans.map(async (p) => {
-        await applyManifest(kc, { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: p.name, namespace: ns }, spec: { ca: { secretName: 'ca' } } } as never);
+        await applyManifest(kc, {
+          apiVersion: 'cert-manager.io/v1',
+          kind: 'Issuer',
+          metadata: { name: p.name, namespace: ns },
+          spec: { ca: { secretName: 'ca' } },
+        } as never);
         await setReady(ns, p.name, p.initial);
       }),
     );
@@ -212,7 +242,13 @@ describe.skipIf(skip)('fault: watch cut and 410 Gone while the emitter is blind 
     await Promise.all(
       plans.map(async (p) => {
         if (p.whileBlind === 'delete') {
-          await custom.deleteNamespacedCustomObject({ group: 'cert-manager.io', version: 'v1', plural: 'issuers', namespace: ns, name: p.name });
+          await custom.deleteNamespacedCustomObject({
+            group: 'cert-manager.io',
+            version: 'v1',
+            plural: 'issuers',
+            namespace: ns,
+            name: p.name,
+          });
           flips++;
           return;
         }
@@ -228,7 +264,10 @@ describe.skipIf(skip)('fault: watch cut and 410 Gone while the emitter is blind 
   /** Every expected transition at the hub, then (after the grace period has passed twice more) nothing else. */
   async function expectExactlyPlanned(ns: string, label: string, flips: number, t0: number): Promise<void> {
     const want = plans.reduce((n, p) => n + p.expected.length, 0);
-    await waitFor('every net transition at the hub', async () => countAt(await atHub(ns)) >= want, { timeoutMs: 30_000, intervalMs: 200 }).catch(() => undefined);
+    await waitFor('every net transition at the hub', async () => countAt(await atHub(ns)) >= want, {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+    }).catch(() => undefined);
     await sleep(2 * GRACE + 500); // a late duplicate (grace recheck, relist, resync) would arrive by now
     const m = await atHub(ns);
     let missed = 0;
@@ -239,7 +278,9 @@ describe.skipIf(skip)('fault: watch cut and 410 Gone while the emitter is blind 
       duplicates += Math.max(0, got.length - p.expected.length);
     }
     // the figures first, so a failing run reports them too
-    const off = plans.filter((p) => (m.get(p.name) ?? []).join() !== p.expected.join()).map((p) => `${p.name}: ${(m.get(p.name) ?? []).join(',') || '-'}`);
+    const off = plans
+      .filter((p) => (m.get(p.name) ?? []).join() !== p.expected.join())
+      .map((p) => `${p.name}: ${(m.get(p.name) ?? []).join(',') || '-'}`);
     figures.push(
       `${label}: issuers ${N}, flips ${flips}, events at the hub ${countAt(m)}, missed ${missed}, duplicates ${duplicates}, wall ${((Date.now() - t0) / 1000).toFixed(1)} s${off.length ? ` (off plan: ${off.join('; ')})` : ''}`,
     );
@@ -257,7 +298,9 @@ describe.skipIf(skip)('fault: watch cut and 410 Gone while the emitter is blind 
       proxy.block();
       proxy.cut();
       const flips = await changeWhileBlind(ns);
-      await waitFor('the informer retried against the blocked proxy', () => emitter.stats().informers['issuers']!.errors > before.errors, { timeoutMs: 10_000 });
+      await waitFor('the informer retried against the blocked proxy', () => emitter.stats().informers['issuers']!.errors > before.errors, {
+        timeoutMs: 10_000,
+      });
       await sleep(GRACE); // blind for longer than the grace period
       proxy.unblock();
       await expectExactlyPlanned(ns, 'plain cut', flips, t0);
@@ -304,7 +347,10 @@ describe.skipIf(skip)('fault: watch cut and 410 Gone while the emitter is blind 
       const flips = await changeWhileBlind(ns);
       await compactEtcd(env);
       // client-node's watch idle timeout (30 s) is the only thing that can notice; then the resume gets 410
-      await waitFor('relisted after the half-open watch', () => emitter.stats().informers['issuers']!.lists > before.lists, { timeoutMs: 60_000, intervalMs: 250 });
+      await waitFor('relisted after the half-open watch', () => emitter.stats().informers['issuers']!.lists > before.lists, {
+        timeoutMs: 60_000,
+        intervalMs: 250,
+      });
       await expectExactlyPlanned(ns, 'half-open + compacted', flips, t0);
     } finally {
       await emitter.stop();

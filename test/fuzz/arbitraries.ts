@@ -8,23 +8,58 @@ import type { EventType } from '../../src/events/families.js';
 
 /** Characters that broke or should break things: NUL, bidi overrides, zero-width, surrogates, quotes, escapes. */
 export const NASTY_CHARS = [
-  '\u0000', '\u202e', '\u202d', '\u2066', '\u2069', '\u200b', '\u200d', '\ufeff', '\ud800', '\udfff', '\ud83d\ude00',
-  '\u00e9', 'e\u0301', '\n', '\r', '\t', '"', "'", '\\', '`', '$', '{', '}', '%', '%ZZ', '\u2028', '\u0085', '\x7f',
+  '\u0000',
+  '\u202e',
+  '\u202d',
+  '\u2066',
+  '\u2069',
+  '\u200b',
+  '\u200d',
+  '\ufeff',
+  '\ud800',
+  '\udfff',
+  '\ud83d\ude00',
+  '\u00e9',
+  'e\u0301',
+  '\n',
+  '\r',
+  '\t',
+  '"',
+  "'",
+  '\\',
+  '`',
+  '$',
+  '{',
+  '}',
+  '%',
+  '%ZZ',
+  '\u2028',
+  '\u0085',
+  '\x7f',
 ];
 
 /** Short strings mixing plain text, unicode and the characters above. */
 export const weirdString = (maxLength = 24): fc.Arbitrary<string> =>
   fc
-    .array(fc.oneof({ weight: 3, arbitrary: fc.string({ maxLength: 4 }) }, fc.constantFrom(...NASTY_CHARS), fc.string({ unit: 'binary', maxLength: 3 })), {
-      maxLength,
-    })
+    .array(
+      fc.oneof(
+        { weight: 3, arbitrary: fc.string({ maxLength: 4 }) },
+        fc.constantFrom(...NASTY_CHARS),
+        fc.string({ unit: 'binary', maxLength: 3 }),
+      ),
+      {
+        maxLength,
+      },
+    )
     .map((parts) => parts.join(''));
 
 /** Strings of a chosen size class: empty, short, long (up to `max` characters of one repeated unit). */
 export const sizedString = (max: number): fc.Arbitrary<string> =>
   fc.oneof(
     weirdString(),
-    fc.tuple(fc.constantFrom('a', '\u0000', '\u202e', '\ud83d\ude00', 'é'), fc.constantFrom(1_000, 65_536, max)).map(([u, n]) => u.repeat(Math.max(1, Math.floor(n / u.length)))),
+    fc
+      .tuple(fc.constantFrom('a', '\u0000', '\u202e', '\ud83d\ude00', 'é'), fc.constantFrom(1_000, 65_536, max))
+      .map(([u, n]) => u.repeat(Math.max(1, Math.floor(n / u.length)))),
   );
 
 /** Numbers JSON can carry and JS mangles: huge, tiny, negative zero, beyond 2^53, 1e308. */
@@ -36,7 +71,15 @@ export const hostileNumber: fc.Arbitrary<number> = fc.oneof(
 
 /** Numbers written as JSON text that JSON.stringify cannot produce: 21 digits, exponents, 1e400 (Infinity). */
 export const hostileNumberLiteral: fc.Arbitrary<string> = fc.constantFrom(
-  '123456789012345678901', '1e400', '-1e400', '1E2', '1.0', '-0', '0.0000001', '9'.repeat(400), '1e-400',
+  '123456789012345678901',
+  '1e400',
+  '-1e400',
+  '1E2',
+  '1.0',
+  '-0',
+  '0.0000001',
+  '9'.repeat(400),
+  '1e-400',
 );
 
 /** Arbitrary JSON values with weird strings and numbers. */
@@ -72,7 +115,10 @@ export function deepText(d: Deep): string {
 // Events
 
 export const ISSUER_TYPES = ['evt.healthstatus.certmgr-issuer.notready', 'evt.healthstatus.certmgr-issuer.active'] as const;
-export const CERT_TYPES = ['evt.healthstatus.certmgr-certificate-resource.notready', 'evt.healthstatus.certmgr-certificate-resource.active'] as const;
+export const CERT_TYPES = [
+  'evt.healthstatus.certmgr-certificate-resource.notready',
+  'evt.healthstatus.certmgr-certificate-resource.active',
+] as const;
 export const EXPIRY_TYPE = 'evt.policy.expiringcertificates.failed' as const;
 
 interface SchemaNode {
@@ -93,11 +139,15 @@ export const MAX_DNS_NAMES: number = certSchema.properties?.SANs?.properties?.['
 export const MAX_STATUS_MESSAGE: number = certSchema.properties?.statusMessage?.maxLength ?? FALLBACK_MAX_STRING;
 
 const uuidV4 = fc.uuid({ version: 4 });
-const ts = fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2099-12-31T23:59:59Z'), noInvalidDate: true }).map((d) => d.toISOString().replace(/\.\d{3}Z$/, 'Z'));
+const ts = fc
+  .date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2099-12-31T23:59:59Z'), noInvalidDate: true })
+  .map((d) => d.toISOString().replace(/\.\d{3}Z$/, 'Z'));
 const offsetTs = fc
   .date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2099-12-31T23:59:59Z'), noInvalidDate: true })
   .map((d) => d.toISOString().replace('Z', '+00:00'));
-const dur = fc.tuple(fc.nat(999), fc.nat(59), fc.nat(59), fc.option(fc.nat(99), { nil: undefined })).map(([h, m, s, f]) => `${h}h${m}m${s}${f === undefined ? '' : '.' + f}s`);
+const dur = fc
+  .tuple(fc.nat(999), fc.nat(59), fc.nat(59), fc.option(fc.nat(99), { nil: undefined }))
+  .map(([h, m, s, f]) => `${h}h${m}m${s}${f === undefined ? '' : '.' + f}s`);
 const name = fc.stringMatching(/^[a-z0-9]([-a-z0-9.]{0,30}[a-z0-9])?$/);
 const dnsName = fc.stringMatching(/^[a-z0-9-]{1,20}(\.[a-z0-9-]{1,20}){1,3}$/);
 
@@ -116,9 +166,17 @@ function dnsList(n: number, seed: string): string[] {
 }
 
 /** A valid event of `type`, with lists and strings of the given size. */
-export function validEvent(type: EventType, size: EventSize = { dnsNames: 2, statusMessage: 20 }): fc.Arbitrary<{ type: EventType; data: Record<string, unknown> }> {
-  const msg = fc.constantFrom('x', 'Issuing certificate as Secret does not exist', 'ACME \u200e order \u00e9\u{1F512}')// cut on code points: a cut surrogate pair would be (rightly) refused
-    .map((s) => Array.from(s.repeat(Math.max(1, Math.ceil(size.statusMessage / s.length)))).slice(0, size.statusMessage).join(''));
+export function validEvent(
+  type: EventType,
+  size: EventSize = { dnsNames: 2, statusMessage: 20 },
+): fc.Arbitrary<{ type: EventType; data: Record<string, unknown> }> {
+  const msg = fc
+    .constantFrom('x', 'Issuing certificate as Secret does not exist', 'ACME \u200e order \u00e9\u{1F512}') // cut on code points: a cut surrogate pair would be (rightly) refused
+    .map((s) =>
+      Array.from(s.repeat(Math.max(1, Math.ceil(size.statusMessage / s.length))))
+        .slice(0, size.statusMessage)
+        .join(''),
+    );
   const issuer = {
     clusterId: uuidV4,
     clusterName: name,
@@ -205,15 +263,43 @@ export const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ kind: fc.constant('drop' as const), pick: fc.nat() }),
   fc.record({ kind: fc.constant('retype' as const), pick: fc.nat(), value: hostileJson }),
   fc.record({ kind: fc.constant('extra' as const), key: weirdString(8), value: hostileJson }),
-  fc.record({ kind: fc.constant('type' as const), value: fc.oneof(weirdString(), hostileJson, fc.constantFrom('evt.healthstatus.certmgr-issuer', 'EVT.POLICY.EXPIRINGCERTIFICATES.FAILED', 'evt.healthstatus.certmgr-issuer.notready\u0000')) }),
+  fc.record({
+    kind: fc.constant('type' as const),
+    value: fc.oneof(
+      weirdString(),
+      hostileJson,
+      fc.constantFrom(
+        'evt.healthstatus.certmgr-issuer',
+        'EVT.POLICY.EXPIRINGCERTIFICATES.FAILED',
+        'evt.healthstatus.certmgr-issuer.notready\u0000',
+      ),
+    ),
+  }),
   fc.record({ kind: fc.constant('strict' as const), index: fc.nat(MUST_REJECT.length - 1) }),
-  fc.record({ kind: fc.constant('notObject' as const), value: fc.oneof(fc.constant(null), fc.boolean(), hostileNumber, weirdString(), fc.array(fc.nat(), { maxLength: 2 })) }),
+  fc.record({
+    kind: fc.constant('notObject' as const),
+    value: fc.oneof(fc.constant(null), fc.boolean(), hostileNumber, weirdString(), fc.array(fc.nat(), { maxLength: 2 })),
+  }),
 );
 
 const FIELD_OF_KIND: Record<'uuid' | 'timestamp' | 'duration' | 'ruleId', Partial<Record<EventType, string>>> = {
-  uuid: { 'evt.healthstatus.certmgr-issuer.notready': 'clusterId', 'evt.healthstatus.certmgr-issuer.active': 'resourceId', 'evt.healthstatus.certmgr-certificate-resource.notready': 'clusterId', 'evt.healthstatus.certmgr-certificate-resource.active': 'resourceId' },
-  timestamp: { 'evt.healthstatus.certmgr-issuer.notready': 'statusTransition', 'evt.healthstatus.certmgr-issuer.active': 'statusTransition', 'evt.healthstatus.certmgr-certificate-resource.notready': 'statusTransition', 'evt.healthstatus.certmgr-certificate-resource.active': 'statusTransition' },
-  duration: { 'evt.healthstatus.certmgr-issuer.active': 'unhealthyDuration', 'evt.healthstatus.certmgr-certificate-resource.notready': 'unhealthyDuration', 'evt.healthstatus.certmgr-certificate-resource.active': 'unhealthyDuration' },
+  uuid: {
+    'evt.healthstatus.certmgr-issuer.notready': 'clusterId',
+    'evt.healthstatus.certmgr-issuer.active': 'resourceId',
+    'evt.healthstatus.certmgr-certificate-resource.notready': 'clusterId',
+    'evt.healthstatus.certmgr-certificate-resource.active': 'resourceId',
+  },
+  timestamp: {
+    'evt.healthstatus.certmgr-issuer.notready': 'statusTransition',
+    'evt.healthstatus.certmgr-issuer.active': 'statusTransition',
+    'evt.healthstatus.certmgr-certificate-resource.notready': 'statusTransition',
+    'evt.healthstatus.certmgr-certificate-resource.active': 'statusTransition',
+  },
+  duration: {
+    'evt.healthstatus.certmgr-issuer.active': 'unhealthyDuration',
+    'evt.healthstatus.certmgr-certificate-resource.notready': 'unhealthyDuration',
+    'evt.healthstatus.certmgr-certificate-resource.active': 'unhealthyDuration',
+  },
   ruleId: { 'evt.policy.expiringcertificates.failed': 'ruleId' },
 };
 

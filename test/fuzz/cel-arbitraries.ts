@@ -7,12 +7,31 @@
  */
 import fc from 'fast-check';
 
-export type Family = 'certmgr-issuer-health-notification-config' | 'certmgr-cert-resource-health-notification-config' | 'cert-expiry-ext-notification-config';
-export const FAMILIES: Family[] = ['certmgr-issuer-health-notification-config', 'certmgr-cert-resource-health-notification-config', 'cert-expiry-ext-notification-config'];
+export type Family =
+  'certmgr-issuer-health-notification-config' | 'certmgr-cert-resource-health-notification-config' | 'cert-expiry-ext-notification-config';
+export const FAMILIES: Family[] = [
+  'certmgr-issuer-health-notification-config',
+  'certmgr-cert-resource-health-notification-config',
+  'cert-expiry-ext-notification-config',
+];
 
 const STRING_FIELDS: Record<Family, string[]> = {
-  'certmgr-issuer-health-notification-config': ['data.clusterName', 'data.issuerName', 'data.namespace', 'data.statusMessage', 'data.statusReason', 'data.clusterId'],
-  'certmgr-cert-resource-health-notification-config': ['data.clusterName', 'data.certificateName', 'data.statusMessage', 'data.subject.commonName', 'data.namespace', 'data.unhealthyDuration'],
+  'certmgr-issuer-health-notification-config': [
+    'data.clusterName',
+    'data.issuerName',
+    'data.namespace',
+    'data.statusMessage',
+    'data.statusReason',
+    'data.clusterId',
+  ],
+  'certmgr-cert-resource-health-notification-config': [
+    'data.clusterName',
+    'data.certificateName',
+    'data.statusMessage',
+    'data.subject.commonName',
+    'data.namespace',
+    'data.unhealthyDuration',
+  ],
   'cert-expiry-ext-notification-config': ['data.name', 'data.message', 'data.notificationDate'],
 };
 const LIST_FIELDS: Record<Family, string[]> = {
@@ -26,8 +45,16 @@ const NUMBER_FIELDS: Record<Family, string[]> = {
   'cert-expiry-ext-notification-config': ['data.ruleId', 'data.threshold'],
 };
 
-const strLit = fc.oneof(fc.constantFrom('', 'a', '.notready', '.active', 'prod', 'example.com', "o\\'brien", '\\u202e', 'n1-'), fc.stringMatching(/^[a-z.-]{0,6}$/)).map((s) => `'${s}'`);
-const intLit = fc.oneof(fc.constantFrom('0', '1', '-1', '3', '1000', '9223372036854775807', '-9223372036854775808'), fc.integer({ min: -50, max: 50 }).map(String));
+const strLit = fc
+  .oneof(
+    fc.constantFrom('', 'a', '.notready', '.active', 'prod', 'example.com', "o\\'brien", '\\u202e', 'n1-'),
+    fc.stringMatching(/^[a-z.-]{0,6}$/),
+  )
+  .map((s) => `'${s}'`);
+const intLit = fc.oneof(
+  fc.constantFrom('0', '1', '-1', '3', '1000', '9223372036854775807', '-9223372036854775808'),
+  fc.integer({ min: -50, max: 50 }).map(String),
+);
 const regexLit = fc.constantFrom("'^n1'", "'(a|b)*c'", "'.*\\\\.example\\\\.com$'", "'(x+x+)+y'", "'[a-z]{1,64}'");
 const VARS = ['x', 'y', 'z'];
 
@@ -43,47 +70,46 @@ type Gen = (c: Ctx, size: number) => fc.Arbitrary<string>;
 
 const pick = <T>(xs: readonly T[]): fc.Arbitrary<T> => fc.constantFrom(...xs);
 /** `more` is a thunk: the grammar is recursive, so sub-arbitraries are built only while size remains. */
-const orLeaf = (leaf: fc.Arbitrary<string>, size: number, more: () => fc.Arbitrary<string>[]) => (size <= 0 ? leaf : fc.oneof({ weight: 2, arbitrary: leaf }, ...more()));
+const orLeaf = (leaf: fc.Arbitrary<string>, size: number, more: () => fc.Arbitrary<string>[]) =>
+  size <= 0 ? leaf : fc.oneof({ weight: 2, arbitrary: leaf }, ...more());
 
 const str: Gen = (c, n) => {
-  const leaves = [strLit, fc.constant('type'), ...(STRING_FIELDS[c.family].length ? [pick(STRING_FIELDS[c.family])] : []), ...(c.vars.length ? [pick(c.vars)] : [])];
-  return orLeaf(
-    fc.oneof(...leaves),
-    n,
-    () => [
-      fc.tuple(str(c, n - 1), str(c, n - 1)).map(([a, b]) => `${a} + ${b}`),
-      int(c, n - 1).map((i) => `string(${i})`),
-      fc.tuple(bool(c, n - 1), str(c, n - 1), str(c, n - 1)).map(([p, a, b]) => `(${p} ? ${a} : ${b})`),
-      ...(LIST_FIELDS[c.family].length ? [fc.tuple(pick(LIST_FIELDS[c.family]), int(c, 0)).map(([l, i]) => `${l}[${i}]`)] : []),
-    ],
-  );
+  const leaves = [
+    strLit,
+    fc.constant('type'),
+    ...(STRING_FIELDS[c.family].length ? [pick(STRING_FIELDS[c.family])] : []),
+    ...(c.vars.length ? [pick(c.vars)] : []),
+  ];
+  return orLeaf(fc.oneof(...leaves), n, () => [
+    fc.tuple(str(c, n - 1), str(c, n - 1)).map(([a, b]) => `${a} + ${b}`),
+    int(c, n - 1).map((i) => `string(${i})`),
+    fc.tuple(bool(c, n - 1), str(c, n - 1), str(c, n - 1)).map(([p, a, b]) => `(${p} ? ${a} : ${b})`),
+    ...(LIST_FIELDS[c.family].length ? [fc.tuple(pick(LIST_FIELDS[c.family]), int(c, 0)).map(([l, i]) => `${l}[${i}]`)] : []),
+  ]);
 };
 
 const int: Gen = (c, n) =>
-  orLeaf(
-    intLit,
-    n,
-    () => [
-      str(c, n - 1).map((s) => `size(${s})`),
-      list(c, n - 1).map((l) => `${l}.size()`),
-      fc.tuple(int(c, n - 1), pick(['+', '-', '*', '/', '%']), int(c, n - 1)).map(([a, o, b]) => `(${a} ${o} ${b})`),
-      str(c, n - 1).map((s) => `int(${s})`),
-      ...(NUMBER_FIELDS[c.family].length ? [pick(NUMBER_FIELDS[c.family]).map((f) => `int(${f})`)] : []),
-    ],
-  );
+  orLeaf(intLit, n, () => [
+    str(c, n - 1).map((s) => `size(${s})`),
+    list(c, n - 1).map((l) => `${l}.size()`),
+    fc.tuple(int(c, n - 1), pick(['+', '-', '*', '/', '%']), int(c, n - 1)).map(([a, o, b]) => `(${a} ${o} ${b})`),
+    str(c, n - 1).map((s) => `int(${s})`),
+    ...(NUMBER_FIELDS[c.family].length ? [pick(NUMBER_FIELDS[c.family]).map((f) => `int(${f})`)] : []),
+  ]);
 
 const list: Gen = (c, n) => {
   const fields = LIST_FIELDS[c.family];
-  const leaf = fields.length ? fc.oneof(pick(fields), fc.array(strLit, { maxLength: 3 }).map((xs) => `[${xs.join(', ')}]`)) : fc.array(strLit, { maxLength: 3 }).map((xs) => `[${xs.join(', ')}]`);
-  return orLeaf(
-    leaf,
-    n,
-    () => [
-      fc.tuple(list(c, n - 1), list(c, n - 1)).map(([a, b]) => `(${a} + ${b})`),
-      comprehension(c, n, 'map'),
-      comprehension(c, n, 'filter'),
-    ],
-  );
+  const leaf = fields.length
+    ? fc.oneof(
+        pick(fields),
+        fc.array(strLit, { maxLength: 3 }).map((xs) => `[${xs.join(', ')}]`),
+      )
+    : fc.array(strLit, { maxLength: 3 }).map((xs) => `[${xs.join(', ')}]`);
+  return orLeaf(leaf, n, () => [
+    fc.tuple(list(c, n - 1), list(c, n - 1)).map(([a, b]) => `(${a} + ${b})`),
+    comprehension(c, n, 'map'),
+    comprehension(c, n, 'filter'),
+  ]);
 };
 
 /** `l.macro(v, body)`: the body sees v as a string (lists here are lists of strings; map's result is too). */
@@ -113,7 +139,7 @@ const bool: Gen = (c, n) =>
       comprehension(c, n, 'all'),
       comprehension(c, n, 'exists_one'),
       list(c, n - 1).map((l) => `size(${l}) > 0`),
-      fc.constantFrom('has(data.SANs)', 'has(data.resourceId)', 'has(data.ruleId)', "type(data) == map"),
+      fc.constantFrom('has(data.SANs)', 'has(data.resourceId)', 'has(data.ruleId)', 'type(data) == map'),
     ],
   );
 
@@ -134,14 +160,24 @@ export const heavyFilter = (family: Family): fc.Arbitrary<string> => {
           "data.SANs['DNS Names'].all(x, data.statusMessage.contains(x))",
         ]
       : family === 'cert-expiry-ext-notification-config'
-        ? ["data.applicationIds.exists(x, data.applicationIds.exists(y, x + y == data.message))"]
+        ? ['data.applicationIds.exists(x, data.applicationIds.exists(y, x + y == data.message))']
         : ["data.statusMessage.matches('(x+x+)+y')"];
   return fc.constantFrom(...heavy);
 };
 
 /** No `type`, no `data`: its value is fixed at compile time, so it must either compile to a value or be rejected. */
 export const literalOnlyFilter: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('1 / 0 == 0', "int('x') == 0", 'uint(-1) == 0u', '[1][1] == 1', '[[1]][0][1] == 1', "'a' == 'a'", '1 + 1 == 2', '9223372036854775807 + 1 > 0', "timestamp('2025-01-01T00:00:00Z') < timestamp('2026-01-01T00:00:00Z')"),
+  fc.constantFrom(
+    '1 / 0 == 0',
+    "int('x') == 0",
+    'uint(-1) == 0u',
+    '[1][1] == 1',
+    '[[1]][0][1] == 1',
+    "'a' == 'a'",
+    '1 + 1 == 2',
+    '9223372036854775807 + 1 > 0',
+    "timestamp('2025-01-01T00:00:00Z') < timestamp('2026-01-01T00:00:00Z')",
+  ),
   bool({ family: 'certmgr-issuer-health-notification-config', depth: 0, vars: [] }, 2).filter((e) => !/\b(type|data)\b/.test(e)),
 );
 

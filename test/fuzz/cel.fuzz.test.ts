@@ -10,9 +10,31 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventType } from '../../src/events/families.js';
 import type { StoreKind } from '../support/service.js';
-import { CERT_TYPES, eventSize, EXPIRY_TYPE, ISSUER_TYPES, MAX_DNS_NAMES, MAX_STATUS_MESSAGE, validEvent, type EventSize } from './arbitraries.js';
+import {
+  CERT_TYPES,
+  eventSize,
+  EXPIRY_TYPE,
+  ISSUER_TYPES,
+  MAX_DNS_NAMES,
+  MAX_STATUS_MESSAGE,
+  validEvent,
+  type EventSize,
+} from './arbitraries.js';
 import { celFilter, FAMILIES, heavyFilter, literalOnlyFilter, type Family } from './cel-arbitraries.js';
-import { call, check, settledHeap, expectBUnchanged, expectHeapBack, expectSane, fuzzParams, gql, KEY_A, startFixture, tenantState, type Fixture } from './harness.js';
+import {
+  call,
+  check,
+  settledHeap,
+  expectBUnchanged,
+  expectHeapBack,
+  expectSane,
+  fuzzParams,
+  gql,
+  KEY_A,
+  startFixture,
+  tenantState,
+  type Fixture,
+} from './harness.js';
 
 const TYPES_OF: Record<Family, readonly EventType[]> = {
   'certmgr-issuer-health-notification-config': ISSUER_TYPES,
@@ -21,14 +43,38 @@ const TYPES_OF: Record<Family, readonly EventType[]> = {
 };
 
 const CREATE = /* GraphQL */ `
-  mutation($n: String!, $t: String!, $f: String, $i: UUID!) {
-    createNotificationRouter(details: { name: $n, eventTypeId: $t }, filterConfig: { advancedFilterExpression: $f }, integrationConfig: { integrationId: $i }) { id }
+  mutation ($n: String!, $t: String!, $f: String, $i: UUID!) {
+    createNotificationRouter(
+      details: { name: $n, eventTypeId: $t }
+      filterConfig: { advancedFilterExpression: $f }
+      integrationConfig: { integrationId: $i }
+    ) {
+      id
+    }
   }
 `;
 const SIMULATE = /* GraphQL */ `
-  query($e: EventInput!) { simulateRouting(event: $e) { monitored routers { verdict error wouldNotify router { id } } } }
+  query ($e: EventInput!) {
+    simulateRouting(event: $e) {
+      monitored
+      routers {
+        verdict
+        error
+        wouldNotify
+        router {
+          id
+        }
+      }
+    }
+  }
 `;
-const DELETE = /* GraphQL */ `mutation($ids: [UUID!]) { deleteNotificationRouter(ids: $ids) { ids } }`;
+const DELETE = /* GraphQL */ `
+  mutation ($ids: [UUID!]) {
+    deleteNotificationRouter(ids: $ids) {
+      ids
+    }
+  }
+`;
 
 interface CelCase {
   family: Family;
@@ -47,7 +93,10 @@ const celCase = (families: Family[], filter: (f: Family) => fc.Arbitrary<string>
       size: fc.constant(size),
       copies: fc.constant(copies),
       // printed as its type and size, not its (large) content
-      event: fc.constantFrom(...TYPES_OF[family]).chain((t) => validEvent(t, size)).map((e) => Object.assign(e, { [fc.toStringMethod]: () => `<${e.type} ${JSON.stringify(size)}>` })),
+      event: fc
+        .constantFrom(...TYPES_OF[family])
+        .chain((t) => validEvent(t, size))
+        .map((e) => Object.assign(e, { [fc.toStringMethod]: () => `<${e.type} ${JSON.stringify(size)}>` })),
     }),
   );
 
@@ -83,7 +132,9 @@ async function runCase(f: Fixture, integrationId: string, c: CelCase): Promise<v
     expectSane(post, 'POST /v1/events');
     const after = await tenantState(f.svc, KEY_A);
     if (post.status === 202) {
-      expect(after.events - mid.events, 'accepted events').toBe(post.json.events.filter((e: { deliveries: number }) => e.deliveries > 0).length);
+      expect(after.events - mid.events, 'accepted events').toBe(
+        post.json.events.filter((e: { deliveries: number }) => e.deliveries > 0).length,
+      );
     } else {
       expect(after, `refused batch (${post.status}) changed the state`).toEqual(mid);
     }
@@ -103,10 +154,18 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('fuzz: CEL filters and growing 
   beforeAll(async () => {
     let integrationId = '';
     const f = await startFixture(kind, async (svc) => {
-      const r = await gql(svc, `mutation { createIncidentMgmtIntegration(input: { name: "A pager", incidentMgmtParams: { IntegrationKey: "a-key-0123456789" } }) { id } }`);
+      const r = await gql(
+        svc,
+        `mutation { createIncidentMgmtIntegration(input: { name: "A pager", incidentMgmtParams: { IntegrationKey: "a-key-0123456789" } }) { id } }`,
+      );
       integrationId = r.json.data.createIncidentMgmtIntegration.id;
       // warm the compile and evaluation paths once, so the heap baseline includes their one-time allocations
-      const c = await gql(svc, CREATE, { n: 'warm', t: FAMILIES[1], f: "data.SANs['DNS Names'].exists(x, x.endsWith('.com'))", i: integrationId });
+      const c = await gql(svc, CREATE, {
+        n: 'warm',
+        t: FAMILIES[1],
+        f: "data.SANs['DNS Names'].exists(x, x.endsWith('.com'))",
+        i: integrationId,
+      });
       await gql(svc, DELETE, { ids: [c.json.data.createNotificationRouter.id] });
     });
     fixtures[kind] = { f, integrationId };
@@ -115,24 +174,46 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('fuzz: CEL filters and growing 
     await fixtures[kind]?.f.svc.close();
   });
 
-  it(`filters compile or are refused cleanly and evaluate in bounded time over events up to ${MAX_DNS_NAMES} DNS names`, { timeout: 240_000 }, async () => {
-    const { f, integrationId } = fixtures[kind]!;
-    await check(fuzzParams(kind === 'sqlite' ? 7201 : 7202, kind === 'sqlite' ? 80 : 25), celCase(FAMILIES, celFilter, eventSize), (c) => runCase(f, integrationId, c));
-  });
+  it(
+    `filters compile or are refused cleanly and evaluate in bounded time over events up to ${MAX_DNS_NAMES} DNS names`,
+    { timeout: 240_000 },
+    async () => {
+      const { f, integrationId } = fixtures[kind]!;
+      await check(fuzzParams(kind === 'sqlite' ? 7201 : 7202, kind === 'sqlite' ? 80 : 25), celCase(FAMILIES, celFilter, eventSize), (c) =>
+        runCase(f, integrationId, c),
+      );
+    },
+  );
 
-  it(`the issue's heaviest filter shapes over the largest events (${MAX_DNS_NAMES} names, ${MAX_STATUS_MESSAGE} characters) stay within the bound`, { timeout: 240_000 }, async () => {
-    const { f, integrationId } = fixtures[kind]!;
-    // The issue's two cases always run first (fast-check `examples`), then random heavy cases.
-    const fam = 'certmgr-cert-resource-health-notification-config' as const;
-    const size = { dnsNames: MAX_DNS_NAMES, statusMessage: 50_000 };
-    const raw = fc.sample(validEvent(CERT_TYPES[0], size), { numRuns: 1, seed: 3 })[0]!;
-    const event = Object.assign(raw, { [fc.toStringMethod]: () => `<${raw.type} ${JSON.stringify(size)}>` });
-    const examples: [CelCase][] = [
-      [{ family: fam, filter: "data.SANs['DNS Names'].map(x, data.SANs['DNS Names'].map(y, x + y)).size() > 0", size, copies: 4, event }],
-      [{ family: fam, filter: "data.SANs['DNS Names'].exists(x, data.SANs['DNS Names'].exists(y, x + y == 'never'))", size, copies: 4, event }],
-    ];
-    await check({ ...fuzzParams(kind === 'sqlite' ? 7221 : 7222, kind === 'sqlite' ? 8 : 4), examples }, celCase([fam], heavyFilter, largest), (c) => runCase(f, integrationId, c));
-  });
+  it(
+    `the issue's heaviest filter shapes over the largest events (${MAX_DNS_NAMES} names, ${MAX_STATUS_MESSAGE} characters) stay within the bound`,
+    { timeout: 240_000 },
+    async () => {
+      const { f, integrationId } = fixtures[kind]!;
+      // The issue's two cases always run first (fast-check `examples`), then random heavy cases.
+      const fam = 'certmgr-cert-resource-health-notification-config' as const;
+      const size = { dnsNames: MAX_DNS_NAMES, statusMessage: 50_000 };
+      const raw = fc.sample(validEvent(CERT_TYPES[0], size), { numRuns: 1, seed: 3 })[0]!;
+      const event = Object.assign(raw, { [fc.toStringMethod]: () => `<${raw.type} ${JSON.stringify(size)}>` });
+      const examples: [CelCase][] = [
+        [{ family: fam, filter: "data.SANs['DNS Names'].map(x, data.SANs['DNS Names'].map(y, x + y)).size() > 0", size, copies: 4, event }],
+        [
+          {
+            family: fam,
+            filter: "data.SANs['DNS Names'].exists(x, data.SANs['DNS Names'].exists(y, x + y == 'never'))",
+            size,
+            copies: 4,
+            event,
+          },
+        ],
+      ];
+      await check(
+        { ...fuzzParams(kind === 'sqlite' ? 7221 : 7222, kind === 'sqlite' ? 8 : 4), examples },
+        celCase([fam], heavyFilter, largest),
+        (c) => runCase(f, integrationId, c),
+      );
+    },
+  );
 
   it('a literal-only filter (no type, no data) is refused at compile time or evaluates (finding 15)', { timeout: 120_000 }, async () => {
     const { f, integrationId } = fixtures[kind]!;
@@ -155,23 +236,29 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('fuzz: CEL filters and growing 
 
   // The cache is engine-independent: one engine keeps CI time down (registered for SQLite only, not skipped).
   if (kind === 'sqlite')
-  it('routers created, simulated and deleted leave nothing behind (finding 2: compiled-filter cache)', { timeout: 240_000 }, async () => {
-    // Not random: a fixed churn of distinct ~1.7 KB filters, as in the issue, measured against its own baseline.
-    const { f, integrationId } = fixtures[kind]!;
-    const churn = Number(process.env.FUZZ_FILTER_CHURN ?? 300);
-    const event = fc.sample(validEvent(ISSUER_TYPES[0]), { numRuns: 1, seed: 2 })[0]!;
-    const start = await settledHeap();
-    for (let i = 0; i < churn; i++) {
-      const filter = Array.from({ length: 26 }, (_, j) => `data.issuerName.startsWith('${String(i).padStart(6, '0')}-${j}-${'q'.repeat(20)}')`).join(' || ');
-      const c = await gql(f.svc, CREATE, { n: `churn-${i}`, t: FAMILIES[0], f: filter, i: integrationId });
-      const id = c.json?.data?.createNotificationRouter?.id as string | undefined;
-      expect(id, c.text.slice(0, 300)).toBeDefined();
-      await gql(f.svc, SIMULATE, { e: event });
-      await gql(f.svc, DELETE, { ids: [id] });
-    }
-    const end = await settledHeap();
-    expect(end, `heap grew by ${((end - start) / 1048576).toFixed(1)} MiB after ${churn} router create/simulate/delete cycles`).toBeLessThanOrEqual(start + CHURN_MARGIN_BYTES);
-  });
+    it('routers created, simulated and deleted leave nothing behind (finding 2: compiled-filter cache)', { timeout: 240_000 }, async () => {
+      // Not random: a fixed churn of distinct ~1.7 KB filters, as in the issue, measured against its own baseline.
+      const { f, integrationId } = fixtures[kind]!;
+      const churn = Number(process.env.FUZZ_FILTER_CHURN ?? 300);
+      const event = fc.sample(validEvent(ISSUER_TYPES[0]), { numRuns: 1, seed: 2 })[0]!;
+      const start = await settledHeap();
+      for (let i = 0; i < churn; i++) {
+        const filter = Array.from(
+          { length: 26 },
+          (_, j) => `data.issuerName.startsWith('${String(i).padStart(6, '0')}-${j}-${'q'.repeat(20)}')`,
+        ).join(' || ');
+        const c = await gql(f.svc, CREATE, { n: `churn-${i}`, t: FAMILIES[0], f: filter, i: integrationId });
+        const id = c.json?.data?.createNotificationRouter?.id as string | undefined;
+        expect(id, c.text.slice(0, 300)).toBeDefined();
+        await gql(f.svc, SIMULATE, { e: event });
+        await gql(f.svc, DELETE, { ids: [id] });
+      }
+      const end = await settledHeap();
+      expect(
+        end,
+        `heap grew by ${((end - start) / 1048576).toFixed(1)} MiB after ${churn} router create/simulate/delete cycles`,
+      ).toBeLessThanOrEqual(start + CHURN_MARGIN_BYTES);
+    });
 
   it('heap is back to its baseline after the run', async () => {
     await expectHeapBack(fixtures[kind]!.f);

@@ -13,9 +13,25 @@ import { EVENT_DATA_SCHEMAS } from '../../src/events/schemas.js';
 import { MAX_EVENTS_PER_REQUEST } from '../../src/service/events.js';
 import type { StoreKind, TestService } from '../support/service.js';
 import { anyValidEvent, mutate, mutation, type Mutation } from './arbitraries.js';
-import { call, check, expectBUnchanged, expectHeapBack, expectSane, fuzzParams, gql, KEY_A, startFixture, tenantState, type Fixture } from './harness.js';
+import {
+  call,
+  check,
+  expectBUnchanged,
+  expectHeapBack,
+  expectSane,
+  fuzzParams,
+  gql,
+  KEY_A,
+  startFixture,
+  tenantState,
+  type Fixture,
+} from './harness.js';
 
-const FAMILIES = ['certmgr-issuer-health-notification-config', 'certmgr-cert-resource-health-notification-config', 'cert-expiry-ext-notification-config'];
+const FAMILIES = [
+  'certmgr-issuer-health-notification-config',
+  'certmgr-cert-resource-health-notification-config',
+  'cert-expiry-ext-notification-config',
+];
 /** Filters that compile and fail at evaluation for some events of their family (a field some types lack). */
 const FAILING: [string, string][] = [
   ['certmgr-issuer-health-notification-config', "data.unhealthyDuration == '1h0m0s'"],
@@ -24,7 +40,10 @@ const FAILING: [string, string][] = [
 ];
 
 async function seedRouters(svc: TestService): Promise<void> {
-  const r = await gql(svc, `mutation { createIncidentMgmtIntegration(input: { name: "A pager", incidentMgmtParams: { IntegrationKey: "a-key-0123456789" } }) { id } }`);
+  const r = await gql(
+    svc,
+    `mutation { createIncidentMgmtIntegration(input: { name: "A pager", incidentMgmtParams: { IntegrationKey: "a-key-0123456789" } }) { id } }`,
+  );
   const i = r.json.data.createIncidentMgmtIntegration.id as string;
   const create = `mutation($n: String!, $t: String!, $f: String, $i: UUID!) { createNotificationRouter(details: { name: $n, eventTypeId: $t }, filterConfig: { advancedFilterExpression: $f }, integrationConfig: { integrationId: $i }) { id } }`;
   for (const t of FAMILIES) {
@@ -59,7 +78,10 @@ const batch: fc.Arbitrary<Batch> = fc
       asArray: asArray || n > 1,
     };
     // printed compactly: size, the distinct events once, and the mutations
-    return Object.assign(b, { [fc.toStringMethod]: () => `<batch of ${n}${b.asArray ? '' : ' (single object)'}: ${fc.stringify(template.slice(0, n))} mutations ${fc.stringify(b.mutations)}>` });
+    return Object.assign(b, {
+      [fc.toStringMethod]: () =>
+        `<batch of ${n}${b.asArray ? '' : ' (single object)'}: ${fc.stringify(template.slice(0, n))} mutations ${fc.stringify(b.mutations)}>`,
+    });
   });
 
 function build(b: Batch): { body: unknown; mustReject: boolean } {
@@ -86,38 +108,46 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('fuzz: event batches (%s)', (ki
     await fixtures[kind]?.svc.close();
   });
 
-  it('accepted batches add exactly their events, refused ones nothing; no 5xx, in time, bounded warn logging', { timeout: 240_000 }, async () => {
-    const f = fixtures[kind]!;
-    await check(fuzzParams(kind === 'sqlite' ? 7301 : 7302, kind === 'sqlite' ? 60 : 20), batch, async (b) => {
-      const { body } = build(b);
-      const before = await tenantState(f.svc, KEY_A);
-      const r = await call(f.svc, '/v1/events', { method: 'POST', json: body });
-      expectSane(r, 'POST /v1/events');
-      const after = await tenantState(f.svc, KEY_A);
-      if (r.status === 202) {
-        const n = Array.isArray(body) ? body.length : 1;
-        expect(r.json.events).toHaveLength(n);
-        expect(after.events - before.events, 'events added by an accepted batch').toBe(n);
-        expect({ ...after, events: 0, deliveries: 0 }).toEqual({ ...before, events: 0, deliveries: 0 });
-      } else {
-        expect(r.status, r.text.slice(0, 300)).toBeGreaterThanOrEqual(400);
-        expect(after, `refused batch (${r.status}) changed the state`).toEqual(before);
-      }
-      await expectBUnchanged(f, 'events by A');
-    });
-  });
+  it(
+    'accepted batches add exactly their events, refused ones nothing; no 5xx, in time, bounded warn logging',
+    { timeout: 240_000 },
+    async () => {
+      const f = fixtures[kind]!;
+      await check(fuzzParams(kind === 'sqlite' ? 7301 : 7302, kind === 'sqlite' ? 60 : 20), batch, async (b) => {
+        const { body } = build(b);
+        const before = await tenantState(f.svc, KEY_A);
+        const r = await call(f.svc, '/v1/events', { method: 'POST', json: body });
+        expectSane(r, 'POST /v1/events');
+        const after = await tenantState(f.svc, KEY_A);
+        if (r.status === 202) {
+          const n = Array.isArray(body) ? body.length : 1;
+          expect(r.json.events).toHaveLength(n);
+          expect(after.events - before.events, 'events added by an accepted batch').toBe(n);
+          expect({ ...after, events: 0, deliveries: 0 }).toEqual({ ...before, events: 0, deliveries: 0 });
+        } else {
+          expect(r.status, r.text.slice(0, 300)).toBeGreaterThanOrEqual(400);
+          expect(after, `refused batch (${r.status}) changed the state`).toEqual(before);
+        }
+        await expectBUnchanged(f, 'events by A');
+      });
+    },
+  );
 
-  it('a batch holding a malformed event (finding 14 formats, missing field, non-object) is refused whole', { timeout: 120_000 }, async () => {
-    const f = fixtures[kind]!;
-    const malformed = batch.filter((b) => build(b).mustReject);
-    await check(fuzzParams(kind === 'sqlite' ? 7311 : 7312, kind === 'sqlite' ? 40 : 15), malformed, async (b) => {
-      const before = await tenantState(f.svc, KEY_A);
-      const r = await call(f.svc, '/v1/events', { method: 'POST', json: build(b).body });
-      expectSane(r, 'POST /v1/events');
-      expect(r.status, `accepted a batch that holds a malformed event: ${r.text.slice(0, 200)}`).toBe(400);
-      expect(await tenantState(f.svc, KEY_A), 'a refused batch changed the state').toEqual(before);
-    });
-  });
+  it(
+    'a batch holding a malformed event (finding 14 formats, missing field, non-object) is refused whole',
+    { timeout: 120_000 },
+    async () => {
+      const f = fixtures[kind]!;
+      const malformed = batch.filter((b) => build(b).mustReject);
+      await check(fuzzParams(kind === 'sqlite' ? 7311 : 7312, kind === 'sqlite' ? 40 : 15), malformed, async (b) => {
+        const before = await tenantState(f.svc, KEY_A);
+        const r = await call(f.svc, '/v1/events', { method: 'POST', json: build(b).body });
+        expectSane(r, 'POST /v1/events');
+        expect(r.status, `accepted a batch that holds a malformed event: ${r.text.slice(0, 200)}`).toBe(400);
+        expect(await tenantState(f.svc, KEY_A), 'a refused batch changed the state').toEqual(before);
+      });
+    },
+  );
 
   it('heap is back to its baseline after the run', async () => {
     await expectHeapBack(fixtures[kind]!);

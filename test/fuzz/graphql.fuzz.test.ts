@@ -11,7 +11,21 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoreKind, TestService } from '../support/service.js';
 import { GRAPHQL_CLASSES, serializeGraphqlBody, type IdPool } from './graphql-arbitraries.js';
-import { call, check, expectBUnchanged, expectHeapBack, expectSane, fuzzParams, gql, graphqlRejected, KEY_A, KEY_B, startFixture, tenantState, type Fixture } from './harness.js';
+import {
+  call,
+  check,
+  expectBUnchanged,
+  expectHeapBack,
+  expectSane,
+  fuzzParams,
+  gql,
+  graphqlRejected,
+  KEY_A,
+  KEY_B,
+  startFixture,
+  tenantState,
+  type Fixture,
+} from './harness.js';
 
 /** What an internal service would leak if its answer were reflected (finding 4). */
 const CANARY = 'CANARY-9f1c2e7a-internal-secret';
@@ -32,11 +46,16 @@ afterAll(async () => {
 });
 
 async function seedTenantA(svc: TestService): Promise<IdPool & { aIncident: string }> {
-  const inc = await gql(svc, `mutation { createIncidentMgmtIntegration(input: { name: "A pager", incidentMgmtParams: { IntegrationKey: "a-key-0123456789" } }) { id } }`);
+  const inc = await gql(
+    svc,
+    `mutation { createIncidentMgmtIntegration(input: { name: "A pager", incidentMgmtParams: { IntegrationKey: "a-key-0123456789" } }) { id } }`,
+  );
   const aIncident = inc.json?.data?.createIncidentMgmtIntegration?.id as string;
   if (!aIncident) throw new Error(`seed: ${inc.text}`);
   // A webhook to the canary receiver: after the egress policy it may be refused at creation or at send time.
-  const wh = await gql(svc, `mutation($u: String!) { createWebhookIntegration(input: { name: "A hook", url: $u }) { id } }`, { u: receiverUrl });
+  const wh = await gql(svc, `mutation($u: String!) { createWebhookIntegration(input: { name: "A hook", url: $u }) { id } }`, {
+    u: receiverUrl,
+  });
   const aHook = (wh.json?.data?.createWebhookIntegration?.id as string | undefined) ?? aIncident;
   const r = await gql(
     svc,
@@ -73,7 +92,12 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('fuzz: GraphQL (%s)', (kind) =>
       pool = await seedTenantA(svc);
       for (let i = 0; i < 10; i++) await gql(svc, '{ integrations { totalCount } }');
     });
-    const b = await gql(f.svc, '{ integrations { nodes { id } } searchNotificationRoutingConfigurations { nodes { id } } }', undefined, KEY_B);
+    const b = await gql(
+      f.svc,
+      '{ integrations { nodes { id } } searchNotificationRoutingConfigurations { nodes { id } } }',
+      undefined,
+      KEY_B,
+    );
     pool!.bIntegration = b.json.data.integrations.nodes[0].id;
     pool!.bRouter = b.json.data.searchNotificationRoutingConfigurations.nodes[0].id;
     fixtures[kind] = { f, pool: pool! };
@@ -85,34 +109,59 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('fuzz: GraphQL (%s)', (kind) =>
   const RUNS: Record<string, number> = { API: 60, structural: 24, garbage: 30, variables: 50, JSON: 20 };
   Object.entries(GRAPHQL_CLASSES).forEach(([what, arb], i) => {
     const runs = RUNS[what.split(' ')[0]!] ?? 30;
-    it(`${what}: answered without 5xx, in time and bounded; a refused one changes nothing; B never changes`, { timeout: 180_000 }, async () => {
-      const { f, pool } = fixtures[kind]!;
-      await check(fuzzParams(7100 + 10 * i + (kind === 'sqlite' ? 1 : 2), kind === 'sqlite' ? runs : Math.ceil(runs / 3)), arb, async (b) => {
-        const before = await tenantState(f.svc, KEY_A);
-        const r = await call(f.svc, '/graphql', { method: 'POST', raw: serializeGraphqlBody(b, pool) });
-        expectSane(r, 'POST /graphql');
-        expect(r.text, 'a receiver body was reflected to the caller').not.toContain(CANARY);
-        if (graphqlRejected(r, b.kind === 'request' ? b.query : undefined)) {
-          expect(await tenantState(f.svc, KEY_A), `refused request (${r.status}) changed the tenant's state: ${r.text.slice(0, 300)}`).toEqual(before);
-        }
-        await expectBUnchanged(f, 'GraphQL by A');
-      });
-    });
+    it(
+      `${what}: answered without 5xx, in time and bounded; a refused one changes nothing; B never changes`,
+      { timeout: 180_000 },
+      async () => {
+        const { f, pool } = fixtures[kind]!;
+        await check(
+          fuzzParams(7100 + 10 * i + (kind === 'sqlite' ? 1 : 2), kind === 'sqlite' ? runs : Math.ceil(runs / 3)),
+          arb,
+          async (b) => {
+            const before = await tenantState(f.svc, KEY_A);
+            const r = await call(f.svc, '/graphql', { method: 'POST', raw: serializeGraphqlBody(b, pool) });
+            expectSane(r, 'POST /graphql');
+            expect(r.text, 'a receiver body was reflected to the caller').not.toContain(CANARY);
+            if (graphqlRejected(r, b.kind === 'request' ? b.query : undefined)) {
+              expect(
+                await tenantState(f.svc, KEY_A),
+                `refused request (${r.status}) changed the tenant's state: ${r.text.slice(0, 300)}`,
+              ).toEqual(before);
+            }
+            await expectBUnchanged(f, 'GraphQL by A');
+          },
+        );
+      },
+    );
   });
 
-  it('names with NUL, bidi overrides or zero-width characters are refused alike on both engines (findings 10, 16)', { timeout: 120_000 }, async () => {
-    const { f } = fixtures[kind]!;
-    const hostileName = fc
-      .tuple(fc.stringMatching(/^[a-z]{0,6}$/), fc.constantFrom('\u0000', '\u202e', '\u202d', '\u2066', '\u200b', '\u200d', '\ufeff'), fc.stringMatching(/^[a-z]{0,6}$/))
-      .map(([a, c, b]) => a + c + b);
-    await check(fuzzParams(kind === 'sqlite' ? 7151 : 7152, kind === 'sqlite' ? 20 : 10), hostileName, async (name) => {
-      const before = await tenantState(f.svc, KEY_A);
-      const r = await gql(f.svc, 'mutation($n: String!) { createIncidentMgmtIntegration(input: { name: $n, incidentMgmtParams: { IntegrationKey: "k-0123456789abcdef" } }) { id } }', { n: name });
-      expectSane(r, 'createIncidentMgmtIntegration');
-      expect(r.json?.errors?.[0]?.extensions?.code, `accepted name ${JSON.stringify(name)}: ${r.text.slice(0, 200)}`).toBe('BAD_USER_INPUT');
-      expect(await tenantState(f.svc, KEY_A)).toEqual(before);
-    });
-  });
+  it(
+    'names with NUL, bidi overrides or zero-width characters are refused alike on both engines (findings 10, 16)',
+    { timeout: 120_000 },
+    async () => {
+      const { f } = fixtures[kind]!;
+      const hostileName = fc
+        .tuple(
+          fc.stringMatching(/^[a-z]{0,6}$/),
+          fc.constantFrom('\u0000', '\u202e', '\u202d', '\u2066', '\u200b', '\u200d', '\ufeff'),
+          fc.stringMatching(/^[a-z]{0,6}$/),
+        )
+        .map(([a, c, b]) => a + c + b);
+      await check(fuzzParams(kind === 'sqlite' ? 7151 : 7152, kind === 'sqlite' ? 20 : 10), hostileName, async (name) => {
+        const before = await tenantState(f.svc, KEY_A);
+        const r = await gql(
+          f.svc,
+          'mutation($n: String!) { createIncidentMgmtIntegration(input: { name: $n, incidentMgmtParams: { IntegrationKey: "k-0123456789abcdef" } }) { id } }',
+          { n: name },
+        );
+        expectSane(r, 'createIncidentMgmtIntegration');
+        expect(r.json?.errors?.[0]?.extensions?.code, `accepted name ${JSON.stringify(name)}: ${r.text.slice(0, 200)}`).toBe(
+          'BAD_USER_INPUT',
+        );
+        expect(await tenantState(f.svc, KEY_A)).toEqual(before);
+      });
+    },
+  );
 
   it('heap is back to its baseline after the run', async () => {
     await expectHeapBack(fixtures[kind]!.f);

@@ -87,10 +87,16 @@ export async function call(svc: TestService, path: string, init: CallInit = {}):
   const probe = healthzWithin(svc);
   probe.catch(() => undefined); // handled below; this only keeps an early rejection from counting as unhandled
   try {
-    res = await fetch(svc.url + path, { method, headers, ...(body !== undefined ? { body } : {}), signal: AbortSignal.timeout(DEADLINE_MS) });
+    res = await fetch(svc.url + path, {
+      method,
+      headers,
+      ...(body !== undefined ? { body } : {}),
+      signal: AbortSignal.timeout(DEADLINE_MS),
+    });
     text = await res.text();
   } catch (e) {
-    if ((e as Error).name === 'TimeoutError') throw new Error(`${method} ${path} was not answered within the liveness bound of ${DEADLINE_MS} ms`, { cause: e });
+    if ((e as Error).name === 'TimeoutError')
+      throw new Error(`${method} ${path} was not answered within the liveness bound of ${DEADLINE_MS} ms`, { cause: e });
     throw e;
   }
   await probe;
@@ -112,7 +118,8 @@ async function healthzWithin(svc: TestService): Promise<void> {
     res = await fetch(svc.url + '/healthz', { signal: AbortSignal.timeout(DEADLINE_MS) });
     await res.text();
   } catch (e) {
-    if ((e as Error).name === 'TimeoutError') throw new Error(`/healthz was not answered within ${DEADLINE_MS} ms while a request ran (event loop held)`, { cause: e });
+    if ((e as Error).name === 'TimeoutError')
+      throw new Error(`/healthz was not answered within ${DEADLINE_MS} ms while a request ran (event loop held)`, { cause: e });
     throw new Error(`/healthz failed while a request ran (service down?): ${(e as Error).message}`, { cause: e });
   }
   if (res.status !== 200) throw new Error(`/healthz answered ${res.status}`);
@@ -146,7 +153,8 @@ export function expectSane(r: CallResult, what: string): void {
 }
 
 export function graphqlErrorCodes(r: CallResult): string[] {
-  const errs = r.json && typeof r.json === 'object' && Array.isArray(r.json.errors) ? (r.json.errors as { extensions?: { code?: unknown } }[]) : [];
+  const errs =
+    r.json && typeof r.json === 'object' && Array.isArray(r.json.errors) ? (r.json.errors as { extensions?: { code?: unknown } }[]) : [];
   return errs.map((e) => String(e.extensions?.code ?? ''));
 }
 
@@ -182,14 +190,41 @@ function rootFieldCount(query: unknown): number {
 
 const STATE_QUERY = /* GraphQL */ `
   query FuzzState {
-    integrations { totalCount nodes { id name enabled type emailTo emailFrom webhookSigned managedBy createdAt updatedAt } }
+    integrations {
+      totalCount
+      nodes {
+        id
+        name
+        enabled
+        type
+        emailTo
+        emailFrom
+        webhookSigned
+        managedBy
+        createdAt
+        updatedAt
+      }
+    }
     searchNotificationRoutingConfigurations {
       totalCount
       nodes {
-        id name enabled generation managedBy createdAt updatedAt
-        eventType { id }
-        notificationRouterFilterConfig { advancedFilterExpression }
-        notificationRouterIntegrationConfig { notificationRouterIntegrationID notificationRouterTemplateID }
+        id
+        name
+        enabled
+        generation
+        managedBy
+        createdAt
+        updatedAt
+        eventType {
+          id
+        }
+        notificationRouterFilterConfig {
+          advancedFilterExpression
+        }
+        notificationRouterIntegrationConfig {
+          notificationRouterIntegrationID
+          notificationRouterTemplateID
+        }
       }
     }
   }
@@ -230,7 +265,9 @@ export async function tenantState(svc: TestService, key: string): Promise<Tenant
   }
   const stored: Record<string, string> = {};
   for (const i of await svc.store.listIntegrations(companyOf(key)))
-    stored[i.id] = createHash('sha256').update(JSON.stringify([i.type, i.config, Object.entries(i.secrets).sort(), i.enabled, i.name, i.managedBy])).digest('hex');
+    stored[i.id] = createHash('sha256')
+      .update(JSON.stringify([i.type, i.config, Object.entries(i.secrets).sort(), i.enabled, i.name, i.managedBy]))
+      .digest('hex');
   return {
     monitoring: m.json,
     integrations: s.json.data.integrations,
@@ -289,7 +326,15 @@ export async function startFixture(kind: StoreKind, warm: (svc: TestService) => 
   const put = await call(svc, MONITORING_CONFIG_PATH, {
     method: 'PUT',
     key: KEY_B,
-    json: { inventoryMonitoringConfiguration: { inventoryMonitoringConfigurationType: 'CERTIFICATE_EXPIRATION', enabled: false, thresholds: [9], applicationIds: ['b-app'], includeUnassignedCertificates: false } },
+    json: {
+      inventoryMonitoringConfiguration: {
+        inventoryMonitoringConfigurationType: 'CERTIFICATE_EXPIRATION',
+        enabled: false,
+        thresholds: [9],
+        applicationIds: ['b-app'],
+        includeUnassignedCertificates: false,
+      },
+    },
   });
   if (put.status !== 200) throw new Error(`fixture: B monitoring config: ${put.text}`);
   await warm(svc);
@@ -307,9 +352,10 @@ export async function expectBUnchanged(f: Fixture, what: string): Promise<void> 
 export async function expectHeapBack(f: Fixture): Promise<void> {
   const after = await settledHeap();
   const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
-  expect(after, `heap after the run ${mb(after)} vs baseline ${mb(f.heapBaseline)} (+${mb(HEAP_MARGIN_BYTES)} allowed)`).toBeLessThanOrEqual(
-    f.heapBaseline + HEAP_MARGIN_BYTES,
-  );
+  expect(
+    after,
+    `heap after the run ${mb(after)} vs baseline ${mb(f.heapBaseline)} (+${mb(HEAP_MARGIN_BYTES)} allowed)`,
+  ).toBeLessThanOrEqual(f.heapBaseline + HEAP_MARGIN_BYTES);
 }
 
 export { KEY_A, KEY_B };

@@ -26,7 +26,12 @@ async function errorOf(p: Promise<unknown>): Promise<{ message: string; extensio
 }
 
 const createIntegration = (g: Gql, name: string) =>
-  g.request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, { name, integrationKey: 'key-0123456789abcdef' }).then((r) => r.createIncidentMgmtIntegration.id);
+  g
+    .request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, {
+      name,
+      integrationKey: 'key-0123456789abcdef',
+    })
+    .then((r) => r.createIncidentMgmtIntegration.id);
 
 const createRouter = (g: Gql, integrationId: string, filter = '', name = 'r') =>
   g
@@ -38,8 +43,11 @@ const createRouter = (g: Gql, integrationId: string, filter = '', name = 'r') =>
     .then((r) => r.createNotificationRouter.id);
 
 const listRouters = (g: Gql) =>
-  g.request<{ searchNotificationRoutingConfigurations: { nodes: { id: string }[] } }>(ops.SearchNotificationRoutingConfigurations).then((r) => r.searchNotificationRoutingConfigurations.nodes);
-const listIntegrations = (g: Gql) => g.request<{ integrations: { nodes: { id: string }[] } }>(ops.GetIntegrationsListData).then((r) => r.integrations.nodes);
+  g
+    .request<{ searchNotificationRoutingConfigurations: { nodes: { id: string }[] } }>(ops.SearchNotificationRoutingConfigurations)
+    .then((r) => r.searchNotificationRoutingConfigurations.nodes);
+const listIntegrations = (g: Gql) =>
+  g.request<{ integrations: { nodes: { id: string }[] } }>(ops.GetIntegrationsListData).then((r) => r.integrations.nodes);
 
 async function metric(svc: TestService, name: string, labels: string): Promise<number> {
   const text = await (await fetch(`${svc.url}/metrics`)).text();
@@ -107,7 +115,9 @@ describe.each(['sqlite', 'postgres'] as StoreKind[])('bounded state (%s)', (kind
     // 20,000 copies of one id (~780 KB, under the body limit): one distinct id, deleted once
     const integ = (await listIntegrations(a))[0]!.id;
     const r = await createRouter(a, integ);
-    const res = await a.request<{ deleteNotificationRouter: { ids: string[] } }>(ops.DeleteNotificationRouter, { ids: Array(20_000).fill(r) });
+    const res = await a.request<{ deleteNotificationRouter: { ids: string[] } }>(ops.DeleteNotificationRouter, {
+      ids: Array(20_000).fill(r),
+    });
     expect(res.deleteNotificationRouter.ids).toEqual([r]);
     // all or nothing still: one missing id fails the call and deletes nothing
     const r2 = await createRouter(a, integ);

@@ -41,10 +41,12 @@ function createRouter(name: string, expr: string, eventTypeId = CERT) {
 }
 
 async function routersHitBy(eventId: string): Promise<string[]> {
-  const r = await svc.gql().request<{ deliveries: { nodes: { routerName: string }[] } }>(
-    `query($e: UUID!) { deliveries(filter: { eventId: $e }) { nodes { routerName } } }`,
-    { e: eventId },
-  );
+  const r = await svc
+    .gql()
+    .request<{ deliveries: { nodes: { routerName: string }[] } }>(
+      `query($e: UUID!) { deliveries(filter: { eventId: $e }) { nodes { routerName } } }`,
+      { e: eventId },
+    );
   return r.deliveries.nodes.map((n) => n.routerName).sort();
 }
 
@@ -93,10 +95,12 @@ describe('findings 1 and 3: the abuse test filters and events', () => {
     });
     await createRouter('light', `${NAMES}.exists(n, n.endsWith('.stored.test'))`);
     const event = certificateResourceNotReady({ SANs: { 'DNS Names': dnsNames(3, 'stored.test') } });
-    const sim = await svc.gql().request<{ simulateRouting: { routers: { verdict: string; error: string | null; router: { name: string } }[] } }>(
-      `query($e: EventInput!) { simulateRouting(event: $e) { routers { verdict error router { name } } } }`,
-      { e: event },
-    );
+    const sim = await svc
+      .gql()
+      .request<{ simulateRouting: { routers: { verdict: string; error: string | null; router: { name: string } }[] } }>(
+        `query($e: EventInput!) { simulateRouting(event: $e) { routers { verdict error router { name } } } }`,
+        { e: event },
+      );
     const heavy = sim.simulateRouting.routers.find((r) => r.router.name === 'stored-heavy');
     expect(heavy?.verdict).toBe('FILTER_ERROR');
     expect(heavy?.error).toMatch(/^1:24: estimated cost [\d,]+ exceeds the limit of 1,000,000/);
@@ -131,7 +135,9 @@ describe('fairness: a 1,000-event batch is routed in slices', () => {
       });
     }
     await createRouter(`fair-${ROUTERS - 1}`, `${NAMES}.exists(n, n.endsWith('.fair-none.test'))`);
-    const events = Array.from({ length: 1000 }, (_, i) => certificateResourceNotReady({ SANs: { 'DNS Names': dnsNames(20, `fair-${i % 10}.test`) } }));
+    const events = Array.from({ length: 1000 }, (_, i) =>
+      certificateResourceNotReady({ SANs: { 'DNS Names': dnsNames(20, `fair-${i % 10}.test`) } }),
+    );
     expect(JSON.stringify(events).length).toBeLessThan(1024 * 1024);
 
     const from = svc.logs.length;

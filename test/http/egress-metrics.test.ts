@@ -18,12 +18,18 @@ async function metricValue(svc: TestService, labels: string): Promise<number> {
 }
 
 async function tryCreate(svc: TestService, url: string): Promise<{ id?: string; error?: string }> {
-  const res = await svc.rest('/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: CREATE, variables: { i: { name: 'hook', url } } }) });
+  const res = await svc.rest('/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: CREATE, variables: { i: { name: 'hook', url } } }),
+  });
   const body = (await res.json()) as { data?: { createWebhookIntegration: { id: string } } | null; errors?: { message: string }[] };
   return body.errors ? { error: body.errors[0]!.message } : { id: body.data!.createWebhookIntegration.id };
 }
 
-async function receiver(keepAliveTimeoutMs: number): Promise<{ server: Server; url: string; sockets: Set<Socket>; requests: () => number }> {
+async function receiver(
+  keepAliveTimeoutMs: number,
+): Promise<{ server: Server; url: string; sockets: Set<Socket>; requests: () => number }> {
   let requests = 0;
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => {

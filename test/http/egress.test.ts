@@ -37,15 +37,16 @@ async function receiver(): Promise<Rx> {
   return rx;
 }
 
-
 const TEST = `mutation($id: UUID!) { testIntegration(id: $id) { outcome statusCode error responseBody latencyMs } }`;
 type TestResult = { outcome: string; statusCode: number | null; error: string | null; responseBody: string | null };
 
 async function createWebhook(svc: TestService, url: string): Promise<string> {
-  const r = await svc.gql().request<{ createWebhookIntegration: { id: string } }>(
-    `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`,
-    { i: { name: 'hook', url } },
-  );
+  const r = await svc
+    .gql()
+    .request<{ createWebhookIntegration: { id: string } }>(
+      `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`,
+      { i: { name: 'hook', url } },
+    );
   return r.createWebhookIntegration.id;
 }
 
@@ -84,16 +85,24 @@ describe('default egress policy (no --egress-allow)', () => {
 
   it('Slack/Teams create and update refuse them too', async () => {
     const e1 = await gqlError(
-      svc.gql().request(`mutation { createSlackIntegration(input: { name: "s", slackParams: { webhookUrl: "http://169.254.169.254/x" } }) { id } }`),
+      svc
+        .gql()
+        .request(
+          `mutation { createSlackIntegration(input: { name: "s", slackParams: { webhookUrl: "http://169.254.169.254/x" } }) { id } }`,
+        ),
     );
     expect(e1.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.slackParams.webhookUrl' });
-    const t = await svc.gql().request<{ createTeamsIntegration: { id: string } }>(
-      `mutation { createTeamsIntegration(input: { name: "t", teamsParams: { webhookUrl: "https://example.webhook.office.com/x" } }) { id } }`,
-    );
+    const t = await svc
+      .gql()
+      .request<{ createTeamsIntegration: { id: string } }>(
+        `mutation { createTeamsIntegration(input: { name: "t", teamsParams: { webhookUrl: "https://example.webhook.office.com/x" } }) { id } }`,
+      );
     const e2 = await gqlError(
-      svc.gql().request(`mutation($id: UUID!) { updateIntegration(id: $id, input: { teamsParams: { webhookUrl: "http://[::1]/x" } }) { id } }`, {
-        id: t.createTeamsIntegration.id,
-      }),
+      svc
+        .gql()
+        .request(`mutation($id: UUID!) { updateIntegration(id: $id, input: { teamsParams: { webhookUrl: "http://[::1]/x" } }) { id } }`, {
+          id: t.createTeamsIntegration.id,
+        }),
     );
     expect(e2.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.teamsParams.webhookUrl' });
   });
@@ -130,7 +139,9 @@ describe('testIntegration with loopback allowed', () => {
     for (const status of [200, 400, 500]) {
       rx.respond = (_q, res) => {
         res.statusMessage = 'INTERNAL-REASON-aws_secret';
-        res.writeHead(status, { 'content-type': 'application/json' }).end('{"AccessKeyId":"AKIAINTERNAL","SecretAccessKey":"s3cr3t-from-inside"}');
+        res
+          .writeHead(status, { 'content-type': 'application/json' })
+          .end('{"AccessKeyId":"AKIAINTERNAL","SecretAccessKey":"s3cr3t-from-inside"}');
       };
       const r = await svc.gql().request<{ testIntegration: TestResult }>(TEST, { id });
       expect(r.testIntegration.statusCode).toBe(status);
@@ -143,13 +154,16 @@ describe('testIntegration with loopback allowed', () => {
 
   it("goes through the integration's rate limit: past the burst nothing is sent and the result says so", async () => {
     const limit = DEFAULT_RATE_LIMITS.SLACK;
-    const s = await svc.gql().request<{ createSlackIntegration: { id: string } }>(
-      `mutation($u: String!) { createSlackIntegration(input: { name: "s", slackParams: { webhookUrl: $u } }) { id } }`,
-      { u: `${rx.url}/slack` },
-    );
+    const s = await svc
+      .gql()
+      .request<{ createSlackIntegration: { id: string } }>(
+        `mutation($u: String!) { createSlackIntegration(input: { name: "s", slackParams: { webhookUrl: $u } }) { id } }`,
+        { u: `${rx.url}/slack` },
+      );
     const started = Date.now();
     const results: TestResult[] = [];
-    for (let i = 0; i < 10; i++) results.push((await svc.gql().request<{ testIntegration: TestResult }>(TEST, { id: s.createSlackIntegration.id })).testIntegration);
+    for (let i = 0; i < 10; i++)
+      results.push((await svc.gql().request<{ testIntegration: TestResult }>(TEST, { id: s.createSlackIntegration.id })).testIntegration);
     const elapsedSec = (Date.now() - started) / 1000;
     const sent = results.filter((r) => r.outcome === 'delivered');
     const held = results.filter((r) => r.outcome !== 'delivered');
@@ -168,7 +182,11 @@ describe('testIntegration with loopback allowed', () => {
     const id = await createWebhook(svc, `${rx.url}/aliases`);
     const doc = `mutation($id: UUID!) { ${Array.from({ length: 1000 }, (_, i) => `t${i}: testIntegration(id: $id) { outcome }`).join(' ')} }`;
     const started = Date.now();
-    const res = await svc.rest('/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: doc, variables: { id } }) });
+    const res = await svc.rest('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: doc, variables: { id } }),
+    });
     const elapsedSec = (Date.now() - started) / 1000;
     expect(res.status).toBeLessThan(500);
     const body = (await res.json()) as { data?: Record<string, { outcome: string }> | null };

@@ -49,7 +49,11 @@ describe('EMAIL integrations need an SMTP server', () => {
     expect(bad.extensions['code']).toBe('BAD_USER_INPUT');
     // other types are unaffected
     await expect(
-      svc.gql().request(`mutation { createIncidentMgmtIntegration(input: { name: "pd", incidentMgmtParams: { IntegrationKey: "0123456789abcdef0123456789abcdef" } }) { id } }`),
+      svc
+        .gql()
+        .request(
+          `mutation { createIncidentMgmtIntegration(input: { name: "pd", incidentMgmtParams: { IntegrationKey: "0123456789abcdef0123456789abcdef" } }) { id } }`,
+        ),
     ).resolves.toBeDefined();
   });
 
@@ -57,8 +61,17 @@ describe('EMAIL integrations need an SMTP server', () => {
     const svc = await start('sqlite', [], { smtpConfigured: false });
     const api = new GraphQLServiceApi({ url: svc.url, apiKey: KEY_A });
     const e = await api
-      .createIntegration({ type: 'EMAIL', name: 'ns/mail', enabled: true, managedBy: 'k8s:NotificationProvider/ns/mail', params: { emailParams: { to: ['ops@example.com'] } } })
-      .then(() => undefined, (x: unknown) => x);
+      .createIntegration({
+        type: 'EMAIL',
+        name: 'ns/mail',
+        enabled: true,
+        managedBy: 'k8s:NotificationProvider/ns/mail',
+        params: { emailParams: { to: ['ops@example.com'] } },
+      })
+      .then(
+        () => undefined,
+        (x: unknown) => x,
+      );
     let condition: unknown;
     try {
       throwServiceFailure(e, 'provider');
@@ -82,7 +95,9 @@ describe('EMAIL integrations need an SMTP server', () => {
     const test = await gqlError(without.gql().request(`mutation($id: UUID!) { testIntegration(id: $id) { outcome error } }`, { id }));
     expect(test.extensions).toMatchObject({ code: 'SMTP_NOT_CONFIGURED', field: 'id' });
     const upd = await gqlError(
-      without.gql().request(`mutation($id: UUID!) { updateIntegration(id: $id, input: { emailParams: { to: ["b@example.com"] } }) { id } }`, { id }),
+      without
+        .gql()
+        .request(`mutation($id: UUID!) { updateIntegration(id: $id, input: { emailParams: { to: ["b@example.com"] } }) { id } }`, { id }),
     );
     expect(upd.extensions).toMatchObject({ code: 'SMTP_NOT_CONFIGURED', field: 'input.emailParams' });
   });
@@ -90,9 +105,11 @@ describe('EMAIL integrations need an SMTP server', () => {
   it('with --smtp-url: create works and testIntegration sends (the closed port is a retryable SMTP error)', async () => {
     const svc = await start('sqlite', ['--smtp-url', 'smtp://127.0.0.1:9']);
     const created = await svc.gql().request<{ createEmailIntegration: { id: string } }>(CREATE, { to: ['ops@example.com'] });
-    const r = await svc.gql().request<{ testIntegration: { outcome: string } }>(`mutation($id: UUID!) { testIntegration(id: $id) { outcome } }`, {
-      id: created.createEmailIntegration.id,
-    });
+    const r = await svc
+      .gql()
+      .request<{ testIntegration: { outcome: string } }>(`mutation($id: UUID!) { testIntegration(id: $id) { outcome } }`, {
+        id: created.createEmailIntegration.id,
+      });
     expect(r.testIntegration.outcome).toBe('retry');
   });
 });

@@ -19,7 +19,11 @@ const HUGE = 'x'.repeat(100_000);
 const codePoints = (s: string) => [...s].length;
 
 async function graphql(query: string, variables?: Record<string, unknown>) {
-  const res = await svc.rest('/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+  const res = await svc.rest('/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query, variables }),
+  });
   const text = await res.text();
   return { status: res.status, text, body: JSON.parse(text) as { errors?: { message: string; extensions?: Record<string, unknown> }[] } };
 }

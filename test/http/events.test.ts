@@ -44,10 +44,12 @@ async function routerFor(name: string, eventTypeId: string, expr: string): Promi
 }
 
 async function routersHitBy(eventId: string): Promise<string[]> {
-  const r = await svc.gql().request<{ deliveries: { nodes: { routerName: string }[] } }>(
-    `query($e: UUID!) { deliveries(filter: { eventId: $e }) { nodes { routerName } } }`,
-    { e: eventId },
-  );
+  const r = await svc
+    .gql()
+    .request<{ deliveries: { nodes: { routerName: string }[] } }>(
+      `query($e: UUID!) { deliveries(filter: { eventId: $e }) { nodes { routerName } } }`,
+      { e: eventId },
+    );
   return r.deliveries.nodes.map((n) => n.routerName).sort();
 }
 
@@ -77,7 +79,12 @@ describe('POST /v1/events validation', () => {
     expect((await post([])).status).toBe(400);
   });
   it('needs the API key', async () => {
-    const res = await svc.rest('/v1/events', { key: null, method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(issuerNotReady()) });
+    const res = await svc.rest('/v1/events', {
+      key: null,
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(issuerNotReady()),
+    });
     expect(res.status).toBe(401);
   });
 });
@@ -90,7 +97,11 @@ describe('routing of the spec patterns across all five event types', () => {
     await routerFor('iss-all', ISS, '');
     await routerFor('iss-notready', ISS, "type.endsWith('.notready')");
     await routerFor('iss-active', ISS, "type.endsWith('.active')");
-    await routerFor('iss-clusters', ISS, `type.endsWith('.notready') && (data.clusterId == '${CLUSTER_PROD.id}' || data.clusterId == '${CLUSTER_STAGING.id}')`);
+    await routerFor(
+      'iss-clusters',
+      ISS,
+      `type.endsWith('.notready') && (data.clusterId == '${CLUSTER_PROD.id}' || data.clusterId == '${CLUSTER_STAGING.id}')`,
+    );
     await routerFor('iss-ns', ISS, "type.endsWith('.notready') && (data.namespace == 'cert-manager')");
     await routerFor('iss-restored-one', ISS, "type.endsWith('.active') && data.issuerName == 'letsencrypt-prod'");
     await routerFor('cert-all', CERT, '');
@@ -146,32 +157,46 @@ describe('routing of the spec patterns across all five event types', () => {
     expect(body.events[0].deliveries).toBe(0);
     expect(body.events[1].deliveries).toBe(0);
     expect(body.events[2].deliveries).toBeGreaterThan(0);
-    const sim = await svc.gql().request<{ simulateRouting: { monitored: boolean; routers: { verdict: string; router: { name: string } }[] } }>(
-      `query($e: EventInput!) { simulateRouting(event: $e) { monitored routers { verdict wouldNotify error router { name } } } }`,
-      { e: expiringCertificate({ applicationIds: ['app-unmonitored'] }) },
-    );
+    const sim = await svc
+      .gql()
+      .request<{ simulateRouting: { monitored: boolean; routers: { verdict: string; router: { name: string } }[] } }>(
+        `query($e: EventInput!) { simulateRouting(event: $e) { monitored routers { verdict wouldNotify error router { name } } } }`,
+        { e: expiringCertificate({ applicationIds: ['app-unmonitored'] }) },
+      );
     expect(sim.simulateRouting.monitored).toBe(false);
     expect(sim.simulateRouting.routers.find((r) => r.router.name === 'exp-unmonitored-named')?.verdict).toBe('NOT_MONITORED');
   });
 
   it('simulateRouting explains each router and stores nothing', async () => {
     const before = await svc.gql().request<{ deliveries: { nodes: unknown[] } }>(`{ deliveries(first: 500) { nodes { id } } }`);
-    const sim = await svc.gql().request<{ simulateRouting: { eventTypeId: string; routers: { verdict: string; wouldNotify: boolean; router: { name: string } }[] } }>(
-      `query($e: EventInput!) { simulateRouting(event: $e) { eventTypeId routers { verdict wouldNotify error router { name } } } }`,
-      { e: issuerActive({ issuerName: 'vault' }) },
-    );
+    const sim = await svc.gql().request<{
+      simulateRouting: { eventTypeId: string; routers: { verdict: string; wouldNotify: boolean; router: { name: string } }[] };
+    }>(`query($e: EventInput!) { simulateRouting(event: $e) { eventTypeId routers { verdict wouldNotify error router { name } } } }`, {
+      e: issuerActive({ issuerName: 'vault' }),
+    });
     expect(sim.simulateRouting.eventTypeId).toBe('certmgr-issuer-health-notification-config');
     const v = Object.fromEntries(sim.simulateRouting.routers.map((r) => [r.router.name, r.verdict]));
-    expect(v).toMatchObject({ 'iss-all': 'MATCHED', 'iss-active': 'MATCHED', 'iss-notready': 'FILTER_FALSE', 'iss-restored-one': 'FILTER_FALSE' });
+    expect(v).toMatchObject({
+      'iss-all': 'MATCHED',
+      'iss-active': 'MATCHED',
+      'iss-notready': 'FILTER_FALSE',
+      'iss-restored-one': 'FILTER_FALSE',
+    });
     const after = await svc.gql().request<{ deliveries: { nodes: unknown[] } }>(`{ deliveries(first: 500) { nodes { id } } }`);
     expect(after.deliveries.nodes.length).toBe(before.deliveries.nodes.length);
-    const bad = await svc.gql().request(`query { simulateRouting(event: { type: "evt.nope", data: {} }) { monitored } }`).catch((e) => e);
+    const bad = await svc
+      .gql()
+      .request(`query { simulateRouting(event: { type: "evt.nope", data: {} }) { monitored } }`)
+      .catch((e) => e);
     expect(bad.response.errors[0].extensions.code).toBe('BAD_USER_INPUT');
   });
 
   it('disabled routers and disabled integrations do not fire', async () => {
     const r = await routerFor('iss-disabled', 'certmgr-issuer-health-notification-config', "data.issuerName == 'only-me'");
-    await svc.gql().request(ops.UpdateNotificationRouter, { updateNotificationRouterId: r, updateNotificationRouterConfigurationInput: { enabled: false } });
+    await svc.gql().request(ops.UpdateNotificationRouter, {
+      updateNotificationRouterId: r,
+      updateNotificationRouterConfigurationInput: { enabled: false },
+    });
     const body = await (await post(issuerNotReady({ issuerName: 'only-me' }))).json().then(asAny);
     expect(await routersHitBy(body.events[0].id)).not.toContain('iss-disabled');
     await svc.gql().request(`mutation($id: UUID!) { updateIntegration(id: $id, input: { enabled: false }) { id } }`, { id: integrationId });

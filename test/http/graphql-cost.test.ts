@@ -21,16 +21,31 @@ const frags = (n: number) => {
 };
 
 describe('measureRequest', () => {
-  const accepted: [string, string, Record<string, unknown> | undefined, Partial<{ cost: number; depth: number; aliases: number; fields: number }>][] = [
+  const accepted: [
+    string,
+    string,
+    Record<string, unknown> | undefined,
+    Partial<{ cost: number; depth: number; aliases: number; fields: number }>,
+  ][] = [
     ['a leaf', '{ eventTypes { id } }', undefined, { cost: 1 + 100, depth: 2, fields: 2 }],
     ['a connection: first applies to nodes once', '{ deliveries(first: 10) { nodes { id } } }', undefined, { cost: 1 + 1 + 10, depth: 3 }],
     ['the schema default of first', '{ deliveries { nodes { id } } }', undefined, { cost: 1 + 1 + 50 }],
     ['first from a variable', 'query($n: Int) { deliveries(first: $n) { nodes { id } } }', { n: 7 }, { cost: 1 + 1 + 7 }],
-    ['the largest page with every field', `{ deliveries(first: 500) { nodes { ${DELIVERY_ALL} } pageInfo { hasNextPage endCursor } } }`, undefined, {}],
+    [
+      'the largest page with every field',
+      `{ deliveries(first: 500) { nodes { ${DELIVERY_ALL} } pageInfo { hasNextPage endCursor } } }`,
+      undefined,
+      {},
+    ],
     ['aliases counted', '{ a: eventTypes { id } b: eventTypes { x: id } }', undefined, { aliases: 3 }],
     ['introspection lists are not multiplied', '{ __schema { types { name fields { name args { name } } } } }', undefined, { cost: 7 }],
     ['unknown fields tolerated (validation reports them)', '{ nope { deeper } }', undefined, { cost: 2 }],
-    ['fragment cycles do not loop', 'query { ...A } fragment A on Query { ...B } fragment B on Query { ...A eventTypes { id } }', undefined, {}],
+    [
+      'fragment cycles do not loop',
+      'query { ...A } fragment A on Query { ...B } fragment B on Query { ...A eventTypes { id } }',
+      undefined,
+      {},
+    ],
     ['mutations', 'mutation { deleteIntegrations(ids: []) { ids } }', undefined, { cost: 2 }],
   ];
   it.each(accepted)('accepts %s', (_n, q, vars, expected) => {
@@ -41,14 +56,29 @@ describe('measureRequest', () => {
 
   const rejected: [string, string, Record<string, unknown> | undefined, CostLimit][] = [
     ['31 aliases', `{ ${Array.from({ length: 31 }, (_, i) => `e${i}: eventTypes { id }`).join(' ')} }`, undefined, 'aliases'],
-    ['two largest pages', `{ a: deliveries(first: 500) { nodes { ${DELIVERY_ALL} } } b: deliveries(first: 500) { nodes { ${DELIVERY_ALL} } } }`, undefined, 'cost'],
+    [
+      'two largest pages',
+      `{ a: deliveries(first: 500) { nodes { ${DELIVERY_ALL} } } b: deliveries(first: 500) { nodes { ${DELIVERY_ALL} } } }`,
+      undefined,
+      'cost',
+    ],
     ['first over the cap', '{ deliveries(first: 501) { nodes { id } } }', undefined, 'first'],
     ['first over the cap by variable', 'query($n: Int) { deliveries(first: $n) { nodes { id } } }', { n: 10 ** 9 }, 'first'],
     ['13 levels', `{ __schema { types { fields { type ${'{ ofType '.repeat(8)}{ name }${' }'.repeat(8)} } } } }`, undefined, 'depth'],
     ['a fragment bomb (2^20 expansions)', frags(20), undefined, 'fields'],
     ['too many tokens', `{ ${'eventTypes { id } '.repeat(2_000)} }`, undefined, 'tokens'],
-    ['a deep input literal', `{ simulateRouting(event: { type: "x", data: ${'['.repeat(40)}${']'.repeat(40)} }) { eventType } }`, undefined, 'valueDepth'],
-    ['a deep variable default', `query($e: EventInput = { type: "x", data: ${'['.repeat(40)}${']'.repeat(40)} }) { simulateRouting(event: $e) { eventType } }`, undefined, 'valueDepth'],
+    [
+      'a deep input literal',
+      `{ simulateRouting(event: { type: "x", data: ${'['.repeat(40)}${']'.repeat(40)} }) { eventType } }`,
+      undefined,
+      'valueDepth',
+    ],
+    [
+      'a deep variable default',
+      `query($e: EventInput = { type: "x", data: ${'['.repeat(40)}${']'.repeat(40)} }) { simulateRouting(event: $e) { eventType } }`,
+      undefined,
+      'valueDepth',
+    ],
   ];
   it.each(rejected)('rejects %s', (_n, q, vars, limit) => {
     const r = measure(q, vars);
@@ -67,6 +97,15 @@ describe('measureRequest', () => {
   });
 
   it('defaults are documented figures', () => {
-    expect(GRAPHQL_LIMITS).toEqual({ maxTokens: 5000, maxDepth: 12, maxAliases: 30, maxFields: 500, maxFirst: 500, maxCost: 20000, assumedListSize: 100, maxValueDepth: 32 });
+    expect(GRAPHQL_LIMITS).toEqual({
+      maxTokens: 5000,
+      maxDepth: 12,
+      maxAliases: 30,
+      maxFields: 500,
+      maxFirst: 500,
+      maxCost: 20000,
+      assumedListSize: 100,
+      maxValueDepth: 32,
+    });
   });
 });

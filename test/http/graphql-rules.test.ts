@@ -12,7 +12,6 @@ afterAll(async () => {
   await svc?.close();
 });
 
-
 const SECRET_KEY = 'PDKEY-super-secret-0123456789';
 
 async function newIntegration(name = 'i') {
@@ -24,7 +23,9 @@ async function newIntegration(name = 'i') {
 }
 
 async function routerCount() {
-  const r = await svc.gql().request<{ searchNotificationRoutingConfigurations: { nodes: unknown[] } }>(ops.SearchNotificationRoutingConfigurations);
+  const r = await svc
+    .gql()
+    .request<{ searchNotificationRoutingConfigurations: { nodes: unknown[] } }>(ops.SearchNotificationRoutingConfigurations);
   return r.searchNotificationRoutingConfigurations.nodes.length;
 }
 
@@ -84,11 +85,13 @@ describe('generations', () => {
     const e = await gqlError(svc.gql().request(ops.UpdateNotificationRoutingConfiguration, { id: r.id, enabled: false }));
     expect(e.extensions.code).toBe('BAD_USER_INPUT');
     expect(e.message).toContain('updateNotificationRouter');
-    const old = await svc.gql().request<{ createNotificationRoutingConfiguration: { id: string } }>(ops.CreateNotificationRoutingConfiguration, {
-      name: 'old',
-      eventTypeId: 'cert-expiry-ext-notification-config',
-      integrationId: id,
-    });
+    const old = await svc
+      .gql()
+      .request<{ createNotificationRoutingConfiguration: { id: string } }>(ops.CreateNotificationRoutingConfiguration, {
+        name: 'old',
+        eventTypeId: 'cert-expiry-ext-notification-config',
+        integrationId: id,
+      });
     const e2 = await gqlError(
       svc.gql().request(ops.UpdateNotificationRouter, {
         updateNotificationRouterId: old.createNotificationRoutingConfiguration.id,
@@ -115,7 +118,12 @@ describe('generations', () => {
       },
     });
     const got = await svc.store.getRouter('11111111-1111-4111-8111-111111111111', r.id);
-    expect(got).toMatchObject({ name: 'renamed', eventTypeId: 'cert-expiry-ext-notification-config', filter: 'data.ruleId == 1', integrationId: b });
+    expect(got).toMatchObject({
+      name: 'renamed',
+      eventTypeId: 'cert-expiry-ext-notification-config',
+      filter: 'data.ruleId == 1',
+      integrationId: b,
+    });
   });
 });
 
@@ -155,14 +163,17 @@ describe('references', () => {
 describe('secrets are write-only', () => {
   it('no query returns the integration key, webhook URL or signing secret', async () => {
     await newIntegration('pd');
-    await svc.gql().request(
-      `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`,
-      { i: { name: 'wh', url: 'https://hooks.example.com/T0KEN-abc123', signingSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' } },
-    );
-    const intro = await svc.gql().request<{ __type: { fields: { name: string }[] } }>(`{ __type(name: "Integration") { fields { name } } }`);
+    await svc.gql().request(`mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`, {
+      i: { name: 'wh', url: 'https://hooks.example.com/T0KEN-abc123', signingSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+    });
+    const intro = await svc
+      .gql()
+      .request<{ __type: { fields: { name: string }[] } }>(`{ __type(name: "Integration") { fields { name } } }`);
     const names = intro.__type.fields.map((f) => f.name.toLowerCase());
     for (const bad of ['integrationkey', 'url', 'signingsecret', 'webhookurl', 'secrets']) expect(names).not.toContain(bad);
-    const all = await svc.gql().request(`{ integrations { nodes { id name enabled type emailTo emailFrom webhookSigned managedBy createdAt updatedAt } } }`);
+    const all = await svc
+      .gql()
+      .request(`{ integrations { nodes { id name enabled type emailTo emailFrom webhookSigned managedBy createdAt updatedAt } } }`);
     const text = JSON.stringify(all);
     expect(text).not.toContain(SECRET_KEY);
     expect(text).not.toContain('T0KEN-abc123');
@@ -193,13 +204,18 @@ describe('secrets are write-only', () => {
     );
     expect(upd.updateIntegration).toEqual({ name: 'teams-2', enabled: false });
     const e = await gqlError(
-      gql.request(`mutation($id: UUID!) { updateIntegration(id: $id, input: { slackParams: { webhookUrl: "https://x.example/y" } }) { id } }`, {
-        id: teams.createTeamsIntegration.id,
-      }),
+      gql.request(
+        `mutation($id: UUID!) { updateIntegration(id: $id, input: { slackParams: { webhookUrl: "https://x.example/y" } }) { id } }`,
+        {
+          id: teams.createTeamsIntegration.id,
+        },
+      ),
     );
     expect(e.extensions.code).toBe('BAD_USER_INPUT');
     expect(e.message).toContain('teamsParams');
-    const bad = await gqlError(gql.request(`mutation { createEmailIntegration(input: { name: "m", emailParams: { to: ["nope"] } }) { id } }`));
+    const bad = await gqlError(
+      gql.request(`mutation { createEmailIntegration(input: { name: "m", emailParams: { to: ["nope"] } }) { id } }`),
+    );
     expect(bad.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.emailParams.to[0]' });
   });
 

@@ -26,7 +26,6 @@ const HOSTILE: [string, string, RegExp][] = [
   ['a lone surrogate', 'pager\uD83D', /lone surrogate/],
 ];
 
-
 describe.each<StoreKind>(['sqlite', 'postgres'])('hostile text and formats (%s)', (kind) => {
   let svc: TestService;
   let integrationId: string;
@@ -40,7 +39,9 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('hostile text and formats (%s)'
   });
 
   async function createIntegration(name: string, integrationKey = 'ik-0123456789abcdef'): Promise<string> {
-    const r = await svc.gql().request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, { name, integrationKey });
+    const r = await svc
+      .gql()
+      .request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, { name, integrationKey });
     return r.createIncidentMgmtIntegration.id;
   }
   const createRouter = (name: string, expr = '', integration = integrationId) =>
@@ -50,10 +51,14 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('hostile text and formats (%s)'
       integrationConfig: { integrationId: integration },
     });
   const integrationNames = async () =>
-    (await svc.gql().request<{ integrations: { nodes: { name: string }[] } }>(ops.GetIntegrationsListData)).integrations.nodes.map((n) => n.name);
+    (await svc.gql().request<{ integrations: { nodes: { name: string }[] } }>(ops.GetIntegrationsListData)).integrations.nodes.map(
+      (n) => n.name,
+    );
   const routerNames = async () =>
     (
-      await svc.gql().request<{ searchNotificationRoutingConfigurations: { nodes: { name: string }[] } }>(ops.SearchNotificationRoutingConfigurations)
+      await svc
+        .gql()
+        .request<{ searchNotificationRoutingConfigurations: { nodes: { name: string }[] } }>(ops.SearchNotificationRoutingConfigurations)
     ).searchNotificationRoutingConfigurations.nodes.map((n) => n.name);
 
   describe('GraphQL names (findings 10, 16)', () => {
@@ -93,7 +98,12 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('hostile text and formats (%s)'
         ["true &&\n  data.issuerName == '\u200F\u0000'", 24], // line and column of the NUL, after an allowed RLM
       ] as const) {
         const err = await gqlError(createRouter('filter-with-nul', expr));
-        expect(err.extensions).toMatchObject({ code: 'INVALID_FILTER_EXPRESSION', field: 'filterConfig.advancedFilterExpression', line: expr.includes('\n') ? 2 : 1, column });
+        expect(err.extensions).toMatchObject({
+          code: 'INVALID_FILTER_EXPRESSION',
+          field: 'filterConfig.advancedFilterExpression',
+          line: expr.includes('\n') ? 2 : 1,
+          column,
+        });
       }
       expect(await routerNames()).toEqual(before);
     });
@@ -171,7 +181,9 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('hostile text and formats (%s)'
         body: `{"inventoryMonitoringConfiguration":{"inventoryMonitoringConfigurationType":"CERTIFICATE_EXPIRATION","enabled":true,"thresholds":[${t}],"applicationIds":[],"includeUnassignedCertificates":true}}`,
       });
       expect(res.status).toBe(400);
-      expect(asAny(await res.json()).errors).toEqual([expect.objectContaining({ field: 'inventoryMonitoringConfiguration.thresholds[0]' })]);
+      expect(asAny(await res.json()).errors).toEqual([
+        expect.objectContaining({ field: 'inventoryMonitoringConfiguration.thresholds[0]' }),
+      ]);
     });
 
     it('application ids are limited to 256 characters (code points)', async () => {
@@ -189,16 +201,41 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('hostile text and formats (%s)'
 
     it.each<[string, () => Promise<Response>, string, RegExp]>([
       ['NUL in clusterName', () => post(issuerNotReady({ clusterName: 'prod\u0000' })), 'data.clusterName', /NUL/],
-      ['bidi override in an application id', () => post(expiringCertificate({ applicationIds: ['pay\u202Ements'] })), 'data.applicationIds[0]', /RIGHT-TO-LEFT OVERRIDE/],
-      ['zero-width space in a DNS name', () => post(certificateResourceNotReady({ SANs: { 'DNS Names': ['a\u200B.example.com'] } })), "data.SANs['DNS Names'][0]", /ZERO WIDTH SPACE/],
+      [
+        'bidi override in an application id',
+        () => post(expiringCertificate({ applicationIds: ['pay\u202Ements'] })),
+        'data.applicationIds[0]',
+        /RIGHT-TO-LEFT OVERRIDE/,
+      ],
+      [
+        'zero-width space in a DNS name',
+        () => post(certificateResourceNotReady({ SANs: { 'DNS Names': ['a\u200B.example.com'] } })),
+        "data.SANs['DNS Names'][0]",
+        /ZERO WIDTH SPACE/,
+      ],
       ['NUL in statusMessage', () => post(issuerNotReady({ statusMessage: 'x\u0000' })), 'data.statusMessage', /NUL/],
-      ['urn:uuid: clusterId', () => post(issuerNotReady({ clusterId: 'urn:uuid:3f6c2a9e-8b1d-4c7a-9e52-1d0b7f4a6c31' })), 'data.clusterId', /canonical/],
+      [
+        'urn:uuid: clusterId',
+        () => post(issuerNotReady({ clusterId: 'urn:uuid:3f6c2a9e-8b1d-4c7a-9e52-1d0b7f4a6c31' })),
+        'data.clusterId',
+        /canonical/,
+      ],
       ['nil resourceId', () => post(issuerNotReady({ resourceId: '00000000-0000-0000-0000-000000000000' })), 'data.resourceId', /nil UUID/],
       ['year 0000', () => post(issuerNotReady({ statusTransition: '0000-03-14T09:26:53Z' })), 'data.statusTransition', /year 0000/],
-      ['a space separator', () => post(issuerNotReady({ statusTransition: '2025-03-14 09:26:53Z' })), 'data.statusTransition', /upper-case T/],
+      [
+        'a space separator',
+        () => post(issuerNotReady({ statusTransition: '2025-03-14 09:26:53Z' })),
+        'data.statusTransition',
+        /upper-case T/,
+      ],
       ['no Z', () => post(issuerNotReady({ statusTransition: '2025-03-14T09:26:53' })), 'data.statusTransition', /Z/],
       ['Feb 30', () => post(issuerNotReady({ statusTransition: '2025-02-30T09:26:53Z' })), 'data.statusTransition', /calendar date/],
-      ['a 21-digit duration', () => post(issuerActive({ unhealthyDuration: '123456789012345678901h0m0s' })), 'data.unhealthyDuration', /6 digits/],
+      [
+        'a 21-digit duration',
+        () => post(issuerActive({ unhealthyDuration: '123456789012345678901h0m0s' })),
+        'data.unhealthyDuration',
+        /6 digits/,
+      ],
       ['1h60m60s', () => post(issuerActive({ unhealthyDuration: '1h60m60s' })), 'data.unhealthyDuration', /0-59/],
       [
         'ruleId 1e308',

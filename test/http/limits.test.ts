@@ -49,7 +49,11 @@ describe('routeLabel', () => {
   const cases: [string, Parameters<typeof routeLabel>[0], string][] = [
     ['unmatched', undefined, 'other'],
     ['an app route', { baseUrl: '', routePath: '/graphql' }, '/graphql'],
-    ['a mounted route keeps its pattern', { baseUrl: '/outagedetection/v1/inventorymonitoringconfig', routePath: '/:type' }, '/outagedetection/v1/inventorymonitoringconfig/:type'],
+    [
+      'a mounted route keeps its pattern',
+      { baseUrl: '/outagedetection/v1/inventorymonitoringconfig', routePath: '/:type' },
+      '/outagedetection/v1/inventorymonitoringconfig/:type',
+    ],
     ['a regexp route is not a label', { baseUrl: '', routePath: /x/ }, 'other'],
   ];
   it.each(cases)('%s', (_n, m, expected) => expect(routeLabel(m)).toBe(expected));

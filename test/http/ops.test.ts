@@ -25,7 +25,9 @@ describe('operations endpoints', () => {
   it('/metrics exposes Prometheus text with request counters', async () => {
     await svc.rest(MONITORING_CONFIG_PATH);
     const m = await (await fetch(`${svc.url}/metrics`)).text();
-    expect(m).toMatch(/certmgr_notify_http_requests_total\{method="GET",route="\/outagedetection\/v1\/inventorymonitoringconfig\/:type",status="200"\} \d+/);
+    expect(m).toMatch(
+      /certmgr_notify_http_requests_total\{method="GET",route="\/outagedetection\/v1\/inventorymonitoringconfig\/:type",status="200"\} \d+/,
+    );
     expect(m).toContain('certmgr_notify_http_request_duration_seconds_bucket');
     expect(m).toContain('certmgr_notify_process_cpu_seconds_total');
   });
@@ -35,7 +37,11 @@ describe('operations endpoints', () => {
     expect(res.headers.get('x-request-id')).toBe('req-abc-123');
     const gen = await svc.rest(MONITORING_CONFIG_PATH);
     expect(gen.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
-    const lines = svc.logs.join('').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = svc.logs
+      .join('')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const line = lines.find((l) => l.requestId === 'req-abc-123' && l.msg === 'request');
     expect(line).toMatchObject({ method: 'GET', path: MONITORING_CONFIG_PATH, status: 200 });
     expect(svc.logs.join('')).not.toContain(KEY_A);

@@ -20,7 +20,12 @@ afterAll(async () => {
 });
 
 const gqlPost = (body: string, headers: Record<string, string> = {}) =>
-  fetch(`${svc.url}/graphql`, { method: 'POST', headers: { 'svc-api-key': KEY_A, 'content-type': 'application/json', ...headers }, body, signal: AbortSignal.timeout(20_000) });
+  fetch(`${svc.url}/graphql`, {
+    method: 'POST',
+    headers: { 'svc-api-key': KEY_A, 'content-type': 'application/json', ...headers },
+    body,
+    signal: AbortSignal.timeout(20_000),
+  });
 
 const gql = (query: string, variables?: Record<string, unknown>) => gqlPost(JSON.stringify({ query, ...(variables ? { variables } : {}) }));
 
@@ -86,7 +91,9 @@ describe('finding 5: GraphQL cost limits, checked before execution', () => {
   });
 
   it('still answers ordinary queries, including the largest legitimate page', async () => {
-    const res = await gql('{ deliveries(first: 500) { nodes { id status attempts lastError createdAt event { id type } integration { id name } } pageInfo { hasNextPage } } integrations { nodes { id name } } eventTypes { id types } }');
+    const res = await gql(
+      '{ deliveries(first: 500) { nodes { id status attempts lastError createdAt event { id type } integration { id name } } pageInfo { hasNextPage } } integrations { nodes { id name } } eventTypes { id types } }',
+    );
     expect(res.status).toBe(200);
     expect((await res.json().then(asAny)).errors).toBeUndefined();
   });
@@ -104,7 +111,9 @@ describe('finding 9: JSON bodies nested deeper than the limit', () => {
     expect(e.message).toContain(`${MAX_JSON_DEPTH}`);
   });
   it('applies to /graphql variables and /v1/events too', async () => {
-    const g = await gqlPost(`{"query":"query($e: EventInput!) { simulateRouting(event: $e) { eventType } }","variables":{"e":{"type":"x","data":${nested(200_000)}}}}`);
+    const g = await gqlPost(
+      `{"query":"query($e: EventInput!) { simulateRouting(event: $e) { eventType } }","variables":{"e":{"type":"x","data":${nested(200_000)}}}}`,
+    );
     expect(g.status).toBe(400);
     expect((await g.json().then(asAny)).errors[0].extensions.code).toBe('BAD_USER_INPUT');
     const ev = await svc.rest('/v1/events', { method: 'POST', headers: { 'content-type': 'application/json' }, body: nested(5000) });
@@ -114,7 +123,15 @@ describe('finding 9: JSON bodies nested deeper than the limit', () => {
     const res = await svc.rest(P, {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ inventoryMonitoringConfiguration: { inventoryMonitoringConfigurationType: 'x'.repeat(100_000), enabled: true, thresholds: [30], applicationIds: [], includeUnassignedCertificates: true } }),
+      body: JSON.stringify({
+        inventoryMonitoringConfiguration: {
+          inventoryMonitoringConfigurationType: 'x'.repeat(100_000),
+          enabled: true,
+          thresholds: [30],
+          applicationIds: [],
+          includeUnassignedCertificates: true,
+        },
+      }),
     });
     expect(res.status).toBe(400);
     expect((await res.text()).length).toBeLessThan(2_000);
@@ -161,16 +178,22 @@ describe('finding 18: HTTP details', () => {
   });
 
   it('log lines never carry the component key twice (a failed delivery logs from the worker)', async () => {
-    const { createIncidentMgmtIntegration: i } = await svc.gql().request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, {
-      name: 'pager',
-      integrationKey: 'ik-0123456789abcdef',
-    });
+    const { createIncidentMgmtIntegration: i } = await svc
+      .gql()
+      .request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, {
+        name: 'pager',
+        integrationKey: 'ik-0123456789abcdef',
+      });
     await svc.gql().request(ops.CreateNotificationRouter, {
       details: { name: 'all issuers', eventTypeId: 'certmgr-issuer-health-notification-config' },
       filterConfig: { advancedFilterExpression: '' },
       integrationConfig: { integrationId: i.id },
     });
-    const res = await svc.rest('/v1/events', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([issuerNotReady()]) });
+    const res = await svc.rest('/v1/events', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([issuerNotReady()]),
+    });
     expect(res.status).toBe(202);
     await expect.poll(() => svc.logs.join('').includes('"component":"delivery-worker"'), { timeout: 20_000 }).toBe(true);
     for (const l of svc.logs.join('').trim().split('\n')) expect(l.match(/"component":/g)?.length ?? 0, l).toBeLessThanOrEqual(1);

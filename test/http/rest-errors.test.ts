@@ -34,7 +34,12 @@ describe('PUT validation', () => {
     ['threshold over 3650', (c) => ({ ...c, thresholds: [3651] }), `${F}.thresholds[0]`, /at most 3650/],
     ['duplicate thresholds', (c) => ({ ...c, thresholds: [30, 30] }), `${F}.thresholds[1]`, /duplicate/],
     ['thresholds not an array', (c) => ({ ...c, thresholds: 30 }), `${F}.thresholds`, /array/],
-    ['wrong configuration type', (c) => ({ ...c, inventoryMonitoringConfigurationType: 'CERTIFICATE_ISSUANCE' }), `${F}.inventoryMonitoringConfigurationType`, /CERTIFICATE_EXPIRATION/],
+    [
+      'wrong configuration type',
+      (c) => ({ ...c, inventoryMonitoringConfigurationType: 'CERTIFICATE_ISSUANCE' }),
+      `${F}.inventoryMonitoringConfigurationType`,
+      /CERTIFICATE_EXPIRATION/,
+    ],
     ['enabled not boolean', (c) => ({ ...c, enabled: 'yes' }), `${F}.enabled`, /boolean/],
     ['includeUnassigned not boolean', (c) => ({ ...c, includeUnassignedCertificates: 1 }), `${F}.includeUnassignedCertificates`, /boolean/],
     ['applicationIds not array', (c) => ({ ...c, applicationIds: 'app-1' }), `${F}.applicationIds`, /array/],
@@ -42,7 +47,12 @@ describe('PUT validation', () => {
     ['missing enabled', ({ enabled: _e, ...c }) => c, `${F}.enabled`, /required/],
     ['missing thresholds', ({ thresholds: _t, ...c }) => c, `${F}.thresholds`, /required/],
     ['missing applicationIds', ({ applicationIds: _a, ...c }) => c, `${F}.applicationIds`, /required/],
-    ['missing includeUnassignedCertificates', ({ includeUnassignedCertificates: _i, ...c }) => c, `${F}.includeUnassignedCertificates`, /required/],
+    [
+      'missing includeUnassignedCertificates',
+      ({ includeUnassignedCertificates: _i, ...c }) => c,
+      `${F}.includeUnassignedCertificates`,
+      /required/,
+    ],
     ['missing type', ({ inventoryMonitoringConfigurationType: _t, ...c }) => c, `${F}.inventoryMonitoringConfigurationType`, /required/],
     ['unknown field', (c) => ({ ...c, treshold: [1] }), `${F}.treshold`, /unknown field/],
   ];
@@ -73,7 +83,10 @@ describe('HTTP-level errors', () => {
   it('401 on a missing or wrong key', async () => {
     const r1 = await svc.rest(P, { key: null });
     expect(r1.status).toBe(401);
-    expect((await r1.json().then(asAny)).errors[0]).toMatchObject({ code: 'UNAUTHENTICATED', message: expect.stringContaining('svc-api-key') });
+    expect((await r1.json().then(asAny)).errors[0]).toMatchObject({
+      code: 'UNAUTHENTICATED',
+      message: expect.stringContaining('svc-api-key'),
+    });
     const r2 = await svc.rest(P, { key: 'not-a-valid-key-0000' });
     expect(r2.status).toBe(401);
   });
@@ -102,7 +115,11 @@ describe('HTTP-level errors', () => {
     const res = await put('enabled=true', { 'Content-Type': 'application/x-www-form-urlencoded' });
     expect(res.status).toBe(415);
     expect((await res.json().then(asAny)).errors[0].code).toBe('UNSUPPORTED_MEDIA_TYPE');
-    const g = await svc.rest('/graphql', { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: '{ integrations { nodes { id } } }' });
+    const g = await svc.rest('/graphql', {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain' },
+      body: '{ integrations { nodes { id } } }',
+    });
     expect(g.status).toBe(415);
   });
 });

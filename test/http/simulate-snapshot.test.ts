@@ -30,7 +30,9 @@ afterAll(async () => {
 
 async function evictionsDeleted(): Promise<number> {
   const text = await (await svc.rest('/metrics', { key: null })).text();
-  const line = text.split('\n').find((l) => l.startsWith('certmgr_notify_routing_cache_evictions_total{cache="snapshots",reason="deleted"}'));
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith('certmgr_notify_routing_cache_evictions_total{cache="snapshots",reason="deleted"}'));
   return line ? Number(line.split(' ').pop()) : 0;
 }
 

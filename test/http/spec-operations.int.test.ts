@@ -98,7 +98,8 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('spec operations on %s', (kind)
     );
     expect(list.integrations.nodes).toContainEqual({ id: integrationId, name: 'On-call', enabled: true });
 
-    const filter = "type.endsWith('.notready') && (data.clusterId == '0b5c1d4e-8a7f-4c2e-9d1a-3f6b2e7c8a90' || data.clusterId == '7e3a9f21-4b6c-4d8e-a1f2-5c9b0d3e6f74')";
+    const filter =
+      "type.endsWith('.notready') && (data.clusterId == '0b5c1d4e-8a7f-4c2e-9d1a-3f6b2e7c8a90' || data.clusterId == '7e3a9f21-4b6c-4d8e-a1f2-5c9b0d3e6f74')";
     const router = await gql.request<{
       createNotificationRouter: {
         id: string;
@@ -120,7 +121,12 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('spec operations on %s', (kind)
 
     const older = await gql.request<{ createNotificationRoutingConfiguration: { id: string; enabled: boolean } }>(
       ops.CreateNotificationRoutingConfiguration,
-      { name: 'Expiry for app-1', eventTypeId: 'cert-expiry-ext-notification-config', integrationId, advancedFilterExpression: "'app-1' in data.applicationIds" },
+      {
+        name: 'Expiry for app-1',
+        eventTypeId: 'cert-expiry-ext-notification-config',
+        integrationId,
+        advancedFilterExpression: "'app-1' in data.applicationIds",
+      },
     );
     const olderId = older.createNotificationRoutingConfiguration.id;
 
@@ -158,7 +164,9 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('spec operations on %s', (kind)
     );
     expect(upd2.updateNotificationRoutingConfiguration).toEqual({ id: olderId, enabled: false });
 
-    const del = await gql.request<{ deleteNotificationRouter: { ids: string[] } }>(ops.DeleteNotificationRouter, { ids: [routerId, olderId] });
+    const del = await gql.request<{ deleteNotificationRouter: { ids: string[] } }>(ops.DeleteNotificationRouter, {
+      ids: [routerId, olderId],
+    });
     expect(del.deleteNotificationRouter.ids.sort()).toEqual([routerId, olderId].sort());
     const after = await gql.request<{ searchNotificationRoutingConfigurations: { nodes: { id: string }[] } }>(
       ops.SearchNotificationRoutingConfigurations,
@@ -194,7 +202,11 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('spec operations on %s', (kind)
     for (const [eventTypeId, expr] of patterns) {
       const r = await gql.request<{ createNotificationRouter: { notificationRouterFilterConfig: { advancedFilterExpression: string } } }>(
         ops.CreateNotificationRouter,
-        { details: { name: `p ${expr}`, eventTypeId }, filterConfig: { advancedFilterExpression: expr }, integrationConfig: { integrationId: integ.id } },
+        {
+          details: { name: `p ${expr}`, eventTypeId },
+          filterConfig: { advancedFilterExpression: expr },
+          integrationConfig: { integrationId: integ.id },
+        },
       );
       expect(r.createNotificationRouter.notificationRouterFilterConfig.advancedFilterExpression).toBe(expr);
     }

@@ -70,7 +70,8 @@ afterAll(async () => {
   await proxy.cut();
 });
 
-const postEvent = () => svc.rest('/v1/events', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([issuerNotReady()]) });
+const postEvent = () =>
+  svc.rest('/v1/events', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([issuerNotReady()]) });
 
 describe('while the store is down', () => {
   it('works through the proxy first', async () => {

@@ -52,7 +52,11 @@ beforeAll(async () => {
   store = await openStore('sqlite::memory:');
   await store.migrate();
   const logger = pino({ level: 'debug' }, new Writable({ write: (c, _e, cb) => (logs.push(String(c)), cb()) }));
-  const app = createApp({ store: nulCompanyStore(store, ['getMonitoringConfig', 'listIntegrations']), keys: new ApiKeyRing([{ key: KEY_A, companyId: COMPANY_A }]), logger });
+  const app = createApp({
+    store: nulCompanyStore(store, ['getMonitoringConfig', 'listIntegrations']),
+    keys: new ApiKeyRing([{ key: KEY_A, companyId: COMPANY_A }]),
+    logger,
+  });
   server = createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

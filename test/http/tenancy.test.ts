@@ -26,10 +26,13 @@ describe('tenancy', () => {
   it('isolates integrations, routers and the monitoring configuration', async () => {
     const b = svc.gql(KEY_B);
     const a = svc.gql(KEY_A);
-    const { createIncidentMgmtIntegration: bi } = await b.request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, {
-      name: 'B pager',
-      integrationKey: 'b-key-0123456789',
-    });
+    const { createIncidentMgmtIntegration: bi } = await b.request<{ createIncidentMgmtIntegration: { id: string } }>(
+      ops.CreateIncidentMgmtIntegration,
+      {
+        name: 'B pager',
+        integrationKey: 'b-key-0123456789',
+      },
+    );
     const { createNotificationRouter: br } = await b.request<{ createNotificationRouter: { id: string } }>(ops.CreateNotificationRouter, {
       details: { name: 'B router', eventTypeId: 'certmgr-issuer-health-notification-config' },
       filterConfig: { advancedFilterExpression: '' },
@@ -39,15 +42,24 @@ describe('tenancy', () => {
     // read
     const aInts = await a.request<{ integrations: { nodes: { id: string }[] } }>(ops.GetIntegrationsListData);
     expect(aInts.integrations.nodes.map((n) => n.id)).not.toContain(bi.id);
-    const aRouters = await a.request<{ searchNotificationRoutingConfigurations: { nodes: { id: string }[] } }>(ops.SearchNotificationRoutingConfigurations);
+    const aRouters = await a.request<{ searchNotificationRoutingConfigurations: { nodes: { id: string }[] } }>(
+      ops.SearchNotificationRoutingConfigurations,
+    );
     expect(aRouters.searchNotificationRoutingConfigurations.nodes.map((n) => n.id)).not.toContain(br.id);
     expect(await a.request(`query($id: UUID!) { integration(id: $id) { id } }`, { id: bi.id })).toEqual({ integration: null });
 
     // change
     expect(
-      await codeOf(a.request(ops.UpdateNotificationRouter, { updateNotificationRouterId: br.id, updateNotificationRouterConfigurationInput: { enabled: false } })),
+      await codeOf(
+        a.request(ops.UpdateNotificationRouter, {
+          updateNotificationRouterId: br.id,
+          updateNotificationRouterConfigurationInput: { enabled: false },
+        }),
+      ),
     ).toBe('NOT_FOUND');
-    expect(await codeOf(a.request(`mutation($id: UUID!) { updateIntegration(id: $id, input: { enabled: false }) { id } }`, { id: bi.id }))).toBe('NOT_FOUND');
+    expect(
+      await codeOf(a.request(`mutation($id: UUID!) { updateIntegration(id: $id, input: { enabled: false }) { id } }`, { id: bi.id })),
+    ).toBe('NOT_FOUND');
     // A cannot point its router at B's integration
     expect(
       await codeOf(

@@ -20,16 +20,66 @@ const UPDATE = `mutation($id: UUID!, $e: Boolean) { updateNotificationRoutingCon
 
 /** [what, document, variables, the redacted message expected] */
 const CASES: [string, string, Record<string, unknown>, string][] = [
-  ['string field given a list', INCIDENT, { i: { name: 'x', incidentMgmtParams: { IntegrationKey: [SECRET] } } }, 'Variable "$i" got invalid value at "i.incidentMgmtParams.IntegrationKey"; String cannot represent a non string value'],
-  ['string field given an object', WEBHOOK, { i: { name: 'x', url: { token: SECRET } } }, 'Variable "$i" got invalid value at "i.url"; String cannot represent a non string value'],
-  ['unknown field next to a secret', INCIDENT, { i: { name: 'x', incidentMgmtParams: { IntegrationKey: SECRET, extra: 1 } } }, 'Variable "$i" got invalid value at "i.incidentMgmtParams"; Field "extra" is not defined by type "IncidentMgmtParamsInput".'],
-  ['missing field next to a secret', WEBHOOK, { i: { name: 'x', signingSecret: SECRET } }, 'Variable "$i" got invalid value; Field "url" of required type "String!" was not provided.'],
-  ['params not an object', INCIDENT, { i: { name: 'x', incidentMgmtParams: SECRET } }, 'Variable "$i" got invalid value at "i.incidentMgmtParams"; Expected type "IncidentMgmtParamsInput" to be an object.'],
-  ['UUID list item', DELETE, { ids: [SECRET] }, 'Variable "$ids" got invalid value at "ids[0]"; UUID cannot represent the value: must be a UUID in the canonical 8-4-4-4-12 hex form, e.g. 123e4567-e89b-12d3-a456-426614174000 (no urn:uuid: prefix, no braces)'],
-  ['UUID given a number', DELETE, { ids: [12] }, 'Variable "$ids" got invalid value at "ids[0]"; UUID cannot represent the value: must be a string'],
-  ['enum value', DELIVERIES, { f: { status: SECRET } }, 'Variable "$f" got invalid value at "f.status"; Value does not exist in "DeliveryStatus" enum.'],
-  ['boolean', UPDATE, { id: '123e4567-e89b-42d3-a456-426614174000', e: SECRET }, 'Variable "$e" got invalid value; Boolean cannot represent a non boolean value'],
-  ['value holding a fake path', INCIDENT, { i: { name: 'x', incidentMgmtParams: [`${SECRET} at "i.x"`] } }, 'Variable "$i" got invalid value at "i.incidentMgmtParams"; Expected type "IncidentMgmtParamsInput" to be an object.'],
+  [
+    'string field given a list',
+    INCIDENT,
+    { i: { name: 'x', incidentMgmtParams: { IntegrationKey: [SECRET] } } },
+    'Variable "$i" got invalid value at "i.incidentMgmtParams.IntegrationKey"; String cannot represent a non string value',
+  ],
+  [
+    'string field given an object',
+    WEBHOOK,
+    { i: { name: 'x', url: { token: SECRET } } },
+    'Variable "$i" got invalid value at "i.url"; String cannot represent a non string value',
+  ],
+  [
+    'unknown field next to a secret',
+    INCIDENT,
+    { i: { name: 'x', incidentMgmtParams: { IntegrationKey: SECRET, extra: 1 } } },
+    'Variable "$i" got invalid value at "i.incidentMgmtParams"; Field "extra" is not defined by type "IncidentMgmtParamsInput".',
+  ],
+  [
+    'missing field next to a secret',
+    WEBHOOK,
+    { i: { name: 'x', signingSecret: SECRET } },
+    'Variable "$i" got invalid value; Field "url" of required type "String!" was not provided.',
+  ],
+  [
+    'params not an object',
+    INCIDENT,
+    { i: { name: 'x', incidentMgmtParams: SECRET } },
+    'Variable "$i" got invalid value at "i.incidentMgmtParams"; Expected type "IncidentMgmtParamsInput" to be an object.',
+  ],
+  [
+    'UUID list item',
+    DELETE,
+    { ids: [SECRET] },
+    'Variable "$ids" got invalid value at "ids[0]"; UUID cannot represent the value: must be a UUID in the canonical 8-4-4-4-12 hex form, e.g. 123e4567-e89b-12d3-a456-426614174000 (no urn:uuid: prefix, no braces)',
+  ],
+  [
+    'UUID given a number',
+    DELETE,
+    { ids: [12] },
+    'Variable "$ids" got invalid value at "ids[0]"; UUID cannot represent the value: must be a string',
+  ],
+  [
+    'enum value',
+    DELIVERIES,
+    { f: { status: SECRET } },
+    'Variable "$f" got invalid value at "f.status"; Value does not exist in "DeliveryStatus" enum.',
+  ],
+  [
+    'boolean',
+    UPDATE,
+    { id: '123e4567-e89b-42d3-a456-426614174000', e: SECRET },
+    'Variable "$e" got invalid value; Boolean cannot represent a non boolean value',
+  ],
+  [
+    'value holding a fake path',
+    INCIDENT,
+    { i: { name: 'x', incidentMgmtParams: [`${SECRET} at "i.x"`] } },
+    'Variable "$i" got invalid value at "i.incidentMgmtParams"; Expected type "IncidentMgmtParamsInput" to be an object.',
+  ],
 ];
 
 describe('redactVariableError over graphql-js messages (table)', () => {
@@ -54,19 +104,47 @@ describe('redactVariableError over graphql-js messages (table)', () => {
   });
 
   it('leaves other messages alone', () => {
-    expect(redactVariableError('Variable "$i" of required type "X!" was not provided.', 'x')).toBe('Variable "$i" of required type "X!" was not provided.');
-    expect(redactVariableError('Syntax Error: Expected Name, found <EOF>.', 'Syntax Error: Expected Name, found <EOF>.')).toBe('Syntax Error: Expected Name, found <EOF>.');
+    expect(redactVariableError('Variable "$i" of required type "X!" was not provided.', 'x')).toBe(
+      'Variable "$i" of required type "X!" was not provided.',
+    );
+    expect(redactVariableError('Syntax Error: Expected Name, found <EOF>.', 'Syntax Error: Expected Name, found <EOF>.')).toBe(
+      'Syntax Error: Expected Name, found <EOF>.',
+    );
   });
 });
 
 /** [what, document with the secret as a literal, the redacted message expected] */
 const LITERALS: [string, string, string][] = [
-  ['string field given a list', `mutation { createIncidentMgmtIntegration(input: { name: "x", incidentMgmtParams: { IntegrationKey: ["${SECRET}"] } }) { id } }`, 'String cannot represent a non string value'],
-  ['string field given an object', `mutation { createWebhookIntegration(input: { name: "x", url: { a: "${SECRET}" } }) { id } }`, 'String cannot represent a non string value'],
-  ['object given a string', `mutation { createIncidentMgmtIntegration(input: { name: "x", incidentMgmtParams: "${SECRET}" }) { id } }`, 'Expected value of type "IncidentMgmtParamsInput!", found a value of another type.'],
-  ['UUID', `mutation { deleteIntegrations(ids: ["${SECRET}"]) { ids } }`, 'UUID cannot represent the value: must be a UUID in the canonical 8-4-4-4-12 hex form, e.g. 123e4567-e89b-12d3-a456-426614174000 (no urn:uuid: prefix, no braces)'],
-  ['enum given a string', `query { deliveries(filter: { status: "${SECRET}" }) { nodes { id } } }`, 'Enum "DeliveryStatus" cannot represent non-enum value'],
-  ['boolean given a string', `mutation { updateNotificationRoutingConfiguration(id: "123e4567-e89b-42d3-a456-426614174000", enabled: "${SECRET}") { id } }`, 'Boolean cannot represent a non boolean value'],
+  [
+    'string field given a list',
+    `mutation { createIncidentMgmtIntegration(input: { name: "x", incidentMgmtParams: { IntegrationKey: ["${SECRET}"] } }) { id } }`,
+    'String cannot represent a non string value',
+  ],
+  [
+    'string field given an object',
+    `mutation { createWebhookIntegration(input: { name: "x", url: { a: "${SECRET}" } }) { id } }`,
+    'String cannot represent a non string value',
+  ],
+  [
+    'object given a string',
+    `mutation { createIncidentMgmtIntegration(input: { name: "x", incidentMgmtParams: "${SECRET}" }) { id } }`,
+    'Expected value of type "IncidentMgmtParamsInput!", found a value of another type.',
+  ],
+  [
+    'UUID',
+    `mutation { deleteIntegrations(ids: ["${SECRET}"]) { ids } }`,
+    'UUID cannot represent the value: must be a UUID in the canonical 8-4-4-4-12 hex form, e.g. 123e4567-e89b-12d3-a456-426614174000 (no urn:uuid: prefix, no braces)',
+  ],
+  [
+    'enum given a string',
+    `query { deliveries(filter: { status: "${SECRET}" }) { nodes { id } } }`,
+    'Enum "DeliveryStatus" cannot represent non-enum value',
+  ],
+  [
+    'boolean given a string',
+    `mutation { updateNotificationRoutingConfiguration(id: "123e4567-e89b-42d3-a456-426614174000", enabled: "${SECRET}") { id } }`,
+    'Boolean cannot represent a non boolean value',
+  ],
 ];
 
 describe('redactLiteralError over graphql-js validation messages (table)', () => {
@@ -92,7 +170,11 @@ describe('through the real service', () => {
   });
 
   it.each(CASES)('%s: BAD_USER_INPUT naming the path, the value not in the answer', async (_what, query, variables, want) => {
-    const res = await svc.rest('/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+    const res = await svc.rest('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query, variables }),
+    });
     const text = await res.text();
     expect(res.status).toBe(200);
     expect(text).not.toContain(SECRET);
@@ -102,7 +184,11 @@ describe('through the real service', () => {
   });
 
   it.each(LITERALS)('literal %s: refused, the value not in the answer', async (_what, query, want) => {
-    const res = await svc.rest('/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+    const res = await svc.rest('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query }),
+    });
     const text = await res.text();
     expect(res.status).toBeLessThan(500);
     expect(text).not.toContain(SECRET);

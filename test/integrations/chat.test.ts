@@ -22,7 +22,9 @@ describe('SLACK incoming webhook', () => {
   });
 
   it('posts text and blocks', async () => {
-    const r = await createNotifier('SLACK', opts()).send(notification(slack(), EVENTS['evt.healthstatus.certmgr-certificate-resource.notready']));
+    const r = await createNotifier('SLACK', opts()).send(
+      notification(slack(), EVENTS['evt.healthstatus.certmgr-certificate-resource.notready']),
+    );
     expect(r).toEqual({ outcome: 'delivered', statusCode: 200, responseBody: 'ok' });
     const req = rx.requests[0]!;
     expect(req.path).toBe('/services/T000/B000/XXXXXXXX');
@@ -57,7 +59,9 @@ describe('SLACK incoming webhook', () => {
   });
 
   it('without a webhook URL is dead', async () => {
-    const r = await createNotifier('SLACK', opts()).send(notification(integration('SLACK', {}), EVENTS['evt.healthstatus.certmgr-issuer.notready']));
+    const r = await createNotifier('SLACK', opts()).send(
+      notification(integration('SLACK', {}), EVENTS['evt.healthstatus.certmgr-issuer.notready']),
+    );
     expect(r).toEqual({ outcome: 'dead', error: 'webhook URL is not configured' });
   });
 });
@@ -85,8 +89,16 @@ describe('TEAMS workflow webhook', () => {
     expect(att.contentUrl).toBeNull();
     const card = att.content;
     expect(card).toMatchObject({ $schema: 'http://adaptivecards.io/schemas/adaptive-card.json', type: 'AdaptiveCard', version: '1.4' });
-    expect(card.body[0]).toMatchObject({ type: 'TextBlock', text: 'Issuer letsencrypt-prod in cluster prod is not ready', weight: 'Bolder', color: 'Attention' });
-    expect(card.body[1]).toMatchObject({ type: 'TextBlock', text: 'Failed to update ACME account:400 urn:ietf:params:acme:error:invalidContact' });
+    expect(card.body[0]).toMatchObject({
+      type: 'TextBlock',
+      text: 'Issuer letsencrypt-prod in cluster prod is not ready',
+      weight: 'Bolder',
+      color: 'Attention',
+    });
+    expect(card.body[1]).toMatchObject({
+      type: 'TextBlock',
+      text: 'Failed to update ACME account:400 urn:ietf:params:acme:error:invalidContact',
+    });
     const factSet = card.body.find((b: { type: string }) => b.type === 'FactSet');
     expect(factSet.facts).toContainEqual({ title: 'Reason', value: 'ErrUpdateACMEAccount' });
     expect(factSet.facts).toContainEqual({ title: 'Namespace', value: 'cert-manager' });

@@ -18,11 +18,19 @@ const SIGNING_SECRET = 'whsec_' + Buffer.from('a-signing-key-of-32-bytes-length'
 type HttpType = 'INCIDENT_MGMT' | 'WEBHOOK' | 'SLACK' | 'TEAMS';
 
 /** Integration record plus options for one HTTP notifier type pointed at `base`. */
-function target(type: HttpType, base: string, over: Partial<IntegrationOptions> = {}): { integ: IntegrationRecord; o: IntegrationOptions; secrets: string[] } {
+function target(
+  type: HttpType,
+  base: string,
+  over: Partial<IntegrationOptions> = {},
+): { integ: IntegrationRecord; o: IntegrationOptions; secrets: string[] } {
   const secretUrl = `${base}/${URL_TOKEN}?${QUERY_TOKEN}`;
   switch (type) {
     case 'INCIDENT_MGMT':
-      return { integ: integration(type, { integrationKey: ROUTING_KEY }), o: opts({ incidentEventsUrl: base, clock: () => NOW, ...over }), secrets: [ROUTING_KEY] };
+      return {
+        integ: integration(type, { integrationKey: ROUTING_KEY }),
+        o: opts({ incidentEventsUrl: base, clock: () => NOW, ...over }),
+        secrets: [ROUTING_KEY],
+      };
     case 'WEBHOOK':
       return {
         integ: integration(type, { url: secretUrl, signingSecret: SIGNING_SECRET }),
@@ -30,7 +38,11 @@ function target(type: HttpType, base: string, over: Partial<IntegrationOptions> 
         secrets: [secretUrl, URL_TOKEN, QUERY_TOKEN, SIGNING_SECRET],
       };
     default:
-      return { integ: integration(type, { webhookUrl: secretUrl }), o: opts({ clock: () => NOW, ...over }), secrets: [secretUrl, URL_TOKEN, QUERY_TOKEN] };
+      return {
+        integ: integration(type, { webhookUrl: secretUrl }),
+        o: opts({ clock: () => NOW, ...over }),
+        secrets: [secretUrl, URL_TOKEN, QUERY_TOKEN],
+      };
   }
 }
 

@@ -55,12 +55,19 @@ describe('deniedRange', () => {
     expect(deniedRange(ip)).toBe(range);
   });
 
-  it.each(['93.184.216.34', '8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1'])(
-    '%s is public',
-    (ip) => {
-      expect(deniedRange(ip)).toBeNull();
-    },
-  );
+  it.each([
+    '93.184.216.34',
+    '8.8.8.8',
+    '1.1.1.1',
+    '172.32.0.1',
+    '100.128.0.1',
+    '2606:4700:4700::1111',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+    '2002:808:808::1',
+  ])('%s is public', (ip) => {
+    expect(deniedRange(ip)).toBeNull();
+  });
 });
 
 describe('parseEgressAllow', () => {
@@ -107,12 +114,14 @@ describe('EgressPolicy.checkUrl (create/update and before a send)', () => {
     expect(deny.checkUrl('https://user:s3cr3t@hooks.example.com/T/B/t0k3n')).not.toMatch(/s3cr3t|t0k3n|hooks/);
   });
 
-  it.each(['https://hooks.slack.com/services/T/B/x', 'http://93.184.216.34:8080/hook', 'https://[2606:4700:4700::1111]/x', 'http://localhost:8080/x'])(
-    '%s passes (names are judged at connect time, by what they resolve to)',
-    (url) => {
-      expect(deny.checkUrl(url)).toBeNull();
-    },
-  );
+  it.each([
+    'https://hooks.slack.com/services/T/B/x',
+    'http://93.184.216.34:8080/hook',
+    'https://[2606:4700:4700::1111]/x',
+    'http://localhost:8080/x',
+  ])('%s passes (names are judged at connect time, by what they resolve to)', (url) => {
+    expect(deny.checkUrl(url)).toBeNull();
+  });
 
   it('the allow-list wins over the deny-list', () => {
     const allow = new EgressPolicy(parseEgressAllow(['10.0.0.0/8', '::1', 'metadata.google.internal']));
@@ -154,8 +163,14 @@ async function countingServer(host: string, handler?: Parameters<typeof createSe
   return c;
 }
 
-const ctx = (dispatcher: ReturnType<EgressPolicy['dispatcher']>) => ({ timeoutMs: 2000, userAgent: 'egress-test', clock: Date.now, dispatcher });
-const post = (url: string, dispatcher: ReturnType<EgressPolicy['dispatcher']>) => postAndClassify({ url, body: '{}', secrets: [url] }, ctx(dispatcher));
+const ctx = (dispatcher: ReturnType<EgressPolicy['dispatcher']>) => ({
+  timeoutMs: 2000,
+  userAgent: 'egress-test',
+  clock: Date.now,
+  dispatcher,
+});
+const post = (url: string, dispatcher: ReturnType<EgressPolicy['dispatcher']>) =>
+  postAndClassify({ url, body: '{}', secrets: [url] }, ctx(dispatcher));
 
 /** A resolver standing in for DNS: fixed answers per name, and a record of what was asked. */
 function fakeDns(answers: Record<string, string[]>): { lookup: NonNullable<DispatcherOptions['lookup']>; asked: string[] } {
@@ -166,7 +181,10 @@ function fakeDns(answers: Record<string, string[]>): { lookup: NonNullable<Dispa
       asked.push(hostname);
       const a = answers[hostname];
       if (!a) return cb(Object.assign(new Error('not found'), { code: 'ENOTFOUND' }), []);
-      cb(null, a.map((address): LookupAddress => ({ address, family: address.includes(':') ? 6 : 4 })));
+      cb(
+        null,
+        a.map((address): LookupAddress => ({ address, family: address.includes(':') ? 6 : 4 })),
+      );
     },
   };
 }
@@ -189,18 +207,24 @@ describe('connect-time guard (the dispatcher alone, without the early URL check)
     if (v6) v6.connections = v6.requests = 0;
   });
 
-  const forms = (p: () => number, p6: () => number) => [
-    ['127.0.0.1', () => `http://127.0.0.1:${p()}/hook`],
-    ['0x7f000001', () => `http://0x7f000001:${p()}/hook`],
-    ['2130706433', () => `http://2130706433:${p()}/hook`],
-    ['0177.0.0.1', () => `http://0177.0.0.1:${p()}/hook`],
-    ['127.1', () => `http://127.1:${p()}/hook`],
-    ['[::ffff:127.0.0.1]', () => `http://[::ffff:127.0.0.1]:${p()}/hook`],
-    ['[::1]', () => `http://[::1]:${p6()}/hook`],
-    ['localhost (resolves to loopback)', () => `http://localhost:${p()}/hook`],
-  ] as const;
+  const forms = (p: () => number, p6: () => number) =>
+    [
+      ['127.0.0.1', () => `http://127.0.0.1:${p()}/hook`],
+      ['0x7f000001', () => `http://0x7f000001:${p()}/hook`],
+      ['2130706433', () => `http://2130706433:${p()}/hook`],
+      ['0177.0.0.1', () => `http://0177.0.0.1:${p()}/hook`],
+      ['127.1', () => `http://127.1:${p()}/hook`],
+      ['[::ffff:127.0.0.1]', () => `http://[::ffff:127.0.0.1]:${p()}/hook`],
+      ['[::1]', () => `http://[::1]:${p6()}/hook`],
+      ['localhost (resolves to loopback)', () => `http://localhost:${p()}/hook`],
+    ] as const;
 
-  it.each(forms(() => v4.port, () => v6?.port ?? v4.port))('%s: refused, nothing connects', async (_name, url) => {
+  it.each(
+    forms(
+      () => v4.port,
+      () => v6?.port ?? v4.port,
+    ),
+  )('%s: refused, nothing connects', async (_name, url) => {
     const r = await post(url(), deny.dispatcher());
     expect(r).toEqual({ outcome: 'dead', error: DENIED_MESSAGE });
     expect(v4.connections + (v6?.connections ?? 0)).toBe(0);
@@ -209,7 +233,10 @@ describe('connect-time guard (the dispatcher alone, without the early URL check)
   it('169.254.169.254 and metadata.google.internal are refused before connecting or resolving', async () => {
     const dns = fakeDns({ 'metadata.google.internal': ['169.254.169.254'] });
     const d = deny.dispatcher({ lookup: dns.lookup });
-    expect(await post('http://169.254.169.254/latest/meta-data/iam/security-credentials/', d)).toEqual({ outcome: 'dead', error: DENIED_MESSAGE });
+    expect(await post('http://169.254.169.254/latest/meta-data/iam/security-credentials/', d)).toEqual({
+      outcome: 'dead',
+      error: DENIED_MESSAGE,
+    });
     expect(await post('http://metadata.google.internal/computeMetadata/v1/', d)).toEqual({ outcome: 'dead', error: DENIED_MESSAGE });
     expect(dns.asked).toEqual([]);
   });
@@ -230,12 +257,16 @@ describe('connect-time guard (the dispatcher alone, without the early URL check)
     expect(await post(`http://0x7f000001:${v4.port}/hook`, byCidr.dispatcher())).toMatchObject({ outcome: 'delivered', statusCode: 200 });
     const dns = fakeDns({ 'hooks.corp.example': ['127.0.0.1'] });
     const byHost = new EgressPolicy(parseEgressAllow(['*.corp.example']));
-    expect(await post(`http://hooks.corp.example:${v4.port}/hook`, byHost.dispatcher({ lookup: dns.lookup }))).toMatchObject({ outcome: 'delivered' });
+    expect(await post(`http://hooks.corp.example:${v4.port}/hook`, byHost.dispatcher({ lookup: dns.lookup }))).toMatchObject({
+      outcome: 'delivered',
+    });
     expect(v4.requests).toBe(2);
   });
 
   it('a redirect is not followed, so an allowed receiver cannot bounce the request inward', async () => {
-    const bouncer = (await countingServer('127.0.0.1', (_req, res) => res.writeHead(307, { location: `http://127.0.0.1:${v4.port}/internal` }).end()))!;
+    const bouncer = (await countingServer('127.0.0.1', (_req, res) =>
+      res.writeHead(307, { location: `http://127.0.0.1:${v4.port}/internal` }).end(),
+    ))!;
     try {
       const allowBouncer = new EgressPolicy(parseEgressAllow(['127.0.0.1']));
       const r = await post(`http://127.0.0.1:${bouncer.port}/hook`, allowBouncer.dispatcher());
@@ -256,19 +287,25 @@ describe.each(['WEBHOOK', 'SLACK', 'TEAMS'] as IntegrationType[])('%s notifier w
 
   const send = (url: string) => {
     const integ = integration(type, type === 'WEBHOOK' ? { url } : { webhookUrl: url });
-    return createNotifier(type, integrationOptions({ timeoutMs: 2000 })).send(notification(integ, EVENTS['evt.healthstatus.certmgr-issuer.notready']));
+    return createNotifier(type, integrationOptions({ timeoutMs: 2000 })).send(
+      notification(integ, EVENTS['evt.healthstatus.certmgr-issuer.notready']),
+    );
   };
 
-  it.each(['http://127.0.0.1:PORT/x', 'http://0x7f000001:PORT/x', 'http://2130706433:PORT/x', 'http://0177.0.0.1:PORT/x', 'http://[::1]:PORT/x', 'http://u:p@127.0.0.1:PORT/x'])(
-    '%s is dead without a connection',
-    async (form) => {
-      const r = await send(form.replace('PORT', String(rx.port)));
-      expect(r.outcome).toBe('dead');
-      expect(r.error).toMatch(/egress policy|credentials/);
-      expect(r.error).not.toContain(String(rx.port));
-      expect(rx.connections).toBe(0);
-    },
-  );
+  it.each([
+    'http://127.0.0.1:PORT/x',
+    'http://0x7f000001:PORT/x',
+    'http://2130706433:PORT/x',
+    'http://0177.0.0.1:PORT/x',
+    'http://[::1]:PORT/x',
+    'http://u:p@127.0.0.1:PORT/x',
+  ])('%s is dead without a connection', async (form) => {
+    const r = await send(form.replace('PORT', String(rx.port)));
+    expect(r.outcome).toBe('dead');
+    expect(r.error).toMatch(/egress policy|credentials/);
+    expect(r.error).not.toContain(String(rx.port));
+    expect(rx.connections).toBe(0);
+  });
 
   it('a name resolving to loopback is dead at connect time, without a connection', async () => {
     const r = await send(`http://localhost:${rx.port}/x`);

@@ -64,7 +64,11 @@ function part(raw: string, contentType: string): string {
 
 function header(raw: string, name: string): string | undefined {
   const head = raw.slice(0, raw.indexOf('\r\n\r\n')).replace(/\r\n[ \t]+/g, ' ');
-  return head.split('\r\n').find((l) => l.toLowerCase().startsWith(`${name.toLowerCase()}:`))?.slice(name.length + 1).trim();
+  return head
+    .split('\r\n')
+    .find((l) => l.toLowerCase().startsWith(`${name.toLowerCase()}:`))
+    ?.slice(name.length + 1)
+    .trim();
 }
 
 describe('EMAIL against smtp-server', () => {
@@ -107,7 +111,10 @@ describe('EMAIL against smtp-server', () => {
   it('uses config.from over smtpFrom, and the same Message-ID on every attempt', async () => {
     smtp = await startSmtp();
     const notifier = createNotifier('EMAIL', opts({ smtpUrl: smtpUrl(smtp.port), smtpFrom: 'default@example.com' }));
-    const n = notification(mailInteg({ to: ['a@example.com'], from: 'team@example.com' }), EVENTS['evt.policy.expiringcertificates.failed']);
+    const n = notification(
+      mailInteg({ to: ['a@example.com'], from: 'team@example.com' }),
+      EVENTS['evt.policy.expiringcertificates.failed'],
+    );
     await notifier.send(n);
     await notifier.send({ ...n, attempt: 2 });
     expect(smtp.mails.map((m) => m.from)).toEqual(['team@example.com', 'team@example.com']);
@@ -128,8 +135,18 @@ describe('EMAIL against smtp-server', () => {
   });
 
   it.each([
-    ['RCPT 450 (mailbox busy)', { onRcptTo: (_a: unknown, _s: unknown, cb: (e?: Error) => void) => cb(smtpError('Mailbox busy, try later', 450)) }, 'retry', 450],
-    ['RCPT 550 (no such user)', { onRcptTo: (_a: unknown, _s: unknown, cb: (e?: Error) => void) => cb(smtpError('No such user', 550)) }, 'dead', 550],
+    [
+      'RCPT 450 (mailbox busy)',
+      { onRcptTo: (_a: unknown, _s: unknown, cb: (e?: Error) => void) => cb(smtpError('Mailbox busy, try later', 450)) },
+      'retry',
+      450,
+    ],
+    [
+      'RCPT 550 (no such user)',
+      { onRcptTo: (_a: unknown, _s: unknown, cb: (e?: Error) => void) => cb(smtpError('No such user', 550)) },
+      'dead',
+      550,
+    ],
     [
       'DATA 451 (local error)',
       {
@@ -178,16 +195,21 @@ describe('EMAIL against smtp-server', () => {
     smtp = await startSmtp({
       authMethods: ['PLAIN', 'LOGIN'],
       authOptional: false,
-      onAuth: (auth, _s, cb) => (auth.username === 'mailer' && auth.password === SMTP_PASSWORD ? cb(null, { user: 'mailer' }) : cb(smtpError('Invalid credentials', 535))),
+      onAuth: (auth, _s, cb) =>
+        auth.username === 'mailer' && auth.password === SMTP_PASSWORD
+          ? cb(null, { user: 'mailer' })
+          : cb(smtpError('Invalid credentials', 535)),
     });
-    const good = await createNotifier('EMAIL', opts({ smtpUrl: `smtp://mailer:${SMTP_PASSWORD}@127.0.0.1:${smtp.port}`, smtpFrom: 'c@example.com' })).send(
-      notification(mailInteg(), EVENTS['evt.healthstatus.certmgr-issuer.notready']),
-    );
+    const good = await createNotifier(
+      'EMAIL',
+      opts({ smtpUrl: `smtp://mailer:${SMTP_PASSWORD}@127.0.0.1:${smtp.port}`, smtpFrom: 'c@example.com' }),
+    ).send(notification(mailInteg(), EVENTS['evt.healthstatus.certmgr-issuer.notready']));
     expect(good.outcome).toBe('delivered');
     const wrong = 'wr0ng-Pa55word-abc';
-    const bad = await createNotifier('EMAIL', opts({ smtpUrl: `smtp://mailer:${wrong}@127.0.0.1:${smtp.port}`, smtpFrom: 'c@example.com' })).send(
-      notification(mailInteg(), EVENTS['evt.healthstatus.certmgr-issuer.notready']),
-    );
+    const bad = await createNotifier(
+      'EMAIL',
+      opts({ smtpUrl: `smtp://mailer:${wrong}@127.0.0.1:${smtp.port}`, smtpFrom: 'c@example.com' }),
+    ).send(notification(mailInteg(), EVENTS['evt.healthstatus.certmgr-issuer.notready']));
     expect(bad.outcome).toBe('dead');
     expect(bad.statusCode).toBe(535);
     expect(JSON.stringify(bad)).not.toContain(wrong);
@@ -196,9 +218,10 @@ describe('EMAIL against smtp-server', () => {
 
   it('connection refused -> retry, without credentials in the error', async () => {
     const port = await closedPort();
-    const r = await createNotifier('EMAIL', opts({ smtpUrl: `smtp://mailer:${SMTP_PASSWORD}@127.0.0.1:${port}`, smtpFrom: 'c@example.com' })).send(
-      notification(mailInteg(), EVENTS['evt.healthstatus.certmgr-issuer.notready']),
-    );
+    const r = await createNotifier(
+      'EMAIL',
+      opts({ smtpUrl: `smtp://mailer:${SMTP_PASSWORD}@127.0.0.1:${port}`, smtpFrom: 'c@example.com' }),
+    ).send(notification(mailInteg(), EVENTS['evt.healthstatus.certmgr-issuer.notready']));
     expect(r.outcome).toBe('retry');
     expect(r.error).toBe('SMTP network error: connection refused (ECONNREFUSED)');
     expect(JSON.stringify(r)).not.toContain(SMTP_PASSWORD);
@@ -219,13 +242,21 @@ describe('EMAIL against smtp-server', () => {
 
   it('is dead with a clear message when SMTP, recipients or sender are missing', async () => {
     const n = notification(mailInteg(), EVENTS['evt.healthstatus.certmgr-issuer.notready']);
-    expect(await createNotifier('EMAIL', opts()).send(n)).toEqual({ outcome: 'dead', error: 'email is not configured: no SMTP URL (smtpUrl) is set' });
+    expect(await createNotifier('EMAIL', opts()).send(n)).toEqual({
+      outcome: 'dead',
+      error: 'email is not configured: no SMTP URL (smtpUrl) is set',
+    });
     for (const bad of ['not a url', 'http://mailer:pw-secret-1@mail.example.com/']) {
       const r = await createNotifier('EMAIL', opts({ smtpUrl: bad, smtpFrom: 'c@example.com' })).send(n);
       expect(r).toEqual({ outcome: 'dead', error: 'email is not configured: the SMTP URL is not a valid smtp:// or smtps:// URL' });
     }
     const port = await closedPort();
-    expect(await createNotifier('EMAIL', opts({ smtpUrl: smtpUrl(port), smtpFrom: 'c@example.com' })).send({ ...n, integration: mailInteg({ to: [] }) })).toEqual({
+    expect(
+      await createNotifier('EMAIL', opts({ smtpUrl: smtpUrl(port), smtpFrom: 'c@example.com' })).send({
+        ...n,
+        integration: mailInteg({ to: [] }),
+      }),
+    ).toEqual({
       outcome: 'dead',
       error: 'no recipients configured (config.to)',
     });

@@ -35,7 +35,12 @@ export async function startReceiver(initial?: Handler, port = 0): Promise<Receiv
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const r: Received = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const r: Received = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       requests.push(r);
       handler(r, res);
     });
@@ -149,7 +154,11 @@ export const EVENTS: Record<EventType, InternalEvent> = {
 
 export const ALL_TYPES = Object.keys(EVENTS) as EventType[];
 
-export function integration(type: IntegrationType, secrets: Record<string, string> = {}, config: Record<string, unknown> = {}): IntegrationRecord {
+export function integration(
+  type: IntegrationType,
+  secrets: Record<string, string> = {},
+  config: Record<string, unknown> = {},
+): IntegrationRecord {
   return {
     id: '11111111-2222-4333-8444-555555555555',
     companyId: '00000000-0000-4000-8000-000000000001',

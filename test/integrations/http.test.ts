@@ -81,7 +81,9 @@ describe('text helpers', () => {
     expect(g).toContain('/some/path');
   });
   it('describeNetworkError names codes only', () => {
-    const err = new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED' }) });
+    const err = new TypeError('fetch failed', {
+      cause: Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED' }),
+    });
     expect(describeNetworkError(err)).toBe('network error: connection refused (ECONNREFUSED)');
     expect(describeNetworkError(new Error('boom https://x/y?token=1'))).toBe('network error');
     expect(describeNetworkError({ code: 'ESOCKET', originalCode: 'ECONNRESET' })).toBe('network error: connection reset (ECONNRESET)');

@@ -18,7 +18,9 @@ describe('INCIDENT_MGMT (Events API v2) against a loopback receiver', () => {
   beforeAll(async () => {
     rx = await startReceiver((r, res) => {
       const b = JSON.parse(r.body);
-      res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'success', message: 'Event processed', dedup_key: b.dedup_key }));
+      res
+        .writeHead(202, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ status: 'success', message: 'Event processed', dedup_key: b.dedup_key }));
     });
     // A trailing slash on the base URL is tolerated.
     notifier = createNotifier('INCIDENT_MGMT', opts({ incidentEventsUrl: `${rx.url}/` }));
@@ -151,7 +153,10 @@ describe('incident event size', () => {
     const body = serializeIncidentEvent(buildIncidentEvent(n, ROUTING_KEY));
     expect(Buffer.byteLength(body)).toBeLessThanOrEqual(MAX_EVENT_BYTES);
     const parsed = JSON.parse(body);
-    expect(parsed.payload.custom_details).toEqual({ eventType: 'evt.healthstatus.certmgr-issuer.notready', note: 'event data too large; omitted' });
+    expect(parsed.payload.custom_details).toEqual({
+      eventType: 'evt.healthstatus.certmgr-issuer.notready',
+      note: 'event data too large; omitted',
+    });
     expect(parsed.payload.summary.length).toBeLessThanOrEqual(1024);
   });
 });
@@ -172,7 +177,9 @@ describe('--incident-events-url with a path or a query string (finding 17)', () 
     const rx = await startReceiver((_r, res) => res.writeHead(202).end('{"status":"success"}'));
     try {
       const n = createNotifier('INCIDENT_MGMT', opts({ incidentEventsUrl: `${rx.url}/pd?token=abc` }));
-      const r = await n.send(notification(integration('INCIDENT_MGMT', { integrationKey: ROUTING_KEY }), EVENTS['evt.healthstatus.certmgr-issuer.notready']));
+      const r = await n.send(
+        notification(integration('INCIDENT_MGMT', { integrationKey: ROUTING_KEY }), EVENTS['evt.healthstatus.certmgr-issuer.notready']),
+      );
       expect(r.outcome).toBe('delivered');
       expect(rx.requests.map((q) => q.path)).toEqual(['/pd/v2/enqueue?token=abc']);
     } finally {

@@ -1,10 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createNotifier,
-  DEFAULT_INCIDENT_EVENTS_URL,
-  DEFAULT_TIMEOUT_MS,
-  integrationOptions,
-} from '../../src/integrations/index.js';
+import { createNotifier, DEFAULT_INCIDENT_EVENTS_URL, DEFAULT_TIMEOUT_MS, integrationOptions } from '../../src/integrations/index.js';
 import { INTEGRATION_TYPES } from '../../src/store/types.js';
 import { EVENTS, integration, notification, opts, startReceiver, type Receiver } from './helpers.js';
 

@@ -43,7 +43,13 @@ describe('integration registry', () => {
 
   it('secrets are exactly the write-only fields (nothing secret is returned as config)', () => {
     const secretKeys = Object.fromEntries(descriptors.map((d) => [d.type, d.params.filter((p) => p.into === 'secrets').map((p) => p.key)]));
-    expect(secretKeys).toEqual({ INCIDENT_MGMT: ['integrationKey'], WEBHOOK: ['url', 'signingSecret'], EMAIL: [], SLACK: ['webhookUrl'], TEAMS: ['webhookUrl'] });
+    expect(secretKeys).toEqual({
+      INCIDENT_MGMT: ['integrationKey'],
+      WEBHOOK: ['url', 'signingSecret'],
+      EMAIL: [],
+      SLACK: ['webhookUrl'],
+      TEAMS: ['webhookUrl'],
+    });
   });
 
   it('descriptorOf: a known name, an unknown one, an inherited property', () => {
@@ -71,11 +77,15 @@ describe('drift: the spec SDL names every registered type and nothing else', () 
   });
 
   it.each(descriptors.map((d) => [d.type, d] as const))('%s: create and update inputs carry its params as the descriptor says', (_t, d) => {
-    const createInput = getNamedType(mutation.getFields()[d.api.createMutation]!.args.find((a) => a.name === 'input')!.type) as GraphQLInputObjectType;
+    const createInput = getNamedType(
+      mutation.getFields()[d.api.createMutation]!.args.find((a) => a.name === 'input')!.type,
+    ) as GraphQLInputObjectType;
     const update = input('UpdateIntegrationInput').getFields()[d.api.paramsField];
     expect(update, `UpdateIntegrationInput.${d.api.paramsField}`).toBeDefined();
     const paramsType = getNamedType(update!.type) as GraphQLInputObjectType;
-    const where = d.api.flatCreateInput ? createInput.getFields() : (getNamedType(createInput.getFields()[d.api.paramsField]!.type) as GraphQLInputObjectType).getFields();
+    const where = d.api.flatCreateInput
+      ? createInput.getFields()
+      : (getNamedType(createInput.getFields()[d.api.paramsField]!.type) as GraphQLInputObjectType).getFields();
     for (const fields of [where, paramsType.getFields()]) {
       const declared = d.params.map((p) => p.input);
       if (fields === where && d.api.flatCreateInput) expect(declared.every((n) => n in fields)).toBe(true);

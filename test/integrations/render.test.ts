@@ -29,7 +29,10 @@ describe('titles and severities', () => {
     expect(summaryOf(viewOf(EVENTS['evt.healthstatus.certmgr-issuer.notready']))).toBe(
       'Issuer letsencrypt-prod in cluster prod is not ready (namespace cert-manager): ErrUpdateACMEAccount: Failed to update ACME account:400 urn:ietf:params:acme:error:invalidContact',
     );
-    const ev = { type: 'evt.healthstatus.certmgr-issuer.notready' as const, data: { issuerName: 'x', clusterName: 'c', statusMessage: 'line1\n\n  line2' } };
+    const ev = {
+      type: 'evt.healthstatus.certmgr-issuer.notready' as const,
+      data: { issuerName: 'x', clusterName: 'c', statusMessage: 'line1\n\n  line2' },
+    };
     expect(summaryOf(viewOf(ev))).toBe('Issuer x in cluster c is not ready: line1 line2');
   });
 
@@ -87,7 +90,8 @@ describe('certificateRef (expiration identity)', () => {
 });
 
 describe('correlationKeyOf', () => {
-  const key = (type: keyof typeof EVENTS, data?: Record<string, unknown>) => correlationKeyOf(viewOf({ type, data: data ?? EVENTS[type].data }));
+  const key = (type: keyof typeof EVENTS, data?: Record<string, unknown>) =>
+    correlationKeyOf(viewOf({ type, data: data ?? EVENTS[type].data }));
 
   it('is shared by unhealthy and restored events of the same resource', () => {
     expect(key('evt.healthstatus.certmgr-issuer.notready')).toBe(`certmgr:issuer:${CLUSTER_ID}:cert-manager:letsencrypt-prod`);
@@ -112,7 +116,12 @@ describe('correlationKeyOf', () => {
     expect(k).toBe(`certmgr:certificateExpiration:${CERT_ID}:rule:2`);
     expect(key('evt.policy.expiringcertificates.failed', { ...base, notificationDate: '2026-03-02T09:00:00Z', threshold: 29 })).toBe(k);
     expect(key('evt.policy.expiringcertificates.failed', { ...base, ruleId: 3 })).not.toBe(k);
-    expect(key('evt.policy.expiringcertificates.failed', { ...base, message: String(base['message']).replace(CERT_ID, '00000000-0000-4000-8000-000000000000') })).not.toBe(k);
+    expect(
+      key('evt.policy.expiringcertificates.failed', {
+        ...base,
+        message: String(base['message']).replace(CERT_ID, '00000000-0000-4000-8000-000000000000'),
+      }),
+    ).not.toBe(k);
   });
 
   it('hashes keys longer than 255 characters', () => {
@@ -126,7 +135,16 @@ describe('correlationKeyOf', () => {
 describe('factsOf', () => {
   it('lists the health facts in display order and drops empty values', () => {
     const facts = factsOf(viewOf(EVENTS['evt.healthstatus.certmgr-issuer.active']), { name: 'r1' });
-    expect(facts.map((f) => f.name)).toEqual(['Cluster', 'Namespace', 'Issuer', 'Reason', 'Message', 'Ready since', 'Was unhealthy for', 'Router']);
+    expect(facts.map((f) => f.name)).toEqual([
+      'Cluster',
+      'Namespace',
+      'Issuer',
+      'Reason',
+      'Message',
+      'Ready since',
+      'Was unhealthy for',
+      'Router',
+    ]);
     expect(facts[0]!.value).toBe(`prod (${CLUSTER_ID})`);
     const sparse = factsOf(viewOf({ type: 'evt.healthstatus.certmgr-issuer.notready', data: { issuerName: 'x' } }));
     expect(sparse.map((f) => f.name)).toEqual(['Issuer']);
@@ -134,12 +152,18 @@ describe('factsOf', () => {
 
   it('lists the expiration facts', () => {
     const facts = factsOf(viewOf(EVENTS['evt.policy.expiringcertificates.failed']));
-    expect(Object.fromEntries(facts.map((f) => [f.name, f.value]))).toMatchObject({ Threshold: '30 days', Rule: '2', Applications: APP_ID });
+    expect(Object.fromEntries(facts.map((f) => [f.name, f.value]))).toMatchObject({
+      Threshold: '30 days',
+      Rule: '2',
+      Applications: APP_ID,
+    });
     const unassigned = factsOf(viewOf({ type: 'evt.policy.expiringcertificates.failed', data: { applicationIds: [] } }));
     expect(unassigned.find((f) => f.name === 'Applications')?.value).toBe('unassigned');
   });
 
   it('titleOf handles a 1-day threshold', () => {
-    expect(titleOf(viewOf({ type: 'evt.policy.expiringcertificates.failed', data: { threshold: 1 } }))).toBe('Certificate expiring within 1 day');
+    expect(titleOf(viewOf({ type: 'evt.policy.expiringcertificates.failed', data: { threshold: 1 } }))).toBe(
+      'Certificate expiring within 1 day',
+    );
   });
 });

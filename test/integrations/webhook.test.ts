@@ -25,7 +25,8 @@ describe('WEBHOOK against a loopback receiver', () => {
   let rx: Receiver;
   let notifier: Notifier;
   let validate: ValidateFunction;
-  const hook = (secrets: Record<string, string> = {}) => integration('WEBHOOK', { url: `${rx.url}/hooks/in?token=abc123secret`, ...secrets });
+  const hook = (secrets: Record<string, string> = {}) =>
+    integration('WEBHOOK', { url: `${rx.url}/hooks/in?token=abc123secret`, ...secrets });
   const last = () => rx.requests.at(-1)!;
 
   beforeAll(async () => {
@@ -82,7 +83,11 @@ describe('WEBHOOK against a loopback receiver', () => {
       reason: 'DoesNotExist',
       message: 'Issuing certificate as Secret does not exist',
       unhealthyDuration: '0h12m3.5s',
-      certificate: { issuerName: 'letsencrypt-prod', subject: { commonName: 'shop.example.com' }, dnsNames: ['shop.example.com', 'www.shop.example.com'] },
+      certificate: {
+        issuerName: 'letsencrypt-prod',
+        subject: { commonName: 'shop.example.com' },
+        dnsNames: ['shop.example.com', 'www.shop.example.com'],
+      },
       expiration: null,
       router: { id: 'rtr-1', name: 'prod issuers' },
     });
@@ -139,7 +144,9 @@ describe('WEBHOOK against a loopback receiver', () => {
   });
 
   it('an invalid whsec_ secret is dead and nothing is sent', async () => {
-    const r = await notifier.send(notification(hook({ signingSecret: 'whsec_not*base64!' }), EVENTS['evt.healthstatus.certmgr-issuer.notready']));
+    const r = await notifier.send(
+      notification(hook({ signingSecret: 'whsec_not*base64!' }), EVENTS['evt.healthstatus.certmgr-issuer.notready']),
+    );
     expect(r.outcome).toBe('dead');
     expect(r.error).toMatch(/signing secret/);
     expect(r.error).not.toContain('not*base64');
@@ -197,7 +204,11 @@ describe('payload schema (docs/webhook-payload.v1.schema.json)', () => {
   it('the committed examples are what the code produces (UPDATE_EXAMPLES=1 rewrites them)', () => {
     if (process.env['UPDATE_EXAMPLES'] === '1') {
       const fresh = (
-        ['evt.healthstatus.certmgr-issuer.notready', 'evt.healthstatus.certmgr-certificate-resource.active', 'evt.policy.expiringcertificates.failed'] as const
+        [
+          'evt.healthstatus.certmgr-issuer.notready',
+          'evt.healthstatus.certmgr-certificate-resource.active',
+          'evt.policy.expiringcertificates.failed',
+        ] as const
       ).map((t) => buildCloudEvent(notification(integration('WEBHOOK', {}), EVENTS[t], { id: `dlv-${t.split('.').slice(-2).join('-')}` })));
       writeFileSync(EXAMPLES_PATH, JSON.stringify(fresh, null, 2) + '\n');
     }

@@ -17,7 +17,12 @@ import {
   waitFor,
   type KubeEnv,
 } from '../support/kube.js';
-import { CERT_MANAGER_API_VERSION, CERT_MANAGER_GROUP, CERT_MANAGER_VERSION, installCertManagerCrds } from '../fixtures/cert-manager-crds.js';
+import {
+  CERT_MANAGER_API_VERSION,
+  CERT_MANAGER_GROUP,
+  CERT_MANAGER_VERSION,
+  installCertManagerCrds,
+} from '../fixtures/cert-manager-crds.js';
 
 interface Certificate extends KubernetesObject {
   spec?: Record<string, unknown>;
@@ -76,17 +81,34 @@ describe.skipIf(skip)('real kube-apiserver v1.20.2 + etcd', () => {
       await waitFor('informer cache has web', () => informer.get('web', ns));
 
       // status in a main-resource write is ignored
-      const current = (await api.getNamespacedCustomObject({ group, version, namespace: ns, plural: 'certificates', name: 'web' })) as Certificate;
-      const ready = { conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: 'Certificate is up to date and has not expired' }], notAfter: '2030-01-01T00:00:00Z' };
+      const current = (await api.getNamespacedCustomObject({
+        group,
+        version,
+        namespace: ns,
+        plural: 'certificates',
+        name: 'web',
+      })) as Certificate;
+      const ready = {
+        conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: 'Certificate is up to date and has not expired' }],
+        notAfter: '2030-01-01T00:00:00Z',
+      };
       const replaced = (await api.replaceNamespacedCustomObject({
-        group, version, namespace: ns, plural: 'certificates', name: 'web',
+        group,
+        version,
+        namespace: ns,
+        plural: 'certificates',
+        name: 'web',
         body: { ...current, status: ready },
       })) as Certificate;
       expect(replaced.status).toBeUndefined();
 
       // /status write
       const withStatus = (await api.replaceNamespacedCustomObjectStatus({
-        group, version, namespace: ns, plural: 'certificates', name: 'web',
+        group,
+        version,
+        namespace: ns,
+        plural: 'certificates',
+        name: 'web',
         body: { ...replaced, status: ready },
       })) as Certificate;
       expect(withStatus.status?.conditions?.[0]?.status).toBe('True');
@@ -100,10 +122,17 @@ describe.skipIf(skip)('real kube-apiserver v1.20.2 + etcd', () => {
 
       // stale resourceVersion -> 409 Conflict
       const stale = api.replaceNamespacedCustomObjectStatus({
-        group, version, namespace: ns, plural: 'certificates', name: 'web',
+        group,
+        version,
+        namespace: ns,
+        plural: 'certificates',
+        name: 'web',
         body: { ...replaced, status: { conditions: [] } },
       });
-      const err = await stale.then(() => undefined, (e: unknown) => e);
+      const err = await stale.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(errorCode(err)).toBe(409);
       expect(errorReason(err)).toBe('Conflict');
       expect(errors).toEqual([]);
@@ -118,9 +147,14 @@ describe.skipIf(skip)('real kube-apiserver v1.20.2 + etcd', () => {
     const first = await applyManifest(kc, certificate('old-rv'));
     const oldRv = first.metadata!.resourceVersion!;
     for (let i = 0; i < 3; i++) {
-      await api.patchNamespacedCustomObject(
-        { group, version, namespace: ns, plural: 'certificates', name: 'old-rv', body: [{ op: 'add', path: '/spec/renewBefore', value: `${i + 1}h` }] },
-      );
+      await api.patchNamespacedCustomObject({
+        group,
+        version,
+        namespace: ns,
+        plural: 'certificates',
+        name: 'old-rv',
+        body: [{ op: 'add', path: '/spec/renewBefore', value: `${i + 1}h` }],
+      });
     }
     const path = `/apis/${group}/${version}/namespaces/${ns}/certificates`;
 
@@ -140,9 +174,14 @@ describe.skipIf(skip)('real kube-apiserver v1.20.2 + etcd', () => {
     // a watch from the current RV still works
     const live = collectWatch(kc, path, { resourceVersion: String(rev) }, (ev) => ev.some((e) => e.type === 'MODIFIED'));
     await new Promise((r) => setTimeout(r, 300));
-    await api.patchNamespacedCustomObject(
-      { group, version, namespace: ns, plural: 'certificates', name: 'old-rv', body: [{ op: 'add', path: '/spec/renewBefore', value: '9h' }] },
-    );
+    await api.patchNamespacedCustomObject({
+      group,
+      version,
+      namespace: ns,
+      plural: 'certificates',
+      name: 'old-rv',
+      body: [{ op: 'add', path: '/spec/renewBefore', value: '9h' }],
+    });
     expect((await live).events.map((e) => e.type)).toContain('MODIFIED');
   });
 });

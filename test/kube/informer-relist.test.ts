@@ -23,7 +23,10 @@ class ScriptedWatch {
   }
 }
 
-const obj = (name: string, rv: string, ready: string): KubernetesObject & { ready: string } => ({ metadata: { name, namespace: 'ns', resourceVersion: rv }, ready });
+const obj = (name: string, rv: string, ready: string): KubernetesObject & { ready: string } => ({
+  metadata: { name, namespace: 'ns', resourceVersion: rv },
+  ready,
+});
 
 function setup(relistAfterError: boolean) {
   const clock = new FakeClock();

@@ -22,7 +22,11 @@ class ScriptedWatch {
 
 const obj = (name: string, rv: string): KubernetesObject => ({ metadata: { name, namespace: 'ns', resourceVersion: rv } });
 
-function setup(items: () => KubernetesObject[], rv: () => string, extra: { fieldSelector?: string; transform?: (o: KubernetesObject) => KubernetesObject } = {}) {
+function setup(
+  items: () => KubernetesObject[],
+  rv: () => string,
+  extra: { fieldSelector?: string; transform?: (o: KubernetesObject) => KubernetesObject } = {},
+) {
   const clock = new FakeClock();
   const watch = new ScriptedWatch();
   let lists = 0;
@@ -52,7 +56,11 @@ function setup(items: () => KubernetesObject[], rv: () => string, extra: { field
 describe('ResilientInformer', () => {
   it('fieldSelector goes into the watch query; transform applies to listed and watched objects, not to a Status', async () => {
     const label = (o: KubernetesObject): KubernetesObject => ({ ...o, metadata: { ...o.metadata, labels: { seen: 'yes' } } });
-    const t = setup(() => [obj('a', '5')], () => '10', { fieldSelector: 'type=kubernetes.io/tls', transform: label });
+    const t = setup(
+      () => [obj('a', '5')],
+      () => '10',
+      { fieldSelector: 'type=kubernetes.io/tls', transform: label },
+    );
     const raw: unknown[] = [];
     t.inf.on('add', (o) => raw.push(o.metadata?.labels));
     await t.inf.start();
@@ -69,7 +77,10 @@ describe('ResilientInformer', () => {
   });
 
   it('lists, becomes synced, then watches from the list resourceVersion', async () => {
-    const t = setup(() => [obj('a', '5')], () => '10');
+    const t = setup(
+      () => [obj('a', '5')],
+      () => '10',
+    );
     await t.inf.start();
     await t.inf.synced;
     await flush();
@@ -83,7 +94,10 @@ describe('ResilientInformer', () => {
   });
 
   it('an error (cut connection) restarts the watch from the last resourceVersion, with growing backoff', async () => {
-    const t = setup(() => [obj('a', '5')], () => '10');
+    const t = setup(
+      () => [obj('a', '5')],
+      () => '10',
+    );
     await t.inf.start();
     await flush();
     t.watch.last.cb('MODIFIED', obj('a', '12'));
@@ -107,7 +121,10 @@ describe('ResilientInformer', () => {
   it('410 Gone relists: objects deleted meanwhile fire delete, changed ones update; onList reports the relist', async () => {
     let items = [obj('a', '5'), obj('b', '6')];
     let rv = '10';
-    const t = setup(() => items, () => rv);
+    const t = setup(
+      () => items,
+      () => rv,
+    );
     await t.inf.start();
     await flush();
     items = [obj('a', '20')];
@@ -122,7 +139,10 @@ describe('ResilientInformer', () => {
   });
 
   it('an HTTP 410 on the watch request also relists (no error reported)', async () => {
-    const t = setup(() => [obj('a', '5')], () => '10');
+    const t = setup(
+      () => [obj('a', '5')],
+      () => '10',
+    );
     await t.inf.start();
     await flush();
     t.watch.last.done(Object.assign(new Error('Gone'), { statusCode: 410 }));
@@ -159,7 +179,10 @@ describe('ResilientInformer', () => {
   });
 
   it('stop() ends it for good (the abort error is not a failure)', async () => {
-    const t = setup(() => [], () => '1');
+    const t = setup(
+      () => [],
+      () => '1',
+    );
     await t.inf.start();
     await flush();
     const n = t.watch.calls.length;

@@ -17,10 +17,51 @@ describe('LogBuckets (pure)', () => {
 
   it.each([
     // [what, limits, calls as [tenant, time ms], expected outcomes ('ok' | 'ok+N' | 'drop')]
-    ['burst then drop', { burst: 3, perMinute: 60 }, [['a', 0], ['a', 0], ['a', 0], ['a', 0], ['a', 0]], ['ok', 'ok', 'ok', 'drop', 'drop']],
-    ['refills at perMinute, reports what it dropped', { burst: 1, perMinute: 60 }, [['a', 0], ['a', 10], ['a', 500], ['a', 1000]], ['ok', 'drop', 'drop', 'ok+2']],
-    ['never more than burst after a long quiet time', { burst: 2, perMinute: 60 }, [['a', 0], ['a', 3_600_000], ['a', 3_600_000], ['a', 3_600_000]], ['ok', 'ok', 'ok', 'drop']],
-    ['tenants have their own buckets', { burst: 1, perMinute: 1 }, [['a', 0], ['a', 0], ['b', 0], ['b', 0]], ['ok', 'drop', 'ok', 'drop']],
+    [
+      'burst then drop',
+      { burst: 3, perMinute: 60 },
+      [
+        ['a', 0],
+        ['a', 0],
+        ['a', 0],
+        ['a', 0],
+        ['a', 0],
+      ],
+      ['ok', 'ok', 'ok', 'drop', 'drop'],
+    ],
+    [
+      'refills at perMinute, reports what it dropped',
+      { burst: 1, perMinute: 60 },
+      [
+        ['a', 0],
+        ['a', 10],
+        ['a', 500],
+        ['a', 1000],
+      ],
+      ['ok', 'drop', 'drop', 'ok+2'],
+    ],
+    [
+      'never more than burst after a long quiet time',
+      { burst: 2, perMinute: 60 },
+      [
+        ['a', 0],
+        ['a', 3_600_000],
+        ['a', 3_600_000],
+        ['a', 3_600_000],
+      ],
+      ['ok', 'ok', 'ok', 'drop'],
+    ],
+    [
+      'tenants have their own buckets',
+      { burst: 1, perMinute: 1 },
+      [
+        ['a', 0],
+        ['a', 0],
+        ['b', 0],
+        ['b', 0],
+      ],
+      ['ok', 'drop', 'ok', 'drop'],
+    ],
   ] as const)('%s', (_what, limits, calls, want) => {
     const b = new LogBuckets(limits);
     const got = calls.map(([tenant, at]) => {
@@ -78,11 +119,17 @@ describe('LogLimiter (shell)', () => {
     };
     for (let i = 0; i < 10; i++) write();
     expect(lines.filter((l) => l['msg'] === 'x')).toHaveLength(2);
-    const metric = async () => (await registry.getSingleMetric(LOG_SUPPRESSED_METRIC)!.get()).values.find((v) => v.labels['cause'] === 'filter_evaluation')?.value;
+    const metric = async () =>
+      (await registry.getSingleMetric(LOG_SUPPRESSED_METRIC)!.get()).values.find((v) => v.labels['cause'] === 'filter_evaluation')?.value;
     expect(await metric()).toBe(8);
     now = 1_000;
     write();
-    expect(lines.at(-2)).toMatchObject({ companyId: 'c1', cause: 'filter_evaluation', suppressed: 8, msg: expect.stringMatching(/^8 similar messages suppressed/) });
+    expect(lines.at(-2)).toMatchObject({
+      companyId: 'c1',
+      cause: 'filter_evaluation',
+      suppressed: 8,
+      msg: expect.stringMatching(/^8 similar messages suppressed/),
+    });
     expect(lines.at(-1)).toMatchObject({ msg: 'x' });
     write();
     write();
@@ -90,7 +137,9 @@ describe('LogLimiter (shell)', () => {
     expect(lines.at(-1)).toMatchObject({ suppressed: 2, level: 40 });
     // debug is not enabled: no tokens used, nothing counted
     for (let i = 0; i < 100; i++) expect(lim.admit(log, 'debug', 'c2', 'delivery_delivered')).toBe(false);
-    expect((await registry.getSingleMetric(LOG_SUPPRESSED_METRIC)!.get()).values.find((v) => v.labels['cause'] === 'delivery_delivered')?.value).toBe(0);
+    expect(
+      (await registry.getSingleMetric(LOG_SUPPRESSED_METRIC)!.get()).values.find((v) => v.labels['cause'] === 'delivery_delivered')?.value,
+    ).toBe(0);
   });
 });
 
@@ -104,10 +153,12 @@ describe('50 always-failing filters × one 1,000-event batch (the real service)'
   });
 
   async function failingRouters(key: string | undefined, n: number): Promise<void> {
-    const { createIncidentMgmtIntegration: integ } = await svc.gql(key).request<{ createIncidentMgmtIntegration: { id: string } }>(
-      ops.CreateIncidentMgmtIntegration,
-      { name: 'pager', integrationKey: 'ik-0123456789abcdef' },
-    );
+    const { createIncidentMgmtIntegration: integ } = await svc
+      .gql(key)
+      .request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, {
+        name: 'pager',
+        integrationKey: 'ik-0123456789abcdef',
+      });
     for (let i = 0; i < n; i++) {
       await svc.gql(key).request(ops.CreateNotificationRouter, {
         details: { name: `failing ${i}`, eventTypeId: 'certmgr-issuer-health-notification-config' },
@@ -119,7 +170,12 @@ describe('50 always-failing filters × one 1,000-event batch (the real service)'
   }
 
   const post = (body: unknown, key?: string) =>
-    svc.rest('/v1/events', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), ...(key ? { key } : {}) });
+    svc.rest('/v1/events', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      ...(key ? { key } : {}),
+    });
 
   async function metric(name: string, labels: Record<string, string>): Promise<number> {
     const text = await (await fetch(`${svc.url}/metrics`)).text();
@@ -142,7 +198,9 @@ describe('50 always-failing filters × one 1,000-event batch (the real service)'
     expect(written).toBeLessThanOrEqual(21);
     expect(await metric(LOG_SUPPRESSED_METRIC, { cause: 'filter_evaluation' })).toBe(50_000 - written);
     // the CEL error metric still counts every failure
-    expect(await metric('certmgr_notify_cel_evaluation_errors_total', { event_type_id: 'certmgr-issuer-health-notification-config' })).toBe(50_000);
+    expect(await metric('certmgr_notify_cel_evaluation_errors_total', { event_type_id: 'certmgr-issuer-health-notification-config' })).toBe(
+      50_000,
+    );
 
     // another tenant is not silenced by the first one's storm
     expect((await post(issuerNotReady(), KEY_B)).status).toBe(202);
@@ -151,7 +209,9 @@ describe('50 always-failing filters × one 1,000-event batch (the real service)'
 
     // every dropped line is in a summary by close (the periodic flush) at the latest
     await svc.close();
-    const summaries = svc.logs.filter((l) => l.includes('similar messages suppressed')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const summaries = svc.logs
+      .filter((l) => l.includes('similar messages suppressed'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(summaries.length).toBeGreaterThanOrEqual(1);
     for (const s of summaries) expect(s).toMatchObject({ cause: 'filter_evaluation', companyId: '11111111-1111-4111-8111-111111111111' });
     expect(summaries.reduce((n, s) => n + (s['suppressed'] as number), 0)).toBe(50_000 - written);
@@ -167,10 +227,12 @@ describe('a tenant whose receiver refuses everything (the real service, delivery
     });
     const svc = await startTestService('sqlite', ['--log-rate-burst', '5', '--log-rate-limit', '1']);
     try {
-      const { createWebhookIntegration: hook } = await svc.gql().request<{ createWebhookIntegration: { id: string } }>(
-        `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`,
-        { i: { name: 'hook', url: `${receiver.url}/hook` } },
-      );
+      const { createWebhookIntegration: hook } = await svc
+        .gql()
+        .request<{ createWebhookIntegration: { id: string } }>(
+          `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`,
+          { i: { name: 'hook', url: `${receiver.url}/hook` } },
+        );
       await svc.gql().request(ops.CreateNotificationRouter, {
         details: { name: 'all', eventTypeId: 'certmgr-issuer-health-notification-config' },
         filterConfig: { advancedFilterExpression: '' },
@@ -183,8 +245,11 @@ describe('a tenant whose receiver refuses everything (the real service, delivery
       });
       expect(res.status).toBe(202);
       const dead = async () =>
-        (await svc.gql().request<{ deliveries: { nodes: unknown[] } }>(`{ deliveries(filter: { status: DEAD }, first: 100) { nodes { id } } }`)).deliveries.nodes
-          .length;
+        (
+          await svc
+            .gql()
+            .request<{ deliveries: { nodes: unknown[] } }>(`{ deliveries(filter: { status: DEAD }, first: 100) { nodes { id } } }`)
+        ).deliveries.nodes.length;
       for (let i = 0; i < 600 && (await dead()) < 50; i++) await new Promise((r) => setTimeout(r, 25));
       expect(await dead()).toBe(50);
       const lines = svc.logs.filter((l) => l.includes('delivery dead-lettered')).length;

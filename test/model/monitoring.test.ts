@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { defaultMonitoringConfig, isMonitored, monitoringConfigId, rulesOf } from '../../src/model/monitoring.js';
 
 describe('isMonitored (spec combinations table)', () => {
-  const cfg = (applicationIds: string[], includeUnassignedCertificates: boolean, enabled = true) => ({ enabled, applicationIds, includeUnassignedCertificates });
+  const cfg = (applicationIds: string[], includeUnassignedCertificates: boolean, enabled = true) => ({
+    enabled,
+    applicationIds,
+    includeUnassignedCertificates,
+  });
   it.each([
     // applicationIds, includeUnassigned, certificate's apps, monitored
     [[], true, ['a'], true],

@@ -55,7 +55,11 @@ describe('providers: secrets → desired integration → update plan', () => {
   it.each<[string, unknown, string[]]>([
     ['IncidentManagement', { type: 'IncidentManagement', incidentManagement: { integrationKeySecretRef: ik } }, ['integrationKey:s/k']],
     ['Webhook unsigned', { type: 'Webhook', webhook: { urlSecretRef: ik } }, ['url:s/k']],
-    ['Webhook signed', { type: 'Webhook', webhook: { urlSecretRef: ik, signingSecretRef: { name: 'sig', key: 'v' } } }, ['url:s/k', 'signingSecret:sig/v']],
+    [
+      'Webhook signed',
+      { type: 'Webhook', webhook: { urlSecretRef: ik, signingSecretRef: { name: 'sig', key: 'v' } } },
+      ['url:s/k', 'signingSecret:sig/v'],
+    ],
     ['Email', { type: 'Email', email: { to: ['a@b.c'] } }, []],
     ['Slack', { type: 'Slack', slack: { webhookUrlSecretRef: ik } }, ['webhookUrl:s/k']],
     ['Teams', { type: 'Teams', teams: { webhookUrlSecretRef: ik } }, ['webhookUrl:s/k']],
@@ -73,11 +77,31 @@ describe('providers: secrets → desired integration → update plan', () => {
     sig: { metadata: { uid: 'u2', resourceVersion: '7' }, data: { v: b64('whsec_abc') } },
   };
   it.each<[string, unknown, { ok: boolean; message?: string; version?: string }]>([
-    ['found (trimmed), version from uid+resourceVersion', { type: 'Slack', slack: { webhookUrlSecretRef: { name: 's', key: 'k' } } }, { ok: true, version: 's:u1:10' }],
-    ['two Secrets: sorted, deduped', { type: 'Webhook', webhook: { urlSecretRef: { name: 's', key: 'k' }, signingSecretRef: { name: 'sig', key: 'v' } } }, { ok: true, version: 's:u1:10,sig:u2:7' }],
-    ['missing Secret', { type: 'Slack', slack: { webhookUrlSecretRef: { name: 'nope', key: 'k' } } }, { ok: false, message: 'Secret team-a/nope (spec.slack.webhookUrlSecretRef) not found' }],
-    ['missing key', { type: 'Slack', slack: { webhookUrlSecretRef: { name: 's', key: 'x' } } }, { ok: false, message: "Secret team-a/s has no key 'x' (spec.slack.webhookUrlSecretRef)" }],
-    ['empty value', { type: 'Slack', slack: { webhookUrlSecretRef: { name: 's', key: 'empty' } } }, { ok: false, message: "Secret team-a/s key 'empty' is empty (spec.slack.webhookUrlSecretRef)" }],
+    [
+      'found (trimmed), version from uid+resourceVersion',
+      { type: 'Slack', slack: { webhookUrlSecretRef: { name: 's', key: 'k' } } },
+      { ok: true, version: 's:u1:10' },
+    ],
+    [
+      'two Secrets: sorted, deduped',
+      { type: 'Webhook', webhook: { urlSecretRef: { name: 's', key: 'k' }, signingSecretRef: { name: 'sig', key: 'v' } } },
+      { ok: true, version: 's:u1:10,sig:u2:7' },
+    ],
+    [
+      'missing Secret',
+      { type: 'Slack', slack: { webhookUrlSecretRef: { name: 'nope', key: 'k' } } },
+      { ok: false, message: 'Secret team-a/nope (spec.slack.webhookUrlSecretRef) not found' },
+    ],
+    [
+      'missing key',
+      { type: 'Slack', slack: { webhookUrlSecretRef: { name: 's', key: 'x' } } },
+      { ok: false, message: "Secret team-a/s has no key 'x' (spec.slack.webhookUrlSecretRef)" },
+    ],
+    [
+      'empty value',
+      { type: 'Slack', slack: { webhookUrlSecretRef: { name: 's', key: 'empty' } } },
+      { ok: false, message: "Secret team-a/s key 'empty' is empty (spec.slack.webhookUrlSecretRef)" },
+    ],
   ])('resolveSecrets: %s', (_n, s, want) => {
     const r = resolveSecrets(secretRefsOf(spec(s)), 'team-a', (n) => secrets[n]);
     expect(r).toMatchObject(want);
@@ -85,13 +109,48 @@ describe('providers: secrets → desired integration → update plan', () => {
   });
 
   it.each<[string, unknown, Record<string, string>, unknown]>([
-    ['IncidentManagement', { type: 'IncidentManagement', incidentManagement: { integrationKeySecretRef: ik } }, { integrationKey: 'K' }, { type: 'INCIDENT_MGMT', params: { incidentMgmtParams: { IntegrationKey: 'K' } }, visible: {} }],
-    ['Webhook signed', { type: 'Webhook', webhook: { urlSecretRef: ik, signingSecretRef: ik } }, { url: 'https://x', signingSecret: 'S' }, { type: 'WEBHOOK', params: { webhookParams: { url: 'https://x', signingSecret: 'S' } }, visible: { webhookSigned: true } }],
-    ['Webhook unsigned', { type: 'Webhook', webhook: { urlSecretRef: ik } }, { url: 'https://x' }, { type: 'WEBHOOK', params: { webhookParams: { url: 'https://x' } }, visible: { webhookSigned: false } }],
-    ['Email', { type: 'Email', email: { to: ['a@b.c'], from: 'f@b.c' } }, {}, { type: 'EMAIL', params: { emailParams: { to: ['a@b.c'], from: 'f@b.c' } }, visible: { emailTo: ['a@b.c'], emailFrom: 'f@b.c' } }],
-    ['Email without from', { type: 'Email', email: { to: ['a@b.c'] } }, {}, { type: 'EMAIL', params: { emailParams: { to: ['a@b.c'] } }, visible: { emailTo: ['a@b.c'], emailFrom: null } }],
-    ['Slack', { type: 'Slack', slack: { webhookUrlSecretRef: ik }, enabled: false, displayName: 'Chat' }, { webhookUrl: 'https://s' }, { type: 'SLACK', name: 'Chat', enabled: false, params: { slackParams: { webhookUrl: 'https://s' } } }],
-    ['Teams', { type: 'Teams', teams: { webhookUrlSecretRef: ik } }, { webhookUrl: 'https://t' }, { type: 'TEAMS', name: 'team-a/oncall', enabled: true, params: { teamsParams: { webhookUrl: 'https://t' } } }],
+    [
+      'IncidentManagement',
+      { type: 'IncidentManagement', incidentManagement: { integrationKeySecretRef: ik } },
+      { integrationKey: 'K' },
+      { type: 'INCIDENT_MGMT', params: { incidentMgmtParams: { IntegrationKey: 'K' } }, visible: {} },
+    ],
+    [
+      'Webhook signed',
+      { type: 'Webhook', webhook: { urlSecretRef: ik, signingSecretRef: ik } },
+      { url: 'https://x', signingSecret: 'S' },
+      { type: 'WEBHOOK', params: { webhookParams: { url: 'https://x', signingSecret: 'S' } }, visible: { webhookSigned: true } },
+    ],
+    [
+      'Webhook unsigned',
+      { type: 'Webhook', webhook: { urlSecretRef: ik } },
+      { url: 'https://x' },
+      { type: 'WEBHOOK', params: { webhookParams: { url: 'https://x' } }, visible: { webhookSigned: false } },
+    ],
+    [
+      'Email',
+      { type: 'Email', email: { to: ['a@b.c'], from: 'f@b.c' } },
+      {},
+      { type: 'EMAIL', params: { emailParams: { to: ['a@b.c'], from: 'f@b.c' } }, visible: { emailTo: ['a@b.c'], emailFrom: 'f@b.c' } },
+    ],
+    [
+      'Email without from',
+      { type: 'Email', email: { to: ['a@b.c'] } },
+      {},
+      { type: 'EMAIL', params: { emailParams: { to: ['a@b.c'] } }, visible: { emailTo: ['a@b.c'], emailFrom: null } },
+    ],
+    [
+      'Slack',
+      { type: 'Slack', slack: { webhookUrlSecretRef: ik }, enabled: false, displayName: 'Chat' },
+      { webhookUrl: 'https://s' },
+      { type: 'SLACK', name: 'Chat', enabled: false, params: { slackParams: { webhookUrl: 'https://s' } } },
+    ],
+    [
+      'Teams',
+      { type: 'Teams', teams: { webhookUrlSecretRef: ik } },
+      { webhookUrl: 'https://t' },
+      { type: 'TEAMS', name: 'team-a/oncall', enabled: true, params: { teamsParams: { webhookUrl: 'https://t' } } },
+    ],
   ])('desiredIntegration %s', (_n, s, sec, want) => {
     const d = desiredIntegration(P, spec(s), sec);
     expect(d).toMatchObject(want as object);
@@ -99,9 +158,20 @@ describe('providers: secrets → desired integration → update plan', () => {
   });
 
   const actual = (over: Partial<IntegrationView> = {}): IntegrationView => ({
-    id: 'i1', name: 'team-a/oncall', enabled: true, type: 'WEBHOOK', emailTo: null, emailFrom: null, webhookSigned: true, managedBy: 'k8s:NotificationProvider/team-a/oncall', ...over,
+    id: 'i1',
+    name: 'team-a/oncall',
+    enabled: true,
+    type: 'WEBHOOK',
+    emailTo: null,
+    emailFrom: null,
+    webhookSigned: true,
+    managedBy: 'k8s:NotificationProvider/team-a/oncall',
+    ...over,
   });
-  const webhook = desiredIntegration(P, spec({ type: 'Webhook', webhook: { urlSecretRef: ik, signingSecretRef: ik } }), { url: 'https://x', signingSecret: 'S' });
+  const webhook = desiredIntegration(P, spec({ type: 'Webhook', webhook: { urlSecretRef: ik, signingSecretRef: ik } }), {
+    url: 'https://x',
+    signingSecret: 'S',
+  });
   it.each<[string, IntegrationView, boolean, string[], boolean]>([
     ['in sync', actual(), false, [], false],
     ['renamed through the API', actual({ name: 'x' }), false, ['name'], false],
@@ -122,9 +192,20 @@ describe('providers: secrets → desired integration → update plan', () => {
   });
 
   it('createIntegrationVariables: the webhook input is flat, the others carry a params block', () => {
-    expect(createIntegrationVariables({ ...webhook })).toEqual({ name: 'team-a/oncall', enabled: true, managedBy: webhook.managedBy, url: 'https://x', signingSecret: 'S' });
+    expect(createIntegrationVariables({ ...webhook })).toEqual({
+      name: 'team-a/oncall',
+      enabled: true,
+      managedBy: webhook.managedBy,
+      url: 'https://x',
+      signingSecret: 'S',
+    });
     const slack = desiredIntegration(P, spec({ type: 'Slack', slack: { webhookUrlSecretRef: ik } }), { webhookUrl: 'https://s' });
-    expect(createIntegrationVariables(slack)).toEqual({ name: 'team-a/oncall', enabled: true, managedBy: slack.managedBy, slackParams: { webhookUrl: 'https://s' } });
+    expect(createIntegrationVariables(slack)).toEqual({
+      name: 'team-a/oncall',
+      enabled: true,
+      managedBy: slack.managedBy,
+      slackParams: { webhookUrl: 'https://s' },
+    });
   });
 });
 
@@ -156,7 +237,11 @@ describe('routers: desired record and update plan', () => {
     if (!v.ok) throw new Error(v.errors.join('; '));
     return v.value;
   };
-  const desired = desiredRouter(R, rs({ eventTypeId: 'certmgr-issuer-health-notification-config', filter: " type.endsWith('.notready') ", providerRef: { name: 'p' } }), 'i1');
+  const desired = desiredRouter(
+    R,
+    rs({ eventTypeId: 'certmgr-issuer-health-notification-config', filter: " type.endsWith('.notready') ", providerRef: { name: 'p' } }),
+    'i1',
+  );
   it('maps the spec (filter trimmed, defaults)', () => {
     expect(desired).toEqual({
       name: 'team-a/issuers',
@@ -169,13 +254,31 @@ describe('routers: desired record and update plan', () => {
     expect(desiredRouter(R, rs({ eventTypeId: 'cert-expiry-ext-notification-config', providerRef: { name: 'p' } }), 'i').filter).toBe('');
   });
   const actual = (over: Partial<RouterView> = {}): RouterView => ({
-    id: 'r1', name: desired.name, enabled: true, eventTypeId: desired.eventTypeId, filter: desired.filter, integrationId: 'i1', generation: 'ROUTER', managedBy: desired.managedBy, ...over,
+    id: 'r1',
+    name: desired.name,
+    enabled: true,
+    eventTypeId: desired.eventTypeId,
+    filter: desired.filter,
+    integrationId: 'i1',
+    generation: 'ROUTER',
+    managedBy: desired.managedBy,
+    ...over,
   });
   it.each<[string, Partial<RouterView>, string[], Record<string, unknown> | undefined]>([
     ['in sync', {}, [], undefined],
     ['filter changed through the API', { filter: 'true' }, ['filter'], { filter: desired.filter }],
-    ['event type changed: the filter goes along (re-validated by the service)', { eventTypeId: 'cert-expiry-ext-notification-config' }, ['eventTypeId'], { eventTypeId: desired.eventTypeId, filter: desired.filter }],
-    ['re-pointed + disabled + renamed', { integrationId: 'i2', enabled: false, name: 'x' }, ['name', 'enabled', 'integrationId'], { name: desired.name, enabled: true, integrationId: 'i1' }],
+    [
+      'event type changed: the filter goes along (re-validated by the service)',
+      { eventTypeId: 'cert-expiry-ext-notification-config' },
+      ['eventTypeId'],
+      { eventTypeId: desired.eventTypeId, filter: desired.filter },
+    ],
+    [
+      're-pointed + disabled + renamed',
+      { integrationId: 'i2', enabled: false, name: 'x' },
+      ['name', 'enabled', 'integrationId'],
+      { name: desired.name, enabled: true, integrationId: 'i1' },
+    ],
     ['managedBy cleared', { managedBy: null }, ['managedBy'], { managedBy: desired.managedBy }],
   ])('%s', (_n, over, drift, update) => {
     const plan = planRouterUpdate(desired, actual(over));
@@ -187,15 +290,24 @@ describe('routers: desired record and update plan', () => {
 describe('monitoring config', () => {
   it('defaults from the schema and drift by field', () => {
     const v = validateMonitoringSpec({});
-    expect(v.ok && desiredMonitoring(v.value)).toEqual({ enabled: true, thresholds: [30, 14, 7], applicationIds: [], includeUnassignedCertificates: true });
+    expect(v.ok && desiredMonitoring(v.value)).toEqual({
+      enabled: true,
+      thresholds: [30, 14, 7],
+      applicationIds: [],
+      includeUnassignedCertificates: true,
+    });
     const d = { enabled: true, thresholds: [30, 7], applicationIds: ['a'], includeUnassignedCertificates: false };
     expect(monitoringDrift(d, { ...d, id: 'x', rules: [] })).toEqual([]);
-    expect(monitoringDrift(d, { id: 'x', rules: [], enabled: false, thresholds: [7, 30], applicationIds: [], includeUnassignedCertificates: true })).toEqual([
-      'enabled',
-      'thresholds',
-      'applicationIds',
-      'includeUnassignedCertificates',
-    ]);
+    expect(
+      monitoringDrift(d, {
+        id: 'x',
+        rules: [],
+        enabled: false,
+        thresholds: [7, 30],
+        applicationIds: [],
+        includeUnassignedCertificates: true,
+      }),
+    ).toEqual(['enabled', 'thresholds', 'applicationIds', 'includeUnassignedCertificates']);
   });
 });
 
@@ -211,13 +323,17 @@ describe('watch mappings', () => {
     expect(providersUsingSecret(list, 'a', 's')).toEqual(['a/p1', 'a/p2']);
   });
   it('a provider maps to the routers in its namespace that reference it', () => {
-    const r = (ns: string, name: string, p: string) => ({ metadata: { namespace: ns, name }, spec: { eventTypeId: 'x', providerRef: { name: p } } as never });
+    const r = (ns: string, name: string, p: string) => ({
+      metadata: { namespace: ns, name },
+      spec: { eventTypeId: 'x', providerRef: { name: p } } as never,
+    });
     expect(routersUsingProvider([r('a', 'r1', 'p'), r('a', 'r2', 'q'), r('b', 'r3', 'p')], 'a', 'p')).toEqual(['a/r1']);
   });
 });
 
 describe('service errors → conditions', () => {
-  const err = (kind: ServiceApiError['kind'], details: Record<string, unknown> = {}, msg = 'm') => new ServiceApiError(kind, `op: ${msg}`, details, msg);
+  const err = (kind: ServiceApiError['kind'], details: Record<string, unknown> = {}, msg = 'm') =>
+    new ServiceApiError(kind, `op: ${msg}`, details, msg);
   const outcome = (e: unknown, ctx: 'provider' | 'router' = 'router') => {
     try {
       throwServiceFailure(e, ctx);
@@ -232,9 +348,24 @@ describe('service errors → conditions', () => {
     ['network / 5xx', err('unavailable'), 'router', 'wait:ServiceUnavailable'],
     ['bad API key', err('unauthenticated'), 'router', 'wait:ServiceUnavailable'],
     ['invalid filter', err('invalid-filter', { line: 1, column: 3 }), 'router', 'terminal:InvalidFilter'],
-    ['bad value from a Secret (e.g. refused by the egress policy): stalled, no retry loop', err('bad-input', { field: 'input.slackParams.webhookUrl' }), 'provider', 'terminal:InvalidSecret'],
-    ['quota exceeded (router)', err('quota-exceeded', { quota: 'maxRoutersPerCompany', limit: 1, count: 1 }), 'router', 'terminal:QuotaExceeded'],
-    ['quota exceeded (provider)', err('quota-exceeded', { quota: 'maxIntegrationsPerCompany', limit: 1, count: 1 }), 'provider', 'terminal:QuotaExceeded'],
+    [
+      'bad value from a Secret (e.g. refused by the egress policy): stalled, no retry loop',
+      err('bad-input', { field: 'input.slackParams.webhookUrl' }),
+      'provider',
+      'terminal:InvalidSecret',
+    ],
+    [
+      'quota exceeded (router)',
+      err('quota-exceeded', { quota: 'maxRoutersPerCompany', limit: 1, count: 1 }),
+      'router',
+      'terminal:QuotaExceeded',
+    ],
+    [
+      'quota exceeded (provider)',
+      err('quota-exceeded', { quota: 'maxIntegrationsPerCompany', limit: 1, count: 1 }),
+      'provider',
+      'terminal:QuotaExceeded',
+    ],
     ['bad spec value', err('bad-input', { field: 'input.emailParams.to[0]' }), 'provider', 'terminal:InvalidSpec'],
     ['conflict', err('conflict'), 'router', 'wait:ServiceError'],
     ['not a service error', new Error('x'), 'router', 'rethrown'],
@@ -248,11 +379,31 @@ describe('service errors → conditions', () => {
   ];
   const egress = 'points to a loopback address, which the egress policy refuses (an operator may allow it with --egress-allow)';
   it.each<[string, string, string]>([
-    ['input.url', `input.url ${egress}`, `spec.webhook.urlSecretRef (Secret hook, key url): the service refused the value: it ${egress} (service field input.url)`],
-    ['input.webhookParams.url', `input.webhookParams.url ${egress}`, `spec.webhook.urlSecretRef (Secret hook, key url): the service refused the value: it ${egress} (service field input.webhookParams.url)`],
-    ['input.slackParams.webhookUrl', `input.slackParams.webhookUrl ${egress}`, `spec.slack.webhookUrlSecretRef (Secret slack, key u): the service refused the value: it ${egress} (service field input.slackParams.webhookUrl)`],
-    ['input.signingSecret', 'input.signingSecret must be 16-256 characters', 'spec.webhook.signingSecretRef (Secret hook, key sig): the service refused the value: it must be 16-256 characters (service field input.signingSecret)'],
-    ['input.incidentMgmtParams.IntegrationKey', 'input.incidentMgmtParams.IntegrationKey is too long', 'spec.incidentManagement.integrationKeySecretRef (Secret ik, key k): the service refused the value: it is too long (service field input.incidentMgmtParams.IntegrationKey)'],
+    [
+      'input.url',
+      `input.url ${egress}`,
+      `spec.webhook.urlSecretRef (Secret hook, key url): the service refused the value: it ${egress} (service field input.url)`,
+    ],
+    [
+      'input.webhookParams.url',
+      `input.webhookParams.url ${egress}`,
+      `spec.webhook.urlSecretRef (Secret hook, key url): the service refused the value: it ${egress} (service field input.webhookParams.url)`,
+    ],
+    [
+      'input.slackParams.webhookUrl',
+      `input.slackParams.webhookUrl ${egress}`,
+      `spec.slack.webhookUrlSecretRef (Secret slack, key u): the service refused the value: it ${egress} (service field input.slackParams.webhookUrl)`,
+    ],
+    [
+      'input.signingSecret',
+      'input.signingSecret must be 16-256 characters',
+      'spec.webhook.signingSecretRef (Secret hook, key sig): the service refused the value: it must be 16-256 characters (service field input.signingSecret)',
+    ],
+    [
+      'input.incidentMgmtParams.IntegrationKey',
+      'input.incidentMgmtParams.IntegrationKey is too long',
+      'spec.incidentManagement.integrationKeySecretRef (Secret ik, key k): the service refused the value: it is too long (service field input.incidentMgmtParams.IntegrationKey)',
+    ],
   ])('a rejected Secret value names the spec field and Secret: %s', (field, serviceMessage, want) => {
     const e = err('bad-input', { field }, serviceMessage);
     expect(secretValueMessage(e, uses)).toBe(want);
@@ -264,19 +415,25 @@ describe('service errors → conditions', () => {
   });
 
   it('QUOTA_EXCEEDED from the service is classified (not "other") and keeps the limit and count', () => {
-    const message = 'quota exceeded: a company may have at most 1 routers (--max-routers-per-company) and this one has 1; delete some first';
+    const message =
+      'quota exceeded: a company may have at most 1 routers (--max-routers-per-company) and this one has 1; delete some first';
     const ce = new ClientError(
-      { status: 200, headers: new Headers(), errors: [{ message, extensions: { code: 'QUOTA_EXCEEDED', quota: 'maxRoutersPerCompany', limit: 1, count: 1 } }] } as never,
+      {
+        status: 200,
+        headers: new Headers(),
+        errors: [{ message, extensions: { code: 'QUOTA_EXCEEDED', quota: 'maxRoutersPerCompany', limit: 1, count: 1 } }],
+      } as never,
       { query: 'mutation' },
     );
     const e = toServiceError(ce, 'create router');
     expect(e).toMatchObject({ kind: 'quota-exceeded', details: { code: 'QUOTA_EXCEEDED', limit: 1, count: 1 } });
-    expect(() => throwServiceFailure(e, 'router')).toThrow(new TerminalError('QuotaExceeded', `create router: ${message} (QUOTA_EXCEEDED)`));
+    expect(() => throwServiceFailure(e, 'router')).toThrow(
+      new TerminalError('QuotaExceeded', `create router: ${message} (QUOTA_EXCEEDED)`),
+    );
   });
 
   it('invalidFilterMessage carries the CEL error and its position', () => {
     const e = err('invalid-filter', { line: 2, column: 7 }, "filterConfig.advancedFilterExpression: 2:7: undeclared reference to 'foo'");
     expect(invalidFilterMessage(e)).toBe("spec.filter: line 2, column 7: undeclared reference to 'foo'");
   });
-
 });

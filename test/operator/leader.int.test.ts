@@ -9,7 +9,17 @@ import type { RunningOperator } from '../../src/operator/index.js';
 import { ensureKubeBinaries, startKubeEnv, waitFor, type KubeEnv } from '../support/kube.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
-import { KEY_A, Kube, captureLogger, installCrds, kubeConfigVia, provider, secret, startTestOperator, type CapturedLog } from './support.js';
+import {
+  KEY_A,
+  Kube,
+  captureLogger,
+  installCrds,
+  kubeConfigVia,
+  provider,
+  secret,
+  startTestOperator,
+  type CapturedLog,
+} from './support.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
 const LEASE_MS = 2_000;
@@ -37,7 +47,12 @@ describe.skipIf(skip)('operator: leader election on a Lease, remote service mode
     await env?.stop();
   });
 
-  async function replica(leaseName: string, identity: string, log: CapturedLog, via?: TcpProxy): Promise<RunningOperator & { transitions: string[] }> {
+  async function replica(
+    leaseName: string,
+    identity: string,
+    log: CapturedLog,
+    via?: TcpProxy,
+  ): Promise<RunningOperator & { transitions: string[] }> {
     const transitions: string[] = [];
     const op = await startTestOperator(env, svc, log.logger, {
       identity,
@@ -64,7 +79,12 @@ describe.skipIf(skip)('operator: leader election on a Lease, remote service mode
     });
     running.push(op);
     await op.whenRunning();
-    await k.apply(provider('remote', 'p', { type: 'IncidentManagement', incidentManagement: { integrationKeySecretRef: { name: 'key', key: 'integrationKey' } } }));
+    await k.apply(
+      provider('remote', 'p', {
+        type: 'IncidentManagement',
+        incidentManagement: { integrationKeySecretRef: { name: 'key', key: 'integrationKey' } },
+      }),
+    );
     const denied = await k.waitCondition('notificationproviders', 'p', 'remote', { status: 'False', reason: 'ServiceUnavailable' });
     expect(denied.status?.conditions?.find((c) => c.type === 'Ready')?.message).toMatch(/UNAUTHENTICATED/);
     await k.apply(secret('default', 'svc-key', { key: KEY_A }));
@@ -82,7 +102,12 @@ describe.skipIf(skip)('operator: leader election on a Lease, remote service mode
     const lease = await k.kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'le-graceful', namespace: 'default' });
     expect(lease.spec?.holderIdentity).toBe('replica-a');
 
-    await k.apply(provider('le', 'p1', { type: 'IncidentManagement', incidentManagement: { integrationKeySecretRef: { name: 'key', key: 'integrationKey' } } }));
+    await k.apply(
+      provider('le', 'p1', {
+        type: 'IncidentManagement',
+        incidentManagement: { integrationKeySecretRef: { name: 'key', key: 'integrationKey' } },
+      }),
+    );
     await k.waitReady('notificationproviders', 'p1', 'le');
 
     const t0 = Date.now();
@@ -91,7 +116,12 @@ describe.skipIf(skip)('operator: leader election on a Lease, remote service mode
     const took = Date.now() - t0;
     expect(took).toBeLessThan(LEASE_MS);
     await b.whenRunning();
-    await k.apply(provider('le', 'p2', { type: 'IncidentManagement', incidentManagement: { integrationKeySecretRef: { name: 'key', key: 'integrationKey' } } }));
+    await k.apply(
+      provider('le', 'p2', {
+        type: 'IncidentManagement',
+        incidentManagement: { integrationKeySecretRef: { name: 'key', key: 'integrationKey' } },
+      }),
+    );
     await k.waitReady('notificationproviders', 'p2', 'le');
     await b.stop();
   });
@@ -119,7 +149,12 @@ describe.skipIf(skip)('operator: leader election on a Lease, remote service mode
     expect(at(a.transitions.find((t) => t.startsWith('stop')))).toBeLessThanOrEqual(at(b.transitions.find((t) => t.startsWith('start'))));
 
     await b.whenRunning();
-    await k.apply(provider('le', 'p3', { type: 'IncidentManagement', incidentManagement: { integrationKeySecretRef: { name: 'key', key: 'integrationKey' } } }));
+    await k.apply(
+      provider('le', 'p3', {
+        type: 'IncidentManagement',
+        incidentManagement: { integrationKeySecretRef: { name: 'key', key: 'integrationKey' } },
+      }),
+    );
     await k.waitReady('notificationproviders', 'p3', 'le');
 
     // a comes back: it stays a follower

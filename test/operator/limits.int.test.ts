@@ -22,7 +22,10 @@ describe.skipIf(skip)('operator: service limits surface as Stalled conditions (r
 
   beforeAll(async () => {
     await ensureKubeBinaries();
-    [env, svc] = await Promise.all([startKubeEnv(), startTestService('sqlite', ['--max-routers-per-company', '1'], { loopbackAllowed: false })]);
+    [env, svc] = await Promise.all([
+      startKubeEnv(),
+      startTestService('sqlite', ['--max-routers-per-company', '1'], { loopbackAllowed: false }),
+    ]);
     k = new Kube(env.kubeConfig());
     await installCrds(k.kc);
     logs = captureLogger();
@@ -43,7 +46,9 @@ describe.skipIf(skip)('operator: service limits surface as Stalled conditions (r
     await k.apply(provider(ns, 'hook', { type: 'Webhook', webhook: { urlSecretRef: { name: 'hook', key: 'url' } } }));
     const p = await k.waitCondition('notificationproviders', 'hook', ns, { status: 'True', type: 'Stalled', reason: 'InvalidSecret' });
     const stalled = p.status?.conditions?.find((c) => c.type === 'Stalled');
-    expect(stalled?.message).toMatch(/^spec\.webhook\.urlSecretRef \(Secret hook, key url\): the service refused the value: it points to a loopback address/);
+    expect(stalled?.message).toMatch(
+      /^spec\.webhook\.urlSecretRef \(Secret hook, key url\): the service refused the value: it points to a loopback address/,
+    );
     expect(p.status?.conditions?.find((c) => c.type === 'Reconciling')).toBeUndefined();
     expect(p.status?.observedGeneration).toBe(p.metadata?.generation);
     expect(JSON.stringify(p.status)).not.toContain(TOKEN);
@@ -54,14 +59,21 @@ describe.skipIf(skip)('operator: service limits surface as Stalled conditions (r
     const ns = 'quota';
     await k.ns(ns);
     await k.apply(secret(ns, 'ik', { integrationKey: 'ik-0123456789abcdef-secret' }));
-    await k.apply(provider(ns, 'oncall', { type: 'IncidentManagement', incidentManagement: { integrationKeySecretRef: { name: 'ik', key: 'integrationKey' } } }));
+    await k.apply(
+      provider(ns, 'oncall', {
+        type: 'IncidentManagement',
+        incidentManagement: { integrationKeySecretRef: { name: 'ik', key: 'integrationKey' } },
+      }),
+    );
     await k.waitReady('notificationproviders', 'oncall', ns);
     await k.apply(router(ns, 'first', { eventTypeId: ISSUER, filter: 'true', providerRef: { name: 'oncall' } }));
     await k.waitReady('notificationrouters', 'first', ns);
 
     await k.apply(router(ns, 'second', { eventTypeId: ISSUER, filter: 'true', providerRef: { name: 'oncall' } }));
     const r = await k.waitCondition('notificationrouters', 'second', ns, { status: 'True', type: 'Stalled', reason: 'QuotaExceeded' });
-    expect(r.status?.conditions?.find((c) => c.type === 'Stalled')?.message).toMatch(/at most 1 routers \(--max-routers-per-company\) and this one has 1/);
+    expect(r.status?.conditions?.find((c) => c.type === 'Stalled')?.message).toMatch(
+      /at most 1 routers \(--max-routers-per-company\) and this one has 1/,
+    );
     expect(r.status?.conditions?.find((c) => c.type === 'Reconciling')).toBeUndefined();
 
     // room again: the periodic resync (not a spec change) makes it Ready

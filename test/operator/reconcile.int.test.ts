@@ -61,7 +61,12 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
   async function incidentProvider(ns: string, name: string, secretName = `${name}-key`, key = INTEGRATION_KEY) {
     await k.ns(ns);
     await k.apply(secret(ns, secretName, { integrationKey: key }));
-    await k.apply(provider(ns, name, { type: 'IncidentManagement', incidentManagement: { integrationKeySecretRef: { name: secretName, key: 'integrationKey' } } }));
+    await k.apply(
+      provider(ns, name, {
+        type: 'IncidentManagement',
+        incidentManagement: { integrationKeySecretRef: { name: secretName, key: 'integrationKey' } },
+      }),
+    );
     return k.waitReady('notificationproviders', name, ns);
   }
 
@@ -73,10 +78,17 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
     expect(p.metadata?.finalizers).toContain('notify.certmgr.io/finalizer');
     expect(p.status?.observedGeneration).toBe(p.metadata?.generation);
     const integ = (await storeIntegrations(svc)).find((i) => i.id === integrationId)!;
-    expect(integ).toMatchObject({ name: 'apply/oncall', type: 'INCIDENT_MGMT', enabled: true, managedBy: managedBy('NotificationProvider', ns, 'oncall') });
+    expect(integ).toMatchObject({
+      name: 'apply/oncall',
+      type: 'INCIDENT_MGMT',
+      enabled: true,
+      managedBy: managedBy('NotificationProvider', ns, 'oncall'),
+    });
     expect(integ.secrets['integrationKey']).toBe(INTEGRATION_KEY);
 
-    await k.apply(router(ns, 'issuers-down', { eventTypeId: ISSUER, filter: "type.endsWith('.notready')", providerRef: { name: 'oncall' } }));
+    await k.apply(
+      router(ns, 'issuers-down', { eventTypeId: ISSUER, filter: "type.endsWith('.notready')", providerRef: { name: 'oncall' } }),
+    );
     const r = await k.waitReady('notificationrouters', 'issuers-down', ns);
     const routerId = r.status?.['routerId'] as string;
     expect(r.status?.['integrationId']).toBe(integrationId);
@@ -92,9 +104,11 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
     });
 
     // the spec's GraphQL query sees it too
-    const listed = await svc.gql().request<{ searchNotificationRoutingConfigurations: { nodes: { id: string }[] } }>(
-      'query { searchNotificationRoutingConfigurations { nodes { id } } }',
-    );
+    const listed = await svc
+      .gql()
+      .request<{ searchNotificationRoutingConfigurations: { nodes: { id: string }[] } }>(
+        'query { searchNotificationRoutingConfigurations { nodes { id } } }',
+      );
     expect(listed.searchNotificationRoutingConfigurations.nodes.map((n) => n.id)).toContain(routerId);
 
     // edit: every field the router owns
@@ -207,7 +221,12 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
       'router drift reverted',
       async () => {
         const x = (await storeRouters(svc)).find((y) => y.id === routerId);
-        return x?.name === 'drift/r' && x.enabled && x.filter === "type.endsWith('.notready')" && x.managedBy === managedBy('NotificationRouter', ns, 'r');
+        return (
+          x?.name === 'drift/r' &&
+          x.enabled &&
+          x.filter === "type.endsWith('.notready')" &&
+          x.managedBy === managedBy('NotificationRouter', ns, 'r')
+        );
       },
       { timeoutMs: 15_000 },
     );
@@ -222,11 +241,15 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
 
     // deleted through the API: recreated (new id), the router follows
     await gql.request('mutation($ids: [UUID!]) { deleteNotificationRouter(ids: $ids) { ids } }', { ids: [routerId] });
-    const r2 = await waitFor('router recreated', async () => {
-      const o = await k.get('notificationrouters', 'r', ns);
-      const id = o?.status?.['routerId'];
-      return id && id !== routerId && (await storeRouters(svc)).some((x) => x.id === id) ? o : undefined;
-    }, { timeoutMs: 15_000 });
+    const r2 = await waitFor(
+      'router recreated',
+      async () => {
+        const o = await k.get('notificationrouters', 'r', ns);
+        const id = o?.status?.['routerId'];
+        return id && id !== routerId && (await storeRouters(svc)).some((x) => x.id === id) ? o : undefined;
+      },
+      { timeoutMs: 15_000 },
+    );
     expect(r2.status?.['integrationId']).toBe(integrationId);
     expect((await storeRouters(svc)).filter((x) => x.managedBy === managedBy('NotificationRouter', ns, 'r'))).toHaveLength(1);
   });
@@ -237,7 +260,10 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
     const id = p.status?.['integrationId'] as string;
     const before = p.status?.['appliedSecretVersion'];
     await k.apply(secret(ns, 'p-key', { integrationKey: ROTATED_KEY }));
-    await waitFor('rotated key in the service', async () => (await storeIntegrations(svc)).find((x) => x.id === id)?.secrets['integrationKey'] === ROTATED_KEY);
+    await waitFor(
+      'rotated key in the service',
+      async () => (await storeIntegrations(svc)).find((x) => x.id === id)?.secrets['integrationKey'] === ROTATED_KEY,
+    );
     const after = await waitFor('status records the new Secret version', async () => {
       const o = await k.get('notificationproviders', 'p', ns);
       return o?.status?.['appliedSecretVersion'] !== before ? o : undefined;
@@ -251,7 +277,10 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
     );
     await k.apply(secret(ns, 'p-key', { integrationKey: INTEGRATION_KEY }));
     await k.waitReady('notificationproviders', 'p', ns);
-    await waitFor('key restored', async () => (await storeIntegrations(svc)).find((x) => x.id === id)?.secrets['integrationKey'] === INTEGRATION_KEY);
+    await waitFor(
+      'key restored',
+      async () => (await storeIntegrations(svc)).find((x) => x.id === id)?.secrets['integrationKey'] === INTEGRATION_KEY,
+    );
   });
 
   it('ProviderNotFound until the provider exists; a provider being deleted takes its routers records along', async () => {
@@ -290,7 +319,9 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
     await k.delete('notificationproviders', 'p', ns);
     const blocked = await k.waitCondition('notificationproviders', 'p', ns, { status: 'False', reason: 'DeletionBlocked' });
     expect(blocked.status?.conditions?.find((c) => c.type === 'Ready')?.message).toContain('by hand');
-    await svc.gql().request('mutation($ids: [UUID!]) { deleteNotificationRouter(ids: $ids) { ids } }', { ids: [created.createNotificationRouter.id] });
+    await svc
+      .gql()
+      .request('mutation($ids: [UUID!]) { deleteNotificationRouter(ids: $ids) { ids } }', { ids: [created.createNotificationRouter.id] });
     await k.waitGone('notificationproviders', 'p', ns);
     expect((await storeIntegrations(svc)).find((x) => x.id === integrationId)).toBeUndefined();
   });
@@ -301,11 +332,18 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
     await k.apply(secret(ns, 'k', { integrationKey: INTEGRATION_KEY }));
     // what a crash would leave: the record with our managedBy, no CR status
     const mb = managedBy('NotificationProvider', ns, 'p');
-    const pre = await svc.gql().request<{ createIncidentMgmtIntegration: { id: string } }>(
-      `mutation($in: CreateIncidentMgmtIntegrationInput!) { createIncidentMgmtIntegration(input: $in) { id } }`,
-      { in: { name: 'adopt/p', incidentMgmtParams: { IntegrationKey: 'stale-key-0000000000' }, managedBy: mb } },
+    const pre = await svc
+      .gql()
+      .request<{ createIncidentMgmtIntegration: { id: string } }>(
+        `mutation($in: CreateIncidentMgmtIntegrationInput!) { createIncidentMgmtIntegration(input: $in) { id } }`,
+        { in: { name: 'adopt/p', incidentMgmtParams: { IntegrationKey: 'stale-key-0000000000' }, managedBy: mb } },
+      );
+    await k.apply(
+      provider(ns, 'p', {
+        type: 'IncidentManagement',
+        incidentManagement: { integrationKeySecretRef: { name: 'k', key: 'integrationKey' } },
+      }),
     );
-    await k.apply(provider(ns, 'p', { type: 'IncidentManagement', incidentManagement: { integrationKeySecretRef: { name: 'k', key: 'integrationKey' } } }));
     const p = await k.waitReady('notificationproviders', 'p', ns);
     expect(p.status?.['integrationId']).toBe(pre.createIncidentMgmtIntegration.id);
     const mine = (await storeIntegrations(svc)).filter((x) => x.managedBy === mb);
@@ -316,8 +354,20 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
   it('every provider type; a type change replaces the integration and re-points its routers', async () => {
     const ns = 'types';
     await k.ns(ns);
-    await k.apply(secret(ns, 'hooks', { url: 'https://hooks.example.com/T000/B000/tok', signing: 'whsec_' + Buffer.from('0123456789abcdef0123').toString('base64'), slack: 'https://hooks.slack.com/services/T/B/x', teams: 'https://example.webhook.office.com/workflows/abc' }));
-    await k.apply(provider(ns, 'hook', { type: 'Webhook', webhook: { urlSecretRef: { name: 'hooks', key: 'url' }, signingSecretRef: { name: 'hooks', key: 'signing' } } }));
+    await k.apply(
+      secret(ns, 'hooks', {
+        url: 'https://hooks.example.com/T000/B000/tok',
+        signing: 'whsec_' + Buffer.from('0123456789abcdef0123').toString('base64'),
+        slack: 'https://hooks.slack.com/services/T/B/x',
+        teams: 'https://example.webhook.office.com/workflows/abc',
+      }),
+    );
+    await k.apply(
+      provider(ns, 'hook', {
+        type: 'Webhook',
+        webhook: { urlSecretRef: { name: 'hooks', key: 'url' }, signingSecretRef: { name: 'hooks', key: 'signing' } },
+      }),
+    );
     await k.apply(provider(ns, 'mail', { type: 'Email', email: { to: ['ops@example.com'], from: 'certs@example.com' } }));
     await k.apply(provider(ns, 'chat', { type: 'Slack', slack: { webhookUrlSecretRef: { name: 'hooks', key: 'slack' } } }));
     for (const n of ['hook', 'mail', 'chat']) await k.waitReady('notificationproviders', n, ns);
@@ -332,7 +382,10 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
     const oldId = by('chat').id;
     expect(r.status?.['integrationId']).toBe(oldId);
 
-    await k.replaceSpec('notificationproviders', 'chat', ns, { type: 'Teams', teams: { webhookUrlSecretRef: { name: 'hooks', key: 'teams' } } });
+    await k.replaceSpec('notificationproviders', 'chat', ns, {
+      type: 'Teams',
+      teams: { webhookUrlSecretRef: { name: 'hooks', key: 'teams' } },
+    });
     const moved = await waitFor('router re-pointed to the Teams integration', async () => {
       const o = await k.get('notificationrouters', 'r', ns);
       const id = o?.status?.['integrationId'];
@@ -345,23 +398,43 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
   });
 
   it('MonitoringConfig: `default` applied (drift reverted, delete resets); others Ignored', async () => {
-    await k.apply(monitoringConfig('default', { thresholds: [60, 30, 10], applicationIds: ['app-1'], includeUnassignedCertificates: false }));
+    await k.apply(
+      monitoringConfig('default', { thresholds: [60, 30, 10], applicationIds: ['app-1'], includeUnassignedCertificates: false }),
+    );
     const m = await k.waitReady('monitoringconfigs', 'default');
     expect(m.status?.['rules']).toEqual([
       { ruleId: 1, threshold: 60 },
       { ruleId: 2, threshold: 30 },
       { ruleId: 3, threshold: 10 },
     ]);
-    const get = async () => (await (await svc.rest('/outagedetection/v1/inventorymonitoringconfig/CERTIFICATE_EXPIRATION')).json()) as { configuration: Record<string, unknown> };
-    expect((await get()).configuration).toMatchObject({ enabled: true, thresholds: [60, 30, 10], applicationIds: ['app-1'], includeUnassignedCertificates: false });
+    const get = async () =>
+      (await (await svc.rest('/outagedetection/v1/inventorymonitoringconfig/CERTIFICATE_EXPIRATION')).json()) as {
+        configuration: Record<string, unknown>;
+      };
+    expect((await get()).configuration).toMatchObject({
+      enabled: true,
+      thresholds: [60, 30, 10],
+      applicationIds: ['app-1'],
+      includeUnassignedCertificates: false,
+    });
 
     // drift through REST is reverted
     await svc.rest('/outagedetection/v1/inventorymonitoringconfig/CERTIFICATE_EXPIRATION', {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ inventoryMonitoringConfiguration: { inventoryMonitoringConfigurationType: 'CERTIFICATE_EXPIRATION', enabled: false, thresholds: [5], applicationIds: [], includeUnassignedCertificates: true } }),
+      body: JSON.stringify({
+        inventoryMonitoringConfiguration: {
+          inventoryMonitoringConfigurationType: 'CERTIFICATE_EXPIRATION',
+          enabled: false,
+          thresholds: [5],
+          applicationIds: [],
+          includeUnassignedCertificates: true,
+        },
+      }),
     });
-    await waitFor('monitoring drift reverted', async () => JSON.stringify((await get()).configuration['thresholds']) === '[60,30,10]', { timeoutMs: 15_000 });
+    await waitFor('monitoring drift reverted', async () => JSON.stringify((await get()).configuration['thresholds']) === '[60,30,10]', {
+      timeoutMs: 15_000,
+    });
 
     await k.apply(monitoringConfig('other', { enabled: false }));
     const ignored = await k.waitCondition('monitoringconfigs', 'other', undefined, { status: 'True', type: 'Stalled', reason: 'Ignored' });
@@ -371,7 +444,12 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
 
     await k.delete('monitoringconfigs', 'default');
     await k.waitGone('monitoringconfigs', 'default');
-    expect((await get()).configuration).toMatchObject({ enabled: true, thresholds: [30, 14, 7], applicationIds: [], includeUnassignedCertificates: true });
+    expect((await get()).configuration).toMatchObject({
+      enabled: true,
+      thresholds: [30, 14, 7],
+      applicationIds: [],
+      includeUnassignedCertificates: true,
+    });
   });
 
   it('examples/ applies as is: every provider, router (one per spec pattern) and the MonitoringConfig become Ready', async () => {
@@ -382,7 +460,11 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
       .flatMap((f) => parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map((d) => d.toJS() as CR | null))
       .filter((d): d is CR => Boolean(d));
     for (const d of docs) await k.apply(d);
-    const plural = { NotificationProvider: 'notificationproviders', NotificationRouter: 'notificationrouters', MonitoringConfig: 'monitoringconfigs' } as const;
+    const plural = {
+      NotificationProvider: 'notificationproviders',
+      NotificationRouter: 'notificationrouters',
+      MonitoringConfig: 'monitoringconfigs',
+    } as const;
     const crs = docs.filter((d) => d.kind! in plural);
     expect(crs.filter((d) => d.kind === 'NotificationRouter')).toHaveLength(11);
     expect(new Set(crs.filter((d) => d.kind === 'NotificationProvider').map((d) => d.spec?.['type']))).toEqual(
@@ -396,7 +478,16 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
   });
 
   it('never writes a secret value to logs, status or events', async () => {
-    const secrets = [INTEGRATION_KEY, ROTATED_KEY, 'hooks.example.com/T000', 'hooks.slack.com', 'webhook.office.com', 'whsec_', '0123456789abcdef0123456789abcdef', 'token=replace-me'];
+    const secrets = [
+      INTEGRATION_KEY,
+      ROTATED_KEY,
+      'hooks.example.com/T000',
+      'hooks.slack.com',
+      'webhook.office.com',
+      'whsec_',
+      '0123456789abcdef0123456789abcdef',
+      'token=replace-me',
+    ];
     const text = logs.lines.join('');
     for (const s of secrets) expect(text.includes(s), `log contains ${s}`).toBe(false);
     for (const ns of ['apply', 'rotate', 'types', 'drift', 'cert-alerts']) {
@@ -404,7 +495,12 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
       const evText = JSON.stringify(list.items.map((e) => e.message));
       for (const s of secrets) expect(evText.includes(s)).toBe(false);
       for (const plural of ['notificationproviders', 'notificationrouters'] as const) {
-        const objs = (await k.custom.listNamespacedCustomObject({ group: 'notify.certmgr.io', version: 'v1alpha1', namespace: ns, plural })) as { items: unknown[] };
+        const objs = (await k.custom.listNamespacedCustomObject({
+          group: 'notify.certmgr.io',
+          version: 'v1alpha1',
+          namespace: ns,
+          plural,
+        })) as { items: unknown[] };
         const st = JSON.stringify(objs.items.map((o) => (o as { status?: unknown }).status));
         for (const s of secrets) expect(st.includes(s)).toBe(false);
       }

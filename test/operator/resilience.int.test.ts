@@ -58,7 +58,12 @@ describe.skipIf(skip)('operator: watch cuts and 410 lose no reconcile (real apis
   async function setup(ns: string) {
     await k.ns(ns);
     await k.apply(secret(ns, 'key', { integrationKey: 'ik-resilience-0123456789' }));
-    await k.apply(provider(ns, 'p', { type: 'IncidentManagement', incidentManagement: { integrationKeySecretRef: { name: 'key', key: 'integrationKey' } } }));
+    await k.apply(
+      provider(ns, 'p', {
+        type: 'IncidentManagement',
+        incidentManagement: { integrationKeySecretRef: { name: 'key', key: 'integrationKey' } },
+      }),
+    );
     await k.apply(router(ns, 'old', { eventTypeId: EXPIRY, providerRef: { name: 'p' } }));
     await k.apply(router(ns, 'edited', { eventTypeId: EXPIRY, providerRef: { name: 'p' } }));
     const p = await k.waitReady('notificationproviders', 'p', ns);
@@ -71,7 +76,13 @@ describe.skipIf(skip)('operator: watch cuts and 410 lose no reconcile (real apis
   async function changeWhileDisconnected(ns: string) {
     await k.apply(router(ns, 'new', { eventTypeId: ISSUER, filter: "type.endsWith('.notready')", providerRef: { name: 'p' } }));
     await k.apply(router(ns, 'edited', { eventTypeId: EXPIRY, providerRef: { name: 'p' }, filter: 'data.ruleId == 1', enabled: false }));
-    await k.apply(provider(ns, 'p', { type: 'IncidentManagement', displayName: 'renamed while away', incidentManagement: { integrationKeySecretRef: { name: 'key', key: 'integrationKey' } } }));
+    await k.apply(
+      provider(ns, 'p', {
+        type: 'IncidentManagement',
+        displayName: 'renamed while away',
+        incidentManagement: { integrationKeySecretRef: { name: 'key', key: 'integrationKey' } },
+      }),
+    );
     await k.delete('notificationrouters', 'old', ns); // finalizer: stays until the operator cleans up
   }
 
@@ -82,10 +93,16 @@ describe.skipIf(skip)('operator: watch cuts and 410 lose no reconcile (real apis
       const r = (await storeRouters(svc)).find((x) => x.managedBy === managedBy('NotificationRouter', ns, 'edited'));
       return r?.filter === 'data.ruleId == 1' && r.enabled === false;
     });
-    await waitFor('provider renamed', async () => (await storeIntegrations(svc)).find((x) => x.id === ids.integrationId)?.name === 'renamed while away');
+    await waitFor(
+      'provider renamed',
+      async () => (await storeIntegrations(svc)).find((x) => x.id === ids.integrationId)?.name === 'renamed while away',
+    );
     expect((await storeRouters(svc)).find((x) => x.id === ids.oldRouterId)).toBeUndefined();
     const mine = (await storeRouters(svc)).filter((x) => x.managedBy?.startsWith(`k8s:NotificationRouter/${ns}/`));
-    expect(mine.map((x) => x.managedBy).sort()).toEqual([managedBy('NotificationRouter', ns, 'edited'), managedBy('NotificationRouter', ns, 'new')]);
+    expect(mine.map((x) => x.managedBy).sort()).toEqual([
+      managedBy('NotificationRouter', ns, 'edited'),
+      managedBy('NotificationRouter', ns, 'new'),
+    ]);
   }
 
   it('a cut watch connection (held down while objects change) loses no reconcile', async () => {
@@ -121,7 +138,9 @@ describe.skipIf(skip)('operator: watch cuts and 410 lose no reconcile (real apis
     await expectAllReconciled(ns, ids);
     await waitFor('relisted after 410', () => op.stats().informers['notificationrouters']!.lists > listsBefore, { timeoutMs: 10_000 });
     const p2 = await k.waitCondition('notificationproviders', 'p2', ns, { status: 'False', reason: 'SecretNotFound' });
-    expect(p2.status?.conditions?.find((c) => c.type === 'Ready')?.message).toBe('Secret gone/slack (spec.slack.webhookUrlSecretRef) not found');
+    expect(p2.status?.conditions?.find((c) => c.type === 'Ready')?.message).toBe(
+      'Secret gone/slack (spec.slack.webhookUrlSecretRef) not found',
+    );
   });
 
   it('an apiserver restart (connections refused for a while) loses no reconcile', async () => {

@@ -19,9 +19,13 @@ export { COMPANY_A, KEY_A };
 
 export async function installCrds(kc: KubeConfig): Promise<void> {
   for (const k of KINDS) {
-    for (const doc of loadAllYaml(readFileSync(join(REPO_ROOT, 'crds', crdFileName(k)), 'utf8'))) await applyManifest(kc, doc as KubernetesObject);
+    for (const doc of loadAllYaml(readFileSync(join(REPO_ROOT, 'crds', crdFileName(k)), 'utf8')))
+      await applyManifest(kc, doc as KubernetesObject);
   }
-  await waitForCrdsEstablished(kc, KINDS.map((k) => crdName(k)));
+  await waitForCrdsEstablished(
+    kc,
+    KINDS.map((k) => crdName(k)),
+  );
 }
 
 /** A KubeConfig for `env`'s credentials that talks to `server` (e.g. a TCP proxy in front of the apiserver). */
@@ -69,7 +73,12 @@ export function testOperatorOptions(env: KubeEnv, svc: TestService, log: Logger,
   };
 }
 
-export async function startTestOperator(env: KubeEnv, svc: TestService, log: Logger, over: Partial<OperatorOptions> = {}): Promise<RunningOperator> {
+export async function startTestOperator(
+  env: KubeEnv,
+  svc: TestService,
+  log: Logger,
+  over: Partial<OperatorOptions> = {},
+): Promise<RunningOperator> {
   const op = await startOperator(testOperatorOptions(env, svc, log, over));
   return op;
 }
@@ -116,9 +125,11 @@ export class Kube {
     const cur = await this.get(plural, name, ns);
     if (!cur) throw new Error(`${plural} ${ns ?? ''}/${name} not found`);
     const body = { ...cur, spec };
-    return (ns
-      ? await this.custom.replaceNamespacedCustomObject({ group: GROUP, version: VERSION, plural, namespace: ns, name, body })
-      : await this.custom.replaceClusterCustomObject({ group: GROUP, version: VERSION, plural, name, body })) as CR;
+    return (
+      ns
+        ? await this.custom.replaceNamespacedCustomObject({ group: GROUP, version: VERSION, plural, namespace: ns, name, body })
+        : await this.custom.replaceClusterCustomObject({ group: GROUP, version: VERSION, plural, name, body })
+    ) as CR;
   }
 
   ns(name: string): Promise<void> {
@@ -127,9 +138,11 @@ export class Kube {
 
   async get(plural: Plural, name: string, ns?: string): Promise<CR | undefined> {
     try {
-      return (ns
-        ? await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural, namespace: ns, name })
-        : await this.custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural, name })) as CR;
+      return (
+        ns
+          ? await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural, namespace: ns, name })
+          : await this.custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural, name })
+      ) as CR;
     } catch (e) {
       if (errorCode(e) === 404) return undefined;
       throw e;
@@ -154,7 +167,13 @@ export class Kube {
   }
 
   /** Wait until the Ready condition has `status` (and `reason`) for the current generation. */
-  async waitCondition(plural: Plural, name: string, ns: string | undefined, want: { status: 'True' | 'False'; reason?: string; type?: string }, timeoutMs = 20_000): Promise<CR> {
+  async waitCondition(
+    plural: Plural,
+    name: string,
+    ns: string | undefined,
+    want: { status: 'True' | 'False'; reason?: string; type?: string },
+    timeoutMs = 20_000,
+  ): Promise<CR> {
     const type = want.type ?? 'Ready';
     return waitFor(
       `${plural} ${ns ?? ''}/${name} ${type}=${want.status}${want.reason ? ` (${want.reason})` : ''}`,
@@ -175,7 +194,9 @@ export class Kube {
   }
 
   waitGone(plural: Plural, name: string, ns?: string, timeoutMs = 20_000): Promise<true> {
-    return waitFor(`${plural} ${ns ?? ''}/${name} deleted`, async () => (await this.get(plural, name, ns)) === undefined || undefined, { timeoutMs });
+    return waitFor(`${plural} ${ns ?? ''}/${name} deleted`, async () => (await this.get(plural, name, ns)) === undefined || undefined, {
+      timeoutMs,
+    });
   }
 
   async events(ns: string, name: string): Promise<{ reason?: string; message?: string; type?: string }[]> {

@@ -18,9 +18,7 @@ const C_A = 'evt.healthstatus.certmgr-certificate-resource.active';
 function summary(c: FilterConstraints): { types: string[] | null; data: string[] } {
   return {
     types: c.types ? [...c.types].sort() : null,
-    data: c.data
-      .map((d) => `${d.kind}:${d.valueType} ${d.path.join('/')} ${JSON.stringify([...d.values].sort())}`)
-      .sort(),
+    data: c.data.map((d) => `${d.kind}:${d.valueType} ${d.path.join('/')} ${JSON.stringify([...d.values].sort())}`).sort(),
   };
 }
 
@@ -60,7 +58,12 @@ describe('filterConstraints: spec patterns', () => {
       CERT,
       { types: [C_A], data: ['equals:string clusterName ["prod"]'] },
     ],
-    ['expiration, one application', "'payments-app' in data.applicationIds", EXPIRY, { types: null, data: ['contains:string applicationIds ["payments-app"]'] }],
+    [
+      'expiration, one application',
+      "'payments-app' in data.applicationIds",
+      EXPIRY,
+      { types: null, data: ['contains:string applicationIds ["payments-app"]'] },
+    ],
     ['expiration, one rule', 'data.ruleId == 3', EXPIRY, { types: null, data: ['equals:number ruleId [3]'] }],
   ])('%s', (_n, expr, id, expected) => {
     expect(of(expr, id)).toEqual(expected);
@@ -71,37 +74,82 @@ describe('filterConstraints: forms', () => {
   it.each<[string, string, EventTypeId, ReturnType<typeof summary>]>([
     ['literal on the left', "'prod' == data.clusterName", ISSUER, { types: null, data: ['equals:string clusterName ["prod"]'] }],
     ['index syntax', "data['clusterName'] == 'prod'", ISSUER, { types: null, data: ['equals:string clusterName ["prod"]'] }],
-    ['nested path', "data.subject.commonName == 'a.example.com'", CERT, { types: null, data: ['equals:string subject/commonName ["a.example.com"]'] }],
-    ["key that isn't an identifier", "'x.example.com' in data.SANs['DNS Names']", CERT, { types: null, data: ['contains:string SANs/DNS Names ["x.example.com"]'] }],
+    [
+      'nested path',
+      "data.subject.commonName == 'a.example.com'",
+      CERT,
+      { types: null, data: ['equals:string subject/commonName ["a.example.com"]'] },
+    ],
+    [
+      "key that isn't an identifier",
+      "'x.example.com' in data.SANs['DNS Names']",
+      CERT,
+      { types: null, data: ['contains:string SANs/DNS Names ["x.example.com"]'] },
+    ],
     ['in a literal list', "data.namespace in ['a', 'b']", ISSUER, { types: null, data: ['equals:string namespace ["a","b"]'] }],
     ['number list', 'data.ruleId in [1, 2]', EXPIRY, { types: null, data: ['equals:number ruleId [1,2]'] }],
     ['double literal', 'data.ruleId == 2.0', EXPIRY, { types: null, data: ['equals:number ruleId [2]'] }],
     ['uint literal', 'data.ruleId == 2u', EXPIRY, { types: null, data: ['equals:number ruleId [2]'] }],
-    ['number in a list field', "'a' in data.applicationIds && data.ruleId == 2", EXPIRY, {
-      types: null,
-      data: ['contains:string applicationIds ["a"]', 'equals:number ruleId [2]'],
-    }],
-    ['nested disjunction', "(data.clusterId == 'a' || (data.clusterId == 'b' || data.clusterId == 'c'))", ISSUER, {
-      types: null,
-      data: ['equals:string clusterId ["a","b","c"]'],
-    }],
-    ['disjunction mixing `in` and ==', "data.clusterId == 'a' || data.clusterId in ['b', 'c']", ISSUER, {
-      types: null,
-      data: ['equals:string clusterId ["a","b","c"]'],
-    }],
-    ['conjunction of equalities intersects', "data.namespace in ['a', 'b'] && data.namespace == 'b'", ISSUER, {
-      types: null,
-      data: ['equals:string namespace ["b"]'],
-    }],
-    ['contradiction: empty set', "data.namespace == 'a' && data.namespace == 'b'", ISSUER, { types: null, data: ['equals:string namespace []'] }],
-    ['two memberships keep one (both must hold, not one of their intersection)', "'a' in data.applicationIds && 'b' in data.applicationIds", EXPIRY, {
-      types: null,
-      data: ['contains:string applicationIds ["a"]'],
-    }],
-    ['deep conjunction', "type.endsWith('.notready') && data.namespace == 'ns' && data.clusterName == 'c' && data.statusReason.contains('x')", ISSUER, {
-      types: [I_NR],
-      data: ['equals:string clusterName ["c"]', 'equals:string namespace ["ns"]'],
-    }],
+    [
+      'number in a list field',
+      "'a' in data.applicationIds && data.ruleId == 2",
+      EXPIRY,
+      {
+        types: null,
+        data: ['contains:string applicationIds ["a"]', 'equals:number ruleId [2]'],
+      },
+    ],
+    [
+      'nested disjunction',
+      "(data.clusterId == 'a' || (data.clusterId == 'b' || data.clusterId == 'c'))",
+      ISSUER,
+      {
+        types: null,
+        data: ['equals:string clusterId ["a","b","c"]'],
+      },
+    ],
+    [
+      'disjunction mixing `in` and ==',
+      "data.clusterId == 'a' || data.clusterId in ['b', 'c']",
+      ISSUER,
+      {
+        types: null,
+        data: ['equals:string clusterId ["a","b","c"]'],
+      },
+    ],
+    [
+      'conjunction of equalities intersects',
+      "data.namespace in ['a', 'b'] && data.namespace == 'b'",
+      ISSUER,
+      {
+        types: null,
+        data: ['equals:string namespace ["b"]'],
+      },
+    ],
+    [
+      'contradiction: empty set',
+      "data.namespace == 'a' && data.namespace == 'b'",
+      ISSUER,
+      { types: null, data: ['equals:string namespace []'] },
+    ],
+    [
+      'two memberships keep one (both must hold, not one of their intersection)',
+      "'a' in data.applicationIds && 'b' in data.applicationIds",
+      EXPIRY,
+      {
+        types: null,
+        data: ['contains:string applicationIds ["a"]'],
+      },
+    ],
+    [
+      'deep conjunction',
+      "type.endsWith('.notready') && data.namespace == 'ns' && data.clusterName == 'c' && data.statusReason.contains('x')",
+      ISSUER,
+      {
+        types: [I_NR],
+        data: ['equals:string clusterName ["c"]', 'equals:string namespace ["ns"]'],
+      },
+    ],
     ['type ==', `type == '${I_A}'`, ISSUER, { types: [I_A], data: [] }],
     ['type != ', `type != '${I_A}'`, ISSUER, { types: [I_NR], data: [] }],
     ['type in', `type in ['${C_A}', 'nonsense']`, CERT, { types: [C_A], data: [] }],
@@ -112,10 +160,15 @@ describe('filterConstraints: forms', () => {
     ['type disjunction', "type.endsWith('.notready') || type.endsWith('.active')", CERT, { types: [C_A, C_NR], data: [] }],
     ['false', 'false', ISSUER, { types: [], data: [] }],
     ['true', 'true', ISSUER, { types: [I_A, I_NR], data: [] }],
-    ['disjunction of guarded branches', "(type.endsWith('.active') && data.clusterName == 'a') || (type.endsWith('.notready') && data.clusterName == 'b')", CERT, {
-      types: [C_A, C_NR],
-      data: ['equals:string clusterName ["a","b"]'],
-    }],
+    [
+      'disjunction of guarded branches',
+      "(type.endsWith('.active') && data.clusterName == 'a') || (type.endsWith('.notready') && data.clusterName == 'b')",
+      CERT,
+      {
+        types: [C_A, C_NR],
+        data: ['equals:string clusterName ["a","b"]'],
+      },
+    ],
   ])('%s', (_n, expr, id, expected) => {
     expect(of(expr, id)).toEqual(expected);
   });
@@ -131,10 +184,10 @@ describe('filterConstraints: conservative (no constraint)', () => {
     ["data.clusterId == 'a' || data.namespace == 'b'", ISSUER],
     ["data.clusterId == 'a' || type.endsWith('.active')", ISSUER],
     ["data.clusterName.startsWith('prod')", CERT],
-    ["data.namespace == data.clusterName", CERT],
+    ['data.namespace == data.clusterName', CERT],
     ["data.SANs['DNS Names'].exists(n, n == 'a.example.com')", CERT],
     ["data.applicationIds.exists(a, a == 'x')", EXPIRY],
-    ["has(data.resourceId)", CERT],
+    ['has(data.resourceId)', CERT],
     ["data.namespace == 'a' ? true : false", CERT],
     ["'a' in data.subject", CERT], // map key membership, not a list
     ['data.ruleId > 2', EXPIRY],
@@ -142,8 +195,8 @@ describe('filterConstraints: conservative (no constraint)', () => {
     ["data.namespace in ['a', 1]", ISSUER],
     ['data.namespace in []', ISSUER],
     ["type.matches('notready$')", ISSUER],
-    ["type.endsWith(data.namespace)", ISSUER],
-    ["[1].exists(data, data == 1) && true", ISSUER],
+    ['type.endsWith(data.namespace)', ISSUER],
+    ['[1].exists(data, data == 1) && true', ISSUER],
     ["data.namespace == 'a' || data.namespace.contains('b')", ISSUER],
   ])('%j', (expr, id) => {
     const s = of(expr, id);
@@ -157,7 +210,13 @@ describe('filterConstraints: conservative (no constraint)', () => {
   });
 
   it('filters not made by compileFilter have no constraints', () => {
-    const fake: CompiledFilter = { expression: "data.namespace == 'x'", eventTypeId: ISSUER, matchesAll: false, estimatedCost: 0, evaluate: () => ({ matched: false }) };
+    const fake: CompiledFilter = {
+      expression: "data.namespace == 'x'",
+      eventTypeId: ISSUER,
+      matchesAll: false,
+      estimatedCost: 0,
+      evaluate: () => ({ matched: false }),
+    };
     expect(filterConstraints(fake)).toEqual({ types: undefined, data: [] });
   });
 

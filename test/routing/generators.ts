@@ -64,7 +64,8 @@ type FilterGen = (r: Rng, id: EventTypeId) => string;
 /** Health families (issuer and certificate resource). */
 const HEALTH_INDEXABLE: FilterGen[] = [
   (r) => `type.endsWith(${q(suffix(r))})`,
-  (r) => `type.endsWith('.notready') && (data.clusterId == ${q(pick(r, POOLS.clusterIds))} || data.clusterId == ${q(pick(r, POOLS.clusterIds))})`,
+  (r) =>
+    `type.endsWith('.notready') && (data.clusterId == ${q(pick(r, POOLS.clusterIds))} || data.clusterId == ${q(pick(r, POOLS.clusterIds))})`,
   (r) => `type.endsWith('.notready') && (data.namespace == ${q(pick(r, POOLS.namespaces))})`,
   (r) => `type.endsWith('.active') && data.issuerName == ${q(pick(r, POOLS.issuerNames))}`,
   (r) => `type.endsWith(${q(suffix(r))}) && data.clusterName == ${q(pick(r, POOLS.clusterNames))}`,
@@ -172,7 +173,11 @@ export function router(id: string, eventTypeId: EventTypeId, filter: string, ove
 /** `n` routers of each family; most enabled and with a usable integration. */
 export function randomRouters(r: Rng, n: number, indexableShare?: number): RouterRecord[] {
   const out: RouterRecord[] = [];
-  for (const id of ['certmgr-issuer-health-notification-config', 'certmgr-cert-resource-health-notification-config', 'cert-expiry-ext-notification-config'] as const) {
+  for (const id of [
+    'certmgr-issuer-health-notification-config',
+    'certmgr-cert-resource-health-notification-config',
+    'cert-expiry-ext-notification-config',
+  ] as const) {
     for (let i = 0; i < n; i++) {
       out.push(
         router(`${id}-${i}`, id, randomFilter(r, id, indexableShare), {
@@ -187,7 +192,11 @@ export function randomRouters(r: Rng, n: number, indexableShare?: number): Route
 
 export function randomMonitoring(r: Rng): Pick<MonitoringConfigRecord, 'enabled' | 'applicationIds' | 'includeUnassignedCertificates'> {
   if (chance(r, 0.5)) return { enabled: true, applicationIds: [], includeUnassignedCertificates: true };
-  return { enabled: chance(r, 0.9), applicationIds: [pick(r, POOLS.appIds), pick(r, POOLS.appIds)], includeUnassignedCertificates: chance(r, 0.5) };
+  return {
+    enabled: chance(r, 0.9),
+    applicationIds: [pick(r, POOLS.appIds), pick(r, POOLS.appIds)],
+    includeUnassignedCertificates: chance(r, 0.5),
+  };
 }
 
 const current: { routers: RouterRecord[]; integrations: IntegrationRecord[]; monitoring: MonitoringConfigRecord | null } = {
@@ -274,7 +283,19 @@ function wellFormed(r: Rng, type: EventType): InternalEvent {
 
 /** Data the schema would reject: missing fields, other types, odd containers. The index must fall back, not guess. */
 function malform(r: Rng, data: Record<string, unknown>): void {
-  const field = pick(r, ['clusterId', 'clusterName', 'namespace', 'issuerName', 'resourceId', 'subject', 'SANs', 'applicationIds', 'ruleId', 'threshold', 'name']);
+  const field = pick(r, [
+    'clusterId',
+    'clusterName',
+    'namespace',
+    'issuerName',
+    'resourceId',
+    'subject',
+    'SANs',
+    'applicationIds',
+    'ruleId',
+    'threshold',
+    'name',
+  ]);
   const value = pick(r, [
     undefined,
     null,

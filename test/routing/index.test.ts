@@ -19,7 +19,10 @@ const outcome = (m: { matched: RouterRecord[]; errors: RouterDecision[] }): Outc
 
 /** Brute force: every router of the family, through decideRouters. */
 function bruteForce(ds: RouterDecision[]): Outcome {
-  return outcome({ matched: ds.filter((d) => d.verdict === 'MATCHED').map((d) => d.router), errors: ds.filter((d) => d.verdict === 'FILTER_ERROR') });
+  return outcome({
+    matched: ds.filter((d) => d.verdict === 'MATCHED').map((d) => d.router),
+    errors: ds.filter((d) => d.verdict === 'FILTER_ERROR'),
+  });
 }
 
 interface Tally {
@@ -129,7 +132,11 @@ describe('prefilter index: tables', () => {
       router('g', ISSUER, "data.unhealthyDuration == '1h'"),
       router('h', ISSUER, "type.endsWith('.active') && data.clusterName == 'prod-eu-west-1'"),
       router('i', ISSUER, "data.clusterName == 'staging-us-east-2'"),
-      router('j', ISSUER, "type.endsWith('.notready') && (data.clusterId == 'x' || data.clusterId == '3f6c2a9e-8b1d-4c7a-9e52-1d0b7f4a6c31')"),
+      router(
+        'j',
+        ISSUER,
+        "type.endsWith('.notready') && (data.clusterId == 'x' || data.clusterId == '3f6c2a9e-8b1d-4c7a-9e52-1d0b7f4a6c31')",
+      ),
     ];
     const snap = await snapshotOf(routers);
     const notReady = outcome(matchRouters(samples['evt.healthstatus.certmgr-issuer.notready'], snap));
@@ -155,7 +162,11 @@ describe('prefilter index: tables', () => {
     const e = samples['evt.policy.expiringcertificates.failed']; // payments-app, checkout-app, rule 2
     expect(outcome(matchRouters(e, await snapshotOf(routers))).matched).toEqual(['pay', 'rule2', 'both']);
     expect(routingIndex(await snapshotOf(routers), EXPIRY).candidates(e)).toEqual([0, 2, 4]);
-    const onlyInventory = await snapshotOf(routers, { enabled: true, applicationIds: ['inventory-app'], includeUnassignedCertificates: true });
+    const onlyInventory = await snapshotOf(routers, {
+      enabled: true,
+      applicationIds: ['inventory-app'],
+      includeUnassignedCertificates: true,
+    });
     expect(outcome(matchRouters(e, onlyInventory))).toEqual({ matched: [], errors: [] });
   });
 
@@ -186,7 +197,10 @@ describe('prefilter index: tables', () => {
   it('a new snapshot (configuration change) gets a new index; unchanged filters are not recompiled', async () => {
     const a = await snapshotOf([router('x', ISSUER, "data.namespace == 'a'")]);
     const b = await snapshotOf([router('x', ISSUER, "data.namespace == 'b'")]);
-    const ev = (ns: string): InternalEvent => ({ type: 'evt.healthstatus.certmgr-issuer.notready', data: { ...samples['evt.healthstatus.certmgr-issuer.notready'].data, namespace: ns } });
+    const ev = (ns: string): InternalEvent => ({
+      type: 'evt.healthstatus.certmgr-issuer.notready',
+      data: { ...samples['evt.healthstatus.certmgr-issuer.notready'].data, namespace: ns },
+    });
     expect(routingIndex(a, ISSUER)).not.toBe(routingIndex(b, ISSUER));
     expect(outcome(matchRouters(ev('a'), a)).matched).toEqual(['x']);
     expect(outcome(matchRouters(ev('a'), b)).matched).toEqual([]);
@@ -199,15 +213,21 @@ describe('prefilter index: tables', () => {
       routers.push(router(`r${i}`, ISSUER, `type.endsWith('.notready') && (data.clusterId == 'c${i}' || data.clusterId == 'c${i + 1}')`));
     }
     const snap = await snapshotOf(routers);
-    const e: InternalEvent = { type: 'evt.healthstatus.certmgr-issuer.notready', data: { ...samples['evt.healthstatus.certmgr-issuer.notready'].data, clusterId: 'c500' } };
+    const e: InternalEvent = {
+      type: 'evt.healthstatus.certmgr-issuer.notready',
+      data: { ...samples['evt.healthstatus.certmgr-issuer.notready'].data, clusterId: 'c500' },
+    };
     expect(routingIndex(snap, ISSUER).candidates(e)).toEqual([499, 500]);
     expect(outcome(matchRouters(e, snap)).matched).toEqual(['r499', 'r500']);
     expect(routingIndex(snap, ISSUER).candidates({ ...e, type: 'evt.healthstatus.certmgr-issuer.active' })).toEqual([]);
   });
 
-  it.each(Object.values(samples).map((e) => [e.type, e] as const))('all sample events route identically with random routers (%s)', async (_t, e) => {
-    const r = rng(7);
-    const snap = await snapshotOf(randomRouters(r, 300));
-    check(e, snap, newTally());
-  });
+  it.each(Object.values(samples).map((e) => [e.type, e] as const))(
+    'all sample events route identically with random routers (%s)',
+    async (_t, e) => {
+      const r = rng(7);
+      const snap = await snapshotOf(randomRouters(r, 300));
+      check(e, snap, newTally());
+    },
+  );
 });

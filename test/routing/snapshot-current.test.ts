@@ -22,12 +22,30 @@ afterEach(async () => {
 
 async function addRouter(filter: string, t: number) {
   const integ = await store.createIntegration({
-    id: randomUUID(), companyId: A, name: 'i', type: 'WEBHOOK', enabled: true, config: {}, secrets: { url: 'http://127.0.0.1:9/x' },
-    managedBy: null, createdAt: t, updatedAt: t,
+    id: randomUUID(),
+    companyId: A,
+    name: 'i',
+    type: 'WEBHOOK',
+    enabled: true,
+    config: {},
+    secrets: { url: 'http://127.0.0.1:9/x' },
+    managedBy: null,
+    createdAt: t,
+    updatedAt: t,
   });
   return store.createRouter({
-    id: randomUUID(), companyId: A, name: 'r', eventTypeId: ISSUER, enabled: true, filter,
-    integrationId: integ.id, templateId: null, generation: 'ROUTER', managedBy: null, createdAt: t, updatedAt: t,
+    id: randomUUID(),
+    companyId: A,
+    name: 'r',
+    eventTypeId: ISSUER,
+    enabled: true,
+    filter,
+    integrationId: integ.id,
+    templateId: null,
+    generation: 'ROUTER',
+    managedBy: null,
+    createdAt: t,
+    updatedAt: t,
   });
 }
 

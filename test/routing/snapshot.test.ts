@@ -18,16 +18,35 @@ afterEach(async () => {
 
 async function addRouter(filter = '', t = now) {
   const integ = await store.createIntegration({
-    id: randomUUID(), companyId: A, name: 'i', type: 'WEBHOOK', enabled: true, config: {}, secrets: { url: 'http://127.0.0.1:9/x' },
-    managedBy: null, createdAt: t, updatedAt: t,
+    id: randomUUID(),
+    companyId: A,
+    name: 'i',
+    type: 'WEBHOOK',
+    enabled: true,
+    config: {},
+    secrets: { url: 'http://127.0.0.1:9/x' },
+    managedBy: null,
+    createdAt: t,
+    updatedAt: t,
   });
   return store.createRouter({
-    id: randomUUID(), companyId: A, name: 'r', eventTypeId: 'certmgr-issuer-health-notification-config', enabled: true, filter,
-    integrationId: integ.id, templateId: null, generation: 'ROUTER', managedBy: null, createdAt: t, updatedAt: t,
+    id: randomUUID(),
+    companyId: A,
+    name: 'r',
+    eventTypeId: 'certmgr-issuer-health-notification-config',
+    enabled: true,
+    filter,
+    integrationId: integ.id,
+    templateId: null,
+    generation: 'ROUTER',
+    managedBy: null,
+    createdAt: t,
+    updatedAt: t,
   });
 }
 
-const routers = async (s: RoutingSnapshots) => (await s.get(A)).byFamily.get('certmgr-issuer-health-notification-config')!.map((r) => r.record);
+const routers = async (s: RoutingSnapshots) =>
+  (await s.get(A)).byFamily.get('certmgr-issuer-health-notification-config')!.map((r) => r.record);
 
 describe('RoutingSnapshots', () => {
   it('keeps the same snapshot past the TTL while the fingerprint is unchanged', async () => {
@@ -82,14 +101,32 @@ describe('RoutingSnapshots: bounded compiled-filter cache (issue 7, finding 2)',
 
   async function router(companyId: string, filter: string, integrationId: string) {
     return store.createRouter({
-      id: randomUUID(), companyId, name: 'r', eventTypeId: FAMILY, enabled: false, filter,
-      integrationId, templateId: null, generation: 'ROUTER', managedBy: null, createdAt: now, updatedAt: now,
+      id: randomUUID(),
+      companyId,
+      name: 'r',
+      eventTypeId: FAMILY,
+      enabled: false,
+      filter,
+      integrationId,
+      templateId: null,
+      generation: 'ROUTER',
+      managedBy: null,
+      createdAt: now,
+      updatedAt: now,
     });
   }
   async function integration(companyId: string) {
     const i = await store.createIntegration({
-      id: randomUUID(), companyId, name: 'i', type: 'WEBHOOK', enabled: true, config: {}, secrets: { url: 'http://127.0.0.1:9/x' },
-      managedBy: null, createdAt: now, updatedAt: now,
+      id: randomUUID(),
+      companyId,
+      name: 'i',
+      type: 'WEBHOOK',
+      enabled: true,
+      config: {},
+      secrets: { url: 'http://127.0.0.1:9/x' },
+      managedBy: null,
+      createdAt: now,
+      updatedAt: now,
     });
     return i.id;
   }
@@ -136,7 +173,9 @@ describe('RoutingSnapshots: bounded compiled-filter cache (issue 7, finding 2)',
   });
 
   it('one company filling its share does not evict another company’s compiled filters', async () => {
-    const limits = { filters: { maxEntries: 30, maxBytes: 64 * 1024 * 1024, maxEntriesPerTenant: 20, maxBytesPerTenant: 32 * 1024 * 1024 } };
+    const limits = {
+      filters: { maxEntries: 30, maxBytes: 64 * 1024 * 1024, maxEntriesPerTenant: 20, maxBytesPerTenant: 32 * 1024 * 1024 },
+    };
     const snaps = new RoutingSnapshots(store, { ttlMs: 60_000, maxStaleMs: 60_000, now: () => now, limits });
     const ib = await integration(B);
     for (let i = 0; i < 8; i++) await router(B, `data.issuerName == 'b${i}'`, ib);
@@ -153,7 +192,9 @@ describe('RoutingSnapshots: bounded compiled-filter cache (issue 7, finding 2)',
   });
 
   it('caps the companies whose snapshots are cached', async () => {
-    const limits = { snapshots: { maxEntries: 3, maxBytes: 64 * 1024 * 1024, maxEntriesPerTenant: 1, maxBytesPerTenant: 32 * 1024 * 1024 } };
+    const limits = {
+      snapshots: { maxEntries: 3, maxBytes: 64 * 1024 * 1024, maxEntriesPerTenant: 1, maxBytesPerTenant: 32 * 1024 * 1024 },
+    };
     const snaps = new RoutingSnapshots(store, { now: () => now, limits });
     for (let i = 0; i < 10; i++) await snaps.get(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
     expect(snaps.stats().snapshots.entries).toBe(3);

@@ -2,7 +2,13 @@
 import { describe, expect, it } from 'vitest';
 import { TenantLru, type EvictionReason, type LruLimits } from '../../src/routing/tenant-lru.js';
 
-const limits = (l: Partial<LruLimits> = {}): LruLimits => ({ maxEntries: 10, maxBytes: 1000, maxEntriesPerTenant: 4, maxBytesPerTenant: 400, ...l });
+const limits = (l: Partial<LruLimits> = {}): LruLimits => ({
+  maxEntries: 10,
+  maxBytes: 1000,
+  maxEntriesPerTenant: 4,
+  maxBytesPerTenant: 400,
+  ...l,
+});
 
 function lru(l?: Partial<LruLimits>) {
   const evicted: [EvictionReason, string, string][] = [];
@@ -13,12 +19,70 @@ function lru(l?: Partial<LruLimits>) {
 describe('TenantLru', () => {
   it.each([
     // [name, limits, inserts (tenant, key, bytes), expected keys left per tenant]
-    ['per-tenant entry cap evicts the tenant’s own oldest', {}, [['a', '1', 1], ['a', '2', 1], ['a', '3', 1], ['a', '4', 1], ['a', '5', 1]], { a: ['2', '3', '4', '5'] }],
-    ['per-tenant byte cap', {}, [['a', '1', 300], ['a', '2', 200]], { a: ['2'] }],
-    ['an entry over the per-tenant byte cap is not stored', {}, [['a', '1', 10], ['a', 'big', 401]], { a: ['1'] }],
-    ['global entry cap evicts from the largest tenant', { maxEntries: 5 }, [['a', '1', 1], ['a', '2', 1], ['a', '3', 1], ['b', '1', 1], ['b', '2', 1], ['c', '1', 1]], { a: ['2', '3'], b: ['1', '2'], c: ['1'] }],
-    ['global byte cap evicts from the largest tenant', { maxBytes: 500 }, [['b', '1', 100], ['a', '1', 200], ['a', '2', 150], ['b', '2', 100]], { a: ['2'], b: ['1', '2'] }],
-    ['equal shares: the tenant cached longest gives', { maxEntries: 2, maxEntriesPerTenant: 2 }, [['a', '1', 1], ['b', '1', 1], ['c', '1', 1]], { b: ['1'], c: ['1'] }],
+    [
+      'per-tenant entry cap evicts the tenant’s own oldest',
+      {},
+      [
+        ['a', '1', 1],
+        ['a', '2', 1],
+        ['a', '3', 1],
+        ['a', '4', 1],
+        ['a', '5', 1],
+      ],
+      { a: ['2', '3', '4', '5'] },
+    ],
+    [
+      'per-tenant byte cap',
+      {},
+      [
+        ['a', '1', 300],
+        ['a', '2', 200],
+      ],
+      { a: ['2'] },
+    ],
+    [
+      'an entry over the per-tenant byte cap is not stored',
+      {},
+      [
+        ['a', '1', 10],
+        ['a', 'big', 401],
+      ],
+      { a: ['1'] },
+    ],
+    [
+      'global entry cap evicts from the largest tenant',
+      { maxEntries: 5 },
+      [
+        ['a', '1', 1],
+        ['a', '2', 1],
+        ['a', '3', 1],
+        ['b', '1', 1],
+        ['b', '2', 1],
+        ['c', '1', 1],
+      ],
+      { a: ['2', '3'], b: ['1', '2'], c: ['1'] },
+    ],
+    [
+      'global byte cap evicts from the largest tenant',
+      { maxBytes: 500 },
+      [
+        ['b', '1', 100],
+        ['a', '1', 200],
+        ['a', '2', 150],
+        ['b', '2', 100],
+      ],
+      { a: ['2'], b: ['1', '2'] },
+    ],
+    [
+      'equal shares: the tenant cached longest gives',
+      { maxEntries: 2, maxEntriesPerTenant: 2 },
+      [
+        ['a', '1', 1],
+        ['b', '1', 1],
+        ['c', '1', 1],
+      ],
+      { b: ['1'], c: ['1'] },
+    ],
   ] as [string, Partial<LruLimits>, [string, string, number][], Record<string, string[]>][])('%s', (_name, l, inserts, expected) => {
     const { c } = lru(l);
     for (const [t, k, b] of inserts) c.set(t, k, `${t}${k}`, b);

@@ -44,7 +44,8 @@ export class FakeClock implements Clock {
     await flush();
     for (;;) {
       let next: Timer | undefined;
-      for (const tm of this.timers.values()) if (tm.at <= target && (!next || tm.at < next.at || (tm.at === next.at && tm.seq < next.seq))) next = tm;
+      for (const tm of this.timers.values())
+        if (tm.at <= target && (!next || tm.at < next.at || (tm.at === next.at && tm.seq < next.seq))) next = tm;
       if (!next) break;
       this.timers.delete(next.seq);
       this.t = Math.max(this.t, next.at);

@@ -1,7 +1,15 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
-import { LeaderElector, decideLease, foreignRenewal, leaseVersion, microTime, type LeaseLock, type LeaseRecord } from '../../src/runtime/leader.js';
+import {
+  LeaderElector,
+  decideLease,
+  foreignRenewal,
+  leaseVersion,
+  microTime,
+  type LeaseLock,
+  type LeaseRecord,
+} from '../../src/runtime/leader.js';
 import { ConfigError, loadServeConfig, processIdentityOf } from '../../src/config.js';
 import { FakeClock, flush } from './fake-clock.js';
 
@@ -15,7 +23,12 @@ describe('decideLease', () => {
     ['held by me → renew', { holderIdentity: 'me', leaseDurationSeconds: 15 }, now, 'renew'],
     ['released (empty holder) → takeover', { holderIdentity: '', leaseDurationSeconds: 15 }, now, 'takeover'],
     ['held by other, fresh → wait', { holderIdentity: 'other', leaseDurationSeconds: 15 }, now - 1_000, 'wait'],
-    ['held by other, seen unchanged for the lease duration → takeover', { holderIdentity: 'other', leaseDurationSeconds: 15 }, now - 15_000, 'takeover'],
+    [
+      'held by other, seen unchanged for the lease duration → takeover',
+      { holderIdentity: 'other', leaseDurationSeconds: 15 },
+      now - 15_000,
+      'takeover',
+    ],
     ['expiry uses the lease’s own duration', { holderIdentity: 'other', leaseDurationSeconds: 2 }, now - 2_500, 'takeover'],
     ['just before expiry → wait', { holderIdentity: 'other', leaseDurationSeconds: 2 }, now - 1_999, 'wait'],
   ])('%s', (_name, lease, observedAt, want) => {
@@ -205,7 +218,16 @@ describe('LeaderElector (fake clock, in-memory Lease)', () => {
     const mem = new MemoryLease();
     const lines: string[] = [];
     const sink = pino({ level: 'error' }, new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }));
-    const make = () => new LeaderElector({ lock: mem.lockFor({ value: false }), identity: 'dup', leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500, clock, log: sink });
+    const make = () =>
+      new LeaderElector({
+        lock: mem.lockFor({ value: false }),
+        identity: 'dup',
+        leaseDurationMs: 3_000,
+        renewDeadlineMs: 2_000,
+        retryPeriodMs: 500,
+        clock,
+        log: sink,
+      });
     const [x, y] = [make(), make()];
     x.start();
     await flush();
@@ -233,7 +255,9 @@ describe('LeaderElector (fake clock, in-memory Lease)', () => {
 
   it('rejects inconsistent timings', () => {
     const mem = new MemoryLease();
-    expect(() => new LeaderElector({ lock: mem.lockFor({ value: false }), identity: 'x', leaseDurationMs: 1_000, renewDeadlineMs: 1_000, log })).toThrow(/renewDeadline/);
+    expect(
+      () => new LeaderElector({ lock: mem.lockFor({ value: false }), identity: 'x', leaseDurationMs: 1_000, renewDeadlineMs: 1_000, log }),
+    ).toThrow(/renewDeadline/);
   });
 });
 

@@ -8,9 +8,27 @@ const types = (s: BaseStatus) => s.conditions?.map((c) => `${c.type}=${c.status}
 describe('nextStatus (kstatus)', () => {
   it.each<[string, BaseStatus | undefined, Parameters<typeof nextStatus>[2], string[], number | undefined]>([
     ['first success', undefined, { kind: 'ready', message: 'ok' }, ['Ready=True/Reconciled'], 3],
-    ['terminal failure', undefined, { kind: 'stalled', reason: 'InvalidFilter', message: 'bad' }, ['Ready=False/InvalidFilter', 'Stalled=True/InvalidFilter'], 3],
-    ['waiting keeps observedGeneration', { observedGeneration: 2 }, { kind: 'waiting', reason: 'ProviderNotFound', message: 'x' }, ['Ready=False/ProviderNotFound', 'Reconciling=True/ProviderNotFound'], 2],
-    ['waiting with no history has none', undefined, { kind: 'waiting', reason: 'ServiceUnavailable', message: 'x' }, ['Ready=False/ServiceUnavailable', 'Reconciling=True/ServiceUnavailable'], undefined],
+    [
+      'terminal failure',
+      undefined,
+      { kind: 'stalled', reason: 'InvalidFilter', message: 'bad' },
+      ['Ready=False/InvalidFilter', 'Stalled=True/InvalidFilter'],
+      3,
+    ],
+    [
+      'waiting keeps observedGeneration',
+      { observedGeneration: 2 },
+      { kind: 'waiting', reason: 'ProviderNotFound', message: 'x' },
+      ['Ready=False/ProviderNotFound', 'Reconciling=True/ProviderNotFound'],
+      2,
+    ],
+    [
+      'waiting with no history has none',
+      undefined,
+      { kind: 'waiting', reason: 'ServiceUnavailable', message: 'x' },
+      ['Ready=False/ServiceUnavailable', 'Reconciling=True/ServiceUnavailable'],
+      undefined,
+    ],
   ])('%s', (_n, prev, outcome, want, gen) => {
     const s = nextStatus(prev, 3, outcome, T0);
     expect(types(s)).toEqual(want);
@@ -39,7 +57,12 @@ describe('nextStatus (kstatus)', () => {
     expect(a).toMatchObject({ routerId: 'r1', integrationId: 'i1' });
     const b = nextStatus(a, 1, { kind: 'waiting', reason: 'ProviderNotReady', message: 'x' }, T0);
     expect(b).toMatchObject({ routerId: 'r1', integrationId: 'i1' });
-    const c = nextStatus(b, 1, { kind: 'waiting', reason: 'ProviderNotFound', message: 'x', fields: { routerId: undefined, integrationId: undefined } }, T0);
+    const c = nextStatus(
+      b,
+      1,
+      { kind: 'waiting', reason: 'ProviderNotFound', message: 'x', fields: { routerId: undefined, integrationId: undefined } },
+      T0,
+    );
     expect('routerId' in c).toBe(false);
     expect('integrationId' in c).toBe(false);
   });
@@ -59,14 +82,33 @@ describe('nextStatus (kstatus)', () => {
 
 describe('setCondition / readyTransition / isStalledAt / deepEqual', () => {
   it('setCondition replaces by type', () => {
-    const c = setCondition([{ type: 'Ready', status: 'False', reason: 'A', message: '', lastTransitionTime: T0 }], { type: 'Ready', status: 'True', reason: 'B', message: '' }, T1);
+    const c = setCondition(
+      [{ type: 'Ready', status: 'False', reason: 'A', message: '', lastTransitionTime: T0 }],
+      { type: 'Ready', status: 'True', reason: 'B', message: '' },
+      T1,
+    );
     expect(c).toEqual([{ type: 'Ready', status: 'True', reason: 'B', message: '', lastTransitionTime: T1 }]);
   });
   it.each<[string, BaseStatus | undefined, BaseStatus, string | undefined]>([
     ['first Ready=True → Normal', undefined, nextStatus(undefined, 1, { kind: 'ready', message: 'ok' }, T0), 'Normal/Reconciled'],
-    ['same status and reason → none', nextStatus(undefined, 1, { kind: 'ready', message: 'a' }, T0), nextStatus(undefined, 1, { kind: 'ready', message: 'b' }, T0), undefined],
-    ['reason change → Warning', nextStatus(undefined, 1, { kind: 'waiting', reason: 'SecretNotFound', message: '' }, T0), nextStatus(undefined, 1, { kind: 'waiting', reason: 'ServiceUnavailable', message: '' }, T0), 'Warning/ServiceUnavailable'],
-    ['stall → Warning', nextStatus(undefined, 1, { kind: 'ready', message: '' }, T0), nextStatus(undefined, 2, { kind: 'stalled', reason: 'InvalidFilter', message: '' }, T0), 'Warning/InvalidFilter'],
+    [
+      'same status and reason → none',
+      nextStatus(undefined, 1, { kind: 'ready', message: 'a' }, T0),
+      nextStatus(undefined, 1, { kind: 'ready', message: 'b' }, T0),
+      undefined,
+    ],
+    [
+      'reason change → Warning',
+      nextStatus(undefined, 1, { kind: 'waiting', reason: 'SecretNotFound', message: '' }, T0),
+      nextStatus(undefined, 1, { kind: 'waiting', reason: 'ServiceUnavailable', message: '' }, T0),
+      'Warning/ServiceUnavailable',
+    ],
+    [
+      'stall → Warning',
+      nextStatus(undefined, 1, { kind: 'ready', message: '' }, T0),
+      nextStatus(undefined, 2, { kind: 'stalled', reason: 'InvalidFilter', message: '' }, T0),
+      'Warning/InvalidFilter',
+    ],
   ])('readyTransition: %s', (_n, prev, next, want) => {
     const t = readyTransition(prev, next);
     expect(t ? `${t.type}/${t.reason}` : undefined).toBe(want);

@@ -101,7 +101,14 @@ describe('WorkQueue', () => {
 
   it('backoff is per key', async () => {
     const clock = new FakeClock();
-    const q = new WorkQueue({ name: 't', clock, backoff: { baseMs: 100, maxMs: 1_000 }, handler: async (k) => { if (k === 'bad') throw new Error('x'); } });
+    const q = new WorkQueue({
+      name: 't',
+      clock,
+      backoff: { baseMs: 100, maxMs: 1_000 },
+      handler: async (k) => {
+        if (k === 'bad') throw new Error('x');
+      },
+    });
     q.start();
     q.add('bad');
     await clock.advance(350);

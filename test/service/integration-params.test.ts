@@ -10,9 +10,17 @@ describe('parseParams', () => {
   it.each([
     ['INCIDENT_MGMT', { incidentMgmtParams: { IntegrationKey: KEY } }, { config: {}, secrets: { integrationKey: KEY } }],
     ['WEBHOOK', { webhookParams: { url: HOOK } }, { config: { signed: false }, secrets: { url: HOOK } }],
-    ['WEBHOOK', { webhookParams: { url: HOOK, signingSecret: WHSEC } }, { config: { signed: true }, secrets: { url: HOOK, signingSecret: WHSEC } }],
+    [
+      'WEBHOOK',
+      { webhookParams: { url: HOOK, signingSecret: WHSEC } },
+      { config: { signed: true }, secrets: { url: HOOK, signingSecret: WHSEC } },
+    ],
     ['EMAIL', { emailParams: { to: ['ops@example.com'] } }, { config: { to: ['ops@example.com'] }, secrets: {} }],
-    ['EMAIL', { emailParams: { to: ['ops@example.com'], from: 'c@example.com' } }, { config: { to: ['ops@example.com'], from: 'c@example.com' }, secrets: {} }],
+    [
+      'EMAIL',
+      { emailParams: { to: ['ops@example.com'], from: 'c@example.com' } },
+      { config: { to: ['ops@example.com'], from: 'c@example.com' }, secrets: {} },
+    ],
     ['SLACK', { slackParams: { webhookUrl: HOOK } }, { config: {}, secrets: { webhookUrl: HOOK } }],
     ['TEAMS', { teamsParams: { webhookUrl: HOOK } }, { config: {}, secrets: { webhookUrl: HOOK } }],
   ] as const)('%s %o', (type, input, want) => {
@@ -20,7 +28,12 @@ describe('parseParams', () => {
   });
 
   it.each([
-    ['SLACK', { slackParams: { webhookUrl: HOOK }, teamsParams: { webhookUrl: HOOK } }, 'input.teamsParams', 'does not apply to a SLACK integration; use input.slackParams'],
+    [
+      'SLACK',
+      { slackParams: { webhookUrl: HOOK }, teamsParams: { webhookUrl: HOOK } },
+      'input.teamsParams',
+      'does not apply to a SLACK integration; use input.slackParams',
+    ],
     ['EMAIL', {}, 'input.emailParams', 'is required for a EMAIL integration'],
     ['INCIDENT_MGMT', { incidentMgmtParams: { IntegrationKey: 'x'.repeat(257) } }, 'input.incidentMgmtParams.IntegrationKey', ''],
     ['WEBHOOK', { webhookParams: { url: 'http://127.0.0.1/x' } }, 'input.webhookParams.url', ''],

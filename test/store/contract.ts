@@ -169,12 +169,7 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
         expect(await store.listIntegrations(A)).toEqual([i1, i2]);
 
         const t = now();
-        const updated = await store.updateIntegration(
-          A,
-          i1.id,
-          { name: 'renamed', enabled: false, config: { x: 1 }, managedBy: null },
-          t,
-        );
+        const updated = await store.updateIntegration(A, i1.id, { name: 'renamed', enabled: false, config: { x: 1 }, managedBy: null }, t);
         const expected = { ...i1, name: 'renamed', enabled: false, config: { x: 1 }, managedBy: null, updatedAt: t };
         expect(updated).toEqual(expected);
         expect(await store.getIntegration(A, i1.id)).toEqual(expected);
@@ -829,7 +824,9 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
 
         const i = await store.createIntegration(integration(A));
         await expect(store.createRouter(router(A, i.id, { name: text }))).rejects.toBeInstanceOf(StoreInvalidTextError);
-        await expect(store.createRouter(router(A, i.id, { filter: `data.issuerName == '${text}'` }))).rejects.toBeInstanceOf(StoreInvalidTextError);
+        await expect(store.createRouter(router(A, i.id, { filter: `data.issuerName == '${text}'` }))).rejects.toBeInstanceOf(
+          StoreInvalidTextError,
+        );
         await expect(store.updateIntegration(A, i.id, { name: text }, now())).rejects.toBeInstanceOf(StoreInvalidTextError);
         expect(await store.listRouters(A)).toEqual([]);
         expect(await store.getIntegration(A, i.id)).toEqual(i);

@@ -66,7 +66,8 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('order per ke
     return d;
   }
   const claimIds = async (now = t0 + 1) => (await store.claimDeliveries(now, 1000, LEASE)).map((c) => c.id).sort();
-  const status = async (companyId: string, id: string) => (await store.listDeliveries(companyId, { limit: 1000 })).find((d) => d.id === id)!;
+  const status = async (companyId: string, id: string) =>
+    (await store.listDeliveries(companyId, { limit: 1000 })).find((d) => d.id === id)!;
 
   it('claims only the oldest open delivery of a key; other keys, integrations and unordered rows are not held up', async () => {
     const A = randomUUID();
@@ -172,70 +173,84 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('order per ke
 
   it('model test: claims and supersede() agree with orderVerdict on random histories', async () => {
     type Step = { kind: 'delivered' | 'dead' | 'retry' | 'keep' | 'supersede'; mode: OrderMode };
-    const arbDelivery = fc.record({ key: fc.constantFrom('k1', 'k2'), at: fc.integer({ min: 1, max: 4 }), seq: fc.integer({ min: 0, max: 2 }) });
+    const arbDelivery = fc.record({
+      key: fc.constantFrom('k1', 'k2'),
+      at: fc.integer({ min: 1, max: 4 }),
+      seq: fc.integer({ min: 0, max: 2 }),
+    });
     const arbStep = fc.record({
       kind: fc.constantFrom<Step['kind']>('delivered', 'dead', 'retry', 'keep', 'supersede'),
       mode: fc.constantFrom<OrderMode>('supersede', 'in-order'),
     });
     await fc.assert(
-      fc.asyncProperty(fc.array(arbDelivery, { minLength: 1, maxLength: 7 }), fc.array(arbStep, { minLength: 4, maxLength: 20 }), async (spec, steps) => {
-        const A = randomUUID();
-        const i = randomUUID();
-        const model = new Map<string, KeyDelivery & { key: string; attempts: number }>();
-        for (const s of spec) {
-          const d = await add(A, i, s.key, s.at, s.seq);
-          model.set(d.id, { id: d.id, key: s.key, orderAt: s.at, orderSeq: s.seq, status: 'PENDING', attempts: 0 });
-        }
-        const verdict = (id: string, mode: OrderMode) => {
-          const self = model.get(id)!;
-          return orderVerdict(mode, self, [...model.values()].filter((o) => o.key === self.key && o.id !== id));
-        };
-        let now = t0 + 1;
-        let s = 0;
-        for (let round = 0; round < 6; round++) {
-          const expected = [...model.values()].filter((d) => d.status === 'PENDING' && verdict(d.id, 'in-order') !== 'wait').map((d) => d.id);
-          // (the store is shared by the runs: leftovers of earlier runs, other integrations, are not this model's)
-          const claimed = (await store.claimDeliveries(now, 1000, LEASE)).filter((c) => model.has(c.id));
-          expect(claimed.map((c) => c.id).sort()).toEqual(expected.sort());
-          for (const c of claimed) {
-            const m = model.get(c.id)!;
-            m.status = 'IN_FLIGHT';
-            m.attempts = c.attempts;
+      fc.asyncProperty(
+        fc.array(arbDelivery, { minLength: 1, maxLength: 7 }),
+        fc.array(arbStep, { minLength: 4, maxLength: 20 }),
+        async (spec, steps) => {
+          const A = randomUUID();
+          const i = randomUUID();
+          const model = new Map<string, KeyDelivery & { key: string; attempts: number }>();
+          for (const s of spec) {
+            const d = await add(A, i, s.key, s.at, s.seq);
+            model.set(d.id, { id: d.id, key: s.key, orderAt: s.at, orderSeq: s.seq, status: 'PENDING', attempts: 0 });
           }
-          for (const c of claimed) {
-            const step = steps[s++ % steps.length]!;
-            const m = model.get(c.id)!;
-            const was: DeliveryStatus = m.status;
-            switch (step.kind) {
-              case 'delivered':
-                expect(await store.markDelivered(c.id, m.attempts, now, 200)).toBe(true);
-                m.status = 'DELIVERED';
-                break;
-              case 'dead':
-                expect(await store.markDead(c.id, m.attempts, now, 'x', 400)).toBe(true);
-                m.status = 'DEAD';
-                break;
-              case 'retry':
-                expect(await store.markRetry(c.id, m.attempts, now, 'x', 503, now)).toBe(true);
-                m.status = 'PENDING';
-                break;
-              case 'supersede': {
-                m.status = 'PENDING'; // the verdict looks at the others only
-                const want = verdict(c.id, step.mode) === 'superseded';
-                m.status = was;
-                expect(await store.supersede(c.id, m.attempts, now, step.mode)).toBe(want);
-                if (want) m.status = 'SUPERSEDED';
-                break;
-              }
-              case 'keep':
-                break;
+          const verdict = (id: string, mode: OrderMode) => {
+            const self = model.get(id)!;
+            return orderVerdict(
+              mode,
+              self,
+              [...model.values()].filter((o) => o.key === self.key && o.id !== id),
+            );
+          };
+          let now = t0 + 1;
+          let s = 0;
+          for (let round = 0; round < 6; round++) {
+            const expected = [...model.values()]
+              .filter((d) => d.status === 'PENDING' && verdict(d.id, 'in-order') !== 'wait')
+              .map((d) => d.id);
+            // (the store is shared by the runs: leftovers of earlier runs, other integrations, are not this model's)
+            const claimed = (await store.claimDeliveries(now, 1000, LEASE)).filter((c) => model.has(c.id));
+            expect(claimed.map((c) => c.id).sort()).toEqual(expected.sort());
+            for (const c of claimed) {
+              const m = model.get(c.id)!;
+              m.status = 'IN_FLIGHT';
+              m.attempts = c.attempts;
             }
+            for (const c of claimed) {
+              const step = steps[s++ % steps.length]!;
+              const m = model.get(c.id)!;
+              const was: DeliveryStatus = m.status;
+              switch (step.kind) {
+                case 'delivered':
+                  expect(await store.markDelivered(c.id, m.attempts, now, 200)).toBe(true);
+                  m.status = 'DELIVERED';
+                  break;
+                case 'dead':
+                  expect(await store.markDead(c.id, m.attempts, now, 'x', 400)).toBe(true);
+                  m.status = 'DEAD';
+                  break;
+                case 'retry':
+                  expect(await store.markRetry(c.id, m.attempts, now, 'x', 503, now)).toBe(true);
+                  m.status = 'PENDING';
+                  break;
+                case 'supersede': {
+                  m.status = 'PENDING'; // the verdict looks at the others only
+                  const want = verdict(c.id, step.mode) === 'superseded';
+                  m.status = was;
+                  expect(await store.supersede(c.id, m.attempts, now, step.mode)).toBe(want);
+                  if (want) m.status = 'SUPERSEDED';
+                  break;
+                }
+                case 'keep':
+                  break;
+              }
+            }
+            now += 1;
           }
-          now += 1;
-        }
-        const rows = await store.listDeliveries(A, { limit: 1000 });
-        for (const r of rows) expect(r.status).toBe(model.get(r.id)!.status);
-      }),
+          const rows = await store.listDeliveries(A, { limit: 1000 });
+          for (const r of rows) expect(r.status).toBe(model.get(r.id)!.status);
+        },
+      ),
       { numRuns: 25 },
     );
   });
@@ -247,7 +262,11 @@ describe('migration 3 upgrades a populated outbox', () => {
   const seed = async (db: SqlDb) => {
     await runMigrations(db, v2);
     await db.run(`INSERT INTO events (id, company_id, type, data, received_at) VALUES ('e1', 'c1', 't', '{}', 1000)`);
-    for (const [id, status, lease] of [['d1', 'PENDING', null], ['d2', 'IN_FLIGHT', 5000], ['d3', 'DEAD', null]] as const) {
+    for (const [id, status, lease] of [
+      ['d1', 'PENDING', null],
+      ['d2', 'IN_FLIGHT', 5000],
+      ['d3', 'DEAD', null],
+    ] as const) {
       await db.run(
         `INSERT INTO deliveries (id, company_id, event_id, router_id, router_name, integration_id, status, attempts, next_attempt_at,
            lease_until, created_at, updated_at) VALUES (?, 'c1', 'e1', ?, 'r', 'i1', ?, 1, 1000, ?, 1000, 1000)`,
@@ -286,16 +305,28 @@ describe('migration 3 upgrades a populated outbox', () => {
       const store = await openStore(`sqlite:${path}`);
       try {
         await check(store);
-        const idx = (await (async () => {
-          const r = new DatabaseSync(path);
-          const names = r.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'deliveries' AND sql IS NOT NULL`).all().map((x) => x['name']);
-          r.close();
-          return names;
-        })()).sort();
-        expect(idx).toEqual([
-          'deliveries_claim_idx', 'deliveries_company_created_idx', 'deliveries_company_integration_idx',
-          'deliveries_claimed_by_idx', 'deliveries_dead_idx', 'deliveries_order_idx', 'deliveries_order_open_idx',
-        ].sort());
+        const idx = (
+          await (async () => {
+            const r = new DatabaseSync(path);
+            const names = r
+              .prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'deliveries' AND sql IS NOT NULL`)
+              .all()
+              .map((x) => x['name']);
+            r.close();
+            return names;
+          })()
+        ).sort();
+        expect(idx).toEqual(
+          [
+            'deliveries_claim_idx',
+            'deliveries_company_created_idx',
+            'deliveries_company_integration_idx',
+            'deliveries_claimed_by_idx',
+            'deliveries_dead_idx',
+            'deliveries_order_idx',
+            'deliveries_order_open_idx',
+          ].sort(),
+        );
       } finally {
         await store.close();
       }

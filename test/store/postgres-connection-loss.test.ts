@@ -35,7 +35,9 @@ describe('PostgreSQL connection lost inside a transaction', () => {
     const c = new pg.Client({ connectionString: server.url });
     await c.connect();
     try {
-      const r = await c.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE state = 'idle in transaction' AND pid <> pg_backend_pid()`);
+      const r = await c.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE state = 'idle in transaction' AND pid <> pg_backend_pid()`,
+      );
       return r.rowCount ?? 0;
     } finally {
       await c.end();

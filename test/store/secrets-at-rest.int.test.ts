@@ -13,14 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import * as ops from '../../src/client/operations.js';
 import { ConfigError, loadServeConfig } from '../../src/config.js';
 import { openStore } from '../../src/store/index.js';
-import {
-  SecretBox,
-  SecretKeyError,
-  ensureKeyFile,
-  parseKeyFile,
-  secretKeySource,
-  type SecretKey,
-} from '../../src/store/secret-box.js';
+import { SecretBox, SecretKeyError, ensureKeyFile, parseKeyFile, secretKeySource, type SecretKey } from '../../src/store/secret-box.js';
 import { issuerNotReady } from '../fixtures/events.js';
 import { startReceiver } from '../integrations/helpers.js';
 import { dropSchema, randomSchema, testDatabaseUrl } from '../support/postgres.js';
@@ -46,7 +39,9 @@ const contractBox = SecretBox.ephemeral();
 const contractSchema = randomSchema('t_sec_contract');
 afterAll(() => dropSchema(testDatabaseUrl(), contractSchema));
 storeContract('sqlite::memory: with sealed secrets', () => openStore('sqlite::memory:', { secretBox: contractBox }));
-storeContract(`postgres (schema ${contractSchema}) with sealed secrets`, () => openStore(testDatabaseUrl(), { schema: contractSchema, secretBox: contractBox }));
+storeContract(`postgres (schema ${contractSchema}) with sealed secrets`, () =>
+  openStore(testDatabaseUrl(), { schema: contractSchema, secretBox: contractBox }),
+);
 
 describe('SecretBox (pure)', () => {
   const a = key('a', 1);
@@ -223,7 +218,10 @@ function sqliteEnv(): Env {
     async rawSecrets() {
       const db = new DatabaseSync(join(dir, 'store.db'), { readOnly: true });
       try {
-        return db.prepare('SELECT secrets FROM integrations ORDER BY id').all().map((r) => String(r['secrets']));
+        return db
+          .prepare('SELECT secrets FROM integrations ORDER BY id')
+          .all()
+          .map((r) => String(r['secrets']));
       } finally {
         db.close();
       }
@@ -249,8 +247,12 @@ function postgresEnv(): Env {
   return {
     kind: 'postgres',
     store: u.toString(),
-    rawSecrets: () => client(async (c) => (await c.query(`SELECT secrets FROM "${schema}".integrations ORDER BY id`)).rows.map((r) => r.secrets as string)),
-    rawAll: () => client(async (c) => (await c.query(`SELECT t::text AS row FROM "${schema}".integrations t`)).rows.map((r) => r.row as string).join('\n')),
+    rawSecrets: () =>
+      client(async (c) => (await c.query(`SELECT secrets FROM "${schema}".integrations ORDER BY id`)).rows.map((r) => r.secrets as string)),
+    rawAll: () =>
+      client(async (c) =>
+        (await c.query(`SELECT t::text AS row FROM "${schema}".integrations t`)).rows.map((r) => r.row as string).join('\n'),
+      ),
     cleanup: () => client(async (c) => void (await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))),
   };
 }
@@ -315,7 +317,9 @@ describe.each([
     }
     expectNoSecret(await env.rawAll());
     const reopened = await openStore(env.store, { secretBox: new SecretBox(keys) });
-    expect((await reopened.getIntegration('11111111-1111-4111-8111-111111111111', '5f1d7c1e-0000-4000-8000-000000000001'))?.secrets).toEqual({
+    expect(
+      (await reopened.getIntegration('11111111-1111-4111-8111-111111111111', '5f1d7c1e-0000-4000-8000-000000000001'))?.secrets,
+    ).toEqual({
       integrationKey: SECRETS.integrationKey,
     });
     await reopened.close();
@@ -377,13 +381,19 @@ describe.each([
       expect(logs()).not.toContain(right.key.toString('base64'));
       const list = await svc.gql().request<{ integrations: { nodes: { id: string }[] } }>(`{ integrations { nodes { id } } }`);
       expect(list.integrations.nodes).toHaveLength(4);
-      const res = await svc.rest('/v1/events', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(issuerNotReady()) });
+      const res = await svc.rest('/v1/events', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(issuerNotReady()),
+      });
       expect(res.status).toBe(202);
       const lastError = async () =>
         (
-          await svc.gql().request<{ deliveries: { nodes: { status: string; lastError: string | null }[] } }>(
-            `{ deliveries { nodes { status lastError } } }`,
-          )
+          await svc
+            .gql()
+            .request<{ deliveries: { nodes: { status: string; lastError: string | null }[] } }>(
+              `{ deliveries { nodes { status lastError } } }`,
+            )
         ).deliveries.nodes[0];
       let d = await lastError();
       for (let i = 0; i < 200 && !d?.lastError; i++) {
@@ -398,7 +408,11 @@ describe.each([
 
       // the right key back: delivered
       svc = await start(env, writeKeys(dir, [right], 'right'), ['--delivery-retry-base', '10']);
-      const res2 = await svc.rest('/v1/events', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(issuerNotReady()) });
+      const res2 = await svc.rest('/v1/events', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(issuerNotReady()),
+      });
       expect(res2.status).toBe(202);
       for (let i = 0; i < 400 && receiver.requests.length < 1; i++) await new Promise((r) => setTimeout(r, 25));
       expect(receiver.requests.length).toBeGreaterThanOrEqual(1);

@@ -36,7 +36,9 @@ describe('SQLite specifics', () => {
     // The pragmas that persist in the file: WAL journal.
     const raw = new DatabaseSync(path);
     expect(raw.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
-    expect(raw.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual(MIGRATIONS.map((m) => ({ version: m.version })));
+    expect(raw.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual(
+      MIGRATIONS.map((m) => ({ version: m.version })),
+    );
     raw.close();
   });
 

@@ -603,7 +603,10 @@ async function startOnce(bins: KubeBinaries, opts: StartKubeEnvOptions): Promise
         // with PrevKv=nil") instead of 410. This way every RV older than the newest
         // one handed out becomes 410 Expired, and an up-to-date watcher is unaffected.
         const b64 = (t: string): string => Buffer.from(t).toString('base64');
-        const put = await etcdPost(etcdEndpoint, '/v3/kv/put', { key: b64('/certmgr-notify-test/compaction-marker'), value: b64(String(Date.now())) });
+        const put = await etcdPost(etcdEndpoint, '/v3/kv/put', {
+          key: b64('/certmgr-notify-test/compaction-marker'),
+          value: b64(String(Date.now())),
+        });
         rev = Number((put['header'] as { revision?: string } | undefined)?.revision);
         if (!Number.isFinite(rev)) throw new Error(`etcd put without a revision: ${JSON.stringify(put)}`);
       }
@@ -657,11 +660,7 @@ export const errorReason = (e: unknown): string | undefined => kubeStatus(e)?.re
  * not `x-kubernetes-preserve-unknown-fields` — unknown keys are dropped).
  * Custom resources are sent as-is.
  */
-export async function applyManifest<T extends KubernetesObject>(
-  kc: KubeConfig,
-  obj: T,
-  opts: { fieldManager?: string } = {},
-): Promise<T> {
+export async function applyManifest<T extends KubernetesObject>(kc: KubeConfig, obj: T, opts: { fieldManager?: string } = {}): Promise<T> {
   const api = KubernetesObjectApi.makeApiClient(kc);
   const body = structuredClone(obj);
   if (body.metadata) {

@@ -54,7 +54,11 @@ export interface TestServiceOptions {
   smtpConfigured?: boolean;
 }
 
-export async function startTestService(kind: StoreKind = 'sqlite', extraArgs: string[] = [], opts: TestServiceOptions = {}): Promise<TestService> {
+export async function startTestService(
+  kind: StoreKind = 'sqlite',
+  extraArgs: string[] = [],
+  opts: TestServiceOptions = {},
+): Promise<TestService> {
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {
@@ -63,7 +67,25 @@ export async function startTestService(kind: StoreKind = 'sqlite', extraArgs: st
     },
   });
   const log = pino({ level: 'debug' }, sink);
-  const cfg = loadServeConfig(['--port', '0', '--host', '127.0.0.1', '--store', storeUrl(kind), '--kube', 'off', '--incident-events-url', 'http://127.0.0.1:9', ...(kind === 'postgres' ? ['--secret-key-file', testSecretKeyFile()] : []), ...(opts.loopbackAllowed === false ? [] : LOOPBACK_EGRESS_ALLOW), ...(opts.smtpConfigured === false ? [] : ['--smtp-url', 'smtp://127.0.0.1:9']), ...extraArgs], {});
+  const cfg = loadServeConfig(
+    [
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--store',
+      storeUrl(kind),
+      '--kube',
+      'off',
+      '--incident-events-url',
+      'http://127.0.0.1:9',
+      ...(kind === 'postgres' ? ['--secret-key-file', testSecretKeyFile()] : []),
+      ...(opts.loopbackAllowed === false ? [] : LOOPBACK_EGRESS_ALLOW),
+      ...(opts.smtpConfigured === false ? [] : ['--smtp-url', 'smtp://127.0.0.1:9']),
+      ...extraArgs,
+    ],
+    {},
+  );
   cfg.apiKeys = [
     { key: KEY_A, companyId: COMPANY_A },
     { key: KEY_B, companyId: COMPANY_B },

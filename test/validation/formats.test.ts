@@ -199,7 +199,10 @@ describe('textProblem', () => {
 describe('properties (fast-check)', () => {
   // Imported lazily so the table tests above do not depend on it.
   const fcP = import('fast-check');
-  const FORBIDDEN_IN_NAMES = [0x00, 0x07, 0x0a, 0x1b, 0x7f, 0x85, 0x9f, 0xad, 0x200b, 0x200d, 0x200e, 0x202e, 0x2066, 0x2069, 0x2060, 0xfeff, 0x2028, 0xd800, 0xdfff, 0xfffe];
+  const FORBIDDEN_IN_NAMES = [
+    0x00, 0x07, 0x0a, 0x1b, 0x7f, 0x85, 0x9f, 0xad, 0x200b, 0x200d, 0x200e, 0x202e, 0x2066, 0x2069, 0x2060, 0xfeff, 0x2028, 0xd800, 0xdfff,
+    0xfffe,
+  ];
 
   it('every timestamp the emitters write (any instant in years 1-9999) is accepted; Z form and offset form', async () => {
     const { default: fc } = await fcP;
@@ -216,28 +219,42 @@ describe('properties (fast-check)', () => {
   it('every duration the emitter writes is accepted', async () => {
     const { default: fc } = await fcP;
     const { formatDuration } = await import('../../src/emitter/health/events.js');
-    fc.assert(fc.property(fc.integer({ min: 0, max: 999_999 * 3_600_000 }), (ms) => {
-      expect(durationProblem(formatDuration(ms))).toBeUndefined();
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 999_999 * 3_600_000 }), (ms) => {
+        expect(durationProblem(formatDuration(ms))).toBeUndefined();
+      }),
+    );
   });
 
   it('a name with any forbidden character anywhere is refused, at the right position', async () => {
     const { default: fc } = await fcP;
     fc.assert(
-      fc.property(fc.string({ unit: 'grapheme-ascii' }), fc.constantFrom(...FORBIDDEN_IN_NAMES), fc.string({ unit: 'grapheme' }), (before, cp, after) => {
-        const s = before + String.fromCharCode(cp) + after;
-        const msg = textProblem(s, 'name');
-        expect(msg).toBeDefined();
-        if (!/[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Noncharacter_Code_Point}]/u.test(before)) expect(msg).toContain(`at character ${codePointLength(before) + 1}`);
-      }),
+      fc.property(
+        fc.string({ unit: 'grapheme-ascii' }),
+        fc.constantFrom(...FORBIDDEN_IN_NAMES),
+        fc.string({ unit: 'grapheme' }),
+        (before, cp, after) => {
+          const s = before + String.fromCharCode(cp) + after;
+          const msg = textProblem(s, 'name');
+          expect(msg).toBeDefined();
+          if (!/[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Noncharacter_Code_Point}]/u.test(before))
+            expect(msg).toContain(`at character ${codePointLength(before) + 1}`);
+        },
+      ),
     );
   });
 
   it('code-point length agrees with spreading the string, for any UTF-16 input', async () => {
     const { default: fc } = await fcP;
-    fc.assert(fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)) }), (a, b) => {
-      const s = a + b + a;
-      expect(codePointLength(s)).toBe([...s].length);
-    }));
+    fc.assert(
+      fc.property(
+        fc.string({ unit: 'binary' }),
+        fc.string({ unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)) }),
+        (a, b) => {
+          const s = a + b + a;
+          expect(codePointLength(s)).toBe([...s].length);
+        },
+      ),
+    );
   });
 });

@@ -27,7 +27,13 @@ export const CERTIFICATE_NAME_ANNOTATION = 'cert-manager.io/certificate-name';
 /** The TLS Secret informer's transform: only what the expiry part reads (metadata, type, `tls.crt`). Private keys never reach the cache. */
 export function stripSecret(s: V1Secret): V1Secret {
   const crt = s.data?.['tls.crt'];
-  return { apiVersion: s.apiVersion, kind: s.kind, metadata: s.metadata, type: s.type, data: crt !== undefined ? { 'tls.crt': crt } : {} } as V1Secret;
+  return {
+    apiVersion: s.apiVersion,
+    kind: s.kind,
+    metadata: s.metadata,
+    type: s.type,
+    data: crt !== undefined ? { 'tls.crt': crt } : {},
+  } as V1Secret;
 }
 
 export interface ExpiryMetrics {

@@ -80,7 +80,12 @@ function satisfied(rule: ExpiryRule, marks: readonly ExpiryMark[]): boolean {
   return marks.some((m) => m.ruleId === rule.ruleId && (m.threshold === rule.threshold || m.daysLeft <= rule.threshold));
 }
 
-export function dueExpirations(cert: ExpiryCertificate, config: MonitoringConfigInput, alreadyEmitted: ExpiryState | undefined, now: number): ExpiryDecision {
+export function dueExpirations(
+  cert: ExpiryCertificate,
+  config: MonitoringConfigInput,
+  alreadyEmitted: ExpiryState | undefined,
+  now: number,
+): ExpiryDecision {
   const serial = cert.leaf.serialNumber;
   const marks = alreadyEmitted && alreadyEmitted.serial === serial ? alreadyEmitted.marks : [];
   const kept: ExpiryState | undefined = marks.length ? { serial, notAfter: cert.leaf.notAfter, marks } : undefined;
@@ -133,7 +138,11 @@ export function expirationEvent(cert: ExpiryCertificate, due: DueExpiration, now
   const cn = leaf.commonName ? `, CN=${leaf.commonName}` : '';
   const apps = cert.applicationIds.length ? `application ${cert.applicationIds.join(', ')}` : 'no application (unassigned)';
   const when =
-    due.daysLeft > 0 ? `expires in ${plural(due.daysLeft, 'day')}` : due.daysLeft === 0 ? 'expired less than a day ago' : `expired ${plural(-due.daysLeft, 'day')} ago`;
+    due.daysLeft > 0
+      ? `expires in ${plural(due.daysLeft, 'day')}`
+      : due.daysLeft === 0
+        ? 'expired less than a day ago'
+        : `expired ${plural(-due.daysLeft, 'day')} ago`;
   const where = `Secret ${cert.namespace}/${cert.secretName}${cert.certificateName ? `, Certificate ${name}` : ''}, cluster ${cluster.name}`;
   const message =
     `Certificate ${name} (id ${leaf.id}${cn}), serial number ${leaf.serialNumber}, issuer ${leaf.issuer || 'unknown'}, ${apps}: ` +
@@ -153,7 +162,14 @@ export function expirationEvent(cert: ExpiryCertificate, due: DueExpiration, now
 /** `app-1, app-2` → ['app-1', 'app-2'] (trimmed, de-duplicated, empty parts dropped). */
 export function parseApplicationIds(v: string | undefined): string[] {
   if (!v) return [];
-  return [...new Set(v.split(/[,\s]+/).map((s) => s.trim()).filter(Boolean))];
+  return [
+    ...new Set(
+      v
+        .split(/[,\s]+/)
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
 }
 
 /**
@@ -163,11 +179,16 @@ export function parseApplicationIds(v: string | undefined): string[] {
  */
 export function applicationIdsOf(
   secretAnnotations: Record<string, string> | undefined,
-  certificate?: { metadata?: { annotations?: Record<string, string> }; spec?: { secretTemplate?: { annotations?: Record<string, string> } } },
+  certificate?: {
+    metadata?: { annotations?: Record<string, string> };
+    spec?: { secretTemplate?: { annotations?: Record<string, string> } };
+  },
 ): string[] {
   const fromSecret = secretAnnotations?.[APPLICATION_IDS_ANNOTATION];
   if (fromSecret !== undefined) return parseApplicationIds(fromSecret);
-  const fromCert = certificate?.metadata?.annotations?.[APPLICATION_IDS_ANNOTATION] ?? certificate?.spec?.secretTemplate?.annotations?.[APPLICATION_IDS_ANNOTATION];
+  const fromCert =
+    certificate?.metadata?.annotations?.[APPLICATION_IDS_ANNOTATION] ??
+    certificate?.spec?.secretTemplate?.annotations?.[APPLICATION_IDS_ANNOTATION];
   return parseApplicationIds(fromCert);
 }
 
@@ -175,9 +196,11 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 
 /** A stored ExpiryState as this version writes it; anything else is undefined (the state store drops it with a warning). */
 export function decodeExpiryState(raw: unknown): ExpiryState | undefined {
-  if (!isObj(raw) || typeof raw['serial'] !== 'string' || typeof raw['notAfter'] !== 'number' || !Array.isArray(raw['marks'])) return undefined;
+  if (!isObj(raw) || typeof raw['serial'] !== 'string' || typeof raw['notAfter'] !== 'number' || !Array.isArray(raw['marks']))
+    return undefined;
   const marks = (raw['marks'] as unknown[]).filter(
-    (m): m is ExpiryMark => isObj(m) && typeof m['ruleId'] === 'number' && typeof m['threshold'] === 'number' && typeof m['daysLeft'] === 'number',
+    (m): m is ExpiryMark =>
+      isObj(m) && typeof m['ruleId'] === 'number' && typeof m['threshold'] === 'number' && typeof m['daysLeft'] === 'number',
   );
   return { serial: raw['serial'], notAfter: raw['notAfter'], marks };
 }

@@ -24,7 +24,10 @@ const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
 
 /** An RFC 9562 version-8 (custom) UUID from the first 128 bits of a hex digest. */
 export function uuidFromHex(hex: string): string {
-  const h = hex.replace(/[^0-9a-f]/gi, '').toLowerCase().padEnd(32, '0');
+  const h = hex
+    .replace(/[^0-9a-f]/gi, '')
+    .toLowerCase()
+    .padEnd(32, '0');
   const variant = ((parseInt(h.slice(16, 18), 16) & 0x3f) | 0x80).toString(16).padStart(2, '0');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(18, 20)}-${h.slice(20, 32)}`;
 }

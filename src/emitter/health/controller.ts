@@ -69,7 +69,8 @@ export class HealthController {
     });
     for (const kind of HEALTH_KINDS) {
       const inf = opts.informers[kind];
-      const enqueue = (o: CertManagerObject): void => this.controller.enqueue(healthKey(kind, o.metadata?.namespace, o.metadata?.name ?? ''));
+      const enqueue = (o: CertManagerObject): void =>
+        this.controller.enqueue(healthKey(kind, o.metadata?.namespace, o.metadata?.name ?? ''));
       inf.on('add', enqueue);
       inf.on('update', enqueue);
       inf.on('delete', enqueue);
@@ -91,7 +92,8 @@ export class HealthController {
   /** Every cached object and every remembered key. */
   keys(): string[] {
     const keys = new Set<string>(this.opts.state.keys());
-    for (const kind of HEALTH_KINDS) for (const o of this.opts.informers[kind].list()) keys.add(healthKey(kind, o.metadata?.namespace, o.metadata?.name ?? ''));
+    for (const kind of HEALTH_KINDS)
+      for (const o of this.opts.informers[kind].list()) keys.add(healthKey(kind, o.metadata?.namespace, o.metadata?.name ?? ''));
     return [...keys];
   }
 

@@ -111,6 +111,7 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 export function decodeHealthState(raw: unknown): HealthState | undefined {
   if (!isObj(raw) || typeof raw['uid'] !== 'string' || typeof raw['notified'] !== 'boolean' || !isObj(raw['id'])) return undefined;
   const id = raw['id'] as unknown as ResourceIdentity;
-  if (!(HEALTH_KINDS as readonly string[]).includes(id.kind) || typeof id.name !== 'string' || typeof id.namespace !== 'string') return undefined;
+  if (!(HEALTH_KINDS as readonly string[]).includes(id.kind) || typeof id.name !== 'string' || typeof id.namespace !== 'string')
+    return undefined;
   return raw as unknown as HealthState;
 }

@@ -67,7 +67,12 @@ export function healthEventType(kind: ResourceIdentity['kind'], state: 'notready
 }
 
 /** The internal event for a resource's health change. */
-export function healthEvent(state: 'notready' | 'active', id: ResourceIdentity, cluster: ClusterIdentity, f: HealthStatusFields): InternalEvent {
+export function healthEvent(
+  state: 'notready' | 'active',
+  id: ResourceIdentity,
+  cluster: ClusterIdentity,
+  f: HealthStatusFields,
+): InternalEvent {
   const type = healthEventType(id.kind, state);
   if (id.kind === 'Certificate') {
     const data: CertificateResourceNotReadyData = {

@@ -168,7 +168,15 @@ export function observe(kind: HealthKind, obj: CertManagerObject, now: number): 
     obs.issuing = obs.status !== 'True' && issuing?.status === 'True' && !(obj.status?.failedIssuanceAttempts ?? 0);
     // expired is a fact of our own clock, whatever a (possibly stale) condition says
     if (notAfter !== undefined && notAfter <= now && obs.status !== 'False') {
-      obs = { ...obs, status: 'False', reason: EXPIRED_REASON, message: `Certificate expired on ${rfc1123(notAfter)}`, since: notAfter, stale: false, issuing: false };
+      obs = {
+        ...obs,
+        status: 'False',
+        reason: EXPIRED_REASON,
+        message: `Certificate expired on ${rfc1123(notAfter)}`,
+        since: notAfter,
+        stale: false,
+        issuing: false,
+      };
     }
   }
   return obs;

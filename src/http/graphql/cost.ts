@@ -90,12 +90,22 @@ interface Measure {
 const ZERO: Measure = { depth: 0, aliases: 0, fields: 0, cost: 0 };
 
 /** Parses with the token cap; a cap hit becomes a violation, any other syntax error is left to the caller. */
-export function parseLimited(query: string, limits: GraphqlLimits = GRAPHQL_LIMITS): { doc: DocumentNode } | { violation: CostViolation } | { syntaxError: GraphQLError } {
+export function parseLimited(
+  query: string,
+  limits: GraphqlLimits = GRAPHQL_LIMITS,
+): { doc: DocumentNode } | { violation: CostViolation } | { syntaxError: GraphQLError } {
   try {
     return { doc: parse(query, { maxTokens: limits.maxTokens, noLocation: false }) };
   } catch (e) {
     if (e instanceof GraphQLError && /more tha[nt] \d+ tokens/.test(e.message))
-      return { violation: { limit: 'tokens', max: limits.maxTokens, actual: limits.maxTokens + 1, message: `query document has more than ${limits.maxTokens} tokens` } };
+      return {
+        violation: {
+          limit: 'tokens',
+          max: limits.maxTokens,
+          actual: limits.maxTokens + 1,
+          message: `query document has more than ${limits.maxTokens} tokens`,
+        },
+      };
     if (e instanceof GraphQLError) return { syntaxError: e };
     throw e;
   }
@@ -129,10 +139,34 @@ export function measureRequest(
   const inProgress = new Set<string>();
 
   const check = (m: Measure): Measure => {
-    if (m.depth > limits.maxDepth) throw new Violation({ limit: 'depth', max: limits.maxDepth, actual: m.depth, message: `query is nested ${m.depth} levels deep; the limit is ${limits.maxDepth}` });
-    if (m.aliases > limits.maxAliases) throw new Violation({ limit: 'aliases', max: limits.maxAliases, actual: m.aliases, message: `query uses more than ${limits.maxAliases} aliases` });
-    if (m.fields > limits.maxFields) throw new Violation({ limit: 'fields', max: limits.maxFields, actual: m.fields, message: `query selects more than ${limits.maxFields} fields (fragments expanded)` });
-    if (m.cost > limits.maxCost) throw new Violation({ limit: 'cost', max: limits.maxCost, actual: m.cost, message: `query cost ${m.cost} exceeds the limit ${limits.maxCost} (each field counts 1, multiplied by the page size of enclosing lists: lower first: or select fewer fields)` });
+    if (m.depth > limits.maxDepth)
+      throw new Violation({
+        limit: 'depth',
+        max: limits.maxDepth,
+        actual: m.depth,
+        message: `query is nested ${m.depth} levels deep; the limit is ${limits.maxDepth}`,
+      });
+    if (m.aliases > limits.maxAliases)
+      throw new Violation({
+        limit: 'aliases',
+        max: limits.maxAliases,
+        actual: m.aliases,
+        message: `query uses more than ${limits.maxAliases} aliases`,
+      });
+    if (m.fields > limits.maxFields)
+      throw new Violation({
+        limit: 'fields',
+        max: limits.maxFields,
+        actual: m.fields,
+        message: `query selects more than ${limits.maxFields} fields (fragments expanded)`,
+      });
+    if (m.cost > limits.maxCost)
+      throw new Violation({
+        limit: 'cost',
+        max: limits.maxCost,
+        actual: m.cost,
+        message: `query cost ${m.cost} exceeds the limit ${limits.maxCost} (each field counts 1, multiplied by the page size of enclosing lists: lower first: or select fewer fields)`,
+      });
     return m;
   };
 
@@ -141,7 +175,12 @@ export function measureRequest(
 
   const valueDepth = (v: ValueNode, depth: number, path: string): void => {
     if (depth > limits.maxValueDepth)
-      throw new Violation({ limit: 'valueDepth', max: limits.maxValueDepth, actual: depth, message: `input value at ${path} is nested more than ${limits.maxValueDepth} levels deep` });
+      throw new Violation({
+        limit: 'valueDepth',
+        max: limits.maxValueDepth,
+        actual: depth,
+        message: `input value at ${path} is nested more than ${limits.maxValueDepth} levels deep`,
+      });
     if (v.kind === Kind.LIST) for (const x of v.values) valueDepth(x, depth + 1, path);
     else if (v.kind === Kind.OBJECT) for (const f of v.fields) valueDepth(f.value, depth + 1, path);
   };
@@ -155,7 +194,13 @@ export function measureRequest(
     else if (arg?.value.kind === Kind.VARIABLE) n = vars[arg.value.name.value] ?? n;
     else if (arg?.value.kind === Kind.NULL) n = argDef.defaultValue;
     if (typeof n !== 'number' || !Number.isFinite(n)) return limits.maxFirst; // invalid: validation/coercion rejects it; cost it at the cap
-    if (n > limits.maxFirst) throw new Violation({ limit: 'first', max: limits.maxFirst, actual: n, message: `first: ${n} on ${node.name.value} exceeds the limit ${limits.maxFirst}` });
+    if (n > limits.maxFirst)
+      throw new Violation({
+        limit: 'first',
+        max: limits.maxFirst,
+        actual: n,
+        message: `first: ${n} on ${node.name.value} exceeds the limit ${limits.maxFirst}`,
+      });
     return Math.max(0, Math.floor(n));
   };
 
@@ -179,7 +224,12 @@ export function measureRequest(
           const factor = intro || !list ? 1 : (first ?? listSize);
           const childList = !list && first !== undefined ? first : limits.assumedListSize;
           const child = selection(sel.selectionSet, type ? getNamedType(type) : undefined, intro, childList);
-          m = { depth: child.depth + 1, aliases: m.aliases + child.aliases, fields: m.fields + child.fields, cost: 1 + factor * child.cost };
+          m = {
+            depth: child.depth + 1,
+            aliases: m.aliases + child.aliases,
+            fields: m.fields + child.fields,
+            cost: 1 + factor * child.cost,
+          };
         } else {
           firstOf(sel, def); // a `first:` on a leaf is still capped
           m = { ...m, depth: 1 };
@@ -208,7 +258,12 @@ export function measureRequest(
 
   try {
     for (const v of op.variableDefinitions ?? []) if (v.defaultValue) valueDepth(v.defaultValue, 1, `$${v.variable.name.value}`);
-    const root = op.operation === 'mutation' ? schema.getMutationType() : op.operation === 'subscription' ? schema.getSubscriptionType() : schema.getQueryType();
+    const root =
+      op.operation === 'mutation'
+        ? schema.getMutationType()
+        : op.operation === 'subscription'
+          ? schema.getSubscriptionType()
+          : schema.getQueryType();
     const m = selection(op.selectionSet, root ?? undefined, false, limits.assumedListSize);
     return { report: m };
   } catch (e) {

@@ -22,8 +22,18 @@ function capGraphqlError(e: GraphQLError): GraphQLError {
   const ext = { ...e.extensions };
   if (typeof ext.field === 'string') ext.field = capText(ext.field);
   if (Array.isArray(ext.errors))
-    ext.errors = (ext.errors as FieldError[]).map((x) => ({ ...x, message: capText(x.message), ...(x.field !== undefined ? { field: capText(x.field) } : {}) }));
-  return new GraphQLError(capText(e.message), { nodes: e.nodes ?? null, source: e.source ?? null, positions: e.positions ?? null, path: e.path ?? null, extensions: ext });
+    ext.errors = (ext.errors as FieldError[]).map((x) => ({
+      ...x,
+      message: capText(x.message),
+      ...(x.field !== undefined ? { field: capText(x.field) } : {}),
+    }));
+  return new GraphQLError(capText(e.message), {
+    nodes: e.nodes ?? null,
+    source: e.source ?? null,
+    positions: e.positions ?? null,
+    path: e.path ?? null,
+    extensions: ext,
+  });
 }
 
 function formatUncapped(err: Readonly<GraphQLError | Error>, log?: Logger): GraphQLError {
@@ -46,23 +56,39 @@ function formatUncapped(err: Readonly<GraphQLError | Error>, log?: Logger): Grap
   }
   if (orig instanceof GraphQLError && orig.extensions.code) {
     // a scalar's own error (UUID) raised while coercing a variable: same redaction as below
-    return new GraphQLError(ge.path ? ge.message : redactRequestError(ge.message, orig.message), { nodes: ge.nodes ?? null, path: ge.path ?? null, extensions: { ...orig.extensions } });
+    return new GraphQLError(ge.path ? ge.message : redactRequestError(ge.message, orig.message), {
+      nodes: ge.nodes ?? null,
+      path: ge.path ?? null,
+      extensions: { ...orig.extensions },
+    });
   }
   if (ge.extensions.code) {
     // a scalar's error reported as is by validation (our UUID literal parser): same redaction
     if (ge.path) return ge;
-    return new GraphQLError(redactRequestError(ge.message, undefined), { nodes: ge.nodes ?? null, source: ge.source ?? null, positions: ge.positions ?? null, extensions: { ...ge.extensions } });
+    return new GraphQLError(redactRequestError(ge.message, undefined), {
+      nodes: ge.nodes ?? null,
+      source: ge.source ?? null,
+      positions: ge.positions ?? null,
+      extensions: { ...ge.extensions },
+    });
   }
   const input = storeInputError(orig);
   if (input) return new GraphQLError(input.message, { nodes: ge.nodes ?? null, path: ge.path ?? null, extensions: { code: input.code } });
   if (isStoreUnavailable(orig)) {
     log?.warn({ err: orig }, 'store unavailable');
-    return new GraphQLError('the store is unavailable; retry later', { nodes: ge.nodes ?? null, path: ge.path ?? null, extensions: { code: 'SERVICE_UNAVAILABLE' } });
+    return new GraphQLError('the store is unavailable; retry later', {
+      nodes: ge.nodes ?? null,
+      path: ge.path ?? null,
+      extensions: { code: 'SERVICE_UNAVAILABLE' },
+    });
   }
   if (!ge.path) {
     // request-level: parse, validation, variable coercion
     const message = redactRequestError(ge.message, orig?.message);
-    return new GraphQLError(message, { nodes: ge.nodes ?? null, extensions: { code: orig ? 'BAD_USER_INPUT' : 'GRAPHQL_VALIDATION_FAILED' } });
+    return new GraphQLError(message, {
+      nodes: ge.nodes ?? null,
+      extensions: { code: orig ? 'BAD_USER_INPUT' : 'GRAPHQL_VALIDATION_FAILED' },
+    });
   }
   log?.error({ err: boundedErr(orig ?? ge) }, 'graphql resolver failed');
   return new GraphQLError('internal error', { nodes: ge.nodes ?? null, path: ge.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
@@ -144,7 +170,13 @@ export function graphqlHandler(logger: Logger, limits: GraphqlLimits = GRAPHQL_L
       return sendGraphqlError(res, 400, 'QUERY_TOO_COMPLEX', v.message, { limit: v.limit, max: v.max, actual: v.actual });
     }
     if ('doc' in parsed) {
-      const m = measureRequest(schema, parsed.doc, typeof op === 'string' ? op : undefined, isPlainObject(body.variables) ? body.variables : undefined, limits);
+      const m = measureRequest(
+        schema,
+        parsed.doc,
+        typeof op === 'string' ? op : undefined,
+        isPlainObject(body.variables) ? body.variables : undefined,
+        limits,
+      );
       if ('violation' in m) {
         const v = m.violation;
         res.locals.log.info({ limit: v.limit, actual: v.actual }, 'graphql request rejected by the cost limit');

@@ -173,7 +173,13 @@ export const rootValue: Record<string, Resolver> = {
     ),
   updateNotificationRouter: async (a, ctx) =>
     routerView(
-      await routers.updateRouter(ctx, 'ROUTER', a.id, a.updateNotificationRouterConfigurationInput, 'updateNotificationRouterConfigurationInput'),
+      await routers.updateRouter(
+        ctx,
+        'ROUTER',
+        a.id,
+        a.updateNotificationRouterConfigurationInput,
+        'updateNotificationRouterConfigurationInput',
+      ),
     ),
   deleteNotificationRouter: async (a, ctx) => ({ ids: await routers.deleteRouters(ctx, a.ids ?? []) }),
 

@@ -14,7 +14,12 @@ export function monitoringRouter(): Router {
   const r = Router({ caseSensitive: true, strict: true });
   r.all('/:type', async (req, res) => {
     if (req.params.type !== MONITORING_TYPE) {
-      return sendError(res, 404, 'NOT_FOUND', `unknown inventory monitoring configuration type '${req.params.type}'; supported: ${MONITORING_TYPE}`);
+      return sendError(
+        res,
+        404,
+        'NOT_FOUND',
+        `unknown inventory monitoring configuration type '${req.params.type}'; supported: ${MONITORING_TYPE}`,
+      );
     }
     try {
       if (req.method === 'GET' || req.method === 'HEAD') return res.json(monitoringResponse(await getMonitoringConfig(res.locals.ctx)));

@@ -26,7 +26,10 @@ export function monitoringHandler(deps: MonitoringHandlerDeps): ResourceHandler<
 
     async apply(m: MonitoringConfig, log: Logger): Promise<Applied> {
       if (m.metadata?.name !== MONITORING_CONFIG_NAME) {
-        throw new TerminalError(Reason.Ignored, `only the MonitoringConfig named '${MONITORING_CONFIG_NAME}' is applied; this one is ignored`);
+        throw new TerminalError(
+          Reason.Ignored,
+          `only the MonitoringConfig named '${MONITORING_CONFIG_NAME}' is applied; this one is ignored`,
+        );
       }
       const v = validateMonitoringSpec(m.spec);
       if (!v.ok) throw new TerminalError(Reason.InvalidSpec, v.errors.join('; '));

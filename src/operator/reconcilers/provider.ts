@@ -6,7 +6,15 @@ import { Reason } from '../../api/meta.js';
 import { NotificationProviderKind, type NotificationProvider } from '../../api/notificationprovider.js';
 import { resourceOf } from '../../kube/client.js';
 import type { ResilientInformer } from '../../kube/informer.js';
-import { desiredIntegration, managedByKey, missingSettings, pickOwned, planIntegrationUpdate, resolveSecrets, secretRefsOf } from '../desired.js';
+import {
+  desiredIntegration,
+  managedByKey,
+  missingSettings,
+  pickOwned,
+  planIntegrationUpdate,
+  resolveSecrets,
+  secretRefsOf,
+} from '../desired.js';
 import { throwServiceFailure } from '../errors.js';
 import { TerminalError, WaitError, objectKey, type Applied, type Cleaned, type ResourceHandler } from '../../runtime/controller.js';
 import { ServiceApiError } from '../../client/errors.js';

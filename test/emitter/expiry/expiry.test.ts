@@ -28,13 +28,24 @@ function cert(o: { left?: number; serial?: string; apps?: string[] } = {}): Expi
     namespace: 'shop',
     secretName: 'web-tls',
     certificateName: 'web',
-    leaf: { id: CERT_ID, serialNumber: o.serial ?? '0A1B2C', notAfter: NOW + (o.left ?? 10 * DAY_MS), issuer: "CN=R3, O=Let's Encrypt, C=US", commonName: 'shop.example.com' },
+    leaf: {
+      id: CERT_ID,
+      serialNumber: o.serial ?? '0A1B2C',
+      notAfter: NOW + (o.left ?? 10 * DAY_MS),
+      issuer: "CN=R3, O=Let's Encrypt, C=US",
+      commonName: 'shop.example.com',
+    },
     applicationIds: o.apps ?? [],
   };
 }
 
 /** Scans `c` at each of `times` with `config`, carrying the state; returns the ruleIds emitted. */
-function timeline(c: ExpiryCertificate, times: number[], config: MonitoringConfig | ((t: number) => MonitoringConfig) = CFG, start?: ExpiryState) {
+function timeline(
+  c: ExpiryCertificate,
+  times: number[],
+  config: MonitoringConfig | ((t: number) => MonitoringConfig) = CFG,
+  start?: ExpiryState,
+) {
   let state = start;
   const emitted: number[] = [];
   for (const t of times) {
@@ -103,15 +114,29 @@ describe('dueExpirations', () => {
     const looser = { ...CFG, thresholds: [30, 20, 7] };
     expect(dueExpirations(c, looser, first.next, NOW + DAY_MS).due).toBeUndefined();
     // re-numbered rules: marks made at 10 days cover rule 1 = 14 days
-    expect(dueExpirations(cert({ left: 10 * DAY_MS }), { ...CFG, thresholds: [14, 30, 7] }, dueExpirations(cert(), CFG, undefined, NOW).next, NOW + H).due).toBeUndefined();
+    expect(
+      dueExpirations(
+        cert({ left: 10 * DAY_MS }),
+        { ...CFG, thresholds: [14, 30, 7] },
+        dueExpirations(cert(), CFG, undefined, NOW).next,
+        NOW + H,
+      ).due,
+    ).toBeUndefined();
     // a new rule is new
-    expect(dueExpirations(c, { ...CFG, thresholds: [30, 14, 12] }, first.next, NOW + 2 * DAY_MS).due).toEqual({ ruleId: 3, threshold: 12, daysLeft: 12 });
+    expect(dueExpirations(c, { ...CFG, thresholds: [30, 14, 12] }, first.next, NOW + 2 * DAY_MS).due).toEqual({
+      ruleId: 3,
+      threshold: 12,
+      daysLeft: 12,
+    });
   });
 
   it('disabled configuration: nothing, marks kept; enabling later notifies', () => {
     const prev = dueExpirations(cert(), CFG, undefined, NOW).next;
     const off = { ...CFG, enabled: false };
-    expect(dueExpirations(cert({ left: 5 * DAY_MS }), off, prev, NOW)).toEqual({ next: prev && { ...prev, notAfter: NOW + 5 * DAY_MS }, skipped: 'disabled' });
+    expect(dueExpirations(cert({ left: 5 * DAY_MS }), off, prev, NOW)).toEqual({
+      next: prev && { ...prev, notAfter: NOW + 5 * DAY_MS },
+      skipped: 'disabled',
+    });
     expect(dueExpirations(cert(), off, undefined, NOW)).toEqual({ next: undefined, skipped: 'disabled' });
     expect(dueExpirations(cert({ left: 5 * DAY_MS }), CFG, prev, NOW).due?.ruleId).toBe(3);
   });
@@ -125,11 +150,14 @@ describe('dueExpirations', () => {
     [['app-1'], false, [], false],
     [['app-1'], false, ['app-1', 'app-9'], true],
     [['app-1'], true, ['app-2'], false],
-  ] as [string[], boolean, string[], boolean][])('monitored apps %j, unassigned %s, certificate apps %j → %s', (applicationIds, includeUnassignedCertificates, apps, monitored) => {
-    const d = dueExpirations(cert({ apps }), { ...CFG, applicationIds, includeUnassignedCertificates }, undefined, NOW);
-    if (monitored) expect(d.due?.ruleId).toBe(2);
-    else expect(d).toEqual({ next: undefined, skipped: 'unmonitored' });
-  });
+  ] as [string[], boolean, string[], boolean][])(
+    'monitored apps %j, unassigned %s, certificate apps %j → %s',
+    (applicationIds, includeUnassignedCertificates, apps, monitored) => {
+      const d = dueExpirations(cert({ apps }), { ...CFG, applicationIds, includeUnassignedCertificates }, undefined, NOW);
+      if (monitored) expect(d.due?.ruleId).toBe(2);
+      else expect(d).toEqual({ next: undefined, skipped: 'unmonitored' });
+    },
+  );
 
   it('no thresholds, or none crossed: nothing; recheck at the next crossing', () => {
     expect(dueExpirations(cert(), { ...CFG, thresholds: [] }, undefined, NOW)).toEqual({ next: undefined, skipped: 'none-crossed' });
@@ -151,9 +179,24 @@ describe('expirationEvent', () => {
     expect(validateEvent(e)).toMatchObject({ ok: true });
     expect(e.type).toBe('evt.policy.expiringcertificates.failed');
     expect(Object.keys(e.data).sort()).toEqual(['applicationIds', 'message', 'name', 'notificationDate', 'ruleId', 'threshold']);
-    expect(e.data).toMatchObject({ name: 'Certificate expiring in 10 days', applicationIds: ['app-1', 'app-2'], threshold: 14, ruleId: 2, notificationDate: '2026-11-12T06:00:00.000+00:00' });
+    expect(e.data).toMatchObject({
+      name: 'Certificate expiring in 10 days',
+      applicationIds: ['app-1', 'app-2'],
+      threshold: 14,
+      ruleId: 2,
+      notificationDate: '2026-11-12T06:00:00.000+00:00',
+    });
     const m = e.data['message'] as string;
-    for (const part of ['shop/web', CERT_ID, '0A1B2C', "CN=R3, O=Let's Encrypt, C=US", 'app-1, app-2', '10 days', new Date(NOW + 10 * DAY_MS).toISOString(), 'Secret shop/web-tls']) {
+    for (const part of [
+      'shop/web',
+      CERT_ID,
+      '0A1B2C',
+      "CN=R3, O=Let's Encrypt, C=US",
+      'app-1, app-2',
+      '10 days',
+      new Date(NOW + 10 * DAY_MS).toISOString(),
+      'Secret shop/web-tls',
+    ]) {
       expect(m).toContain(part);
     }
     // the incident dedup key is per certificate (its id in the message) and rule
@@ -179,7 +222,9 @@ describe('application ids', () => {
     const certObj = { metadata: { annotations: { 'notify.certmgr.io/application-ids': 'from-cert' } } };
     expect(applicationIdsOf({ 'notify.certmgr.io/application-ids': 'from-secret' }, certObj)).toEqual(['from-secret']);
     expect(applicationIdsOf({}, certObj)).toEqual(['from-cert']);
-    expect(applicationIdsOf(undefined, { spec: { secretTemplate: { annotations: { 'notify.certmgr.io/application-ids': 'tmpl' } } } })).toEqual(['tmpl']);
+    expect(
+      applicationIdsOf(undefined, { spec: { secretTemplate: { annotations: { 'notify.certmgr.io/application-ids': 'tmpl' } } } }),
+    ).toEqual(['tmpl']);
     expect(applicationIdsOf({ other: 'x' })).toEqual([]);
   });
 });

@@ -39,22 +39,47 @@ describe('formatDuration', () => {
 
 describe('observe', () => {
   it('Ready=False: reason, message, lastTransitionTime; Date or string timestamps', () => {
-    const c = certificate({ conditions: [{ ...ready('False', NOW - MIN, 'DoesNotExist', 'Issuing certificate as Secret does not exist'), lastTransitionTime: new Date(NOW - MIN) }] });
-    expect(observe('Certificate', c, NOW)).toMatchObject({ status: 'False', reason: 'DoesNotExist', since: NOW - MIN, stale: false, issuing: false });
+    const c = certificate({
+      conditions: [
+        {
+          ...ready('False', NOW - MIN, 'DoesNotExist', 'Issuing certificate as Secret does not exist'),
+          lastTransitionTime: new Date(NOW - MIN),
+        },
+      ],
+    });
+    expect(observe('Certificate', c, NOW)).toMatchObject({
+      status: 'False',
+      reason: 'DoesNotExist',
+      since: NOW - MIN,
+      stale: false,
+      issuing: false,
+    });
   });
 
   it('no Ready condition is Unknown since creation', () => {
-    expect(observe('Issuer', issuer('Issuer', { created: NOW - 3 * MIN }), NOW)).toMatchObject({ status: 'Unknown', reason: NO_CONDITION_REASON, since: NOW - 3 * MIN });
+    expect(observe('Issuer', issuer('Issuer', { created: NOW - 3 * MIN }), NOW)).toMatchObject({
+      status: 'Unknown',
+      reason: NO_CONDITION_REASON,
+      since: NOW - 3 * MIN,
+    });
   });
 
   it('observedGeneration below generation is stale', () => {
-    expect(observe('Certificate', certificate({ generation: 2, conditions: [ready('False', NOW - MIN, 'DoesNotExist', '', 1)] }), NOW).stale).toBe(true);
-    expect(observe('Certificate', certificate({ generation: 2, conditions: [ready('False', NOW - MIN, 'DoesNotExist', '', 2)] }), NOW).stale).toBe(false);
+    expect(
+      observe('Certificate', certificate({ generation: 2, conditions: [ready('False', NOW - MIN, 'DoesNotExist', '', 1)] }), NOW).stale,
+    ).toBe(true);
+    expect(
+      observe('Certificate', certificate({ generation: 2, conditions: [ready('False', NOW - MIN, 'DoesNotExist', '', 2)] }), NOW).stale,
+    ).toBe(false);
   });
 
   it('Ready=True after notAfter is Expired (stale Ready), with cert-manager’s message format', () => {
     const notAfter = Date.parse('2025-08-02T13:50:04Z');
-    const c = certificate({ conditions: [ready('True', Date.parse('2025-05-04T14:48:37Z'), 'Ready', 'Certificate is up to date and has not expired', 5)], generation: 5, status: { notAfter: iso(notAfter) } });
+    const c = certificate({
+      conditions: [ready('True', Date.parse('2025-05-04T14:48:37Z'), 'Ready', 'Certificate is up to date and has not expired', 5)],
+      generation: 5,
+      status: { notAfter: iso(notAfter) },
+    });
     expect(observe('Certificate', c, NOW)).toMatchObject({
       status: 'False',
       reason: 'Expired',
@@ -71,7 +96,14 @@ describe('observe', () => {
       name: 'web-tls',
       uid: UID_A,
       issuerName: 'letsencrypt-prod',
-      subject: { commonName: 'shop.example.com', countries: ['DE'], localities: [], organizationalUnits: [], organizations: ['Example Corp'], provinces: [] },
+      subject: {
+        commonName: 'shop.example.com',
+        countries: ['DE'],
+        localities: [],
+        organizationalUnits: [],
+        organizations: ['Example Corp'],
+        provinces: [],
+      },
       SANs: { 'DNS Names': ['shop.example.com', 'www.shop.example.com'] },
     });
     const noNames = observe('Certificate', certificate({ spec: { dnsNames: [], commonName: undefined, subject: undefined } }), NOW);
@@ -83,7 +115,9 @@ describe('observe', () => {
 
 describe('diffReady', () => {
   it('healthy with nothing emitted: no event, no state', () => {
-    expect(run('Issuer', undefined, issuer('Issuer', { conditions: [ready('True', NOW - MIN, 'ACMEAccountRegistered')] }))).toEqual({ next: undefined });
+    expect(run('Issuer', undefined, issuer('Issuer', { conditions: [ready('True', NOW - MIN, 'ACMEAccountRegistered')] }))).toEqual({
+      next: undefined,
+    });
   });
 
   it('Ready=False inside the grace period: nothing yet, come back when it ends', () => {
@@ -114,7 +148,11 @@ describe('diffReady', () => {
   });
 
   it('only once per episode: still unhealthy (even with another reason) sends nothing', () => {
-    const prev = notifiedState('Issuer', issuer('Issuer', { conditions: [ready('False', NOW - 20 * MIN, 'ErrUpdateACMEAccount')] }), NOW - 20 * MIN);
+    const prev = notifiedState(
+      'Issuer',
+      issuer('Issuer', { conditions: [ready('False', NOW - 20 * MIN, 'ErrUpdateACMEAccount')] }),
+      NOW - 20 * MIN,
+    );
     const d = run('Issuer', prev, issuer('Issuer', { conditions: [ready('False', NOW - 20 * MIN, 'ErrRegisterACMEAccount')] }));
     expect(d.event).toBeUndefined();
     expect(d.next).toMatchObject({ notified: true, unhealthySince: NOW - 20 * MIN });
@@ -125,7 +163,11 @@ describe('diffReady', () => {
   it('Ready=True after .notready: .active with unhealthyDuration up to Ready’s lastTransitionTime', () => {
     const start = NOW - (3600 + 62) * S - 500;
     const prev = notifiedState('ClusterIssuer', issuer('ClusterIssuer', { conditions: [ready('False', start, 'ErrGetKeyPair')] }), start);
-    const d = run('ClusterIssuer', prev, issuer('ClusterIssuer', { conditions: [ready('True', NOW - 10 * S, 'KeyPairVerified', 'Signing CA verified')] }));
+    const d = run(
+      'ClusterIssuer',
+      prev,
+      issuer('ClusterIssuer', { conditions: [ready('True', NOW - 10 * S, 'KeyPairVerified', 'Signing CA verified')] }),
+    );
     expect(d.event).toEqual({
       type: 'evt.healthstatus.certmgr-issuer.active',
       data: {
@@ -175,8 +217,17 @@ describe('diffReady', () => {
   });
 
   it('after .active, a new failure is a new episode with a new grace period', () => {
-    const prev = notifiedState('Issuer', issuer('Issuer', { conditions: [ready('False', NOW - 30 * MIN, 'ErrUpdateACMEAccount')] }), NOW - 30 * MIN);
-    const healed = run('Issuer', prev, issuer('Issuer', { conditions: [ready('True', NOW - 2 * MIN, 'ACMEAccountRegistered')] }), NOW - MIN);
+    const prev = notifiedState(
+      'Issuer',
+      issuer('Issuer', { conditions: [ready('False', NOW - 30 * MIN, 'ErrUpdateACMEAccount')] }),
+      NOW - 30 * MIN,
+    );
+    const healed = run(
+      'Issuer',
+      prev,
+      issuer('Issuer', { conditions: [ready('True', NOW - 2 * MIN, 'ACMEAccountRegistered')] }),
+      NOW - MIN,
+    );
     expect(healed.event?.type).toBe('evt.healthstatus.certmgr-issuer.active');
     const again = run('Issuer', healed.next, issuer('Issuer', { conditions: [ready('False', NOW - 30 * S, 'ErrUpdateACMEAccount')] }));
     expect(again.event).toBeUndefined();
@@ -192,14 +243,17 @@ describe('diffReady', () => {
     expect(d.event).toBeUndefined();
     expect(d.next?.notified).toBe(true);
     // once cert-manager has looked at generation 2, the recovery goes out
-    expect(run('Certificate', d.next, certificate({ generation: 2, conditions: [ready('True', NOW - MIN, 'Ready', '', 2)] })).event?.type).toBe(
-      'evt.healthstatus.certmgr-certificate-resource.active',
-    );
+    expect(
+      run('Certificate', d.next, certificate({ generation: 2, conditions: [ready('True', NOW - MIN, 'Ready', '', 2)] })).event?.type,
+    ).toBe('evt.healthstatus.certmgr-certificate-resource.active');
   });
 
   it('expired but Ready=True (stale): .notready Expired after the grace period, from notAfter', () => {
     const notAfter = NOW - 2 * MIN;
-    const c = certificate({ conditions: [ready('True', NOW - 60 * 86_400_000, 'Ready', 'Certificate is up to date and has not expired')], status: { notAfter: iso(notAfter) } });
+    const c = certificate({
+      conditions: [ready('True', NOW - 60 * 86_400_000, 'Ready', 'Certificate is up to date and has not expired')],
+      status: { notAfter: iso(notAfter) },
+    });
     const d = run('Certificate', undefined, c);
     expect(d.event?.type).toBe('evt.healthstatus.certmgr-certificate-resource.notready');
     expect(d.event?.data).toMatchObject({ statusReason: 'Expired', statusTransition: isoUtc(notAfter), unhealthyDuration: '0h2m0s' });
@@ -211,12 +265,22 @@ describe('diffReady', () => {
 
   it('Ready=True with notAfter ahead: look again at notAfter', () => {
     const notAfter = NOW + 3 * 86_400_000;
-    expect(run('Certificate', undefined, certificate({ conditions: [ready('True', NOW - MIN)], status: { notAfter: iso(notAfter) } }))).toEqual({ next: undefined, recheckAt: notAfter });
+    expect(
+      run('Certificate', undefined, certificate({ conditions: [ready('True', NOW - MIN)], status: { notAfter: iso(notAfter) } })),
+    ).toEqual({ next: undefined, recheckAt: notAfter });
   });
 
   it('renewed after expiry: .active once the new notAfter is ahead', () => {
-    const prev = notifiedState('Certificate', certificate({ conditions: [ready('True', NOW - 99 * MIN)], status: { notAfter: iso(NOW - 60 * MIN) } }), NOW - 60 * MIN);
-    const d = run('Certificate', prev, certificate({ conditions: [ready('True', NOW - 99 * MIN)], status: { notAfter: iso(NOW + 60 * 86_400_000) } }));
+    const prev = notifiedState(
+      'Certificate',
+      certificate({ conditions: [ready('True', NOW - 99 * MIN)], status: { notAfter: iso(NOW - 60 * MIN) } }),
+      NOW - 60 * MIN,
+    );
+    const d = run(
+      'Certificate',
+      prev,
+      certificate({ conditions: [ready('True', NOW - 99 * MIN)], status: { notAfter: iso(NOW + 60 * 86_400_000) } }),
+    );
     expect(d.event?.type).toBe('evt.healthstatus.certmgr-certificate-resource.active');
     // Ready's lastTransitionTime predates the episode: the duration runs to now
     expect(d.event?.data['unhealthyDuration']).toBe('1h0m0s');
@@ -229,11 +293,18 @@ describe('diffReady', () => {
   });
 
   it('routine issuance (Issuing=True, no failure) gets the issuing grace period; a failed attempt does not', () => {
-    const conds = [ready('False', NOW - 2 * MIN, 'DoesNotExist', 'Issuing certificate as Secret does not exist'), issuing('True', NOW - 2 * MIN)];
+    const conds = [
+      ready('False', NOW - 2 * MIN, 'DoesNotExist', 'Issuing certificate as Secret does not exist'),
+      issuing('True', NOW - 2 * MIN),
+    ];
     const inProgress = run('Certificate', undefined, certificate({ conditions: conds }));
     expect(inProgress.event).toBeUndefined();
     expect(inProgress.recheckAt).toBe(NOW - 2 * MIN + 5 * MIN);
-    const failed = run('Certificate', undefined, certificate({ conditions: [conds[0]!, issuing('False', NOW - MIN, 'Failed')], status: { failedIssuanceAttempts: 1 } }));
+    const failed = run(
+      'Certificate',
+      undefined,
+      certificate({ conditions: [conds[0]!, issuing('False', NOW - MIN, 'Failed')], status: { failedIssuanceAttempts: 1 } }),
+    );
     expect(failed.event?.type).toBe('evt.healthstatus.certmgr-certificate-resource.notready');
   });
 
@@ -242,8 +313,16 @@ describe('diffReady', () => {
     const d = run('Certificate', prev, undefined);
     expect(d.next).toBeUndefined();
     expect(d.event?.type).toBe('evt.healthstatus.certmgr-certificate-resource.active');
-    expect(d.event?.data).toMatchObject({ statusReason: 'Deleted', statusMessage: 'Certificate shop/web-tls was deleted while not ready', resourceId: UID_A, certificateName: 'web-tls', unhealthyDuration: '0h30m0s' });
-    expect(run('Certificate', { uid: UID_A, notified: false, unhealthySince: NOW - S, id: prev.id }, undefined)).toEqual({ next: undefined });
+    expect(d.event?.data).toMatchObject({
+      statusReason: 'Deleted',
+      statusMessage: 'Certificate shop/web-tls was deleted while not ready',
+      resourceId: UID_A,
+      certificateName: 'web-tls',
+      unhealthyDuration: '0h30m0s',
+    });
+    expect(run('Certificate', { uid: UID_A, notified: false, unhealthySince: NOW - S, id: prev.id }, undefined)).toEqual({
+      next: undefined,
+    });
   });
 
   it('replaced by a new object of the same name: resolve the old one, then start over', () => {
@@ -265,10 +344,31 @@ describe('diffReady', () => {
       return [Object.keys(notready.data).sort(), Object.keys(active.data).sort()];
     };
     const [certNotReady, certActive] = keys('Certificate', certificate({ conditions: [ready('False', NOW - 30 * MIN)] }));
-    expect(certNotReady).toEqual(['SANs', 'certificateName', 'clusterId', 'clusterName', 'issuerName', 'namespace', 'statusMessage', 'statusReason', 'statusTransition', 'subject', 'unhealthyDuration']);
+    expect(certNotReady).toEqual([
+      'SANs',
+      'certificateName',
+      'clusterId',
+      'clusterName',
+      'issuerName',
+      'namespace',
+      'statusMessage',
+      'statusReason',
+      'statusTransition',
+      'subject',
+      'unhealthyDuration',
+    ]);
     expect(certActive).toEqual([...certNotReady!, 'resourceId'].sort());
     const [issNotReady, issActive] = keys('Issuer', issuer('Issuer', { conditions: [ready('False', NOW - 30 * MIN)] }));
-    expect(issNotReady).toEqual(['clusterId', 'clusterName', 'issuerName', 'namespace', 'resourceId', 'statusMessage', 'statusReason', 'statusTransition']);
+    expect(issNotReady).toEqual([
+      'clusterId',
+      'clusterName',
+      'issuerName',
+      'namespace',
+      'resourceId',
+      'statusMessage',
+      'statusReason',
+      'statusTransition',
+    ]);
     expect(issActive).toEqual([...issNotReady!, 'unhealthyDuration'].sort());
     const [, cissActive] = keys('ClusterIssuer', issuer('ClusterIssuer', { conditions: [ready('False', NOW - 30 * MIN)] }));
     expect(cissActive).toEqual(issActive);
