@@ -10,9 +10,6 @@ const NEEDS_SERVERS = [
   'test/e2e/**', // spawns the built bundle, PostgreSQL store, kube-apiserver
   'test/faults/**', // kills and restarts processes and servers
   'test/fuzz/**', // runs every property against SQLite and PostgreSQL
-  'test/store/postgres-connection-loss.test.ts', // starts its own PostgreSQL
-  // run each case on SQLite and PostgreSQL (test/delivery/support.ts ENGINES)
-  'test/delivery/{order-worker,recovery,worker}.test.ts',
 ];
 
 export default defineConfig({

@@ -1,7 +1,7 @@
 /**
  * Fast recovery across a real SIGKILL (issue 8): a worker process holding claims with a one-hour lease is
  * killed; restarted under the same instance id it sends them at once. (Under another id they would wait for
- * the hour: see recovery.test.ts.) SQLite file and PostgreSQL.
+ * the hour: see recovery.int.test.ts.) SQLite file and PostgreSQL.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
