@@ -80,7 +80,7 @@ export function decide(
         const n = delivery.attempts;
         return {
           kind: 'dead',
-          error: `gave up after ${n} attempt${n === 1 ? '' : 's'} over ${formatDuration(now - delivery.createdAt)}: ${errorOf(result)}`,
+          error: `gave up after ${n} attempt${n === 1 ? '' : 's'} over ${humanDuration(now - delivery.createdAt)}: ${errorOf(result)}`,
           statusCode,
         };
       }
@@ -94,7 +94,7 @@ export function decide(
 }
 
 /** 250ms, 1.5s, 1m5s, 1h30m, 24h, 2d3h: short and readable, for error texts and logs. */
-export function formatDuration(ms: number): string {
+export function humanDuration(ms: number): string {
   const v = Math.max(0, Math.round(ms));
   if (v < 1000) return `${v}ms`;
   if (v < 60_000) {

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import type { InternalEvent } from '../../src/events/families.js';
 import { EventRejectedError, EventSender, SenderStoppedError } from '../../src/client/events.js';
-import { formatDuration } from '../../src/emitter/health/events.js';
+import { unhealthyDurationOf } from '../../src/emitter/health/events.js';
 import { CLUSTER, UID_B } from '../emitter/fixtures.js';
 
 const log = pino({ level: 'silent' });
@@ -21,7 +21,7 @@ function issuerEvent(name: string, state: 'notready' | 'active' = 'notready'): I
     statusReason: 'ErrGetKeyPair',
     statusTransition: '2026-03-01T10:00:00Z',
   };
-  if (state === 'active') data['unhealthyDuration'] = formatDuration(1234);
+  if (state === 'active') data['unhealthyDuration'] = unhealthyDurationOf(1234);
   return { type: `evt.healthstatus.certmgr-issuer.${state}`, data };
 }
 

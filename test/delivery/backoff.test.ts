@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decide, formatDuration, nextAttemptDelay, type Decision } from '../../src/delivery/backoff.js';
+import { decide, humanDuration, nextAttemptDelay, type Decision } from '../../src/delivery/backoff.js';
 import type { DeliveryResult } from '../../src/integrations/types.js';
 
 const fixed = (r: number) => () => r;
@@ -118,7 +118,7 @@ describe('decide', () => {
   });
 });
 
-describe('formatDuration', () => {
+describe('humanDuration', () => {
   it.each([
     [0, '0ms'],
     [250, '250ms'],
@@ -132,6 +132,6 @@ describe('formatDuration', () => {
     [51 * HOUR, '2d3h'],
     [-5, '0ms'],
   ])('%i -> %s', (ms, text) => {
-    expect(formatDuration(ms)).toBe(text);
+    expect(humanDuration(ms)).toBe(text);
   });
 });

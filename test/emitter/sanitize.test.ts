@@ -10,7 +10,7 @@ import { ELLIPSIS, sanitizeEventData, sanitizeText } from '../../src/events/sani
 import { cutToCodePoints } from '../../src/validation/formats.js';
 import { DAY_MS, expirationEvent, type ExpiryCertificate } from '../../src/emitter/expiry/due.js';
 import { diffReady, type HealthOptions } from '../../src/emitter/health/diff.js';
-import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, formatDuration, isoUtc } from '../../src/emitter/health/events.js';
+import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, unhealthyDurationOf, isoUtc } from '../../src/emitter/health/events.js';
 import { observe, type CertManagerObject, type HealthKind } from '../../src/emitter/health/observe.js';
 import { codePointLength, textProblem } from '../../src/validation/formats.js';
 import { CLUSTER, certificate, issuer, ready } from './fixtures.js';
@@ -169,9 +169,9 @@ describe('timestamps and durations from any lastTransitionTime', () => {
     ['ordinary', Date.parse('2026-03-01T10:00:00.250Z'), '2026-03-01T10:00:00.250Z'],
   ])('isoUtc: %s', (_n, ms, want) => expect(isoUtc(ms)).toBe(want));
 
-  it('formatDuration caps at 999999h59m59.999s (6 hour digits)', () => {
-    expect(formatDuration(NOW - MIN_TIMESTAMP_MS)).toBe('999999h59m59.999s');
-    expect(formatDuration(MAX_TIMESTAMP_MS)).toBe('999999h59m59.999s');
+  it('unhealthyDurationOf caps at 999999h59m59.999s (6 hour digits)', () => {
+    expect(unhealthyDurationOf(NOW - MIN_TIMESTAMP_MS)).toBe('999999h59m59.999s');
+    expect(unhealthyDurationOf(MAX_TIMESTAMP_MS)).toBe('999999h59m59.999s');
   });
 
   it('a Certificate unhealthy since year 0001 still gets a valid event', () => {

@@ -12,7 +12,7 @@
  *   statusReason `Deleted`, so the open incident is resolved instead of staying open forever.
  */
 import type { InternalEvent } from '../../events/families.js';
-import { formatDuration, healthEvent, isoUtc, type ClusterIdentity } from './events.js';
+import { unhealthyDurationOf, healthEvent, isoUtc, type ClusterIdentity } from './events.js';
 import { HEALTH_KINDS, type Observation, type ResourceIdentity } from './observe.js';
 
 export interface HealthState {
@@ -52,7 +52,7 @@ function deletedEvent(prev: HealthState, now: number, opts: HealthOptions): Inte
     statusReason: DELETED_REASON,
     statusMessage: `${what} was deleted while not ready`,
     statusTransition: isoUtc(now),
-    unhealthyDuration: formatDuration(now - (prev.unhealthySince ?? now)),
+    unhealthyDuration: unhealthyDurationOf(now - (prev.unhealthySince ?? now)),
   });
 }
 
@@ -85,7 +85,7 @@ export function diffReady(prev: HealthState | undefined, obs: Observation | unde
       statusReason: obs.reason,
       statusMessage: obs.message,
       statusTransition: isoUtc(obs.since ?? now),
-      unhealthyDuration: formatDuration(end - start),
+      unhealthyDuration: unhealthyDurationOf(end - start),
     });
     return { ...base, event };
   }
@@ -100,7 +100,7 @@ export function diffReady(prev: HealthState | undefined, obs: Observation | unde
     statusReason: obs.reason,
     statusMessage: obs.message,
     statusTransition,
-    unhealthyDuration: formatDuration(now - start),
+    unhealthyDuration: unhealthyDurationOf(now - start),
   });
   return { next: { uid: obs.id.uid, unhealthySince: start, notified: true, id: obs.id, notifiedTransition: statusTransition }, event };
 }

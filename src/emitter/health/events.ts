@@ -31,7 +31,7 @@ export const MAX_DURATION_MS = (10 ** MAX_DURATION_HOUR_DIGITS - 1) * 3_600_000 
  * `<h>h<m>m<s>s` with fractional seconds (milliseconds, trailing zeros dropped), e.g. `0h5m3.25s`, `26h0m0s`.
  * Capped at MAX_DURATION_MS (a lastTransitionTime in year 0001 would otherwise give 8 hour digits).
  */
-export function formatDuration(ms: number): string {
+export function unhealthyDurationOf(ms: number): string {
   const total = Math.min(MAX_DURATION_MS, Math.max(0, Math.round(ms)));
   const h = Math.floor(total / 3_600_000);
   const m = Math.floor((total % 3_600_000) / 60_000);

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { validateEvent } from '../../../src/events/schemas.js';
 import { diffReady, type HealthOptions, type HealthState } from '../../../src/emitter/health/diff.js';
-import { formatDuration, isoUtc } from '../../../src/emitter/health/events.js';
+import { unhealthyDurationOf, isoUtc } from '../../../src/emitter/health/events.js';
 import { NO_CONDITION_REASON, observe, type CertManagerObject, type HealthKind } from '../../../src/emitter/health/observe.js';
 import { CLUSTER, UID_A, UID_B, certificate, iso, issuer, issuing, ready } from '../fixtures.js';
 
@@ -21,7 +21,7 @@ function notifiedState(kind: HealthKind, obj: CertManagerObject, since: number):
   return d.next!;
 }
 
-describe('formatDuration', () => {
+describe('unhealthyDurationOf', () => {
   it.each([
     [0, '0h0m0s'],
     [250, '0h0m0.25s'],
@@ -32,7 +32,7 @@ describe('formatDuration', () => {
     [3723_456, '1h2m3.456s'],
     [-5, '0h0m0s'],
   ])('%d ms → %s', (ms, want) => {
-    expect(formatDuration(ms)).toBe(want);
+    expect(unhealthyDurationOf(ms)).toBe(want);
     expect(want).toMatch(/^[0-9]+h[0-9]+m[0-9]+(\.[0-9]+)?s$/);
   });
 });
