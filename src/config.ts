@@ -224,7 +224,7 @@ export const SERVE_FLAGS: FlagSpec[] = [
 export type RawFlags = Map<string, string[]>;
 
 /** Parses `--flag value`, `--flag=value`; unknown flags are an error naming the flag. */
-export function parseFlags(argv: string[], specs: FlagSpec[]): RawFlags {
+function parseFlags(argv: string[], specs: FlagSpec[]): RawFlags {
   const out: RawFlags = new Map();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -325,7 +325,7 @@ function parseSecretRef(v: string | undefined): ServeConfig['serviceApiKeySecret
   return { namespace: m[1]!, name: m[2]!, key: m[3] ?? 'api-key' };
 }
 
-export function loadApiKeysFile(path: string): ApiKeyEntry[] {
+function loadApiKeysFile(path: string): ApiKeyEntry[] {
   let doc: unknown;
   try {
     doc = parseYaml(readFileSync(path, 'utf8'));

@@ -35,7 +35,7 @@ export interface RunningService {
 }
 
 /** With no key configured, reuse or generate one in `path` (mode 0600). The key itself is never logged. */
-export function ensureGeneratedKey(path: string, companyId: string, log: Logger): ApiKeyEntry {
+function ensureGeneratedKey(path: string, companyId: string, log: Logger): ApiKeyEntry {
   if (existsSync(path)) {
     const key = readFileSync(path, 'utf8').trim();
     if (key.length >= 16) {
@@ -61,7 +61,7 @@ const starting: RequestListener = (_req, res) => {
  * Binds the HTTP port. A bind failure (taken port, privileged port, foreign address) is a configuration error
  * naming the address: exit code 2, and nothing else has started yet.
  */
-export async function bindHttpServer(
+async function bindHttpServer(
   cfg: Pick<ServeConfig, 'port' | 'host' | 'requestTimeoutMs'>,
 ): Promise<{ server: Server; setHandler(h: RequestListener): void }> {
   let handler: RequestListener = starting;
@@ -99,7 +99,7 @@ export async function bindHttpServer(
  * Stops accepting, lets in-flight requests finish for `deadlineMs`, then closes every connection that is
  * still open (keep-alive, slow senders, hung handlers), so a stop never waits on a client.
  */
-export function closeHttpServer(server: Server, deadlineMs: number): Promise<void> {
+function closeHttpServer(server: Server, deadlineMs: number): Promise<void> {
   return new Promise<void>((resolve) => {
     const timer = setTimeout(() => server.closeAllConnections(), deadlineMs);
     server.close(() => {

@@ -25,7 +25,7 @@ export interface CertificatePair {
 }
 
 /** Reads and checks a pair; throws an Error naming the file and the problem (never the key's content). */
-export async function loadCertificatePair(certFile: string, keyFile: string): Promise<CertificatePair> {
+async function loadCertificatePair(certFile: string, keyFile: string): Promise<CertificatePair> {
   const [cert, key] = await Promise.all([
     readFile(certFile).catch((e: NodeJS.ErrnoException) => {
       throw new Error(`cannot read the webhook certificate ${certFile}: ${e.code ?? e.message}`);

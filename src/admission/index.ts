@@ -7,27 +7,5 @@
  * wh.url; wh.port; await wh.close();
  * ```
  */
-export {
-  DEFAULT_MAX_BODY_BYTES,
-  DEFAULT_WEBHOOK_PORT,
-  HEALTHZ_PATH,
-  VALIDATE_PATH,
-  startAdmissionWebhook,
-  type AdmissionWebhookOptions,
-  type RunningAdmissionWebhook,
-} from './server.js';
-export {
-  ADMISSION_V1,
-  ADMISSION_V1BETA1,
-  BadAdmissionReviewError,
-  decideAdmission,
-  filterError,
-  parseAdmissionReview,
-  reviewAdmission,
-  toResponse,
-  type AdmissionDecision,
-  type AdmissionRequest,
-  type AdmissionResponse,
-  type AdmissionReviewResponse,
-} from './review.js';
-export { loadCertificatePair, watchCertificate, type CertificatePair, type CertificateWatcher } from './certs.js';
+export { startAdmissionWebhook, type RunningAdmissionWebhook } from './server.js';
+export { BadAdmissionReviewError, reviewAdmission, type AdmissionResponse } from './review.js';

@@ -78,7 +78,7 @@ export class BadAdmissionReviewError extends Error {
 }
 
 /** Longest `status.message` sent back (the apiserver shows it verbatim; keep it readable). */
-export const MAX_MESSAGE_LENGTH = 4000;
+const MAX_MESSAGE_LENGTH = 4000;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -176,7 +176,7 @@ function nameOf(obj: Record<string, unknown>): string | undefined {
 }
 
 /** `spec.filter: line L, column C: <reason>` (the reconciler's InvalidFilter message) or undefined. */
-export function filterError(filter: string, eventTypeId: Parameters<typeof validateFilter>[1]): string | undefined {
+function filterError(filter: string, eventTypeId: Parameters<typeof validateFilter>[1]): string | undefined {
   const v = validateFilter(filter, eventTypeId);
   if (v.ok) return undefined;
   const reason = v.message.replace(/^\d+:\d+:\s*/, '');

@@ -16,10 +16,9 @@ import type { Logger } from 'pino';
 import { watchCertificate, type CertificatePair } from './certs.js';
 import { BadAdmissionReviewError, decideAdmission, parseAdmissionReview, toResponse, type AdmissionReviewResponse } from './review.js';
 
-export const VALIDATE_PATH = '/validate';
-export const HEALTHZ_PATH = '/healthz';
-export const DEFAULT_WEBHOOK_PORT = 9443;
-export const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
+const VALIDATE_PATH = '/validate';
+const HEALTHZ_PATH = '/healthz';
+const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 export interface AdmissionWebhookOptions {
   /** 0 picks a free port. */

@@ -6,7 +6,7 @@ import { stringify } from 'yaml';
 import { CATEGORY, GROUP, VERSION, crdName, type KindDef } from './meta.js';
 import type { Schema } from './schema.js';
 
-export const GENERATED_HEADER = '# Generated from src/api by src/tools/gen-crds.ts (npm run gen:crds). Do not edit.\n';
+const GENERATED_HEADER = '# Generated from src/api by src/tools/gen-crds.ts (npm run gen:crds). Do not edit.\n';
 
 export interface CrdWire {
   apiVersion: 'apiextensions.k8s.io/v1';

@@ -9,8 +9,7 @@ export * from './meta.js';
 export * from './monitoringconfig.js';
 export * from './notificationprovider.js';
 export * from './notificationrouter.js';
-export type { Infer, Schema } from './schema.js';
-export { createKubeAjv, formatAjvErrors, validateAgainst, type Validation } from './validation.js';
+export type { Schema } from './schema.js';
 
 /** Every kind, in the order the generator writes them. */
 export const KINDS: readonly KindDef[] = [MonitoringConfigKind, NotificationProviderKind, NotificationRouterKind];

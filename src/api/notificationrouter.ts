@@ -14,7 +14,7 @@ import {
 import { defineSchema, type Infer } from './schema.js';
 
 /** Mirrors the service's limit; the service compiles the filter (errors come back with line:column). */
-export const FILTER_MAX_LENGTH = 2000;
+const FILTER_MAX_LENGTH = 2000;
 
 export const routerSpecSchema = defineSchema({
   type: 'object',

@@ -10,7 +10,7 @@ import type { Schema } from './schema.js';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 /** An ajv instance that understands the Kubernetes structural-schema extensions. */
-export function createKubeAjv(): Ajv {
+function createKubeAjv(): Ajv {
   const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
   addFormats(ajv);
   for (const keyword of [
@@ -58,7 +58,7 @@ const compiled = new WeakMap<Schema, ValidateFunction>();
 export type Validation<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 
 /** `spec.thresholds[1]: must be <= 3650`-style messages. */
-export function formatAjvErrors(errors: readonly ErrorObject[] | null | undefined, root = 'spec'): string[] {
+function formatAjvErrors(errors: readonly ErrorObject[] | null | undefined, root = 'spec'): string[] {
   const out: string[] = [];
   for (const e of errors ?? []) {
     // oneOf branch failures repeat as "must match exactly one schema"; the branch errors say more

@@ -31,7 +31,7 @@ export interface Shape {
 }
 
 /** Cost of reading a whole value of this shape. */
-export function weightOf(s: Shape): number {
+function weightOf(s: Shape): number {
   if (s.weight !== undefined) return s.weight;
   if (s.elem) return mul(s.len, add(s.access, weightOf(s.elem), s.value ? weightOf(s.value) : 0));
   return add(1, chars(s.len));

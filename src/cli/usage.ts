@@ -2,7 +2,7 @@
 import { SERVE_FLAGS, envName } from '../config.js';
 import { CEL_EVAL_USAGE } from './cel-eval.js';
 
-export const SECRET_ARGV_NOTE = `API keys: prefer the environment variable CERTMGR_NOTIFY_API_KEY or --api-keys-file (or let serve generate
+const SECRET_ARGV_NOTE = `API keys: prefer the environment variable CERTMGR_NOTIFY_API_KEY or --api-keys-file (or let serve generate
 ./data/api-key). A key given as --api-key on the command line is visible to every local user in \`ps\`, and
 \`npm start -- --api-key …\` echoes the whole command line, key included, on every start.`;
 
@@ -17,7 +17,7 @@ ${SERVE_FLAGS.map((f) => `  --${f.name.padEnd(28)} ${f.help}  [${envName(f.name)
 ${SECRET_ARGV_NOTE}
 `;
 
-export const CEL_USAGE = `usage: certmgr-notify cel eval --expr EXPRESSION --event FILE [--event-type-id ID]
+const CEL_USAGE = `usage: certmgr-notify cel eval --expr EXPRESSION --event FILE [--event-type-id ID]
 
 Subcommands:
   eval   evaluate a routing filter against an event file (certmgr-notify cel eval --help)

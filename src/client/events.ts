@@ -73,7 +73,7 @@ type Outcome =
   | { kind: 'tooLarge' }
   | { kind: 'retry'; reason: string; retryAfterMs?: number };
 
-export const DEFAULT_SEND_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 30_000, jitter: 0.2 };
+const DEFAULT_SEND_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 30_000, jitter: 0.2 };
 
 export class EventSender implements EventSink {
   private readonly queue: Pending[] = [];

@@ -6,7 +6,7 @@
 import { apiKeyGetter, type ApiKey } from './api-key.js';
 import { ServiceUnreachableError } from './errors.js';
 
-export const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_TIMEOUT_MS = 10_000;
 
 export interface ServiceHttpOptions {
   /** base URL of the service, e.g. http://127.0.0.1:8080 */

@@ -52,7 +52,7 @@ export function compareOrder(a: OrderPosition, b: OrderPosition): number {
 }
 
 /** Events per request are capped at 1,000 (MAX_EVENTS_PER_REQUEST), so the index fits below the multiplier. */
-export const SEQ_PER_MS = 1000;
+const SEQ_PER_MS = 1000;
 
 export interface EventOrder {
   orderKey: string;

@@ -46,7 +46,7 @@ export interface RateLimiterCaps {
   maxBuckets: number;
   maxReservations: number;
 }
-export const DEFAULT_RATE_LIMITER_CAPS: Readonly<RateLimiterCaps> = { maxBuckets: 100_000, maxReservations: 100_000 };
+const DEFAULT_RATE_LIMITER_CAPS: Readonly<RateLimiterCaps> = { maxBuckets: 100_000, maxReservations: 100_000 };
 
 /** Idle buckets and stale reservations are forgotten after this long. */
 const FORGET_AFTER_MS = 10 * 60 * 1000;

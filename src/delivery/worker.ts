@@ -104,7 +104,7 @@ export interface DeliveryWorkerDeps {
   options?: Partial<DeliveryWorkerOptions>;
 }
 
-export const DEFAULT_WORKER_OPTIONS = {
+const DEFAULT_WORKER_OPTIONS = {
   concurrency: 8,
   pollIntervalMs: 500,
   attemptTimeoutMs: 10_000,
@@ -113,7 +113,7 @@ export const DEFAULT_WORKER_OPTIONS = {
   maxDelayMs: DEFAULT_MAX_DELAY_MS,
 } as const;
 
-export function workerOptions(o: Partial<DeliveryWorkerOptions> = {}): DeliveryWorkerOptions {
+function workerOptions(o: Partial<DeliveryWorkerOptions> = {}): DeliveryWorkerOptions {
   const positive = (v: number | undefined, d: number, what: string): number => {
     if (v === undefined) return d;
     if (!Number.isFinite(v) || v <= 0) throw new RangeError(`delivery worker: ${what} must be a positive number`);

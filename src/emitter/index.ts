@@ -24,7 +24,7 @@ import { EventSender } from '../client/events.js';
 import type { EmitterOptions, EmitterStats, RunningEmitter } from './options.js';
 import { DEFAULT_STATE_NAME, emitterStates } from './states.js';
 
-export type { EmitterOptions, EmitterStats, RunningEmitter } from './options.js';
+export type { EmitterOptions, RunningEmitter } from './options.js';
 
 export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter> {
   const log = opts.logger.child({ component: 'emitter' });

@@ -176,18 +176,3 @@ export class ConfigMapState<T> implements KeyedState<T> {
     throw new Error(`could not write ConfigMap ${namespace}/${name}`);
   }
 }
-
-/** In-memory KeyedState (tests, or running without durable state). */
-export class MemoryState<T> implements KeyedState<T> {
-  readonly map = new Map<string, T>();
-  get(key: string): T | undefined {
-    return this.map.get(key);
-  }
-  keys(): string[] {
-    return [...this.map.keys()];
-  }
-  async set(key: string, value: T | undefined): Promise<void> {
-    if (value === undefined) this.map.delete(key);
-    else this.map.set(key, value);
-  }
-}

@@ -6,7 +6,7 @@ import { decodeHealthState, type HealthState } from './health/diff.js';
 import { ConfigMapState } from './state.js';
 
 export const DEFAULT_STATE_NAME = 'certmgr-notify-emitter';
-export const EXPIRY_STATE_SHARDS = 4;
+const EXPIRY_STATE_SHARDS = 4;
 
 /** `<name>-health` (open episodes whose `.notready` was sent) and `<name>-expiry-0..3` (marks per certificate). */
 export function emitterStates(o: { core: CoreV1Api; namespace: string; name: string; log: Logger }): {

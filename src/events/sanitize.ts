@@ -73,7 +73,7 @@ function walk(schema: SchemaObject | undefined, v: unknown, path: string, change
 }
 
 /** The note appended to the free-text field when lists were cut. */
-export function truncationNote(changes: readonly SanitizeChange[]): string {
+function truncationNote(changes: readonly SanitizeChange[]): string {
   const lists = changes.filter((c) => c.kind === 'list-truncated');
   if (!lists.length) return '';
   return `[certmgr-notify: ${lists.map((c) => `${c.path} has only the first ${c.kept} of ${c.total} entries`).join('; ')}]`;

@@ -16,9 +16,8 @@ import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { monitoringRouter } from './rest/monitoring-config.js';
 import { graphqlHandler } from './graphql/handler.js';
 
-export { BODY_LIMIT } from './limits.js';
 /** Default per-request deadline (--request-timeout). */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 export interface AppDeps {
   store: Store;

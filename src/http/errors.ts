@@ -4,7 +4,7 @@ import { StoreInvalidTextError } from '../store/errors.js';
 import { cutToCodePoints } from '../validation/formats.js';
 
 /** What the API says when the store refuses a text (the store's own message names a parameter number). */
-export const INVALID_TEXT_MESSAGE = 'a text value contains a NUL character or invalid Unicode (a lone surrogate); nothing was stored';
+const INVALID_TEXT_MESSAGE = 'a text value contains a NUL character or invalid Unicode (a lone surrogate); nothing was stored';
 
 /**
  * Store errors that are the caller's input, not a server fault: the answer both APIs give (REST status, GraphQL

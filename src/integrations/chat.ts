@@ -27,7 +27,7 @@ const SLACK_EMOJI: Record<Severity, string> = {
 };
 
 /** Slack mrkdwn needs only &, < and > escaped. */
-export function escapeSlack(s: string): string {
+function escapeSlack(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
@@ -39,7 +39,7 @@ function fieldFacts(r: Rendered): Fact[] {
   return r.facts.filter((f) => !BODY_FACTS.has(f.name));
 }
 
-export function buildSlackMessage(n: Notification): Record<string, unknown> {
+function buildSlackMessage(n: Notification): Record<string, unknown> {
   const r = render(n.event, n.router);
   const body = bodyText(r);
   const blocks: Record<string, unknown>[] = [
@@ -61,7 +61,7 @@ const TEAMS_COLOR: Record<Severity, string> = { critical: 'Attention', error: 'A
 
 export const ADAPTIVE_CARD_CONTENT_TYPE = 'application/vnd.microsoft.card.adaptive';
 
-export function buildTeamsMessage(n: Notification): Record<string, unknown> {
+function buildTeamsMessage(n: Notification): Record<string, unknown> {
   const r = render(n.event, n.router);
   const body = bodyText(r);
   const cardBody: Record<string, unknown>[] = [
@@ -105,11 +105,11 @@ function chatNotifier(type: IntegrationType, build: (n: Notification) => Record<
   };
 }
 
-export function createSlackNotifier(opts: IntegrationOptions): Notifier {
+function createSlackNotifier(opts: IntegrationOptions): Notifier {
   return chatNotifier('SLACK', buildSlackMessage, opts);
 }
 
-export function createTeamsNotifier(opts: IntegrationOptions): Notifier {
+function createTeamsNotifier(opts: IntegrationOptions): Notifier {
   return chatNotifier('TEAMS', buildTeamsMessage, opts);
 }
 

@@ -174,12 +174,12 @@ export interface EgressAllow {
   hosts: readonly string[];
 }
 
-export const NO_EGRESS_ALLOW: EgressAllow = { cidrs: [], hosts: [] };
+const NO_EGRESS_ALLOW: EgressAllow = { cidrs: [], hosts: [] };
 
 const HOST_RE = /^(\*\.)?(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /** Lower case, without the trailing dot(s) of a fully qualified name. */
-export function normalizeHost(host: string): string {
+function normalizeHost(host: string): string {
   return host.toLowerCase().replace(/\.+$/, '');
 }
 

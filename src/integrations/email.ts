@@ -12,8 +12,8 @@ import { describeNetworkError, redact, secretFragments, truncateChars } from './
 import { render, SEVERITY_COLOR, type Rendered } from './render.js';
 import type { DeliveryResult, IntegrationDescriptor, IntegrationOptions, Notification, Notifier } from './types.js';
 
-export const SUBJECT_PREFIX = '[certmgr-notify]';
-export const MESSAGE_ID_DOMAIN = 'certmgr-notify';
+const SUBJECT_PREFIX = '[certmgr-notify]';
+const MESSAGE_ID_DOMAIN = 'certmgr-notify';
 
 /** Errors without an SMTP reply that retrying cannot fix. */
 const PERMANENT_CODES = new Set(['ENOAUTH', 'ECONFIG', 'EENVELOPE', 'EMESSAGE', 'EMAXRECIPIENTS', 'EREQUIRETLS', 'EOTP']);
@@ -66,7 +66,7 @@ interface SmtpError {
 }
 
 /** Classifies a nodemailer error. Exported for tests. */
-export function classifySmtpError(err: unknown, fragments: readonly string[]): DeliveryResult {
+function classifySmtpError(err: unknown, fragments: readonly string[]): DeliveryResult {
   const e = (err && typeof err === 'object' ? err : {}) as SmtpError;
   if (typeof e.responseCode === 'number') {
     const permanent = e.permanent ?? (e.responseCode >= 500 && e.responseCode !== 503);
@@ -84,7 +84,7 @@ export function classifySmtpError(err: unknown, fragments: readonly string[]): D
 }
 
 /** Why an SMTP URL cannot be used, or null. Never echoes the URL (it may hold a password). */
-export function checkSmtpUrl(url: string | undefined): string | null {
+function checkSmtpUrl(url: string | undefined): string | null {
   if (!url) return 'email is not configured: no SMTP URL (smtpUrl) is set';
   try {
     if (['smtp:', 'smtps:'].includes(new URL(url).protocol)) return null;
@@ -94,7 +94,7 @@ export function checkSmtpUrl(url: string | undefined): string | null {
   return 'email is not configured: the SMTP URL is not a valid smtp:// or smtps:// URL';
 }
 
-export function createEmailNotifier(opts: IntegrationOptions): Notifier {
+function createEmailNotifier(opts: IntegrationOptions): Notifier {
   let transport: ReturnType<typeof createTransport> | undefined;
   const fragments = secretFragments([opts.smtpUrl]);
   const badUrl = checkSmtpUrl(opts.smtpUrl);

@@ -169,7 +169,7 @@ export function checkTargetUrl(url: string | undefined, what: string): string | 
 }
 
 /** Whether a thrown fetch error (or its causes) is an egress-policy refusal. */
-export function isEgressDenied(err: unknown): boolean {
+function isEgressDenied(err: unknown): boolean {
   let cur: unknown = err;
   for (let depth = 0; cur && typeof cur === 'object' && depth < 5; depth++) {
     if ((cur as { code?: unknown }).code === EGRESS_DENIED) return true;

@@ -10,7 +10,7 @@ import { checkTargetUrl, postAndClassify, truncateChars, type HttpContext } from
 import { correlationKeyOf, render, type EventView, type Severity } from './render.js';
 import type { DeliveryResult, IntegrationDescriptor, IntegrationOptions, Notification, Notifier } from './types.js';
 
-export const ENQUEUE_PATH = '/v2/enqueue';
+const ENQUEUE_PATH = '/v2/enqueue';
 /** PagerDuty rejects events above 512 KB; custom_details is replaced by a note beyond this. */
 export const MAX_EVENT_BYTES = 512_000;
 
@@ -31,7 +31,7 @@ export interface IncidentEvent {
   };
 }
 
-export function eventActionOf(v: EventView): 'trigger' | 'resolve' {
+function eventActionOf(v: EventView): 'trigger' | 'resolve' {
   return v.kind !== 'certificateExpiration' && v.state === 'restored' ? 'resolve' : 'trigger';
 }
 
@@ -108,7 +108,7 @@ export function enqueueUrl(base: string): string | null {
 }
 
 /** The incident events URL is the operator's (--incident-events-url): trusted, not under the egress policy. */
-export function createIncidentNotifier(opts: IntegrationOptions): Notifier {
+function createIncidentNotifier(opts: IntegrationOptions): Notifier {
   const url = enqueueUrl(opts.incidentEventsUrl) ?? '';
   const badUrl = url ? checkTargetUrl(url, 'incident events URL') : 'incident events URL is not a valid URL';
   return {

@@ -7,8 +7,6 @@ import { descriptorOf } from './registry.js';
 import type { DeliveryResult, IntegrationOptions, IntegrationType, Notification, Notifier } from './types.js';
 
 export * from './types.js';
-export { buildCloudEvent, buildPayload, PAYLOAD_SCHEMA_ID, PAYLOAD_VERSION, type CloudEvent, type WebhookPayloadV1 } from './payload.js';
-export { correlationKeyOf, render, viewOf, type EventView, type Rendered, type Severity } from './render.js';
 
 /**
  * The notifier for one integration type. The returned send() never throws: a notification of

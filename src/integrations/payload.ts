@@ -9,9 +9,9 @@ import type { EventType } from '../events/families.js';
 import { correlationKeyOf, render, type CertificateSubject, type EventKind, type EventState, type Severity } from './render.js';
 import type { Notification } from './types.js';
 
-export const PAYLOAD_VERSION = 'v1';
+const PAYLOAD_VERSION = 'v1';
 export const PAYLOAD_SCHEMA_ID = 'urn:certmgr-notify:schema:webhook-payload:v1';
-export const CLOUDEVENT_TYPE_PREFIX = 'io.certmgr.notify.';
+const CLOUDEVENT_TYPE_PREFIX = 'io.certmgr.notify.';
 export const CLOUDEVENTS_CONTENT_TYPE = 'application/cloudevents+json; charset=utf-8';
 
 export interface WebhookPayloadV1 {
@@ -62,7 +62,7 @@ export interface CloudEvent<T> {
   data: T;
 }
 
-export function buildPayload(n: Notification): WebhookPayloadV1 {
+function buildPayload(n: Notification): WebhookPayloadV1 {
   const r = render(n.event);
   const v = r.view;
   const health = v.kind === 'certificateExpiration' ? null : v;

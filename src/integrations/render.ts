@@ -228,7 +228,7 @@ export function render(event: InternalEvent, router?: { name: string }): Rendere
 }
 
 /** Longest correlation key: the Events v2 dedup_key limit. */
-export const MAX_CORRELATION_KEY = 255;
+const MAX_CORRELATION_KEY = 255;
 
 /**
  * Stable key of "the thing this event is about", shared by an unhealthy event and its restored

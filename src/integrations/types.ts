@@ -137,7 +137,7 @@ export const DEFAULT_EGRESS = new EgressPolicy();
 
 export const DEFAULT_INCIDENT_EVENTS_URL = 'https://events.pagerduty.com';
 export const DEFAULT_TIMEOUT_MS = 10_000;
-export const DEFAULT_USER_AGENT = 'certmgr-notify';
+const DEFAULT_USER_AGENT = 'certmgr-notify';
 
 /** Fills the documented defaults for anything not given. */
 export function integrationOptions(partial: Partial<IntegrationOptions> = {}): IntegrationOptions {

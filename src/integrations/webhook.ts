@@ -38,7 +38,7 @@ export function signingKey(secret: string): Buffer | null {
   return secret.length > 0 ? Buffer.from(secret, 'utf8') : null;
 }
 
-export function signWebhook(key: Buffer, id: string, timestampSeconds: number, body: string): string {
+function signWebhook(key: Buffer, id: string, timestampSeconds: number, body: string): string {
   const mac = createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`, 'utf8').digest('base64');
   return `v1,${mac}`;
 }
@@ -95,7 +95,7 @@ export function signingKeysAt(secrets: Readonly<Record<string, string>>, now: nu
   return keys;
 }
 
-export function createWebhookNotifier(opts: IntegrationOptions): Notifier {
+function createWebhookNotifier(opts: IntegrationOptions): Notifier {
   const clock = opts.clock ?? Date.now;
   const egress = opts.egress ?? DEFAULT_EGRESS;
   return {

@@ -49,7 +49,7 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
   transform?: (obj: T) => T;
 }
 
-export const DEFAULT_INFORMER_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 30_000, jitter: 0.2 };
+const DEFAULT_INFORMER_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 30_000, jitter: 0.2 };
 
 export class ResilientInformer<T extends KubernetesObject> {
   private readonly lw: ListWatch<T>;

@@ -40,7 +40,7 @@ export interface LogLimits {
   maxKeys: number;
 }
 
-export const DEFAULT_LOG_LIMITS: LogLimits = { perMinute: 60, burst: 20, maxKeys: 10_000 };
+const DEFAULT_LOG_LIMITS: LogLimits = { perMinute: 60, burst: 20, maxKeys: 10_000 };
 
 interface Bucket {
   tokens: number;

@@ -3,7 +3,7 @@ import { pino, type Logger, type DestinationStream } from 'pino';
 export type { Logger };
 
 /** Paths that must never reach a log line. Secrets are also never passed to the logger on purpose. */
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   'req.headers["svc-api-key"]',
   'headers["svc-api-key"]',
   'apiKey',

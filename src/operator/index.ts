@@ -44,7 +44,7 @@ import {
 } from '../runtime/leader.js';
 import { realClock, type BackoffPolicy, type Clock } from '../runtime/timers.js';
 
-export { detectKubeConfig, loadKubeConfig } from '../kube/kubeconfig.js';
+export { loadKubeConfig } from '../kube/kubeconfig.js';
 export type { ServiceApi } from '../client/service-api.js';
 
 export type { SecretKeySelector } from '../client/api-key.js';

@@ -4,7 +4,7 @@
  * before the next slice. One filter evaluation is never split: its cost is bounded by the evaluation budget
  * (src/cel/filter.ts), so the longest hold is one slice plus one evaluation.
  */
-export const SLICE_MS = 2;
+const SLICE_MS = 2;
 
 export class TimeSlicer {
   private start: number;

@@ -61,7 +61,7 @@ export function filterBytes(expression: string): number {
 }
 
 /** Estimated heap bytes of a snapshot: its compiled filters, router and integration records. */
-export function snapshotBytes(routers: readonly RouterRecord[], integrations: readonly IntegrationRecord[]): number {
+function snapshotBytes(routers: readonly RouterRecord[], integrations: readonly IntegrationRecord[]): number {
   let n = 4096;
   for (const r of routers) n += 1024 + 2 * r.name.length + filterBytes(r.filter);
   for (const i of integrations) n += 2048 + 2 * i.name.length;

@@ -223,7 +223,7 @@ export interface ReconcileDeps {
 type WithStatus = KubernetesObject & { status?: BaseStatus };
 
 /** Messages of unexpected errors: first line, bounded; ServiceApiError/TerminalError messages are already safe. */
-export function safeMessage(e: unknown): string {
+function safeMessage(e: unknown): string {
   if (kubeErrorCode(e) !== undefined) return describeKubeError(e).slice(0, 512);
   const m = e instanceof Error ? e.message : String(e);
   return (m.split('\n')[0] ?? '').slice(0, 512);

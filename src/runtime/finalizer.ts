@@ -10,12 +10,12 @@ export function hasFinalizer(obj: KubernetesObject, name: string): boolean {
   return (obj.metadata?.finalizers ?? []).includes(name);
 }
 
-export function withFinalizer(list: readonly string[] | undefined, name: string): string[] {
+function withFinalizer(list: readonly string[] | undefined, name: string): string[] {
   const l = [...(list ?? [])];
   return l.includes(name) ? l : [...l, name];
 }
 
-export function withoutFinalizer(list: readonly string[] | undefined, name: string): string[] {
+function withoutFinalizer(list: readonly string[] | undefined, name: string): string[] {
   return (list ?? []).filter((f) => f !== name);
 }
 

@@ -83,7 +83,7 @@ export interface LeaseLock {
   update(rec: LeaseRecord): Promise<boolean>;
 }
 
-export function k8sLeaseLock(api: CoordinationV1Api, namespace: string, name: string): LeaseLock {
+function k8sLeaseLock(api: CoordinationV1Api, namespace: string, name: string): LeaseLock {
   const toRecord = (l: V1Lease): LeaseRecord => {
     const s = l.spec ?? {};
     const t = (v: unknown): string | undefined => (v instanceof Date ? microTime(v.getTime()) : (v as string | undefined));

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { describeKubeError } from '../kube/errors.js';
 import { backoffDelay, sleep, type BackoffPolicy, type Clock } from './timers.js';
 
-export const STARTUP_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 30_000, jitter: 0.2 };
+const STARTUP_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 30_000, jitter: 0.2 };
 
 /** `fn`'s result, retried with backoff; undefined once `signal` aborted. */
 export async function retryUntilAborted<T>(

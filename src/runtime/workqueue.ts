@@ -24,7 +24,7 @@ export interface WorkQueueOptions {
   onDone?: (key: string, outcome: 'success' | 'requeue' | 'error', ms: number) => void;
 }
 
-export const DEFAULT_QUEUE_BACKOFF: BackoffPolicy = { baseMs: 50, maxMs: 5 * 60_000, jitter: 0.1 };
+const DEFAULT_QUEUE_BACKOFF: BackoffPolicy = { baseMs: 50, maxMs: 5 * 60_000, jitter: 0.1 };
 
 export class WorkQueue {
   private readonly ready: string[] = [];

@@ -18,7 +18,7 @@ export function encodeCursor(d: Pick<DeliveryRecord, 'createdAt' | 'id'>): strin
   return Buffer.from(`${d.createdAt}:${d.id}`).toString('base64url');
 }
 
-export function decodeCursor(c: string): { createdAt: number; id: string } {
+function decodeCursor(c: string): { createdAt: number; id: string } {
   const [t, id] = Buffer.from(c, 'base64url').toString().split(':');
   if (!t || !/^\d+$/.test(t) || !id || !isUuid(id))
     throw new ServiceError('BAD_USER_INPUT', 'after is not a cursor returned by deliveries', 'after');
@@ -67,7 +67,7 @@ export async function simulateRouting(ctx: ServiceContext, input: unknown): Prom
 }
 
 /** A realistic issuer-unhealthy event used by testIntegration. */
-export function testEvent(now: number): InternalEvent {
+function testEvent(now: number): InternalEvent {
   return {
     type: 'evt.healthstatus.certmgr-issuer.notready',
     data: {

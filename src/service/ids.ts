@@ -7,7 +7,7 @@ import { ServiceError, badInput } from './errors.js';
 import { isUuid } from './validate.js';
 
 /** Most distinct ids one call may name. */
-export const MAX_IDS_PER_CALL = 100;
+const MAX_IDS_PER_CALL = 100;
 
 /** Pure: the distinct ids, in first-seen order; throws naming the field and the cap when there are too many. */
 export function requireIdList(field: string, ids: readonly unknown[], max = MAX_IDS_PER_CALL): string[] {

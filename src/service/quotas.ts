@@ -22,7 +22,7 @@ const LIMIT_OF: Record<QuotaKind, { key: keyof Quotas; what: string; flag: strin
 };
 
 /** Pure: the error for a company holding `count` records of a kind whose limit is `limit`, if one more is refused. */
-export function quotaError(kind: QuotaKind, count: number, limit: number): ServiceError | undefined {
+function quotaError(kind: QuotaKind, count: number, limit: number): ServiceError | undefined {
   if (count < limit) return undefined;
   const { what, flag } = LIMIT_OF[kind];
   return new ServiceError(

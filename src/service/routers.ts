@@ -14,22 +14,22 @@ import { requireAllExist, requireIdList } from './ids.js';
 import { requireQuota } from './quotas.js';
 import { isUuid, requireName } from './validate.js';
 
-export const UPDATE_MUTATION: Record<RouterGeneration, string> = {
+const UPDATE_MUTATION: Record<RouterGeneration, string> = {
   ROUTER: 'updateNotificationRouter',
   ROUTING_CONFIGURATION: 'updateNotificationRoutingConfiguration',
 };
-export const CREATE_MUTATION: Record<RouterGeneration, string> = {
+const CREATE_MUTATION: Record<RouterGeneration, string> = {
   ROUTER: 'createNotificationRouter',
   ROUTING_CONFIGURATION: 'createNotificationRoutingConfiguration',
 };
 
-export function requireEventTypeId(field: string, v: unknown): EventTypeId {
+function requireEventTypeId(field: string, v: unknown): EventTypeId {
   if (!isEventTypeId(v)) throw badInput(field, `${field} must be one of ${EVENT_TYPE_IDS.join(', ')}; got ${JSON.stringify(v)}`);
   return v;
 }
 
 /** Throws INVALID_FILTER_EXPRESSION with the compile error and its position. */
-export function requireFilter(field: string, v: unknown, eventTypeId: EventTypeId): string {
+function requireFilter(field: string, v: unknown, eventTypeId: EventTypeId): string {
   if (v == null) return '';
   if (typeof v !== 'string') throw badInput(field, `${field} must be a string`);
   // Before the CEL parser: a NUL or a bidi override inside a string literal would otherwise be stored.
@@ -173,12 +173,6 @@ export async function updateRouter(
 
 export async function listRouters(ctx: ServiceContext): Promise<RouterRecord[]> {
   return ctx.store.listRouters(ctx.companyId);
-}
-
-export async function getRouter(ctx: ServiceContext, id: string): Promise<RouterRecord> {
-  const r = await ctx.store.getRouter(ctx.companyId, id);
-  if (!r) throw new ServiceError('NOT_FOUND', `router ${id} not found`, 'id');
-  return r;
 }
 
 /**

@@ -5,7 +5,7 @@ import { badInput } from './errors.js';
 export { isUuid };
 
 /** Fails naming `field` unless `v` is text of `kind` of at most `max` characters (code points). */
-export function requireText(field: string, v: string, kind: TextKind, max?: number): string {
+function requireText(field: string, v: string, kind: TextKind, max?: number): string {
   const problem = textProblem(v, kind, max);
   if (problem) throw badInput(field, `${field} ${problem}`);
   return v;

@@ -22,7 +22,7 @@ export interface OpenStoreOptions {
   secretBox?: SecretBox;
 }
 
-export const STORE_URL_FORMS = 'sqlite:<path>, sqlite::memory:, postgres://… or postgresql://…';
+const STORE_URL_FORMS = 'sqlite:<path>, sqlite::memory:, postgres://… or postgresql://…';
 
 export async function openStore(url: string, opts: OpenStoreOptions = {}): Promise<Store> {
   if (url.startsWith('sqlite:')) {
@@ -47,7 +47,4 @@ export async function openStore(url: string, opts: OpenStoreOptions = {}): Promi
 }
 
 export type * from './types.js';
-export { INTEGRATION_TYPES } from './types.js';
-export { StoreConstraintError, StoreError, type ConstraintKind } from './errors.js';
-export { MIGRATIONS, type Migration } from './migrations.js';
-export { SecretBox, SecretKeyError, ensureKeyFile, loadKeyFile, parseKeyFile } from './secret-box.js';
+export { StoreError } from './errors.js';

@@ -28,7 +28,7 @@ const types: pg.CustomTypesConfig = {
       : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
-export function quoteIdent(name: string): string {
+function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 

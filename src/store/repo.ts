@@ -48,8 +48,8 @@ const EV = EVENT_COLUMNS.join(', ');
 const DL = DELIVERY_COLUMNS.join(', ');
 
 /** listDeliveries: default and maximum page size. */
-export const DELIVERY_PAGE_DEFAULT = 100;
-export const DELIVERY_PAGE_MAX = 1000;
+const DELIVERY_PAGE_DEFAULT = 100;
+const DELIVERY_PAGE_MAX = 1000;
 /** Rows per multi-row INSERT (18 parameters each; well under both engines' parameter limits). */
 const INSERT_CHUNK = 500;
 
@@ -491,7 +491,7 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
 }
 
 /** Rows per batch (one transaction each) of the re-encryption pass. */
-export const REENCRYPT_BATCH = 200;
+const REENCRYPT_BATCH = 200;
 
 /**
  * One batch of the re-encryption pass: the integrations after `after` (by id), up to REENCRYPT_BATCH. Re-seals

@@ -107,7 +107,7 @@ export const INTEGRATION_COLUMNS = [
   'updated_at',
 ] as const;
 
-export const SECRETS_COLUMN = 'integrations.secrets';
+const SECRETS_COLUMN = 'integrations.secrets';
 
 /**
  * The stored form of an integration's secrets: sealed (AES-256-GCM, bound to the row) when a key ring is

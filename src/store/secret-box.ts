@@ -19,7 +19,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
-export const ENVELOPE_PREFIX = 'enc:';
+const ENVELOPE_PREFIX = 'enc:';
 const VERSION = 'v1';
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
@@ -146,7 +146,7 @@ export function parseKeyFile(text: string, source: string): SecretKey[] {
   return keys;
 }
 
-export function loadKeyFile(path: string): SecretBox {
+function loadKeyFile(path: string): SecretBox {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -157,7 +157,7 @@ export function loadKeyFile(path: string): SecretBox {
 }
 
 /** A new key line: id from the date (sorts, tells the age), 32 random bytes. */
-export function newKeyLine(now = new Date()): string {
+function newKeyLine(now = new Date()): string {
   const id = 'k' + now.toISOString().slice(0, 19).replace(/[-:T]/g, '');
   return `${id}:${randomBytes(KEY_BYTES).toString('base64')}`;
 }

@@ -20,7 +20,7 @@ import { Mutex, TxScope } from './concurrency.js';
 import { StoreError, fromSqliteError } from './errors.js';
 import { assertStorableParams, type SqlDb, type SqlRow, type SqlValue } from './sqldb.js';
 
-export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
+const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 const STATEMENT_CACHE_MAX = 256;
 
 /** One mutex per database file in this process, reference-counted by the open stores. */

@@ -86,7 +86,7 @@ export function timestampProblem(v: string, zone: TimestampZone): string | undef
  */
 const DURATION_SHAPE = /^(\d+)h(\d+)m(\d+)(?:\.(\d*))?s$/;
 export const MAX_DURATION_HOUR_DIGITS = 6;
-export const DURATION_FORM = 'must be a duration of the form <h>h<m>m<s>s, e.g. 1h2m3.5s or 0h5m0s';
+const DURATION_FORM = 'must be a duration of the form <h>h<m>m<s>s, e.g. 1h2m3.5s or 0h5m0s';
 
 export function durationProblem(v: string): string | undefined {
   const m = DURATION_SHAPE.exec(v);
@@ -235,7 +235,7 @@ const FORBIDDEN_ALL: Record<TextKind, RegExp> = {
 };
 
 /** U+FFFD REPLACEMENT CHARACTER: what Unicode prescribes in place of a character that cannot be shown (category So, allowed everywhere). */
-export const REPLACEMENT_CHARACTER = '\uFFFD';
+const REPLACEMENT_CHARACTER = '\uFFFD';
 
 /**
  * `s` with every character that `textProblem(_, kind)` refuses replaced by U+FFFD (one code point for one,

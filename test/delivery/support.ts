@@ -23,7 +23,7 @@ export interface Engine {
 }
 
 /** A fresh SQLite file per open() call (unless `shared`), or one PostgreSQL schema per engine. */
-export function sqliteEngine(): Engine {
+function sqliteEngine(): Engine {
   const dir = mkdtempSync(join(tmpdir(), 'certmgr-notify-delivery-'));
   let path = join(dir, `${randomUUID()}.db`);
   return {
@@ -41,7 +41,7 @@ export function sqliteEngine(): Engine {
   };
 }
 
-export function postgresEngine(): Engine {
+function postgresEngine(): Engine {
   const url = testDatabaseUrl();
   const schemas: string[] = [];
   let current = '';

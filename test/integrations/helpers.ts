@@ -74,7 +74,7 @@ export async function closedPort(): Promise<number> {
 }
 
 export const CLUSTER_ID = '6f1c2b3a-1111-4c2d-9e8f-0a1b2c3d4e5f';
-export const RESOURCE_ID = '9a8b7c6d-2222-4e5f-8a9b-1c2d3e4f5a6b';
+const RESOURCE_ID = '9a8b7c6d-2222-4e5f-8a9b-1c2d3e4f5a6b';
 export const CERT_ID = 'c0ffee00-3333-4abc-8def-123456789abc';
 export const APP_ID = 'a11ce000-4444-4bbb-9ccc-abcdefabcdef';
 
@@ -187,7 +187,7 @@ export function notification(integ: IntegrationRecord, event: InternalEvent, ove
 }
 
 /** The loopback receivers need the allow-list; SSRF tests use the default policy (no allow) instead. */
-export const LOOPBACK_EGRESS = new EgressPolicy(parseEgressAllow(['127.0.0.1/32']));
+const LOOPBACK_EGRESS = new EgressPolicy(parseEgressAllow(['127.0.0.1/32']));
 
 export function opts(over: Partial<IntegrationOptions> = {}): IntegrationOptions {
   return integrationOptions({ timeoutMs: 2000, userAgent: 'certmgr-notify-test/1.0', egress: LOOPBACK_EGRESS, ...over });

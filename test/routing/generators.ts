@@ -19,8 +19,8 @@ import {
   issuerNotReady,
 } from '../fixtures/events.js';
 
-export const COMPANY = '11111111-1111-4111-8111-111111111111';
-export const OTHER_COMPANY = '22222222-2222-4222-8222-222222222222';
+const COMPANY = '11111111-1111-4111-8111-111111111111';
+const OTHER_COMPANY = '22222222-2222-4222-8222-222222222222';
 
 export type Rng = () => number;
 
@@ -40,7 +40,7 @@ export const pick = <T>(r: Rng, xs: readonly T[]): T => xs[Math.floor(r() * xs.l
 const chance = (r: Rng, p: number): boolean => r() < p;
 
 // Small value pools, so that generated events hit generated routers often.
-export const POOLS = {
+const POOLS = {
   clusterIds: [CLUSTER_PROD.id, CLUSTER_STAGING.id, CLUSTER_DEV.id, 'e5a1c3b2-7d4f-4e6a-9b8c-0d1e2f3a4b5c'],
   clusterNames: [CLUSTER_PROD.name, CLUSTER_STAGING.name, CLUSTER_DEV.name, 'prod-us-east-1'],
   namespaces: ['cert-manager', 'shop', 'gateway', 'istio-system'],
@@ -135,13 +135,13 @@ const EXPIRY_OTHER: FilterGen[] = [
 ];
 
 /** A random filter for the family: `indexableShare` of them from the spec-like patterns. */
-export function randomFilter(r: Rng, id: EventTypeId, indexableShare = 0.75): string {
+function randomFilter(r: Rng, id: EventTypeId, indexableShare = 0.75): string {
   if (id === 'cert-expiry-ext-notification-config') return pick(r, chance(r, indexableShare) ? EXPIRY_INDEXABLE : EXPIRY_OTHER)(r, id);
   const indexable = id === 'certmgr-cert-resource-health-notification-config' ? [...HEALTH_INDEXABLE, ...CERT_ONLY] : HEALTH_INDEXABLE;
   return pick(r, chance(r, indexableShare) ? indexable : HEALTH_OTHER)(r, id);
 }
 
-export const INTEGRATIONS: IntegrationRecord[] = [
+const INTEGRATIONS: IntegrationRecord[] = [
   integration('i-enabled', COMPANY, true),
   integration('i-enabled-2', COMPANY, true),
   integration('i-disabled', COMPANY, false),

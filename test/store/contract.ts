@@ -97,7 +97,7 @@ export function newDelivery(ev: EventRecord, over: Partial<NewDelivery> = {}): N
 }
 
 /** What insertDeliveries stores for a NewDelivery. */
-export function pendingRecord(d: NewDelivery): DeliveryRecord {
+function pendingRecord(d: NewDelivery): DeliveryRecord {
   return {
     ...d,
     status: 'PENDING',

@@ -33,7 +33,7 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 
-export const KUBE_VERSION = 'v1.20.2';
+const KUBE_VERSION = 'v1.20.2';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const ENV_SCRIPT = join(REPO_ROOT, 'scripts', 'k8s-env.sh');
@@ -51,7 +51,7 @@ export interface KubeBinaries {
 }
 
 /** Cache root, same rule as the scripts. */
-export function kubeCacheDir(): string {
+function kubeCacheDir(): string {
   const root = process.env['CERTMGR_NOTIFY_CACHE'] || join(process.env['HOME'] || tmpdir(), '.cache', 'certmgr-notify');
   return join(root, `k8s-${KUBE_VERSION}`);
 }
@@ -71,7 +71,7 @@ function which(cmd: string): string | undefined {
 }
 
 /** The binaries if the cache is complete and etcd is installed, else undefined. Never builds. */
-export function findKubeBinaries(): KubeBinaries | undefined {
+function findKubeBinaries(): KubeBinaries | undefined {
   const dir = kubeCacheDir();
   const binDir = join(dir, 'bin');
   const kubeApiserver = join(binDir, 'kube-apiserver');

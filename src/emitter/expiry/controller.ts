@@ -22,7 +22,7 @@ import { applicationIdsOf, dueExpirations, expirationEvent, type ExpiryCertifica
 import { parseLeafCertificate } from './x509.js';
 
 export const TLS_SECRET_TYPE = 'kubernetes.io/tls';
-export const CERTIFICATE_NAME_ANNOTATION = 'cert-manager.io/certificate-name';
+const CERTIFICATE_NAME_ANNOTATION = 'cert-manager.io/certificate-name';
 
 /** The TLS Secret informer's transform: only what the expiry part reads (metadata, type, `tls.crt`). Private keys never reach the cache. */
 export function stripSecret(s: V1Secret): V1Secret {

@@ -25,7 +25,7 @@ export const DAY_MS = 86_400_000;
 type ExpiryRule = ReturnType<typeof rulesOf>[number];
 
 /** Annotation (on the Secret, or on its cert-manager Certificate) listing application ids, comma separated. */
-export const APPLICATION_IDS_ANNOTATION = 'notify.certmgr.io/application-ids';
+const APPLICATION_IDS_ANNOTATION = 'notify.certmgr.io/application-ids';
 
 export interface ExpiryCertificate {
   /** the Secret holding it */
@@ -122,7 +122,7 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-export function expirationName(left: number): string {
+function expirationName(left: number): string {
   if (left > 0) return `Certificate expiring in ${plural(left, 'day')}`;
   return left === 0 ? 'Certificate expired' : `Certificate expired ${plural(-left, 'day')} ago`;
 }

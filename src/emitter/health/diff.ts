@@ -44,7 +44,7 @@ export interface HealthDiff {
   recheckAt?: number;
 }
 
-export const DELETED_REASON = 'Deleted';
+const DELETED_REASON = 'Deleted';
 
 function deletedEvent(prev: HealthState, now: number, opts: HealthOptions): InternalEvent {
   const what = prev.id.kind === 'ClusterIssuer' ? `ClusterIssuer ${prev.id.name}` : `${prev.id.kind} ${prev.id.namespace}/${prev.id.name}`;

@@ -25,7 +25,7 @@ export interface ClusterIdentity {
 }
 
 /** The longest duration the format takes (hours have at most 6 digits): 999999h59m59.999s, about 114 years. */
-export const MAX_DURATION_MS = (10 ** MAX_DURATION_HOUR_DIGITS - 1) * 3_600_000 + 3_599_999;
+const MAX_DURATION_MS = (10 ** MAX_DURATION_HOUR_DIGITS - 1) * 3_600_000 + 3_599_999;
 
 /**
  * `<h>h<m>m<s>s` with fractional seconds (milliseconds, trailing zeros dropped), e.g. `0h5m3.25s`, `26h0m0s`.
@@ -62,7 +62,7 @@ export interface HealthStatusFields {
   unhealthyDuration: string;
 }
 
-export function healthEventType(kind: ResourceIdentity['kind'], state: 'notready' | 'active'): EventType {
+function healthEventType(kind: ResourceIdentity['kind'], state: 'notready' | 'active'): EventType {
   return kind === 'Certificate' ? `evt.healthstatus.certmgr-certificate-resource.${state}` : `evt.healthstatus.certmgr-issuer.${state}`;
 }
 

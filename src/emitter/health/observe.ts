@@ -84,25 +84,25 @@ export interface Observation {
 }
 
 export const NO_CONDITION_REASON = 'NoReadyCondition';
-export const NO_CONDITION_MESSAGE = 'No Ready condition has been reported (is cert-manager running?)';
-export const EXPIRED_REASON = 'Expired';
+const NO_CONDITION_MESSAGE = 'No Ready condition has been reported (is cert-manager running?)';
+const EXPIRED_REASON = 'Expired';
 
 /** ms epoch of an RFC 3339 string or Date (client-node may give either), undefined when absent/invalid. */
-export function toMillis(v: string | Date | undefined | null): number | undefined {
+function toMillis(v: string | Date | undefined | null): number | undefined {
   if (v === undefined || v === null || v === '') return undefined;
   const ms = v instanceof Date ? v.getTime() : Date.parse(v);
   return Number.isFinite(ms) ? ms : undefined;
 }
 
 /** Go's time.RFC1123 in UTC, as cert-manager formats notAfter in its Expired message. */
-export function rfc1123(ms: number): string {
+function rfc1123(ms: number): string {
   return new Date(ms).toUTCString().replace('GMT', 'UTC');
 }
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 
 /** subject of the event from the Certificate spec (commonName '' when unset). */
-export function subjectOf(obj: CertManagerObject): CertificateSubject {
+function subjectOf(obj: CertManagerObject): CertificateSubject {
   const s = obj.spec?.subject ?? {};
   return {
     commonName: typeof obj.spec?.commonName === 'string' ? obj.spec.commonName : '',
@@ -115,12 +115,12 @@ export function subjectOf(obj: CertManagerObject): CertificateSubject {
 }
 
 /** SANs of the event: `{ 'DNS Names': [...] }`, or `{}` when the Certificate has no DNS names. */
-export function sansOf(obj: CertManagerObject): CertificateSans {
+function sansOf(obj: CertManagerObject): CertificateSans {
   const dns = strings(obj.spec?.dnsNames);
   return dns.length ? { 'DNS Names': dns } : {};
 }
 
-export function identityOf(kind: HealthKind, obj: CertManagerObject): ResourceIdentity {
+function identityOf(kind: HealthKind, obj: CertManagerObject): ResourceIdentity {
   const id: ResourceIdentity = {
     kind,
     namespace: kind === 'ClusterIssuer' ? '' : (obj.metadata?.namespace ?? ''),

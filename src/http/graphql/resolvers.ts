@@ -13,7 +13,7 @@ import type { DeliveryRecord } from '../../store/types.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export function integrationView(r: IntegrationRecord) {
+function integrationView(r: IntegrationRecord) {
   return {
     id: r.id,
     name: r.name,
@@ -28,12 +28,12 @@ export function integrationView(r: IntegrationRecord) {
   };
 }
 
-export function eventTypeView(id: RouterRecord['eventTypeId']) {
+function eventTypeView(id: RouterRecord['eventTypeId']) {
   const f = familyOf(id);
   return { id: f.eventTypeId, displayName: f.displayName, types: f.types };
 }
 
-export function routerView(r: RouterRecord) {
+function routerView(r: RouterRecord) {
   return {
     id: r.id,
     name: r.name,
@@ -51,7 +51,7 @@ export function routerView(r: RouterRecord) {
   };
 }
 
-export function deliveryView(d: DeliveryRecord, ctx: ServiceContext) {
+function deliveryView(d: DeliveryRecord, ctx: ServiceContext) {
   const open = d.status === 'PENDING' || d.status === 'IN_FLIGHT';
   return {
     id: d.id,
