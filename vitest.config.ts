@@ -7,9 +7,9 @@ const require = createRequire(import.meta.url);
 // the `int` project, the only one with the global setup; everything else is `unit` and runs with no server.
 const NEEDS_SERVERS = [
   'test/**/*.int.test.ts',
-  'test/e2e/**', // spawns the built bundle, PostgreSQL store, kube-apiserver
-  'test/faults/**', // kills and restarts processes and servers
-  'test/fuzz/**', // runs every property against SQLite and PostgreSQL
+  'test/e2e/**/*.test.ts', // spawns the built bundle, PostgreSQL store, kube-apiserver
+  'test/faults/**/*.test.ts', // kills and restarts processes and servers
+  'test/fuzz/**/*.test.ts', // runs every property against SQLite and PostgreSQL
 ];
 
 export default defineConfig({
