@@ -182,6 +182,8 @@ export class ResilientInformer<T extends KubernetesObject> {
     const delay = backoffDelay(this.failures, this.backoff);
     const code = kubeErrorCode(err);
     const missing = code === 404 ? missingResourceMessage(this.opts.path) : undefined;
+    // whenSynced's "still waiting" warning quotes lastError: name the CRD there too
+    if (missing !== undefined) this.stats.lastError = missing;
     if (missing !== undefined) {
       // a bare "HTTP 404" every retry does not say which CRD to install: name it, once per period
       const quiet = this.missingLoggedAt !== undefined && now - this.missingLoggedAt < MISSING_RESOURCE_LOG_EVERY_MS;

@@ -205,6 +205,7 @@ describe('ResilientInformer', () => {
       'cert-manager CRD certificates.cert-manager.io v1 not found (HTTP 404): install cert-manager in this cluster; retrying until it appears',
     ]);
     expect(lines.filter((l) => l.level === 20)).toHaveLength(5); // the retries, at debug
+    expect(inf.stats.lastError).toMatch(/^cert-manager CRD certificates.cert-manager.io v1 not found/); // quoted by whenSynced
     await clock.advance(10 * 60_000);
     expect(warns()).toHaveLength(2);
     installed = true;
