@@ -36,3 +36,39 @@ export function describeKubeError(e: unknown): string {
   const cause = err?.cause?.code ?? err?.cause?.message;
   return `${err?.name ?? 'Error'}: ${err?.message ?? String(e)}${cause ? ` (${cause})` : ''}`;
 }
+
+/** group/version/plural of a collection path (`/apis/<group>/<version>[/namespaces/<ns>]/<plural>`, or `/api/v1/…`). */
+export interface ResourceRef {
+  /** '' for the core group */
+  group: string;
+  version: string;
+  plural: string;
+}
+
+export function resourceOfPath(path: string): ResourceRef | undefined {
+  const named = /^\/apis\/([^/]+)\/([^/]+)\/(?:namespaces\/[^/]+\/)?([^/?]+)\/?$/.exec(path.split('?')[0]!);
+  if (named) return { group: named[1]!, version: named[2]!, plural: named[3]! };
+  const core = /^\/api\/([^/]+)\/(?:namespaces\/[^/]+\/)?([^/?]+)\/?$/.exec(path.split('?')[0]!);
+  if (core) return { group: '', version: core[1]!, plural: core[2]! };
+  return undefined;
+}
+
+/** Where a missing resource's definition comes from: a 404 on a list/watch means it is not installed. */
+const CRD_SOURCES: Record<string, string> = {
+  'cert-manager.io': 'install cert-manager in this cluster',
+  'acme.cert-manager.io': 'install cert-manager in this cluster',
+  'notify.certmgr.io': "install certmgr-notify's CRDs (crds/ of the repository, or the Helm chart)",
+};
+
+/**
+ * What a 404 on listing/watching `path` means, naming the resource: the CRD (or, for the core group, the
+ * resource) is not served by this apiserver. Undefined when the path is not a collection path.
+ */
+export function missingResourceMessage(path: string): string | undefined {
+  const r = resourceOfPath(path);
+  if (!r) return undefined;
+  if (r.group === '') return `resource ${r.version} ${r.plural} not served by this apiserver (HTTP 404)`;
+  const owner = r.group === 'cert-manager.io' || r.group === 'acme.cert-manager.io' ? 'cert-manager ' : '';
+  const fix = CRD_SOURCES[r.group] ?? 'install the CRD in this cluster';
+  return `${owner}CRD ${r.plural}.${r.group} ${r.version} not found (HTTP 404): ${fix}; retrying until it appears`;
+}

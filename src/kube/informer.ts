@@ -6,7 +6,7 @@
  */
 import { ListWatch, Watch, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { describeKubeError, kubeErrorCode } from './errors.js';
+import { describeKubeError, kubeErrorCode, missingResourceMessage } from './errors.js';
 import { backoffDelay, realClock, type BackoffPolicy, type Clock } from '../runtime/timers.js';
 
 export type InformerEvent = 'add' | 'update' | 'delete';
@@ -50,6 +50,8 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
 }
 
 const DEFAULT_INFORMER_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 30_000, jitter: 0.2 };
+/** A missing CRD is retried every ≤30 s for as long as it stays missing: say so this often, not every retry. */
+const MISSING_RESOURCE_LOG_EVERY_MS = 10 * 60_000;
 
 export class ResilientInformer<T extends KubernetesObject> {
   private readonly lw: ListWatch<T>;
@@ -61,6 +63,8 @@ export class ResilientInformer<T extends KubernetesObject> {
   private failures = 0;
   private lastFailureAt = 0;
   private restartTimer: unknown;
+  /** when the "CRD not found" warning was last logged; reset by a successful list (it may go missing again) */
+  private missingLoggedAt: number | undefined;
   /** the next watch() call answers 410 Gone: client-node's ListWatch then relists (its documented path) */
   private relistNext = false;
   private syncedResolve!: () => void;
@@ -78,6 +82,7 @@ export class ResilientInformer<T extends KubernetesObject> {
       const list = transform ? { ...raw, items: (raw.items ?? []).map(transform) } : raw;
       this.stats.lists++;
       this.failures = 0;
+      this.missingLoggedAt = undefined;
       this.relistNext = false; // just listed: no second list when the failure was the list's own
       const items = list.items ?? [];
       // after client-node has applied the list to its cache (it does so synchronously once this promise
@@ -175,10 +180,18 @@ export class ResilientInformer<T extends KubernetesObject> {
     this.failures++;
     if (this.opts.relistAfterError) this.relistNext = true;
     const delay = backoffDelay(this.failures, this.backoff);
-    this.opts.log.warn(
-      { informer: this.name, code: kubeErrorCode(err), error: this.stats.lastError, retryInMs: delay },
-      'watch failed; restarting',
-    );
+    const code = kubeErrorCode(err);
+    const missing = code === 404 ? missingResourceMessage(this.opts.path) : undefined;
+    // whenSynced's "still waiting" warning quotes lastError: name the CRD there too
+    if (missing !== undefined) this.stats.lastError = missing;
+    if (missing !== undefined) {
+      // a bare "HTTP 404" every retry does not say which CRD to install: name it, once per period
+      const quiet = this.missingLoggedAt !== undefined && now - this.missingLoggedAt < MISSING_RESOURCE_LOG_EVERY_MS;
+      if (!quiet) this.missingLoggedAt = now;
+      this.opts.log[quiet ? 'debug' : 'warn']({ informer: this.name, code, path: this.opts.path, retryInMs: delay }, missing);
+    } else {
+      this.opts.log.warn({ informer: this.name, code, error: this.stats.lastError, retryInMs: delay }, 'watch failed; restarting');
+    }
     if (this.restartTimer !== undefined) this.clock.clearTimeout(this.restartTimer);
     this.restartTimer = this.clock.setTimeout(() => {
       this.restartTimer = undefined;

@@ -33,10 +33,16 @@ export function managedByKey(o: ObjectId, cluster?: string): string {
   return `k8s:${o.kind}/${o.namespace ?? ''}/${o.name}${cluster ? `@${cluster}` : ''}`;
 }
 
-/** Name of a record in the service: spec.displayName, else <namespace>/<name>. */
-export function recordName(o: ObjectId, displayName: string | undefined): string {
+/**
+ * Name of a record in the service: spec.displayName (the user's words, kept verbatim), else
+ * [<cluster>/]<namespace>/<name>: with a cluster name set, records of several clusters in one service say
+ * which cluster they came from. Records are found by managedBy, never by name, so a rename updates in place.
+ */
+export function recordName(o: ObjectId, displayName: string | undefined, cluster?: string): string {
   const d = displayName?.trim();
-  return d ? d : o.namespace ? `${o.namespace}/${o.name}` : o.name;
+  if (d) return d;
+  const local = o.namespace ? `${o.namespace}/${o.name}` : o.name;
+  return cluster ? `${cluster}/${local}` : local;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -139,7 +145,7 @@ export function desiredIntegration(
 ): DesiredIntegration {
   const base = {
     type: INTEGRATION_TYPE[spec.type],
-    name: recordName(o, spec.displayName),
+    name: recordName(o, spec.displayName, cluster),
     enabled: spec.enabled,
     managedBy: managedByKey(o, cluster),
   };
@@ -240,7 +246,7 @@ export function pickOwned<R extends { id: string; managedBy: string | null }>(
 
 export function desiredRouter(o: ObjectId, spec: NotificationRouterSpec, integrationId: string, cluster?: string): RouterInput {
   return {
-    name: recordName(o, spec.displayName),
+    name: recordName(o, spec.displayName, cluster),
     eventTypeId: spec.eventTypeId,
     filter: (spec.filter ?? '').trim(),
     integrationId,

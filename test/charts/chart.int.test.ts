@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { loadServeConfig } from '../../src/config.js';
 import { parseKeyFile } from '../../src/store/secret-box.js';
 import { REPO_ROOT } from '../../src/tools/gen-crds.js';
 import { installCertManagerCrds } from '../fixtures/cert-manager-crds.js';
@@ -184,6 +185,37 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
     const dep = ms.find((m) => m.kind === 'Deployment') as unknown as { spec: { replicas: number; strategy?: unknown } };
     expect(dep.spec.replicas).toBe(3);
     expect(dep.spec.strategy).toBeUndefined();
+  });
+
+  describe('remote mode (operator.serviceUrl)', () => {
+    type Env = { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string }; fieldRef?: unknown } };
+    const envOf = (ms: Manifest[]): Env[] =>
+      (ms.find((m) => m.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { env: Env[] }[] } } } }).spec
+        .template.spec.containers[0]!.env;
+    /** The container's environment as the kubelet would give it: references resolved to stand-in values. */
+    const resolved = (env: Env[]): NodeJS.ProcessEnv =>
+      Object.fromEntries(env.map((e) => [e.name, e.value ?? (e.valueFrom?.secretKeyRef ? 'cmn_remote-key-0123456789abcdef' : 'pod-0')]));
+
+    it('wires the remote service key from apiKey.existingSecret, and the rendered env passes the config parser', async () => {
+      const ms = await template('--set', 'operator.serviceUrl=https://hub.example.com', '--set', 'apiKey.existingSecret=hub-key');
+      const env = envOf(ms);
+      expect(env.find((e) => e.name === 'CERTMGR_NOTIFY_SERVICE_API_KEY')).toEqual({
+        name: 'CERTMGR_NOTIFY_SERVICE_API_KEY',
+        valueFrom: { secretKeyRef: { name: 'hub-key', key: 'api-key' } },
+      });
+      // the pod used to exit with code 2 (ConfigError: --service-url needs --service-api-key…)
+      const cfg = loadServeConfig([], resolved(env));
+      expect(cfg.serviceUrl).toBe('https://hub.example.com');
+      expect(cfg.serviceApiKey).toBe('cmn_remote-key-0123456789abcdef');
+      // the default (local) mode parses too
+      expect(loadServeConfig([], resolved(envOf(await template()))).serviceUrl).toBeUndefined();
+    });
+
+    it('refuses to render without a Secret holding the remote key', async () => {
+      await expect(template('--set', 'operator.serviceUrl=https://hub.example.com')).rejects.toThrow(
+        /operator.serviceUrl \(remote mode\) needs apiKey.existingSecret/,
+      );
+    });
   });
 
   it('values are schema-checked', async () => {

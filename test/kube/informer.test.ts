@@ -178,6 +178,42 @@ describe('ResilientInformer', () => {
     expect(inf.stats).toMatchObject({ errors: 2, restarts: 2, lastError: 'HTTP 403' });
   });
 
+  it('a 404 (CRD not installed) names the CRD in a warning logged once per 10 minutes, not a bare HTTP 404 every retry', async () => {
+    let installed = false;
+    const clock = new FakeClock();
+    const lines: { level: number; msg: string; path?: string }[] = [];
+    const log = pino({ level: 'debug' }, { write: (l: string) => void lines.push(JSON.parse(l) as (typeof lines)[number]) });
+    const inf = new ResilientInformer<KubernetesObject>({
+      name: 'certificates',
+      kc: {} as never,
+      path: '/apis/cert-manager.io/v1/namespaces/apps/certificates',
+      list: async () => {
+        if (!installed) throw Object.assign(new Error('HTTP-Code: 404'), { code: 404, body: '{"kind":"Status","reason":"NotFound"}' });
+        return { metadata: { resourceVersion: '1' }, items: [] } as never;
+      },
+      log,
+      backoff: { baseMs: 100, maxMs: 100 },
+      clock,
+      watch: new ScriptedWatch() as unknown as Watch,
+    });
+    const warns = () => lines.filter((l) => l.level === 40).map((l) => l.msg);
+    await inf.start();
+    await flush();
+    for (let i = 0; i < 5; i++) await clock.advance(100);
+    expect(inf.stats.errors).toBe(6);
+    expect(warns()).toEqual([
+      'cert-manager CRD certificates.cert-manager.io v1 not found (HTTP 404): install cert-manager in this cluster; retrying until it appears',
+    ]);
+    expect(lines.filter((l) => l.level === 20)).toHaveLength(5); // the retries, at debug
+    expect(inf.stats.lastError).toMatch(/^cert-manager CRD certificates.cert-manager.io v1 not found/); // quoted by whenSynced
+    await clock.advance(10 * 60_000);
+    expect(warns()).toHaveLength(2);
+    installed = true;
+    await clock.advance(100);
+    expect(inf.hasSynced).toBe(true);
+    await inf.stop();
+  });
+
   it('stop() ends it for good (the abort error is not a failure)', async () => {
     const t = setup(
       () => [],

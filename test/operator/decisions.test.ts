@@ -44,6 +44,33 @@ describe('keys and names', () => {
     ['  ', 'team-a/oncall'],
     [' On-call ', 'On-call'],
   ])('recordName(displayName=%j) = %s', (d, want) => expect(recordName(P, d)).toBe(want));
+  it.each([
+    [P, undefined, undefined, 'team-a/oncall'],
+    [P, undefined, '', 'team-a/oncall'],
+    [P, undefined, 'prod-eu', 'prod-eu/team-a/oncall'],
+    [P, '  ', 'prod-eu', 'prod-eu/team-a/oncall'],
+    [P, 'On-call', 'prod-eu', 'On-call'], // an explicit displayName is the user's: kept verbatim
+    [{ kind: 'MonitoringConfig', name: 'default' }, undefined, 'prod-eu', 'prod-eu/default'],
+  ])('recordName(%j, displayName=%j, cluster=%j) = %s', (o, d, c, want) => expect(recordName(o, d, c)).toBe(want));
+  it('with a cluster name, the records of two clusters get different names; an existing record is renamed in place', () => {
+    const sp = spec({ type: 'Slack', slack: { webhookUrlSecretRef: { name: 's', key: 'url' } } });
+    const eu = desiredIntegration(P, sp, { webhookUrl: 'https://hooks.slack.com/services/T/B/x' }, 'prod-eu');
+    const us = desiredIntegration(P, sp, { webhookUrl: 'https://hooks.slack.com/services/T/B/x' }, 'prod-us');
+    expect([eu.name, us.name]).toEqual(['prod-eu/team-a/oncall', 'prod-us/team-a/oncall']);
+    const rv = validateRouterSpec({ eventTypeId: 'cert-expiry-ext-notification-config', providerRef: { name: 'p' } });
+    if (!rv.ok) throw new Error(rv.errors.join('; '));
+    const router = desiredRouter({ ...P, kind: 'NotificationRouter' }, rv.value, 'int-1', 'prod-eu');
+    expect(router.name).toBe('prod-eu/team-a/oncall');
+    // a record created before the rename (old name, same managedBy) is found by its key and only renamed
+    const old = { id: 'i1', name: 'team-a/oncall', managedBy: eu.managedBy, type: eu.type, enabled: true };
+    const { current, stale } = pickOwned([old], undefined, managedByKey(P, 'prod-eu'));
+    expect(current).toBe(old);
+    expect(stale).toEqual([]);
+    const plan = planIntegrationUpdate(eu, old as unknown as IntegrationView, false);
+    expect(plan).toEqual({ drift: ['name'], update: { name: 'prod-eu/team-a/oncall' } });
+    const r = planRouterUpdate(router, { id: 'r1', generation: 'ROUTER', ...router, name: 'team-a/oncall' });
+    expect(r).toEqual({ drift: ['name'], update: { name: 'prod-eu/team-a/oncall' } });
+  });
   it('object keys round-trip', () => {
     expect(parseKey(objectKey('ns', 'n'))).toEqual({ namespace: 'ns', name: 'n' });
     expect(parseKey(objectKey(undefined, 'default'))).toEqual({ name: 'default' });
