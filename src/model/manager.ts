@@ -4,7 +4,10 @@
  * (the operator's managedBy key). A PUT without it is a plain API write and takes the record over.
  */
 export const MANAGER_HEADER = 'x-certmgr-notify-manager';
-/** With the manager header: the manager writes its last value and gives the record up (its CR was deleted). */
+/**
+ * `true`: the write leaves the record unmanaged. With the manager header: the manager writes its last value and
+ * gives the record up (its CR was deleted). Without: the API hands the record back (the next operator write claims it).
+ */
 export const RELEASE_HEADER = 'x-certmgr-notify-release';
 /** The stored manager of a record last written by a plain API PUT. */
 export const API_MANAGER = 'api';
@@ -32,7 +35,7 @@ export type MonitoringWrite =
  */
 export function decideMonitoringWrite(current: string | null, writer: string | undefined, release = false): MonitoringWrite {
   // the API (an admin's key) may always take the record over; the operator then reports drift, not reverts
-  if (writer === undefined) return { ok: true, manager: API_MANAGER };
+  if (writer === undefined) return { ok: true, manager: release ? null : API_MANAGER };
   if (current !== null && current !== writer) return { ok: false, current };
   return { ok: true, manager: release ? null : writer };
 }

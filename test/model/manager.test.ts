@@ -18,6 +18,7 @@ describe('decideMonitoringWrite', () => {
     [C1, C1, true, { ok: true, manager: null }], // the manager's CR is deleted: reset and give up
     [C1, C2, true, { ok: false, current: C1 }], // a delete never resets another manager's record
     [null, C2, true, { ok: true, manager: null }],
+    [API_MANAGER, undefined, true, { ok: true, manager: null }], // the API hands the record back to the operator
   ] as const)('current %s, writer %s, release %s', (current, writer, release, want) => {
     expect(decideMonitoringWrite(current, writer, release)).toEqual(want);
   });

@@ -38,7 +38,7 @@ export function monitoringRouter(): Router {
         const problem = writer === undefined ? undefined : managerProblem(writer);
         if (problem) return sendError(res, 400, 'BAD_USER_INPUT', `header ${MANAGER_HEADER} ${problem}`, MANAGER_HEADER);
         const input = parseMonitoringPut(req.body);
-        const release = writer !== undefined && req.get(RELEASE_HEADER) === 'true';
+        const release = req.get(RELEASE_HEADER) === 'true';
         const rec = await putMonitoringConfig(res.locals.ctx, input, writer, release);
         res.locals.log.info(
           { enabled: rec.enabled, thresholds: rec.thresholds, manager: rec.manager ?? null },
