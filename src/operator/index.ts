@@ -224,7 +224,7 @@ class Term {
       }),
       routers,
     );
-    controllerOf(monitoringHandler({ service, configs }), configs);
+    controllerOf(monitoringHandler({ service, configs, ...(opts.cluster ? { cluster: opts.cluster } : {}) }), configs);
 
     // a Secret change re-applies the providers that read it; a provider change re-evaluates its routers
     watchRelated(secrets, providerC, (s) => providersUsingSecret(providers.list(), s.metadata?.namespace ?? '', s.metadata?.name ?? ''));
