@@ -25,6 +25,7 @@ import { ServiceApiError, toServiceError } from '../../src/client/errors.js';
 import { createIntegrationVariables, type IntegrationView, type RouterView } from '../../src/client/service-api.js';
 import { providersUsingSecret } from '../../src/operator/reconcilers/provider.js';
 import { routersUsingProvider } from '../../src/operator/reconcilers/router.js';
+import { conflictManager } from '../../src/operator/reconcilers/monitoring.js';
 
 const P = { kind: 'NotificationProvider', namespace: 'team-a', name: 'oncall' };
 const R = { kind: 'NotificationRouter', namespace: 'team-a', name: 'issuers' };
@@ -463,4 +464,14 @@ describe('planMonitoring / releaseMonitoring (issue 10: ownership across cluster
   ] as const)('delete with manager %s resets: %s', (manager, want) => {
     expect(releaseMonitoring(me, cur(manager ? { manager } : {}))).toBe(want);
   });
+});
+
+describe('conflictManager', () => {
+  const conflict = (message: string) =>
+    new ServiceApiError('conflict', 'put monitoring config: …', { errors: [{ code: 'CONFLICT', message }] });
+  it.each([
+    ['the monitoring configuration is managed by k8s:MonitoringConfig//default@west', 'k8s:MonitoringConfig//default@west'],
+    ['the monitoring configuration is managed by the API (a PUT without a manager took it over)', 'api'],
+    ['the monitoring configuration changed concurrently; retry', 'another manager'],
+  ])('%s', (message, want) => expect(conflictManager(conflict(message))).toBe(want));
 });

@@ -6,7 +6,7 @@ import { MONITORING_CONFIG_NAME, MonitoringConfigKind, type MonitoringConfig } f
 import { resourceOf } from '../../kube/client.js';
 import type { ResilientInformer } from '../../kube/informer.js';
 import { SERVICE_DEFAULT_MONITORING, desiredMonitoring, managedByKey, planMonitoring, releaseMonitoring } from '../desired.js';
-import { describeManager } from '../../model/manager.js';
+import { API_MANAGER, describeManager } from '../../model/manager.js';
 import { ServiceApiError } from '../../client/errors.js';
 import { throwServiceFailure } from '../errors.js';
 import { TerminalError, type Applied, type Cleaned, type ResourceHandler } from '../../runtime/controller.js';
@@ -86,9 +86,10 @@ export function monitoringHandler(deps: MonitoringHandlerDeps): ResourceHandler<
   };
 }
 
-/** The manager a CONFLICT names (the service's message: "… managed by <manager>"). */
-function conflictManager(e: ServiceApiError): string {
+/** The manager a CONFLICT names (the service's message: "… managed by <manager>", src/model/manager.ts). */
+export function conflictManager(e: ServiceApiError): string {
   const errors = e.details['errors'];
   const msg = Array.isArray(errors) ? String((errors[0] as { message?: unknown } | undefined)?.message ?? '') : '';
-  return /managed by (\S+)/.exec(msg)?.[1] ?? 'another manager';
+  if (msg.includes('managed by the API')) return API_MANAGER;
+  return /managed by (k8s:\S+)/.exec(msg)?.[1] ?? 'another manager';
 }
