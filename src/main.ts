@@ -244,6 +244,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
       ...(k.watchNamespace ? { namespace: k.watchNamespace } : {}),
       identity: cfg.instanceId,
       ...(k.clusterName ? { cluster: k.clusterName } : {}),
+      ...(k.clusterId ? { clusterId: k.clusterId } : {}),
       ...(k.resyncMs ? { resyncMs: k.resyncMs } : {}),
       ...(k.concurrency ? { concurrency: k.concurrency } : {}),
     });

@@ -60,6 +60,12 @@ export const Reason = {
   ServiceUnavailable: 'ServiceUnavailable',
   /** The service rejected the request for another reason; retried with backoff. */
   ServiceError: 'ServiceError',
+  /**
+   * Stalled: the company's monitoring configuration is managed by another MonitoringConfig (another cluster) or
+   * was taken over through the API; the message names the manager and the drift. Not reverted; the periodic
+   * resync looks again.
+   */
+  ManagedElsewhere: 'ManagedElsewhere',
   /** MonitoringConfig not named `default`: not applied. */
   Ignored: 'Ignored',
   /** Deletion waits: routers outside the operator still use this provider's integration. */

@@ -21,6 +21,8 @@ export interface ServiceRequest {
   method?: string;
   /** a JSON body, already serialised */
   body?: string;
+  /** extra request headers (e.g. the monitoring configuration's manager) */
+  headers?: Record<string, string>;
   /** aborts the request besides the timeout (e.g. the caller stopping) */
   signal?: AbortSignal;
 }
@@ -69,7 +71,11 @@ export class ServiceHttp {
   async request(path: string, req: ServiceRequest = {}): Promise<ServiceResponse> {
     const res = await this.fetch(this.url(path), {
       method: req.method ?? (req.body !== undefined ? 'POST' : 'GET'),
-      headers: { accept: 'application/json', ...(req.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        accept: 'application/json',
+        ...(req.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...req.headers,
+      },
       ...(req.body !== undefined ? { body: req.body } : {}),
       ...(req.signal ? { signal: req.signal } : {}),
     });

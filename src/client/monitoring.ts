@@ -10,14 +10,23 @@ import type { MonitoringConfigInput } from '../model/monitoring.js';
 import { ServiceApiError, ServiceUnreachableError, errorEntries, kindOfStatus, toServiceError } from './errors.js';
 import { ServiceHttp, parseJson, type ServiceHttpOptions, type ServiceRequest } from './http.js';
 import { MONITORING_CONFIG_PATH } from './operations.js';
+import { MANAGER_HEADER, RELEASE_HEADER } from '../model/manager.js';
 
-/** What GET returns: the configuration with its id and read-only rules. */
+/** What GET returns: the configuration with its id and read-only rules, and its manager of record (a header). */
 export interface MonitoringConfigView extends MonitoringConfigInput {
   id: string;
   rules: { ruleId: number; threshold: number }[];
+  /** src/model/manager.ts; absent: nobody manages it */
+  manager?: string;
 }
 
-async function rest<T>(http: ServiceHttp, what: string, req: ServiceRequest = {}): Promise<T> {
+/** How the operator writes: as the manager of record; `release`: and give the record up (its CR was deleted). */
+export interface MonitoringWriteOptions {
+  manager?: string;
+  release?: boolean;
+}
+
+async function rest<T>(http: ServiceHttp, what: string, req: ServiceRequest = {}): Promise<{ body: T; manager?: string }> {
   let res;
   try {
     res = await http.request(MONITORING_CONFIG_PATH, req);
@@ -28,22 +37,39 @@ async function rest<T>(http: ServiceHttp, what: string, req: ServiceRequest = {}
   if (res.status < 200 || res.status >= 300) {
     const errors = (body === undefined ? [] : errorEntries(res.text)).slice(0, 10);
     const msg = errors.map((e) => (e.field ? `${e.field}: ${e.message}` : e.message)).join('; ') || `HTTP ${res.status}`;
-    throw new ServiceApiError(kindOfStatus(res.status), `${what}: ${msg}`, { status: res.status, errors });
+    // 409: another manager holds the record (src/model/manager.ts)
+    const kind = res.status === 409 ? 'conflict' : kindOfStatus(res.status);
+    throw new ServiceApiError(kind, `${what}: ${msg}`, { status: res.status, errors });
   }
-  return body as T;
+  const manager = res.headers.get(MANAGER_HEADER);
+  return { body: body as T, ...(manager ? { manager } : {}) };
 }
+
+type Envelope = { id: string; configuration: MonitoringConfigView };
+const view = (r: { body: Envelope; manager?: string }): MonitoringConfigView => ({
+  ...r.body.configuration,
+  id: r.body.id,
+  ...(r.manager ? { manager: r.manager } : {}),
+});
 
 export async function getMonitoringConfig(http: ServiceHttp): Promise<MonitoringConfigView> {
-  const r = await rest<{ id: string; configuration: MonitoringConfigView }>(http, 'get monitoring config');
-  return { ...r.configuration, id: r.id };
+  return view(await rest<Envelope>(http, 'get monitoring config'));
 }
 
-export async function putMonitoringConfig(http: ServiceHttp, v: MonitoringConfigInput): Promise<MonitoringConfigView> {
-  const r = await rest<{ id: string; configuration: MonitoringConfigView }>(http, 'put monitoring config', {
+export async function putMonitoringConfig(
+  http: ServiceHttp,
+  v: MonitoringConfigInput,
+  opts: MonitoringWriteOptions = {},
+): Promise<MonitoringConfigView> {
+  const r = await rest<Envelope>(http, 'put monitoring config', {
     method: 'PUT',
     body: JSON.stringify({ inventoryMonitoringConfiguration: { inventoryMonitoringConfigurationType: 'CERTIFICATE_EXPIRATION', ...v } }),
+    headers: {
+      ...(opts.manager ? { [MANAGER_HEADER]: opts.manager } : {}),
+      ...(opts.release ? { [RELEASE_HEADER]: 'true' } : {}),
+    },
   });
-  return { ...r.configuration, id: r.id };
+  return view(r);
 }
 
 export class MonitoringConfigError extends Error {

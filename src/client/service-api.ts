@@ -11,7 +11,7 @@ import type { IntegrationType, RouterGeneration } from '../store/types.js';
 import { ServiceApiError, toServiceError } from './errors.js';
 import type { ApiKey } from './api-key.js';
 import { ServiceHttp } from './http.js';
-import { getMonitoringConfig, putMonitoringConfig, type MonitoringConfigView } from './monitoring.js';
+import { getMonitoringConfig, putMonitoringConfig, type MonitoringConfigView, type MonitoringWriteOptions } from './monitoring.js';
 import { CreateNotificationRouter, DeleteIntegrations, DeleteNotificationRouter, UpdateNotificationRouter } from './operations.js';
 
 export interface IntegrationView {
@@ -79,7 +79,8 @@ export interface ServiceApi {
   updateRouter(id: string, input: Partial<RouterInput>): Promise<void>;
   deleteRouter(id: string): Promise<void>;
   getMonitoringConfig(): Promise<MonitoringConfigView>;
-  putMonitoringConfig(v: MonitoringConfigInput): Promise<MonitoringConfigView>;
+  /** `opts.manager`: write as that manager of record (another one's record is refused: kind 'conflict') */
+  putMonitoringConfig(v: MonitoringConfigInput, opts?: MonitoringWriteOptions): Promise<MonitoringConfigView>;
 }
 
 const INTEGRATION_FIELDS = 'id name enabled type emailTo emailFrom webhookSigned managedBy';
@@ -259,7 +260,7 @@ export class GraphQLServiceApi implements ServiceApi {
     return getMonitoringConfig(this.http);
   }
 
-  putMonitoringConfig(v: MonitoringConfigInput): Promise<MonitoringConfigView> {
-    return putMonitoringConfig(this.http, v);
+  putMonitoringConfig(v: MonitoringConfigInput, opts?: MonitoringWriteOptions): Promise<MonitoringConfigView> {
+    return putMonitoringConfig(this.http, v, opts);
   }
 }

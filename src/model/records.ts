@@ -13,6 +13,8 @@ export interface MonitoringConfigRecord {
   applicationIds: string[];
   includeUnassignedCertificates: boolean;
   updatedAt: number;
+  /** who manages it (src/model/manager.ts); absent: nobody */
+  manager?: string;
 }
 
 export interface IntegrationRecord {

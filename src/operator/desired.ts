@@ -320,3 +320,23 @@ export function monitoringDrift(desired: MonitoringConfigInput, actual: Monitori
   if (actual.includeUnassignedCertificates !== desired.includeUnassignedCertificates) drift.push('includeUnassignedCertificates');
   return drift;
 }
+
+/**
+ * What the `default` MonitoringConfig does about the service's record (issue 10, ownership): `me` is this CR's
+ * manager key (managedByKey with the cluster). Another manager's record (another cluster's CR, or the API after
+ * a PUT took it over) is neither reverted nor fought over: reported, with the drift. An unmanaged record is
+ * claimed by a write even when it already matches.
+ */
+export type MonitoringPlan =
+  { action: 'none' } | { action: 'write'; drift: string[] } | { action: 'elsewhere'; manager: string; drift: string[] };
+
+export function planMonitoring(me: string, desired: MonitoringConfigInput, current: MonitoringConfigView): MonitoringPlan {
+  const drift = monitoringDrift(desired, current);
+  if (current.manager !== undefined && current.manager !== me) return { action: 'elsewhere', manager: current.manager, drift };
+  return drift.length || current.manager !== me ? { action: 'write', drift } : { action: 'none' };
+}
+
+/** On deletion: reset to the service defaults (and give the record up) only when this CR is the manager of record. */
+export function releaseMonitoring(me: string, current: MonitoringConfigView): boolean {
+  return current.manager === me;
+}

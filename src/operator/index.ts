@@ -81,6 +81,11 @@ export interface OperatorOptions {
    * `k8s:<kind>/<namespace>/<name>@<cluster>` so they never adopt or clean up each other's records
    */
   cluster?: string;
+  /**
+   * --cluster-id: names this cluster in the monitoring configuration's manager key when `cluster` is unset, so
+   * two clusters sharing a service never look like one manager (docs/operator.md, "Ownership")
+   */
+  clusterId?: string;
   /** concurrent reconciles per controller; default 4 */
   concurrency?: number;
   /** per-key retry backoff; default 100 ms doubling to 60 s */
@@ -224,7 +229,8 @@ class Term {
       }),
       routers,
     );
-    controllerOf(monitoringHandler({ service, configs }), configs);
+    const monitoringCluster = opts.cluster ?? opts.clusterId;
+    controllerOf(monitoringHandler({ service, configs, ...(monitoringCluster ? { cluster: monitoringCluster } : {}) }), configs);
 
     // a Secret change re-applies the providers that read it; a provider change re-evaluates its routers
     watchRelated(secrets, providerC, (s) => providersUsingSecret(providers.list(), s.metadata?.namespace ?? '', s.metadata?.name ?? ''));

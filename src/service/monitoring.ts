@@ -13,10 +13,11 @@ import {
   rulesOf,
 } from '../model/monitoring.js';
 import type { MonitoringConfigInput } from '../model/monitoring.js';
+import { decideMonitoringWrite, describeManager } from '../model/manager.js';
 import type { MonitoringConfigRecord } from '../model/records.js';
 import type { ServiceContext } from './context.js';
 import { textProblem } from '../validation/formats.js';
-import { ValidationErrors, type FieldError } from './errors.js';
+import { ServiceError, ValidationErrors, type FieldError } from './errors.js';
 
 export { MONITORING_TYPE };
 export type { MonitoringConfigInput };
@@ -126,13 +127,41 @@ export async function getMonitoringConfig(ctx: ServiceContext): Promise<Monitori
   return (await ctx.store.getMonitoringConfig(ctx.companyId)) ?? defaultMonitoringConfig(ctx.companyId);
 }
 
-export async function putMonitoringConfig(ctx: ServiceContext, input: MonitoringConfigInput): Promise<MonitoringConfigRecord> {
-  const rec = await ctx.store.putMonitoringConfig({
-    ...input,
-    id: monitoringConfigId(ctx.companyId),
-    companyId: ctx.companyId,
-    updatedAt: ctx.now(),
-  });
-  ctx.onChange?.('monitoring', ctx.companyId);
-  return rec;
+/**
+ * Writes the configuration under the ownership rule (src/model/manager.ts): `writer` is the request's manager
+ * (undefined: a plain API write, which takes the record over); `release`: the manager gives the record up.
+ * A write by another manager throws CONFLICT naming the current one and changes nothing.
+ */
+export async function putMonitoringConfig(
+  ctx: ServiceContext,
+  input: MonitoringConfigInput,
+  writer?: string,
+  release = false,
+): Promise<MonitoringConfigRecord> {
+  // compare-and-set: a concurrent write that changed the manager first makes us decide again (twice is enough:
+  // the second read sees that write's manager)
+  for (let attempt = 0; ; attempt++) {
+    const current = (await ctx.store.getMonitoringConfig(ctx.companyId))?.manager ?? null;
+    const d = decideMonitoringWrite(current, writer, release);
+    if (!d.ok) {
+      throw new ServiceError('CONFLICT', `the monitoring configuration is managed by ${describeManager(d.current)}`, undefined, {
+        manager: d.current,
+      });
+    }
+    const rec = await ctx.store.putMonitoringConfigIf(
+      {
+        ...input,
+        id: monitoringConfigId(ctx.companyId),
+        companyId: ctx.companyId,
+        updatedAt: ctx.now(),
+        ...(d.manager !== null ? { manager: d.manager } : {}),
+      },
+      current,
+    );
+    if (rec) {
+      ctx.onChange?.('monitoring', ctx.companyId);
+      return rec;
+    }
+    if (attempt >= 2) throw new ServiceError('CONFLICT', 'the monitoring configuration changed concurrently; retry');
+  }
 }

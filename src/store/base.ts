@@ -72,6 +72,7 @@ export abstract class SqlStore implements Store {
 
   getMonitoringConfig: StoreOps['getMonitoringConfig'] = (...a) => this.ops.getMonitoringConfig(...a);
   putMonitoringConfig: StoreOps['putMonitoringConfig'] = (...a) => this.ops.putMonitoringConfig(...a);
+  putMonitoringConfigIf: StoreOps['putMonitoringConfigIf'] = (...a) => this.ops.putMonitoringConfigIf(...a);
   listIntegrations: StoreOps['listIntegrations'] = (...a) => this.ops.listIntegrations(...a);
   getIntegration: StoreOps['getIntegration'] = (...a) => this.ops.getIntegration(...a);
   createIntegration: StoreOps['createIntegration'] = (...a) => this.ops.createIntegration(...a);

@@ -232,6 +232,13 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX deliveries_claimed_by_idx ON deliveries (claimed_by) WHERE status = 'IN_FLIGHT'`,
     ]),
   },
+  {
+    // Issue 10, ownership across clusters: the monitoring configuration's manager (src/model/manager.ts).
+    // NULL for rows from before: the first operator write claims them.
+    version: 5,
+    name: 'config: monitoring_configs.manager',
+    up: ddl(() => [`ALTER TABLE monitoring_configs ADD COLUMN manager TEXT`]),
+  },
 ];
 
 // Catch numbering mistakes at load time rather than in production.

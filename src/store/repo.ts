@@ -90,6 +90,27 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
     return wanted.filter((id) => deleted.has(id));
   }
 
+  /**
+   * Keyed by company: an existing row keeps its id, everything else is replaced. With `expect`: only while the
+   * stored manager is still the one the caller decided on (compare-and-set, null-safe on both engines).
+   */
+  async function upsertMonitoringConfig(rec: MonitoringConfigRecord, expect?: { manager: string | null }) {
+    const row = await db.get(
+      `INSERT INTO monitoring_configs (${MC}) VALUES (${placeholders(MONITORING_CONFIG_COLUMNS.length)})
+       ON CONFLICT (company_id) DO UPDATE SET
+         enabled = excluded.enabled,
+         thresholds = excluded.thresholds,
+         application_ids = excluded.application_ids,
+         include_unassigned_certificates = excluded.include_unassigned_certificates,
+         updated_at = excluded.updated_at,
+         manager = excluded.manager
+       ${expect ? 'WHERE monitoring_configs.manager IS NOT DISTINCT FROM ?' : ''}
+       RETURNING ${MC}`,
+      [...monitoringConfigToRow({ ...rec, id: rec.id || randomUUID() }), ...(expect ? [expect.manager] : [])],
+    );
+    return row ? rowToMonitoringConfig(row) : null;
+  }
+
   return {
     async getMonitoringConfig(companyId) {
       const row = await db.get(`SELECT ${MC} FROM monitoring_configs WHERE company_id = ?`, [companyId]);
@@ -97,19 +118,11 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
     },
 
     async putMonitoringConfig(rec: MonitoringConfigRecord) {
-      // Keyed by company: an existing row keeps its id, everything else is replaced.
-      const row = await db.get(
-        `INSERT INTO monitoring_configs (${MC}) VALUES (${placeholders(MONITORING_CONFIG_COLUMNS.length)})
-         ON CONFLICT (company_id) DO UPDATE SET
-           enabled = excluded.enabled,
-           thresholds = excluded.thresholds,
-           application_ids = excluded.application_ids,
-           include_unassigned_certificates = excluded.include_unassigned_certificates,
-           updated_at = excluded.updated_at
-         RETURNING ${MC}`,
-        monitoringConfigToRow({ ...rec, id: rec.id || randomUUID() }),
-      );
-      return rowToMonitoringConfig(row!);
+      return (await upsertMonitoringConfig(rec))!;
+    },
+
+    putMonitoringConfigIf(rec: MonitoringConfigRecord, expectManager: string | null) {
+      return upsertMonitoringConfig(rec, { manager: expectManager });
     },
 
     async listIntegrations(companyId) {

@@ -74,10 +74,20 @@ export const MONITORING_CONFIG_COLUMNS = [
   'application_ids',
   'include_unassigned_certificates',
   'updated_at',
+  'manager',
 ] as const;
 
 export function monitoringConfigToRow(r: MonitoringConfigRecord): SqlValue[] {
-  return [r.id, r.companyId, r.enabled, enc(r.thresholds), enc(r.applicationIds), r.includeUnassignedCertificates, r.updatedAt];
+  return [
+    r.id,
+    r.companyId,
+    r.enabled,
+    enc(r.thresholds),
+    enc(r.applicationIds),
+    r.includeUnassignedCertificates,
+    r.updatedAt,
+    r.manager ?? null,
+  ];
 }
 
 export function rowToMonitoringConfig(row: SqlRow): MonitoringConfigRecord {
@@ -89,6 +99,7 @@ export function rowToMonitoringConfig(row: SqlRow): MonitoringConfigRecord {
     applicationIds: json<string[]>(row, 'application_ids'),
     includeUnassignedCertificates: bool(row, 'include_unassigned_certificates'),
     updatedAt: int(row, 'updated_at'),
+    ...(typeof row['manager'] === 'string' ? { manager: row['manager'] } : {}),
   };
 }
 

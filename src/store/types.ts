@@ -24,6 +24,11 @@ export interface StoreOps {
   getMonitoringConfig(companyId: string): Promise<MonitoringConfigRecord | null>;
   /** Insert or replace the company's single CERTIFICATE_EXPIRATION configuration (keyed by companyId). */
   putMonitoringConfig(rec: MonitoringConfigRecord): Promise<MonitoringConfigRecord>;
+  /**
+   * The same, only while the stored manager is `expectManager` (or no row exists): compare-and-set. Null when
+   * another write changed the manager first (the caller decides again).
+   */
+  putMonitoringConfigIf(rec: MonitoringConfigRecord, expectManager: string | null): Promise<MonitoringConfigRecord | null>;
 
   listIntegrations(companyId: string): Promise<IntegrationRecord[]>;
   getIntegration(companyId: string, id: string): Promise<IntegrationRecord | null>;

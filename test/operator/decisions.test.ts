@@ -9,6 +9,8 @@ import {
   missingSettings,
   monitoringDrift,
   pickOwned,
+  planMonitoring,
+  releaseMonitoring,
   planIntegrationUpdate,
   planRouterUpdate,
   recordName,
@@ -23,6 +25,7 @@ import { ServiceApiError, toServiceError } from '../../src/client/errors.js';
 import { createIntegrationVariables, type IntegrationView, type RouterView } from '../../src/client/service-api.js';
 import { providersUsingSecret } from '../../src/operator/reconcilers/provider.js';
 import { routersUsingProvider } from '../../src/operator/reconcilers/router.js';
+import { conflictManager } from '../../src/operator/reconcilers/monitoring.js';
 
 const P = { kind: 'NotificationProvider', namespace: 'team-a', name: 'oncall' };
 const R = { kind: 'NotificationRouter', namespace: 'team-a', name: 'issuers' };
@@ -463,4 +466,39 @@ describe('service errors → conditions', () => {
     const e = err('invalid-filter', { line: 2, column: 7 }, "filterConfig.advancedFilterExpression: 2:7: undeclared reference to 'foo'");
     expect(invalidFilterMessage(e)).toBe("spec.filter: line 2, column 7: undeclared reference to 'foo'");
   });
+});
+
+describe('planMonitoring / releaseMonitoring (issue 10: ownership across clusters)', () => {
+  const me = 'k8s:MonitoringConfig//default@east';
+  const west = 'k8s:MonitoringConfig//default@west';
+  const d = { enabled: true, thresholds: [30], applicationIds: [], includeUnassignedCertificates: true };
+  const cur = (over: Partial<typeof d> & { manager?: string }) => ({ ...d, id: 'x', rules: [], ...over });
+  it.each([
+    ['mine, same', cur({ manager: me }), { action: 'none' }],
+    ['mine, drifted', cur({ manager: me, thresholds: [5] }), { action: 'write', drift: ['thresholds'] }],
+    ['unmanaged, same: claimed', cur({}), { action: 'write', drift: [] }],
+    ['unmanaged, drifted', cur({ enabled: false }), { action: 'write', drift: ['enabled'] }],
+    ['another cluster', cur({ manager: west, thresholds: [5] }), { action: 'elsewhere', manager: west, drift: ['thresholds'] }],
+    ['taken over by the API: reported, not reverted', cur({ manager: 'api' }), { action: 'elsewhere', manager: 'api', drift: [] }],
+  ] as const)('%s', (_name, current, want) => {
+    expect(planMonitoring(me, d, current)).toEqual(want);
+  });
+  it.each([
+    [me, true],
+    [west, false],
+    ['api', false],
+    [undefined, false],
+  ] as const)('delete with manager %s resets: %s', (manager, want) => {
+    expect(releaseMonitoring(me, cur(manager ? { manager } : {}))).toBe(want);
+  });
+});
+
+describe('conflictManager', () => {
+  const conflict = (message: string) =>
+    new ServiceApiError('conflict', 'put monitoring config: …', { errors: [{ code: 'CONFLICT', message }] });
+  it.each([
+    ['the monitoring configuration is managed by k8s:MonitoringConfig//default@west', 'k8s:MonitoringConfig//default@west'],
+    ['the monitoring configuration is managed by the API (a PUT without a manager took it over)', 'api'],
+    ['the monitoring configuration changed concurrently; retry', 'another manager'],
+  ])('%s', (message, want) => expect(conflictManager(conflict(message))).toBe(want));
 });

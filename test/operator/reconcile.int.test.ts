@@ -7,6 +7,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { MANAGER_HEADER, RELEASE_HEADER } from '../../src/model/manager.js';
 import { REPO_ROOT } from '../../src/tools/gen-crds.js';
 import type { RunningOperator } from '../../src/operator/index.js';
 import { ensureKubeBinaries, startKubeEnv, waitFor, type KubeEnv } from '../support/kube.js';
@@ -41,6 +42,24 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
   let k: Kube;
   let op: RunningOperator;
   let logs: CapturedLog;
+
+  const MONITORING_PATH = '/outagedetection/v1/inventorymonitoringconfig/CERTIFICATE_EXPIRATION';
+  const putMonitoring = (thresholds: number[], headers: Record<string, string> = {}) =>
+    svc.rest(MONITORING_PATH, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({
+        inventoryMonitoringConfiguration: {
+          inventoryMonitoringConfigurationType: 'CERTIFICATE_EXPIRATION',
+          enabled: false,
+          thresholds,
+          applicationIds: [],
+          includeUnassignedCertificates: true,
+        },
+      }),
+    });
+  const stalledMessage = (o: { status?: Record<string, unknown> }): string =>
+    ((o.status?.['conditions'] ?? []) as { type: string; message?: string }[]).find((x) => x.type === 'Stalled')?.message ?? '';
 
   beforeAll(async () => {
     await ensureKubeBinaries();
@@ -397,7 +416,7 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
     expect((await storeRouters(svc)).find((x) => x.id === r.status?.['routerId'])?.integrationId).toBe(moved);
   });
 
-  it('MonitoringConfig: `default` applied (drift reverted, delete resets); others Ignored', async () => {
+  it('MonitoringConfig: `default` applied; an API take-over is reported, not reverted; delete resets; others Ignored', async () => {
     await k.apply(
       monitoringConfig('default', { thresholds: [60, 30, 10], applicationIds: ['app-1'], includeUnassignedCertificates: false }),
     );
@@ -407,34 +426,33 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
       { ruleId: 2, threshold: 30 },
       { ruleId: 3, threshold: 10 },
     ]);
-    const get = async () =>
-      (await (await svc.rest('/outagedetection/v1/inventorymonitoringconfig/CERTIFICATE_EXPIRATION')).json()) as {
-        configuration: Record<string, unknown>;
-      };
+    const get = async () => (await (await svc.rest(MONITORING_PATH)).json()) as { configuration: Record<string, unknown> };
     expect((await get()).configuration).toMatchObject({
       enabled: true,
       thresholds: [60, 30, 10],
       applicationIds: ['app-1'],
       includeUnassignedCertificates: false,
     });
+    expect((await svc.rest(MONITORING_PATH)).headers.get(MANAGER_HEADER)).toBe('k8s:MonitoringConfig//default');
 
-    // drift through REST is reverted
-    await svc.rest('/outagedetection/v1/inventorymonitoringconfig/CERTIFICATE_EXPIRATION', {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        inventoryMonitoringConfiguration: {
-          inventoryMonitoringConfigurationType: 'CERTIFICATE_EXPIRATION',
-          enabled: false,
-          thresholds: [5],
-          applicationIds: [],
-          includeUnassignedCertificates: true,
-        },
-      }),
+    // issue 10 (changed behaviour): a plain REST PUT takes the record over; the operator reports the drift
+    // instead of reverting it
+    await putMonitoring([5]);
+    const taken = await k.waitCondition('monitoringconfigs', 'default', undefined, {
+      status: 'True',
+      type: 'Stalled',
+      reason: 'ManagedElsewhere',
     });
-    await waitFor('monitoring drift reverted', async () => JSON.stringify((await get()).configuration['thresholds']) === '[60,30,10]', {
+    expect(stalledMessage(taken)).toContain('managed by the API');
+    expect(stalledMessage(taken)).toContain('thresholds');
+    await new Promise((r) => setTimeout(r, 3_000)); // two resyncs
+    expect((await get()).configuration['thresholds']).toEqual([5]);
+    // handed back (release): the operator claims the record again and applies its spec
+    await putMonitoring([5], { [RELEASE_HEADER]: 'true' });
+    await waitFor('monitoring re-applied', async () => JSON.stringify((await get()).configuration['thresholds']) === '[60,30,10]', {
       timeoutMs: 15_000,
     });
+    await k.waitReady('monitoringconfigs', 'default');
 
     await k.apply(monitoringConfig('other', { enabled: false }));
     const ignored = await k.waitCondition('monitoringconfigs', 'other', undefined, { status: 'True', type: 'Stalled', reason: 'Ignored' });
@@ -450,6 +468,31 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
       applicationIds: [],
       includeUnassignedCertificates: true,
     });
+    expect((await svc.rest(MONITORING_PATH)).headers.get(MANAGER_HEADER)).toBeNull(); // released
+  });
+
+  it('MonitoringConfig of a second cluster: Stalled ManagedElsewhere, the record unchanged, its delete resets nothing', async () => {
+    const other = 'k8s:MonitoringConfig//default@cluster-1';
+    expect((await putMonitoring([45], { [MANAGER_HEADER]: other })).status).toBe(200);
+    const before = await (await svc.rest(MONITORING_PATH)).text();
+
+    await k.apply(monitoringConfig('default', { thresholds: [9] }));
+    const c = await k.waitCondition('monitoringconfigs', 'default', undefined, {
+      status: 'True',
+      type: 'Stalled',
+      reason: 'ManagedElsewhere',
+    });
+    expect(stalledMessage(c)).toContain(`managed by ${other}`);
+    await new Promise((r) => setTimeout(r, 3_000)); // two resyncs: still no fight
+    expect(await (await svc.rest(MONITORING_PATH)).text()).toBe(before);
+
+    await k.delete('monitoringconfigs', 'default');
+    await k.waitGone('monitoringconfigs', 'default');
+    const after = await svc.rest(MONITORING_PATH);
+    expect(await after.text()).toBe(before);
+    expect(after.headers.get(MANAGER_HEADER)).toBe(other);
+    // leave the company's record unmanaged for the tests after this one
+    expect((await putMonitoring([30, 14, 7], { [RELEASE_HEADER]: 'true' })).status).toBe(200);
   });
 
   it('examples/ applies as is: every provider, router (one per spec pattern) and the MonitoringConfig become Ready', async () => {

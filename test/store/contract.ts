@@ -150,6 +150,19 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
         expect(await store.getMonitoringConfig(A)).toEqual(stored);
       });
 
+      it('stores the manager; putMonitoringConfigIf writes only while the manager is the expected one', async () => {
+        const m1 = 'k8s:MonitoringConfig//default@c1';
+        // no row yet: expecting "no manager" inserts
+        const first = await store.putMonitoringConfigIf(monitoringConfig(A, { manager: m1 }), null);
+        expect(first?.manager).toBe(m1);
+        // a writer that decided on a stale manager changes nothing
+        expect(await store.putMonitoringConfigIf(monitoringConfig(A, { enabled: false, manager: 'api' }), null)).toBeNull();
+        expect(await store.getMonitoringConfig(A)).toEqual(first);
+        const unmanaged = monitoringConfig(A, { thresholds: [7] });
+        expect(await store.putMonitoringConfigIf(unmanaged, m1)).toEqual({ ...unmanaged, id: first!.id });
+        expect((await store.getMonitoringConfig(A))?.manager).toBeUndefined();
+      });
+
       it('is scoped by company', async () => {
         const a = await store.putMonitoringConfig(monitoringConfig(A));
         expect(await store.getMonitoringConfig(B)).toBeNull();

@@ -45,6 +45,36 @@ describe('PostgreSQL specifics', () => {
     }
   });
 
+  it('migration 5 keeps a pre-existing monitoring record, unmanaged and claimable', async () => {
+    const s = newSchema();
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(`CREATE SCHEMA "${s}"`);
+      await client.query(`SET search_path TO "${s}"`);
+      await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)');
+      for (const m of MIGRATIONS.filter((x) => x.version <= 4)) {
+        for (const stmt of m.up.postgres) await client.query(stmt);
+        await client.query('INSERT INTO schema_migrations VALUES ($1, $2, 0)', [m.version, m.name]);
+      }
+      await client.query(`INSERT INTO monitoring_configs VALUES ('cfg-1', 'company-1', true, '[45]', '[]', true, 1700000000000)`);
+    } finally {
+      await client.end();
+    }
+    const store = await openStore(url, { schema: s });
+    try {
+      await store.migrate();
+      const legacy = await store.getMonitoringConfig('company-1');
+      expect(legacy).toMatchObject({ id: 'cfg-1', thresholds: [45], updatedAt: 1700000000000 });
+      expect(legacy?.manager).toBeUndefined();
+      const claimed = await store.putMonitoringConfigIf({ ...legacy!, manager: 'k8s:MonitoringConfig//default@c1' }, null);
+      expect(claimed?.manager).toBe('k8s:MonitoringConfig//default@c1');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('schemas isolate stores from each other', async () => {
     const s1 = await openStore(url, { schema: newSchema() });
     const s2 = await openStore(url, { schema: newSchema() });

@@ -103,3 +103,33 @@ describe('SQLite specifics', () => {
     await s2.close();
   });
 });
+
+describe('migration 5 (monitoring_configs.manager) on a store written before it', () => {
+  it('keeps the record, unmanaged, and the first manager write claims it', async () => {
+    const path = join(dir, `pre-v5-${randomUUID()}.db`);
+    const raw = new DatabaseSync(path);
+    raw.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+    for (const m of MIGRATIONS.filter((x) => x.version <= 4)) {
+      for (const stmt of m.up.sqlite) raw.exec(stmt);
+      raw.prepare('INSERT INTO schema_migrations VALUES (?, ?, 0)').run(m.version, m.name);
+    }
+    raw.prepare(`INSERT INTO monitoring_configs VALUES ('cfg-1', 'company-1', 1, '[45]', '[]', 1, 1700000000000)`).run();
+    raw.close();
+
+    const store = await openStore(`sqlite:${path}`);
+    await store.migrate();
+    const legacy = await store.getMonitoringConfig('company-1');
+    expect(legacy).toEqual({
+      id: 'cfg-1',
+      companyId: 'company-1',
+      enabled: true,
+      thresholds: [45],
+      applicationIds: [],
+      includeUnassignedCertificates: true,
+      updatedAt: 1700000000000,
+    });
+    const claimed = await store.putMonitoringConfigIf({ ...legacy!, manager: 'k8s:MonitoringConfig//default@c1' }, null);
+    expect(claimed?.manager).toBe('k8s:MonitoringConfig//default@c1');
+    await store.close();
+  });
+});

@@ -1,5 +1,5 @@
 /** REST: GET/PUT /outagedetection/v1/inventorymonitoringconfig/CERTIFICATE_EXPIRATION. */
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import { ServiceError, ValidationErrors } from '../../service/errors.js';
 import {
   MONITORING_TYPE,
@@ -8,7 +8,15 @@ import {
   parseMonitoringPut,
   putMonitoringConfig,
 } from '../../service/monitoring.js';
+import { MANAGER_HEADER, RELEASE_HEADER, managerProblem } from '../../model/manager.js';
+import type { MonitoringConfigRecord } from '../../model/records.js';
 import { sendError, sendErrors } from '../errors.js';
+
+/** The body is spec-fixed, so the manager of record travels in a response header (absent: nobody). */
+function withManager(res: Response, rec: MonitoringConfigRecord): MonitoringConfigRecord {
+  if (rec.manager) res.setHeader(MANAGER_HEADER, rec.manager);
+  return rec;
+}
 
 export function monitoringRouter(): Router {
   const r = Router({ caseSensitive: true, strict: true });
@@ -22,18 +30,30 @@ export function monitoringRouter(): Router {
       );
     }
     try {
-      if (req.method === 'GET' || req.method === 'HEAD') return res.json(monitoringResponse(await getMonitoringConfig(res.locals.ctx)));
+      if (req.method === 'GET' || req.method === 'HEAD') {
+        return res.json(monitoringResponse(withManager(res, await getMonitoringConfig(res.locals.ctx))));
+      }
       if (req.method === 'PUT') {
+        const writer = req.get(MANAGER_HEADER);
+        const problem = writer === undefined ? undefined : managerProblem(writer);
+        if (problem) return sendError(res, 400, 'BAD_USER_INPUT', `header ${MANAGER_HEADER} ${problem}`, MANAGER_HEADER);
         const input = parseMonitoringPut(req.body);
-        const rec = await putMonitoringConfig(res.locals.ctx, input);
-        res.locals.log.info({ enabled: rec.enabled, thresholds: rec.thresholds }, 'monitoring configuration updated');
-        return res.json(monitoringResponse(rec));
+        const release = req.get(RELEASE_HEADER) === 'true';
+        const rec = await putMonitoringConfig(res.locals.ctx, input, writer, release);
+        res.locals.log.info(
+          { enabled: rec.enabled, thresholds: rec.thresholds, manager: rec.manager ?? null },
+          'monitoring configuration updated',
+        );
+        return res.json(monitoringResponse(withManager(res, rec)));
       }
       res.setHeader('Allow', 'GET, HEAD, PUT');
       return sendError(res, 405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed; use GET, HEAD or PUT`);
     } catch (e) {
       if (e instanceof ValidationErrors) return sendErrors(res, 400, e.errors);
-      if (e instanceof ServiceError) return sendError(res, e.code === 'NOT_FOUND' ? 404 : 400, e.code, e.message, e.field);
+      if (e instanceof ServiceError) {
+        const status = e.code === 'NOT_FOUND' ? 404 : e.code === 'CONFLICT' ? 409 : 400;
+        return sendError(res, status, e.code, e.message, e.field);
+      }
       throw e;
     }
   });
