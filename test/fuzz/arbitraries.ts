@@ -7,7 +7,7 @@ import { EVENT_DATA_SCHEMAS } from '../../src/events/schemas.js';
 import type { EventType } from '../../src/events/families.js';
 
 /** Characters that broke or should break things: NUL, bidi overrides, zero-width, surrogates, quotes, escapes. */
-export const NASTY_CHARS = [
+const NASTY_CHARS = [
   '\u0000',
   '\u202e',
   '\u202d',
@@ -52,15 +52,6 @@ export const weirdString = (maxLength = 24): fc.Arbitrary<string> =>
       },
     )
     .map((parts) => parts.join(''));
-
-/** Strings of a chosen size class: empty, short, long (up to `max` characters of one repeated unit). */
-export const sizedString = (max: number): fc.Arbitrary<string> =>
-  fc.oneof(
-    weirdString(),
-    fc
-      .tuple(fc.constantFrom('a', '\u0000', '\u202e', '\ud83d\ude00', 'é'), fc.constantFrom(1_000, 65_536, max))
-      .map(([u, n]) => u.repeat(Math.max(1, Math.floor(n / u.length)))),
-  );
 
 /** Numbers JSON can carry and JS mangles: huge, tiny, negative zero, beyond 2^53, 1e308. */
 export const hostileNumber: fc.Arbitrary<number> = fc.oneof(
@@ -132,8 +123,8 @@ interface SchemaNode {
  * The schema's own limits (maxItems of `DNS Names`, maxLength of `statusMessage`), so events grow up to the limit
  * the service enforces; FALLBACK where the schema has none yet (today: none, finding 1).
  */
-export const FALLBACK_MAX_DNS_NAMES = 1000;
-export const FALLBACK_MAX_STRING = 400_000;
+const FALLBACK_MAX_DNS_NAMES = 1000;
+const FALLBACK_MAX_STRING = 400_000;
 const certSchema = EVENT_DATA_SCHEMAS['evt.healthstatus.certmgr-certificate-resource.notready'] as SchemaNode;
 export const MAX_DNS_NAMES: number = certSchema.properties?.SANs?.properties?.['DNS Names']?.maxItems ?? FALLBACK_MAX_DNS_NAMES;
 export const MAX_STATUS_MESSAGE: number = certSchema.properties?.statusMessage?.maxLength ?? FALLBACK_MAX_STRING;
@@ -231,14 +222,14 @@ export function validEvent(
   return fc.record(data).map((d) => ({ type, data: d }));
 }
 
-export const anyEventType: fc.Arbitrary<EventType> = fc.constantFrom(...ISSUER_TYPES, ...CERT_TYPES, EXPIRY_TYPE);
+const anyEventType: fc.Arbitrary<EventType> = fc.constantFrom(...ISSUER_TYPES, ...CERT_TYPES, EXPIRY_TYPE);
 export const anyValidEvent = anyEventType.chain((t) => validEvent(t));
 
 /**
  * Values the issue (finding 14) names as malformed: each must be rejected where the spec wants a UUID,
  * a UTC timestamp, a duration `<h>h<m>m<s>s` or an integer rule id.
  */
-export const MUST_REJECT: { field: 'uuid' | 'timestamp' | 'duration' | 'ruleId'; value: unknown }[] = [
+const MUST_REJECT: { field: 'uuid' | 'timestamp' | 'duration' | 'ruleId'; value: unknown }[] = [
   { field: 'uuid', value: 'urn:uuid:3f6c2a9e-8b1d-4c7a-9e52-1d0b7f4a6c31' },
   { field: 'uuid', value: '00000000-0000-0000-0000-000000000000' },
   { field: 'timestamp', value: '0000-01-01T00:00:00Z' },

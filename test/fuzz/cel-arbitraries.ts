@@ -180,5 +180,3 @@ export const literalOnlyFilter: fc.Arbitrary<string> = fc.oneof(
   ),
   bool({ family: 'certmgr-issuer-health-notification-config', depth: 0, vars: [] }, 2).filter((e) => !/\b(type|data)\b/.test(e)),
 );
-
-export const isLiteralOnly = (e: string): boolean => !/\b(type|data)\b/.test(e.replace(/'(?:[^'\\]|\\.)*'/g, "''"));

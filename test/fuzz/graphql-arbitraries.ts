@@ -16,7 +16,7 @@ export interface IdPool {
 const ID_SLOTS = ['aIntegration', 'aRouter', 'bIntegration', 'bRouter', 'random', 'nil', 'bad'] as const;
 type IdSlot = (typeof ID_SLOTS)[number];
 
-export function resolveId(slot: IdSlot, pool: IdPool): string {
+function resolveId(slot: IdSlot, pool: IdPool): string {
   switch (slot) {
     case 'random':
       return 'f3a8b6e2-1c4d-4e5f-9a0b-1c2d3e4f5a6b';
@@ -30,11 +30,11 @@ export function resolveId(slot: IdSlot, pool: IdPool): string {
 }
 
 /** A GraphQL string literal (escaped), from any JS string. */
-export const gqlString = (s: string): string => JSON.stringify(s);
+const gqlString = (s: string): string => JSON.stringify(s);
 
 /** Placeholders `@@id:<slot>@@` stand for ids resolved at run time, keeping printed counterexamples readable. */
 const idRef = fc.constantFrom(...ID_SLOTS).map((s) => `@@id:${s}@@`);
-export const idLiteral = idRef.map((r) => `"${r}"`);
+const idLiteral = idRef.map((r) => `"${r}"`);
 
 const FIELDS_INTEGRATION = 'id name enabled type emailTo emailFrom webhookSigned managedBy createdAt updatedAt';
 const FIELDS_ROUTER =
@@ -158,7 +158,7 @@ const aliased = (field: fc.Arbitrary<string>) =>
   fc.tuple(field, fc.constantFrom(1, 2, 10, 100)).map(([f, n]) => Array.from({ length: n }, (_, i) => `a${i}: ${f}`).join('\n'));
 
 /** A document shaped like the API's: one operation, several fields, some aliased many times. */
-export const shapedDocument: fc.Arbitrary<string> = fc.oneof(
+const shapedDocument: fc.Arbitrary<string> = fc.oneof(
   fc
     .array(fc.oneof({ weight: 3, arbitrary: queryField }, aliased(queryField)), { minLength: 1, maxLength: 3 })
     .map((fs) => `query Fuzz {\n${fs.join('\n')}\n}`),
@@ -168,7 +168,7 @@ export const shapedDocument: fc.Arbitrary<string> = fc.oneof(
 );
 
 /** Hostile but parseable structures: deep selections, fragment cycles, directive spam, huge lists. */
-export const structuralDocument: fc.Arbitrary<string> = fc.oneof(
+const structuralDocument: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(10, 100, 1000, 5000).map((d) => `{ ${'integrations { nodes { '.repeat(d)}id${' } }'.repeat(d)} }`),
   fc.constant('query { ...A } fragment A on Query { ...B } fragment B on Query { ...A }'),
   fc.constantFrom(10, 1000, 10000).map((n) => `query { __typename ${'@include(if: true) '.repeat(n)} }`),
@@ -194,7 +194,7 @@ export const structuralDocument: fc.Arbitrary<string> = fc.oneof(
 );
 
 /** Token soup: GraphQL punctuation, keywords and names in random order, plus raw weird strings. */
-export const garbageDocument: fc.Arbitrary<string> = fc.oneof(
+const garbageDocument: fc.Arbitrary<string> = fc.oneof(
   fc
     .array(
       fc.constantFrom(
@@ -317,7 +317,7 @@ const VARIABLE_OPS: { doc: string; vars: fc.Arbitrary<Record<string, unknown>> }
     }),
   },
 ];
-export const withVariables = fc
+const withVariables = fc
   .constantFrom(...VARIABLE_OPS.keys())
   .chain((i) => VARIABLE_OPS[i]!.vars.map((v) => ({ query: VARIABLE_OPS[i]!.doc, variables: v as unknown })));
 

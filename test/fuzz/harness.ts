@@ -13,13 +13,13 @@ import { MONITORING_CONFIG_PATH } from '../../src/client/operations.js';
 import { COMPANY_A, COMPANY_B, KEY_A, KEY_B, startTestService, type StoreKind, type TestService } from '../support/service.js';
 
 /** Liveness bound: every request (and /healthz while it runs) must be answered within this. Not a perf target. */
-export const DEADLINE_MS = envInt('FUZZ_DEADLINE_MS', 10_000);
+const DEADLINE_MS = envInt('FUZZ_DEADLINE_MS', 10_000);
 /** Heap after the run (forced GC) may exceed the baseline by at most this (see docs/security.md#fuzz-suite). */
-export const HEAP_MARGIN_BYTES = envInt('FUZZ_HEAP_MARGIN_MB', 48) * 1024 * 1024;
+const HEAP_MARGIN_BYTES = envInt('FUZZ_HEAP_MARGIN_MB', 48) * 1024 * 1024;
 /** warn/error log lines one request may cause (finding 8: logs are rate-limited per tenant and cause). */
-export const MAX_WARN_LINES_PER_REQUEST = 100;
+const MAX_WARN_LINES_PER_REQUEST = 100;
 /** A response larger than this is an amplification (finding 5: 9 KB of aliases answered 10 MB). */
-export const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
 function envInt(name: string, dflt: number): number {
   const v = process.env[name];
@@ -152,7 +152,7 @@ export function expectSane(r: CallResult, what: string): void {
   expect(r.warnLines, `${what}: wrote ${r.warnLines} warn/error log lines`).toBeLessThanOrEqual(MAX_WARN_LINES_PER_REQUEST);
 }
 
-export function graphqlErrorCodes(r: CallResult): string[] {
+function graphqlErrorCodes(r: CallResult): string[] {
   const errs =
     r.json && typeof r.json === 'object' && Array.isArray(r.json.errors) ? (r.json.errors as { extensions?: { code?: unknown } }[]) : [];
   return errs.map((e) => String(e.extensions?.code ?? ''));
@@ -303,7 +303,7 @@ export interface Fixture {
   heapBaseline: number;
 }
 
-export const FUZZ_SERVICE_ARGS = ['--delivery-workers', '0', '--log-level', 'debug'];
+const FUZZ_SERVICE_ARGS = ['--delivery-workers', '0', '--log-level', 'debug'];
 
 /** Starts the service, gives tenant B an integration, a router and a monitoring config, runs `warm`, measures the heap. */
 export async function startFixture(kind: StoreKind, warm: (svc: TestService) => Promise<void>): Promise<Fixture> {
