@@ -141,6 +141,11 @@ describe('read key', () => {
   });
 });
 
+it('FORBIDDEN is a row of the README error-code table', async () => {
+  const { readFileSync } = await import('node:fs');
+  expect(readFileSync(new URL('../../README.md', import.meta.url), 'utf8')).toMatch(/\|\s*403\s*\|\s*`FORBIDDEN`\s*\|/);
+});
+
 describe('admin keys', () => {
   it.each([
     ['scope: admin', ADMIN],
