@@ -11,9 +11,15 @@ import { parseEgressAllow, type EgressAllow } from './integrations/egress.js';
 export const DEFAULT_COMPANY_ID = '00000000-0000-4000-8000-000000000001';
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** What a key may do (see src/http/auth.ts): `admin` everything, `agent` post events only, `read` queries only. */
+export const API_KEY_SCOPES = ['admin', 'agent', 'read'] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+
 export interface ApiKeyEntry {
   key: string;
   companyId: string;
+  /** Absent: admin. */
+  scope?: ApiKeyScope;
 }
 
 export interface ServeConfig {
@@ -104,7 +110,11 @@ export const SERVE_FLAGS: FlagSpec[] = [
     kind: 'list',
     help: 'API key of the default company (repeatable; env: comma-separated). Prefer the environment variable or --api-keys-file: on the command line a key shows in ps and npm start echoes it',
   },
-  { name: 'api-keys-file', kind: 'string', help: 'YAML file: keys: [{key, companyId}]' },
+  {
+    name: 'api-keys-file',
+    kind: 'string',
+    help: 'YAML file: keys: [{key, companyId, scope}]; scope admin (default), agent (post events only) or read (queries only)',
+  },
   { name: 'api-key-path', kind: 'string', help: 'where a generated key is written when none is configured (default ./data/api-key)' },
   { name: 'company-id', kind: 'string', help: `company id of --api-key keys (default ${DEFAULT_COMPANY_ID})` },
   { name: 'kube', kind: 'string', help: 'auto | off | on: whether the Kubernetes parts start (default auto)' },
@@ -325,6 +335,8 @@ function parseSecretRef(v: string | undefined): ServeConfig['serviceApiKeySecret
   return { namespace: m[1]!, name: m[2]!, key: m[3] ?? 'api-key' };
 }
 
+const KEY_ENTRY_FIELDS = new Set(['key', 'companyId', 'scope']);
+
 function loadApiKeysFile(path: string): ApiKeyEntry[] {
   let doc: unknown;
   try {
@@ -333,14 +345,28 @@ function loadApiKeysFile(path: string): ApiKeyEntry[] {
     throw new ConfigError(`--api-keys-file ${path}: ${(e as Error).message}`);
   }
   const keys = (doc as { keys?: unknown } | null)?.keys;
-  if (!Array.isArray(keys)) throw new ConfigError(`--api-keys-file ${path}: expected 'keys: [{key, companyId}]'`);
+  if (!Array.isArray(keys)) throw new ConfigError(`--api-keys-file ${path}: expected 'keys: [{key, companyId, scope}]'`);
   return keys.map((k, i) => {
-    const e = k as { key?: unknown; companyId?: unknown };
+    if (typeof k !== 'object' || k === null || Array.isArray(k))
+      throw new ConfigError(`--api-keys-file ${path}: keys[${i}] must be a mapping {key, companyId, scope}`);
+    // strict: a misspelt 'scope' must not silently leave an admin key
+    const unknown = Object.keys(k).filter((f) => !KEY_ENTRY_FIELDS.has(f));
+    if (unknown.length)
+      throw new ConfigError(
+        `--api-keys-file ${path}: keys[${i}] has unknown field(s) ${unknown.map((f) => `'${f.slice(0, 40)}'`).join(', ')}; allowed: key, companyId, scope`,
+      );
+    const e = k as { key?: unknown; companyId?: unknown; scope?: unknown };
     if (typeof e.key !== 'string' || e.key.length < 16)
       throw new ConfigError(`--api-keys-file ${path}: keys[${i}].key must be a string of at least 16 characters`);
     if (typeof e.companyId !== 'string' || !UUID_RE.test(e.companyId))
       throw new ConfigError(`--api-keys-file ${path}: keys[${i}].companyId must be a UUID`);
-    return { key: e.key, companyId: e.companyId.toLowerCase() };
+    const scope = e.scope;
+    if (scope !== undefined && !(API_KEY_SCOPES as readonly unknown[]).includes(scope))
+      throw new ConfigError(
+        `--api-keys-file ${path}: keys[${i}].scope must be one of ${API_KEY_SCOPES.join(', ')}, got ${typeof scope === 'string' ? `'${scope.slice(0, 40)}'` : String(scope)}`,
+      );
+    // absent: admin, so keys files written before scopes keep working
+    return { key: e.key, companyId: e.companyId.toLowerCase(), ...(scope !== undefined ? { scope: scope as ApiKeyScope } : {}) };
   });
 }
 
@@ -362,7 +388,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
   const apiKeysFile = one(flags, env, 'api-keys-file');
   const apiKeys: ApiKeyEntry[] = (pick(flags, env, 'api-key') ?? []).map((key) => {
     if (key.length < 16) throw new ConfigError('--api-key must be at least 16 characters');
-    return { key, companyId };
+    return { key, companyId }; // no scope: admin
   });
   if (apiKeysFile) apiKeys.push(...loadApiKeysFile(apiKeysFile));
   const serviceUrl = one(flags, env, 'service-url');

@@ -47,6 +47,36 @@ describe('loadServeConfig', () => {
     writeFileSync(f, 'keys:\n  - key: short\n    companyId: nope\n');
     expect(() => loadServeConfig(['--api-keys-file', f], {})).toThrow(/keys\[0\]\.key/);
   });
+  it('reads key scopes from the api keys file; absent is admin', () => {
+    const f = join(mkdtempSync(join(tmpdir(), 'cmn-')), 'keys.yaml');
+    const entry = (key: string, extra = '') => `  - { key: ${key}, companyId: 11111111-1111-4111-8111-111111111111${extra} }\n`;
+    writeFileSync(
+      f,
+      'keys:\n' +
+        entry('agent-key-0123456789', ', scope: agent') +
+        entry('read-key-01234567890', ', scope: read') +
+        entry('old-key-012345678901'),
+    );
+    expect(loadServeConfig(['--api-keys-file', f], {}).apiKeys.map((k) => k.scope ?? 'admin')).toEqual(['agent', 'read', 'admin']);
+  });
+  it.each([
+    [', scope: owner', /keys\[1\]\.scope must be one of admin, agent, read, got 'owner'/],
+    [', scope: Admin', /keys\[1\]\.scope must be one of admin, agent, read, got 'Admin'/],
+    [', scope: [admin]', /keys\[1\]\.scope must be one of admin, agent, read/],
+    [', scopes: read', /keys\[1\] has unknown field\(s\) 'scopes'; allowed: key, companyId, scope/],
+  ])('refuses a keys file entry with %s', (extra, re) => {
+    const f = join(mkdtempSync(join(tmpdir(), 'cmn-')), 'keys.yaml');
+    const entry = (key: string, more = '') => `  - { key: ${key}, companyId: 11111111-1111-4111-8111-111111111111${more} }\n`;
+    writeFileSync(f, 'keys:\n' + entry('good-key-0123456789') + entry('secret-key-0123456789', extra));
+    let msg = '';
+    try {
+      loadServeConfig(['--api-keys-file', f], {});
+    } catch (e) {
+      msg = (e as Error).message;
+    }
+    expect(msg).toMatch(re);
+    expect(msg).not.toContain('secret-key-0123456789');
+  });
   it.each([
     [['--port', 'x'], /--port must be an integer/],
     [['--port', '70000'], /between 0 and 65535/],

@@ -9,7 +9,8 @@ import type { Store } from '../store/types.js';
 import { serviceContext, type ServiceContext, type ServiceRuntime } from '../service/context.js';
 import { acceptEvents, parseEvents } from '../service/events.js';
 import { ServiceError, ValidationErrors } from '../service/errors.js';
-import { ApiKeyRing, API_KEY_HEADER } from './auth.js';
+import { ApiKeyRing, API_KEY_HEADER, allowed, forbiddenMessage, type ApiOperation } from './auth.js';
+import type { ApiKeyScope } from '../config.js';
 import { boundedErr, capText, sendError, storeInputError, sendErrors, sendGraphqlError } from './errors.js';
 import { BODY_LIMIT, MAX_JSON_DEPTH, RETRY_AFTER_SECONDS, isStoreUnavailable, jsonDepthViolation, routeLabel } from './limits.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
@@ -40,6 +41,8 @@ declare global {
   namespace Express {
     interface Locals {
       ctx: ServiceContext;
+      /** The scope of the request's API key (set with ctx). */
+      scope: ApiKeyScope;
       log: Logger;
       requestId: string;
     }
@@ -119,13 +122,15 @@ export function createApp(deps: AppDeps): express.Express {
   const isGraphql = (req: Request) => req.path === '/graphql';
 
   const authed: express.RequestHandler = (req, res, next) => {
-    const companyId = deps.keys.companyOf(req.header(API_KEY_HEADER));
-    if (!companyId) {
+    const id = deps.keys.identify(req.header(API_KEY_HEADER));
+    if (!id) {
       const msg = req.header(API_KEY_HEADER) ? `invalid ${API_KEY_HEADER} header` : `missing ${API_KEY_HEADER} header`;
       if (isGraphql(req)) sendGraphqlError(res, 401, 'UNAUTHENTICATED', msg);
       else sendError(res, 401, 'UNAUTHENTICATED', msg);
       return;
     }
+    const { companyId, scope } = id;
+    res.locals.scope = scope;
     res.locals.ctx = serviceContext(deps.store, companyId, {
       ...(deps.now ? { now: deps.now } : {}),
       ...(deps.onChange ? { onChange: deps.onChange } : {}),
@@ -135,6 +140,17 @@ export function createApp(deps: AppDeps): express.Express {
     res.locals.log = res.locals.log.child({ companyId });
     next();
   };
+
+  /** 403 before the body is read when the key's scope does not allow what the request does. */
+  const may =
+    (op: (req: Request) => ApiOperation): express.RequestHandler =>
+    (req, res, next) => {
+      const what = op(req);
+      if (allowed(res.locals.scope, what)) return next();
+      res.locals.log.info({ scope: res.locals.scope, operation: what }, 'request refused: API key scope');
+      sendError(res, 403, 'FORBIDDEN', forbiddenMessage(res.locals.scope, what));
+    };
+  const restOperation = (req: Request): ApiOperation => (req.method === 'GET' || req.method === 'HEAD' ? 'query' : 'mutation');
 
   const jsonBody: express.RequestHandler[] = [
     (req, res, next) => {
@@ -162,7 +178,7 @@ export function createApp(deps: AppDeps): express.Express {
     },
   ];
 
-  app.use('/outagedetection/v1/inventorymonitoringconfig', authed, ...jsonBody, monitoringRouter());
+  app.use('/outagedetection/v1/inventorymonitoringconfig', authed, may(restOperation), ...jsonBody, monitoringRouter());
   app.post('/graphql', authed, ...jsonBody, graphqlHandler(deps.logger));
   app.all('/graphql', (req, res) => {
     res.setHeader('Allow', 'POST');
@@ -170,23 +186,29 @@ export function createApp(deps: AppDeps): express.Express {
   });
   if (deps.runtime) {
     const rt = deps.runtime;
-    app.post('/v1/events', authed, ...jsonBody, async (req, res) => {
-      try {
-        const events = parseEvents(req.body);
-        const accepted = await acceptEvents(res.locals.ctx, events, {
-          snapshots: rt.snapshots,
-          metrics: rt.routingMetrics,
-          log: res.locals.log,
-          ...(rt.logLimiter ? { logLimiter: rt.logLimiter } : {}),
-          onAccepted: rt.kickDelivery,
-        });
-        res.status(202).json({ events: accepted });
-      } catch (e) {
-        if (e instanceof ValidationErrors) return sendErrors(res, 400, e.errors);
-        if (e instanceof ServiceError) return sendError(res, 400, e.code, e.message, e.field);
-        throw e;
-      }
-    });
+    app.post(
+      '/v1/events',
+      authed,
+      may(() => 'events'),
+      ...jsonBody,
+      async (req, res) => {
+        try {
+          const events = parseEvents(req.body);
+          const accepted = await acceptEvents(res.locals.ctx, events, {
+            snapshots: rt.snapshots,
+            metrics: rt.routingMetrics,
+            log: res.locals.log,
+            ...(rt.logLimiter ? { logLimiter: rt.logLimiter } : {}),
+            onAccepted: rt.kickDelivery,
+          });
+          res.status(202).json({ events: accepted });
+        } catch (e) {
+          if (e instanceof ValidationErrors) return sendErrors(res, 400, e.errors);
+          if (e instanceof ServiceError) return sendError(res, 400, e.code, e.message, e.field);
+          throw e;
+        }
+      },
+    );
     app.all('/v1/events', (req, res) => {
       res.setHeader('Allow', 'POST');
       sendError(res, 405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on /v1/events; use POST`);

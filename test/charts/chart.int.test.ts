@@ -161,6 +161,29 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
     );
   });
 
+  it('mounts a scoped API keys file from a Secret as --api-keys-file; none by default', async () => {
+    type Pod = {
+      containers: { env: { name: string; value?: string }[]; volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[] }[];
+      volumes: { name: string; secret?: { secretName: string; items?: { key: string; path: string }[] } }[];
+    };
+    const podOf = (ms: Manifest[]) =>
+      (ms.find((m) => m.kind === 'Deployment') as unknown as { spec: { template: { spec: Pod } } }).spec.template.spec;
+    const none = podOf(await template());
+    expect(none.containers[0]!.env.some((e) => e.name === 'CERTMGR_NOTIFY_API_KEYS_FILE')).toBe(false);
+    expect(none.volumes.some((v) => v.name === 'api-keys')).toBe(false);
+    const pod = podOf(await template('--set', 'apiKeysFile.existingSecret=hub-keys'));
+    const c = pod.containers[0]!;
+    expect(c.env.find((e) => e.name === 'CERTMGR_NOTIFY_API_KEYS_FILE')?.value).toBe('/etc/certmgr-notify/api-keys/keys.yaml');
+    // the admin key stays
+    expect(c.env.some((e) => e.name === 'CERTMGR_NOTIFY_API_KEY')).toBe(true);
+    expect(c.volumeMounts).toContainEqual({ name: 'api-keys', mountPath: '/etc/certmgr-notify/api-keys', readOnly: true });
+    expect(pod.volumes.find((v) => v.name === 'api-keys')?.secret).toMatchObject({
+      secretName: 'hub-keys',
+      items: [{ key: 'keys.yaml', path: 'keys.yaml' }],
+    });
+    await expect(template('--set', 'apiKeysFile.scope=agent')).rejects.toThrow(/additional properties 'scope' not allowed/);
+  });
+
   it('takes the SMTP URL (it may carry a password) from a Secret', async () => {
     type Env = { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } };
     const envOf = async (...args: string[]) =>

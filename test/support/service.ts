@@ -86,10 +86,8 @@ export async function startTestService(
     ],
     {},
   );
-  cfg.apiKeys = [
-    { key: KEY_A, companyId: COMPANY_A },
-    { key: KEY_B, companyId: COMPANY_B },
-  ];
+  // plus the keys of an --api-keys-file in extraArgs (scoped keys)
+  cfg.apiKeys = [{ key: KEY_A, companyId: COMPANY_A }, { key: KEY_B, companyId: COMPANY_B }, ...cfg.apiKeys];
   const svc = await startService(cfg, log);
   return {
     ...svc,

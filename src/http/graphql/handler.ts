@@ -1,10 +1,11 @@
-import { GraphQLError, parse } from 'graphql';
+import { GraphQLError, Kind, parse, type DocumentNode } from 'graphql';
 import { createHandler } from 'graphql-http';
 import type { RequestHandler, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { ServiceError, ValidationErrors, type FieldError } from '../../service/errors.js';
 import { boundedErr, capText, sendGraphqlError, storeInputError } from '../errors.js';
 import { RETRY_AFTER_SECONDS, isStoreUnavailable } from '../limits.js';
+import { allowed, forbiddenMessage, type ApiOperation } from '../auth.js';
 import { buildApiSchema } from './schema.js';
 import { rootValue } from './resolvers.js';
 import { GRAPHQL_LIMITS, measureRequest, parseLimited, type GraphqlLimits } from './cost.js';
@@ -141,6 +142,16 @@ export function redactLiteralError(message: string): string {
   return redactCoercionReason(message);
 }
 
+/**
+ * What a request would do, for the key's scope: `mutation` when the operation that would run (by `operationName`,
+ * else any in the document: with several and no name nothing runs) is a mutation or subscription, else `query`.
+ */
+export function graphqlOperation(doc: DocumentNode, operationName: unknown): ApiOperation {
+  const ops = doc.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
+  const run = typeof operationName === 'string' ? ops.filter((o) => o.name?.value === operationName) : ops;
+  return run.some((o) => o.operation !== 'query') ? 'mutation' : 'query';
+}
+
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
@@ -164,12 +175,22 @@ export function graphqlHandler(logger: Logger, limits: GraphqlLimits = GRAPHQL_L
       return sendGraphqlError(res, 400, 'BAD_REQUEST', 'the request body must be a JSON object with a "query" string');
     const op = body.operationName;
     if (typeof op === 'string') res.locals.log = res.locals.log.child({ operationName: op.slice(0, 100) });
+    // Scope refusals are request-level, like UNAUTHENTICATED: HTTP 403 and FORBIDDEN before anything runs.
+    const scope = res.locals.scope;
+    const forbid = (what: ApiOperation) => {
+      res.locals.log.info({ scope, operation: what }, 'graphql request refused: API key scope');
+      sendGraphqlError(res, 403, 'FORBIDDEN', forbiddenMessage(scope, what));
+    };
+    // a key that may run no GraphQL operation (agent) is refused whatever the document
+    if (!allowed(scope, 'query') && !allowed(scope, 'mutation')) return forbid('query');
     const parsed = parseLimited(body.query, limits);
     if ('violation' in parsed) {
       const v = parsed.violation;
       return sendGraphqlError(res, 400, 'QUERY_TOO_COMPLEX', v.message, { limit: v.limit, max: v.max, actual: v.actual });
     }
     if ('doc' in parsed) {
+      const what = graphqlOperation(parsed.doc, op);
+      if (!allowed(scope, what)) return forbid(what);
       const m = measureRequest(
         schema,
         parsed.doc,
