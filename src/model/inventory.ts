@@ -1,0 +1,77 @@
+/**
+ * The certificate inventory: what an agent reports about each TLS certificate of its cluster, and the wire
+ * protocol of `POST /v1/inventory` (docs/topology.md, "Inventory protocol"). Shared by the agent (sender), the
+ * hub (receiver, store, expiry evaluation) and the client. Types and limits only: the hub's decisions live in
+ * src/inventory/, the agent's in src/emitter/.
+ *
+ * Protocol, in short: an agent reports a cluster as a sequence of reports within an `epoch` (a UUID the agent
+ * draws for each full sync). `seq` counts reports from 1 within the epoch. A full sync is one or more
+ * `snapshot` reports (the last has `final: true`); after it, `delta` reports carry changes. The hub applies a
+ * report once: an already-applied seq is answered `duplicate` (harmless replay), a gap or an unknown epoch is
+ * answered 409 `RESYNC_REQUIRED` and the agent starts a new epoch with a full snapshot. When a snapshot's final
+ * report is applied, the cluster's rows not seen in that epoch are removed.
+ */
+
+export const INVENTORY_PROTOCOL = 1;
+
+/** Upserts + deletes in one report (a snapshot of more certificates is sent in several reports). */
+export const MAX_INVENTORY_ITEMS_PER_REPORT = 1000;
+
+/** Where a certificate lives: a TLS Secret of a cluster. The unit of the inventory (one row per location). */
+export interface CertificateLocation {
+  namespace: string;
+  secretName: string;
+}
+
+/** What an agent knows of one TLS Secret's certificate. Never the private key. */
+export interface CertificateFacts extends CertificateLocation {
+  /** the cert-manager Certificate that manages the Secret, when there is one */
+  certificateName?: string;
+  certificateUid?: string;
+  /** the leaf's serial number, hex upper case (null: the Secret holds no parsable certificate) */
+  serial: string | null;
+  /** RFC 3339 UTC (`…Z`), from the X.509 itself */
+  notBefore: string | null;
+  notAfter: string | null;
+  /** the leaf's subject DN, one line (`CN=a.example, O=Example`) and its common name */
+  subject: string | null;
+  commonName?: string;
+  dnsNames: string[];
+  /** the X.509 issuer DN, one line */
+  issuer: string | null;
+  /** the Certificate's spec.issuerRef */
+  issuerRef?: { name: string; kind?: string; group?: string };
+  /** the Certificate's Ready condition */
+  ready?: { status: 'True' | 'False' | 'Unknown'; reason?: string };
+  /** from the `notify.certmgr.io/application-ids` annotation (Secret, else Certificate) */
+  applicationIds: string[];
+  /** the Secret's labels */
+  labels: Record<string, string>;
+  /** the earliest notAfter of the whole chain in tls.crt (leaf and intermediates), RFC 3339 UTC */
+  chainNotAfter: string | null;
+}
+
+export interface InventoryReport {
+  protocol: typeof INVENTORY_PROTOCOL;
+  cluster: { id: string; name: string };
+  agentVersion: string;
+  /** UUID, drawn by the agent for each full sync */
+  epoch: string;
+  /** 1, 2, 3… within the epoch */
+  seq: number;
+  kind: 'snapshot' | 'delta';
+  /** snapshot only: the last report of the snapshot */
+  final?: boolean;
+  upserts: CertificateFacts[];
+  deletes: CertificateLocation[];
+}
+
+/** 200 answer of `POST /v1/inventory`. A 409 answer has `extensions.code` / `code` `RESYNC_REQUIRED`. */
+export interface InventoryAck {
+  status: 'applied' | 'duplicate';
+  clusterId: string;
+  epoch: string;
+  seq: number;
+}
+
+export const RESYNC_REQUIRED = 'RESYNC_REQUIRED';
