@@ -649,9 +649,8 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
           { apiGroups: [''], resources: ['namespaces'], resourceNames: ['kube-system'], verbs: ['get'] },
         ]);
         expect(rulesOf(ms, 'Role')).toEqual([
-          { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'patch'] },
+          { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
           { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
-          { apiGroups: [''], resources: ['events'], verbs: ['create'] },
         ]);
         expect(one<{ metadata: { namespace: string } }>(ms, 'Role').metadata.namespace).toBe('notify');
         const binding = one<{ roleRef: { kind: string; name: string }; subjects: unknown[] }>(ms, 'ClusterRoleBinding');
