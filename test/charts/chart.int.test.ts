@@ -638,7 +638,6 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
           CERTMGR_NOTIFY_WATCH_NAMESPACE: 'apps',
         });
         expect((await template(...AGENT, '--set', 'agent.metricsService.enabled=false')).some((m) => m.kind === 'Service')).toBe(false);
-        // TODO(lead) is in the branch note: feed this env to the agent's config loader once branch `agent` is merged
       });
 
       it('runs on least privilege: exactly these rules; no write on Secrets, no wildcard, nothing on notify.certmgr.io', async () => {
