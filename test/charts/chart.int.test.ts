@@ -488,6 +488,12 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
       expect(pg.some((m) => m.kind === 'PersistentVolumeClaim')).toBe(false);
       expect(podOf(pg).volumes.find((v) => v.name === 'data')?.emptyDir).toEqual({});
       expect((await template('--set', 'store.url=sqlite::memory:')).some((m) => m.kind === 'PersistentVolumeClaim')).toBe(false);
+      // a store URL from a Secret (PostgreSQL) rolls its replicas; a PVC (one writer on a RWO volume) recreates
+      const strategy = async (...args: string[]) =>
+        one<{ spec: { strategy?: { type: string } } }>(await template(...args), 'Deployment').spec.strategy;
+      expect(await strategy('--set', 'store.existingSecret=db')).toBeUndefined();
+      expect(await strategy('--set', 'store.existingSecret=db', '--set', 'persistence.enabled=true')).toEqual({ type: 'Recreate' });
+      expect(await strategy()).toEqual({ type: 'Recreate' });
       // an existing claim is used, not created
       const own = await template('--set', 'persistence.existingClaim=my-data');
       expect(own.some((m) => m.kind === 'PersistentVolumeClaim')).toBe(false);
