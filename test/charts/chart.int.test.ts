@@ -467,6 +467,10 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         ['--set', 'mode=hub', '--set', 'replicaCount=2', ...PG],
         AGENT,
         [...AGENT, '--set', 'agent.operator=true'],
+        ...['hub-values.yaml', 'agent-cluster-a-values.yaml', 'agent-cluster-b-values.yaml'].map((f) => [
+          '-f',
+          join(REPO_ROOT, 'examples', 'two-clusters', f),
+        ]),
       ]) {
         const { stdout } = await run(helm, ['lint', '--strict', CHART, ...args], { env: helmEnv });
         expect(stdout, args.join(' ')).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
@@ -769,6 +773,13 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
           ],
         ],
       ];
+      const EX = join(REPO_ROOT, 'examples', 'two-clusters');
+      for (const f of ['hub-values.yaml', 'agent-cluster-a-values.yaml', 'agent-cluster-b-values.yaml'])
+        cases.push([
+          `example ${f}`,
+          ['-f', join(EX, f)],
+          ['deployment.apps/rel-certmgr-notify', 'clusterrole.rbac.authorization.k8s.io/rel-certmgr-notify'],
+        ]);
       for (const [name, args, created] of cases) {
         const { stdout } = await run(helm, ['template', 'rel', CHART, '--namespace', 'default', '--include-crds', ...args], {
           env: helmEnv,
