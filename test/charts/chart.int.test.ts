@@ -4,7 +4,7 @@
  * scripts/k8s-tools.sh (cached outside the repo).
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -66,7 +66,7 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
     expect(stdout).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
   });
 
-  it('renders CRDs, Deployment, ServiceAccount, RBAC, Service and the API key Secret', async () => {
+  it('renders CRDs, Deployment, ServiceAccount, RBAC, Service, the API key Secret and the data PVC (SQLite)', async () => {
     const ms = await template('--include-crds');
     const kinds = ms.map((m) => `${m.kind}/${m.metadata.name}`).sort();
     expect(kinds).toEqual(
@@ -77,6 +77,7 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         'CustomResourceDefinition/notificationproviders.notify.certmgr.io',
         'CustomResourceDefinition/notificationrouters.notify.certmgr.io',
         'Deployment/rel-certmgr-notify',
+        'PersistentVolumeClaim/rel-certmgr-notify-data',
         'Role/rel-certmgr-notify-leader-election',
         'RoleBinding/rel-certmgr-notify-leader-election',
         'Secret/rel-certmgr-notify-api-key',
@@ -394,5 +395,442 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         expect(out.stdout).toContain(`${created} created (server dry run)`);
       }
     }, 120_000);
+  });
+
+  describe('modes: standalone | hub | agent', () => {
+    type Rule = { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] };
+    type Env = {
+      name: string;
+      value?: string;
+      valueFrom?: { secretKeyRef?: { name: string; key: string }; fieldRef?: { fieldPath: string } };
+    };
+    type Container = {
+      args: string[];
+      env: Env[];
+      ports: { name: string; containerPort: number }[];
+      volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[];
+    };
+    type Pod = {
+      containers: Container[];
+      volumes: {
+        name: string;
+        emptyDir?: object;
+        persistentVolumeClaim?: { claimName: string };
+        secret?: { secretName: string; items?: { key: string; path: string }[] };
+      }[];
+    };
+    const AGENT = [
+      '--set',
+      'mode=agent',
+      '--set',
+      'clusterName=cluster-a',
+      '--set',
+      'agent.hubUrl=https://hub.example.com',
+      '--set',
+      'agent.apiKey.existingSecret=hub-key',
+    ];
+    const PG = ['--set', 'store.url=postgres://notify@db:5432/notify'];
+    const kindsOf = (ms: Manifest[]) => ms.map((m) => `${m.kind}/${m.metadata.name}`).sort();
+    const one = <T>(ms: Manifest[], kind: string, name?: string): T => {
+      const found = ms.filter((m) => m.kind === kind && (name === undefined || m.metadata.name === name));
+      if (found.length !== 1) throw new Error(`${kind}/${name ?? '*'}: ${found.length} rendered; got ${kindsOf(ms).join(', ')}`);
+      return found[0] as T;
+    };
+    const podOf = (ms: Manifest[]) => one<{ spec: { template: { spec: Pod } } }>(ms, 'Deployment').spec.template.spec;
+    const envMap = (ms: Manifest[]) => Object.fromEntries(podOf(ms).containers[0]!.env.map((e) => [e.name, e.value ?? '(ref)']));
+    const rulesOf = (ms: Manifest[], kind: 'ClusterRole' | 'Role', name?: string) => one<{ rules: Rule[] }>(ms, kind, name).rules;
+    /**
+     * The container's environment as the kubelet gives it: Secret references resolved to a stand-in key, field
+     * references to a pod name, and paths of mounted files to the same files written here (`files`: path → text).
+     */
+    const resolved = (env: Env[], files: Record<string, string> = {}): NodeJS.ProcessEnv => {
+      const dir = mkdtempSync(join(tmpdir(), 'cmn-chart-files-'));
+      const at = new Map(
+        Object.entries(files).map(([path, text], i) => {
+          const local = join(dir, `f${i}`);
+          writeFileSync(local, text);
+          return [path, local];
+        }),
+      );
+      return Object.fromEntries(
+        env.map((e) => [
+          e.name,
+          e.value !== undefined ? (at.get(e.value) ?? e.value) : e.valueFrom?.secretKeyRef ? 'cmn_admin-key-0123456789abcdef' : 'pod-0',
+        ]),
+      );
+    };
+
+    it('helm lint --strict passes in every mode', async () => {
+      for (const args of [
+        [],
+        ['--set', 'mode=hub'],
+        ['--set', 'mode=hub', '--set', 'replicaCount=2', ...PG],
+        AGENT,
+        [...AGENT, '--set', 'agent.operator=true'],
+        ...['hub-values.yaml', 'agent-cluster-a-values.yaml', 'agent-cluster-b-values.yaml'].map((f) => [
+          '-f',
+          join(REPO_ROOT, 'examples', 'two-clusters', f),
+        ]),
+      ]) {
+        const { stdout } = await run(helm, ['lint', '--strict', CHART, ...args], { env: helmEnv });
+        expect(stdout, args.join(' ')).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+      }
+    });
+
+    it('standalone on SQLite keeps its store on a PVC by default (a restart keeps the outbox); an emptyDir on request, none with PostgreSQL', async () => {
+      const ms = await template();
+      const pvc = one<{ spec: { accessModes: string[]; resources: { requests: { storage: string } } } }>(ms, 'PersistentVolumeClaim');
+      expect(pvc.spec).toMatchObject({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } });
+      expect(podOf(ms).volumes.find((v) => v.name === 'data')).toEqual({
+        name: 'data',
+        persistentVolumeClaim: { claimName: 'rel-certmgr-notify-data' },
+      });
+      const off = await template('--set', 'persistence.enabled=false');
+      expect(off.some((m) => m.kind === 'PersistentVolumeClaim')).toBe(false);
+      expect(podOf(off).volumes.find((v) => v.name === 'data')).toEqual({ name: 'data', emptyDir: {} });
+      const pg = await template(...PG);
+      expect(pg.some((m) => m.kind === 'PersistentVolumeClaim')).toBe(false);
+      expect(podOf(pg).volumes.find((v) => v.name === 'data')?.emptyDir).toEqual({});
+      expect((await template('--set', 'store.url=sqlite::memory:')).some((m) => m.kind === 'PersistentVolumeClaim')).toBe(false);
+      // a store URL from a Secret (PostgreSQL) rolls its replicas; a PVC (one writer on a RWO volume) recreates
+      const strategy = async (...args: string[]) =>
+        one<{ spec: { strategy?: { type: string } } }>(await template(...args), 'Deployment').spec.strategy;
+      expect(await strategy('--set', 'store.existingSecret=db')).toBeUndefined();
+      expect(await strategy('--set', 'store.existingSecret=db', '--set', 'persistence.enabled=true')).toEqual({ type: 'Recreate' });
+      expect(await strategy()).toEqual({ type: 'Recreate' });
+      // an existing claim is used, not created
+      const own = await template('--set', 'persistence.existingClaim=my-data');
+      expect(own.some((m) => m.kind === 'PersistentVolumeClaim')).toBe(false);
+      expect(podOf(own).volumes.find((v) => v.name === 'data')?.persistentVolumeClaim).toEqual({ claimName: 'my-data' });
+    });
+
+    it('standalone: clusterName, clusterId and grace periods reach the process (through the config parser); unset, none is rendered', async () => {
+      const plain = envMap(await template());
+      for (const k of Object.keys(plain)) expect(k).not.toMatch(/CLUSTER_|GRACE|EMITTER/);
+      const ms = await template(
+        '--set',
+        'clusterName=prod-eu-1',
+        '--set',
+        'clusterId=0f4a4b8e-1c2d-4e5f-8a9b-0c1d2e3f4a5b',
+        '--set',
+        'health.gracePeriodMs=60000',
+        '--set',
+        'health.unknownGracePeriodMs=0',
+        '--set',
+        'health.issuingGracePeriodMs=1800000',
+      );
+      const c = podOf(ms).containers[0]!;
+      expect(c.args).toEqual(['serve']);
+      const cfg = loadServeConfig(c.args.slice(1), resolved(c.env));
+      expect(cfg.kube).toBe('on');
+      expect(cfg.kubeOptions).toMatchObject({
+        clusterName: 'prod-eu-1',
+        clusterId: '0f4a4b8e-1c2d-4e5f-8a9b-0c1d2e3f4a5b',
+        emitter: true,
+        healthGracePeriodMs: 60_000,
+        healthUnknownGracePeriodMs: 0,
+        healthIssuingGracePeriodMs: 1_800_000,
+      });
+      await expect(template('--set', 'clusterId=not-a-uuid')).rejects.toThrow(/clusterId/);
+      await expect(template('--set', 'health.gracePeriodMs=-1')).rejects.toThrow(/gracePeriodMs/);
+      await expect(template('--set', 'health.graceMs=1')).rejects.toThrow(/graceMs/);
+      await expect(template('--set', 'mode=cluster')).rejects.toThrow(/mode/);
+    });
+
+    describe('hub', () => {
+      it('several replicas refuse SQLite and render with PostgreSQL: no PVC, no Recreate; the env passes the config parser', async () => {
+        await expect(template('--set', 'mode=hub', '--set', 'replicaCount=2')).rejects.toThrow(/needs a PostgreSQL store/);
+        const ms = await template('--set', 'mode=hub', '--set', 'replicaCount=2', ...PG, '--set', 'clusterName=hub');
+        const dep = one<{ spec: { replicas: number; strategy?: unknown } }>(ms, 'Deployment');
+        expect(dep.spec.replicas).toBe(2);
+        expect(dep.spec.strategy).toBeUndefined();
+        expect(ms.some((m) => m.kind === 'PersistentVolumeClaim')).toBe(false);
+        expect(kindsOf(ms)).toContain('Service/rel-certmgr-notify');
+        const c = podOf(ms).containers[0]!;
+        const cfg = loadServeConfig(c.args.slice(1), resolved(c.env));
+        expect(cfg.store).toBe('postgres://notify@db:5432/notify');
+        expect(cfg.kube).toBe('on'); // the operator, for this cluster's CRDs
+        expect(cfg.kubeOptions.emitter).toBe(false); // a hub's cluster may run no cert-manager
+        expect(cfg.kubeOptions.clusterName).toBe('hub');
+        // a single SQLite hub keeps its store on a PVC, as standalone does
+        expect((await template('--set', 'mode=hub')).some((m) => m.kind === 'PersistentVolumeClaim')).toBe(true);
+      });
+
+      it('the operator without the emitter needs no cert-manager rules; without the operator no Kubernetes access at all; the emitter only with the operator', async () => {
+        const op = await template('--set', 'mode=hub');
+        const rules = rulesOf(op, 'ClusterRole');
+        expect(rules.some((r) => r.apiGroups.includes('notify.certmgr.io'))).toBe(true);
+        expect(rules.some((r) => r.apiGroups.includes('cert-manager.io'))).toBe(false);
+        expect(rules.some((r) => r.resources.includes('namespaces'))).toBe(false);
+        expect(rulesOf(op, 'Role').map((r) => r.resources)).toEqual([['leases']]);
+
+        const em = await template('--set', 'mode=hub', '--set', 'hub.emitter=true');
+        expect(rulesOf(em, 'ClusterRole').some((r) => r.apiGroups.includes('cert-manager.io'))).toBe(true);
+        expect(envMap(em)['CERTMGR_NOTIFY_EMITTER']).toBe('true');
+
+        const none = await template('--set', 'mode=hub', '--set', 'hub.operator=false');
+        expect(none.filter((m) => /Role/.test(m.kind))).toEqual([]);
+        const c = podOf(none).containers[0]!;
+        expect(loadServeConfig(c.args.slice(1), resolved(c.env)).kube).toBe('off');
+
+        await expect(template('--set', 'mode=hub', '--set', 'hub.operator=false', '--set', 'hub.emitter=true')).rejects.toThrow(
+          /hub.emitter needs hub.operator/,
+        );
+        await expect(
+          template('--set', 'mode=hub', '--set', 'operator.serviceUrl=https://x.example.com', '--set', 'apiKey.existingSecret=k'),
+        ).rejects.toThrow(/operator.serviceUrl \(remote mode\) is for mode standalone/);
+        await expect(template('--set', 'mode=hub', '--set', 'hub.operatr=true')).rejects.toThrow(/operatr/);
+      });
+    });
+
+    describe('agent', () => {
+      it('renders the agent and nothing of the service: no PVC, no Secret, no store, no API Service (a metrics Service only)', async () => {
+        const ms = await template(...AGENT);
+        expect(kindsOf(ms)).toEqual(
+          [
+            'ClusterRole/rel-certmgr-notify',
+            'ClusterRoleBinding/rel-certmgr-notify',
+            'Deployment/rel-certmgr-notify',
+            'Role/rel-certmgr-notify-agent',
+            'RoleBinding/rel-certmgr-notify-agent',
+            'Service/rel-certmgr-notify-metrics',
+            'ServiceAccount/rel-certmgr-notify',
+          ].sort(),
+        );
+        const svc = one<{ spec: { ports: { name: string; targetPort: string }[] } }>(ms, 'Service');
+        expect(svc.spec.ports).toEqual([{ name: 'metrics', port: 8080, targetPort: 'http', protocol: 'TCP' }]);
+        const pod = podOf(ms);
+        const c = pod.containers[0]!;
+        expect(c.args).toEqual(['agent']);
+        const env = envMap(ms);
+        expect(env).toMatchObject({
+          CERTMGR_NOTIFY_HUB_URL: 'https://hub.example.com',
+          CERTMGR_NOTIFY_API_KEY_FILE: '/etc/certmgr-notify/hub-api-key/api-key',
+          CERTMGR_NOTIFY_CLUSTER_NAME: 'cluster-a',
+          CERTMGR_NOTIFY_PORT: '8080',
+          CERTMGR_NOTIFY_STATE_NAMESPACE: '(ref)',
+          CERTMGR_NOTIFY_INSTANCE_ID: '(ref)',
+        });
+        for (const k of Object.keys(env))
+          expect(k).not.toMatch(/STORE|SECRET_KEY|API_KEY$|API_KEYS_FILE|SERVICE_URL|KUBE$|LEADER|WEBHOOK|OPERATOR/);
+        // the key only as a file: no Secret reference in the environment
+        expect(c.env.some((e) => e.valueFrom?.secretKeyRef)).toBe(false);
+        expect(c.volumeMounts).toEqual([
+          { name: 'tmp', mountPath: '/tmp' },
+          { name: 'hub-api-key', mountPath: '/etc/certmgr-notify/hub-api-key', readOnly: true },
+        ]);
+        expect(pod.volumes.map((v) => v.name).sort()).toEqual(['hub-api-key', 'tmp']);
+        expect(pod.volumes.find((v) => v.name === 'hub-api-key')?.secret).toMatchObject({
+          secretName: 'hub-key',
+          items: [{ key: 'api-key', path: 'api-key' }],
+        });
+        expect(c.ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
+
+        const more = envMap(
+          await template(
+            ...AGENT,
+            '--set',
+            'agent.apiKey.existingSecretKey=key',
+            '--set',
+            'agent.maxPendingEvents=5000',
+            '--set',
+            'health.gracePeriodMs=1000',
+            '--set',
+            'agent.watchNamespace=apps',
+            '--set',
+            'agent.metricsService.enabled=false',
+          ),
+        );
+        expect(more).toMatchObject({
+          CERTMGR_NOTIFY_API_KEY_FILE: '/etc/certmgr-notify/hub-api-key/key',
+          CERTMGR_NOTIFY_MAX_PENDING_EVENTS: '5000',
+          CERTMGR_NOTIFY_HEALTH_GRACE_PERIOD: '1000',
+          CERTMGR_NOTIFY_WATCH_NAMESPACE: 'apps',
+        });
+        expect((await template(...AGENT, '--set', 'agent.metricsService.enabled=false')).some((m) => m.kind === 'Service')).toBe(false);
+      });
+
+      it('runs on least privilege: exactly these rules; no write on Secrets, no wildcard, nothing on notify.certmgr.io', async () => {
+        const ms = await template(...AGENT);
+        expect(rulesOf(ms, 'ClusterRole')).toEqual([
+          { apiGroups: ['cert-manager.io'], resources: ['issuers', 'clusterissuers', 'certificates'], verbs: ['get', 'list', 'watch'] },
+          { apiGroups: [''], resources: ['secrets'], verbs: ['list', 'watch'] },
+          { apiGroups: [''], resources: ['namespaces'], resourceNames: ['kube-system'], verbs: ['get'] },
+        ]);
+        expect(rulesOf(ms, 'Role')).toEqual([
+          { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+        ]);
+        expect(one<{ metadata: { namespace: string } }>(ms, 'Role').metadata.namespace).toBe('notify');
+        const binding = one<{ roleRef: { kind: string; name: string }; subjects: unknown[] }>(ms, 'ClusterRoleBinding');
+        expect(binding.roleRef).toMatchObject({ kind: 'ClusterRole', name: 'rel-certmgr-notify' });
+        expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'rel-certmgr-notify', namespace: 'notify' }]);
+        // a set clusterId needs no namespace read
+        const withId = await template(...AGENT, '--set', 'clusterId=0f4a4b8e-1c2d-4e5f-8a9b-0c1d2e3f4a5b');
+        expect(rulesOf(withId, 'ClusterRole').some((r) => r.resources.includes('namespaces'))).toBe(false);
+        expect(envMap(withId)['CERTMGR_NOTIFY_CLUSTER_ID']).toBe('0f4a4b8e-1c2d-4e5f-8a9b-0c1d2e3f4a5b');
+
+        // whatever the options: no wildcard and no write on Secrets anywhere
+        for (const args of [
+          [],
+          ['--set', 'agent.operator=true'],
+          ['--set', 'agent.watchNamespace=apps'],
+          ['--set', 'agent.operator=true', '--set', 'agent.watchNamespace=apps'],
+        ]) {
+          const all = (await template(...AGENT, ...args))
+            .filter((m) => m.kind === 'ClusterRole' || m.kind === 'Role')
+            .flatMap((m) => (m as unknown as { rules: Rule[] }).rules);
+          for (const r of all) {
+            expect([...r.apiGroups, ...r.resources, ...r.verbs], args.join(' ')).not.toContain('*');
+            if (r.resources.includes('secrets'))
+              expect(
+                r.verbs.filter((v) => !['get', 'list', 'watch'].includes(v)),
+                args.join(' '),
+              ).toEqual([]);
+          }
+        }
+      });
+
+      it('agent.operator adds the rules on our CRDs (and Events on them); agent.watchNamespace moves namespaced reads into a Role there', async () => {
+        const op = await template(...AGENT, '--set', 'agent.operator=true');
+        expect(envMap(op)['CERTMGR_NOTIFY_OPERATOR']).toBe('true');
+        const rules = rulesOf(op, 'ClusterRole');
+        const can = (group: string, resource: string, verb: string) =>
+          rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
+        for (const r of ['monitoringconfigs', 'notificationproviders', 'notificationrouters']) {
+          expect(can('notify.certmgr.io', r, 'watch')).toBe(true);
+          expect(can('notify.certmgr.io', `${r}/status`, 'patch')).toBe(true);
+          expect(can('notify.certmgr.io', `${r}/finalizers`, 'update')).toBe(true);
+        }
+        expect(can('', 'secrets', 'get')).toBe(true); // providers' secretRefs
+        expect(can('', 'events', 'create')).toBe(true);
+
+        const ns = await template(...AGENT, '--set', 'agent.watchNamespace=apps');
+        expect(rulesOf(ns, 'ClusterRole')).toEqual([
+          { apiGroups: ['cert-manager.io'], resources: ['clusterissuers'], verbs: ['get', 'list', 'watch'] },
+          { apiGroups: [''], resources: ['namespaces'], resourceNames: ['kube-system'], verbs: ['get'] },
+        ]);
+        const watch = one<{ metadata: { namespace: string }; rules: Rule[] }>(ns, 'Role', 'rel-certmgr-notify-watch');
+        expect(watch.metadata.namespace).toBe('apps');
+        expect(watch.rules).toEqual([
+          { apiGroups: ['cert-manager.io'], resources: ['issuers', 'certificates'], verbs: ['get', 'list', 'watch'] },
+          { apiGroups: [''], resources: ['secrets'], verbs: ['list', 'watch'] },
+        ]);
+        expect(one<{ metadata: { namespace: string } }>(ns, 'RoleBinding', 'rel-certmgr-notify-watch').metadata.namespace).toBe('apps');
+      });
+
+      it('refuses to render without clusterName, hubUrl or the key Secret, and with what an agent does not serve', async () => {
+        const without = (name: string) => {
+          const i = AGENT.findIndex((a) => a.startsWith(`${name}=`));
+          return AGENT.filter((_, j) => j !== i && j !== i - 1);
+        };
+        await expect(template(...without('clusterName'))).rejects.toThrow(/mode agent needs clusterName/);
+        await expect(template(...without('agent.hubUrl'))).rejects.toThrow(/mode agent needs agent.hubUrl/);
+        await expect(template(...without('agent.apiKey.existingSecret'))).rejects.toThrow(/mode agent needs agent.apiKey.existingSecret/);
+        await expect(template(...AGENT, '--set', 'webhook.enabled=true')).rejects.toThrow(/agent serves no admission webhook/);
+        await expect(template(...AGENT, '--set', 'persistence.enabled=true')).rejects.toThrow(/an agent keeps no store/);
+        await expect(template(...AGENT, '--set', 'operator.serviceUrl=https://x.example.com')).rejects.toThrow(/posts to agent.hubUrl/);
+        await expect(template(...AGENT, '--set', 'agent.hubUrl=hub.example.com')).rejects.toThrow(/hubUrl/);
+        await expect(template(...AGENT, '--set', 'agent.hubURL=https://x')).rejects.toThrow(/hubURL/);
+      });
+    });
+
+    it('every mode is accepted by a real apiserver (kubectl apply --dry-run=server)', async () => {
+      const env = await kubeEnv();
+      const kc = ['--kubeconfig', env.kubeconfigPath];
+      await run(kubectl, [...kc, 'create', 'namespace', 'apps']).catch((e: Error) => {
+        if (!/AlreadyExists/.test(e.message)) throw e;
+      });
+      const dir = mkdtempSync(join(tmpdir(), 'cmn-chart-modes-'));
+      const cases: [string, string[], string[]][] = [
+        [
+          'hub',
+          ['--set', 'mode=hub', '--set', 'replicaCount=2', ...PG, '--set', 'apiKeysFile.existingSecret=hub-keys'],
+          ['deployment.apps/rel-certmgr-notify', 'service/rel-certmgr-notify', 'clusterrole.rbac.authorization.k8s.io/rel-certmgr-notify'],
+        ],
+        [
+          'hub-no-operator',
+          ['--set', 'mode=hub', '--set', 'hub.operator=false'],
+          ['deployment.apps/rel-certmgr-notify', 'persistentvolumeclaim/rel-certmgr-notify-data'],
+        ],
+        [
+          'agent',
+          AGENT,
+          [
+            'deployment.apps/rel-certmgr-notify',
+            'service/rel-certmgr-notify-metrics',
+            'role.rbac.authorization.k8s.io/rel-certmgr-notify-agent',
+            'clusterrole.rbac.authorization.k8s.io/rel-certmgr-notify',
+          ],
+        ],
+        [
+          'agent-operator-ns',
+          [...AGENT, '--set', 'agent.operator=true', '--set', 'agent.watchNamespace=apps'],
+          [
+            'deployment.apps/rel-certmgr-notify',
+            'role.rbac.authorization.k8s.io/rel-certmgr-notify-watch',
+            'rolebinding.rbac.authorization.k8s.io/rel-certmgr-notify-watch',
+          ],
+        ],
+      ];
+      const EX = join(REPO_ROOT, 'examples', 'two-clusters');
+      for (const f of ['hub-values.yaml', 'agent-cluster-a-values.yaml', 'agent-cluster-b-values.yaml'])
+        cases.push([
+          `example ${f}`,
+          ['-f', join(EX, f)],
+          ['deployment.apps/rel-certmgr-notify', 'clusterrole.rbac.authorization.k8s.io/rel-certmgr-notify'],
+        ]);
+      for (const [name, args, created] of cases) {
+        const { stdout } = await run(helm, ['template', 'rel', CHART, '--namespace', 'default', '--include-crds', ...args], {
+          env: helmEnv,
+          maxBuffer: 32 << 20,
+        });
+        const file = join(dir, `${name}.yaml`);
+        writeFileSync(file, stdout);
+        const out = await run(kubectl, [...kc, 'apply', '--dry-run=server', '-f', file], { env: process.env });
+        for (const c of created)
+          expect(out.stdout, name).toMatch(new RegExp(`${c.replace(/[./]/g, '\\$&')} (created|configured|unchanged) \\(server dry run\\)`));
+      }
+    }, 180_000);
+
+    describe('examples/two-clusters', () => {
+      const EX = join(REPO_ROOT, 'examples', 'two-clusters');
+
+      it('the hub values render (PostgreSQL, 2 replicas, the keys file) and its keys file Secret parses with the service own loader', async () => {
+        const ms = await template('-f', join(EX, 'hub-values.yaml'));
+        const dep = one<{ spec: { replicas: number; strategy?: unknown } }>(ms, 'Deployment');
+        expect(dep.spec.replicas).toBe(2);
+        // the store URL is in a Secret: no SQLite volume to hand over, so no Recreate (rolling updates)
+        expect(dep.spec.strategy).toBeUndefined();
+        expect(ms.some((m) => m.kind === 'PersistentVolumeClaim')).toBe(false);
+        const secrets = parseAllDocuments(readFileSync(join(EX, 'hub-secrets.yaml'), 'utf8')).map(
+          (d) => d.toJS() as { kind: string; metadata: { name: string }; stringData: Record<string, string> },
+        );
+        const keysSecret = secrets.find((s) => s.metadata.name === 'certmgr-notify-keys')!;
+        const c = podOf(ms).containers[0]!;
+        const keysPath = envMap(ms)['CERTMGR_NOTIFY_API_KEYS_FILE']!;
+        const cfg = loadServeConfig(c.args.slice(1), {
+          ...resolved(c.env, { [keysPath]: keysSecret.stringData['keys.yaml']! }),
+          // the store URL comes from the example's Secret
+          CERTMGR_NOTIFY_STORE: secrets.find((s) => s.metadata.name === 'certmgr-notify-store')!.stringData['url'],
+        });
+        expect(cfg.store).toMatch(/^postgres:\/\//);
+        expect(cfg.apiKeys.map((k) => k.scope ?? 'admin').sort()).toEqual(['admin', 'admin', 'agent', 'agent']);
+      });
+
+      it('the agent values of both clusters render, each with its own cluster name and key Secret', async () => {
+        for (const [file, cluster] of [
+          ['agent-cluster-a-values.yaml', 'cluster-a'],
+          ['agent-cluster-b-values.yaml', 'cluster-b'],
+        ] as const) {
+          const ms = await template('-f', join(EX, file));
+          const env = envMap(ms);
+          expect(env['CERTMGR_NOTIFY_CLUSTER_NAME'], file).toBe(cluster);
+          expect(env['CERTMGR_NOTIFY_HUB_URL'], file).toMatch(/^https:\/\//);
+          expect(podOf(ms).containers[0]!.args).toEqual(['agent']);
+          expect(ms.some((m) => m.kind === 'PersistentVolumeClaim' || m.kind === 'Secret')).toBe(false);
+        }
+      });
+    });
   });
 });

@@ -42,3 +42,48 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "certmgr-notify.apiKeySecret" -}}
 {{- default (printf "%s-api-key" (include "certmgr-notify.fullname" .)) .Values.apiKey.existingSecret }}
 {{- end }}
+
+{{- /* "true" when /data is a PersistentVolumeClaim: persistence.enabled if set, else on for a SQLite file store
+(the store and its outbox must survive a pod restart); never in agent mode (no store). */}}
+{{- define "certmgr-notify.persistence" -}}
+{{- if eq .Values.mode "agent" }}
+{{- else if kindIs "bool" .Values.persistence.enabled }}
+{{- if .Values.persistence.enabled }}true{{ end }}
+{{- else if and (hasPrefix "sqlite:" .Values.store.url) (not (hasPrefix "sqlite::memory:" .Values.store.url)) (not .Values.store.existingSecret) }}true
+{{- end }}
+{{- end }}
+
+{{- /* CERTMGR_NOTIFY_KUBE of the serve modes: standalone takes `kube`; a hub needs Kubernetes only for its operator. */}}
+{{- define "certmgr-notify.kube" -}}
+{{- if eq .Values.mode "hub" }}{{ ternary "on" "off" .Values.hub.operator }}{{ else }}{{ .Values.kube }}{{ end }}
+{{- end }}
+
+{{- /* "true" when the serve modes run the emitter (RBAC on cert-manager, namespaces and state ConfigMaps). */}}
+{{- define "certmgr-notify.emitter" -}}
+{{- if eq .Values.mode "hub" }}{{ if .Values.hub.emitter }}true{{ end }}{{ else }}true{{ end }}
+{{- end }}
+
+{{- /* The emitter's settings shared by every mode: cluster name and id, grace periods (only those set). */}}
+{{- define "certmgr-notify.emitterEnv" -}}
+{{- with .Values.clusterName }}
+- name: CERTMGR_NOTIFY_CLUSTER_NAME
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.clusterId }}
+- name: CERTMGR_NOTIFY_CLUSTER_ID
+  value: {{ . | quote }}
+{{- end }}
+{{- $h := .Values.health | default dict }}
+{{- if not (kindIs "invalid" $h.gracePeriodMs) }}
+- name: CERTMGR_NOTIFY_HEALTH_GRACE_PERIOD
+  value: {{ $h.gracePeriodMs | int64 | quote }}
+{{- end }}
+{{- if not (kindIs "invalid" $h.unknownGracePeriodMs) }}
+- name: CERTMGR_NOTIFY_HEALTH_UNKNOWN_GRACE_PERIOD
+  value: {{ $h.unknownGracePeriodMs | int64 | quote }}
+{{- end }}
+{{- if not (kindIs "invalid" $h.issuingGracePeriodMs) }}
+- name: CERTMGR_NOTIFY_HEALTH_ISSUING_GRACE_PERIOD
+  value: {{ $h.issuingGracePeriodMs | int64 | quote }}
+{{- end }}
+{{- end }}
