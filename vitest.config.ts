@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
@@ -22,13 +23,24 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Only the unit project runs on threads (below). Vitest builds each pool from these root options, so this is
+    // where that pool loses its per-file isolation; the int project's forks stay one fresh process per file.
+    // maxThreads: vitest's default for `run` is one worker fewer than cores, a single thread on 2 cores.
+    poolOptions: { threads: { isolate: false, maxThreads: availableParallelism() } },
     // One JSON file for both projects: .ci/run counts passed/failed from it.
     reporters: ['default', 'json'],
     outputFile: { json: 'test-results.json' },
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: NEEDS_SERVERS },
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: NEEDS_SERVERS,
+          // One worker thread imports each module once for all files instead of once per file in a fresh fork
+          // (collecting was most of the run); a thread also starts faster than a process.
+          pool: 'threads',
+        },
       },
       {
         extends: true,

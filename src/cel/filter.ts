@@ -13,7 +13,7 @@ import { FilterCompileError } from './errors.js';
 import { describeEvalError } from './eval-error.js';
 import { foldLiterals } from './fold.js';
 import { memberNameOffset } from './position.js';
-import { findSyntaxProblem } from './syntax.js';
+import { findDeepNesting, findSyntaxProblem } from './syntax.js';
 
 export const FILTER_LIMITS = {
   /** Characters (UTF-16 code units) in an expression. */
@@ -204,6 +204,8 @@ function formatCost(n: number): string {
 }
 
 function parseOrThrow(source: string): ReturnType<typeof parse> {
+  const deep = findDeepNesting(source);
+  if (deep) throw FilterCompileError.at(source, deep.offset, `syntax error: ${deep.reason}`);
   try {
     // The trailing newline works around @bufbuild/cel 0.6.1 rejecting a `//` comment at the very end.
     return parse(`${source}\n`);

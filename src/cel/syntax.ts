@@ -40,6 +40,31 @@ export function findSyntaxProblem(source: string): SyntaxProblem | undefined {
   }
 }
 
+/**
+ * The first opening bracket nested deeper than the recognizer's limit, if any. Checked before the real parser:
+ * otherwise the only bound would be the parser's stack overflow, which moves with the thread's stack size (a
+ * worker thread's 4 MB stack parses 900 nested parentheses that the main thread's rejects).
+ */
+export function findDeepNesting(source: string): SyntaxProblem | undefined {
+  let tokens: Token[];
+  try {
+    tokens = tokenize(source);
+  } catch (e) {
+    if (e instanceof Problem) return undefined; // a lexical error: the parser and findSyntaxProblem report it
+    throw e;
+  }
+  let depth = 0;
+  for (const t of tokens) {
+    if (t.kind !== 'punct') continue;
+    if (t.text === '(' || t.text === '[' || t.text === '{') {
+      if (++depth > MAX_DEPTH) return { offset: t.start, reason: 'expression is nested too deeply' };
+    } else if (t.text === ')' || t.text === ']' || t.text === '}') {
+      depth--;
+    }
+  }
+  return undefined;
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Lexer
 

@@ -269,6 +269,20 @@ describe('rejected expressions carry code INVALID_FILTER_EXPRESSION and a positi
     if (!r.ok) expect(r.message).toMatch(/nested too deeply/);
   });
 
+  it('bounds bracket nesting at 200 whatever the stack size (the unit tier runs in worker threads)', () => {
+    const nested = (n: number, open: string, close: string): string => `${open.repeat(n)}true${close.repeat(n)}`;
+    expect(validateFilter(nested(200, '(', ')'), ISSUER)).toEqual({ ok: true });
+    for (const [open, close] of [
+      ['(', ')'],
+      ['[', ']'],
+      ['{1: ', '}'],
+    ] as const) {
+      const r = validateFilter(nested(201, open, close), ISSUER);
+      expect(r.ok, open).toBe(false);
+      if (!r.ok) expect(r.message).toMatch(/nested too deeply/);
+    }
+  });
+
   it('throws RangeError for an unknown event type identifier', () => {
     expect(() => compileFilter('true', 'nope' as EventTypeId)).toThrow(RangeError);
   });
