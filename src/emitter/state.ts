@@ -14,14 +14,14 @@
  *   succeeded, and rejects when that patch failed. The value stays in memory (nothing is re-sent by this
  *   process); the caller's retry (`set` again) writes it, since it differs from what is stored.
  * - Migration: `migrateFrom` names ConfigMaps of an older layout (the unsharded `<name>`). `load()` reads them,
- *   writes their entries into the shards, then deletes them (only if unchanged since read), so no entry is lost
- *   and a key removed later cannot come back from the old object.
+ *   writes their entries into the shards, then deletes (or, without that permission, empties) them, only if
+ *   unchanged since read: no entry is lost, and a key removed later cannot come back from the old object.
  * - Callers write AFTER the event was accepted (202): at-least-once.
  */
 import { createHash } from 'node:crypto';
 import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { isConflict, isNotFound } from '../kube/errors.js';
+import { isConflict, isNotFound, kubeErrorCode } from '../kube/errors.js';
 
 /** What the controllers need from a state store (a plain Map-backed fake works in tests). */
 export interface KeyedState<T> {
@@ -225,31 +225,45 @@ export class ConfigMapState<T> implements KeyedState<T> {
         migrated++;
       }
     }
-    if (move.size === 0 && misplaced.size === 0 && legacy.every((f) => !f.configMap)) return;
+    if (move.size === 0 && misplaced.size === 0 && legacy.every((f) => Object.keys(f.configMap?.data ?? {}).length === 0)) return;
     // rewrite into the home shards first (batched); a failure throws before anything is removed
     await Promise.all([...move].map((k) => this.enqueue(k)));
     // a misplaced key's home is another ConfigMap, so removing it here never touches the moved copy
     for (const [name, cmKeys] of misplaced) await this.patch(name, Object.fromEntries(cmKeys.map((k) => [k, null])));
-    for (const f of legacy) {
-      if (!f.configMap) continue;
-      try {
-        // only the version we read: an object written meanwhile (an old replica still running) is read again
-        await this.opts.core.deleteNamespacedConfigMap({
-          namespace: this.opts.namespace,
-          name: f.name,
-          body: { preconditions: { resourceVersion: f.configMap.metadata?.resourceVersion ?? '' } },
-        });
-      } catch (e) {
-        if (isNotFound(e)) continue;
-        if (isConflict(e))
-          throw new Error(`ConfigMap ${this.opts.namespace}/${f.name} changed during the state migration: load again`, { cause: e });
-        throw e;
-      }
-    }
+    for (const f of legacy) if (f.configMap && Object.keys(f.configMap.data ?? {}).length > 0) await this.retire(f.name, f.configMap);
     this.opts.log.info(
       { migrated, moved: move.size - migrated, from: legacyNames, shards: this.shardCount },
       'emitter state moved into its shards',
     );
+  }
+
+  /**
+   * Deletes an old-layout ConfigMap, only in the version that was read (an object written meanwhile, e.g. by an
+   * old replica still running, is read again). Without the `delete` permission (charts before sharding grant
+   * get/create/patch), empties it by a merge patch under the same precondition.
+   */
+  private async retire(name: string, read: V1ConfigMap): Promise<void> {
+    const { core, namespace } = this.opts;
+    const resourceVersion = read.metadata?.resourceVersion ?? '';
+    const changed = (e: unknown): Error =>
+      new Error(`ConfigMap ${namespace}/${name} changed during the state migration: load again`, { cause: e });
+    try {
+      await core.deleteNamespacedConfigMap({ namespace, name, body: { preconditions: { resourceVersion } } });
+      return;
+    } catch (e) {
+      if (isNotFound(e)) return;
+      if (isConflict(e)) throw changed(e);
+      if (kubeErrorCode(e) !== 403) throw e;
+    }
+    const data = Object.fromEntries(Object.keys(read.data ?? {}).map((k) => [k, null]));
+    try {
+      this.patches++;
+      await core.patchNamespacedConfigMap({ namespace, name, body: { metadata: { resourceVersion }, data } }, mergePatch);
+    } catch (e) {
+      if (isNotFound(e)) return;
+      if (isConflict(e)) throw changed(e);
+      throw e;
+    }
   }
 
   get(key: string): T | undefined {

@@ -24,6 +24,7 @@ function fakeCore() {
   let failNext = 0;
   let rv = 1;
   let hold: Promise<void> | undefined;
+  let forbidDelete = false;
   const core = {
     async readNamespacedConfigMap({ namespace, name }: { namespace: string; name: string }) {
       const cm = maps.get(`${namespace}/${name}`);
@@ -37,7 +38,7 @@ function fakeCore() {
     }: {
       namespace: string;
       name: string;
-      body: { data: Record<string, string | null> };
+      body: { data: Record<string, string | null>; metadata?: { resourceVersion?: string } };
     }) {
       calls.push(`patch ${name}`);
       bodies.push({ name, bytes: Buffer.byteLength(JSON.stringify(body)), keys: Object.keys(body.data) });
@@ -45,6 +46,8 @@ function fakeCore() {
       if (failNext-- > 0) throw apiError(500);
       const cm = maps.get(`${namespace}/${name}`);
       if (!cm) throw apiError(404);
+      const want = body.metadata?.resourceVersion;
+      if (want !== undefined && want !== cm.metadata!.resourceVersion) throw apiError(409);
       for (const [k, v] of Object.entries(body.data)) {
         if (v === null) delete cm.data![k];
         else cm.data![k] = v;
@@ -69,6 +72,7 @@ function fakeCore() {
       body?: { preconditions?: { resourceVersion?: string } };
     }) {
       calls.push(`delete ${name}`);
+      if (forbidDelete) throw apiError(403);
       const cm = maps.get(`${namespace}/${name}`);
       if (!cm) throw apiError(404);
       const want = body?.preconditions?.resourceVersion;
@@ -83,6 +87,8 @@ function fakeCore() {
     calls,
     bodies,
     fail: (n: number) => (failNext = n),
+    /** deleteNamespacedConfigMap answers 403 (RBAC without `delete`) */
+    forbidDelete: () => (forbidDelete = true),
     /** patches wait until the returned function is called */
     gate: () => {
       let open!: () => void;
@@ -317,6 +323,22 @@ describe('ConfigMapState: batching', () => {
     expect(f.maps.has('ns/h')).toBe(false);
     expect(st.size).toBe(21);
     expect(Object.keys(stored(f))).toHaveLength(21);
+  });
+
+  it('without the delete permission the old ConfigMap is emptied instead (under the same precondition)', async () => {
+    const f = fakeCore();
+    const old = new ConfigMapState<S>({ core: f.core, namespace: 'ns', name: 'h', persist: () => true, decode, log });
+    for (let i = 0; i < 10; i++) await old.set(`k-${i}`, { notified: true, n: i });
+    f.forbidDelete();
+    const st = make(f, { migrateFrom: ['h'] });
+    await st.load();
+    expect(f.maps.get('ns/h')!.data).toEqual({});
+    expect(Object.keys(stored(f))).toHaveLength(10);
+    f.calls.length = 0;
+    const next = make(f, { migrateFrom: ['h'] });
+    await next.load();
+    expect(next.size).toBe(10);
+    expect(f.calls).toEqual([]); // an empty old ConfigMap is left alone
   });
 
   it('entries in a shard that is not theirs (another shard count) are moved to their own', async () => {
