@@ -8,8 +8,8 @@ import { ConfigMapState } from './state.js';
 export const DEFAULT_STATE_NAME = 'certmgr-notify-emitter';
 const EXPIRY_STATE_SHARDS = 4;
 /**
- * 64 shards: a typical stored episode is ~0.6 KB and at most HEALTH_ENTRY_MAX_BYTES (+ key) by construction, so
- * 10,000 open episodes are ~95 KB per ConfigMap (worst case ~380 KB) of the 1 MiB a ConfigMap may hold, and
+ * 64 shards: a typical stored episode is ~0.6 KB and at most ~2.4 KB (HEALTH_ENTRY_MAX_BYTES + key), so
+ * 10,000 open episodes are ~92 KB per ConfigMap (worst case ~380 KB) of the 1 MiB a ConfigMap may hold, and
  * every write rewrites one small object. See docs/emitter.md "State layout".
  */
 export const HEALTH_STATE_SHARDS = 64;
