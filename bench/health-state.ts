@@ -18,7 +18,7 @@ import { request } from 'node:https';
 import { pathToFileURL } from 'node:url';
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { emitterStates } from '../src/emitter/states.js';
+import { HEALTH_STATE_SHARDS, emitterStates } from '../src/emitter/states.js';
 import { isConflict, isNotFound, kubeErrorCode } from '../src/kube/errors.js';
 import { notReadyCertificate } from '../test/emitter/health-states.js';
 import { ensureKubeBinaries, ensureNamespace, startKubeEnv, type KubeEnv } from '../test/support/kube.js';
@@ -189,6 +189,7 @@ export async function run(): Promise<void> {
   const oldCounts = list(process.env['BENCH_OLD_EPISODES'], [600, episodes]);
   const oldLimitMs = num(process.env['BENCH_OLD_LIMIT_MS'], 180_000);
   const workerCounts = list(process.env['BENCH_WORKERS'], [8, 64]);
+  const shards = num(process.env['BENCH_SHARDS'], HEALTH_STATE_SHARDS);
   await ensureKubeBinaries();
   const all = Array.from({ length: Math.max(episodes, ...oldCounts) }, (_, i) => notReadyCertificate(i));
   const rows: Row[] = [];
@@ -202,7 +203,7 @@ export async function run(): Promise<void> {
     );
   };
 
-  for (const n of oldCounts) {
+  for (const n of oldCounts.filter((c) => c > 0)) {
     show(
       await measure(`old: 1 ConfigMap, patch/key, 8 w`, n, (core) =>
         pool(
@@ -216,16 +217,16 @@ export async function run(): Promise<void> {
   }
   for (const w of workerCounts) {
     show(
-      await measure(`new: 64 shards, batched, ${w} w`, episodes, async (core) => {
-        const { health } = emitterStates({ core, namespace: NS, name: 'em', log });
+      await measure(`new: ${shards} shards, batched, ${w} w`, episodes, async (core) => {
+        const { health } = emitterStates({ core, namespace: NS, name: 'em', log, healthShards: shards });
         await health.load();
         return pool(episodes, w, (i) => health.set(all[i]!.key, all[i]!.state));
       }),
     );
   }
   show(
-    await measure(`new: 64 shards, batched, all at once`, episodes, async (core) => {
-      const { health } = emitterStates({ core, namespace: NS, name: 'em', log });
+    await measure(`new: ${shards} shards, batched, all at once`, episodes, async (core) => {
+      const { health } = emitterStates({ core, namespace: NS, name: 'em', log, healthShards: shards });
       await health.load();
       const r = await Promise.allSettled(all.slice(0, episodes).map((e) => health.set(e.key, e.state)));
       return { recorded: r.filter((x) => x.status === 'fulfilled').length, failures: r.filter((x) => x.status === 'rejected').length };

@@ -88,7 +88,14 @@ export function storedHealthState(s: HealthState, maxBytes = HEALTH_ENTRY_MAX_BY
 }
 
 /** `<name>-health-0…63` (open episodes whose `.notready` was sent) and `<name>-expiry-0..3` (marks per certificate). */
-export function emitterStates(o: { core: CoreV1Api; namespace: string; name: string; log: Logger }): {
+export function emitterStates(o: {
+  core: CoreV1Api;
+  namespace: string;
+  name: string;
+  log: Logger;
+  /** default HEALTH_STATE_SHARDS; entries of another count are moved on load (bench/health-state.ts compares) */
+  healthShards?: number;
+}): {
   health: ConfigMapState<HealthState>;
   expiry: ConfigMapState<ExpiryState>;
 } {
@@ -97,7 +104,7 @@ export function emitterStates(o: { core: CoreV1Api; namespace: string; name: str
     health: new ConfigMapState<HealthState>({
       ...common,
       name: `${o.name}-health`,
-      shards: HEALTH_STATE_SHARDS,
+      shards: o.healthShards ?? HEALTH_STATE_SHARDS,
       // releases before sharding kept every episode in one ConfigMap `<name>-health`
       migrateFrom: [`${o.name}-health`],
       persist: (s) => s.notified,

@@ -446,6 +446,7 @@ describe('health state layout', () => {
     const { health } = emitterStates({ core: f.core, namespace: 'ns', name: 'em', log });
     expect(health.shardNames()).toHaveLength(HEALTH_STATE_SHARDS);
     expect(health.shardNames()[63]).toBe('em-health-63');
+    expect(emitterStates({ core: f.core, namespace: 'ns', name: 'em', log, healthShards: 8 }).health.shardNames()).toHaveLength(8);
     await health.load();
     expect(f.maps.has('ns/em-health')).toBe(false);
     const cm = f.maps.get(`ns/${health.shardName('Certificate/shop/shop-example-com')}`)!;
