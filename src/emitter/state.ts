@@ -8,8 +8,8 @@
  *   at most 1 MiB, and every write rewrites the whole object in etcd: small objects keep writes cheap).
  * - Batching: one writer per shard. Keys changed while the shard's previous patch is in flight are coalesced
  *   into ONE JSON merge patch (`null` removes a key; split above `maxPatchBytes`). One writer per object means
- *   no two patches race for it (no optimistic-concurrency retries in the apiserver). The ConfigMap is created
- *   on first write.
+ *   no two patches race for it (no optimistic-concurrency retries in the apiserver); at most `maxInFlight`
+ *   shards write at a time. The ConfigMap is created on first write.
  * - `set()`: memory now; its promise resolves once a patch carrying that key's value (or a newer one)
  *   succeeded, and rejects when that patch failed. The value stays in memory (nothing is re-sent by this
  *   process); the caller's retry (`set` again) writes it, since it differs from what is stored.
@@ -47,11 +47,14 @@ export interface ConfigMapStateOptions<T> {
   decode: (raw: unknown) => T | undefined;
   /** largest patch body; a batch above it is split. Default 256 KiB */
   maxPatchBytes?: number;
+  /** shards writing at the same time (a burst must not flood the apiserver). Default 16 */
+  maxInFlight?: number;
   log: Logger;
   labels?: Record<string, string>;
 }
 
 export const DEFAULT_MAX_PATCH_BYTES = 256 * 1024;
+const DEFAULT_MAX_IN_FLIGHT = 16;
 /** `{"data":{}}` around the entries of a patch */
 const PATCH_ENVELOPE_BYTES = 12;
 /** parallel GETs in load() */
@@ -104,10 +107,14 @@ export class ConfigMapState<T> implements KeyedState<T> {
   private readonly shards: Shard[];
   private readonly maxPatchBytes: number;
   private patches = 0;
+  private readonly maxInFlight: number;
+  private inFlight = 0;
+  private readonly slotWaiters: (() => void)[] = [];
 
   constructor(private readonly opts: ConfigMapStateOptions<T>) {
     this.shardCount = Math.max(1, Math.floor(opts.shards ?? 1));
     this.maxPatchBytes = opts.maxPatchBytes ?? DEFAULT_MAX_PATCH_BYTES;
+    this.maxInFlight = Math.max(1, opts.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
     this.shards = Array.from({ length: this.shardCount }, (_, i) => ({
       name: this.shardCount === 1 ? opts.name : `${opts.name}-${i}`,
       pending: new Map(),
@@ -298,13 +305,33 @@ export class ConfigMapState<T> implements KeyedState<T> {
   private async drain(shard: Shard): Promise<void> {
     try {
       while (shard.pending.size > 0) {
+        // the batch is taken once a slot is free: keys arriving meanwhile join it
+        await this.acquire();
         const batch = shard.pending;
         shard.pending = new Map();
-        await this.writeBatch(shard.name, batch);
+        try {
+          await this.writeBatch(shard.name, batch);
+        } finally {
+          this.release();
+        }
       }
     } finally {
       shard.busy = false;
     }
+  }
+
+  private acquire(): Promise<void> {
+    if (this.inFlight < this.maxInFlight) {
+      this.inFlight++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.slotWaiters.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.slotWaiters.shift();
+    if (next) next();
+    else this.inFlight--;
   }
 
   /** What should be stored for the key now (undefined: nothing). */

@@ -192,6 +192,22 @@ describe('ConfigMapState: batching', () => {
     expect(new Map(again.keys().map((k) => [k, again.get(k)]))).toEqual(new Map(st.keys().map((k) => [k, st.get(k)])));
   });
 
+  it('at most maxInFlight shards write at once; the others keep collecting keys meanwhile', async () => {
+    const f = fakeCore();
+    const st = make(f, { shards: 16, maxInFlight: 3 });
+    const release = f.gate();
+    const first = Array.from({ length: 100 }, (_, i) => st.set(`k-${i}`, { notified: true, n: i }));
+    await vi.waitFor(() => expect(f.bodies).toHaveLength(3));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(f.bodies).toHaveLength(3); // the 13 other shards wait for a slot
+    const more = Array.from({ length: 100 }, (_, i) => st.set(`k-${100 + i}`, { notified: true, n: i }));
+    release();
+    await Promise.all([...first, ...more]);
+    expect(Object.keys(stored(f))).toHaveLength(200);
+    // a shard that waited took both bursts in one patch: 3 early patches (+ their second round) and 13 others
+    expect(f.bodies.length).toBeLessThanOrEqual(3 * 2 + 13);
+  });
+
   it('keys set while a patch is in flight go out together in the next one, with their newest value', async () => {
     const f = fakeCore();
     const st = make(f, { shards: 1 });
