@@ -4,8 +4,9 @@
  * row, etcd on /dev/shm), the way the health controller writes them (8 workers, each waiting for its write):
  *
  * - old: one ConfigMap, one merge patch per key, 8 concurrent writers (the layout before sharding);
- * - new: 64 shards, one writer per shard coalescing key changes into one patch (src/emitter/state.ts), with
- *   8 waiting writers (the controller's default concurrency), 64, and every episode at once.
+ * - new: the emitter's health store (128 shards, or BENCH_SHARDS), one writer per shard coalescing key changes
+ *   into one patch (src/emitter/state.ts), with BENCH_WORKERS waiting writers (default 8, the controller's
+ *   default concurrency, and 512), and with every episode set at once.
  *
  * Per row: wall time, PATCH requests (the apiserver's count), etcd write attempts for ConfigMaps (the apiserver's
  * etcd update latency count, which counts every optimistic-concurrency retry), bytes of the largest ConfigMap and
@@ -188,7 +189,7 @@ export async function run(): Promise<void> {
   const episodes = num(process.env['BENCH_EPISODES'], 10_000);
   const oldCounts = list(process.env['BENCH_OLD_EPISODES'], [600, episodes]);
   const oldLimitMs = num(process.env['BENCH_OLD_LIMIT_MS'], 180_000);
-  const workerCounts = list(process.env['BENCH_WORKERS'], [8, 64]);
+  const workerCounts = list(process.env['BENCH_WORKERS'], [8, 512]);
   const shards = num(process.env['BENCH_SHARDS'], HEALTH_STATE_SHARDS);
   await ensureKubeBinaries();
   const all = Array.from({ length: Math.max(episodes, ...oldCounts) }, (_, i) => notReadyCertificate(i));

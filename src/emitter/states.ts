@@ -8,11 +8,12 @@ import { ConfigMapState } from './state.js';
 export const DEFAULT_STATE_NAME = 'certmgr-notify-emitter';
 const EXPIRY_STATE_SHARDS = 4;
 /**
- * 64 shards: a typical stored episode is ~0.6 KB and at most ~2.4 KB (HEALTH_ENTRY_MAX_BYTES + key), so
- * 10,000 open episodes are ~92 KB per ConfigMap (worst case ~380 KB) of the 1 MiB a ConfigMap may hold, and
- * every write rewrites one small object. See docs/emitter.md "State layout".
+ * 128 shards: a typical stored episode is ~0.6 KB and at most ~2.4 KB (HEALTH_ENTRY_MAX_BYTES + key), so
+ * 10,000 open episodes are ~46 KB per ConfigMap (worst case ~190 KB) of the 1 MiB a ConfigMap may hold. Each
+ * write rewrites one whole shard in etcd: smaller shards make the controller's one-key writes cheaper, fewer
+ * shards coalesce more of a burst; bench/health-state.ts measured 64, 128 and 256 (docs/emitter.md).
  */
-export const HEALTH_STATE_SHARDS = 64;
+export const HEALTH_STATE_SHARDS = 128;
 /** Bytes (UTF-8 JSON) of a stored health state value at most: the variable texts are cut to fit. */
 export const HEALTH_ENTRY_MAX_BYTES = 2048;
 /** Per-field caps (characters), the event schema's (src/events/schemas.ts) */
@@ -87,7 +88,7 @@ export function storedHealthState(s: HealthState, maxBytes = HEALTH_ENTRY_MAX_BY
   return skeleton;
 }
 
-/** `<name>-health-0…63` (open episodes whose `.notready` was sent) and `<name>-expiry-0..3` (marks per certificate). */
+/** `<name>-health-0…127` (open episodes whose `.notready` was sent) and `<name>-expiry-0..3` (marks per certificate). */
 export function emitterStates(o: {
   core: CoreV1Api;
   namespace: string;

@@ -447,7 +447,7 @@ describe('health state layout', () => {
     expect(one.id.SANs!['DNS Names']).toHaveLength(kept.length); // the next name would not fit
   });
 
-  it('the health store: 64 shards `<name>-health-N`, migrating from `<name>-health`; stored entries are capped', async () => {
+  it('the health store: 128 shards `<name>-health-N`, migrating from `<name>-health`; stored entries are capped', async () => {
     const f = fakeCore();
     const legacy = new ConfigMapState<HealthState>({
       core: f.core,
@@ -461,7 +461,7 @@ describe('health state layout', () => {
     await legacy.set('Certificate/shop/shop-example-com', big);
     const { health } = emitterStates({ core: f.core, namespace: 'ns', name: 'em', log });
     expect(health.shardNames()).toHaveLength(HEALTH_STATE_SHARDS);
-    expect(health.shardNames()[63]).toBe('em-health-63');
+    expect(health.shardNames()[127]).toBe('em-health-127');
     expect(emitterStates({ core: f.core, namespace: 'ns', name: 'em', log, healthShards: 8 }).health.shardNames()).toHaveLength(8);
     await health.load();
     expect(f.maps.has('ns/em-health')).toBe(false);
