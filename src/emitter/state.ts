@@ -106,7 +106,6 @@ export class ConfigMapState<T> implements KeyedState<T> {
   private readonly shardCount: number;
   private readonly shards: Shard[];
   private readonly maxPatchBytes: number;
-  private patches = 0;
   private readonly maxInFlight: number;
   private inFlight = 0;
   private readonly slotWaiters: (() => void)[] = [];
@@ -128,11 +127,6 @@ export class ConfigMapState<T> implements KeyedState<T> {
 
   get persistedSize(): number {
     return this.persisted.size;
-  }
-
-  /** PATCH requests sent so far (create-on-404 not counted) */
-  get patchCount(): number {
-    return this.patches;
   }
 
   private shardOf(key: string): Shard {
@@ -264,7 +258,6 @@ export class ConfigMapState<T> implements KeyedState<T> {
     }
     const data = Object.fromEntries(Object.keys(read.data ?? {}).map((k) => [k, null]));
     try {
-      this.patches++;
       await core.patchNamespacedConfigMap({ namespace, name, body: { metadata: { resourceVersion }, data } }, mergePatch);
     } catch (e) {
       if (isNotFound(e)) return;
@@ -386,7 +379,6 @@ export class ConfigMapState<T> implements KeyedState<T> {
     const values = Object.entries(data).filter((e): e is [string, string] => e[1] !== null);
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        this.patches++;
         await core.patchNamespacedConfigMap({ namespace, name, body: { data } }, mergePatch);
         return;
       } catch (e) {
