@@ -4,17 +4,24 @@
  *
  * - Every entry lives in memory; only the entries `persist(v)` selects (e.g. health episodes whose
  *   `.notready` was emitted) are written. Each entry is one key of a ConfigMap's `data` (JSON value).
- * - A write is a JSON merge patch of that one key (`null` removes it): no read-modify-write, so concurrent
- *   writes of different keys never conflict. The ConfigMap is created on first write.
  * - `shards` > 1 spreads entries over `<name>-0` … `<name>-(n-1)` by a hash of the key (a ConfigMap holds
- *   at most 1 MiB).
- * - Callers write AFTER the event was accepted (202): at-least-once. A failed write keeps the new value in
- *   memory (nothing is re-sent by this process) and throws, so the caller's retry writes it again.
+ *   at most 1 MiB, and every write rewrites the whole object in etcd: small objects keep writes cheap).
+ * - Batching: one writer per shard. Keys changed while the shard's previous patch is in flight are coalesced
+ *   into ONE JSON merge patch (`null` removes a key; split above `maxPatchBytes`). One writer per object means
+ *   no two patches race for it (no optimistic-concurrency retries in the apiserver); at most `maxInFlight`
+ *   shards write at a time. The ConfigMap is created on first write.
+ * - `set()`: memory now; its promise resolves once a patch carrying that key's value (or a newer one)
+ *   succeeded, and rejects when that patch failed. The value stays in memory (nothing is re-sent by this
+ *   process); the caller's retry (`set` again) writes it, since it differs from what is stored.
+ * - Migration: `migrateFrom` names ConfigMaps of an older layout (the unsharded `<name>`). `load()` reads them,
+ *   writes their entries into the shards, then deletes (or, without that permission, empties) them, only if
+ *   unchanged since read: no entry is lost, and a key removed later cannot come back from the old object.
+ * - Callers write AFTER the event was accepted (202): at-least-once.
  */
 import { createHash } from 'node:crypto';
 import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { isConflict, isNotFound } from '../kube/errors.js';
+import { isConflict, isNotFound, kubeErrorCode } from '../kube/errors.js';
 
 /** What the controllers need from a state store (a plain Map-backed fake works in tests). */
 export interface KeyedState<T> {
@@ -30,13 +37,28 @@ export interface ConfigMapStateOptions<T> {
   /** ConfigMap name (or name prefix with shards) */
   name: string;
   shards?: number;
+  /** ConfigMaps of an older layout whose entries `load()` moves into the shards, then deletes */
+  migrateFrom?: string[];
   /** which values are written (others live in memory only) */
   persist: (v: T) => boolean;
+  /** the stored form of a value (e.g. with capped lists); default: the value itself */
+  encode?: (v: T) => unknown;
   /** parse a stored value; undefined drops it (e.g. written by an incompatible version) */
   decode: (raw: unknown) => T | undefined;
+  /** largest patch body; a batch above it is split. Default 256 KiB */
+  maxPatchBytes?: number;
+  /** shards writing at the same time (a burst must not flood the apiserver). Default 16 */
+  maxInFlight?: number;
   log: Logger;
   labels?: Record<string, string>;
 }
+
+export const DEFAULT_MAX_PATCH_BYTES = 256 * 1024;
+const DEFAULT_MAX_IN_FLIGHT = 16;
+/** `{"data":{}}` around the entries of a patch */
+const PATCH_ENVELOPE_BYTES = 12;
+/** parallel GETs in load() */
+const LOAD_CONCURRENCY = 8;
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -47,21 +69,56 @@ export function configMapKey(key: string): string {
   return 'sha256.' + createHash('sha256').update(key).digest('hex');
 }
 
-interface Stored<T> {
+/** Bytes one `"cmKey":"text",` member adds to a patch body. */
+function memberBytes(cmKey: string, text: string | null): number {
+  return Buffer.byteLength(JSON.stringify(cmKey)) + (text === null ? 4 : Buffer.byteLength(JSON.stringify(text))) + 2;
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+interface Shard {
+  name: string;
+  /** keys changed since the last batch was taken, with the set() calls waiting for them */
+  pending: Map<string, Waiter[]>;
+  busy: boolean;
+}
+
+interface Change {
   key: string;
-  value: T;
+  cmKey: string;
+  text: string | null;
+  bytes: number;
+  waiters: Waiter[];
+}
+
+interface Found {
+  configMap: V1ConfigMap | undefined;
+  name: string;
 }
 
 export class ConfigMapState<T> implements KeyedState<T> {
   private readonly memory = new Map<string, T>();
   /** serialized value per key as last written (or loaded) */
   private readonly persisted = new Map<string, string>();
-  private readonly shards: number;
-  /** per key, writes run one after the other */
-  private readonly chains = new Map<string, Promise<void>>();
+  private readonly shardCount: number;
+  private readonly shards: Shard[];
+  private readonly maxPatchBytes: number;
+  private readonly maxInFlight: number;
+  private inFlight = 0;
+  private readonly slotWaiters: (() => void)[] = [];
 
   constructor(private readonly opts: ConfigMapStateOptions<T>) {
-    this.shards = Math.max(1, opts.shards ?? 1);
+    this.shardCount = Math.max(1, Math.floor(opts.shards ?? 1));
+    this.maxPatchBytes = opts.maxPatchBytes ?? DEFAULT_MAX_PATCH_BYTES;
+    this.maxInFlight = Math.max(1, opts.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
+    this.shards = Array.from({ length: this.shardCount }, (_, i) => ({
+      name: this.shardCount === 1 ? opts.name : `${opts.name}-${i}`,
+      pending: new Map(),
+      busy: false,
+    }));
   }
 
   get size(): number {
@@ -72,46 +129,141 @@ export class ConfigMapState<T> implements KeyedState<T> {
     return this.persisted.size;
   }
 
-  shardName(key: string): string {
-    if (this.shards === 1) return this.opts.name;
+  private shardOf(key: string): Shard {
+    if (this.shardCount === 1) return this.shards[0]!;
     const h = createHash('sha256').update(key).digest().readUInt32BE(0);
-    return `${this.opts.name}-${h % this.shards}`;
+    return this.shards[h % this.shardCount]!;
   }
 
-  private shardNames(): string[] {
-    return this.shards === 1 ? [this.opts.name] : Array.from({ length: this.shards }, (_, i) => `${this.opts.name}-${i}`);
+  shardName(key: string): string {
+    return this.shardOf(key).name;
   }
 
-  /** Reads every shard (missing ones are empty). Throws on API errors: call again. */
-  async load(): Promise<void> {
-    const entries: Stored<T>[] = [];
-    const raw: [string, string][] = [];
-    for (const name of this.shardNames()) {
-      let cm: V1ConfigMap | undefined;
-      try {
-        cm = await this.opts.core.readNamespacedConfigMap({ namespace: this.opts.namespace, name });
-      } catch (e) {
-        if (!isNotFound(e)) throw e;
-      }
-      for (const [cmKey, text] of Object.entries(cm?.data ?? {})) {
-        try {
-          const parsed = JSON.parse(text) as { key?: unknown; value?: unknown };
-          const value = typeof parsed.key === 'string' ? this.opts.decode(parsed.value) : undefined;
-          if (value !== undefined && typeof parsed.key === 'string') {
-            entries.push({ key: parsed.key, value });
-            raw.push([parsed.key, text]);
-            continue;
-          }
-        } catch {
-          /* fall through */
-        }
-        this.opts.log.warn({ configMap: name, key: cmKey }, 'ignoring an unreadable emitter state entry');
-      }
+  /** The shards' ConfigMap names. */
+  shardNames(): string[] {
+    return this.shards.map((s) => s.name);
+  }
+
+  private async read(name: string): Promise<Found> {
+    try {
+      return { name, configMap: await this.opts.core.readNamespacedConfigMap({ namespace: this.opts.namespace, name }) };
+    } catch (e) {
+      if (isNotFound(e)) return { name, configMap: undefined };
+      throw e;
     }
+  }
+
+  private async readAll(names: string[]): Promise<Found[]> {
+    const out: Found[] = new Array<Found>(names.length);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < names.length) {
+        const i = next++;
+        out[i] = await this.read(names[i]!);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(LOAD_CONCURRENCY, names.length) }, worker));
+    return out;
+  }
+
+  /** The readable entries of a ConfigMap (unreadable ones are logged and skipped). */
+  private entries(f: Found): { key: string; value: T; text: string; cmKey: string }[] {
+    const out: { key: string; value: T; text: string; cmKey: string }[] = [];
+    for (const [cmKey, text] of Object.entries(f.configMap?.data ?? {})) {
+      try {
+        const parsed = JSON.parse(text) as { key?: unknown; value?: unknown };
+        const value = typeof parsed.key === 'string' ? this.opts.decode(parsed.value) : undefined;
+        if (value !== undefined && typeof parsed.key === 'string') {
+          out.push({ key: parsed.key, value, text, cmKey });
+          continue;
+        }
+      } catch {
+        /* fall through */
+      }
+      this.opts.log.warn({ configMap: f.name, key: cmKey }, 'ignoring an unreadable emitter state entry');
+    }
+    return out;
+  }
+
+  /**
+   * Reads every shard (missing ones are empty) and the `migrateFrom` ConfigMaps; moves entries that are not in
+   * their shard (old layout, other shard count) and deletes the old ConfigMaps. Throws on API errors: call
+   * again (a half-done migration is finished by the next call; nothing is deleted before it was rewritten).
+   */
+  async load(): Promise<void> {
+    const legacyNames = (this.opts.migrateFrom ?? []).filter((n) => !this.shardNames().includes(n));
+    const [found, legacy] = await Promise.all([this.readAll(this.shardNames()), this.readAll(legacyNames)]);
     this.memory.clear();
     this.persisted.clear();
-    for (const e of entries) this.memory.set(e.key, e.value);
-    for (const [k, t] of raw) this.persisted.set(k, t);
+    const move = new Set<string>();
+    /** misplaced keys per shard ConfigMap: removed from there once moved */
+    const misplaced = new Map<string, string[]>();
+    const read = found.map((f) => ({ name: f.name, entries: this.entries(f) }));
+    for (const f of read) {
+      for (const e of f.entries) {
+        if (this.shardName(e.key) !== f.name) continue;
+        this.memory.set(e.key, e.value);
+        this.persisted.set(e.key, e.text);
+      }
+    }
+    // in a shard, but not its own (another shard count): moved unless its own shard has it
+    for (const f of read) {
+      for (const e of f.entries) {
+        if (this.shardName(e.key) === f.name) continue;
+        misplaced.set(f.name, [...(misplaced.get(f.name) ?? []), e.cmKey]);
+        if (this.memory.has(e.key)) continue;
+        this.memory.set(e.key, e.value);
+        move.add(e.key);
+      }
+    }
+    let migrated = 0;
+    for (const f of legacy) {
+      for (const e of this.entries(f)) {
+        // an entry in a shard was written later than the old layout's
+        if (this.memory.has(e.key)) continue;
+        this.memory.set(e.key, e.value);
+        move.add(e.key);
+        migrated++;
+      }
+    }
+    if (move.size === 0 && misplaced.size === 0 && legacy.every((f) => Object.keys(f.configMap?.data ?? {}).length === 0)) return;
+    // rewrite into the home shards first (batched); a failure throws before anything is removed
+    await Promise.all([...move].map((k) => this.enqueue(k)));
+    // a misplaced key's home is another ConfigMap, so removing it here never touches the moved copy
+    for (const [name, cmKeys] of misplaced) await this.patch(name, Object.fromEntries(cmKeys.map((k) => [k, null])));
+    for (const f of legacy) if (f.configMap && Object.keys(f.configMap.data ?? {}).length > 0) await this.retire(f.name, f.configMap);
+    this.opts.log.info(
+      { migrated, moved: move.size - migrated, from: legacyNames, shards: this.shardCount },
+      'emitter state moved into its shards',
+    );
+  }
+
+  /**
+   * Deletes an old-layout ConfigMap, only in the version that was read (an object written meanwhile, e.g. by an
+   * old replica still running, is read again). Without the `delete` permission (charts before sharding grant
+   * get/create/patch), empties it by a merge patch under the same precondition.
+   */
+  private async retire(name: string, read: V1ConfigMap): Promise<void> {
+    const { core, namespace } = this.opts;
+    const resourceVersion = read.metadata?.resourceVersion ?? '';
+    const changed = (e: unknown): Error =>
+      new Error(`ConfigMap ${namespace}/${name} changed during the state migration: load again`, { cause: e });
+    try {
+      await core.deleteNamespacedConfigMap({ namespace, name, body: { preconditions: { resourceVersion } } });
+      return;
+    } catch (e) {
+      if (isNotFound(e)) return;
+      if (isConflict(e)) throw changed(e);
+      if (kubeErrorCode(e) !== 403) throw e;
+    }
+    const data = Object.fromEntries(Object.keys(read.data ?? {}).map((k) => [k, null]));
+    try {
+      await core.patchNamespacedConfigMap({ namespace, name, body: { metadata: { resourceVersion }, data } }, mergePatch);
+    } catch (e) {
+      if (isNotFound(e)) return;
+      if (isConflict(e)) throw changed(e);
+      throw e;
+    }
   }
 
   get(key: string): T | undefined {
@@ -122,40 +274,117 @@ export class ConfigMapState<T> implements KeyedState<T> {
     return [...this.memory.keys()];
   }
 
-  async set(key: string, value: T | undefined): Promise<void> {
+  set(key: string, value: T | undefined): Promise<void> {
     if (value === undefined) this.memory.delete(key);
     else this.memory.set(key, value);
-    const prev = this.chains.get(key) ?? Promise.resolve();
-    const run = prev.catch(() => {}).then(() => this.flush(key));
-    this.chains.set(key, run);
+    return this.enqueue(key);
+  }
+
+  /** Waits for the key's current memory value to be stored (nothing is written if it already is). */
+  private enqueue(key: string): Promise<void> {
+    const shard = this.shardOf(key);
+    return new Promise<void>((resolve, reject) => {
+      const waiters = shard.pending.get(key);
+      if (waiters) waiters.push({ resolve, reject });
+      else shard.pending.set(key, [{ resolve, reject }]);
+      if (!shard.busy) {
+        shard.busy = true;
+        // the next turn of the event loop: set() calls of the same burst join one batch
+        setImmediate(() => void this.drain(shard));
+      }
+    });
+  }
+
+  private async drain(shard: Shard): Promise<void> {
     try {
-      await run;
+      while (shard.pending.size > 0) {
+        // the batch is taken once a slot is free: keys arriving meanwhile join it
+        await this.acquire();
+        const batch = shard.pending;
+        shard.pending = new Map();
+        try {
+          await this.writeBatch(shard.name, batch);
+        } finally {
+          this.release();
+        }
+      }
     } finally {
-      if (this.chains.get(key) === run) this.chains.delete(key);
+      shard.busy = false;
     }
   }
 
-  /** Writes the key's current memory value if it differs from what is stored. */
-  private async flush(key: string): Promise<void> {
-    const v = this.memory.get(key);
-    const want = v !== undefined && this.opts.persist(v) ? JSON.stringify({ key, value: v }) : undefined;
-    const have = this.persisted.get(key);
-    if (want === have) return;
-    await this.write(this.shardName(key), configMapKey(key), want ?? null);
-    if (want === undefined) this.persisted.delete(key);
-    else this.persisted.set(key, want);
+  private acquire(): Promise<void> {
+    if (this.inFlight < this.maxInFlight) {
+      this.inFlight++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.slotWaiters.push(resolve));
   }
 
-  private async write(name: string, cmKey: string, value: string | null): Promise<void> {
+  private release(): void {
+    const next = this.slotWaiters.shift();
+    if (next) next();
+    else this.inFlight--;
+  }
+
+  /** What should be stored for the key now (undefined: nothing). */
+  private serialize(key: string): string | undefined {
+    const v = this.memory.get(key);
+    if (v === undefined || !this.opts.persist(v)) return undefined;
+    return JSON.stringify({ key, value: this.opts.encode ? this.opts.encode(v) : v });
+  }
+
+  private async writeBatch(name: string, batch: Map<string, Waiter[]>): Promise<void> {
+    const changes: Change[] = [];
+    for (const [key, waiters] of batch) {
+      let text: string | undefined;
+      try {
+        text = this.serialize(key);
+      } catch (e) {
+        for (const w of waiters) w.reject(e);
+        continue;
+      }
+      if (text === this.persisted.get(key)) {
+        for (const w of waiters) w.resolve();
+        continue;
+      }
+      const cmKey = configMapKey(key);
+      const bytes = memberBytes(cmKey, text ?? null);
+      if (bytes + PATCH_ENVELOPE_BYTES > this.maxPatchBytes) {
+        const err = new Error(`emitter state entry ${key} is ${bytes} bytes, more than a patch may carry (${this.maxPatchBytes})`);
+        for (const w of waiters) w.reject(err);
+        continue;
+      }
+      changes.push({ key, cmKey, text: text ?? null, bytes, waiters });
+    }
+    for (const chunk of chunks(changes, this.maxPatchBytes - PATCH_ENVELOPE_BYTES)) {
+      try {
+        await this.patch(name, Object.fromEntries(chunk.map((c) => [c.cmKey, c.text])));
+      } catch (e) {
+        for (const c of chunk) for (const w of c.waiters) w.reject(e);
+        continue;
+      }
+      for (const c of chunk) {
+        if (c.text === null) this.persisted.delete(c.key);
+        else this.persisted.set(c.key, c.text);
+        for (const w of c.waiters) w.resolve();
+      }
+    }
+  }
+
+  /** One JSON merge patch of `data`; creates the ConfigMap when it does not exist. */
+  private async patch(name: string, data: Record<string, string | null>): Promise<void> {
     const { core, namespace } = this.opts;
+    if (Object.keys(data).length === 0) return;
+    const values = Object.entries(data).filter((e): e is [string, string] => e[1] !== null);
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        await core.patchNamespacedConfigMap({ namespace, name, body: { data: { [cmKey]: value } } }, mergePatch);
+        await core.patchNamespacedConfigMap({ namespace, name, body: { data } }, mergePatch);
         return;
       } catch (e) {
         if (!isNotFound(e)) throw e;
       }
-      if (value === null) return; // nothing to remove from a ConfigMap that does not exist
+      if (values.length === 0) return; // nothing to remove from a ConfigMap that does not exist
       try {
         await core.createNamespacedConfigMap({
           namespace,
@@ -165,7 +394,7 @@ export class ConfigMapState<T> implements KeyedState<T> {
               namespace,
               labels: { 'app.kubernetes.io/managed-by': 'certmgr-notify', 'app.kubernetes.io/component': 'emitter', ...this.opts.labels },
             },
-            data: { [cmKey]: value },
+            data: Object.fromEntries(values),
           },
         });
         return;
@@ -175,4 +404,22 @@ export class ConfigMapState<T> implements KeyedState<T> {
     }
     throw new Error(`could not write ConfigMap ${namespace}/${name}`);
   }
+}
+
+/** Consecutive groups whose member bytes sum to at most `max` (every change alone fits). */
+function chunks(changes: Change[], max: number): Change[][] {
+  const out: Change[][] = [];
+  let cur: Change[] = [];
+  let bytes = 0;
+  for (const c of changes) {
+    if (cur.length > 0 && bytes + c.bytes > max) {
+      out.push(cur);
+      cur = [];
+      bytes = 0;
+    }
+    cur.push(c);
+    bytes += c.bytes;
+  }
+  if (cur.length > 0) out.push(cur);
+  return out;
 }

@@ -1,18 +1,30 @@
-/** ConfigMapState against a fake CoreV1Api (the real apiserver is in emitter.int.test.ts); cluster id. */
+/**
+ * ConfigMapState against a fake CoreV1Api (the real apiserver: state.int.test.ts, emitter.int.test.ts):
+ * batching per shard, per-key resolution, failures, patch size, migration; the stored health state; cluster id.
+ */
 import type { CoreV1Api, V1ConfigMap } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { derivedClusterId, resolveClusterId } from '../../src/emitter/cluster.js';
-import { ConfigMapState, configMapKey } from '../../src/emitter/state.js';
+import { ConfigMapState, configMapKey, type ConfigMapStateOptions } from '../../src/emitter/state.js';
+import { HEALTH_ENTRY_MAX_BYTES, HEALTH_STATE_SHARDS, emitterStates, storedHealthState } from '../../src/emitter/states.js';
+import { decodeHealthState, type HealthState } from '../../src/emitter/health/diff.js';
 
 const log = pino({ level: 'silent' });
 const apiError = (code: number) => Object.assign(new Error(`HTTP ${code}`), { code });
 
-/** ConfigMaps in memory with merge-patch semantics for `data`; `failNext` makes the next write fail. */
+/**
+ * ConfigMaps in memory with merge-patch semantics for `data` and resourceVersions; `fail(n)` makes the next n
+ * patches fail; `gate()` holds patches until released; `bodies` keeps each patch's JSON size and keys.
+ */
 function fakeCore() {
   const maps = new Map<string, V1ConfigMap>();
   const calls: string[] = [];
+  const bodies: { name: string; bytes: number; keys: string[] }[] = [];
   let failNext = 0;
+  let rv = 1;
+  let hold: Promise<void> | undefined;
+  let forbidDelete = false;
   const core = {
     async readNamespacedConfigMap({ namespace, name }: { namespace: string; name: string }) {
       const cm = maps.get(`${namespace}/${name}`);
@@ -26,27 +38,70 @@ function fakeCore() {
     }: {
       namespace: string;
       name: string;
-      body: { data: Record<string, string | null> };
+      body: { data: Record<string, string | null>; metadata?: { resourceVersion?: string } };
     }) {
       calls.push(`patch ${name}`);
+      bodies.push({ name, bytes: Buffer.byteLength(JSON.stringify(body)), keys: Object.keys(body.data) });
+      if (hold) await hold;
       if (failNext-- > 0) throw apiError(500);
       const cm = maps.get(`${namespace}/${name}`);
       if (!cm) throw apiError(404);
+      const want = body.metadata?.resourceVersion;
+      if (want !== undefined && want !== cm.metadata!.resourceVersion) throw apiError(409);
       for (const [k, v] of Object.entries(body.data)) {
         if (v === null) delete cm.data![k];
         else cm.data![k] = v;
       }
+      cm.metadata!.resourceVersion = String(++rv);
       return cm;
     },
     async createNamespacedConfigMap({ namespace, body }: { namespace: string; body: V1ConfigMap }) {
       calls.push(`create ${body.metadata!.name}`);
       const key = `${namespace}/${body.metadata!.name}`;
       if (maps.has(key)) throw apiError(409);
-      maps.set(key, structuredClone({ ...body, data: body.data ?? {} }));
+      maps.set(key, structuredClone({ ...body, metadata: { ...body.metadata, resourceVersion: String(++rv) }, data: body.data ?? {} }));
       return body;
     },
+    async deleteNamespacedConfigMap({
+      namespace,
+      name,
+      body,
+    }: {
+      namespace: string;
+      name: string;
+      body?: { preconditions?: { resourceVersion?: string } };
+    }) {
+      calls.push(`delete ${name}`);
+      if (forbidDelete) throw apiError(403);
+      const cm = maps.get(`${namespace}/${name}`);
+      if (!cm) throw apiError(404);
+      const want = body?.preconditions?.resourceVersion;
+      if (want !== undefined && want !== cm.metadata!.resourceVersion) throw apiError(409);
+      maps.delete(`${namespace}/${name}`);
+      return {};
+    },
   };
-  return { core: core as unknown as CoreV1Api, maps, calls, fail: (n: number) => (failNext = n) };
+  return {
+    core: core as unknown as CoreV1Api,
+    maps,
+    calls,
+    bodies,
+    fail: (n: number) => (failNext = n),
+    /** deleteNamespacedConfigMap answers 403 (RBAC without `delete`) */
+    forbidDelete: () => (forbidDelete = true),
+    /** patches wait until the returned function is called */
+    gate: () => {
+      let open!: () => void;
+      hold = new Promise<void>((r) => (open = r));
+      return () => {
+        hold = undefined;
+        open();
+      };
+    },
+    /** a ConfigMap written directly (e.g. by an older release) */
+    put: (name: string, data: Record<string, string>) =>
+      maps.set(`ns/${name}`, { metadata: { name, namespace: 'ns', resourceVersion: String(++rv) }, data: { ...data } }),
+  };
 }
 
 interface S {
@@ -103,6 +158,317 @@ describe('ConfigMapState', () => {
     expect(configMapKey('Issuer/team-a/acme.v2')).toBe('Issuer_team-a_acme.v2');
     expect(configMapKey('ClusterIssuer//ca')).toBe('ClusterIssuer__ca');
     expect(configMapKey(`Certificate/ns/${'x'.repeat(253)}`)).toMatch(/^sha256\.[0-9a-f]{64}$/);
+  });
+});
+
+describe('ConfigMapState: batching', () => {
+  const make = (f: ReturnType<typeof fakeCore>, more: Partial<ConfigMapStateOptions<S>> = {}) =>
+    new ConfigMapState<S>({ core: f.core, namespace: 'ns', name: 'h', shards: 4, persist: (s) => s.notified, decode, log, ...more });
+  const stored = (f: ReturnType<typeof fakeCore>) => {
+    const out: Record<string, unknown> = {};
+    for (const cm of f.maps.values())
+      for (const text of Object.values(cm.data ?? {})) {
+        const e = JSON.parse(text) as { key: string; value: unknown };
+        out[e.key] = e.value;
+      }
+    return out;
+  };
+
+  it('a burst of 500 set() calls is one patch per shard; every promise resolves once its key is stored', async () => {
+    const f = fakeCore();
+    const st = make(f);
+    await Promise.all(Array.from({ length: 500 }, (_, i) => st.set(`Certificate/ns/c-${i}`, { notified: true, n: i })));
+    // one patch per shard (404: the ConfigMap is created with the same entries)
+    expect(f.calls.filter((c) => c.startsWith('patch')).sort()).toEqual(['patch h-0', 'patch h-1', 'patch h-2', 'patch h-3']);
+    expect(f.calls.filter((c) => c.startsWith('create'))).toHaveLength(4);
+    expect(Object.keys(stored(f))).toHaveLength(500);
+    expect(st.persistedSize).toBe(500);
+    // removals coalesce too
+    await Promise.all(Array.from({ length: 250 }, (_, i) => st.set(`Certificate/ns/c-${i}`, undefined)));
+    expect(f.calls.filter((c) => c.startsWith('patch'))).toHaveLength(8);
+    expect(Object.keys(stored(f))).toHaveLength(250);
+    const again = make(f);
+    await again.load();
+    expect(new Map(again.keys().map((k) => [k, again.get(k)]))).toEqual(new Map(st.keys().map((k) => [k, st.get(k)])));
+  });
+
+  it('at most maxInFlight shards write at once; the others keep collecting keys meanwhile', async () => {
+    const f = fakeCore();
+    const st = make(f, { shards: 16, maxInFlight: 3 });
+    const release = f.gate();
+    const first = Array.from({ length: 100 }, (_, i) => st.set(`k-${i}`, { notified: true, n: i }));
+    await vi.waitFor(() => expect(f.bodies).toHaveLength(3));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(f.bodies).toHaveLength(3); // the 13 other shards wait for a slot
+    const more = Array.from({ length: 100 }, (_, i) => st.set(`k-${100 + i}`, { notified: true, n: i }));
+    release();
+    await Promise.all([...first, ...more]);
+    expect(Object.keys(stored(f))).toHaveLength(200);
+    // a shard that waited took both bursts in one patch: 3 early patches (+ their second round) and 13 others
+    expect(f.bodies.length).toBeLessThanOrEqual(3 * 2 + 13);
+  });
+
+  it('keys set while a patch is in flight go out together in the next one, with their newest value', async () => {
+    const f = fakeCore();
+    const st = make(f, { shards: 1 });
+    await st.set('a', { notified: true, n: 0 }); // the ConfigMap exists
+    const release = f.gate();
+    const first = st.set('a', { notified: true, n: 1 });
+    await vi.waitFor(() => expect(f.bodies).toHaveLength(2)); // in flight
+    const done: string[] = [];
+    const later = [
+      st.set('a', { notified: true, n: 2 }).then(() => done.push('a2')),
+      st.set('b', { notified: true, n: 1 }).then(() => done.push('b')),
+      st.set('a', { notified: true, n: 3 }).then(() => done.push('a3')),
+    ];
+    void first.then(() => done.push('a1'));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(done).toEqual([]); // nothing is durable while the patch is held
+    release();
+    await Promise.all([first, ...later]);
+    expect(done[0]).toBe('a1');
+    expect(done.slice(1).sort()).toEqual(['a2', 'a3', 'b']);
+    expect(f.bodies.map((b) => b.keys)).toEqual([['a'], ['a'], ['a', 'b']]);
+    expect(stored(f)).toEqual({ a: { notified: true, n: 3 }, b: { notified: true, n: 1 } });
+  });
+
+  it('a failed patch rejects exactly the set() calls it carried; a retry writes the value kept in memory', async () => {
+    const f = fakeCore();
+    const st = make(f, { shards: 1 });
+    await st.set('x', { notified: true, n: 0 });
+    f.fail(1);
+    const results = await Promise.allSettled([st.set('a', { notified: true, n: 1 }), st.set('b', { notified: true, n: 2 })]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect((results[0] as PromiseRejectedResult).reason).toMatchObject({ code: 500 });
+    expect(st.get('a')).toEqual({ notified: true, n: 1 }); // memory kept
+    expect(stored(f)).toEqual({ x: { notified: true, n: 0 } });
+    // unchanged since the last successful write: no patch, resolves at once
+    const before = f.bodies.length;
+    await st.set('x', { notified: true, n: 0 });
+    expect(f.bodies).toHaveLength(before);
+    // the caller's retry sets the same value again: written now
+    await Promise.all([st.set('a', st.get('a')), st.set('b', st.get('b'))]);
+    expect(stored(f)).toEqual({ x: { notified: true, n: 0 }, a: { notified: true, n: 1 }, b: { notified: true, n: 2 } });
+    expect(f.bodies.at(-1)!.keys).toEqual(['a', 'b']);
+  });
+
+  it('splits a batch into patches of at most maxPatchBytes; an entry too large for any patch is refused alone', async () => {
+    const f = fakeCore();
+    const st = make(f, { shards: 1, maxPatchBytes: 2_000 });
+    const pad = 'p'.repeat(150);
+    await st.set('first', { notified: true, n: -1 });
+    const sets = Array.from({ length: 60 }, (_, i) => st.set(`k-${i}`, { notified: true, n: i, pad } as S));
+    const huge = st.set('huge', { notified: true, n: 0, pad: 'x'.repeat(3_000) } as S);
+    await Promise.all(sets);
+    await expect(huge).rejects.toThrow(/emitter state entry huge is \d+ bytes, more than a patch may carry \(2000\)/);
+    const batch = f.bodies.slice(1);
+    expect(batch.every((b) => b.bytes <= 2_000)).toBe(true);
+    expect(batch.flatMap((b) => b.keys)).toHaveLength(60);
+    // ~230 bytes per entry: 8 per patch
+    expect(batch[0]!.keys.length).toBeGreaterThanOrEqual(5);
+    expect(batch.length).toBe(Math.ceil(60 / batch[0]!.keys.length));
+    expect(Object.keys(stored(f))).toHaveLength(61);
+  });
+
+  it('one chunk failing does not reject the keys of the other chunks', async () => {
+    const f = fakeCore();
+    const st = make(f, { shards: 1, maxPatchBytes: 600 });
+    await st.set('first', { notified: true, n: -1 });
+    f.fail(1);
+    const pad = 'p'.repeat(150);
+    const results = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => st.set(`k-${i}`, { notified: true, n: i, pad } as S)));
+    const carried = f.bodies.slice(1).map((b) => b.keys);
+    expect(carried.length).toBeGreaterThan(1);
+    const rejected = results.flatMap((r, i) => (r.status === 'rejected' ? [`k-${i}`] : []));
+    expect(rejected).toEqual(carried[0]);
+    expect(Object.keys(stored(f)).sort()).toEqual(['first', ...carried.slice(1).flat()].sort());
+  });
+
+  it('load() moves the unsharded ConfigMap of an older release into the shards, then deletes it', async () => {
+    const f = fakeCore();
+    const old = new ConfigMapState<S>({ core: f.core, namespace: 'ns', name: 'h', persist: () => true, decode, log });
+    for (let i = 0; i < 40; i++) await old.set(`Issuer/a/i-${i}`, { notified: true, n: i });
+    f.maps.get('ns/h')!.data!['garbage'] = '{not json';
+    // a key also in its shard: the shard's (newer) value wins
+    const st = make(f, { migrateFrom: ['h'] });
+    const home = st.shardName('Issuer/a/i-7');
+    f.put(home, { 'Issuer_a_i-7': JSON.stringify({ key: 'Issuer/a/i-7', value: { notified: true, n: 700 } }) });
+    f.calls.length = 0;
+    await st.load();
+    expect(st.size).toBe(40);
+    expect(st.get('Issuer/a/i-7')).toEqual({ notified: true, n: 700 });
+    expect(f.maps.has('ns/h')).toBe(false);
+    const all = stored(f);
+    expect(Object.keys(all)).toHaveLength(40);
+    for (let i = 0; i < 40; i++) if (i !== 7) expect(all[`Issuer/a/i-${i}`]).toEqual({ notified: true, n: i });
+    // batched: at most one patch (and create) per shard, then one delete
+    expect(f.calls.filter((c) => c.startsWith('patch')).length).toBeLessThanOrEqual(4);
+    expect(f.calls.at(-1)).toBe('delete h');
+    // the next start finds nothing to move
+    f.calls.length = 0;
+    const next = make(f, { migrateFrom: ['h'] });
+    await next.load();
+    expect(next.size).toBe(40);
+    expect(f.calls).toEqual([]);
+  });
+
+  it('a migration that fails part-way deletes nothing and finishes on the next load(); a changed old ConfigMap is read again', async () => {
+    const f = fakeCore();
+    const old = new ConfigMapState<S>({ core: f.core, namespace: 'ns', name: 'h', persist: () => true, decode, log });
+    for (let i = 0; i < 20; i++) await old.set(`Issuer/a/i-${i}`, { notified: true, n: i });
+    const st = make(f, { migrateFrom: ['h'] });
+    f.fail(1);
+    await expect(st.load()).rejects.toThrow(/500/);
+    expect(Object.keys(f.maps.get('ns/h')!.data!)).toHaveLength(20);
+
+    // an older replica still writes the old ConfigMap between our read and our delete
+    const core = f.core as unknown as { readNamespacedConfigMap: (a: { namespace: string; name: string }) => Promise<V1ConfigMap> };
+    const read = core.readNamespacedConfigMap.bind(core);
+    let raced = false;
+    core.readNamespacedConfigMap = async (a) => {
+      const cm = await read(a);
+      if (a.name === 'h' && !raced) {
+        raced = true;
+        await old.set('Issuer/a/late', { notified: true, n: 99 });
+      }
+      return cm;
+    };
+    await expect(st.load()).rejects.toThrow(/ConfigMap ns\/h changed during the state migration/);
+    expect(f.maps.has('ns/h')).toBe(true);
+    await st.load();
+    expect(f.maps.has('ns/h')).toBe(false);
+    expect(st.size).toBe(21);
+    expect(Object.keys(stored(f))).toHaveLength(21);
+  });
+
+  it('without the delete permission the old ConfigMap is emptied instead (under the same precondition)', async () => {
+    const f = fakeCore();
+    const old = new ConfigMapState<S>({ core: f.core, namespace: 'ns', name: 'h', persist: () => true, decode, log });
+    for (let i = 0; i < 10; i++) await old.set(`k-${i}`, { notified: true, n: i });
+    f.forbidDelete();
+    const st = make(f, { migrateFrom: ['h'] });
+    await st.load();
+    expect(f.maps.get('ns/h')!.data).toEqual({});
+    expect(Object.keys(stored(f))).toHaveLength(10);
+    f.calls.length = 0;
+    const next = make(f, { migrateFrom: ['h'] });
+    await next.load();
+    expect(next.size).toBe(10);
+    expect(f.calls).toEqual([]); // an empty old ConfigMap is left alone
+  });
+
+  it('entries in a shard that is not theirs (another shard count) are moved to their own', async () => {
+    const f = fakeCore();
+    const two = make(f, { shards: 2 });
+    await Promise.all(Array.from({ length: 30 }, (_, i) => two.set(`k-${i}`, { notified: true, n: i })));
+    const four = make(f, { shards: 4 });
+    await four.load();
+    expect(four.size).toBe(30);
+    for (const cm of f.maps.values())
+      for (const text of Object.values(cm.data ?? {}))
+        expect(four.shardName((JSON.parse(text) as { key: string }).key)).toBe(cm.metadata!.name);
+    expect(Object.keys(stored(f))).toHaveLength(30);
+  });
+});
+
+describe('health state layout', () => {
+  const cert = (over: Partial<HealthState['id']> = {}): HealthState => ({
+    uid: '2b761550-87b7-4fdf-9272-f07c1997481e',
+    unhealthySince: 1_780_000_000_000,
+    notified: true,
+    notifiedTransition: '2026-05-28T20:26:40Z',
+    id: {
+      kind: 'Certificate',
+      namespace: 'shop',
+      name: 'shop-example-com',
+      uid: '2b761550-87b7-4fdf-9272-f07c1997481e',
+      issuerName: 'letsencrypt-prod',
+      subject: {
+        commonName: 'shop.example.com',
+        countries: [],
+        localities: [],
+        organizationalUnits: [],
+        organizations: ['Example'],
+        provinces: [],
+      },
+      SANs: { 'DNS Names': ['shop.example.com', 'www.shop.example.com'] },
+      ...over,
+    },
+  });
+  const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
+
+  it('a typical Certificate is stored whole (~0.5 KB); Issuers always whole', () => {
+    const s = cert();
+    expect(storedHealthState(s)).toEqual(s);
+    expect(bytes({ key: 'Certificate/shop/shop-example-com', value: s })).toBeLessThan(600);
+    const issuer: HealthState = { uid: 'u', notified: true, id: { kind: 'Issuer', namespace: 'a', name: 'b', uid: 'u' } };
+    expect(storedHealthState(issuer)).toBe(issuer);
+  });
+
+  it.each([
+    ['5,000 DNS names', { SANs: { 'DNS Names': Array.from({ length: 5_000 }, (_, i) => `n${i}.`.padEnd(253, 'x')) } }],
+    [
+      'control characters everywhere',
+      {
+        issuerName: '\u0001'.repeat(10_000),
+        subject: {
+          commonName: '\u0002'.repeat(10_000),
+          countries: Array(64).fill('\u0003'.repeat(256)),
+          localities: [],
+          organizationalUnits: [],
+          organizations: [],
+          provinces: [],
+        },
+        SANs: { 'DNS Names': Array(1_000).fill('\u0004'.repeat(253)) },
+      },
+    ],
+    ['astral characters', { issuerName: '😀'.repeat(1_000), SANs: { 'DNS Names': Array(100).fill('😀'.repeat(200)) } }],
+  ] as [string, Partial<HealthState['id']>][])('%s: stored in at most HEALTH_ENTRY_MAX_BYTES, names in order, idempotent', (_, over) => {
+    const s = cert(over);
+    const out = storedHealthState(s);
+    expect(bytes(out)).toBeLessThanOrEqual(HEALTH_ENTRY_MAX_BYTES);
+    expect(decodeHealthState(JSON.parse(JSON.stringify(out)))).toEqual(out);
+    expect(storedHealthState(out)).toEqual(out);
+    const names = out.id.SANs?.['DNS Names'] ?? [];
+    const orig = s.id.SANs?.['DNS Names'] ?? [];
+    names.forEach((n, i) => expect(orig[i]!.startsWith(n)).toBe(true));
+    expect(out.id.name).toBe(s.id.name);
+    expect(JSON.stringify(out)).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
+    expect(s.id.SANs).toEqual(cert(over).id.SANs); // the input is not changed
+  });
+
+  it('5,000 DNS names: as many whole names as fit', () => {
+    const names = Array.from({ length: 5_000 }, (_, i) => `host-${i}.example.com`);
+    const out = storedHealthState(cert({ SANs: { 'DNS Names': names } }));
+    const kept = out.id.SANs!['DNS Names']!;
+    expect(kept).toEqual(names.slice(0, kept.length));
+    expect(kept.length).toBeGreaterThan(50);
+    const one = storedHealthState(cert({ SANs: { 'DNS Names': names.slice(0, kept.length + 1) } }));
+    expect(one.id.SANs!['DNS Names']).toHaveLength(kept.length); // the next name would not fit
+  });
+
+  it('the health store: 128 shards `<name>-health-N`, migrating from `<name>-health`; stored entries are capped', async () => {
+    const f = fakeCore();
+    const legacy = new ConfigMapState<HealthState>({
+      core: f.core,
+      namespace: 'ns',
+      name: 'em-health',
+      persist: () => true,
+      decode: decodeHealthState,
+      log,
+    });
+    const big = cert({ SANs: { 'DNS Names': Array.from({ length: 3_000 }, (_, i) => `h${i}.example.com`) } });
+    await legacy.set('Certificate/shop/shop-example-com', big);
+    const { health } = emitterStates({ core: f.core, namespace: 'ns', name: 'em', log });
+    expect(health.shardNames()).toHaveLength(HEALTH_STATE_SHARDS);
+    expect(health.shardNames()[127]).toBe('em-health-127');
+    expect(emitterStates({ core: f.core, namespace: 'ns', name: 'em', log, healthShards: 8 }).health.shardNames()).toHaveLength(8);
+    await health.load();
+    expect(f.maps.has('ns/em-health')).toBe(false);
+    const cm = f.maps.get(`ns/${health.shardName('Certificate/shop/shop-example-com')}`)!;
+    const text = Object.values(cm.data!)[0]!;
+    expect(Buffer.byteLength(text)).toBeLessThan(HEALTH_ENTRY_MAX_BYTES + 300);
+    expect(health.get('Certificate/shop/shop-example-com')).toEqual(big); // memory keeps the whole identity
   });
 });
 
