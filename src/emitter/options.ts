@@ -39,7 +39,7 @@ export interface EmitterOptions {
   /** run the health part (default true) / the expiry part (default true) */
   health?: boolean;
   expiry?: boolean;
-  /** concurrent reconciles per part; default 8 */
+  /** concurrent reconciles per part; default: health 512 (I/O-bound, batched: see health/controller.ts), expiry 8 */
   concurrency?: number;
   /** POST /v1/events: events per request (default 100), retry backoff (500 ms doubling to 30 s), timeout (10 s) */
   sendBatchMax?: number;
