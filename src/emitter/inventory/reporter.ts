@@ -127,9 +127,12 @@ export class InventoryReporter {
   private changed(c: Parameters<ChangeBuffer['add']>[0]): void {
     if (this.resyncReason !== undefined) return; // the next snapshot reads the cache
     this.changes.add(c);
-    this.firstChangeAt ??= this.clock.now();
     this.opts.metrics?.pendingChanges(this.changes.size);
-    if (this.changes.size >= this.maxItems) this.wake?.();
+    // the first change sets the batch deadline (the loop may be idling until the heartbeat); a full batch goes now
+    if (this.firstChangeAt === undefined || this.changes.size >= this.maxItems) {
+      this.firstChangeAt ??= this.clock.now();
+      this.wake?.();
+    }
   }
 
   private factsOf(s: TlsSecretFacts): ReturnType<typeof certificateFactsOf> {
