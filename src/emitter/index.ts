@@ -16,7 +16,7 @@ import { HealthController } from './health/controller.js';
 import { HEALTH_KINDS, type CertManagerObject, type HealthKind } from './health/observe.js';
 import { MonitoringConfigSource } from '../client/monitoring.js';
 import { ExpiryController } from './expiry/controller.js';
-import { SecretApiKey } from '../client/api-key.js';
+import { SecretApiKey, apiKeyGetter } from '../client/api-key.js';
 import { UUID_RE, resolveClusterId } from './cluster.js';
 import { emitterInformers } from './informers.js';
 import { metricsFor } from './metrics.js';
@@ -45,7 +45,7 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
     opts.apiKeySecret && !opts.apiKey && !opts.getApiKey
       ? new SecretApiKey({ read: (ns, name) => kube.getSecret(ns, name), secret: opts.apiKeySecret, log, clock })
       : undefined;
-  const apiKey = opts.getApiKey ?? keySecret?.get ?? ((): string => opts.apiKey!);
+  const apiKey = opts.getApiKey ?? keySecret?.get ?? apiKeyGetter(opts.apiKey!);
   const registry = opts.registry ?? new Registry();
   const metrics = metricsFor(registry);
   const reconcileMetrics = reconcileMetricsFor(registry);

@@ -2,14 +2,15 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { ApiKey } from '../client/api-key.js';
 import type { BackoffPolicy, Clock } from '../runtime/timers.js';
 
 export interface EmitterOptions {
   logger: Logger;
   /** service base URL (the in-process service's URL, or a remote one) */
   serviceUrl: string;
-  /** API key for `svc-api-key`; or `getApiKey` when it rotates; or `apiKeySecret` (re-read every minute) */
-  apiKey?: string;
+  /** API key for `svc-api-key` (a value or a getter); or `getApiKey` when it rotates; or `apiKeySecret` (re-read every minute) */
+  apiKey?: ApiKey;
   getApiKey?: () => string;
   apiKeySecret?: { namespace: string; name: string; key: string };
   /** default: KUBECONFIG / ~/.kube/config / in-cluster */

@@ -26,7 +26,7 @@ import {
   type ReconcileMetrics,
   type ResourceHandler,
 } from '../runtime/controller.js';
-import { SecretApiKey, type SecretKeySelector } from '../client/api-key.js';
+import { SecretApiKey, type ApiKey, type SecretKeySelector } from '../client/api-key.js';
 import { reconcileMetricsFor } from '../runtime/metrics.js';
 import { GraphQLServiceApi, type ServiceApi } from '../client/service-api.js';
 import type { BaseStatus } from '../runtime/status.js';
@@ -51,7 +51,7 @@ export type { SecretKeySelector } from '../client/api-key.js';
 
 export type ServiceTarget =
   /** in-process (the URL `startService` returned) or remote, with the key at hand */
-  | { url: string; apiKey: string }
+  | { url: string; apiKey: ApiKey }
   /** remote, the key read from a Secret (re-read every minute, so rotation needs no restart) */
   | { url: string; apiKeySecret: SecretKeySelector }
   /** a ready client (tests) */
