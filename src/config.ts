@@ -528,10 +528,14 @@ export const AGENT_FLAGS: FlagSpec[] = [
   {
     name: 'api-key-file',
     kind: 'string',
-    help: "file holding the hub API key (scope agent; admin with --operator); re-read when it changes (required)",
+    help: 'file holding the hub API key (scope agent; admin with --operator); re-read when it changes (required)',
   },
   { name: 'cluster-name', kind: 'string', help: "this cluster's name in health events and inventory reports (required)" },
-  { name: 'cluster-id', kind: 'string', help: 'cluster UUID in health events and inventory reports (default the kube-system namespace uid)' },
+  {
+    name: 'cluster-id',
+    kind: 'string',
+    help: 'cluster UUID in health events and inventory reports (default the kube-system namespace uid)',
+  },
   { name: 'port', kind: 'int', help: 'port of /healthz, /readyz, /metrics (default 8080)' },
   { name: 'host', kind: 'string', help: 'listen address (default 0.0.0.0)' },
   flagOf('health-grace-period'),
@@ -551,7 +555,11 @@ export const AGENT_FLAGS: FlagSpec[] = [
     kind: 'int',
     help: 'health events held while the hub is unreachable; more are refused and derived again later, never lost (default 10000)',
   },
-  { name: 'operator', kind: 'bool', help: 'also run the operator, reconciling the CRDs into the hub (--operator or --operator=true|false)' },
+  {
+    name: 'operator',
+    kind: 'bool',
+    help: 'also run the operator, reconciling the CRDs into the hub (--operator or --operator=true|false)',
+  },
 ];
 
 export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): AgentConfig {

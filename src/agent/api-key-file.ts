@@ -31,7 +31,9 @@ export function fileApiKey(path: string, log: Logger, clock: Clock = realClock):
     seen = fingerprint(path);
     key = readKey(path);
   } catch (e) {
-    throw new ConfigError(`--api-key-file ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+    throw new ConfigError(
+      `--api-key-file ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`,
+    );
   }
   let checkedAt = clock.now();
   let warned = false;

@@ -22,7 +22,8 @@ export async function startOpsServer(o: {
     void (async () => {
       const path = (req.url ?? '/').split('?')[0];
       let answer: [number, Record<string, string>, string];
-      if (req.method !== 'GET' && req.method !== 'HEAD') answer = json(405, { errors: [{ code: 'METHOD_NOT_ALLOWED', message: 'GET only' }] });
+      if (req.method !== 'GET' && req.method !== 'HEAD')
+        answer = json(405, { errors: [{ code: 'METHOD_NOT_ALLOWED', message: 'GET only' }] });
       else if (path === '/healthz') answer = json(200, { status: 'ok' });
       else if (path === '/readyz') {
         const r = o.readiness();

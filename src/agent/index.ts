@@ -16,7 +16,7 @@ import { realClock } from '../runtime/timers.js';
 import { fileApiKey } from './api-key-file.js';
 import { startOpsServer, type Readiness } from './http.js';
 
-export const AGENT_LEASE_NAME = 'certmgr-notify-agent';
+const AGENT_LEASE_NAME = 'certmgr-notify-agent';
 const LEASE_DURATION_MS = 15_000;
 const RETRY_PERIOD_MS = 2_000;
 
@@ -44,7 +44,12 @@ export async function startAgent(cfg: AgentConfig, log: Logger, o: AgentOverride
   const stateNamespace = cfg.stateNamespace ?? podNamespace();
   const leadership: Elector = cfg.leaderElect
     ? createLeadership({
-        options: { leaseName: AGENT_LEASE_NAME, leaseNamespace: stateNamespace, leaseDurationMs: LEASE_DURATION_MS, retryPeriodMs: RETRY_PERIOD_MS },
+        options: {
+          leaseName: AGENT_LEASE_NAME,
+          leaseNamespace: stateNamespace,
+          leaseDurationMs: LEASE_DURATION_MS,
+          retryPeriodMs: RETRY_PERIOD_MS,
+        },
         coordination: kc.makeApiClient(CoordinationV1Api),
         identity: cfg.instanceId,
         defaultLeaseName: AGENT_LEASE_NAME,

@@ -6,7 +6,7 @@ import { RESYNC_REQUIRED, type InventoryAck, type InventoryReport } from '../mod
 import { ServiceUnreachableError, errorEntries } from './errors.js';
 import { ServiceHttp, parseJson, type ServiceHttpOptions } from './http.js';
 
-export const INVENTORY_PATH = '/v1/inventory';
+const INVENTORY_PATH = '/v1/inventory';
 
 export type InventoryOutcome =
   | { kind: 'applied' | 'duplicate'; ack: InventoryAck }

@@ -75,7 +75,11 @@ export function emitterInformers(o: {
   if (o.health) for (const k of HEALTH_KINDS) cm[k] = cmInformer(k);
   else if (o.expiry || o.inventory) cm.Certificate = cmInformer('Certificate'); // application ids on Certificates
   const fieldSelector = `type=${TLS_SECRET_TYPE}`;
-  const tlsSecrets = { path: collectionPath(SECRETS_REF, ns), list: (page: ListPage) => o.kube.listSecrets(ns, page, fieldSelector), fieldSelector };
+  const tlsSecrets = {
+    path: collectionPath(SECRETS_REF, ns),
+    list: (page: ListPage) => o.kube.listSecrets(ns, page, fieldSelector),
+    fieldSelector,
+  };
   let secrets: ResilientInformer<V1Secret> | undefined;
   if (o.expiry) {
     secrets = new ResilientInformer<V1Secret>({ ...common('tls-secrets'), ...tlsSecrets, transform: stripSecret });

@@ -162,7 +162,10 @@ export class ResilientInformer<T extends KubernetesObject, R extends KubernetesO
       } catch (e) {
         if (cont !== undefined && kubeErrorCode(e) === 410 && restarts < MAX_LIST_RESTARTS) {
           this.stats.listRestarts++;
-          this.opts.log.info({ informer: this.name, pagesRead: this.stats.pages }, 'list continue token expired (410); listing again from the start');
+          this.opts.log.info(
+            { informer: this.name, pagesRead: this.stats.pages },
+            'list continue token expired (410); listing again from the start',
+          );
           continue;
         }
         throw e;

@@ -57,7 +57,11 @@ describe.skipIf(skip)('certmgr-notify agent (real process, real apiserver, loopb
       apiVersion: 'cert-manager.io/v1',
       kind: 'Certificate',
       metadata: { name: 'web', namespace: 'shop', annotations: { 'notify.certmgr.io/application-ids': 'shop-frontend' } },
-      spec: { secretName: 'web-tls', dnsNames: ['web.example.com'], issuerRef: { name: 'ca', kind: 'ClusterIssuer', group: 'cert-manager.io' } },
+      spec: {
+        secretName: 'web-tls',
+        dnsNames: ['web.example.com'],
+        issuerRef: { name: 'ca', kind: 'ClusterIssuer', group: 'cert-manager.io' },
+      },
     } as never)) as { metadata: { uid: string } };
     certUid = cert.metadata.uid;
     await kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObjectStatus(
@@ -67,7 +71,20 @@ describe.skipIf(skip)('certmgr-notify agent (real process, real apiserver, loopb
         plural: 'certificates',
         namespace: 'shop',
         name: 'web',
-        body: { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: 'up to date', lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 1 }] } },
+        body: {
+          status: {
+            conditions: [
+              {
+                type: 'Ready',
+                status: 'True',
+                reason: 'Ready',
+                message: 'up to date',
+                lastTransitionTime: '2026-01-01T00:00:00Z',
+                observedGeneration: 1,
+              },
+            ],
+          },
+        },
       },
       mergePatch,
     );
@@ -95,7 +112,10 @@ describe.skipIf(skip)('certmgr-notify agent (real process, real apiserver, loopb
           return void res.end(JSON.stringify({ events: events.map((_, i) => ({ id: `e${requests.length}-${i}`, deliveries: 0 })) }));
         }
         if (req.url === '/v1/inventory') {
-          if (!hubState.acceptInventory) return void res.writeHead(503, { 'content-type': 'application/json' }).end('{"errors":[{"code":"UNAVAILABLE","message":"starting"}]}');
+          if (!hubState.acceptInventory)
+            return void res
+              .writeHead(503, { 'content-type': 'application/json' })
+              .end('{"errors":[{"code":"UNAVAILABLE","message":"starting"}]}');
           const r = JSON.parse(body) as InventoryReport;
           res.writeHead(200, { 'content-type': 'application/json' });
           return void res.end(JSON.stringify({ status: 'applied', clusterId: r.cluster.id, epoch: r.epoch, seq: r.seq }));
@@ -162,7 +182,10 @@ describe.skipIf(skip)('certmgr-notify agent (real process, real apiserver, loopb
     requests.filter((r) => r.path === '/v1/inventory').map((r) => JSON.parse(r.body) as InventoryReport);
 
   it('/readyz is 503 while the hub refuses inventory reports, 200 once it accepts one; /healthz is 200 throughout', async () => {
-    await waitFor('a refused inventory report', async () => (inventory().length > 0 ? true : undefined), { timeoutMs: 60_000, intervalMs: 100 });
+    await waitFor('a refused inventory report', async () => (inventory().length > 0 ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+    });
     const notReady = await fetch(`${agentUrl}/readyz`);
     expect(notReady.status).toBe(503);
     expect(await notReady.json()).toMatchObject({ status: 'not ready' });
@@ -223,7 +246,16 @@ describe.skipIf(skip)('certmgr-notify agent (real process, real apiserver, loopb
         name: 'acme',
         body: {
           status: {
-            conditions: [{ type: 'Ready', status: 'False', reason: 'ErrRegisterACMEAccount', message: 'no', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), observedGeneration: 1 }],
+            conditions: [
+              {
+                type: 'Ready',
+                status: 'False',
+                reason: 'ErrRegisterACMEAccount',
+                message: 'no',
+                lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+                observedGeneration: 1,
+              },
+            ],
           },
         },
       },

@@ -415,7 +415,12 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
     const proxy = await startTcpProxy(svc.url);
     try {
       await emitter!.stop();
-      emitter = await startEmitter({ ...emitterOptions(), serviceUrl: proxy.url.replace('https:', 'http:'), expiry: 'off', inventory: false });
+      emitter = await startEmitter({
+        ...emitterOptions(),
+        serviceUrl: proxy.url.replace('https:', 'http:'),
+        expiry: 'off',
+        inventory: false,
+      });
       await emitter.whenRunning();
       proxy.block();
       const retries = () => logs.lines.filter((l) => l.includes('sending events to the service failed')).length;

@@ -83,7 +83,8 @@ export function tlsSecretFacts(s: V1Secret): TlsSecretFacts {
   const md = s.metadata ?? {};
   const b64 = s.data?.['tls.crt'];
   let chain: ParsedChain | null = null;
-  if (typeof b64 === 'string' && b64.length <= (MAX_CHAIN_BYTES * 4) / 3 + 4) chain = parseChain(Buffer.from(b64, 'base64').toString('utf8'));
+  if (typeof b64 === 'string' && b64.length <= (MAX_CHAIN_BYTES * 4) / 3 + 4)
+    chain = parseChain(Buffer.from(b64, 'base64').toString('utf8'));
   const annotations: Record<string, string> = {};
   for (const k of [CERTIFICATE_NAME_ANNOTATION, APPLICATION_IDS_ANNOTATION]) {
     const v = md.annotations?.[k];
@@ -128,7 +129,8 @@ function issuerRefOf(c: CertManagerObject | undefined): CertificateFacts['issuer
 /** The Certificate named by the Secret's annotation, when it is known; its facts join the Secret's. */
 export function certificateFactsOf(s: TlsSecretFacts, certificate: CertManagerObject | undefined): CertificateFacts {
   const c = s.chain;
-  const cert = certificate && certificate.metadata?.name === s.metadata.annotations?.[CERTIFICATE_NAME_ANNOTATION] ? certificate : undefined;
+  const cert =
+    certificate && certificate.metadata?.name === s.metadata.annotations?.[CERTIFICATE_NAME_ANNOTATION] ? certificate : undefined;
   const certificateName = s.metadata.annotations?.[CERTIFICATE_NAME_ANNOTATION];
   const issuerRef = issuerRefOf(cert);
   const ready = readyOf(cert);

@@ -258,14 +258,20 @@ export class InventoryReporter {
         case 'rejected':
           // a bug on one side or the other: say so, wait, and start over (a loop of these is slow and logged)
           this.stats.failures++;
-          this.opts.log.error({ status: out.status, error: out.message, kind: report.kind, seq: report.seq }, 'the hub rejected an inventory report');
+          this.opts.log.error(
+            { status: out.status, error: out.message, kind: report.kind, seq: report.seq },
+            'the hub rejected an inventory report',
+          );
           await sleep(this.clock, (this.opts.backoff ?? DEFAULT_BACKOFF).maxMs, this.abort.signal);
           this.resyncReason = 'rejected';
           return false;
         case 'retry': {
           this.stats.failures++;
           const delay = Math.max(backoffDelay(attempt, this.opts.backoff ?? DEFAULT_BACKOFF), out.retryAfterMs ?? 0);
-          this.opts.log.warn({ error: out.reason, kind: report.kind, seq: report.seq, attempt, retryInMs: delay }, 'inventory report failed; retrying');
+          this.opts.log.warn(
+            { error: out.reason, kind: report.kind, seq: report.seq, attempt, retryInMs: delay },
+            'inventory report failed; retrying',
+          );
           if (attempt >= 2 && !untilAnswered) {
             // the hub may have lost or half-applied what it had: a new epoch heals whatever it was
             await sleep(this.clock, delay, this.abort.signal);

@@ -66,7 +66,10 @@ describe('ChangeBuffer', () => {
     expect(b.take(2).upserts.map((u) => u.secretName)).toEqual(['s0', 's1']);
     expect(b.size).toBe(3);
     b.add(del('s0')); // a change after the first take is a new change
-    expect(b.take(10)).toMatchObject({ upserts: [{ secretName: 's2' }, { secretName: 's3' }, { secretName: 's4' }], deletes: [{ secretName: 's0' }] });
+    expect(b.take(10)).toMatchObject({
+      upserts: [{ secretName: 's2' }, { secretName: 's3' }, { secretName: 's4' }],
+      deletes: [{ secretName: 's0' }],
+    });
   });
 
   it('a delete carries the location only', () => {

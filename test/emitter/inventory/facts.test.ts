@@ -75,7 +75,9 @@ describe('parseChain', () => {
 
   it('a leaf alone: chainNotAfter is its notAfter; a broken second block does not hide the leaf', () => {
     expect(parseChain(leaf.pem)!.chainNotAfter).toBe(notAfterOf(leaf.pem));
-    expect(parseChain(leaf.pem + '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n')!.chainNotAfter).toBe(notAfterOf(leaf.pem));
+    expect(parseChain(leaf.pem + '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n')!.chainNotAfter).toBe(
+      notAfterOf(leaf.pem),
+    );
   });
 });
 
@@ -133,6 +135,14 @@ describe('certificateFactsOf', () => {
 
   it('no parsable certificate: nulls and empty lists, still a row', () => {
     const f = certificateFactsOf(tlsSecretFacts(secret({ crt: 'junk' })), undefined);
-    expect(f).toMatchObject({ serial: null, notBefore: null, notAfter: null, subject: null, issuer: null, chainNotAfter: null, dnsNames: [] });
+    expect(f).toMatchObject({
+      serial: null,
+      notBefore: null,
+      notAfter: null,
+      subject: null,
+      issuer: null,
+      chainNotAfter: null,
+      dnsNames: [],
+    });
   });
 });
