@@ -37,7 +37,7 @@ describe.skipIf(skip)('certmgr-notify agent (real process, real apiserver, loopb
   let hub: Server;
   let hubUrl: string;
   const requests: HubRequest[] = [];
-  const hubState = { acceptInventory: false };
+  const hubState = { acceptInventory: false, eventsDown: false };
   let proc: ChildProcess | undefined;
   let out = '';
   let agentUrl: string;
@@ -107,6 +107,7 @@ describe.skipIf(skip)('certmgr-notify agent (real process, real apiserver, loopb
       req.on('end', () => {
         requests.push({ path: req.url ?? '', key: req.headers['svc-api-key'] as string | undefined, body });
         if (req.url === '/v1/events') {
+          if (hubState.eventsDown) return void res.writeHead(503).end();
           const events = JSON.parse(body) as unknown[];
           res.writeHead(202, { 'content-type': 'application/json' });
           return void res.end(JSON.stringify({ events: events.map((_, i) => ({ id: `e${requests.length}-${i}`, deliveries: 0 })) }));
@@ -278,6 +279,72 @@ describe.skipIf(skip)('certmgr-notify agent (real process, real apiserver, loopb
       resourceId: issuer.metadata.uid,
       statusReason: 'ErrRegisterACMEAccount',
     });
+  });
+
+  it('a hub outage: the .notready waits (pending, failures counted), the resource recovers meanwhile; when the hub is back both go out, in order', async () => {
+    hubState.eventsDown = true;
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    await applyManifest(kc, {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Issuer',
+      metadata: { name: 'flappy', namespace: 'team-a' },
+      spec: { acme: { server: 'https://acme.example/directory' } },
+    } as never);
+    const setReady = (status: 'True' | 'False', reason: string) =>
+      custom.patchNamespacedCustomObjectStatus(
+        {
+          group: 'cert-manager.io',
+          version: 'v1',
+          plural: 'issuers',
+          namespace: 'team-a',
+          name: 'flappy',
+          body: {
+            status: {
+              conditions: [
+                {
+                  type: 'Ready',
+                  status,
+                  reason,
+                  message: reason,
+                  lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+                  observedGeneration: 1,
+                },
+              ],
+            },
+          },
+        },
+        mergePatch,
+      );
+    await setReady('False', 'ErrRegisterACMEAccount');
+    const metric = async (name: string): Promise<number> => {
+      const text = await (await fetch(`${agentUrl}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith(name));
+      return line ? Number(line.split(' ').pop()) : 0;
+    };
+    await waitFor('the .notready waiting', async () => ((await metric('certmgr_notify_emitter_pending_events')) >= 1 ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
+    await waitFor(
+      'failed attempts counted',
+      async () => ((await metric('certmgr_notify_emitter_send_failures_total')) >= 2 ? true : undefined),
+      {
+        timeoutMs: 30_000,
+        intervalMs: 100,
+      },
+    );
+    await setReady('True', 'ACMEAccountRegistered');
+    hubState.eventsDown = false;
+    const flappy = () =>
+      requests
+        .filter((r) => r.path === '/v1/events')
+        .flatMap((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> }[])
+        .filter((e) => e.data['issuerName'] === 'flappy')
+        .map((e) => e.type.split('.').pop());
+    await waitFor('both events', async () => (flappy().length >= 2 ? true : undefined), { timeoutMs: 60_000, intervalMs: 100 });
+    expect(flappy()).toEqual(['notready', 'active']);
+    expect(await metric('certmgr_notify_emitter_pending_events')).toBe(0);
+    expect(await metric('certmgr_notify_emitter_dropped_events_total')).toBe(0);
   });
 
   it('/metrics has the inventory and informer page counters; anything else is 404; SIGTERM exits 0', async () => {
