@@ -29,6 +29,8 @@ interface HubRequest {
   path: string;
   key: string | undefined;
   body: string;
+  /** answered 503 (the hub "down") */
+  refused?: boolean;
 }
 
 describe.skipIf(skip)('certmgr-notify agent (real process, real apiserver, loopback hub)', () => {
@@ -107,7 +109,10 @@ describe.skipIf(skip)('certmgr-notify agent (real process, real apiserver, loopb
       req.on('end', () => {
         requests.push({ path: req.url ?? '', key: req.headers['svc-api-key'] as string | undefined, body });
         if (req.url === '/v1/events') {
-          if (hubState.eventsDown) return void res.writeHead(503).end();
+          if (hubState.eventsDown) {
+            requests.at(-1)!.refused = true;
+            return void res.writeHead(503).end();
+          }
           const events = JSON.parse(body) as unknown[];
           res.writeHead(202, { 'content-type': 'application/json' });
           return void res.end(JSON.stringify({ events: events.map((_, i) => ({ id: `e${requests.length}-${i}`, deliveries: 0 })) }));
@@ -337,7 +342,7 @@ describe.skipIf(skip)('certmgr-notify agent (real process, real apiserver, loopb
     hubState.eventsDown = false;
     const flappy = () =>
       requests
-        .filter((r) => r.path === '/v1/events')
+        .filter((r) => r.path === '/v1/events' && !r.refused)
         .flatMap((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> }[])
         .filter((e) => e.data['issuerName'] === 'flappy')
         .map((e) => e.type.split('.').pop());
