@@ -6,13 +6,32 @@
 import type { CertificateFacts, CertificateLocation } from '../../model/inventory.js';
 import { locationKey } from './facts.js';
 
-/** `items` in consecutive chunks of at most `max` (at least one chunk, empty for an empty list: a snapshot of nothing is still a snapshot). */
-export function chunk<T>(items: readonly T[], max: number): T[][] {
-  const size = Math.max(1, Math.floor(max));
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out.length ? out : [[]];
+/**
+ * `items` in consecutive groups of at most `maxItems` whose summed `sizeOf` stays within `maxBytes` (an item
+ * larger than `maxBytes` alone gets a group of its own: the hub's answer decides). Lazy, so a snapshot's facts
+ * are built one report at a time. At least one group, empty for no items (a snapshot of nothing is still one).
+ */
+export function* packReports<T>(items: Iterable<T>, maxItems: number, maxBytes: number, sizeOf: (t: T) => number): Generator<T[]> {
+  const limit = Math.max(1, Math.floor(maxItems));
+  let group: T[] = [];
+  let bytes = 0;
+  let any = false;
+  for (const item of items) {
+    const size = sizeOf(item);
+    if (group.length && (group.length >= limit || bytes + size > maxBytes)) {
+      yield group;
+      any = true;
+      group = [];
+      bytes = 0;
+    }
+    group.push(item);
+    bytes += size;
+  }
+  if (group.length || !any) yield group;
 }
+
+/** What a change adds to a report body (its JSON), for the byte budget. */
+export const jsonSize = (v: unknown): number => JSON.stringify(v).length;
 
 export type InventoryChange = { upsert: CertificateFacts } | { delete: CertificateLocation };
 
@@ -34,12 +53,20 @@ export class ChangeBuffer {
     this.changes.clear();
   }
 
-  /** Removes and returns up to `max` changes (the oldest first) as a delta's upserts and deletes. */
-  take(max: number): { upserts: CertificateFacts[]; deletes: CertificateLocation[] } {
+  /**
+   * Removes and returns up to `max` changes (the oldest first) as a delta's upserts and deletes, within
+   * `maxBytes` of JSON (at least one change, however large).
+   */
+  take(max: number, maxBytes = Infinity): { upserts: CertificateFacts[]; deletes: CertificateLocation[] } {
     const upserts: CertificateFacts[] = [];
     const deletes: CertificateLocation[] = [];
+    let bytes = 0;
     for (const [key, c] of this.changes) {
-      if (upserts.length + deletes.length >= max) break;
+      const n = upserts.length + deletes.length;
+      if (n >= max) break;
+      const size = jsonSize('upsert' in c ? c.upsert : c.delete);
+      if (n > 0 && bytes + size > maxBytes) break;
+      bytes += size;
       this.changes.delete(key);
       if ('upsert' in c) upserts.push(c.upsert);
       else deletes.push(c.delete);

@@ -15,7 +15,7 @@ import type { ResilientInformer } from '../../kube/informer.js';
 import { INVENTORY_PROTOCOL, MAX_INVENTORY_ITEMS_PER_REPORT, type InventoryReport } from '../../model/inventory.js';
 import { backoffDelay, realClock, sleep, type BackoffPolicy, type Clock } from '../../runtime/timers.js';
 import type { CertManagerObject } from '../health/observe.js';
-import { ChangeBuffer, chunk } from './batch.js';
+import { ChangeBuffer, jsonSize, packReports } from './batch.js';
 import { CERTIFICATE_NAME_ANNOTATION, certificateFactsOf, type TlsSecretFacts } from './facts.js';
 
 export interface InventoryMetrics {
@@ -45,6 +45,8 @@ export interface InventoryReporterOptions {
   heartbeatMs?: number;
   /** items per report; default MAX_INVENTORY_ITEMS_PER_REPORT */
   maxItems?: number;
+  /** JSON bytes of the items of one report; default 512 KiB (the hub's body limit is 1 MiB); halved after a 413 */
+  maxReportBytes?: number;
   /** default 1 s doubling to 30 s */
   backoff?: BackoffPolicy;
   /** a hub answering 404 is asked again this often; default 5 min */
@@ -70,10 +72,12 @@ export class InventoryReporter {
   private seq = 0;
   private lastAcceptedAt = 0;
   private firstChangeAt: number | undefined;
+  private maxBytes: number;
   readonly stats = { reports: 0, snapshots: 0, failures: 0 };
 
   constructor(private readonly opts: InventoryReporterOptions) {
     this.clock = opts.clock ?? realClock;
+    this.maxBytes = opts.maxReportBytes ?? 512 * 1024;
     this.firstAccepted = new Promise((r) => (this.acceptedResolve = r));
     const secrets = opts.secrets;
     const upsert = (s: TlsSecretFacts): void => this.note(s.metadata.namespace, s.metadata.name);
@@ -185,7 +189,7 @@ export class InventoryReporter {
         await this.idle(Math.min(heartbeatAt, batchAt) - now);
         continue;
       }
-      const items = this.changes.take(this.maxItems);
+      const items = this.changes.take(this.maxItems, this.maxBytes);
       this.firstChangeAt = this.changes.size ? this.clock.now() : undefined;
       this.opts.metrics?.pendingChanges(this.changes.size);
       await this.send(this.report('delta', items));
@@ -205,15 +209,21 @@ export class InventoryReporter {
     // keys now, facts when each report is built: a Secret changed or deleted meanwhile is also a delta after it
     const keys = this.opts.secrets.list().map((s) => [s.metadata.namespace, s.metadata.name] as const);
     this.opts.metrics?.certificates(keys.length);
-    const parts = chunk(keys, this.maxItems);
-    this.opts.log.info({ epoch: this.epoch, reason, certificates: keys.length, reports: parts.length }, 'inventory snapshot');
-    for (const [i, part] of parts.entries()) {
-      const upserts = [];
-      for (const [ns, name] of part) {
-        const s = this.opts.secrets.get(name, ns);
-        if (s) upserts.push(this.factsOf(s));
+    this.opts.log.info({ epoch: this.epoch, reason, certificates: keys.length }, 'inventory snapshot');
+    const secrets = this.opts.secrets;
+    const facts = function* (self: InventoryReporter) {
+      for (const [ns, name] of keys) {
+        const s = secrets.get(name, ns);
+        if (s) yield self.factsOf(s);
       }
-      if (!(await this.send(this.report('snapshot', { upserts, deletes: [] }, i === parts.length - 1), i === 0))) return;
+    };
+    const reports = packReports(facts(this), this.maxItems, this.maxBytes, jsonSize);
+    // one report ahead, to know which one is final
+    let next = reports.next();
+    for (let first = true; !next.done; first = false) {
+      const upserts = next.value;
+      next = reports.next();
+      if (!(await this.send(this.report('snapshot', { upserts, deletes: [] }, next.done === true), first))) return;
       if (this.resyncReason !== undefined) return;
     }
   }
@@ -256,7 +266,8 @@ export class InventoryReporter {
           this.resyncReason = 'unsupported';
           return false;
         case 'rejected':
-          // a bug on one side or the other: say so, wait, and start over (a loop of these is slow and logged)
+          // too large: smaller reports from now on; else a bug on one side or the other: say so, wait, start over
+          if (out.status === 413) this.maxBytes = Math.max(1024, Math.floor(this.maxBytes / 2));
           this.stats.failures++;
           this.opts.log.error(
             { status: out.status, error: out.message, kind: report.kind, seq: report.seq },

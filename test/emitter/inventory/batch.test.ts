@@ -1,9 +1,9 @@
 /** Pure: snapshot chunking and delta coalescing. */
 import { describe, expect, it } from 'vitest';
-import { ChangeBuffer, chunk, type InventoryChange } from '../../../src/emitter/inventory/batch.js';
+import { ChangeBuffer, packReports, type InventoryChange } from '../../../src/emitter/inventory/batch.js';
 import type { CertificateFacts } from '../../../src/model/inventory.js';
 
-describe('chunk', () => {
+describe('packReports', () => {
   it.each([
     [0, 1000, [0]],
     [1, 1000, [1]],
@@ -12,11 +12,35 @@ describe('chunk', () => {
     [2500, 1000, [1000, 1000, 500]],
     [5, 2, [2, 2, 1]],
     [3, 0, [1, 1, 1]],
-  ])('%i items by %i → chunk sizes %j', (n, max, sizes) => {
+  ])('%i items by %i → report sizes %j', (n, max, sizes) => {
     const items = Array.from({ length: n }, (_, i) => i);
-    const chunks = chunk(items, max);
-    expect(chunks.map((c) => c.length)).toEqual(sizes);
-    expect(chunks.flat()).toEqual(items); // in order, none lost or repeated
+    const groups = [...packReports(items, max, Infinity, () => 1)];
+    expect(groups.map((c) => c.length)).toEqual(sizes);
+    expect(groups.flat()).toEqual(items); // in order, none lost or repeated
+  });
+
+  it.each([
+    { name: 'bytes bind before the count', sizes: [400, 400, 400, 400], maxBytes: 1000, want: [2, 2] },
+    { name: 'exactly the budget fits', sizes: [500, 500, 500], maxBytes: 1000, want: [2, 1] },
+    { name: 'an item over the budget goes alone', sizes: [100, 5000, 100], maxBytes: 1000, want: [1, 1, 1] },
+    { name: 'the count still binds', sizes: [1, 1, 1, 1, 1], maxBytes: 1000, want: [2, 2, 1], maxItems: 2 },
+  ])('$name', ({ sizes, maxBytes, want, maxItems }) => {
+    const groups = [...packReports(sizes, maxItems ?? 1000, maxBytes, (s) => s)];
+    expect(groups.map((g) => g.length)).toEqual(want);
+    expect(groups.flat()).toEqual(sizes);
+  });
+
+  it('lazy: items are pulled one report at a time', () => {
+    let pulled = 0;
+    const items = (function* () {
+      for (let i = 0; i < 10; i++) {
+        pulled++;
+        yield i;
+      }
+    })();
+    const g = packReports(items, 3, Infinity, () => 1);
+    expect(g.next().value).toEqual([0, 1, 2]);
+    expect(pulled).toBe(4); // the fourth told it the report was full
   });
 });
 
@@ -70,6 +94,15 @@ describe('ChangeBuffer', () => {
       upserts: [{ secretName: 's2' }, { secretName: 's3' }, { secretName: 's4' }],
       deletes: [{ secretName: 's0' }],
     });
+  });
+
+  it('take(max, maxBytes): within the byte budget, but at least one change', () => {
+    const b = new ChangeBuffer();
+    for (let i = 0; i < 4; i++) b.add(up(`s${i}`));
+    const one = JSON.stringify(facts('s0', '1')).length;
+    expect(b.take(10, one * 2).upserts).toHaveLength(2);
+    expect(b.take(10, 1).upserts).toHaveLength(1);
+    expect(b.size).toBe(1);
   });
 
   it('a delete carries the location only', () => {

@@ -222,6 +222,22 @@ describe('InventoryReporter', () => {
     expect(back.reports.every((x) => x.epoch === snap.epoch)).toBe(true); // nothing of the old epoch resent
   });
 
+  it('413 (report too large for the hub): smaller reports until they fit, then a whole snapshot', async () => {
+    const h = await hub();
+    const LIMIT = 1500;
+    h.answer.fn = (x, res) => (JSON.stringify(x).length > LIMIT ? void res.writeHead(413).end() : ok(x, res));
+    const cache = new FakeCache();
+    for (const n of ['a', 'b', 'c', 'd', 'e', 'f']) cache.put(n, '01');
+    const r = reporter(h.url, cache, { maxItems: 1000, maxReportBytes: 64 * 1024 });
+    r.start();
+    await r.firstAccepted;
+    await until(() => h.reports.some((x) => x.final === true && JSON.stringify(x).length <= LIMIT));
+    const epoch = h.reports.find((x) => x.final === true && JSON.stringify(x).length <= LIMIT)!.epoch;
+    const applied = h.reports.filter((x) => x.epoch === epoch);
+    expect(applied.length).toBeGreaterThan(1);
+    expect(applied.flatMap((x) => x.upserts.map((u) => u.secretName))).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+  });
+
   it('a hub without the endpoint (404): not accepted, asked again later, no crash', async () => {
     const h = await hub();
     h.answer.fn = (_x, res) => void res.writeHead(404).end();
