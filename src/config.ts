@@ -90,6 +90,9 @@ export interface ServeConfig {
     healthIssuingGracePeriodMs: number | undefined;
     expiryScanIntervalMs: number | undefined;
     expiryConfigPollMs: number | undefined;
+    /** the emitter's expiry part: local evaluation (old) or off (inventory reported to the service) */
+    emitterExpiry: 'local' | 'off';
+    maxPendingEvents: number;
   };
 }
 
@@ -97,7 +100,8 @@ export class ConfigError extends Error {}
 
 interface FlagSpec {
   name: string;
-  kind: 'string' | 'int' | 'list';
+  /** bool: `--flag` alone means true; `--flag=true|false` too (never takes the next argument) */
+  kind: 'string' | 'int' | 'list' | 'bool';
   help: string;
 }
 
@@ -227,6 +231,16 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'health-grace-period', kind: 'int', help: 'Ready=False this long (ms) before .notready (default 300000)' },
   { name: 'health-unknown-grace-period', kind: 'int', help: 'Ready=Unknown / missing this long (ms) before .notready (default 600000)' },
   { name: 'health-issuing-grace-period', kind: 'int', help: 'first issuance in progress this long (ms) before .notready (default 900000)' },
+  {
+    name: 'emitter-expiry',
+    kind: 'string',
+    help: 'local | off: local evaluates TLS Secret expiry in the emitter (the old path); off reports the certificate inventory to the service instead (default off)',
+  },
+  {
+    name: 'max-pending-events',
+    kind: 'int',
+    help: 'emitter: health events waiting for the service at most; more are refused and derived again later (default 10000)',
+  },
   { name: 'expiry-scan-interval', kind: 'int', help: 'every TLS Secret is evaluated at least this often (ms, default 3600000)' },
   { name: 'expiry-config-poll', kind: 'int', help: 'monitoring configuration poll interval (ms, default 60000)' },
 ];
@@ -248,6 +262,7 @@ function parseFlags(argv: string[], specs: FlagSpec[]): RawFlags {
     }
     const spec = specs.find((s) => s.name === name);
     if (!spec) throw new ConfigError(`unknown flag --${name}; known flags: ${specs.map((s) => '--' + s.name).join(', ')}`);
+    if (value === undefined && spec.kind === 'bool') value = 'true';
     if (value === undefined) {
       value = argv[++i];
       if (value === undefined) throw new ConfigError(`flag --${name} needs a value`);
@@ -470,6 +485,111 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
       healthIssuingGracePeriodMs: optInt(flags, env, 'health-issuing-grace-period', 0, 86_400_000),
       expiryScanIntervalMs: optInt(flags, env, 'expiry-scan-interval', 1000, 7 * 86_400_000),
       expiryConfigPollMs: optInt(flags, env, 'expiry-config-poll', 100, 86_400_000),
+      emitterExpiry: expiryMode(one(flags, env, 'emitter-expiry')),
+      maxPendingEvents: int(flags, env, 'max-pending-events', 10_000, 1, 10_000_000),
     },
+  };
+}
+
+function expiryMode(v: string | undefined): 'local' | 'off' {
+  if (v === undefined || v === 'off') return 'off';
+  if (v === 'local') return 'local';
+  throw new ConfigError(`--emitter-expiry must be local or off, got '${v}'`);
+}
+
+/** `certmgr-notify agent`: see docs/agent.md. */
+export interface AgentConfig {
+  hubUrl: string;
+  apiKeyFile: string;
+  clusterName: string;
+  clusterId: string | undefined;
+  port: number;
+  host: string;
+  healthGracePeriodMs: number | undefined;
+  healthUnknownGracePeriodMs: number | undefined;
+  healthIssuingGracePeriodMs: number | undefined;
+  watchNamespace: string | undefined;
+  stateNamespace: string | undefined;
+  instanceId: string;
+  leaderElect: boolean;
+  logLevel: string;
+  maxPendingEvents: number;
+  operator: boolean;
+}
+
+const flagOf = (name: string): FlagSpec => {
+  const f = SERVE_FLAGS.find((x) => x.name === name);
+  if (!f) throw new Error(`no serve flag --${name}`);
+  return f;
+};
+
+export const AGENT_FLAGS: FlagSpec[] = [
+  { name: 'hub-url', kind: 'string', help: 'base URL of the hub (certmgr-notify serve) receiving events and inventory (required)' },
+  {
+    name: 'api-key-file',
+    kind: 'string',
+    help: 'file holding the hub API key (scope agent; admin with --operator); re-read when it changes (required)',
+  },
+  { name: 'cluster-name', kind: 'string', help: "this cluster's name in health events and inventory reports (required)" },
+  {
+    name: 'cluster-id',
+    kind: 'string',
+    help: 'cluster UUID in health events and inventory reports (default the kube-system namespace uid)',
+  },
+  { name: 'port', kind: 'int', help: 'port of /healthz, /readyz, /metrics (default 8080)' },
+  { name: 'host', kind: 'string', help: 'listen address (default 0.0.0.0)' },
+  flagOf('health-grace-period'),
+  flagOf('health-unknown-grace-period'),
+  flagOf('health-issuing-grace-period'),
+  { name: 'watch-namespace', kind: 'string', help: 'watch only this namespace (ClusterIssuers always; default all)' },
+  {
+    name: 'state-namespace',
+    kind: 'string',
+    help: "namespace of the health state ConfigMap and the leader election Lease (default the pod's, else default)",
+  },
+  { name: 'instance-id', kind: 'string', help: 'leader election identity, unique among live replicas (default hostname: the pod name)' },
+  { name: 'leader-elect', kind: 'string', help: 'true | false: only the Lease holder watches and reports (default true)' },
+  { name: 'log-level', kind: 'string', help: 'pino level (default info)' },
+  {
+    name: 'max-pending-events',
+    kind: 'int',
+    help: 'health events held while the hub is unreachable; more are refused and derived again later, never lost (default 10000)',
+  },
+  {
+    name: 'operator',
+    kind: 'bool',
+    help: 'also run the operator, reconciling the CRDs into the hub (--operator or --operator=true|false)',
+  },
+];
+
+export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): AgentConfig {
+  const flags = parseFlags(argv, AGENT_FLAGS);
+  const required = (name: string): string => {
+    const v = one(flags, env, name);
+    if (v === undefined || v === '') throw new ConfigError(`--${name} is required (or ${envName(name)})`);
+    return v;
+  };
+  const hubUrl = required('hub-url');
+  if (!isHttpUrl(hubUrl)) throw new ConfigError(`--hub-url must be an http(s) URL, got '${hubUrl.slice(0, 200)}'`);
+  const apiKeyFile = required('api-key-file');
+  const clusterName = required('cluster-name');
+  if (clusterName.length > 253) throw new ConfigError('--cluster-name must be at most 253 characters');
+  return {
+    hubUrl,
+    apiKeyFile,
+    clusterName,
+    clusterId: uuidOpt(one(flags, env, 'cluster-id'), 'cluster-id'),
+    port: int(flags, env, 'port', 8080, 0, 65535),
+    host: one(flags, env, 'host') ?? '0.0.0.0',
+    healthGracePeriodMs: optInt(flags, env, 'health-grace-period', 0, 86_400_000),
+    healthUnknownGracePeriodMs: optInt(flags, env, 'health-unknown-grace-period', 0, 86_400_000),
+    healthIssuingGracePeriodMs: optInt(flags, env, 'health-issuing-grace-period', 0, 86_400_000),
+    watchNamespace: one(flags, env, 'watch-namespace'),
+    stateNamespace: one(flags, env, 'state-namespace'),
+    instanceId: instanceIdOf(one(flags, env, 'instance-id')),
+    leaderElect: bool(one(flags, env, 'leader-elect'), 'leader-elect', true),
+    logLevel: one(flags, env, 'log-level') ?? 'info',
+    maxPendingEvents: int(flags, env, 'max-pending-events', 10_000, 1, 10_000_000),
+    operator: bool(one(flags, env, 'operator'), 'operator', false),
   };
 }

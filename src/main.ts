@@ -264,6 +264,10 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
         ...(k.healthIssuingGracePeriodMs !== undefined ? { issuingGracePeriodMs: k.healthIssuingGracePeriodMs } : {}),
         ...(k.expiryScanIntervalMs !== undefined ? { scanIntervalMs: k.expiryScanIntervalMs } : {}),
         ...(k.expiryConfigPollMs !== undefined ? { configPollMs: k.expiryConfigPollMs } : {}),
+        // off: the inventory goes to this service's POST /v1/inventory like an agent's (a service without it
+        // answers 404: logged once, asked again later, health events unaffected)
+        expiry: k.emitterExpiry,
+        maxPendingEvents: k.maxPendingEvents,
         registry: metrics.registry,
       };
       emitter = runWhileLeading(leadership, () => startEmitter(emitterOptions), { name: 'emitter', log });

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_COMPANY_ID, loadServeConfig } from '../src/config.js';
+import { ConfigError, DEFAULT_COMPANY_ID, loadAgentConfig, loadServeConfig } from '../src/config.js';
 
 describe('loadServeConfig', () => {
   it('has the documented defaults', () => {
@@ -109,5 +109,88 @@ describe('loadServeConfig', () => {
       cidrs: ['192.168.0.0/16', 'fd00::/8'],
       hosts: ['*.corp.example'],
     });
+  });
+});
+
+describe('loadAgentConfig', () => {
+  const required = ['--hub-url', 'https://hub.example:8080', '--api-key-file', '/keys/agent', '--cluster-name', 'prod-eu-1'];
+
+  it('the documented defaults', () => {
+    expect(loadAgentConfig(required, {})).toMatchObject({
+      hubUrl: 'https://hub.example:8080',
+      apiKeyFile: '/keys/agent',
+      clusterName: 'prod-eu-1',
+      clusterId: undefined,
+      port: 8080,
+      host: '0.0.0.0',
+      leaderElect: true,
+      logLevel: 'info',
+      maxPendingEvents: 10_000,
+      operator: false,
+      healthGracePeriodMs: undefined,
+    });
+  });
+
+  it('every flag from CERTMGR_NOTIFY_*; flags win', () => {
+    const c = loadAgentConfig(['--port', '9100', '--operator'], {
+      CERTMGR_NOTIFY_HUB_URL: 'http://hub:8080',
+      CERTMGR_NOTIFY_API_KEY_FILE: '/k',
+      CERTMGR_NOTIFY_CLUSTER_NAME: 'c1',
+      CERTMGR_NOTIFY_CLUSTER_ID: '6F1C2B3A-1111-4C2D-9E8F-0A1B2C3D4E5F',
+      CERTMGR_NOTIFY_PORT: '7000',
+      CERTMGR_NOTIFY_HEALTH_GRACE_PERIOD: '1000',
+      CERTMGR_NOTIFY_HEALTH_UNKNOWN_GRACE_PERIOD: '2000',
+      CERTMGR_NOTIFY_HEALTH_ISSUING_GRACE_PERIOD: '3000',
+      CERTMGR_NOTIFY_WATCH_NAMESPACE: 'apps',
+      CERTMGR_NOTIFY_STATE_NAMESPACE: 'certmgr-notify',
+      CERTMGR_NOTIFY_INSTANCE_ID: 'agent-0',
+      CERTMGR_NOTIFY_LEADER_ELECT: 'false',
+      CERTMGR_NOTIFY_MAX_PENDING_EVENTS: '50',
+    });
+    expect(c).toMatchObject({
+      hubUrl: 'http://hub:8080',
+      clusterId: '6f1c2b3a-1111-4c2d-9e8f-0a1b2c3d4e5f',
+      port: 9100,
+      healthGracePeriodMs: 1000,
+      healthUnknownGracePeriodMs: 2000,
+      healthIssuingGracePeriodMs: 3000,
+      watchNamespace: 'apps',
+      stateNamespace: 'certmgr-notify',
+      instanceId: 'agent-0',
+      leaderElect: false,
+      maxPendingEvents: 50,
+      operator: true,
+    });
+  });
+
+  it.each([
+    [['--operator'], true],
+    [['--operator=true'], true],
+    [['--operator=false'], false],
+    [[], false],
+  ])('%j → operator %s (a bare --operator does not take the next argument)', (flags, want) => {
+    expect(loadAgentConfig([...flags, ...required], {}).operator).toBe(want);
+  });
+
+  it.each([
+    [[], '--hub-url is required (or CERTMGR_NOTIFY_HUB_URL)'],
+    [['--hub-url', 'http://h', '--cluster-name', 'c'], '--api-key-file is required'],
+    [['--hub-url', 'http://h', '--api-key-file', '/k'], '--cluster-name is required'],
+    [[...required, '--hub-url', 'ftp://h'], '--hub-url must be an http(s) URL'],
+    [[...required, '--cluster-id', 'nope'], '--cluster-id must be a UUID'],
+    [[...required, '--max-pending-events', '0'], '--max-pending-events must be between 1 and'],
+    [[...required, '--operator=maybe'], '--operator must be true or false'],
+    [[...required, '--store', 'sqlite::memory:'], 'unknown flag --store'],
+  ])('%j is refused naming the flag', (argv, message) => {
+    expect(() => loadAgentConfig(argv, {})).toThrow(ConfigError);
+    expect(() => loadAgentConfig(argv, {})).toThrow(message);
+  });
+});
+
+describe('serve: emitter expiry mode and pending bound', () => {
+  it('defaults: expiry off (inventory reported), 10000 pending events; local is the old path', () => {
+    expect(loadServeConfig([], {}).kubeOptions).toMatchObject({ emitterExpiry: 'off', maxPendingEvents: 10_000 });
+    expect(loadServeConfig(['--emitter-expiry', 'local'], {}).kubeOptions.emitterExpiry).toBe('local');
+    expect(() => loadServeConfig(['--emitter-expiry', 'remote'], {})).toThrow('--emitter-expiry must be local or off');
   });
 });

@@ -1,7 +1,52 @@
-/** certmgr-notify command line: `serve` (the service) and `cel eval` (a local CEL playground). */
-import { ConfigError, loadServeConfig } from '../config.js';
+/** certmgr-notify command line: `serve` (the service / hub), `agent` (in each cluster) and `cel eval` (a local CEL playground). */
+import { ConfigError, loadAgentConfig, loadServeConfig } from '../config.js';
+import type { Logger } from 'pino';
 import { createLogger } from '../log/logger.js';
-import { MAIN_USAGE, SERVE_USAGE, secretFlagsInArgv, usageOf, wantsHelp } from './usage.js';
+import { AGENT_USAGE, MAIN_USAGE, SERVE_USAGE, secretFlagsInArgv, usageOf, wantsHelp } from './usage.js';
+
+/** Resolves once SIGTERM or SIGINT closed `running` (a failed close is logged). */
+function untilSignal(running: { close(): Promise<void> }, log: Logger): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = (sig: string) => {
+      log.info({ signal: sig }, 'shutting down');
+      running.close().then(resolve, (err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        resolve();
+      });
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+}
+
+async function agent(args: string[]): Promise<number> {
+  if (wantsHelp(args)) {
+    process.stdout.write(AGENT_USAGE);
+    return 0;
+  }
+  let cfg;
+  try {
+    cfg = loadAgentConfig(args);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`certmgr-notify agent: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+  const log = createLogger({ level: cfg.logLevel });
+  const { startAgent } = await import('../agent/index.js');
+  let running;
+  try {
+    running = await startAgent(cfg, log);
+  } catch (e) {
+    log.error({ err: e }, 'start failed');
+    process.stderr.write(`certmgr-notify agent: ${(e as Error).message}\n`);
+    return e instanceof ConfigError ? 2 : 1;
+  }
+  await untilSignal(running, log);
+  return 0;
+}
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
@@ -37,19 +82,10 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`certmgr-notify: ${(e as Error).message}\n`);
       return e instanceof ConfigError ? 2 : 1;
     }
-    await new Promise<void>((resolve) => {
-      const stop = (sig: string) => {
-        log.info({ signal: sig }, 'shutting down');
-        svc.close().then(resolve, (err) => {
-          log.error({ err }, 'shutdown failed');
-          resolve();
-        });
-      };
-      process.once('SIGTERM', () => stop('SIGTERM'));
-      process.once('SIGINT', () => stop('SIGINT'));
-    });
+    await untilSignal(svc, log);
     return 0;
   }
+  if (cmd === 'agent') return agent(rest);
   if (cmd === 'cel' && rest[0] !== 'eval' && (rest.length === 0 || wantsHelp(rest))) {
     const help = wantsHelp(rest);
     (help ? process.stdout : process.stderr).write(usageOf(['cel'])!);

@@ -1,5 +1,5 @@
 /** Usage texts of every command, and the start-time warning about secrets given on the command line. */
-import { SERVE_FLAGS, envName } from '../config.js';
+import { AGENT_FLAGS, SERVE_FLAGS, envName } from '../config.js';
 import { CEL_EVAL_USAGE } from './cel-eval.js';
 
 const SECRET_ARGV_NOTE = `API keys: prefer the environment variable CERTMGR_NOTIFY_API_KEY or --api-keys-file (or let serve generate
@@ -17,6 +17,17 @@ ${SERVE_FLAGS.map((f) => `  --${f.name.padEnd(28)} ${f.help}  [${envName(f.name)
 ${SECRET_ARGV_NOTE}
 `;
 
+export const AGENT_USAGE = `usage: certmgr-notify agent --hub-url URL --api-key-file FILE --cluster-name NAME [flags]
+
+Runs in a cluster: watches cert-manager Issuers, ClusterIssuers, Certificates and TLS Secrets, sends health
+events and the certificate inventory to the hub (certmgr-notify serve), and serves /healthz, /readyz, /metrics.
+No store, no API. See docs/agent.md. Every flag is also read from the environment variable shown; flags win.
+--help, -h: this text.
+
+flags:
+${AGENT_FLAGS.map((f) => `  --${f.name.padEnd(28)} ${f.help}  [${envName(f.name)}]`).join('\n')}
+`;
+
 const CEL_USAGE = `usage: certmgr-notify cel eval --expr EXPRESSION --event FILE [--event-type-id ID]
 
 Subcommands:
@@ -25,6 +36,7 @@ Subcommands:
 
 export const MAIN_USAGE = `usage:
   certmgr-notify serve [flags]          run the service (certmgr-notify serve --help lists every flag)
+  certmgr-notify agent [flags]          run in a cluster, reporting to a hub (certmgr-notify agent --help)
   certmgr-notify cel eval [flags]       try a routing filter on an event file (certmgr-notify cel eval --help)
   certmgr-notify help [command]         this text, or the usage of a command
 
@@ -41,6 +53,7 @@ export function usageOf(command: readonly string[]): string | undefined {
   const [cmd, sub] = command;
   if (cmd === undefined) return MAIN_USAGE;
   if (cmd === 'serve') return SERVE_USAGE;
+  if (cmd === 'agent') return AGENT_USAGE;
   if (cmd === 'cel') return sub === 'eval' ? CEL_EVAL_USAGE + '\n' : CEL_USAGE;
   if (cmd === 'help') return MAIN_USAGE;
   return undefined;

@@ -9,6 +9,11 @@
  *   retried with exponential backoff and jitter for as long as it takes; the events wait in memory.
  *   413 splits the batch.
  * - Every event is checked with `validateEvent` (what the service applies) before it is queued.
+ * - At most `maxPending` events wait (a long outage of the service). Past that a new `send` is refused at once
+ *   (EventQueueFullError, counted as dropped); nothing already waiting is dropped, so what waits still goes out
+ *   in order. The emitter writes its state only after a 202, so a refused event is derived again from the
+ *   resource's latest state when its reconcile is retried: nothing that must be said (a `.active` resolving an
+ *   open incident) is lost, it is said later.
  */
 import type { Logger } from 'pino';
 import type { InternalEvent } from '../events/families.js';
@@ -36,6 +41,13 @@ export class EventRejectedError extends Error {
   }
 }
 
+export class EventQueueFullError extends Error {
+  constructor(max: number) {
+    super(`${max} events are already waiting for the service (--max-pending-events); this one is refused and derived again on retry`);
+    this.name = 'EventQueueFullError';
+  }
+}
+
 export class SenderStoppedError extends Error {
   constructor() {
     super('event sender stopped before the service accepted the event');
@@ -47,6 +59,8 @@ export interface SenderMetrics {
   accepted(type: string): void;
   failedAttempt(reason: string): void;
   pending(n: number): void;
+  /** events refused because `maxPending` were waiting */
+  dropped?(n: number): void;
 }
 
 export interface EventSenderOptions extends ServiceHttpOptions {
@@ -59,6 +73,8 @@ export interface EventSenderOptions extends ServiceHttpOptions {
   /** default 500 ms doubling to 30 s, 20 % jitter */
   backoff?: BackoffPolicy;
   metrics?: SenderMetrics;
+  /** events waiting for the service at most; default 10,000 */
+  maxPending?: number;
 }
 
 interface Pending {
@@ -84,7 +100,7 @@ export class EventSender implements EventSink {
   private timer: unknown;
   private stopped = false;
   private batchMax: number;
-  readonly stats = { requests: 0, accepted: 0, failures: 0 };
+  readonly stats = { requests: 0, accepted: 0, failures: 0, dropped: 0 };
 
   constructor(private readonly opts: EventSenderOptions) {
     this.clock = opts.clock ?? realClock;
@@ -104,6 +120,12 @@ export class EventSender implements EventSink {
         return Promise.reject(
           new EventRejectedError(`invalid ${e.type} event: ${v.errors.map((x) => `${x.path} ${x.message}`).join('; ')}`, e),
         );
+    }
+    const max = this.opts.maxPending ?? 10_000;
+    if (this.queue.length + events.length > max) {
+      this.stats.dropped += events.length;
+      this.opts.metrics?.dropped?.(events.length);
+      return Promise.reject(new EventQueueFullError(max));
     }
     const all = events.map(
       (event) =>

@@ -16,15 +16,20 @@ import { HealthController } from './health/controller.js';
 import { HEALTH_KINDS, type CertManagerObject, type HealthKind } from './health/observe.js';
 import { MonitoringConfigSource } from '../client/monitoring.js';
 import { ExpiryController } from './expiry/controller.js';
-import { SecretApiKey } from '../client/api-key.js';
+import { SecretApiKey, apiKeyGetter } from '../client/api-key.js';
 import { UUID_RE, resolveClusterId } from './cluster.js';
 import { emitterInformers } from './informers.js';
 import { metricsFor } from './metrics.js';
 import { EventSender } from '../client/events.js';
+import { InventoryClient } from '../client/inventory.js';
+import { InventoryReporter } from './inventory/reporter.js';
 import type { EmitterOptions, EmitterStats, RunningEmitter } from './options.js';
 import { DEFAULT_STATE_NAME, emitterStates } from './states.js';
 
 export type { EmitterOptions, RunningEmitter } from './options.js';
+
+/** `agentVersion` of inventory reports */
+const AGENT_VERSION = '0.1.0';
 
 export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter> {
   const log = opts.logger.child({ component: 'emitter' });
@@ -40,7 +45,7 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
     opts.apiKeySecret && !opts.apiKey && !opts.getApiKey
       ? new SecretApiKey({ read: (ns, name) => kube.getSecret(ns, name), secret: opts.apiKeySecret, log, clock })
       : undefined;
-  const apiKey = opts.getApiKey ?? keySecret?.get ?? ((): string => opts.apiKey!);
+  const apiKey = opts.getApiKey ?? keySecret?.get ?? apiKeyGetter(opts.apiKey!);
   const registry = opts.registry ?? new Registry();
   const metrics = metricsFor(registry);
   const reconcileMetrics = reconcileMetricsFor(registry);
@@ -49,7 +54,8 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
   const stateName = opts.stateName ?? DEFAULT_STATE_NAME;
   const ns = opts.watchNamespace;
   const wantHealth = opts.health ?? true;
-  const wantExpiry = opts.expiry ?? true;
+  const wantExpiry = opts.expiry === 'local';
+  const wantInventory = opts.inventory ?? !wantExpiry;
   const abort = new AbortController();
   let stopped = false;
 
@@ -63,12 +69,14 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
     ...(opts.sendBatchMax ? { batchMax: opts.sendBatchMax } : {}),
     ...(opts.sendBackoff ? { backoff: opts.sendBackoff } : {}),
     ...(opts.requestTimeoutMs ? { timeoutMs: opts.requestTimeoutMs } : {}),
+    ...(opts.maxPendingEvents ? { maxPending: opts.maxPendingEvents } : {}),
   });
   const { health: healthState, expiry: expiryState } = emitterStates({ core, namespace: stateNamespace, name: stateName, log });
 
   const {
     cm,
     secrets,
+    facts,
     all: informers,
   } = emitterInformers({
     kc,
@@ -77,19 +85,25 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
     namespace: ns,
     health: wantHealth,
     expiry: wantExpiry,
+    inventory: wantInventory,
     log,
     clock,
     ...(opts.informerBackoff ? { backoff: opts.informerBackoff } : {}),
+    ...(opts.listPageSize ? { pageSize: opts.listPageSize } : {}),
+    onListPage: metrics.listPage,
   });
 
   const cluster = { id: '', name: clusterName };
   let health: HealthController | undefined;
   let expiry: ExpiryController | undefined;
-  const running = { health: false, expiry: false };
+  let inventory: InventoryReporter | undefined;
+  let inventoryAcceptedResolve!: () => void;
+  const inventoryAccepted = new Promise<void>((r) => (inventoryAcceptedResolve = r));
+  const running = { health: false, expiry: false, inventory: false };
   let runningResolve!: () => void;
   const runningPromise = new Promise<void>((r) => (runningResolve = r));
   const checkRunning = (): void => {
-    if ((!wantHealth || running.health) && (!wantExpiry || running.expiry)) runningResolve();
+    if ((!wantHealth || running.health) && (!wantExpiry || running.expiry) && (!wantInventory || running.inventory)) runningResolve();
   };
 
   const retrying = <T>(what: string, fn: () => Promise<T>): Promise<T | undefined> =>
@@ -186,13 +200,51 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
         }),
       );
     }
+    if (wantInventory && facts) {
+      const reporter = new InventoryReporter({
+        client: new InventoryClient({
+          url: opts.serviceUrl,
+          apiKey,
+          ...(opts.fetch ? { fetch: opts.fetch } : {}),
+          ...(opts.requestTimeoutMs ? { timeoutMs: opts.requestTimeoutMs } : {}),
+        }),
+        secrets: facts,
+        ...(cm.Certificate ? { certificates: cm.Certificate } : {}),
+        cluster,
+        agentVersion: AGENT_VERSION,
+        log: log.child({ part: 'inventory' }),
+        clock,
+        ...(opts.inventoryBatchMs ? { batchMs: opts.inventoryBatchMs } : {}),
+        ...(opts.inventoryHeartbeatMs ? { heartbeatMs: opts.inventoryHeartbeatMs } : {}),
+        ...(opts.inventoryBackoff ? { backoff: opts.inventoryBackoff } : {}),
+        ...(opts.inventoryUnsupportedRetryMs ? { unsupportedRetryMs: opts.inventoryUnsupportedRetryMs } : {}),
+        metrics: metrics.inventory,
+      });
+      inventory = reporter;
+      void reporter.firstAccepted.then(inventoryAcceptedResolve);
+      // the Certificates' facts (uid, Ready, issuerRef) join the Secrets': the snapshot waits for both caches
+      const waitFor = [facts, ...(cm.Certificate ? [cm.Certificate] : [])] as unknown as ResilientInformer<never>[];
+      parts.push(
+        waitSynced(waitFor, 'inventory').then((ok) => {
+          if (!ok || stopped) return;
+          reporter.start();
+          running.inventory = true;
+          log.info('emitter inventory part running');
+          checkRunning();
+        }),
+      );
+    }
     await Promise.all(parts);
   };
   const runPromise = run().catch((e: unknown) => log.error({ err: e }, 'emitter failed to start'));
-  log.info({ stateNamespace, watchNamespace: ns ?? '(all)', health: wantHealth, expiry: wantExpiry }, 'emitter starting');
+  log.info(
+    { stateNamespace, watchNamespace: ns ?? '(all)', health: wantHealth, expiry: wantExpiry ? 'local' : 'off', inventory: wantInventory },
+    'emitter starting',
+  );
 
   return {
     whenRunning: () => runningPromise,
+    whenInventoryAccepted: () => inventoryAccepted,
     stats() {
       const inf: EmitterStats['informers'] = {};
       for (const i of informers) inf[i.name] = { synced: i.hasSynced, objects: i.list().length, ...i.stats };
@@ -202,6 +254,7 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
       return {
         ...(cluster.id ? { clusterId: cluster.id } : {}),
         running: { ...running },
+        ...(inventory ? { inventoryAccepted: inventory.accepted } : {}),
         informers: inf,
         queues,
         pendingEvents: sender.pending,
@@ -215,10 +268,10 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
       keySecret?.stop();
       // reconciles waiting for a 202 fail now (their state is not written: the next leader re-sends)
       await sender.stop();
-      await Promise.all([health?.stop(), expiry?.stop()]);
+      await Promise.all([health?.stop(), expiry?.stop(), inventory?.stop()]);
       await Promise.all(informers.map((i) => i.stop().catch(() => {})));
       await runPromise;
-      running.health = running.expiry = false;
+      running.health = running.expiry = running.inventory = false;
       log.info('emitter stopped');
     },
   };

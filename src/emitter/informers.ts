@@ -3,13 +3,14 @@
  * carry application ids for expiry) and TLS Secrets (expiry; filtered by type on the server, stripped to
  * `tls.crt` before caching).
  */
-import type { CoreV1Api, KubeConfig, KubernetesListObject, V1Secret } from '@kubernetes/client-node';
+import type { CoreV1Api, KubeConfig, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { collectionPath, type KubeClient, type ResourceRef } from '../kube/client.js';
-import { ResilientInformer } from '../kube/informer.js';
+import { ResilientInformer, type ListPage } from '../kube/informer.js';
 import type { BackoffPolicy, Clock } from '../runtime/timers.js';
 import { HEALTH_KINDS, type CertManagerObject, type HealthKind } from './health/observe.js';
 import { TLS_SECRET_TYPE, stripSecret } from './expiry/controller.js';
+import { tlsSecretFacts, type TlsSecretFacts } from './inventory/facts.js';
 
 const CERT_MANAGER: Record<HealthKind, ResourceRef> = {
   Issuer: { group: 'cert-manager.io', version: 'v1', plural: 'issuers', kind: 'Issuer', namespaced: true },
@@ -19,9 +20,12 @@ const CERT_MANAGER: Record<HealthKind, ResourceRef> = {
 const SECRETS_REF: ResourceRef = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true };
 
 export interface EmitterInformers {
-  /** per kind; all three with health, only Certificate with expiry alone */
+  /** per kind; all three with health, only Certificate with expiry or inventory alone */
   cm: Partial<Record<HealthKind, ResilientInformer<CertManagerObject>>>;
+  /** local expiry: TLS Secrets stripped to tls.crt */
   secrets: ResilientInformer<V1Secret> | undefined;
+  /** inventory: TLS Secrets as parsed facts (no certificate bytes, no key) */
+  facts: ResilientInformer<TlsSecretFacts, V1Secret> | undefined;
   all: ResilientInformer<never>[];
 }
 
@@ -33,45 +37,67 @@ export function emitterInformers(o: {
   namespace: string | undefined;
   health: boolean;
   expiry: boolean;
+  inventory: boolean;
   log: Logger;
   clock: Clock;
   backoff?: BackoffPolicy;
+  /** LIST page size; default 500 */
+  pageSize?: number;
+  /** every LIST page read, by informer (a metric) */
+  onListPage?: (informer: string) => void;
 }): EmitterInformers {
   const ns = o.namespace;
   const all: ResilientInformer<never>[] = [];
-  const common = { kc: o.kc, log: o.log, clock: o.clock, ...(o.backoff ? { backoff: o.backoff } : {}) };
+  const common = (name: string) => ({
+    name,
+    kc: o.kc,
+    log: o.log,
+    clock: o.clock,
+    ...(o.backoff ? { backoff: o.backoff } : {}),
+    ...(o.pageSize ? { pageSize: o.pageSize } : {}),
+    ...(o.onListPage ? { onListPage: () => o.onListPage!(name) } : {}),
+  });
   const cmInformer = (kind: HealthKind): ResilientInformer<CertManagerObject> => {
     const r = CERT_MANAGER[kind];
     // health is judged on transitions: after a failed watch, relist rather than replay what happened while blind
     // (a flap that ended where it started is then not reported, whether or not etcd was compacted meanwhile)
     const inf = new ResilientInformer<CertManagerObject>({
-      ...common,
-      name: r.plural,
+      ...common(r.plural),
       path: collectionPath(r, ns),
-      list: () => o.kube.list<CertManagerObject>(r, ns),
+      list: (page) => o.kube.list<CertManagerObject>(r, ns, page),
       relistAfterError: true,
+      transform: withoutBookkeeping,
     });
     all.push(inf as unknown as ResilientInformer<never>);
     return inf;
   };
   const cm: EmitterInformers['cm'] = {};
   if (o.health) for (const k of HEALTH_KINDS) cm[k] = cmInformer(k);
-  else if (o.expiry) cm.Certificate = cmInformer('Certificate'); // application ids on Certificates
+  else if (o.expiry || o.inventory) cm.Certificate = cmInformer('Certificate'); // application ids on Certificates
+  const fieldSelector = `type=${TLS_SECRET_TYPE}`;
+  const tlsSecrets = {
+    path: collectionPath(SECRETS_REF, ns),
+    list: (page: ListPage) => o.kube.listSecrets(ns, page, fieldSelector),
+    fieldSelector,
+  };
   let secrets: ResilientInformer<V1Secret> | undefined;
   if (o.expiry) {
-    const fieldSelector = `type=${TLS_SECRET_TYPE}`;
-    secrets = new ResilientInformer<V1Secret>({
-      ...common,
-      name: 'tls-secrets',
-      path: collectionPath(SECRETS_REF, ns),
-      list: async () =>
-        (ns
-          ? await o.core.listNamespacedSecret({ namespace: ns, fieldSelector })
-          : await o.core.listSecretForAllNamespaces({ fieldSelector })) as KubernetesListObject<V1Secret>,
-      fieldSelector,
-      transform: stripSecret,
-    });
+    secrets = new ResilientInformer<V1Secret>({ ...common('tls-secrets'), ...tlsSecrets, transform: stripSecret });
     all.push(secrets as unknown as ResilientInformer<never>);
   }
-  return { cm, secrets, all };
+  let facts: ResilientInformer<TlsSecretFacts, V1Secret> | undefined;
+  if (o.inventory) {
+    facts = new ResilientInformer<TlsSecretFacts, V1Secret>({ ...common('tls-secret-facts'), ...tlsSecrets, transform: tlsSecretFacts });
+    all.push(facts as unknown as ResilientInformer<never>);
+  }
+  return { cm, secrets, facts, all };
+}
+
+/** managedFields and kubectl's last-applied copy are often most of an object's size, and nothing here reads them. */
+function withoutBookkeeping(o: CertManagerObject): CertManagerObject {
+  const md = o.metadata;
+  if (!md) return o;
+  const { managedFields: _m, annotations, ...rest } = md;
+  const { 'kubectl.kubernetes.io/last-applied-configuration': _l, ...kept } = annotations ?? {};
+  return { ...o, metadata: { ...rest, ...(annotations ? { annotations: kept } : {}) } };
 }

@@ -3,11 +3,14 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ExpiryMetrics } from './expiry/controller.js';
 import type { HealthMetrics } from './health/controller.js';
 import type { SenderMetrics } from '../client/events.js';
+import type { InventoryMetrics } from './inventory/reporter.js';
 
 export interface EmitterMetrics {
   sender: SenderMetrics;
   health: HealthMetrics;
   expiry: ExpiryMetrics;
+  inventory: InventoryMetrics;
+  listPage(informer: string): void;
 }
 
 const metricsByRegistry = new WeakMap<Registry, EmitterMetrics>();
@@ -32,6 +35,11 @@ export function metricsFor(registry: Registry): EmitterMetrics {
     help: 'Events waiting for the service to accept them',
     registers: [registry],
   });
+  const dropped = new Counter({
+    name: 'certmgr_notify_emitter_dropped_events_total',
+    help: 'Events refused because --max-pending-events were already waiting for the service (derived again when their reconcile is retried)',
+    registers: [registry],
+  });
   const unhealthy = new Gauge({
     name: 'certmgr_notify_emitter_unhealthy_resources',
     help: 'Resources whose .notready was emitted and not yet resolved, by kind',
@@ -44,14 +52,50 @@ export function metricsFor(registry: Registry): EmitterMetrics {
     labelNames: ['outcome'],
     registers: [registry],
   });
+  const reports = new Counter({
+    name: 'certmgr_notify_inventory_reports_total',
+    help: 'Inventory reports sent to the hub, by kind (snapshot, delta) and outcome (applied, duplicate, resync, unsupported, rejected, retry)',
+    labelNames: ['kind', 'outcome'],
+    registers: [registry],
+  });
+  const resyncs = new Counter({
+    name: 'certmgr_notify_inventory_resyncs_total',
+    help: 'Full inventory snapshots started, by reason (start, resync-required, gap, rejected, unsupported)',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  const certificates = new Gauge({
+    name: 'certmgr_notify_inventory_certificates',
+    help: 'TLS Secrets in the last inventory snapshot',
+    registers: [registry],
+  });
+  const pendingChanges = new Gauge({
+    name: 'certmgr_notify_inventory_pending_changes',
+    help: 'Coalesced inventory changes not yet reported',
+    registers: [registry],
+  });
+  const pages = new Counter({
+    name: 'certmgr_notify_informer_list_pages_total',
+    help: 'LIST pages read by the emitter informers (paginated lists)',
+    labelNames: ['informer'],
+    registers: [registry],
+  });
   const m: EmitterMetrics = {
     sender: {
       accepted: (type) => accepted.inc({ type }),
       failedAttempt: (reason) => failed.inc({ reason }),
       pending: (n) => pending.set(n),
+      dropped: (n) => dropped.inc(n),
     },
     health: { unhealthy: (kind, n) => unhealthy.set({ kind }, n) },
     expiry: { scanned: (outcome) => scanned.inc({ outcome }) },
+    inventory: {
+      report: (kind, outcome) => reports.inc({ kind, outcome }),
+      resync: (reason) => resyncs.inc({ reason }),
+      certificates: (n) => certificates.set(n),
+      pendingChanges: (n) => pendingChanges.set(n),
+    },
+    listPage: (informer) => pages.inc({ informer }),
   };
   metricsByRegistry.set(registry, m);
   return m;

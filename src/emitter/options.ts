@@ -2,14 +2,15 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { ApiKey } from '../client/api-key.js';
 import type { BackoffPolicy, Clock } from '../runtime/timers.js';
 
 export interface EmitterOptions {
   logger: Logger;
   /** service base URL (the in-process service's URL, or a remote one) */
   serviceUrl: string;
-  /** API key for `svc-api-key`; or `getApiKey` when it rotates; or `apiKeySecret` (re-read every minute) */
-  apiKey?: string;
+  /** API key for `svc-api-key` (a value or a getter); or `getApiKey` when it rotates; or `apiKeySecret` (re-read every minute) */
+  apiKey?: ApiKey;
   getApiKey?: () => string;
   apiKeySecret?: { namespace: string; name: string; key: string };
   /** default: KUBECONFIG / ~/.kube/config / in-cluster */
@@ -36,9 +37,24 @@ export interface EmitterOptions {
   configPollMs?: number;
   /** every health object is evaluated at least this often; default 5 min */
   resyncMs?: number;
-  /** run the health part (default true) / the expiry part (default true) */
+  /** run the health part (default true) */
   health?: boolean;
-  expiry?: boolean;
+  /**
+   * `local`: the old expiry part evaluates TLS Secrets here and sends expiration events (kept until the hub's
+   * evaluation replaces it). `off` (default): the hub evaluates expiry from the inventory.
+   */
+  expiry?: 'local' | 'off';
+  /** report the certificate inventory to `POST /v1/inventory` (default: when expiry is `off`) */
+  inventory?: boolean;
+  /** inventory: delta batching (default 1 s), heartbeat (60 s), retry backoff (1 s doubling to 30 s), 404 retry (5 min) */
+  inventoryBatchMs?: number;
+  inventoryHeartbeatMs?: number;
+  inventoryBackoff?: BackoffPolicy;
+  inventoryUnsupportedRetryMs?: number;
+  /** health events waiting for the service at most (default 10,000); see EventSender */
+  maxPendingEvents?: number;
+  /** LIST page size of the informers; default 500 */
+  listPageSize?: number;
   /** concurrent reconciles per part; default: health 512 (I/O-bound, batched: see health/controller.ts), expiry 8 */
   concurrency?: number;
   /** POST /v1/events: events per request (default 100), retry backoff (500 ms doubling to 30 s), timeout (10 s) */
@@ -58,7 +74,9 @@ export interface EmitterOptions {
 
 export interface EmitterStats {
   clusterId?: string;
-  running: { health: boolean; expiry: boolean };
+  running: { health: boolean; expiry: boolean; inventory: boolean };
+  /** the hub accepted an inventory report (undefined: no inventory reporting) */
+  inventoryAccepted?: boolean;
   informers: Record<string, { synced: boolean; objects: number; lists: number; restarts: number; errors: number; lastError?: string }>;
   queues: Record<string, { length: number; delayed: number }>;
   pendingEvents: number;
@@ -68,6 +86,8 @@ export interface EmitterStats {
 export interface RunningEmitter {
   /** resolves once the enabled parts run (caches synced, state loaded) */
   whenRunning(): Promise<void>;
+  /** resolves once the hub accepted the first inventory report (never without inventory reporting) */
+  whenInventoryAccepted(): Promise<void>;
   stats(): EmitterStats;
   /** stop informers and queues; events not yet accepted are dropped from memory and re-sent by the next leader */
   stop(): Promise<void>;

@@ -15,6 +15,7 @@ import {
 } from '@kubernetes/client-node';
 import { FIELD_MANAGER, GROUP, VERSION, type KindDef } from '../api/meta.js';
 import { isNotFound } from './errors.js';
+import type { ListPage } from './informer.js';
 
 export interface ResourceRef {
   group: string;
@@ -53,8 +54,9 @@ export class KubeClient {
     this.coordination = kc.makeApiClient(CoordinationV1Api);
   }
 
-  async list<T extends KubernetesObject>(r: ResourceRef, namespace?: string): Promise<KubernetesListObject<T>> {
-    const base = { group: r.group, version: r.version, plural: r.plural };
+  /** The whole list, or one page of it (`page`: see ResilientInformer). */
+  async list<T extends KubernetesObject>(r: ResourceRef, namespace?: string, page?: ListPage): Promise<KubernetesListObject<T>> {
+    const base = { group: r.group, version: r.version, plural: r.plural, ...pageQuery(page) };
     return (
       namespace && r.namespaced
         ? await this.custom.listNamespacedCustomObject({ ...base, namespace })
@@ -111,9 +113,15 @@ export class KubeClient {
     }
   }
 
-  async listSecrets(namespace?: string): Promise<KubernetesListObject<V1Secret>> {
+  async listSecrets(namespace?: string, page?: ListPage, fieldSelector?: string): Promise<KubernetesListObject<V1Secret>> {
+    const q = { ...pageQuery(page), ...(fieldSelector !== undefined ? { fieldSelector } : {}) };
     return (
-      namespace ? await this.core.listNamespacedSecret({ namespace }) : await this.core.listSecretForAllNamespaces()
+      namespace ? await this.core.listNamespacedSecret({ namespace, ...q }) : await this.core.listSecretForAllNamespaces(q)
     ) as KubernetesListObject<V1Secret>;
   }
+}
+
+function pageQuery(page: ListPage | undefined): { limit?: number; _continue?: string } {
+  if (!page) return {};
+  return { limit: page.limit, ...(page.continue !== undefined ? { _continue: page.continue } : {}) };
 }

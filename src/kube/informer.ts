@@ -13,17 +13,40 @@ export type InformerEvent = 'add' | 'update' | 'delete';
 
 export interface InformerStats {
   lists: number;
+  /** LIST requests (pages) made; a list of n objects takes ceil(n / pageSize) of them */
+  pages: number;
+  /** paginated lists started over because their continue token expired (410) */
+  listRestarts: number;
   restarts: number;
   errors: number;
   lastError?: string;
 }
 
-export interface ResilientInformerOptions<T extends KubernetesObject> {
+/** One page of a paginated LIST: `limit` objects, from `continue` (the previous page's `metadata.continue`). */
+export interface ListPage {
+  limit: number;
+  continue?: string;
+}
+
+/**
+ * `R` is what the API returns, `T` what is cached (`transform` turns one into the other; without it they are
+ * the same).
+ */
+export interface ResilientInformerOptions<T extends KubernetesObject, R extends KubernetesObject = T> {
   name: string;
   kc: KubeConfig;
   /** watch path, e.g. /apis/notify.certmgr.io/v1alpha1/notificationrouters */
   path: string;
-  list: () => Promise<KubernetesListObject<T>>;
+  /**
+   * One page of the list. A function that ignores `page` and returns everything at once (no
+   * `metadata.continue`) still works; the emitter's lists paginate, since one response holding ~75,000 TLS
+   * Secrets is larger than Node's maximum string length.
+   */
+  list: (page: ListPage) => Promise<KubernetesListObject<R>>;
+  /** objects per LIST page; default 500 */
+  pageSize?: number;
+  /** called for every page read (a metric) */
+  onListPage?: () => void;
   log: Logger;
   backoff?: BackoffPolicy;
   clock?: Clock;
@@ -46,14 +69,17 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
    * Applied to every listed and watched object before the cache and the handlers see it, e.g. to keep
    * only the fields a controller reads (a Secret's private key never reaches memory that outlives a request).
    */
-  transform?: (obj: T) => T;
+  transform?: (obj: R) => T;
 }
 
+const DEFAULT_PAGE_SIZE = 500;
+/** an expired continue token restarts the list; a list that cannot finish this many times in a row fails */
+const MAX_LIST_RESTARTS = 5;
 const DEFAULT_INFORMER_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 30_000, jitter: 0.2 };
 /** A missing CRD is retried every ≤30 s for as long as it stays missing: say so this often, not every retry. */
 const MISSING_RESOURCE_LOG_EVERY_MS = 10 * 60_000;
 
-export class ResilientInformer<T extends KubernetesObject> {
+export class ResilientInformer<T extends KubernetesObject, R extends KubernetesObject = T> {
   private readonly lw: ListWatch<T>;
   private readonly clock: Clock;
   private readonly backoff: BackoffPolicy;
@@ -70,16 +96,15 @@ export class ResilientInformer<T extends KubernetesObject> {
   private syncedResolve!: () => void;
   private syncedFlag = false;
   readonly synced: Promise<void>;
-  readonly stats: InformerStats = { lists: 0, restarts: 0, errors: 0 };
+  readonly stats: InformerStats = { lists: 0, pages: 0, listRestarts: 0, restarts: 0, errors: 0 };
 
-  constructor(private readonly opts: ResilientInformerOptions<T>) {
+  constructor(private readonly opts: ResilientInformerOptions<T, R>) {
     this.clock = opts.clock ?? realClock;
     this.backoff = opts.backoff ?? DEFAULT_INFORMER_BACKOFF;
     this.synced = new Promise((r) => (this.syncedResolve = r));
     const transform = opts.transform;
     const listFn = async (): Promise<KubernetesListObject<T>> => {
-      const raw = await opts.list();
-      const list = transform ? { ...raw, items: (raw.items ?? []).map(transform) } : raw;
+      const list = await this.listAllPages();
       this.stats.lists++;
       this.failures = 0;
       this.missingLoggedAt = undefined;
@@ -97,7 +122,7 @@ export class ResilientInformer<T extends KubernetesObject> {
       return list;
     };
     const base = opts.watch ?? new Watch(opts.kc);
-    const watch = opts.fieldSelector !== undefined || transform ? filteredWatch(base, opts.fieldSelector, transform) : base;
+    const watch = opts.fieldSelector !== undefined || transform ? filteredWatch<T, R>(base, opts.fieldSelector, transform) : base;
     const lwWatch = opts.relistAfterError ? this.relistingWatch(watch) : watch;
     this.lw = new ListWatch<T>(opts.path, lwWatch, listFn, false);
     this.lw.on('add', (o) => this.emit('add', o));
@@ -108,6 +133,51 @@ export class ResilientInformer<T extends KubernetesObject> {
 
   get name(): string {
     return this.opts.name;
+  }
+
+  /**
+   * Every page of the list, each transformed before the next is read (only the transformed objects are
+   * kept). An expired continue token (410: etcd compacted the list's revision meanwhile) starts the list over.
+   */
+  private async listAllPages(): Promise<KubernetesListObject<T>> {
+    const limit = this.opts.pageSize ?? DEFAULT_PAGE_SIZE;
+    const transform = this.opts.transform;
+    for (let restarts = 0; ; restarts++) {
+      const items: T[] = [];
+      let cont: string | undefined;
+      let first: KubernetesListObject<R> | undefined;
+      let resourceVersion: string | undefined;
+      try {
+        do {
+          const page = await this.opts.list({ limit, ...(cont !== undefined ? { continue: cont } : {}) });
+          this.stats.pages++;
+          this.opts.onListPage?.();
+          first ??= page;
+          for (const o of page.items ?? []) items.push(transform ? transform(o) : (o as unknown as T));
+          // typed lists (core API) name it _continue, custom objects (plain JSON) continue
+          const meta = page.metadata as { _continue?: string; continue?: string; resourceVersion?: string } | undefined;
+          cont = meta?._continue || meta?.continue || undefined;
+          resourceVersion = meta?.resourceVersion;
+        } while (cont !== undefined);
+      } catch (e) {
+        if (cont !== undefined && kubeErrorCode(e) === 410 && restarts < MAX_LIST_RESTARTS) {
+          this.stats.listRestarts++;
+          this.opts.log.info(
+            { informer: this.name, pagesRead: this.stats.pages },
+            'list continue token expired (410); listing again from the start',
+          );
+          continue;
+        }
+        throw e;
+      }
+      // the watch starts from the revision of the whole (consistent) list, which every page shares
+      return {
+        apiVersion: first?.apiVersion ?? 'v1',
+        kind: first?.kind ?? 'List',
+        metadata: { ...(resourceVersion !== undefined ? { resourceVersion } : {}) },
+        items,
+      } as KubernetesListObject<T>;
+    }
   }
 
   get hasSynced(): boolean {
@@ -204,17 +274,17 @@ export class ResilientInformer<T extends KubernetesObject> {
 }
 
 /** `watch` with a field selector added to its query and `transform` applied to every watched object. */
-function filteredWatch<T extends KubernetesObject>(
+function filteredWatch<T extends KubernetesObject, R extends KubernetesObject>(
   watch: Watch,
   fieldSelector: string | undefined,
-  transform: ((obj: T) => T) | undefined,
+  transform: ((obj: R) => T) | undefined,
 ): Watch {
   const w = Object.create(watch) as Watch;
   w.watch = (path, query, cb, done) => {
     const each = (phase: string, obj: unknown, raw?: unknown): void => {
       // ERROR events carry a Status, not an object of the watched kind
       const isObject = typeof obj === 'object' && obj !== null && (obj as KubernetesObject).kind !== 'Status' && 'metadata' in obj;
-      cb(phase, transform && isObject ? transform(obj as T) : obj, raw);
+      cb(phase, transform && isObject ? transform(obj as R) : obj, raw);
     };
     return watch.watch(path, fieldSelector !== undefined ? { ...query, fieldSelector } : query, each, done);
   };

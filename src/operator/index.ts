@@ -26,13 +26,13 @@ import {
   type ReconcileMetrics,
   type ResourceHandler,
 } from '../runtime/controller.js';
-import { SecretApiKey, type SecretKeySelector } from '../client/api-key.js';
+import { SecretApiKey, type ApiKey, type SecretKeySelector } from '../client/api-key.js';
 import { reconcileMetricsFor } from '../runtime/metrics.js';
 import { GraphQLServiceApi, type ServiceApi } from '../client/service-api.js';
 import type { BaseStatus } from '../runtime/status.js';
 import { KubeClient, SECRETS, collectionPath, resourceOf, type ResourceRef } from '../kube/client.js';
 import { k8sEventRecorder } from '../kube/events.js';
-import { ResilientInformer } from '../kube/informer.js';
+import { ResilientInformer, type ListPage } from '../kube/informer.js';
 import { detectKubeConfig, loadKubeConfig } from '../kube/kubeconfig.js';
 import {
   LeaderElector,
@@ -51,7 +51,7 @@ export type { SecretKeySelector } from '../client/api-key.js';
 
 export type ServiceTarget =
   /** in-process (the URL `startService` returned) or remote, with the key at hand */
-  | { url: string; apiKey: string }
+  | { url: string; apiKey: ApiKey }
   /** remote, the key read from a Secret (re-read every minute, so rotation needs no restart) */
   | { url: string; apiKeySecret: SecretKeySelector }
   /** a ready client (tests) */
@@ -162,7 +162,7 @@ class Term {
     const informerOf = <T extends KubernetesObject>(
       name: string,
       r: ResourceRef,
-      list: () => Promise<{ items: T[] }>,
+      list: (page: ListPage) => Promise<{ items: T[] }>,
     ): ResilientInformer<T> => {
       const inf = new ResilientInformer<T>({
         name,
@@ -178,12 +178,12 @@ class Term {
     };
     const crInformer = <T extends KubernetesObject>(k: typeof NotificationProviderKind): ResilientInformer<T> => {
       const r = resourceOf(k);
-      return informerOf<T>(k.plural, r, () => kube.list<T>(r, ns));
+      return informerOf<T>(k.plural, r, (page) => kube.list<T>(r, ns, page));
     };
     const providers = crInformer<NotificationProvider>(NotificationProviderKind);
     const routers = crInformer<NotificationRouter>(NotificationRouterKind);
     const configs = crInformer<MonitoringConfig>(MonitoringConfigKind);
-    const secrets = informerOf<V1Secret>('secrets', SECRETS, () => kube.listSecrets(ns));
+    const secrets = informerOf<V1Secret>('secrets', SECRETS, (page) => kube.listSecrets(ns, page));
 
     const w = opts.waits ?? {};
     const controllerOf = <T extends KubernetesObject & { status?: BaseStatus }>(

@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SERVE_FLAGS } from '../../src/config.js';
+import { AGENT_FLAGS, SERVE_FLAGS } from '../../src/config.js';
 import { secretFlagsInArgv, wantsHelp } from '../../src/cli/usage.js';
 
 const BIN = join(import.meta.dirname, '../../bin/certmgr-notify.js');
@@ -40,6 +40,17 @@ describe('--help on every command', () => {
   });
 
   it.each([
+    ['agent', '--help'],
+    ['agent', '-h'],
+    ['help', 'agent'],
+  ])('%s %s: agent usage with every flag and its variable, exit 0', async (...args) => {
+    const r = await cli(args);
+    expect(r.code).toBe(0);
+    for (const f of AGENT_FLAGS) expect(r.out).toContain(`--${f.name} `);
+    expect(r.out).toContain('CERTMGR_NOTIFY_HUB_URL');
+  });
+
+  it.each([
     ['cel', 'eval', '--help'],
     ['cel', 'eval', '-h'],
     ['cel', '--help'],
@@ -54,6 +65,7 @@ describe('--help on every command', () => {
     const r = await cli(args);
     expect(r.code).toBe(0);
     expect(r.out).toContain('certmgr-notify serve');
+    expect(r.out).toContain('certmgr-notify agent');
     expect(r.out).toContain('certmgr-notify cel eval');
   });
 

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import type { InternalEvent } from '../../src/events/families.js';
-import { EventRejectedError, EventSender, SenderStoppedError } from '../../src/client/events.js';
+import { EventQueueFullError, EventRejectedError, EventSender, SenderStoppedError } from '../../src/client/events.js';
 import { unhealthyDurationOf } from '../../src/emitter/health/events.js';
 import { CLUSTER, UID_B } from '../emitter/fixtures.js';
 
@@ -173,5 +173,61 @@ describe('EventSender', () => {
     await s.stop();
     await expect(p).rejects.toBeInstanceOf(SenderStoppedError);
     await expect(s.send([issuerEvent('b')])).rejects.toBeInstanceOf(SenderStoppedError);
+  });
+});
+
+describe('EventSender: a hub outage (a real loopback hub that is down, then back)', () => {
+  const until = async (cond: () => boolean): Promise<void> => {
+    for (let i = 0; i < 2000 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
+    expect(cond()).toBe(true);
+  };
+
+  it('at most maxPending wait; the newest are refused (counted), none waiting is dropped; all waiting go out in order when it is back', async () => {
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((r) => probe.close(r)); // down: connection refused
+    const pending: number[] = [];
+    let dropped = 0;
+    const s = sender(`http://127.0.0.1:${port}`, {
+      maxPending: 4,
+      batchMax: 2,
+      metrics: { accepted: () => {}, failedAttempt: () => {}, pending: (n) => pending.push(n), dropped: (n) => (dropped += n) },
+    });
+    // one send per resource, as the health reconciles do; the last one resolves an incident
+    const names = ['a', 'b', 'c'];
+    const waiting = names.map((n) => s.send([issuerEvent(n)]));
+    const resolving = s.send([issuerEvent('a', 'active')]);
+    await until(() => s.stats.failures >= 2);
+    expect(s.pending).toBe(4);
+    // the bound: refused at once, nothing queued, what waits is untouched
+    await expect(s.send([issuerEvent('d')])).rejects.toBeInstanceOf(EventQueueFullError);
+    await expect(s.send([issuerEvent('e'), issuerEvent('f')])).rejects.toBeInstanceOf(EventQueueFullError);
+    expect(dropped).toBe(3);
+    expect(s.stats.dropped).toBe(3);
+    expect(s.pending).toBe(4);
+
+    // back on the same port
+    const reqs: Req[] = [];
+    const hub = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        reqs.push({ key: undefined, events: JSON.parse(body) as InternalEvent[] });
+        accept(reqs.at(-1)!, res);
+      });
+    });
+    servers.push(hub);
+    await new Promise<void>((r) => hub.listen(port, '127.0.0.1', r));
+    await Promise.all([...waiting, resolving]);
+    const sent = reqs.flatMap((r) => r.events.map((e) => `${String(e.data['issuerName'])}.${e.type.split('.').pop()}`));
+    expect(sent).toEqual(['a.notready', 'b.notready', 'c.notready', 'a.active']); // in order, once each
+    expect(reqs.map((r) => r.events.length)).toEqual([2, 2]);
+    expect(s.pending).toBe(0);
+    expect(pending.at(-1)).toBe(0);
+    // room again
+    await s.send([issuerEvent('d')]);
+    expect(reqs.at(-1)!.events[0]!.data['issuerName']).toBe('d');
+    await s.stop();
   });
 });

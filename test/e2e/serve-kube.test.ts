@@ -144,6 +144,18 @@ describe('serve --kube on', () => {
     expect(body.data.reason).toBe('ErrRegisterACMEAccount');
   });
 
+  it('standalone: the inventory goes to its own POST /v1/inventory like an agent; a service without it (404) is logged once and blocks nothing', async () => {
+    const unsupported = 'does not accept inventory reports';
+    const accepted = 'accepted the first inventory report';
+    await waitFor(
+      'the reporter asked its own service',
+      () => svc.output().includes(unsupported) || svc.output().includes(accepted),
+      30_000,
+    );
+    // until the hub side of the inventory merges this service answers 404; after, it accepts
+    if (!svc.output().includes(accepted)) expect(svc.output().split(unsupported).length - 1).toBe(1);
+  });
+
   it('a bad filter applied with kubectl stays Stalled with the CEL error, and nothing is created', async () => {
     const kc = env.kubeConfig();
     await applyManifest(

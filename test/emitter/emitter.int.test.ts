@@ -57,6 +57,7 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
     unknownGracePeriodMs: 60_000,
     issuingGracePeriodMs: GRACE,
     resyncMs: 1_000,
+    expiry: 'local', // the in-process expiry evaluation these tests cover (inventory reporting off)
     scanIntervalMs: 1_000,
     configPollMs: 300,
     informerBackoff: { baseMs: 100, maxMs: 1_000 },
@@ -414,7 +415,12 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
     const proxy = await startTcpProxy(svc.url);
     try {
       await emitter!.stop();
-      emitter = await startEmitter({ ...emitterOptions(), serviceUrl: proxy.url.replace('https:', 'http:'), expiry: false });
+      emitter = await startEmitter({
+        ...emitterOptions(),
+        serviceUrl: proxy.url.replace('https:', 'http:'),
+        expiry: 'off',
+        inventory: false,
+      });
       await emitter.whenRunning();
       proxy.block();
       const retries = () => logs.lines.filter((l) => l.includes('sending events to the service failed')).length;

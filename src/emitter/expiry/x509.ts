@@ -32,7 +32,7 @@ export function uuidFromHex(hex: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(18, 20)}-${h.slice(20, 32)}`;
 }
 
-function oneLine(dn: string): string {
+export function oneLine(dn: string): string {
   return dn
     .split('\n')
     .map((s) => s.trim())
@@ -40,7 +40,7 @@ function oneLine(dn: string): string {
     .join(', ');
 }
 
-function commonNameOf(dn: string): string | undefined {
+export function commonNameOf(dn: string): string | undefined {
   for (const part of dn.split('\n')) {
     const m = /^CN=(.*)$/.exec(part.trim());
     if (m) return m[1];

@@ -1,0 +1,186 @@
+/**
+ * What the inventory keeps of a TLS Secret, pure: the informer's transform turns each listed or watched Secret
+ * into `TlsSecretFacts` (the X.509 facts of `tls.crt`, parsed once, and the few metadata fields the report
+ * needs), so neither the private key nor the certificate bytes outlive the parse. `certificateFactsOf` joins
+ * them with the cert-manager Certificate that manages the Secret into the wire's CertificateFacts.
+ */
+import { X509Certificate } from 'node:crypto';
+import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import type { CertificateFacts, CertificateLocation } from '../../model/inventory.js';
+import { applicationIdsOf } from '../expiry/due.js';
+import { commonNameOf, dnsNamesOf, oneLine } from '../expiry/x509.js';
+import type { CertManagerObject } from '../health/observe.js';
+
+export const CERTIFICATE_NAME_ANNOTATION = 'cert-manager.io/certificate-name';
+const APPLICATION_IDS_ANNOTATION = 'notify.certmgr.io/application-ids';
+/** tls.crt larger than this is not parsed (a chain is a few KiB; the API server allows 1 MiB Secrets) */
+const MAX_CHAIN_BYTES = 256 * 1024;
+/** certificates of one chain looked at for chainNotAfter */
+const MAX_CHAIN_CERTS = 16;
+
+/** The X.509 facts of one `tls.crt`. */
+export interface ParsedChain {
+  serial: string;
+  notBefore: string;
+  notAfter: string;
+  subject: string;
+  commonName?: string;
+  dnsNames: string[];
+  issuer: string;
+  chainNotAfter: string;
+}
+
+/** The cached form of a TLS Secret: metadata the report needs and the parsed chain (null: none parsable). */
+export interface TlsSecretFacts extends KubernetesObject {
+  metadata: {
+    name: string;
+    namespace: string;
+    uid?: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    /** only the two annotations the inventory reads */
+    annotations?: Record<string, string>;
+  };
+  chain: ParsedChain | null;
+}
+
+const PEM_CERTS = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/**
+ * notAfter of the chain's other certificates by their PEM text: a cluster's Secrets mostly carry the same few
+ * intermediates, and parsing one costs ~0.1 ms (100,000 Secrets). Bounded; cleared when full.
+ */
+const intermediateNotAfter = new Map<string, number>();
+const MAX_CACHED_INTERMEDIATES = 1_000;
+
+function notAfterOfIntermediate(pem: string): number | undefined {
+  const hit = intermediateNotAfter.get(pem);
+  if (hit !== undefined) return hit;
+  let t: number;
+  try {
+    t = new X509Certificate(pem).validToDate.getTime();
+  } catch {
+    return undefined; // an unparsable intermediate does not hide the leaf
+  }
+  if (intermediateNotAfter.size >= MAX_CACHED_INTERMEDIATES) intermediateNotAfter.clear();
+  intermediateNotAfter.set(pem, t);
+  return t;
+}
+
+/** The leaf (first certificate) of a PEM bundle with the earliest notAfter of every parsable certificate in it. */
+export function parseChain(pem: string): ParsedChain | null {
+  let leaf: X509Certificate | undefined;
+  let earliest = Infinity;
+  let n = 0;
+  for (const m of pem.matchAll(PEM_CERTS)) {
+    if (n++ === 0) {
+      try {
+        leaf = new X509Certificate(m[0]);
+      } catch {
+        return null; // the first block is the leaf (cert-manager writes it first)
+      }
+      earliest = leaf.validToDate.getTime();
+      continue;
+    }
+    if (n > MAX_CHAIN_CERTS) break;
+    const t = notAfterOfIntermediate(m[0]);
+    if (t !== undefined && t < earliest) earliest = t;
+  }
+  if (!leaf) return null;
+  const notAfter = leaf.validToDate.getTime();
+  const notBefore = leaf.validFromDate.getTime();
+  if (!Number.isFinite(notAfter) || !Number.isFinite(notBefore)) return null;
+  const subjectDn = leaf.subject;
+  const cn = commonNameOf(subjectDn);
+  return {
+    serial: leaf.serialNumber.toUpperCase(),
+    notBefore: iso(notBefore),
+    notAfter: iso(notAfter),
+    subject: oneLine(subjectDn),
+    ...(cn !== undefined ? { commonName: cn } : {}),
+    dnsNames: dnsNamesOf(leaf.subjectAltName),
+    issuer: oneLine(leaf.issuer),
+    chainNotAfter: iso(earliest),
+  };
+}
+
+/**
+ * The TLS Secret informer's transform: only `tls.crt` is read (decoded, parsed, dropped); every other data key,
+ * `tls.key` included, is never looked at and never kept.
+ */
+export function tlsSecretFacts(s: V1Secret): TlsSecretFacts {
+  const md = s.metadata ?? {};
+  const b64 = s.data?.['tls.crt'];
+  let chain: ParsedChain | null = null;
+  if (typeof b64 === 'string' && b64.length <= (MAX_CHAIN_BYTES * 4) / 3 + 4)
+    chain = parseChain(Buffer.from(b64, 'base64').toString('utf8'));
+  const annotations: Record<string, string> = {};
+  for (const k of [CERTIFICATE_NAME_ANNOTATION, APPLICATION_IDS_ANNOTATION]) {
+    const v = md.annotations?.[k];
+    if (v !== undefined) annotations[k] = v;
+  }
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: md.name ?? '',
+      namespace: md.namespace ?? '',
+      ...(md.uid !== undefined ? { uid: md.uid } : {}),
+      ...(md.resourceVersion !== undefined ? { resourceVersion: md.resourceVersion } : {}),
+      ...(md.labels ? { labels: { ...md.labels } } : {}),
+      ...(Object.keys(annotations).length ? { annotations } : {}),
+    },
+    chain,
+  };
+}
+
+export function locationKey(l: CertificateLocation): string {
+  return `${l.namespace}/${l.secretName}`;
+}
+
+function readyOf(c: CertManagerObject | undefined): CertificateFacts['ready'] {
+  const cond = c?.status?.conditions?.find((x) => x.type === 'Ready');
+  if (!cond) return undefined;
+  const status = cond.status === 'True' || cond.status === 'False' ? cond.status : 'Unknown';
+  return { status, ...(typeof cond.reason === 'string' && cond.reason ? { reason: cond.reason } : {}) };
+}
+
+function issuerRefOf(c: CertManagerObject | undefined): CertificateFacts['issuerRef'] {
+  const r = c?.spec?.issuerRef;
+  if (!r || typeof r.name !== 'string' || !r.name) return undefined;
+  return {
+    name: r.name,
+    ...(typeof r.kind === 'string' && r.kind ? { kind: r.kind } : {}),
+    ...(typeof r.group === 'string' && r.group ? { group: r.group } : {}),
+  };
+}
+
+/** The Certificate named by the Secret's annotation, when it is known; its facts join the Secret's. */
+export function certificateFactsOf(s: TlsSecretFacts, certificate: CertManagerObject | undefined): CertificateFacts {
+  const c = s.chain;
+  const cert =
+    certificate && certificate.metadata?.name === s.metadata.annotations?.[CERTIFICATE_NAME_ANNOTATION] ? certificate : undefined;
+  const certificateName = s.metadata.annotations?.[CERTIFICATE_NAME_ANNOTATION];
+  const issuerRef = issuerRefOf(cert);
+  const ready = readyOf(cert);
+  return {
+    namespace: s.metadata.namespace,
+    secretName: s.metadata.name,
+    ...(certificateName ? { certificateName } : {}),
+    ...(cert?.metadata?.uid ? { certificateUid: cert.metadata.uid } : {}),
+    serial: c?.serial ?? null,
+    notBefore: c?.notBefore ?? null,
+    notAfter: c?.notAfter ?? null,
+    subject: c?.subject ?? null,
+    ...(c?.commonName !== undefined ? { commonName: c.commonName } : {}),
+    dnsNames: c?.dnsNames ?? [],
+    issuer: c?.issuer ?? null,
+    ...(issuerRef ? { issuerRef } : {}),
+    ...(ready ? { ready } : {}),
+    applicationIds: applicationIdsOf(s.metadata.annotations, cert),
+    labels: { ...(s.metadata.labels ?? {}) },
+    chainNotAfter: c?.chainNotAfter ?? null,
+  };
+}

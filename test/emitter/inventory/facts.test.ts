@@ -1,0 +1,148 @@
+/** Pure: a TLS Secret → cached facts (no key, no certificate bytes) → CertificateFacts with its Certificate. */
+import { X509Certificate } from 'node:crypto';
+import type { V1Secret } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { certificateFactsOf, parseChain, tlsSecretFacts } from '../../../src/emitter/inventory/facts.js';
+import { certificate, ready, selfSigned } from '../fixtures.js';
+
+const leaf = selfSigned({ cn: 'shop.example.com', dns: ['shop.example.com', 'www.shop.example.com'], days: 90, serial: '0x0A1B2C' });
+const shortLived = selfSigned({ cn: 'Intermediate CA', days: 10 });
+const notAfterOf = (pem: string): string => new X509Certificate(pem).validToDate.toISOString();
+const b64 = (s: string): string => Buffer.from(s).toString('base64');
+
+function secret(o: { crt?: string; annotations?: Record<string, string>; labels?: Record<string, string>; name?: string } = {}): V1Secret {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'kubernetes.io/tls',
+    metadata: {
+      name: o.name ?? 'web-tls',
+      namespace: 'shop',
+      uid: 'u-1',
+      resourceVersion: '7',
+      labels: o.labels ?? { app: 'shop' },
+      annotations: {
+        'cert-manager.io/certificate-name': 'web-tls',
+        'kubectl.kubernetes.io/last-applied-configuration': '{"big":"x"}',
+        ...o.annotations,
+      },
+      managedFields: [{ manager: 'cert-manager' }],
+    },
+    data: { ...(o.crt !== undefined ? { 'tls.crt': b64(o.crt) } : {}), 'tls.key': b64(leaf.keyPem), 'ca.crt': b64(leaf.pem) },
+  };
+}
+
+describe('tlsSecretFacts (the informer transform)', () => {
+  it('keeps parsed facts and the two annotations read; no data key, no key material, no bookkeeping', () => {
+    const f = tlsSecretFacts(secret({ crt: leaf.pem + shortLived.pem }));
+    const text = JSON.stringify(f);
+    expect(text).not.toContain('PRIVATE KEY');
+    expect(text).not.toContain(b64(leaf.keyPem).slice(0, 40));
+    expect(text).not.toContain(b64(leaf.pem).slice(0, 40)); // not even the certificate bytes
+    expect(f).not.toHaveProperty('data');
+    expect(f.metadata).toEqual({
+      name: 'web-tls',
+      namespace: 'shop',
+      uid: 'u-1',
+      resourceVersion: '7',
+      labels: { app: 'shop' },
+      annotations: { 'cert-manager.io/certificate-name': 'web-tls' },
+    });
+    expect(f.chain).toMatchObject({ serial: '0A1B2C', commonName: 'shop.example.com', notAfter: notAfterOf(leaf.pem) });
+  });
+
+  it.each([
+    ['no tls.crt', undefined],
+    ['empty tls.crt', ''],
+    ['not PEM', 'hello'],
+    ['a PEM block that is not a certificate', '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n'],
+  ])('%s: chain null', (_name, crt) => {
+    expect(tlsSecretFacts(secret(crt === undefined ? {} : { crt })).chain).toBeNull();
+  });
+});
+
+describe('parseChain', () => {
+  it('leaf facts from the first certificate; chainNotAfter the earliest of all', () => {
+    const c = parseChain(leaf.pem + shortLived.pem)!;
+    expect(c.serial).toBe('0A1B2C');
+    expect(c.notAfter).toBe(notAfterOf(leaf.pem));
+    expect(c.notAfter.endsWith('Z')).toBe(true);
+    expect(c.chainNotAfter).toBe(notAfterOf(shortLived.pem));
+    expect(c.dnsNames).toEqual(['shop.example.com', 'www.shop.example.com']);
+    expect(c.subject).toBe('O=Example Corp, CN=shop.example.com');
+    expect(c.issuer).toBe('O=Example Corp, CN=shop.example.com');
+  });
+
+  it('a leaf alone: chainNotAfter is its notAfter; a broken second block does not hide the leaf', () => {
+    expect(parseChain(leaf.pem)!.chainNotAfter).toBe(notAfterOf(leaf.pem));
+    expect(parseChain(leaf.pem + '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n')!.chainNotAfter).toBe(
+      notAfterOf(leaf.pem),
+    );
+  });
+});
+
+describe('certificateFactsOf', () => {
+  const facts = tlsSecretFacts(
+    secret({ crt: leaf.pem, labels: { team: 'a' }, annotations: { 'notify.certmgr.io/application-ids': 'app-1, app-2' } }),
+  );
+  const cert = certificate({ name: 'web-tls', uid: 'c-uid', conditions: [ready('False', 0, 'Failed')] });
+
+  it.each([
+    {
+      name: 'with its Certificate',
+      secret: facts,
+      cert,
+      want: {
+        certificateName: 'web-tls',
+        certificateUid: 'c-uid',
+        issuerRef: { name: 'letsencrypt-prod', kind: 'ClusterIssuer', group: 'cert-manager.io' },
+        ready: { status: 'False', reason: 'Failed' },
+        applicationIds: ['app-1', 'app-2'],
+      },
+    },
+    {
+      name: 'Certificate not (yet) cached: the name from the annotation only',
+      secret: facts,
+      cert: undefined,
+      want: { certificateName: 'web-tls', applicationIds: ['app-1', 'app-2'] },
+    },
+    {
+      name: 'application ids from the Certificate when the Secret has none',
+      secret: tlsSecretFacts(secret({ crt: leaf.pem })),
+      cert: { ...cert, metadata: { ...cert.metadata, annotations: { 'notify.certmgr.io/application-ids': 'from-cert' } } },
+      want: { applicationIds: ['from-cert'] },
+    },
+    {
+      name: 'a Certificate of another name is not joined',
+      secret: facts,
+      cert: certificate({ name: 'other', uid: 'x' }),
+      want: { certificateName: 'web-tls', applicationIds: ['app-1', 'app-2'] },
+      absent: ['certificateUid', 'issuerRef', 'ready'],
+    },
+  ])('$name', ({ secret: s, cert: c, want, absent }) => {
+    const f = certificateFactsOf(s, c);
+    expect(f).toMatchObject({
+      namespace: 'shop',
+      secretName: 'web-tls',
+      serial: '0A1B2C',
+      notAfter: notAfterOf(leaf.pem),
+      commonName: 'shop.example.com',
+      labels: s.metadata.labels,
+      ...want,
+    });
+    for (const k of absent ?? []) expect(f).not.toHaveProperty(k);
+  });
+
+  it('no parsable certificate: nulls and empty lists, still a row', () => {
+    const f = certificateFactsOf(tlsSecretFacts(secret({ crt: 'junk' })), undefined);
+    expect(f).toMatchObject({
+      serial: null,
+      notBefore: null,
+      notAfter: null,
+      subject: null,
+      issuer: null,
+      chainNotAfter: null,
+      dnsNames: [],
+    });
+  });
+});

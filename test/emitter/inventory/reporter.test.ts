@@ -1,0 +1,254 @@
+/**
+ * The inventory reporter against a real loopback hub stand-in (fake informer caches: the reporter reads only
+ * their cache and events): snapshot in chunks under one epoch, coalesced deltas, heartbeat, 409 resync, a hub
+ * outage healed by a new epoch, a hub without the endpoint.
+ */
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { InventoryClient } from '../../../src/client/inventory.js';
+import type { TlsSecretFacts } from '../../../src/emitter/inventory/facts.js';
+import { InventoryReporter } from '../../../src/emitter/inventory/reporter.js';
+import type { InformerEvent } from '../../../src/kube/informer.js';
+import type { InventoryReport } from '../../../src/model/inventory.js';
+import { CLUSTER } from '../fixtures.js';
+
+const log = pino({ level: 'silent' });
+
+class FakeCache {
+  readonly objs = new Map<string, TlsSecretFacts>();
+  private readonly handlers: Record<InformerEvent, ((o: TlsSecretFacts) => void)[]> = { add: [], update: [], delete: [] };
+  on(e: InformerEvent, cb: (o: TlsSecretFacts) => void): void {
+    this.handlers[e].push(cb);
+  }
+  onList(): void {}
+  get(name: string, ns?: string): TlsSecretFacts | undefined {
+    return this.objs.get(`${ns}/${name}`);
+  }
+  list(): TlsSecretFacts[] {
+    return [...this.objs.values()];
+  }
+  put(name: string, serial: string): void {
+    const existed = this.objs.has(`ns/${name}`);
+    const o = secretFacts(name, serial);
+    this.objs.set(`ns/${name}`, o);
+    for (const h of this.handlers[existed ? 'update' : 'add']) h(o);
+  }
+  remove(name: string): void {
+    const o = this.objs.get(`ns/${name}`)!;
+    this.objs.delete(`ns/${name}`);
+    for (const h of this.handlers.delete) h(o);
+  }
+}
+
+function secretFacts(name: string, serial: string): TlsSecretFacts {
+  return {
+    metadata: { name, namespace: 'ns' },
+    chain: {
+      serial,
+      notBefore: '2026-01-01T00:00:00.000Z',
+      notAfter: '2026-04-01T00:00:00.000Z',
+      subject: `CN=${name}`,
+      dnsNames: [name],
+      issuer: 'CN=ca',
+      chainNotAfter: '2026-04-01T00:00:00.000Z',
+    },
+  };
+}
+
+type Answer = (r: InventoryReport, res: ServerResponse) => void;
+const ok: Answer = (r, res) => {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ status: 'applied', clusterId: r.cluster.id, epoch: r.epoch, seq: r.seq }));
+};
+
+const servers: Server[] = [];
+const reporters: InventoryReporter[] = [];
+afterEach(async () => {
+  for (const r of reporters.splice(0)) await r.stop();
+  for (const s of servers.splice(0)) {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
+});
+
+async function hub(port = 0): Promise<{ url: string; port: number; reports: InventoryReport[]; answer: { fn: Answer }; server: Server }> {
+  const reports: InventoryReport[] = [];
+  const answer = { fn: ok };
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      expect(req.url).toBe('/v1/inventory');
+      expect(req.headers['svc-api-key']).toBe('agent-key-0123456789');
+      const r = JSON.parse(body) as InventoryReport;
+      reports.push(r);
+      answer.fn(r, res);
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  const p = (server.address() as AddressInfo).port;
+  return { url: `http://127.0.0.1:${p}`, port: p, reports, answer, server };
+}
+
+function reporter(url: string, cache: FakeCache, extra: Partial<ConstructorParameters<typeof InventoryReporter>[0]> = {}) {
+  const r = new InventoryReporter({
+    client: new InventoryClient({ url, apiKey: 'agent-key-0123456789' }),
+    secrets: cache,
+    cluster: CLUSTER,
+    agentVersion: 'test',
+    log,
+    batchMs: 20,
+    heartbeatMs: 60_000,
+    maxItems: 2,
+    backoff: { baseMs: 10, maxMs: 40 },
+    unsupportedRetryMs: 50,
+    ...extra,
+  });
+  reporters.push(r);
+  return r;
+}
+
+const until = async (cond: () => boolean): Promise<void> => {
+  for (let i = 0; i < 2000 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
+  expect(cond()).toBe(true);
+};
+const names = (r: InventoryReport): string => r.upserts.map((u) => u.secretName).join(',');
+
+describe('InventoryReporter', () => {
+  it('snapshot in chunks under one epoch (seq 1..n, final last), then coalesced deltas in the same epoch', async () => {
+    const h = await hub();
+    const cache = new FakeCache();
+    for (const n of ['a', 'b', 'c', 'd', 'e']) cache.put(n, '01');
+    const r = reporter(h.url, cache);
+    expect(r.accepted).toBe(false);
+    r.start();
+    await r.firstAccepted;
+    await until(() => h.reports.length === 3);
+    const [s1, s2, s3] = h.reports as [InventoryReport, InventoryReport, InventoryReport];
+    expect(h.reports.map((x) => [x.kind, x.seq, x.final, names(x)])).toEqual([
+      ['snapshot', 1, false, 'a,b'],
+      ['snapshot', 2, false, 'c,d'],
+      ['snapshot', 3, true, 'e'],
+    ]);
+    expect(new Set([s1.epoch, s2.epoch, s3.epoch]).size).toBe(1);
+    expect(s1).toMatchObject({ protocol: 1, cluster: CLUSTER, agentVersion: 'test', deletes: [] });
+    expect(s1.upserts[0]).toMatchObject({ namespace: 'ns', secretName: 'a', serial: '01', notAfter: '2026-04-01T00:00:00.000Z' });
+    expect(r.accepted).toBe(true);
+
+    // changes: a twice (latest wins), b updated then deleted (= delete), f added
+    cache.put('a', '02');
+    cache.put('a', '03');
+    cache.put('b', '02');
+    cache.remove('b');
+    cache.put('f', '01');
+    await until(() => h.reports.length >= 4);
+    await until(() => h.reports.flatMap((x) => (x.kind === 'delta' ? [...x.upserts, ...x.deletes] : [])).length >= 3);
+    const deltas = h.reports.slice(3);
+    expect(deltas.every((d) => d.kind === 'delta' && d.epoch === s1.epoch)).toBe(true);
+    expect(deltas.map((d) => d.seq)).toEqual(deltas.map((_, i) => 4 + i));
+    const upserts = deltas.flatMap((d) => d.upserts.map((u) => `${u.secretName}@${u.serial}`));
+    const deletes = deltas.flatMap((d) => d.deletes.map((x) => x.secretName));
+    expect(upserts.sort()).toEqual(['a@03', 'f@01']);
+    expect(deletes).toEqual(['b']);
+  });
+
+  it('an empty cluster: one empty final snapshot; then an empty delta as heartbeat', async () => {
+    const h = await hub();
+    const r = reporter(h.url, new FakeCache(), { heartbeatMs: 30 });
+    r.start();
+    await until(() => h.reports.length >= 2);
+    expect(h.reports[0]).toMatchObject({ kind: 'snapshot', seq: 1, final: true, upserts: [], deletes: [] });
+    expect(h.reports[1]).toMatchObject({ kind: 'delta', seq: 2, upserts: [], deletes: [] });
+  });
+
+  it('409 RESYNC_REQUIRED: a new epoch and a full snapshot from seq 1', async () => {
+    const h = await hub();
+    const cache = new FakeCache();
+    cache.put('a', '01');
+    const r = reporter(h.url, cache);
+    r.start();
+    await until(() => h.reports.length === 1);
+    h.answer.fn = (x, res) => {
+      if (x.kind === 'delta') {
+        res.writeHead(409, { 'content-type': 'application/json' });
+        return void res.end(JSON.stringify({ errors: [{ code: 'RESYNC_REQUIRED', message: 'unknown epoch' }] }));
+      }
+      ok(x, res);
+    };
+    cache.put('b', '01');
+    await until(() => h.reports.length >= 3);
+    const [first, delta, again] = h.reports as [InventoryReport, InventoryReport, InventoryReport];
+    expect(delta).toMatchObject({ kind: 'delta', epoch: first.epoch, seq: 2 });
+    expect(again).toMatchObject({ kind: 'snapshot', seq: 1, final: true });
+    expect(again.epoch).not.toBe(first.epoch);
+    expect(names(again)).toBe('a,b');
+  });
+
+  it('a hub outage longer than one retry: a new epoch with everything when it is back (changes meanwhile included)', async () => {
+    const h = await hub();
+    const cache = new FakeCache();
+    cache.put('a', '01');
+    const r = reporter(h.url, cache);
+    r.start();
+    await until(() => h.reports.length === 1);
+    const epoch1 = h.reports[0]!.epoch;
+    // down
+    h.server.closeAllConnections();
+    await new Promise((res) => h.server.close(res));
+    servers.splice(servers.indexOf(h.server), 1);
+    cache.put('b', '01');
+    await until(() => r.stats.failures >= 3);
+    cache.put('a', '02');
+    // back, on the same port
+    const back = await hub(h.port);
+    await until(() => back.reports.some((x) => x.kind === 'snapshot' && x.final === true));
+    const snap = back.reports.find((x) => x.kind === 'snapshot')!;
+    expect(snap.epoch).not.toBe(epoch1);
+    expect(snap.seq).toBe(1);
+    // the hub's view of the new epoch (snapshot, then deltas) is the cluster's
+    const view = new Map<string, string | null>();
+    await until(() => {
+      view.clear();
+      for (const x of back.reports.filter((y) => y.epoch === snap.epoch)) {
+        for (const u of x.upserts) view.set(u.secretName, u.serial);
+        for (const d of x.deletes) view.delete(d.secretName);
+      }
+      return view.get('a') === '02';
+    });
+    expect(Object.fromEntries(view)).toEqual({ a: '02', b: '01' });
+    expect(back.reports.every((x) => x.epoch === snap.epoch)).toBe(true); // nothing of the old epoch resent
+  });
+
+  it('413 (report too large for the hub): smaller reports until they fit, then a whole snapshot', async () => {
+    const h = await hub();
+    const LIMIT = 1500;
+    h.answer.fn = (x, res) => (JSON.stringify(x).length > LIMIT ? void res.writeHead(413).end() : ok(x, res));
+    const cache = new FakeCache();
+    for (const n of ['a', 'b', 'c', 'd', 'e', 'f']) cache.put(n, '01');
+    const r = reporter(h.url, cache, { maxItems: 1000, maxReportBytes: 64 * 1024 });
+    r.start();
+    await r.firstAccepted;
+    await until(() => h.reports.some((x) => x.final === true && JSON.stringify(x).length <= LIMIT));
+    const epoch = h.reports.find((x) => x.final === true && JSON.stringify(x).length <= LIMIT)!.epoch;
+    const applied = h.reports.filter((x) => x.epoch === epoch);
+    expect(applied.length).toBeGreaterThan(1);
+    expect(applied.flatMap((x) => x.upserts.map((u) => u.secretName))).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+  });
+
+  it('a hub without the endpoint (404): not accepted, asked again later, no crash', async () => {
+    const h = await hub();
+    h.answer.fn = (_x, res) => void res.writeHead(404).end();
+    const cache = new FakeCache();
+    cache.put('a', '01');
+    const r = reporter(h.url, cache);
+    r.start();
+    await until(() => h.reports.length >= 3); // every unsupportedRetryMs, each a fresh epoch
+    expect(r.accepted).toBe(false);
+    h.answer.fn = ok; // the hub is upgraded
+    await r.firstAccepted;
+    expect(r.accepted).toBe(true);
+  });
+});
