@@ -1,0 +1,204 @@
+/**
+ * The thin I/O shell around `decideExpiry` (docs/expiry.md): every `intervalMs`, for each company that has
+ * reported clusters and whose monitoring configuration is enabled, it pages through the inventory rows whose
+ * notAfter is within the largest threshold (keyset pages over the (company_id, not_after) index: memory is
+ * bounded by the page size), groups them into certificates, decides, and accepts the events through the
+ * ingestion path of POST /v1/events IN THE SAME TRANSACTION as the marks: an event is accepted exactly when
+ * its mark is written, so a crash neither loses nor repeats one.
+ *
+ * Replicas: every replica runs a scanner. Each page's transaction first takes the company's advisory lock with
+ * a try-lock (PostgreSQL, transaction-scoped; SQLite transactions are serialized anyway) and reads the marks
+ * only after it: a replica that does not get the lock leaves the company to the one that has it, for this
+ * round. Two scanners never decide on the same marks at once.
+ */
+import type { Logger } from 'pino';
+import { defaultMonitoringConfig } from '../model/monitoring.js';
+import { realClock, type Clock } from '../runtime/timers.js';
+import { acceptEventsInTransaction, type IngestDeps } from '../service/events.js';
+import { serviceContext } from '../service/context.js';
+import type { InternalEvent } from '../events/families.js';
+import type { ExpiryCursor, ExpiryMarksRecord, Store } from '../store/types.js';
+import { groupCertificates } from './certificates.js';
+import { DAY_MS, decideExpiry, decodeMarks, scanHorizon, type ExpiryDecision } from './decide.js';
+import { expiryEvent } from './message.js';
+
+export const DEFAULT_EXPIRY_SCAN_INTERVAL_MS = 60_000;
+const DEFAULT_PAGE_SIZE = 1000;
+/** Marks of a certificate gone from the inventory are kept this long after its notAfter (an agent resync may bring it back). */
+const MARK_RETENTION_MS = 30 * DAY_MS;
+const COMPANY_PAGE = 1000;
+
+export interface ExpiryScannerOptions {
+  store: Store;
+  /** the ingestion dependencies of POST /v1/events: routing snapshots, metrics, the delivery worker's kick */
+  ingest: IngestDeps;
+  log: Logger;
+  clock?: Clock;
+  /** default 60 s */
+  intervalMs?: number;
+  /** inventory rows per transaction; default 1,000 */
+  pageSize?: number;
+}
+
+export interface CompanyScan {
+  companyId: string;
+  /** disabled: the configuration is off; busy: another scanner holds the company's lock */
+  skipped?: 'disabled' | 'busy';
+  rows: number;
+  certificates: number;
+  events: number;
+  pages: number;
+}
+
+export class ExpiryScanner {
+  readonly #o: Required<Omit<ExpiryScannerOptions, 'clock'>> & { clock: Clock };
+  #timer: unknown;
+  #running: Promise<unknown> | undefined;
+  #stopped = false;
+
+  constructor(opts: ExpiryScannerOptions) {
+    this.#o = {
+      clock: realClock,
+      intervalMs: DEFAULT_EXPIRY_SCAN_INTERVAL_MS,
+      pageSize: DEFAULT_PAGE_SIZE,
+      ...opts,
+      log: opts.log.child({ component: 'expiry' }),
+    };
+  }
+
+  /** Scans now (catch-up after downtime), then `intervalMs` after each scan ends. */
+  start(): void {
+    this.#stopped = false;
+    this.#schedule(0);
+  }
+
+  /** Stops the timer and waits for a running scan (its current page commits or rolls back). */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    await this.#running?.catch(() => undefined);
+  }
+
+  #schedule(ms: number): void {
+    if (this.#stopped) return;
+    this.#timer = this.#o.clock.setTimeout(() => {
+      this.#timer = undefined;
+      this.#running = this.scanOnce()
+        .catch((err: unknown) => this.#o.log.error({ err }, 'expiry scan failed; retried at the next interval'))
+        .finally(() => {
+          this.#running = undefined;
+          this.#schedule(this.#o.intervalMs);
+        });
+    }, ms);
+  }
+
+  /** One round over every company with reported clusters. */
+  async scanOnce(): Promise<CompanyScan[]> {
+    const out: CompanyScan[] = [];
+    let after: string | null = null;
+    for (;;) {
+      const companies = await this.#o.store.listInventoryCompanies(after, COMPANY_PAGE);
+      for (const companyId of companies) {
+        if (this.#stopped) return out;
+        try {
+          out.push(await this.scanCompany(companyId));
+        } catch (err) {
+          // one company's failure (e.g. a broken row) must not stop the others
+          this.#o.log.error({ err, companyId }, 'expiry scan of a company failed');
+        }
+      }
+      if (companies.length < COMPANY_PAGE) return out;
+      after = companies[companies.length - 1]!;
+    }
+  }
+
+  async scanCompany(companyId: string): Promise<CompanyScan> {
+    const { store, ingest, pageSize, log } = this.#o;
+    const report: CompanyScan = { companyId, rows: 0, certificates: 0, events: 0, pages: 0 };
+    // the configuration from the store, not the routing snapshot: that may lag another replica's change by its TTL
+    const config = (await store.getMonitoringConfig(companyId)) ?? defaultMonitoringConfig(companyId);
+    if (!config.enabled) return { ...report, skipped: 'disabled' };
+    // read before the transactions: the routing snapshot reads the store
+    const snap = await ingest.snapshots.get(companyId);
+    const now = this.#o.clock.now();
+    const horizon = scanHorizon(config.thresholds, now);
+    const ctx = serviceContext(store, companyId, { now: () => now });
+    let cursor: ExpiryCursor | null = null;
+    for (;;) {
+      const page = await store.transaction(async (tx) => {
+        if (!(await tx.tryLockExpiry(companyId))) return undefined;
+        const rows = await tx.listExpiryInventory(companyId, horizon, cursor, pageSize);
+        // A certificate's copies share its notAfter: a full page ends before its last notAfter, which starts
+        // the next page, so a certificate's places are never split (unless one notAfter fills a whole page).
+        const last = rows[rows.length - 1];
+        const full = rows.length === pageSize;
+        let take = rows;
+        if (full && last) {
+          const head = rows.filter((r) => r.notAfter < last.notAfter);
+          if (head.length) take = head;
+        }
+        const certs = groupCertificates(take);
+        const stored = new Map(
+          (
+            await tx.getExpiryMarks(
+              companyId,
+              certs.map((c) => c.key),
+            )
+          ).map((m) => [m.certKey, m]),
+        );
+        const events: InternalEvent[] = [];
+        const marks: ExpiryMarksRecord[] = [];
+        const outcomes: Record<string, number> = {};
+        for (const cert of certs) {
+          const s = stored.get(cert.key);
+          const d: ExpiryDecision = decideExpiry(cert, config, s && { notAfter: s.notAfter, marks: decodeMarks(s.marks) }, now);
+          outcomes[d.skipped ?? 'emitted'] = (outcomes[d.skipped ?? 'emitted'] ?? 0) + 1;
+          if (d.due) events.push(expiryEvent(cert, d.due, now));
+          if (d.next)
+            marks.push({
+              companyId,
+              certKey: cert.key,
+              issuer: cert.issuer ?? '',
+              serial: cert.serial,
+              notAfter: d.next.notAfter,
+              marks: d.next.marks,
+              updatedAt: now,
+            });
+        }
+        const accepted = events.length ? await acceptEventsInTransaction(ctx, tx, snap, events, ingest) : undefined;
+        if (marks.length) await tx.putExpiryMarks(marks);
+        const lastTaken = take[take.length - 1];
+        return {
+          rows: take.length,
+          certificates: certs.length,
+          events: events.length,
+          outcomes,
+          committed: accepted?.committed,
+          next: full && lastTaken ? { ...lastTaken } : null,
+        };
+      });
+      if (!page) {
+        log.debug({ companyId }, 'another scanner holds the expiry lock of this company; left to it');
+        return { ...report, skipped: 'busy' };
+      }
+      page.committed?.();
+      report.pages++;
+      report.rows += page.rows;
+      report.certificates += page.certificates;
+      report.events += page.events;
+      if (page.events) log.info({ companyId, events: page.events, outcomes: page.outcomes }, 'expiration events accepted');
+      if (!page.next || this.#stopped) break;
+      cursor = {
+        notAfter: page.next.notAfter,
+        clusterId: page.next.clusterId,
+        namespace: page.next.namespace,
+        secretName: page.next.secretName,
+      };
+    }
+    await store.transaction(async (tx) => {
+      if (await tx.tryLockExpiry(companyId)) await tx.deleteStaleExpiryMarks(companyId, now - MARK_RETENTION_MS, 1000);
+    });
+    return report;
+  }
+}
