@@ -22,7 +22,7 @@ import { groupCertificates } from './certificates.js';
 import { DAY_MS, decideExpiry, decodeMarks, scanHorizon, type ExpiryDecision } from './decide.js';
 import { expiryEvent } from './message.js';
 
-export const DEFAULT_EXPIRY_SCAN_INTERVAL_MS = 60_000;
+const DEFAULT_INTERVAL_MS = 60_000;
 const DEFAULT_PAGE_SIZE = 1000;
 /** Marks of a certificate gone from the inventory are kept this long after its notAfter (an agent resync may bring it back). */
 const MARK_RETENTION_MS = 30 * DAY_MS;
@@ -59,7 +59,7 @@ export class ExpiryScanner {
   constructor(opts: ExpiryScannerOptions) {
     this.#o = {
       clock: realClock,
-      intervalMs: DEFAULT_EXPIRY_SCAN_INTERVAL_MS,
+      intervalMs: DEFAULT_INTERVAL_MS,
       pageSize: DEFAULT_PAGE_SIZE,
       ...opts,
       log: opts.log.child({ component: 'expiry' }),
@@ -85,6 +85,7 @@ export class ExpiryScanner {
     this.#timer = this.#o.clock.setTimeout(() => {
       this.#timer = undefined;
       this.#running = this.scanOnce()
+        .then((r) => this.#o.log.debug({ companies: r.length, events: r.reduce((n, c) => n + c.events, 0) }, 'expiry scan done'))
         .catch((err: unknown) => this.#o.log.error({ err }, 'expiry scan failed; retried at the next interval'))
         .finally(() => {
           this.#running = undefined;

@@ -80,16 +80,3 @@ export async function upsertInventory(store: Store, companyId: string, rows: rea
     );
   }
 }
-
-export async function deleteInventory(
-  store: Store,
-  companyId: string,
-  clusterId: string,
-  namespace: string,
-  secretName: string,
-): Promise<void> {
-  await rawDb(store).run(
-    'DELETE FROM inventory_certificates WHERE company_id = ? AND cluster_id = ? AND namespace = ? AND secret_name = ?',
-    [companyId, clusterId, namespace, secretName],
-  );
-}
