@@ -283,6 +283,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     },
     log,
     intervalMs: cfg.expiryScanIntervalMs,
+    registry: metrics.registry,
   });
   expiry.start();
   // only the leader delivers (and reconciles); a follower serves the API and accepts events

@@ -12,6 +12,7 @@
  * round. Two scanners never decide on the same marks at once.
  */
 import type { Logger } from 'pino';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { defaultMonitoringConfig } from '../model/monitoring.js';
 import { realClock, type Clock } from '../runtime/timers.js';
 import { acceptEventsInTransaction, type IngestDeps } from '../service/events.js';
@@ -38,6 +39,35 @@ export interface ExpiryScannerOptions {
   intervalMs?: number;
   /** inventory rows per transaction; default 1,000 */
   pageSize?: number;
+  /** Prometheus registry for the scan's metrics (the events themselves count in certmgr_notify_events_received_total) */
+  registry?: Registry;
+}
+
+interface ScanMetrics {
+  companyScans: Counter<'outcome'>;
+  lastScan: Gauge;
+  duration: Gauge;
+}
+
+function scanMetrics(registry: Registry): ScanMetrics {
+  return {
+    companyScans: new Counter({
+      name: 'certmgr_notify_expiry_company_scans_total',
+      help: 'Expiry scans of a company, by outcome: scanned, disabled (configuration off), busy (another replica scanning), failed',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    lastScan: new Gauge({
+      name: 'certmgr_notify_expiry_last_scan_timestamp_seconds',
+      help: 'When the last complete expiry scan round of this replica ended (Unix time)',
+      registers: [registry],
+    }),
+    duration: new Gauge({
+      name: 'certmgr_notify_expiry_last_scan_duration_seconds',
+      help: 'How long the last complete expiry scan round of this replica took',
+      registers: [registry],
+    }),
+  };
 }
 
 export interface CompanyScan {
@@ -51,7 +81,8 @@ export interface CompanyScan {
 }
 
 export class ExpiryScanner {
-  readonly #o: Required<Omit<ExpiryScannerOptions, 'clock'>> & { clock: Clock };
+  readonly #o: Required<Omit<ExpiryScannerOptions, 'clock' | 'registry'>> & { clock: Clock };
+  readonly #metrics: ScanMetrics | undefined;
   #timer: unknown;
   #running: Promise<unknown> | undefined;
   #stopped = false;
@@ -64,6 +95,7 @@ export class ExpiryScanner {
       ...opts,
       log: opts.log.child({ component: 'expiry' }),
     };
+    this.#metrics = opts.registry ? scanMetrics(opts.registry) : undefined;
   }
 
   /** Scans now (catch-up after downtime), then `intervalMs` after each scan ends. */
@@ -96,6 +128,7 @@ export class ExpiryScanner {
 
   /** One round over every company with reported clusters. */
   async scanOnce(): Promise<CompanyScan[]> {
+    const started = performance.now();
     const out: CompanyScan[] = [];
     let after: string | null = null;
     for (;;) {
@@ -103,15 +136,21 @@ export class ExpiryScanner {
       for (const companyId of companies) {
         if (this.#stopped) return out;
         try {
-          out.push(await this.scanCompany(companyId));
+          const r = await this.scanCompany(companyId);
+          this.#metrics?.companyScans.inc({ outcome: r.skipped ?? 'scanned' });
+          out.push(r);
         } catch (err) {
           // one company's failure (e.g. a broken row) must not stop the others
+          this.#metrics?.companyScans.inc({ outcome: 'failed' });
           this.#o.log.error({ err, companyId }, 'expiry scan of a company failed');
         }
       }
-      if (companies.length < COMPANY_PAGE) return out;
+      if (companies.length < COMPANY_PAGE) break;
       after = companies[companies.length - 1]!;
     }
+    this.#metrics?.lastScan.set(Date.now() / 1000);
+    this.#metrics?.duration.set((performance.now() - started) / 1000);
+    return out;
   }
 
   async scanCompany(companyId: string): Promise<CompanyScan> {

@@ -17,7 +17,7 @@ import { createRoutingMetrics } from '../../src/routing/metrics.js';
 import { RoutingSnapshots } from '../../src/routing/snapshot.js';
 import { realClock, type Clock } from '../../src/runtime/timers.js';
 import { openStore } from '../../src/store/index.js';
-import type { Store } from '../../src/store/types.js';
+import type { Store, StoreOps } from '../../src/store/types.js';
 import {
   captureLog,
   createWebhookIntegration,
@@ -226,6 +226,32 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('ExpiryScanne
     expect(r).toMatchObject({ rows: 240, certificates: 120, events: 120 });
     const sent = await delivered(120);
     expect(sent.every((e) => e.message.includes('Served from 2 places'))).toBe(true);
+  });
+
+  it('a page whose marks cannot be written accepts none of its events; the next scan sends each once', async () => {
+    await upsertInventory(store, company, [cert('a', 5), cert('b', 20)]);
+    let failures = 1;
+    // the store as the scanner sees it, except that writing marks fails once (as a crash before COMMIT would)
+    const failing = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop !== 'transaction') return Reflect.get(target, prop, receiver) as unknown;
+        return <T>(fn: (tx: StoreOps) => Promise<T>) =>
+          target.transaction((tx) =>
+            fn({
+              ...tx,
+              putExpiryMarks: async (recs) => {
+                if (failures-- > 0) throw new Error('disk full');
+                return tx.putExpiryMarks(recs);
+              },
+            }),
+          );
+      },
+    });
+    const [r] = await scanner(failing).scanOnce();
+    expect(r).toBeUndefined(); // the company's scan failed (logged), nothing reported
+    expect(await accepted()).toBe(0);
+    await scanner(failing).scanOnce();
+    expect((await delivered(2)).map((e) => e.ruleId).sort()).toEqual([1, 3]);
   });
 
   it('failover: two scanners on their own connections scanning at once send each event once', async () => {

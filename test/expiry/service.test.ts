@@ -50,5 +50,8 @@ describe('serve runs the expiry scanner', () => {
     const seen = scans();
     await waitFor('two more scans', () => scans() >= seen + 2);
     expect(await svc.store.listDeliveries(COMPANY_A, {})).toHaveLength(1);
+    const metrics = await (await fetch(`${svc.url}/metrics`)).text();
+    expect(metrics).toMatch(/certmgr_notify_expiry_company_scans_total\{outcome="scanned"\} [1-9]/);
+    expect(metrics).toMatch(/certmgr_notify_expiry_last_scan_timestamp_seconds [1-9]/);
   });
 });
