@@ -39,6 +39,8 @@ export interface ExpiryScannerOptions {
   intervalMs?: number;
   /** inventory rows per transaction; default 1,000 */
   pageSize?: number;
+  /** a company whose scan (by any replica) started less than this ago is skipped; default intervalMs / 2 */
+  minGapMs?: number;
   /** Prometheus registry for the scan's metrics (the events themselves count in certmgr_notify_events_received_total) */
   registry?: Registry;
 }
@@ -53,7 +55,7 @@ function scanMetrics(registry: Registry): ScanMetrics {
   return {
     companyScans: new Counter({
       name: 'certmgr_notify_expiry_company_scans_total',
-      help: 'Expiry scans of a company, by outcome: scanned, disabled (configuration off), busy (another replica scanning), failed',
+      help: 'Expiry scans of a company, by outcome: scanned, disabled (configuration off), recent (scanned moments ago by a replica), busy (another replica scanning), failed',
       labelNames: ['outcome'],
       registers: [registry],
     }),
@@ -72,8 +74,11 @@ function scanMetrics(registry: Registry): ScanMetrics {
 
 export interface CompanyScan {
   companyId: string;
-  /** disabled: the configuration is off; busy: another scanner holds the company's lock */
-  skipped?: 'disabled' | 'busy';
+  /**
+   * disabled: the configuration is off; recent: a scan of the company started less than minGapMs ago (another
+   * replica's, usually); busy: another scanner holds the company's lock
+   */
+  skipped?: 'disabled' | 'recent' | 'busy';
   rows: number;
   certificates: number;
   events: number;
@@ -88,10 +93,12 @@ export class ExpiryScanner {
   #stopped = false;
 
   constructor(opts: ExpiryScannerOptions) {
+    const intervalMs = opts.intervalMs ?? DEFAULT_INTERVAL_MS;
     this.#o = {
       clock: realClock,
-      intervalMs: DEFAULT_INTERVAL_MS,
+      intervalMs,
       pageSize: DEFAULT_PAGE_SIZE,
+      minGapMs: Math.floor(intervalMs / 2),
       ...opts,
       log: opts.log.child({ component: 'expiry' }),
     };
@@ -159,9 +166,12 @@ export class ExpiryScanner {
     // the configuration from the store, not the routing snapshot: that may lag another replica's change by its TTL
     const config = (await store.getMonitoringConfig(companyId)) ?? defaultMonitoringConfig(companyId);
     if (!config.enabled) return { ...report, skipped: 'disabled' };
+    const now = this.#o.clock.now();
+    // Replicas scan on their own timers: the one that starts first takes the company for this interval, so N
+    // replicas do not read the same pages N times. (Only work is saved here; the lock below keeps it correct.)
+    if (!(await store.claimExpiryScan(companyId, now, now - this.#o.minGapMs))) return { ...report, skipped: 'recent' };
     // read before the transactions: the routing snapshot reads the store
     const snap = await ingest.snapshots.get(companyId);
-    const now = this.#o.clock.now();
     const horizon = scanHorizon(config.thresholds, now);
     const ctx = serviceContext(store, companyId, { now: () => now });
     let cursor: ExpiryCursor | null = null;

@@ -99,6 +99,16 @@ export function createExpiryOps(db: SqlDb): ExpiryOps {
       return rows.map(rowToInventory);
     },
 
+    async claimExpiryScan(companyId, now, notSince) {
+      const row = await db.get(
+        `INSERT INTO expiry_scans (company_id, started_at) VALUES (?, ?)
+         ON CONFLICT (company_id) DO UPDATE SET started_at = excluded.started_at WHERE expiry_scans.started_at <= ?
+         RETURNING company_id`,
+        [companyId, now, notSince],
+      );
+      return row !== undefined;
+    },
+
     async listInventoryCompanies(after, limit) {
       const n = Math.max(1, Math.min(MAX_PAGE, Math.floor(limit)));
       const rows = await db.all(

@@ -291,7 +291,7 @@ export const MIGRATIONS: readonly Migration[] = [
     // notAfter its marks belong to and which rules were notified or covered. Written in the transaction that
     // accepts the event, so an event exists exactly when its mark does.
     version: 7,
-    name: 'expiry: expiry_marks',
+    name: 'expiry: expiry_marks, expiry_scans',
     up: ddl((t) => [
       `CREATE TABLE expiry_marks (
         company_id TEXT NOT NULL,
@@ -305,6 +305,11 @@ export const MIGRATIONS: readonly Migration[] = [
       )${t.table}`,
       // the clean-up of marks of certificates long expired and gone from the inventory
       `CREATE INDEX expiry_marks_not_after_idx ON expiry_marks (company_id, not_after)`,
+      // when a company's scan last started (any replica): replicas skip a company scanned moments ago
+      `CREATE TABLE expiry_scans (
+        company_id TEXT PRIMARY KEY,
+        started_at ${t.bigint} NOT NULL
+      )${t.table}`,
     ]),
   },
 ];

@@ -116,6 +116,12 @@ export interface ExpiryOps {
    * (company_id, not_after) index from the cursor's not_after on.
    */
   listExpiryInventory(companyId: string, notAfterMax: number, after: ExpiryCursor | null, limit: number): Promise<ExpiryInventoryRow[]>;
+  /**
+   * Atomically records that a scan of the company starts at `now`, unless one started after `notSince` (another
+   * replica scanned it moments ago): true when this caller should scan. Saves repeated work only; correctness
+   * comes from tryLockExpiry and the marks.
+   */
+  claimExpiryScan(companyId: string, now: number, notSince: number): Promise<boolean>;
   /** Companies that have reported clusters, in id order after `after` (keyset), at most `limit`. */
   listInventoryCompanies(after: string | null, limit: number): Promise<string[]>;
   getExpiryMarks(companyId: string, certKeys: string[]): Promise<ExpiryMarksRecord[]>;

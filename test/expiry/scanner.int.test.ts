@@ -96,8 +96,10 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('ExpiryScanne
     await store.close();
   });
 
-  function scanner(on: Store = store, pageSize = 1000): ExpiryScanner {
+  /** Scanners scan every 60 s: a company scanned less than 30 s before (scanner clock) is skipped as recent. */
+  function scanner(on: Store = store, pageSize = 1000, minGapMs?: number): ExpiryScanner {
     return new ExpiryScanner({
+      ...(minGapMs !== undefined ? { minGapMs } : {}),
       store: on,
       ingest: {
         snapshots: new RoutingSnapshots(on),
@@ -157,8 +159,9 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('ExpiryScanne
     expect(five.message).toContain('expires in 5 days (5 days until expiration); valid until 2020-01-06T06:00:00.000Z');
 
     now += H;
-    await s.scanOnce(); // rerun
-    await scanner().scanOnce(); // a restarted scanner: the state is in the store
+    expect((await s.scanOnce())[0]).toMatchObject({ certificates: 2, events: 0 }); // rerun
+    now += H;
+    expect((await scanner().scanOnce())[0]).toMatchObject({ certificates: 2, events: 0 }); // restarted: the state is in the store
     expect(await accepted()).toBe(2);
 
     // 14 days later: in-20-days crosses 14 (rule 2), in-40-days crosses 30 (rule 1); in-5-days has expired, nothing new
@@ -201,14 +204,16 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('ExpiryScanne
       applicationIds: ['app-1'],
       includeUnassignedCertificates: false,
     });
-    await scanner().scanOnce();
+    expect((await scanner().scanOnce())[0]).toMatchObject({ certificates: 2, events: 0 });
     expect(await accepted()).toBe(0);
     await store.putMonitoringConfig({
       ...defaultMonitoringConfig(company, T0 + 2),
       applicationIds: ['app-9'],
       includeUnassignedCertificates: false,
     });
+    now += H;
     await scanner().scanOnce();
+    now += H;
     await scanner().scanOnce();
     const [e] = await delivered(1);
     expect(e!.message).toContain('application app-9');
@@ -250,6 +255,7 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('ExpiryScanne
     const [r] = await scanner(failing).scanOnce();
     expect(r).toBeUndefined(); // the company's scan failed (logged), nothing reported
     expect(await accepted()).toBe(0);
+    now += H;
     await scanner(failing).scanOnce();
     expect((await delivered(2)).map((e) => e.ruleId).sort()).toEqual([1, 3]);
   });
@@ -260,10 +266,24 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('ExpiryScanne
     const { url, schema } = engine.location();
     const other = await openStore(url, schema ? { schema } : {});
     extraStores.push(other);
-    const a = scanner(store, 10);
-    const b = scanner(other, 10);
+    // no minimum gap: both scan every time, so the per-company lock is what keeps them apart
+    const a = scanner(store, 10, 0);
+    const b = scanner(other, 10, 0);
     for (let round = 0; round < 3; round++) await Promise.all([a.scanOnce(), b.scanOnce(), a.scanOnce(), b.scanOnce()]);
     const sent = await delivered(200);
     expect(new Set(sent.map((e) => e.message)).size).toBe(200);
+  });
+
+  it('replicas on their own timers: the first to start takes the company for half an interval, the other skips it', async () => {
+    await upsertInventory(store, company, [cert('web', 5)]);
+    const { url, schema } = engine.location();
+    const other = await openStore(url, schema ? { schema } : {});
+    extraStores.push(other);
+    expect((await scanner(store).scanOnce())[0]).toMatchObject({ companyId: company, events: 1 });
+    now += 29_000;
+    expect((await scanner(other).scanOnce())[0]).toMatchObject({ companyId: company, skipped: 'recent' });
+    now += 1_000;
+    expect((await scanner(other).scanOnce())[0]).toMatchObject({ companyId: company, events: 0, certificates: 1 });
+    expect(await delivered(1)).toHaveLength(1);
   });
 });

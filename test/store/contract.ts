@@ -957,6 +957,16 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
         expect((await store.getExpiryMarks(A, ['k1', 'k2', 'k3'])).map((m) => m.certKey).sort()).toEqual(['k1', 'k2']);
       });
 
+      it('claimExpiryScan: the first claim wins until the gap has passed; per company', async () => {
+        expect(await store.claimExpiryScan(A, T0, T0 - 30_000)).toBe(true);
+        expect(await store.claimExpiryScan(A, T0 + 29_999, T0 - 1)).toBe(false);
+        expect(await store.claimExpiryScan(B, T0 + 1, T0 - 29_999)).toBe(true);
+        expect(await store.claimExpiryScan(A, T0 + 30_000, T0)).toBe(true);
+        expect(await store.claimExpiryScan(A, T0 + 30_001, T0 + 1)).toBe(false);
+        const claims = await Promise.all(Array.from({ length: 4 }, () => store.claimExpiryScan(B, T0 + 60_000, T0 + 30_000)));
+        expect(claims.filter(Boolean)).toHaveLength(1);
+      });
+
       it('a failed transaction writes no marks', async () => {
         const rec = { companyId: A, certKey: 'k1', issuer: '', serial: 'AA01', notAfter: T0, marks: [], updatedAt: 1 };
         await expect(
