@@ -151,6 +151,8 @@ export async function run(): Promise<void> {
       log: pino({ level: 'warn' }),
       clock: realClock,
       pageSize: PAGE,
+      // scanned twice in a row on purpose: no skipping as recently scanned
+      minGapMs: 0,
     });
     // the INSERT phase's garbage is not the scan's (run with --expose-gc for a clean baseline)
     (globalThis as { gc?: () => void }).gc?.();

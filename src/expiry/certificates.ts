@@ -2,7 +2,7 @@
  * Inventory rows → certificates for expiry, pure: rows of the same issuer DN and serial are one certificate,
  * served from several places (Secrets, clusters).
  */
-import type { ExpiryInventoryRow } from '../store/types.js';
+import type { ExpiryCursor, ExpiryInventoryRow } from '../store/types.js';
 import { certIdOf, certKey } from './decide.js';
 
 /** Where one copy of the certificate lives: an inventory row. */
@@ -76,4 +76,22 @@ export function groupCertificates(rows: readonly ExpiryInventoryRow[]): ExpiryCe
     });
   }
   return [...byKey.values()].map(({ apps, ...c }) => ({ ...c, applicationIds: [...apps].sort(), places: c.places.sort(byPlace) }));
+}
+
+/**
+ * Which rows of a page (in notAfter order) to evaluate now, and where the next page starts (null: this was the
+ * last). A certificate's copies share its notAfter, so a full page is cut before its last notAfter, which then
+ * begins the next page: a certificate's places are never split across pages. Only when one notAfter fills the
+ * whole page is it taken as it is.
+ */
+export function cutPage(
+  rows: readonly ExpiryInventoryRow[],
+  pageSize: number,
+): { take: readonly ExpiryInventoryRow[]; next: ExpiryCursor | null } {
+  const last = rows[rows.length - 1];
+  if (rows.length < pageSize || !last) return { take: rows, next: null };
+  const head = rows.filter((r) => r.notAfter < last.notAfter);
+  const take = head.length ? head : rows;
+  const end = take[take.length - 1]!;
+  return { take, next: { notAfter: end.notAfter, clusterId: end.clusterId, namespace: end.namespace, secretName: end.secretName } };
 }

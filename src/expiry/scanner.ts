@@ -13,14 +13,14 @@
  */
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { defaultMonitoringConfig } from '../model/monitoring.js';
+import { defaultMonitoringConfig, type MonitoringConfigInput } from '../model/monitoring.js';
 import { realClock, type Clock } from '../runtime/timers.js';
 import { acceptEventsInTransaction, type IngestDeps } from '../service/events.js';
 import { serviceContext } from '../service/context.js';
 import type { InternalEvent } from '../events/families.js';
 import type { ExpiryCursor, ExpiryMarksRecord, Store } from '../store/types.js';
-import { groupCertificates } from './certificates.js';
-import { DAY_MS, decideExpiry, decodeMarks, scanHorizon, type ExpiryDecision } from './decide.js';
+import { cutPage, groupCertificates, type ExpiryCertificate } from './certificates.js';
+import { DAY_MS, decideExpiry, decodeMarks, scanHorizon } from './decide.js';
 import { expiryEvent } from './message.js';
 
 const DEFAULT_INTERVAL_MS = 60_000;
@@ -83,6 +83,38 @@ export interface CompanyScan {
   certificates: number;
   events: number;
   pages: number;
+}
+
+/** The decisions of one page, pure: the events to accept and the marks to write with them. */
+function decidePage(
+  companyId: string,
+  certs: readonly ExpiryCertificate[],
+  stored: readonly ExpiryMarksRecord[],
+  config: MonitoringConfigInput,
+  now: number,
+): { events: InternalEvent[]; marks: ExpiryMarksRecord[]; outcomes: Record<string, number> } {
+  const byKey = new Map(stored.map((m) => [m.certKey, m]));
+  const events: InternalEvent[] = [];
+  const marks: ExpiryMarksRecord[] = [];
+  const outcomes: Record<string, number> = {};
+  for (const cert of certs) {
+    const s = byKey.get(cert.key);
+    const d = decideExpiry(cert, config, s && { notAfter: s.notAfter, marks: decodeMarks(s.marks) }, now);
+    const outcome = d.skipped ?? 'emitted';
+    outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+    if (d.due) events.push(expiryEvent(cert, d.due, now));
+    if (d.next)
+      marks.push({
+        companyId,
+        certKey: cert.key,
+        issuer: cert.issuer ?? '',
+        serial: cert.serial,
+        notAfter: d.next.notAfter,
+        marks: d.next.marks,
+        updatedAt: now,
+      });
+  }
+  return { events, marks, outcomes };
 }
 
 export class ExpiryScanner {
@@ -155,7 +187,7 @@ export class ExpiryScanner {
       if (companies.length < COMPANY_PAGE) break;
       after = companies[companies.length - 1]!;
     }
-    this.#metrics?.lastScan.set(Date.now() / 1000);
+    this.#metrics?.lastScan.set(this.#o.clock.now() / 1000);
     this.#metrics?.duration.set((performance.now() - started) / 1000);
     return out;
   }
@@ -179,54 +211,16 @@ export class ExpiryScanner {
       const page = await store.transaction(async (tx) => {
         if (!(await tx.tryLockExpiry(companyId))) return undefined;
         const rows = await tx.listExpiryInventory(companyId, horizon, cursor, pageSize);
-        // A certificate's copies share its notAfter: a full page ends before its last notAfter, which starts
-        // the next page, so a certificate's places are never split (unless one notAfter fills a whole page).
-        const last = rows[rows.length - 1];
-        const full = rows.length === pageSize;
-        let take = rows;
-        if (full && last) {
-          const head = rows.filter((r) => r.notAfter < last.notAfter);
-          if (head.length) take = head;
-        }
+        const { take, next } = cutPage(rows, pageSize);
         const certs = groupCertificates(take);
-        const stored = new Map(
-          (
-            await tx.getExpiryMarks(
-              companyId,
-              certs.map((c) => c.key),
-            )
-          ).map((m) => [m.certKey, m]),
+        const stored = await tx.getExpiryMarks(
+          companyId,
+          certs.map((c) => c.key),
         );
-        const events: InternalEvent[] = [];
-        const marks: ExpiryMarksRecord[] = [];
-        const outcomes: Record<string, number> = {};
-        for (const cert of certs) {
-          const s = stored.get(cert.key);
-          const d: ExpiryDecision = decideExpiry(cert, config, s && { notAfter: s.notAfter, marks: decodeMarks(s.marks) }, now);
-          outcomes[d.skipped ?? 'emitted'] = (outcomes[d.skipped ?? 'emitted'] ?? 0) + 1;
-          if (d.due) events.push(expiryEvent(cert, d.due, now));
-          if (d.next)
-            marks.push({
-              companyId,
-              certKey: cert.key,
-              issuer: cert.issuer ?? '',
-              serial: cert.serial,
-              notAfter: d.next.notAfter,
-              marks: d.next.marks,
-              updatedAt: now,
-            });
-        }
+        const { events, marks, outcomes } = decidePage(companyId, certs, stored, config, now);
         const accepted = events.length ? await acceptEventsInTransaction(ctx, tx, snap, events, ingest) : undefined;
         if (marks.length) await tx.putExpiryMarks(marks);
-        const lastTaken = take[take.length - 1];
-        return {
-          rows: take.length,
-          certificates: certs.length,
-          events: events.length,
-          outcomes,
-          committed: accepted?.committed,
-          next: full && lastTaken ? { ...lastTaken } : null,
-        };
+        return { rows: take.length, certificates: certs.length, events: events.length, outcomes, committed: accepted?.committed, next };
       });
       if (!page) {
         log.debug({ companyId }, 'another scanner holds the expiry lock of this company; left to it');
@@ -239,12 +233,7 @@ export class ExpiryScanner {
       report.events += page.events;
       if (page.events) log.info({ companyId, events: page.events, outcomes: page.outcomes }, 'expiration events accepted');
       if (!page.next || this.#stopped) break;
-      cursor = {
-        notAfter: page.next.notAfter,
-        clusterId: page.next.clusterId,
-        namespace: page.next.namespace,
-        secretName: page.next.secretName,
-      };
+      cursor = page.next;
     }
     await store.transaction(async (tx) => {
       if (await tx.tryLockExpiry(companyId)) await tx.deleteStaleExpiryMarks(companyId, now - MARK_RETENTION_MS, 1000);

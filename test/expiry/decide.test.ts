@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { validateEvent } from '../../src/events/schemas.js';
 import type { MonitoringConfigInput } from '../../src/model/monitoring.js';
-import { groupCertificates, type ExpiryCertificate } from '../../src/expiry/certificates.js';
+import { cutPage, groupCertificates, type ExpiryCertificate } from '../../src/expiry/certificates.js';
 import { DAY_MS, certIdOf, certKey, daysLeft, decideExpiry, decodeMarks, scanHorizon, type ExpiryState } from '../../src/expiry/decide.js';
 import { MAX_PLACES, expiryEvent } from '../../src/expiry/message.js';
 import type { ExpiryInventoryRow } from '../../src/store/types.js';
@@ -163,6 +163,32 @@ describe('certificate identity and grouping', () => {
     expect(certs[0]).toMatchObject({ serial: '0A1B2C', applicationIds: ['app-1', 'app-2'] });
     expect(certs[0]!.places.map((p) => p.clusterName)).toEqual(['prod-eu', 'prod-us']);
     expect(certs[1]!.places).toHaveLength(1);
+  });
+});
+
+describe('cutPage', () => {
+  const at = (secretName: string, days: number) => place({ secretName, notAfter: NOW + days * DAY_MS });
+  const cursor = (r: ExpiryInventoryRow) => ({
+    notAfter: r.notAfter,
+    clusterId: r.clusterId,
+    namespace: r.namespace,
+    secretName: r.secretName,
+  });
+
+  it('a page shorter than the page size is the last: all of it, no next', () => {
+    const rows = [at('a', 1), at('b', 2)];
+    expect(cutPage(rows, 3)).toEqual({ take: rows, next: null });
+    expect(cutPage([], 3)).toEqual({ take: [], next: null });
+  });
+
+  it('a full page ends before its last notAfter, which begins the next page', () => {
+    const rows = [at('a', 1), at('b', 2), at('c', 3), at('d', 3)];
+    expect(cutPage(rows, 4)).toEqual({ take: rows.slice(0, 2), next: cursor(rows[1]!) });
+  });
+
+  it('one notAfter filling the whole page: taken whole, the next page goes on after it', () => {
+    const rows = [at('a', 3), at('b', 3)];
+    expect(cutPage(rows, 2)).toEqual({ take: rows, next: cursor(rows[1]!) });
   });
 });
 
