@@ -51,6 +51,8 @@ export interface ServeConfig {
    */
   instanceId: string;
   deliveryMaxAgeMs: number;
+  /** The hub's expiry evaluation over the inventory runs this often (src/expiry/scanner.ts). */
+  expiryScanIntervalMs: number;
   /** Concurrent deliveries of this replica; 0 = this replica only serves the API and accepts events. */
   deliveryWorkers: number;
   /** First retry delay (full jitter doubles it per attempt); tests shorten it. */
@@ -241,7 +243,11 @@ export const SERVE_FLAGS: FlagSpec[] = [
     kind: 'int',
     help: 'emitter: health events waiting for the service at most; more are refused and derived again later (default 10000)',
   },
-  { name: 'expiry-scan-interval', kind: 'int', help: 'every TLS Secret is evaluated at least this often (ms, default 3600000)' },
+  {
+    name: 'expiry-scan-interval',
+    kind: 'int',
+    help: "the hub evaluates the certificate inventory's expirations this often (ms, default 60000); with --kube, the in-cluster emitter's legacy scan uses it too when set",
+  },
   { name: 'expiry-config-poll', kind: 'int', help: 'monitoring configuration poll interval (ms, default 60000)' },
 ];
 
@@ -452,6 +458,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     deliveryTimeoutMs: int(flags, env, 'delivery-timeout', 10_000, 100, 600_000),
     instanceId: processIdentityOf(one(flags, env, 'instance-id'), one(flags, env, 'pod-name')),
     deliveryMaxAgeMs: int(flags, env, 'delivery-max-age', 86_400_000, 1_000, 30 * 86_400_000),
+    expiryScanIntervalMs: int(flags, env, 'expiry-scan-interval', 60_000, 1000, 7 * 86_400_000),
     deliveryWorkers: int(flags, env, 'delivery-workers', 8, 0, 256),
     deliveryBaseDelayMs:
       one(flags, env, 'delivery-retry-base') === undefined ? undefined : int(flags, env, 'delivery-retry-base', 1000, 1, 600_000),

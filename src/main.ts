@@ -26,6 +26,7 @@ import { AlwaysLeader, createLeadership, runWhileLeading, type Elector, type Whi
 import { createApp } from './http/app.js';
 import { createHttpMetrics } from './http/metrics.js';
 import { createRuntime } from './service/runtime.js';
+import { ExpiryScanner } from './expiry/scanner.js';
 
 export interface RunningService {
   url: string;
@@ -273,6 +274,22 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
       emitter = runWhileLeading(leadership, () => startEmitter(emitterOptions), { name: 'emitter', log });
     }
   }
+  // Expiry evaluation over the inventory (docs/expiry.md): on every replica, leader or not; a per-company lock
+  // in the store lets one replica at a time evaluate a company, so several replicas neither repeat nor miss.
+  const expiry = new ExpiryScanner({
+    store,
+    ingest: {
+      snapshots: runtime.snapshots,
+      metrics: runtime.routingMetrics,
+      log,
+      ...(runtime.logLimiter ? { logLimiter: runtime.logLimiter } : {}),
+      onAccepted: runtime.kickDelivery,
+    },
+    log,
+    intervalMs: cfg.expiryScanIntervalMs,
+    registry: metrics.registry,
+  });
+  expiry.start();
   // only the leader delivers (and reconciles); a follower serves the API and accepts events
   const w = worker;
   const delivery = w
@@ -292,13 +309,15 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     port,
     store,
     /**
-     * Shutdown order: (1) the emitter (its events still reach this process's API), (2) the operator's
+     * Shutdown order: (0) the expiry scanner (a running page's transaction commits or rolls back while the
+     * store is open), (1) the emitter (its events still reach this process's API), (2) the operator's
      * controllers (in-flight reconciles call the API too), (3) the delivery worker (in-flight sends finish or
      * go back to PENDING), each awaited; (4) leadership: the Lease is released only now, so the next leader
      * never runs alongside this replica's roles; (5) the admission webhook, the HTTP server, outbound
      * connections, the store.
      */
     async close() {
+      await expiry.stop();
       await emitter?.stop();
       await operator?.stop();
       await delivery?.stop();

@@ -37,6 +37,14 @@ describe('loadServeConfig', () => {
     });
     expect(c).toMatchObject({ maxRoutersPerCompany: 50, maxIntegrationsPerCompany: 7 });
   });
+  it('--expiry-scan-interval: the hub scan, default 60000 ms, bounded; the emitter sees it only when set', () => {
+    expect(loadServeConfig([], {})).toMatchObject({ expiryScanIntervalMs: 60_000, kubeOptions: { expiryScanIntervalMs: undefined } });
+    expect(loadServeConfig([], { CERTMGR_NOTIFY_EXPIRY_SCAN_INTERVAL: '5000' })).toMatchObject({
+      expiryScanIntervalMs: 5000,
+      kubeOptions: { expiryScanIntervalMs: 5000 },
+    });
+    expect(() => loadServeConfig(['--expiry-scan-interval', '10'], {})).toThrow(ConfigError);
+  });
   it('reads an api keys file for several companies', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cmn-'));
     const f = join(dir, 'keys.yaml');

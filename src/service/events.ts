@@ -11,7 +11,7 @@ import { eventMonitored, matchRoutersSliced } from '../routing/match.js';
 import { TimeSlicer } from '../routing/slicer.js';
 import type { RoutingMetrics } from '../routing/metrics.js';
 import type { RoutingSnapshots } from '../routing/snapshot.js';
-import type { NewDelivery } from '../store/types.js';
+import type { NewDelivery, StoreOps } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ValidationErrors, type FieldError } from './errors.js';
 
@@ -59,14 +59,60 @@ export function parseEvents(body: unknown): InternalEvent[] {
   return events;
 }
 
+interface PlannedEvent {
+  event: InternalEvent;
+  eventId: string;
+  family: EventTypeId;
+  deliveries: NewDelivery[];
+}
+
+type Snapshot = Awaited<ReturnType<RoutingSnapshots['get']>>;
+
 export async function acceptEvents(ctx: ServiceContext, events: InternalEvent[], deps: IngestDeps): Promise<AcceptedEvent[]> {
   const snap = await deps.snapshots.get(ctx.companyId);
   const now = ctx.now();
+  const planned = await planEvents(ctx, snap, events, deps, now);
+  await ctx.store.transaction((tx) => writePlanned(tx, ctx.companyId, planned, now));
+  return reportAccepted(planned, deps);
+}
+
+/**
+ * The same ingestion inside the caller's transaction, for a caller that writes more in it (the expiry scan:
+ * its marks), so the events are accepted exactly when the rest is written. `snap` is read before the
+ * transaction (the routing snapshot reads the store). Call `committed()` once the transaction has committed.
+ */
+export async function acceptEventsInTransaction(
+  ctx: ServiceContext,
+  tx: StoreOps,
+  snap: Snapshot,
+  events: InternalEvent[],
+  deps: IngestDeps,
+): Promise<{ accepted: AcceptedEvent[]; committed(): void }> {
+  const now = ctx.now();
+  const planned = await planEvents(ctx, snap, events, deps, now);
+  await writePlanned(tx, ctx.companyId, planned, now);
+  let reported = false;
+  return {
+    accepted: planned.map((p) => ({ id: p.eventId, deliveries: p.deliveries.length })),
+    committed() {
+      if (!reported) reportAccepted(planned, deps);
+      reported = true;
+    },
+  };
+}
+
+async function planEvents(
+  ctx: ServiceContext,
+  snap: Snapshot,
+  events: InternalEvent[],
+  deps: IngestDeps,
+  now: number,
+): Promise<PlannedEvent[]> {
   // Routing is CPU-bound and a batch may hold 1,000 events: route in time slices so other tenants' requests
   // and /healthz are served in between (each evaluation is bounded by the filter cost budget).
   const slicer = new TimeSlicer();
   deps.log.debug({ events: events.length }, 'routing events');
-  const planned: { event: InternalEvent; eventId: string; family: EventTypeId; deliveries: NewDelivery[] }[] = [];
+  const planned: PlannedEvent[] = [];
   for (const [index, event] of events.entries()) {
     const eventId = ctx.newId();
     // order per key (issue 8): the correlation key, the event's own time and the acceptance sequence
@@ -95,13 +141,17 @@ export async function acceptEvents(ctx: ServiceContext, events: InternalEvent[],
     planned.push({ event, eventId, family, deliveries });
   }
   deps.log.debug({ events: events.length }, 'routed events');
+  return planned;
+}
+
+async function writePlanned(tx: StoreOps, companyId: string, planned: PlannedEvent[], now: number): Promise<void> {
+  if (!planned.length) return;
   const deliveries = planned.flatMap((p) => p.deliveries);
-  await ctx.store.transaction(async (tx) => {
-    await tx.insertEvents(
-      planned.map((p) => ({ id: p.eventId, companyId: ctx.companyId, type: p.event.type, data: p.event.data, receivedAt: now })),
-    );
-    if (deliveries.length) await tx.insertDeliveries(deliveries);
-  });
+  await tx.insertEvents(planned.map((p) => ({ id: p.eventId, companyId, type: p.event.type, data: p.event.data, receivedAt: now })));
+  if (deliveries.length) await tx.insertDeliveries(deliveries);
+}
+
+function reportAccepted(planned: PlannedEvent[], deps: IngestDeps): AcceptedEvent[] {
   for (const p of planned) {
     deps.metrics.eventsReceived.inc({ type: p.event.type });
     if (p.deliveries.length) deps.metrics.matches.inc({ event_type_id: p.family }, p.deliveries.length);

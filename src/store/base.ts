@@ -92,6 +92,13 @@ export abstract class SqlStore implements Store {
   insertDeliveries: StoreOps['insertDeliveries'] = (...a) => this.ops.insertDeliveries(...a);
   getEvent: StoreOps['getEvent'] = (...a) => this.ops.getEvent(...a);
   listDeliveries: StoreOps['listDeliveries'] = (...a) => this.ops.listDeliveries(...a);
+  tryLockExpiry: StoreOps['tryLockExpiry'] = (...a) => this.ops.tryLockExpiry(...a);
+  listExpiryInventory: StoreOps['listExpiryInventory'] = (...a) => this.ops.listExpiryInventory(...a);
+  claimExpiryScan: StoreOps['claimExpiryScan'] = (...a) => this.ops.claimExpiryScan(...a);
+  listInventoryCompanies: StoreOps['listInventoryCompanies'] = (...a) => this.ops.listInventoryCompanies(...a);
+  getExpiryMarks: StoreOps['getExpiryMarks'] = (...a) => this.ops.getExpiryMarks(...a);
+  putExpiryMarks: StoreOps['putExpiryMarks'] = (...a) => this.ops.putExpiryMarks(...a);
+  deleteStaleExpiryMarks: StoreOps['deleteStaleExpiryMarks'] = (...a) => this.ops.deleteStaleExpiryMarks(...a);
 
   claimDeliveries: DeliveryQueueOps['claimDeliveries'] = (...a) => this.queue.claimDeliveries(...a);
   releaseClaims: DeliveryQueueOps['releaseClaims'] = (...a) => this.queue.releaseClaims(...a);

@@ -239,6 +239,79 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'config: monitoring_configs.manager',
     up: ddl(() => [`ALTER TABLE monitoring_configs ADD COLUMN manager TEXT`]),
   },
+  {
+    // Issue 10, the certificate inventory that agents report (src/model/inventory.ts): one row per cluster and
+    // one per TLS Secret. Times are epoch ms; JSON columns are TEXT.
+    version: 6,
+    name: 'inventory: clusters, inventory_certificates',
+    up: ddl((t) => [
+      `CREATE TABLE clusters (
+        company_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        agent_version TEXT NOT NULL,
+        epoch TEXT NOT NULL,
+        last_seq ${t.bigint} NOT NULL,
+        ${t.bool('snapshot_complete')},
+        first_seen_at ${t.bigint} NOT NULL,
+        last_seen_at ${t.bigint} NOT NULL,
+        certificate_count ${t.bigint} NOT NULL,
+        PRIMARY KEY (company_id, id)
+      )${t.table}`,
+      `CREATE TABLE inventory_certificates (
+        company_id TEXT NOT NULL,
+        cluster_id TEXT NOT NULL,
+        namespace TEXT NOT NULL,
+        secret_name TEXT NOT NULL,
+        certificate_name TEXT,
+        certificate_uid TEXT,
+        serial TEXT,
+        not_before ${t.bigint},
+        not_after ${t.bigint},
+        subject TEXT,
+        common_name TEXT,
+        dns_names TEXT NOT NULL,
+        issuer TEXT,
+        issuer_ref TEXT,
+        ready_status TEXT,
+        ready_reason TEXT,
+        application_ids TEXT NOT NULL,
+        labels TEXT NOT NULL,
+        chain_not_after ${t.bigint},
+        epoch TEXT NOT NULL,
+        updated_at ${t.bigint} NOT NULL,
+        PRIMARY KEY (company_id, cluster_id, namespace, secret_name)
+      )${t.table}`,
+      `CREATE INDEX inventory_certificates_not_after_idx ON inventory_certificates (company_id, not_after)`,
+      `CREATE INDEX inventory_certificates_serial_idx ON inventory_certificates (company_id, issuer, serial)`,
+    ]),
+  },
+  {
+    // Issue 10, expiry evaluation on the hub (src/expiry/): per certificate (issuer DN + serial, hashed), the
+    // notAfter its marks belong to and which rules were notified or covered. Written in the transaction that
+    // accepts the event, so an event exists exactly when its mark does.
+    version: 7,
+    name: 'expiry: expiry_marks, expiry_scans',
+    up: ddl((t) => [
+      `CREATE TABLE expiry_marks (
+        company_id TEXT NOT NULL,
+        cert_key TEXT NOT NULL,
+        issuer TEXT NOT NULL,
+        serial TEXT NOT NULL,
+        not_after ${t.bigint} NOT NULL,
+        marks TEXT NOT NULL,
+        updated_at ${t.bigint} NOT NULL,
+        PRIMARY KEY (company_id, cert_key)
+      )${t.table}`,
+      // the clean-up of marks of certificates long expired and gone from the inventory
+      `CREATE INDEX expiry_marks_not_after_idx ON expiry_marks (company_id, not_after)`,
+      // when a company's scan last started (any replica): replicas skip a company scanned moments ago
+      `CREATE TABLE expiry_scans (
+        company_id TEXT PRIMARY KEY,
+        started_at ${t.bigint} NOT NULL
+      )${t.table}`,
+    ]),
+  },
 ];
 
 // Catch numbering mistakes at load time rather than in production.

@@ -25,6 +25,7 @@ import {
   rowToMonitoringConfig,
   rowToRouter,
 } from './rows.js';
+import { createExpiryOps } from './expiry.js';
 import { type SecretBox } from './secret-box.js';
 import { type SqlDb, type SqlValue, diagnostic, placeholders } from './sqldb.js';
 import type {
@@ -112,6 +113,7 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
   }
 
   return {
+    ...createExpiryOps(db),
     async getMonitoringConfig(companyId) {
       const row = await db.get(`SELECT ${MC} FROM monitoring_configs WHERE company_id = ?`, [companyId]);
       return row ? rowToMonitoringConfig(row) : null;

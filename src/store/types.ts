@@ -20,7 +20,7 @@ export type RouterPatch = Partial<
 export type QuotaKind = 'routers' | 'integrations';
 
 /** Operations available inside and outside a transaction. */
-export interface StoreOps {
+export interface StoreOps extends ExpiryOps {
   getMonitoringConfig(companyId: string): Promise<MonitoringConfigRecord | null>;
   /** Insert or replace the company's single CERTIFICATE_EXPIRATION configuration (keyed by companyId). */
   putMonitoringConfig(rec: MonitoringConfigRecord): Promise<MonitoringConfigRecord>;
@@ -67,6 +67,71 @@ export interface StoreOps {
   insertDeliveries(recs: NewDelivery[]): Promise<void>;
   getEvent(companyId: string, id: string): Promise<EventRecord | null>;
   listDeliveries(companyId: string, filter: DeliveryFilter): Promise<DeliveryRecord[]>;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Expiry evaluation on the hub (issue 10, src/expiry/): the inventory read by notAfter, and the marks.
+
+/** One inventory row (a place of a certificate) with its cluster's name, as the expiry scan reads it. */
+export interface ExpiryInventoryRow {
+  clusterId: string;
+  /** null when the cluster row is missing */
+  clusterName: string | null;
+  namespace: string;
+  secretName: string;
+  certificateName: string | null;
+  serial: string;
+  issuer: string | null;
+  commonName: string | null;
+  notAfter: number;
+  applicationIds: string[];
+}
+
+/** Keyset position in (not_after, cluster_id, namespace, secret_name) order. */
+export type ExpiryCursor = Pick<ExpiryInventoryRow, 'notAfter' | 'clusterId' | 'namespace' | 'secretName'>;
+
+/** A certificate's expiry state (expiry_marks). `marks` is the JSON the evaluation writes (src/expiry/decide.ts). */
+export interface ExpiryMarksRecord {
+  companyId: string;
+  /** SHA-256 hex of issuer DN + serial (src/expiry/decide.ts certKey) */
+  certKey: string;
+  /** '' when unknown */
+  issuer: string;
+  serial: string;
+  notAfter: number;
+  marks: unknown;
+  updatedAt: number;
+}
+
+export interface ExpiryOps {
+  /**
+   * Inside a transaction: whether this transaction may evaluate the company's expiry now. PostgreSQL: a
+   * transaction-scoped advisory try-lock per company (another replica holding it: false, skip); SQLite: true
+   * (its transactions are serialized already). Outside a transaction the answer means nothing.
+   */
+  tryLockExpiry(companyId: string): Promise<boolean>;
+  /**
+   * Inventory rows of the company with a serial and `not_after <= notAfterMax`, in (not_after, cluster_id,
+   * namespace, secret_name) order after `after`, at most `limit` (bounded: at most 10,000). Reads the
+   * (company_id, not_after) index from the cursor's not_after on.
+   */
+  listExpiryInventory(companyId: string, notAfterMax: number, after: ExpiryCursor | null, limit: number): Promise<ExpiryInventoryRow[]>;
+  /**
+   * Atomically records that a scan of the company starts at `now`, unless one started after `notSince` (another
+   * replica scanned it moments ago): true when this caller should scan. Saves repeated work only; correctness
+   * comes from tryLockExpiry and the marks.
+   */
+  claimExpiryScan(companyId: string, now: number, notSince: number): Promise<boolean>;
+  /** Companies that have reported clusters, in id order after `after` (keyset), at most `limit`. */
+  listInventoryCompanies(after: string | null, limit: number): Promise<string[]>;
+  getExpiryMarks(companyId: string, certKeys: string[]): Promise<ExpiryMarksRecord[]>;
+  /** Insert or replace, keyed by (companyId, certKey). */
+  putExpiryMarks(recs: ExpiryMarksRecord[]): Promise<void>;
+  /**
+   * Deletes up to `limit` marks of the company whose notAfter is before `notAfterBefore` and whose certificate
+   * (issuer, serial) is in no inventory row any more. Returns how many.
+   */
+  deleteStaleExpiryMarks(companyId: string, notAfterBefore: number, limit: number): Promise<number>;
 }
 
 export interface ReencryptReport {

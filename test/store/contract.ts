@@ -8,10 +8,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StoreConstraintError, StoreError, StoreInvalidTextError } from '../../src/store/errors.js';
+import { insertCluster, upsertInventory, type InventoryRow } from '../expiry/inventory.js';
 import type {
   ClaimedDelivery,
   DeliveryRecord,
   EventRecord,
+  ExpiryCursor,
+  ExpiryInventoryRow,
   IntegrationPatch,
   IntegrationRecord,
   MonitoringConfigRecord,
@@ -875,6 +878,130 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
       it('astral characters (surrogate pairs) and other Unicode are stored as they are', async () => {
         const i = await store.createIntegration(integration(A, { name: '😀 Zürich \u202E ✓' }));
         expect((await store.getIntegration(A, i.id))?.name).toBe('😀 Zürich \u202E ✓');
+      });
+    });
+
+    describe('expiry: inventory by notAfter, marks (issue 10)', () => {
+      const DAY = 86_400_000;
+      const T0 = 1_800_000_000_000;
+      const row = (over: Partial<InventoryRow> & { secretName: string }): InventoryRow => ({
+        clusterId: 'c1',
+        namespace: 'ns',
+        serial: 'AA01',
+        notAfter: T0,
+        ...over,
+      });
+
+      it('lists the rows due by notAfter, in order, scoped, with the cluster name; keyset pages read each row once', async () => {
+        await insertCluster(store, A, 'c1', 'prod-eu');
+        await upsertInventory(store, A, [
+          row({ secretName: 's3', notAfter: T0 + 2 * DAY, applicationIds: ['app-1'] }),
+          row({ secretName: 's1', notAfter: T0 }),
+          row({ secretName: 's2', notAfter: T0 }),
+          row({ clusterId: 'c0', secretName: 's9', notAfter: T0 }),
+          row({ secretName: 'late', notAfter: T0 + 40 * DAY }),
+          row({ secretName: 'no-cert', serial: null, notAfter: null }),
+        ]);
+        await upsertInventory(store, B, [row({ secretName: 'other', notAfter: T0 })]);
+        const all = await store.listExpiryInventory(A, T0 + 30 * DAY, null, 100);
+        expect(all.map((r) => `${r.clusterId}/${r.secretName}`)).toEqual(['c0/s9', 'c1/s1', 'c1/s2', 'c1/s3']);
+        expect(all[1]).toEqual({
+          clusterId: 'c1',
+          clusterName: 'prod-eu',
+          namespace: 'ns',
+          secretName: 's1',
+          certificateName: null,
+          serial: 'AA01',
+          issuer: 'CN=Test CA, O=Example',
+          commonName: null,
+          notAfter: T0,
+          applicationIds: [],
+        });
+        expect(all[0]!.clusterName).toBeNull(); // no cluster row
+        expect(all[3]!.applicationIds).toEqual(['app-1']);
+        // pages of 1 and 2, ties on notAfter included
+        for (const size of [1, 2]) {
+          const seen: string[] = [];
+          let after: ExpiryCursor | null = null;
+          for (;;) {
+            const page: ExpiryInventoryRow[] = await store.listExpiryInventory(A, T0 + 30 * DAY, after, size);
+            seen.push(...page.map((r) => `${r.clusterId}/${r.secretName}`));
+            if (page.length < size) break;
+            after = page[page.length - 1]!;
+          }
+          expect(seen).toEqual(all.map((r) => `${r.clusterId}/${r.secretName}`));
+        }
+      });
+
+      it('lists the companies that reported clusters, keyset', async () => {
+        await insertCluster(store, A, 'c1', 'one');
+        await insertCluster(store, A, 'c2', 'two');
+        await insertCluster(store, B, 'c1', 'one');
+        const mine = (ids: string[]) => ids.filter((id) => id === A || id === B);
+        const all = await store.listInventoryCompanies(null, 10_000);
+        expect(mine(all)).toEqual([A, B].sort());
+        const first = [...[A, B].sort()][0]!;
+        expect(await store.listInventoryCompanies(first, 10_000)).not.toContain(first);
+      });
+
+      it('marks: written, replaced, read by key, scoped by company', async () => {
+        const rec = { companyId: A, certKey: 'k1', issuer: 'CN=CA', serial: 'AA01', notAfter: T0, marks: [{ ruleId: 1 }], updatedAt: 1 };
+        await store.putExpiryMarks([rec, { ...rec, certKey: 'k2' }]);
+        expect(await store.getExpiryMarks(A, ['k1'])).toEqual([rec]);
+        await store.transaction(async (tx) => {
+          expect(await tx.tryLockExpiry(A)).toBe(true);
+          await tx.putExpiryMarks([{ ...rec, notAfter: T0 + DAY, marks: [], updatedAt: 2 }]);
+        });
+        expect(await store.getExpiryMarks(A, ['k1', 'k1'])).toEqual([{ ...rec, notAfter: T0 + DAY, marks: [], updatedAt: 2 }]);
+        expect(await store.getExpiryMarks(B, ['k1', 'k2'])).toEqual([]);
+        expect((await store.getExpiryMarks(A, ['k1', 'k2', 'k3'])).map((m) => m.certKey).sort()).toEqual(['k1', 'k2']);
+      });
+
+      it('claimExpiryScan: the first claim wins until the gap has passed; per company', async () => {
+        expect(await store.claimExpiryScan(A, T0, T0 - 30_000)).toBe(true);
+        expect(await store.claimExpiryScan(A, T0 + 29_999, T0 - 1)).toBe(false);
+        expect(await store.claimExpiryScan(B, T0 + 1, T0 - 29_999)).toBe(true);
+        expect(await store.claimExpiryScan(A, T0 + 30_000, T0)).toBe(true);
+        expect(await store.claimExpiryScan(A, T0 + 30_001, T0 + 1)).toBe(false);
+        const claims = await Promise.all(Array.from({ length: 4 }, () => store.claimExpiryScan(B, T0 + 60_000, T0 + 30_000)));
+        expect(claims.filter(Boolean)).toHaveLength(1);
+      });
+
+      it('a failed transaction writes no marks', async () => {
+        const rec = { companyId: A, certKey: 'k1', issuer: '', serial: 'AA01', notAfter: T0, marks: [], updatedAt: 1 };
+        await expect(
+          store.transaction(async (tx) => {
+            await tx.putExpiryMarks([rec]);
+            throw new Error('boom');
+          }),
+        ).rejects.toThrow('boom');
+        expect(await store.getExpiryMarks(A, ['k1'])).toEqual([]);
+      });
+
+      it('stale marks: deleted once past the cut-off and gone from the inventory; kept while still served', async () => {
+        await upsertInventory(store, A, [row({ secretName: 's1', serial: 'AA01', notAfter: T0 - 100 * DAY })]);
+        await upsertInventory(store, A, [row({ secretName: 's2', serial: 'BB02', notAfter: T0 - 100 * DAY, issuer: null })]);
+        const m = (certKey: string, serial: string, notAfter: number, issuer = 'CN=Test CA, O=Example') => ({
+          companyId: A,
+          certKey,
+          issuer,
+          serial,
+          notAfter,
+          marks: [],
+          updatedAt: 1,
+        });
+        await store.putExpiryMarks([
+          m('served', 'AA01', T0 - 100 * DAY),
+          m('served-null-issuer', 'BB02', T0 - 100 * DAY, ''),
+          m('gone', 'CC03', T0 - 100 * DAY),
+          m('gone-recent', 'DD04', T0),
+        ]);
+        await store.putExpiryMarks([{ ...m('gone', 'CC03', T0 - 100 * DAY), companyId: B }]);
+        expect(await store.deleteStaleExpiryMarks(A, T0 - 30 * DAY, 100)).toBe(1);
+        expect(
+          (await store.getExpiryMarks(A, ['served', 'served-null-issuer', 'gone', 'gone-recent'])).map((x) => x.certKey).sort(),
+        ).toEqual(['gone-recent', 'served', 'served-null-issuer']);
+        expect(await store.getExpiryMarks(B, ['gone'])).toHaveLength(1);
       });
     });
 

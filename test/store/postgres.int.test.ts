@@ -23,6 +23,34 @@ afterAll(async () => {
 storeContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
 
 describe('PostgreSQL specifics', () => {
+  it('the expiry try-lock: one transaction per company holds it; another gets false at once; free after commit', async () => {
+    const s = newSchema();
+    const a = await openStore(url, { schema: s });
+    const b = await openStore(url, { schema: s });
+    try {
+      await a.migrate();
+      const C = randomUUID();
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const first = a.transaction(async (tx) => {
+        expect(await tx.tryLockExpiry(C)).toBe(true);
+        locked();
+        await held;
+      });
+      await isLocked;
+      expect(await b.transaction((tx) => tx.tryLockExpiry(C))).toBe(false);
+      expect(await b.transaction((tx) => tx.tryLockExpiry(randomUUID()))).toBe(true); // another company
+      release();
+      await first;
+      expect(await b.transaction((tx) => tx.tryLockExpiry(C))).toBe(true);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   it('several stores migrating one fresh schema at once apply each migration once', async () => {
     const s = newSchema();
     const stores = await Promise.all(Array.from({ length: 4 }, () => openStore(url, { schema: s })));

@@ -1,0 +1,120 @@
+/**
+ * The hub's expiration decision, pure (docs/expiry.md). The rules are the emitter's (src/emitter/expiry/due.ts),
+ * evaluated here over the inventory instead of in each cluster:
+ *
+ * - A certificate for expiry is its issuer DN + serial (`certKey`): the same certificate served from several
+ *   Secrets or clusters is one certificate, notified once, with every place listed.
+ * - days left = days until notAfter, rounded up (9 days 23 h → 10); a rule is crossed when days left ≤ its
+ *   threshold. 0 or less: expired.
+ * - At most one event per certificate per evaluation: the most urgent crossed rule (smallest threshold). Less
+ *   urgent rules crossed at the same time are marked covered (not emitted): a certificate first seen (or seen
+ *   again after downtime) 5 days before expiry with thresholds 30/14/7 gets one event, for rule 3.
+ * - Once per (certificate, notAfter, rule): a rule is satisfied when it was marked with the same threshold, or
+ *   at a time when the days left were already within its current threshold. So changing rule 2 from 14 to 10
+ *   days notifies again at 10 days; changing it to 20 days does not.
+ * - The marks are reset only when notAfter moves forward (a renewal keeping issuer and serial). An older
+ *   notAfter than the marked one (an old copy served again) changes nothing and emits nothing: no flapping.
+ * - Disabled configuration or an unmonitored certificate: no event, marks kept.
+ */
+import { createHash } from 'node:crypto';
+import { isMonitored, rulesOf, type MonitoringConfigInput } from '../model/monitoring.js';
+
+export const DAY_MS = 86_400_000;
+
+type ExpiryRule = ReturnType<typeof rulesOf>[number];
+
+export interface ExpiryMark {
+  ruleId: number;
+  threshold: number;
+  /** days left when the mark was made */
+  daysLeft: number;
+  /** an event was emitted for it (else it was covered by a more urgent rule) */
+  emitted: boolean;
+}
+
+/** What the store keeps per certificate (expiry_marks). */
+export interface ExpiryState {
+  notAfter: number;
+  marks: ExpiryMark[];
+}
+
+export interface DueExpiration extends ExpiryRule {
+  daysLeft: number;
+}
+
+export interface ExpiryDecision {
+  due?: DueExpiration;
+  /** the state to write; absent: leave the stored state as it is */
+  next?: ExpiryState;
+  /** why nothing is due, for logs, metrics and tests */
+  skipped?: 'disabled' | 'unmonitored' | 'none-crossed' | 'older';
+}
+
+/** Days until notAfter, rounded up; 0 or negative once expired (−1: expired one to two days ago). */
+export function daysLeft(notAfter: number, now: number): number {
+  return Math.ceil((notAfter - now) / DAY_MS) || 0;
+}
+
+/** The latest notAfter that has crossed at least one rule at `now`: the upper bound of the scan's range. */
+export function scanHorizon(thresholds: readonly number[], now: number): number {
+  return now + Math.max(0, ...thresholds) * DAY_MS;
+}
+
+function satisfied(rule: ExpiryRule, marks: readonly ExpiryMark[]): boolean {
+  return marks.some((m) => m.ruleId === rule.ruleId && (m.threshold === rule.threshold || m.daysLeft <= rule.threshold));
+}
+
+export function decideExpiry(
+  cert: { notAfter: number; applicationIds: readonly string[] },
+  config: MonitoringConfigInput,
+  state: ExpiryState | undefined,
+  now: number,
+): ExpiryDecision {
+  if (!config.enabled) return { skipped: 'disabled' };
+  if (!isMonitored(config, cert.applicationIds)) return { skipped: 'unmonitored' };
+  if (state && cert.notAfter < state.notAfter) return { skipped: 'older' };
+  // a later notAfter is a renewal: its marks start over
+  const marks = state && state.notAfter === cert.notAfter ? state.marks : [];
+
+  const left = daysLeft(cert.notAfter, now);
+  const crossed = rulesOf(config.thresholds).filter((r) => left <= r.threshold && !satisfied(r, marks));
+  if (!crossed.length) return { skipped: 'none-crossed' };
+
+  const most = [...crossed].sort((a, b) => a.threshold - b.threshold || a.ruleId - b.ruleId)[0]!;
+  const crossedIds = new Set(crossed.map((r) => r.ruleId));
+  const next: ExpiryState = {
+    notAfter: cert.notAfter,
+    marks: [
+      ...marks.filter((m) => !crossedIds.has(m.ruleId)),
+      ...crossed.map((r) => ({ ruleId: r.ruleId, threshold: r.threshold, daysLeft: left, emitted: r === most })),
+    ].sort((a, b) => a.ruleId - b.ruleId),
+  };
+  return { due: { ...most, daysLeft: left }, next };
+}
+
+/** The identity of a certificate for expiry: SHA-256 (hex) of issuer DN and serial (upper-case hex). */
+export function certKey(issuer: string | null, serial: string): string {
+  return createHash('sha256')
+    .update(`${issuer ?? ''}\n${serial.toUpperCase()}`)
+    .digest('hex');
+}
+
+/** The certificate's id in messages: a UUID (version 5 layout) derived from its key, stable everywhere. */
+export function certIdOf(key: string): string {
+  const h = key;
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h.slice(16, 18), 16) & 0x3f) | 0x80).toString(16)}${h.slice(18, 20)}-${h.slice(20, 32)}`;
+}
+
+/** A stored marks list as this version writes it; entries of another shape are dropped. */
+export function decodeMarks(raw: unknown): ExpiryMark[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.filter(
+    (m): m is ExpiryMark =>
+      typeof m === 'object' &&
+      m !== null &&
+      typeof (m as ExpiryMark).ruleId === 'number' &&
+      typeof (m as ExpiryMark).threshold === 'number' &&
+      typeof (m as ExpiryMark).daysLeft === 'number' &&
+      typeof (m as ExpiryMark).emitted === 'boolean',
+  );
+}

@@ -1,0 +1,68 @@
+/**
+ * The spec's `evt.policy.expiringcertificates.failed` event for one certificate (all its places) and its due
+ * rule. The message follows the emitter's format (src/emitter/expiry/due.ts) and ends with every place the
+ * certificate is served from (at most MAX_PLACES named, then a count).
+ */
+import type { InternalEvent } from '../events/families.js';
+import { sanitizeEvent } from '../events/sanitize.js';
+import type { ExpiringCertificateData } from '../events/types.js';
+import type { CertificatePlace, ExpiryCertificate } from './certificates.js';
+import type { DueExpiration } from './decide.js';
+
+/** Places named in one message; the rest are counted (the message's length is bounded by the schema anyway). */
+export const MAX_PLACES = 20;
+
+/** `2026-11-22T06:00:00.000+00:00`: explicit offset, fractional seconds. */
+function notificationDate(ms: number): string {
+  return new Date(ms).toISOString().replace('Z', '+00:00');
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+function expirationName(left: number): string {
+  if (left > 0) return `Certificate expiring in ${plural(left, 'day')}`;
+  return left === 0 ? 'Certificate expired' : `Certificate expired ${plural(-left, 'day')} ago`;
+}
+
+function placeText(p: CertificatePlace): string {
+  const cert = p.certificateName ? `, Certificate ${p.namespace}/${p.certificateName}` : '';
+  return `Secret ${p.namespace}/${p.secretName}${cert}, cluster ${p.clusterName ?? p.clusterId}`;
+}
+
+/**
+ * Sanitized (src/events/sanitize.ts): names, DNs and application ids come from clusters and may exceed the
+ * limits or hold characters the text rules refuse, which must not stop the alert.
+ */
+export function expiryEvent(cert: ExpiryCertificate, due: DueExpiration, now: number): InternalEvent {
+  const first = cert.places[0];
+  const name = first ? `${first.namespace}/${first.certificateName ?? first.secretName}` : cert.id;
+  const cn = cert.commonName ? `, CN=${cert.commonName}` : '';
+  const apps = cert.applicationIds.length ? `application ${cert.applicationIds.join(', ')}` : 'no application (unassigned)';
+  const when =
+    due.daysLeft > 0
+      ? `expires in ${plural(due.daysLeft, 'day')}`
+      : due.daysLeft === 0
+        ? 'expired less than a day ago'
+        : `expired ${plural(-due.daysLeft, 'day')} ago`;
+  const named = cert.places.slice(0, MAX_PLACES).map(placeText);
+  const more = cert.places.length - named.length;
+  const where =
+    cert.places.length === 1
+      ? `${named[0]!}.`
+      : `Served from ${plural(cert.places.length, 'place')}: ${named.join('; ')}${more > 0 ? `; and ${more} more` : ''}.`;
+  const message =
+    `Certificate ${name} (id ${cert.id}${cn}), serial number ${cert.serial}, issuer ${cert.issuer || 'unknown'}, ${apps}: ` +
+    `${when} (${plural(due.daysLeft, 'day')} until expiration); valid until ${new Date(cert.notAfter).toISOString()}. ` +
+    `Threshold ${plural(due.threshold, 'day')} (rule ${due.ruleId}). ${where}`;
+  const data: ExpiringCertificateData = {
+    name: expirationName(due.daysLeft),
+    applicationIds: [...cert.applicationIds],
+    message,
+    notificationDate: notificationDate(now),
+    threshold: due.threshold,
+    ruleId: due.ruleId,
+  };
+  return sanitizeEvent({ type: 'evt.policy.expiringcertificates.failed', data: { ...data } });
+}

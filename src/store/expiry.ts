@@ -1,0 +1,165 @@
+/**
+ * The expiry evaluation's store operations (issue 10, src/expiry/), written once over SqlDb for both engines:
+ * the inventory read by notAfter (migration 6's (company_id, not_after) index) and the marks (migration 7).
+ */
+import { type SqlDb, type SqlRow, placeholders } from './sqldb.js';
+import type { ExpiryInventoryRow, ExpiryMarksRecord, ExpiryOps } from './types.js';
+
+/** Upper bound of one inventory page, whatever the caller asks. */
+const MAX_PAGE = 10_000;
+/** Rows per multi-row INSERT (7 parameters each). */
+const INSERT_CHUNK = 500;
+/** Keys per IN list. */
+const IN_CHUNK = 500;
+
+const MARK_COLUMNS = ['company_id', 'cert_key', 'issuer', 'serial', 'not_after', 'marks', 'updated_at'] as const;
+
+function str(row: SqlRow, name: string): string {
+  const v = row[name];
+  if (typeof v !== 'string') throw new Error(`store: column "${name}" is not text`);
+  return v;
+}
+
+function strOrNull(row: SqlRow, name: string): string | null {
+  const v = row[name];
+  return v === null || v === undefined ? null : str(row, name);
+}
+
+function int(row: SqlRow, name: string): number {
+  const v = row[name];
+  const n = typeof v === 'number' ? v : typeof v === 'bigint' || typeof v === 'string' ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n)) throw new Error(`store: column "${name}" is not an integer`);
+  return n;
+}
+
+/** application_ids is the agent's JSON array; anything else counts as none (unassigned). */
+function stringList(text: unknown): string[] {
+  if (typeof text !== 'string') return [];
+  try {
+    const v: unknown = JSON.parse(text);
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+function rowToInventory(row: SqlRow): ExpiryInventoryRow {
+  return {
+    clusterId: str(row, 'cluster_id'),
+    clusterName: strOrNull(row, 'cluster_name'),
+    namespace: str(row, 'namespace'),
+    secretName: str(row, 'secret_name'),
+    certificateName: strOrNull(row, 'certificate_name'),
+    serial: str(row, 'serial'),
+    issuer: strOrNull(row, 'issuer'),
+    commonName: strOrNull(row, 'common_name'),
+    notAfter: int(row, 'not_after'),
+    applicationIds: stringList(row['application_ids']),
+  };
+}
+
+function rowToMarks(row: SqlRow): ExpiryMarksRecord {
+  const text = str(row, 'marks');
+  return {
+    companyId: str(row, 'company_id'),
+    certKey: str(row, 'cert_key'),
+    issuer: str(row, 'issuer'),
+    serial: str(row, 'serial'),
+    notAfter: int(row, 'not_after'),
+    marks: JSON.parse(text) as unknown,
+    updatedAt: int(row, 'updated_at'),
+  };
+}
+
+export function createExpiryOps(db: SqlDb): ExpiryOps {
+  return {
+    async tryLockExpiry(companyId) {
+      if (db.dialect !== 'postgres') return true;
+      const row = await db.get('SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0)) AS locked', [
+        `certmgr-notify expiry ${companyId}`,
+      ]);
+      return row?.['locked'] === true;
+    },
+
+    async listExpiryInventory(companyId, notAfterMax, after, limit) {
+      const n = Math.max(1, Math.min(MAX_PAGE, Math.floor(limit)));
+      // `not_after >= ?` bounds the index range from the cursor on (the row comparison alone would be a filter
+      // over the company's whole range on PostgreSQL); the row comparison then skips the rows already read.
+      const keyset = after ? 'AND i.not_after >= ? AND (i.not_after, i.cluster_id, i.namespace, i.secret_name) > (?, ?, ?, ?)' : '';
+      const rows = await db.all(
+        `SELECT i.cluster_id, c.name AS cluster_name, i.namespace, i.secret_name, i.certificate_name, i.serial, i.issuer,
+                i.common_name, i.not_after, i.application_ids
+           FROM inventory_certificates i
+           LEFT JOIN clusters c ON c.company_id = i.company_id AND c.id = i.cluster_id
+          WHERE i.company_id = ? AND i.not_after <= ? AND i.serial IS NOT NULL ${keyset}
+          ORDER BY i.not_after, i.cluster_id, i.namespace, i.secret_name
+          LIMIT ?`,
+        [companyId, notAfterMax, ...(after ? [after.notAfter, after.notAfter, after.clusterId, after.namespace, after.secretName] : []), n],
+      );
+      return rows.map(rowToInventory);
+    },
+
+    async claimExpiryScan(companyId, now, notSince) {
+      const row = await db.get(
+        `INSERT INTO expiry_scans (company_id, started_at) VALUES (?, ?)
+         ON CONFLICT (company_id) DO UPDATE SET started_at = excluded.started_at WHERE expiry_scans.started_at <= ?
+         RETURNING company_id`,
+        [companyId, now, notSince],
+      );
+      return row !== undefined;
+    },
+
+    async listInventoryCompanies(after, limit) {
+      const n = Math.max(1, Math.min(MAX_PAGE, Math.floor(limit)));
+      const rows = await db.all(
+        `SELECT DISTINCT company_id FROM clusters ${after !== null ? 'WHERE company_id > ?' : ''} ORDER BY company_id LIMIT ?`,
+        after !== null ? [after, n] : [n],
+      );
+      return rows.map((r) => str(r, 'company_id'));
+    },
+
+    async getExpiryMarks(companyId, certKeys) {
+      const keys = [...new Set(certKeys)];
+      const out: ExpiryMarksRecord[] = [];
+      for (let i = 0; i < keys.length; i += IN_CHUNK) {
+        const chunk = keys.slice(i, i + IN_CHUNK);
+        const rows = await db.all(
+          `SELECT ${MARK_COLUMNS.join(', ')} FROM expiry_marks WHERE company_id = ? AND cert_key IN (${placeholders(chunk.length)})`,
+          [companyId, ...chunk],
+        );
+        out.push(...rows.map(rowToMarks));
+      }
+      return out;
+    },
+
+    async putExpiryMarks(recs) {
+      for (let i = 0; i < recs.length; i += INSERT_CHUNK) {
+        const chunk = recs.slice(i, i + INSERT_CHUNK);
+        const row = `(${placeholders(MARK_COLUMNS.length)})`;
+        await db.run(
+          `INSERT INTO expiry_marks (${MARK_COLUMNS.join(', ')}) VALUES ${chunk.map(() => row).join(', ')}
+           ON CONFLICT (company_id, cert_key) DO UPDATE SET
+             issuer = excluded.issuer, serial = excluded.serial, not_after = excluded.not_after,
+             marks = excluded.marks, updated_at = excluded.updated_at`,
+          chunk.flatMap((r) => [r.companyId, r.certKey, r.issuer, r.serial, r.notAfter, JSON.stringify(r.marks), r.updatedAt]),
+        );
+      }
+    },
+
+    async deleteStaleExpiryMarks(companyId, notAfterBefore, limit) {
+      const n = Math.max(1, Math.min(MAX_PAGE, Math.floor(limit)));
+      // the inventory's (company_id, issuer, serial) index answers "is it still served anywhere?"
+      return db.run(
+        `DELETE FROM expiry_marks WHERE company_id = ? AND cert_key IN (
+           SELECT m.cert_key FROM expiry_marks m
+            WHERE m.company_id = ? AND m.not_after < ?
+              AND NOT EXISTS (
+                SELECT 1 FROM inventory_certificates i
+                 WHERE i.company_id = m.company_id AND i.serial = m.serial
+                   AND (i.issuer = m.issuer OR (m.issuer = '' AND i.issuer IS NULL)))
+            LIMIT ?)`,
+        [companyId, companyId, notAfterBefore, n],
+      );
+    },
+  };
+}
