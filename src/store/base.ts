@@ -92,6 +92,16 @@ export abstract class SqlStore implements Store {
   insertDeliveries: StoreOps['insertDeliveries'] = (...a) => this.ops.insertDeliveries(...a);
   getEvent: StoreOps['getEvent'] = (...a) => this.ops.getEvent(...a);
   listDeliveries: StoreOps['listDeliveries'] = (...a) => this.ops.listDeliveries(...a);
+  lockCluster: StoreOps['lockCluster'] = (...a) => this.ops.lockCluster(...a);
+  putCluster: StoreOps['putCluster'] = (...a) => this.ops.putCluster(...a);
+  listClusters: StoreOps['listClusters'] = (...a) => this.ops.listClusters(...a);
+  certificateCountExcept: StoreOps['certificateCountExcept'] = (...a) => this.ops.certificateCountExcept(...a);
+  upsertInventory: StoreOps['upsertInventory'] = (...a) => this.ops.upsertInventory(...a);
+  deleteInventory: StoreOps['deleteInventory'] = (...a) => this.ops.deleteInventory(...a);
+  deleteInventoryOutsideEpoch: StoreOps['deleteInventoryOutsideEpoch'] = (...a) => this.ops.deleteInventoryOutsideEpoch(...a);
+  listInventory: StoreOps['listInventory'] = (...a) => this.ops.listInventory(...a);
+  clusterCounts: StoreOps['clusterCounts'] = (...a) => this.ops.clusterCounts(...a);
+  clustersLastSeenBetween: StoreOps['clustersLastSeenBetween'] = (...a) => this.ops.clustersLastSeenBetween(...a);
 
   claimDeliveries: DeliveryQueueOps['claimDeliveries'] = (...a) => this.queue.claimDeliveries(...a);
   releaseClaims: DeliveryQueueOps['releaseClaims'] = (...a) => this.queue.releaseClaims(...a);

@@ -239,6 +239,57 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'config: monitoring_configs.manager',
     up: ddl(() => [`ALTER TABLE monitoring_configs ADD COLUMN manager TEXT`]),
   },
+  {
+    // Issue 10, certificate inventory (docs/inventory.md): the clusters agents report and one row per TLS Secret.
+    // `epoch` / `last_seq` are the report protocol's position (src/inventory/decide.ts); a row's `epoch` tells
+    // which full sync last saw it, so the final snapshot report removes the rest. not_after & co are epoch ms,
+    // NULL when the Secret holds no parsable certificate. The expiry index leads with (company_id, not_after)
+    // and ends with the key, so the expiry scan and the keyset-paginated listing both read it in order.
+    version: 6,
+    name: 'inventory: clusters, inventory_certificates',
+    up: ddl((t) => [
+      `CREATE TABLE clusters (
+        company_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        agent_version TEXT NOT NULL,
+        epoch TEXT NOT NULL,
+        last_seq ${t.bigint} NOT NULL,
+        ${t.bool('snapshot_complete')},
+        first_seen_at ${t.bigint} NOT NULL,
+        last_seen_at ${t.bigint} NOT NULL,
+        certificate_count ${t.bigint} NOT NULL,
+        PRIMARY KEY (company_id, id)
+      )${t.table}`,
+      `CREATE INDEX clusters_last_seen_idx ON clusters (last_seen_at)`,
+      `CREATE TABLE inventory_certificates (
+        company_id TEXT NOT NULL,
+        cluster_id TEXT NOT NULL,
+        namespace TEXT NOT NULL,
+        secret_name TEXT NOT NULL,
+        certificate_name TEXT,
+        certificate_uid TEXT,
+        serial TEXT,
+        not_before ${t.bigint},
+        not_after ${t.bigint},
+        subject TEXT,
+        common_name TEXT,
+        dns_names TEXT NOT NULL,
+        issuer TEXT,
+        issuer_ref TEXT,
+        ready_status TEXT,
+        ready_reason TEXT,
+        application_ids TEXT NOT NULL,
+        labels TEXT NOT NULL,
+        chain_not_after ${t.bigint},
+        epoch TEXT NOT NULL,
+        updated_at ${t.bigint} NOT NULL,
+        PRIMARY KEY (company_id, cluster_id, namespace, secret_name)
+      )${t.table}`,
+      `CREATE INDEX inventory_certificates_expiry_idx ON inventory_certificates (company_id, not_after, cluster_id, namespace, secret_name)`,
+      `CREATE INDEX inventory_certificates_serial_idx ON inventory_certificates (company_id, issuer, serial)`,
+    ]),
+  },
 ];
 
 // Catch numbering mistakes at load time rather than in production.
