@@ -25,6 +25,8 @@ const DAY_MS = 86_400_000;
 /** Longest expiringWithinDays (the monitoring configuration's threshold limit). */
 const MAX_EXPIRING_WITHIN_DAYS = 3650;
 export const MAX_PAGE = 500;
+/** Places listed per certificate (Certificate.places). */
+export const MAX_PLACES = 20;
 const DEFAULT_PAGE = 100;
 
 export type ApplyOutcome = { ack: InventoryAck } | { resync: { reason: string } };

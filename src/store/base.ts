@@ -100,6 +100,7 @@ export abstract class SqlStore implements Store {
   deleteInventory: StoreOps['deleteInventory'] = (...a) => this.ops.deleteInventory(...a);
   deleteInventoryOutsideEpoch: StoreOps['deleteInventoryOutsideEpoch'] = (...a) => this.ops.deleteInventoryOutsideEpoch(...a);
   listInventory: StoreOps['listInventory'] = (...a) => this.ops.listInventory(...a);
+  listCertificatePlaces: StoreOps['listCertificatePlaces'] = (...a) => this.ops.listCertificatePlaces(...a);
   clusterCounts: StoreOps['clusterCounts'] = (...a) => this.ops.clusterCounts(...a);
   clustersLastSeenBetween: StoreOps['clustersLastSeenBetween'] = (...a) => this.ops.clustersLastSeenBetween(...a);
 

@@ -287,6 +287,26 @@ export function createInventoryOps(db: SqlDb): InventoryOps {
       return out;
     },
 
+    async listCertificatePlaces(companyId, certs, limit) {
+      const keys = [...new Map(certs.map((c) => [`${c.issuer}\u0000${c.serial}`, c])).values()];
+      if (keys.length === 0) return [];
+      const rows = await db.all(
+        `SELECT i.issuer, i.serial, i.cluster_id, c.name AS cluster_name, i.namespace, i.secret_name
+         FROM inventory_certificates i LEFT JOIN clusters c ON c.company_id = i.company_id AND c.id = i.cluster_id
+         WHERE i.company_id = ? AND (i.issuer, i.serial) IN (VALUES ${keys.map(() => '(?, ?)').join(', ')})
+         ORDER BY i.issuer, i.serial, i.cluster_id, i.namespace, i.secret_name LIMIT ?`,
+        [companyId, ...keys.flatMap((k) => [k.issuer, k.serial]), limit],
+      );
+      return rows.map((row) => ({
+        issuer: str(row, 'issuer'),
+        serial: str(row, 'serial'),
+        clusterId: str(row, 'cluster_id'),
+        clusterName: strOrNull(row, 'cluster_name'),
+        namespace: str(row, 'namespace'),
+        secretName: str(row, 'secret_name'),
+      }));
+    },
+
     async clusterCounts(silentBefore) {
       const row = await db.get(
         `SELECT coalesce(sum(CASE WHEN last_seen_at < ? THEN 1 ELSE 0 END), 0) AS silent, count(*) AS total FROM clusters`,

@@ -282,6 +282,16 @@ export interface ListedCertificate extends InventoryCertificateRecord {
   clusterName: string | null;
 }
 
+/** One place (cluster, namespace, Secret) where a certificate (issuer, serial) is stored. */
+export interface CertificatePlace {
+  issuer: string;
+  serial: string;
+  clusterId: string;
+  clusterName: string | null;
+  namespace: string;
+  secretName: string;
+}
+
 export type InventoryHealth = 'READY' | 'NOT_READY' | 'UNKNOWN';
 
 export interface InventoryFilter {
@@ -325,6 +335,11 @@ export interface InventoryOps {
   deleteInventoryOutsideEpoch(companyId: string, clusterId: string, epoch: string): Promise<number>;
   /** One page of the company's certificates in listing order, after `after`. */
   listInventory(companyId: string, filter: InventoryFilter, after: InventoryCursor | null, limit: number): Promise<ListedCertificate[]>;
+  /**
+   * Where certificates of these (issuer, serial) pairs are stored in the company, over all its clusters (one
+   * certificate copied into several clusters or namespaces), at most `limit` rows, by key.
+   */
+  listCertificatePlaces(companyId: string, certs: { issuer: string; serial: string }[], limit: number): Promise<CertificatePlace[]>;
   /** Over all companies: clusters last seen before `silentBefore` and the others (a gauge). */
   clusterCounts(silentBefore: number): Promise<{ silent: number; reporting: number }>;
   /** Over all companies: clusters last seen in [from, to) (those that fell silent in a check interval). */

@@ -58,7 +58,7 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('inventory API (%s)', (kind) =>
         '',
       ].join('\n'),
     );
-    svc = await startTestService(kind, ['--api-keys-file', f, '--delivery-workers', '0', '--max-clusters-per-company', '5']);
+    svc = await startTestService(kind, ['--api-keys-file', f, '--delivery-workers', '0', '--max-clusters-per-company', '20']);
   }, 60_000);
   afterAll(async () => {
     await svc?.close();
@@ -284,20 +284,103 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('inventory API (%s)', (kind) =>
     expect(((await bad.json()) as { errors: { field: string }[] }).errors[0]!.field).toBe('clusterid');
   });
 
+  it('one certificate in two clusters (same issuer and serial) is listed with both places', async () => {
+    const one = { id: randomUUID(), name: 'east' };
+    const two = { id: randomUUID(), name: 'west' };
+    const serial = `5E${Date.now().toString(16).toUpperCase()}`;
+    const copy = (ns: string) => facts(ns, 'wildcard', { serial, issuer: 'CN=Shared Issuer' });
+    expect((await post(report(one, randomUUID(), 1, { kind: 'snapshot', final: true, upserts: [copy('a')] }))).status).toBe(200);
+    expect((await post(report(two, randomUUID(), 1, { kind: 'snapshot', final: true, upserts: [copy('b')] }))).status).toBe(200);
+    const r = await gql(
+      `query($c: UUID) { certificates(filter: { clusterId: $c }) { nodes { serial places { clusterId clusterName namespace secretName } } } }`,
+      { c: one.id },
+    );
+    expect(r.json.errors).toBeUndefined();
+    const places = r.json.data.certificates.nodes[0].places as { clusterName: string; namespace: string }[];
+    expect(places.map((p) => `${p.clusterName}/${p.namespace}`).sort()).toEqual(['east/a', 'west/b']);
+  });
+
+  it('metrics: the clusters gauge counts reporting clusters, with no per-cluster label', async () => {
+    const text = await (await svc.rest('/metrics', { key: null })).text();
+    const reporting = /^certmgr_notify_clusters\{state="reporting"\} (\d+)$/m.exec(text);
+    expect(Number(reporting?.[1])).toBeGreaterThan(0);
+    expect(text).toMatch(/^certmgr_notify_clusters\{state="silent"\} 0$/m);
+  });
+
   it('quota: one cluster more than --max-clusters-per-company is refused with QUOTA_EXCEEDED, nothing written', async () => {
-    // company B has used 1 of its 5 (tenancy test) at most: fill it up
+    // company B has used 1 of its 20 (tenancy test) at most: fill it up
     const made: string[] = [];
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; i < 21; i++) {
       const c = { id: randomUUID(), name: `q-${i}` };
       const r = await post(report(c, randomUUID(), 1, { kind: 'snapshot', final: true, upserts: [facts('q', `s-${i}`)] }), KEY_B);
       if (r.status !== 200) {
         expect(r.status).toBe(429);
-        expect(r.body.errors?.[0]).toMatchObject({ code: 'QUOTA_EXCEEDED', quota: 'maxClustersPerCompany', limit: 5 });
+        expect(r.body.errors?.[0]).toMatchObject({ code: 'QUOTA_EXCEEDED', quota: 'maxClustersPerCompany', limit: 20 });
         expect(await clusterOf(c.id, KEY_B)).toBeUndefined();
         break;
       }
       made.push(c.id);
     }
-    expect(made.length).toBeLessThan(6);
+    expect(made.length).toBeLessThan(21);
+  });
+});
+
+describe('silent clusters and the certificates quota through serve (sqlite)', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService('sqlite', [
+      '--delivery-workers',
+      '0',
+      '--cluster-silence-after',
+      '1',
+      '--max-certificates-per-company',
+      '3',
+    ]);
+  }, 60_000);
+  afterAll(async () => {
+    await svc?.close();
+  });
+
+  it('a cluster not heard from for --cluster-silence-after is silent in GraphQL and the gauge; its next report logs its return', async () => {
+    const cluster = { id: randomUUID(), name: 'quiet' };
+    const epoch = randomUUID();
+    const post = (seq: number, kind: 'snapshot' | 'delta') =>
+      svc.rest('/v1/inventory', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(report(cluster, epoch, seq, { kind, ...(kind === 'snapshot' ? { final: true } : {}) })),
+      });
+    expect((await post(1, 'snapshot')).status).toBe(200);
+    // 1 ms of silence has passed by the time the query runs (it follows the report's answer)
+    await new Promise((r) => setTimeout(r, 5));
+    const q = await svc.gql().request<{ clusters: { nodes: { id: string; silent: boolean }[] } }>(`{ clusters { nodes { id silent } } }`);
+    expect(q.clusters.nodes.find((c) => c.id === cluster.id)?.silent).toBe(true);
+    const text = await (await svc.rest('/metrics', { key: null })).text();
+    expect(text).toMatch(/^certmgr_notify_clusters\{state="silent"\} 1$/m);
+    expect((await post(2, 'delta')).status).toBe(200);
+    expect(svc.logs.some((l) => l.includes('cluster reporting again after silence') && l.includes(cluster.id))).toBe(true);
+  });
+
+  it('a report that would take the company past --max-certificates-per-company is refused whole (429 QUOTA_EXCEEDED)', async () => {
+    const cluster = { id: randomUUID(), name: 'full' };
+    const epoch = randomUUID();
+    const send = (seq: number, over: Partial<InventoryReport>) =>
+      svc.rest('/v1/inventory', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(report(cluster, epoch, seq, over)),
+      });
+    const three = [facts('q', 'a'), facts('q', 'b'), facts('q', 'c')];
+    expect((await send(1, { kind: 'snapshot', final: true, upserts: three })).status).toBe(200);
+    const over = await send(2, { upserts: [facts('q', 'd'), { ...three[0]!, serial: 'FF' }] });
+    expect(over.status).toBe(429);
+    expect(over.headers.get('retry-after')).toBe('300');
+    const body = (await over.json()) as { errors: Record<string, unknown>[] };
+    expect(body.errors[0]).toMatchObject({ code: 'QUOTA_EXCEEDED', quota: 'maxCertificatesPerCompany', limit: 3 });
+    // nothing of it was applied: the same seq, replacing one and adding one after a delete, goes through
+    const q = `{ certificates { nodes { secretName serial } } }`;
+    const before = await svc.gql().request<{ certificates: { nodes: { secretName: string; serial: string }[] } }>(q);
+    expect(before.certificates.nodes.find((n) => n.secretName === 'a')?.serial).toBe(three[0]!.serial);
+    expect((await send(2, { upserts: [facts('q', 'd')], deletes: [{ namespace: 'q', secretName: 'b' }] })).status).toBe(200);
   });
 });
