@@ -157,6 +157,15 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('inventory API (%s)', (kind) =>
     expect((await post(report(cluster, e1, 5))).status).toBe(409);
   });
 
+  it('the same report sent 6 times at once is applied once; the others are duplicates', async () => {
+    const cluster = { id: randomUUID(), name: 'racy' };
+    const r = report(cluster, randomUUID(), 1, { kind: 'snapshot', final: true, upserts: [facts('r', 'a'), facts('r', 'b')] });
+    const answers = await Promise.all(Array.from({ length: 6 }, () => post(r)));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(answers.filter((a) => a.body.status === 'applied')).toHaveLength(1);
+    expect(await clusterOf(cluster.id)).toMatchObject({ certificateCount: 2 });
+  });
+
   it('scopes: an agent key posts but cannot query; a read key queries but cannot post', async () => {
     const r = await svc.rest('/graphql', {
       key: AGENT,
