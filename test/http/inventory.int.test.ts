@@ -235,6 +235,15 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('inventory API (%s)', (kind) =>
     }
     expect(seen.map((s) => s.secretName)).toEqual(upserts.map((u) => u.secretName));
     expect(seen.slice(20).every((s) => s.notAfter === null)).toBe(true);
+    // clusters page by id
+    const c1 = await gql(`{ clusters(first: 1) { nodes { id } pageInfo { endCursor hasNextPage } } }`);
+    expect(c1.json.data.clusters.pageInfo.hasNextPage).toBe(true);
+    const c2 = await gql(`query($a: String) { clusters(first: 500, after: $a) { nodes { id } } }`, {
+      a: c1.json.data.clusters.pageInfo.endCursor,
+    });
+    const ids = c2.json.data.clusters.nodes.map((n: { id: string }) => n.id);
+    expect(ids).not.toContain(c1.json.data.clusters.nodes[0].id);
+    expect([...ids].sort()).toEqual(ids);
     // a cursor that is not ours
     const bad = await gql(`{ certificates(after: "bm90IGEgY3Vyc29y") { nodes { serial } } }`);
     expect(bad.json.errors[0].extensions.code).toBe('BAD_USER_INPUT');
@@ -288,6 +297,12 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('inventory API (%s)', (kind) =>
     expect(text).toContain(`,'@SUM(A1),'-2+3,`);
     expect(text).toContain(`"{""a"":""+1"",""b"":""say \\""hi\\"", ok""}"`);
     expect(lines.filter(Boolean).length).toBe(3);
+    const head = await svc.rest(`/v1/inventory/certificates.csv?clusterId=${cluster.id}`, { key: READ, method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(await head.text()).toBe('');
+    const twice = await svc.rest(`/v1/inventory/certificates.csv?health=READY&health=UNKNOWN`, { key: READ });
+    expect(twice.status).toBe(400);
     const bad = await svc.rest(`/v1/inventory/certificates.csv?clusterid=x`, { key: READ });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { errors: { field: string }[] }).errors[0]!.field).toBe('clusterid');

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { INVENTORY_LIMITS as L, validateInventoryReport } from '../../src/inventory/validate.js';
 import { MAX_INVENTORY_ITEMS_PER_REPORT, type CertificateFacts, type InventoryReport } from '../../src/model/inventory.js';
@@ -156,5 +157,50 @@ describe('validateInventoryReport', () => {
     r.upserts = Array.from({ length: 1000 }, (_, i) => ({ ...facts(i), serial: 'bad' }));
     const v = validateInventoryReport(r);
     expect(!v.ok && v.errors.length).toBe(100);
+  });
+});
+
+describe('validateInventoryReport on hostile input (property)', () => {
+  it('never throws; an accepted report holds only bounded, well-formed values', () => {
+    // a valid report with any one field replaced by an arbitrary JSON value, or any JSON value at all
+    const paths: (string | number)[][] = [
+      ['cluster', 'id'],
+      ['cluster', 'name'],
+      ['seq'],
+      ['kind'],
+      ['final'],
+      ['upserts', 0, 'namespace'],
+      ['upserts', 0, 'notAfter'],
+      ['upserts', 0, 'dnsNames'],
+      ['upserts', 0, 'labels'],
+      ['upserts', 0, 'ready'],
+      ['upserts', 0, 'issuerRef'],
+      ['deletes', 0],
+      ['upserts', 1],
+    ];
+    fc.assert(
+      fc.property(fc.constantFrom(...paths), fc.jsonValue({ maxDepth: 4 }), fc.boolean(), (path, value, whole) => {
+        let body: unknown = value;
+        if (!whole) {
+          const r = good() as unknown as Record<string | number, unknown>;
+          let o = r;
+          for (const k of path.slice(0, -1)) o = o[k] as Record<string | number, unknown>;
+          o[path.at(-1)!] = value;
+          body = r;
+        }
+        const v = validateInventoryReport(body);
+        if (!v.ok) {
+          expect(v.errors.length).toBeGreaterThan(0);
+          expect(v.errors.length).toBeLessThanOrEqual(100);
+          return;
+        }
+        expect(v.report.upserts.length + v.report.deletes.length).toBeLessThanOrEqual(MAX_INVENTORY_ITEMS_PER_REPORT);
+        for (const u of v.report.upserts) {
+          expect(u.namespace.length).toBeLessThanOrEqual(L.namespace);
+          for (const t of [u.notBefore, u.notAfter, u.chainNotAfter]) if (t !== null) expect(Number.isNaN(Date.parse(t))).toBe(false);
+        }
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
