@@ -64,6 +64,10 @@ export interface ServeConfig {
   /** Per-company quotas (issue 7): creating one more is refused with QUOTA_EXCEEDED. */
   maxRoutersPerCompany: number;
   maxIntegrationsPerCompany: number;
+  /** Inventory (issue 10): clusters and certificate rows a company may have; when a cluster counts as silent. */
+  maxClustersPerCompany: number;
+  maxCertificatesPerCompany: number;
+  clusterSilenceAfterMs: number;
   serviceUrl: string | undefined;
   serviceApiKey: string | undefined;
   /** Admission webhook: served (HTTPS) when a directory with tls.crt/tls.key is given. */
@@ -175,6 +179,21 @@ export const SERVE_FLAGS: FlagSpec[] = [
     name: 'max-integrations-per-company',
     kind: 'int',
     help: 'integrations a company may have; one more is refused with QUOTA_EXCEEDED (default 200)',
+  },
+  {
+    name: 'max-clusters-per-company',
+    kind: 'int',
+    help: 'inventory: clusters a company may report; a new one more is refused with QUOTA_EXCEEDED (default 1000)',
+  },
+  {
+    name: 'max-certificates-per-company',
+    kind: 'int',
+    help: 'inventory: certificates a company may hold over all its clusters; a report growing past it is refused (default 2000000)',
+  },
+  {
+    name: 'cluster-silence-after',
+    kind: 'int',
+    help: 'inventory: ms without a report after which a cluster counts as silent (metric, GraphQL, log; default 900000)',
   },
   { name: 'service-url', kind: 'string', help: 'operator: a remote service to reconcile into (default: this process)' },
   {
@@ -466,6 +485,9 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     shutdownTimeoutMs: int(flags, env, 'shutdown-timeout', 10_000, 0, 600_000),
     maxRoutersPerCompany: int(flags, env, 'max-routers-per-company', DEFAULT_QUOTAS.maxRoutersPerCompany, 1, 100_000),
     maxIntegrationsPerCompany: int(flags, env, 'max-integrations-per-company', DEFAULT_QUOTAS.maxIntegrationsPerCompany, 1, 100_000),
+    maxClustersPerCompany: int(flags, env, 'max-clusters-per-company', DEFAULT_QUOTAS.maxClustersPerCompany, 1, 1_000_000),
+    maxCertificatesPerCompany: int(flags, env, 'max-certificates-per-company', DEFAULT_QUOTAS.maxCertificatesPerCompany, 1, 1_000_000_000),
+    clusterSilenceAfterMs: int(flags, env, 'cluster-silence-after', 900_000, 1, 30 * 86_400_000),
     serviceUrl,
     serviceApiKey: one(flags, env, 'service-api-key'),
     webhookCertDir: one(flags, env, 'webhook-cert-dir'),

@@ -27,6 +27,7 @@ import { createApp } from './http/app.js';
 import { createHttpMetrics } from './http/metrics.js';
 import { createRuntime } from './service/runtime.js';
 import { ExpiryScanner } from './expiry/scanner.js';
+import { registerClusterGauge, startSilenceWatch } from './inventory/silence.js';
 
 export interface RunningService {
   url: string;
@@ -170,8 +171,15 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     runtime,
     onChange: (what, companyId, ids) => runtime.snapshots.invalidate(companyId, what === 'routers' ? ids : undefined),
     requestTimeoutMs: cfg.requestTimeoutMs,
-    quotas: { maxRoutersPerCompany: cfg.maxRoutersPerCompany, maxIntegrationsPerCompany: cfg.maxIntegrationsPerCompany },
+    quotas: {
+      maxRoutersPerCompany: cfg.maxRoutersPerCompany,
+      maxIntegrationsPerCompany: cfg.maxIntegrationsPerCompany,
+      maxClustersPerCompany: cfg.maxClustersPerCompany,
+      maxCertificatesPerCompany: cfg.maxCertificatesPerCompany,
+    },
+    clusterSilenceAfterMs: cfg.clusterSilenceAfterMs,
   });
+  registerClusterGauge(metrics.registry, store, cfg.clusterSilenceAfterMs, Date.now, log);
   setHandler(app);
   const port = (server.address() as AddressInfo).port;
   const host = cfg.host === '0.0.0.0' || cfg.host === '::' ? '127.0.0.1' : cfg.host;
@@ -302,6 +310,19 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
         { name: 'delivery', log },
       )
     : undefined;
+  // one replica logs clusters falling silent (every replica serves the gauge)
+  const silence = runWhileLeading(
+    leadership,
+    async () =>
+      startSilenceWatch({
+        store,
+        log: log.child({ component: 'inventory' }),
+        ...(runtime.logLimiter ? { logLimiter: runtime.logLimiter } : {}),
+        silenceAfterMs: cfg.clusterSilenceAfterMs,
+        now: Date.now,
+      }),
+    { name: 'inventory-silence', log },
+  );
   leadership.start();
   log.info({ url, companies: new Set(keys.map((k) => k.companyId)).size }, 'listening');
   return {
@@ -321,6 +342,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
       await emitter?.stop();
       await operator?.stop();
       await delivery?.stop();
+      await silence.stop();
       await leadership.stop();
       await webhook?.close();
       await closeHttpServer(server, cfg.shutdownTimeoutMs);

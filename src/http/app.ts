@@ -12,9 +12,18 @@ import { ServiceError, ValidationErrors } from '../service/errors.js';
 import { ApiKeyRing, API_KEY_HEADER, allowed, forbiddenMessage, type ApiOperation } from './auth.js';
 import type { ApiKeyScope } from '../config.js';
 import { boundedErr, capText, sendError, storeInputError, sendErrors, sendGraphqlError } from './errors.js';
-import { BODY_LIMIT, MAX_JSON_DEPTH, RETRY_AFTER_SECONDS, isStoreUnavailable, jsonDepthViolation, routeLabel } from './limits.js';
+import {
+  BODY_LIMIT,
+  INVENTORY_BODY_LIMIT,
+  MAX_JSON_DEPTH,
+  RETRY_AFTER_SECONDS,
+  isStoreUnavailable,
+  jsonDepthViolation,
+  routeLabel,
+} from './limits.js';
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { monitoringRouter } from './rest/monitoring-config.js';
+import { exportCertificatesCsv, postInventory } from './rest/inventory.js';
 import { graphqlHandler } from './graphql/handler.js';
 
 /** Default per-request deadline (--request-timeout). */
@@ -34,6 +43,8 @@ export interface AppDeps {
   requestTimeoutMs?: number;
   /** Per-company quotas (defaults: DEFAULT_QUOTAS). */
   quotas?: ServiceContext['quotas'];
+  /** Inventory: when a cluster's agent counts as silent (--cluster-silence-after; default 15 min). */
+  clusterSilenceAfterMs?: number;
 }
 
 declare global {
@@ -136,6 +147,7 @@ export function createApp(deps: AppDeps): express.Express {
       ...(deps.onChange ? { onChange: deps.onChange } : {}),
       ...(deps.runtime ? { runtime: deps.runtime } : {}),
       ...(deps.quotas ? { quotas: deps.quotas } : {}),
+      ...(deps.clusterSilenceAfterMs !== undefined ? { clusterSilenceAfterMs: deps.clusterSilenceAfterMs } : {}),
     });
     res.locals.log = res.locals.log.child({ companyId });
     next();
@@ -152,6 +164,8 @@ export function createApp(deps: AppDeps): express.Express {
     };
   const restOperation = (req: Request): ApiOperation => (req.method === 'GET' || req.method === 'HEAD' ? 'query' : 'mutation');
 
+  const defaultJson = express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'], strict: false });
+  const inventoryJson = express.json({ limit: INVENTORY_BODY_LIMIT, type: ['application/json', 'application/*+json'], strict: false });
   const jsonBody: express.RequestHandler[] = [
     (req, res, next) => {
       if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'DELETE') return next();
@@ -168,7 +182,8 @@ export function createApp(deps: AppDeps): express.Express {
       }
       next();
     },
-    express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'], strict: false }),
+    // an inventory report carries up to 1,000 certificates' facts: more than the 1 MiB other bodies get
+    (req, res, next) => (req.path === '/v1/inventory' ? inventoryJson : defaultJson)(req, res, next),
     (req, res, next) => {
       const where = jsonDepthViolation(req.body);
       if (where === null) return next();
@@ -183,6 +198,23 @@ export function createApp(deps: AppDeps): express.Express {
   app.all('/graphql', (req, res) => {
     res.setHeader('Allow', 'POST');
     sendGraphqlError(res, 405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on /graphql; use POST`);
+  });
+  // inventory (issue 10, docs/inventory.md): agents report, queries read
+  app.post(
+    '/v1/inventory',
+    authed,
+    may(() => 'inventory'),
+    ...jsonBody,
+    postInventory(deps.runtime?.logLimiter ? { logLimiter: deps.runtime.logLimiter } : {}),
+  );
+  app.all('/v1/inventory', (req, res) => {
+    res.setHeader('Allow', 'POST');
+    sendError(res, 405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on /v1/inventory; use POST`);
+  });
+  app.get('/v1/inventory/certificates.csv', authed, may(restOperation), exportCertificatesCsv);
+  app.all('/v1/inventory/certificates.csv', (req, res) => {
+    res.setHeader('Allow', 'GET, HEAD');
+    sendError(res, 405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on /v1/inventory/certificates.csv; use GET`);
   });
   if (deps.runtime) {
     const rt = deps.runtime;
@@ -228,7 +260,8 @@ export function createApp(deps: AppDeps): express.Express {
     const gql = isGraphql(req);
     const send = (status: number, code: string, message: string) =>
       gql ? sendGraphqlError(res, status, code, message) : sendError(res, status, code, message);
-    if (e.type === 'entity.too.large') return send(413, 'PAYLOAD_TOO_LARGE', `request body exceeds ${BODY_LIMIT}`);
+    if (e.type === 'entity.too.large')
+      return send(413, 'PAYLOAD_TOO_LARGE', `request body exceeds ${req.path === '/v1/inventory' ? INVENTORY_BODY_LIMIT : BODY_LIMIT}`);
     if (e.type === 'entity.parse.failed') return send(400, 'MALFORMED_JSON', `request body is not valid JSON: ${e.message ?? ''}`.trim());
     if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported')
       return send(415, 'UNSUPPORTED_MEDIA_TYPE', e.message ?? 'unsupported encoding');

@@ -2,6 +2,8 @@
 
 /** Request bodies (REST, GraphQL, events). */
 export const BODY_LIMIT = '1mb';
+/** `POST /v1/inventory`: up to 1,000 certificates' facts (docs/inventory.md#limits). */
+export const INVENTORY_BODY_LIMIT = '4mb';
 /** JSON nesting allowed in any request body: real payloads nest < 8; deep values break recursive code downstream. */
 export const MAX_JSON_DEPTH = 32;
 /** Seconds a client is told to wait when the store is unavailable. */

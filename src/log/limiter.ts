@@ -24,6 +24,7 @@ export const LOG_CAUSES = [
   'delivery_lease_lost',
   'delivery_superseded',
   'delivery_store_error',
+  'cluster_silence',
 ] as const;
 export type LogCause = (typeof LOG_CAUSES)[number];
 

@@ -36,6 +36,8 @@ export interface ServiceContext {
   /** Per-company quotas (defaults: DEFAULT_QUOTAS). */
   quotas?: Partial<Quotas>;
   runtime?: ServiceRuntime;
+  /** Inventory (issue 10): a cluster whose agent has not reported for this long is silent (default 900000). */
+  clusterSilenceAfterMs?: number;
 }
 
 export function serviceContext(store: Store, companyId: string, extra: Partial<ServiceContext> = {}): ServiceContext {

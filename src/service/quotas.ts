@@ -12,24 +12,33 @@ import { ServiceError } from './errors.js';
 export interface Quotas {
   maxRoutersPerCompany: number;
   maxIntegrationsPerCompany: number;
+  /** Inventory (issue 10): clusters reporting, and certificate rows over all of them. */
+  maxClustersPerCompany: number;
+  maxCertificatesPerCompany: number;
 }
 
-export const DEFAULT_QUOTAS: Readonly<Quotas> = { maxRoutersPerCompany: 1000, maxIntegrationsPerCompany: 200 };
+export const DEFAULT_QUOTAS: Readonly<Quotas> = {
+  maxRoutersPerCompany: 1000,
+  maxIntegrationsPerCompany: 200,
+  maxClustersPerCompany: 1000,
+  maxCertificatesPerCompany: 2_000_000,
+};
 
 const LIMIT_OF: Record<QuotaKind, { key: keyof Quotas; what: string; flag: string }> = {
   routers: { key: 'maxRoutersPerCompany', what: 'routers', flag: '--max-routers-per-company' },
   integrations: { key: 'maxIntegrationsPerCompany', what: 'integrations', flag: '--max-integrations-per-company' },
+  clusters: { key: 'maxClustersPerCompany', what: 'clusters', flag: '--max-clusters-per-company' },
 };
 
 /** Pure: the error for a company holding `count` records of a kind whose limit is `limit`, if one more is refused. */
 function quotaError(kind: QuotaKind, count: number, limit: number): ServiceError | undefined {
   if (count < limit) return undefined;
-  const { what, flag } = LIMIT_OF[kind];
+  const { what, flag, key } = LIMIT_OF[kind];
   return new ServiceError(
     'QUOTA_EXCEEDED',
     `quota exceeded: a company may have at most ${limit} ${what} (${flag}) and this one has ${count}; delete some first`,
     undefined,
-    { quota: LIMIT_OF[kind].key, limit, count },
+    { quota: key, limit, count },
   );
 }
 

@@ -99,6 +99,17 @@ export abstract class SqlStore implements Store {
   getExpiryMarks: StoreOps['getExpiryMarks'] = (...a) => this.ops.getExpiryMarks(...a);
   putExpiryMarks: StoreOps['putExpiryMarks'] = (...a) => this.ops.putExpiryMarks(...a);
   deleteStaleExpiryMarks: StoreOps['deleteStaleExpiryMarks'] = (...a) => this.ops.deleteStaleExpiryMarks(...a);
+  lockCluster: StoreOps['lockCluster'] = (...a) => this.ops.lockCluster(...a);
+  putCluster: StoreOps['putCluster'] = (...a) => this.ops.putCluster(...a);
+  listClusters: StoreOps['listClusters'] = (...a) => this.ops.listClusters(...a);
+  certificateCountExcept: StoreOps['certificateCountExcept'] = (...a) => this.ops.certificateCountExcept(...a);
+  upsertInventory: StoreOps['upsertInventory'] = (...a) => this.ops.upsertInventory(...a);
+  deleteInventory: StoreOps['deleteInventory'] = (...a) => this.ops.deleteInventory(...a);
+  deleteInventoryOutsideEpoch: StoreOps['deleteInventoryOutsideEpoch'] = (...a) => this.ops.deleteInventoryOutsideEpoch(...a);
+  listInventory: StoreOps['listInventory'] = (...a) => this.ops.listInventory(...a);
+  listCertificatePlaces: StoreOps['listCertificatePlaces'] = (...a) => this.ops.listCertificatePlaces(...a);
+  clusterCounts: StoreOps['clusterCounts'] = (...a) => this.ops.clusterCounts(...a);
+  clustersLastSeenBetween: StoreOps['clustersLastSeenBetween'] = (...a) => this.ops.clustersLastSeenBetween(...a);
 
   claimDeliveries: DeliveryQueueOps['claimDeliveries'] = (...a) => this.queue.claimDeliveries(...a);
   releaseClaims: DeliveryQueueOps['releaseClaims'] = (...a) => this.queue.releaseClaims(...a);

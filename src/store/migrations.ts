@@ -240,8 +240,11 @@ export const MIGRATIONS: readonly Migration[] = [
     up: ddl(() => [`ALTER TABLE monitoring_configs ADD COLUMN manager TEXT`]),
   },
   {
-    // Issue 10, the certificate inventory that agents report (src/model/inventory.ts): one row per cluster and
-    // one per TLS Secret. Times are epoch ms; JSON columns are TEXT.
+    // Issue 10, certificate inventory (docs/inventory.md): the clusters agents report and one row per TLS Secret.
+    // `epoch` / `last_seq` are the report protocol's position (src/inventory/decide.ts); a row's `epoch` tells
+    // which full sync last saw it, so the final snapshot report removes the rest. not_after & co are epoch ms,
+    // NULL when the Secret holds no parsable certificate. The expiry index leads with (company_id, not_after)
+    // and ends with the key, so the expiry scan and the keyset-paginated listing both read it in order.
     version: 6,
     name: 'inventory: clusters, inventory_certificates',
     up: ddl((t) => [
@@ -258,6 +261,7 @@ export const MIGRATIONS: readonly Migration[] = [
         certificate_count ${t.bigint} NOT NULL,
         PRIMARY KEY (company_id, id)
       )${t.table}`,
+      `CREATE INDEX clusters_last_seen_idx ON clusters (last_seen_at)`,
       `CREATE TABLE inventory_certificates (
         company_id TEXT NOT NULL,
         cluster_id TEXT NOT NULL,
@@ -282,7 +286,7 @@ export const MIGRATIONS: readonly Migration[] = [
         updated_at ${t.bigint} NOT NULL,
         PRIMARY KEY (company_id, cluster_id, namespace, secret_name)
       )${t.table}`,
-      `CREATE INDEX inventory_certificates_not_after_idx ON inventory_certificates (company_id, not_after)`,
+      `CREATE INDEX inventory_certificates_expiry_idx ON inventory_certificates (company_id, not_after, cluster_id, namespace, secret_name)`,
       `CREATE INDEX inventory_certificates_serial_idx ON inventory_certificates (company_id, issuer, serial)`,
     ]),
   },

@@ -26,6 +26,7 @@ import {
   rowToRouter,
 } from './rows.js';
 import { createExpiryOps } from './expiry.js';
+import { createInventoryOps } from './inventory-repo.js';
 import { type SecretBox } from './secret-box.js';
 import { type SqlDb, type SqlValue, diagnostic, placeholders } from './sqldb.js';
 import type {
@@ -71,7 +72,7 @@ function patchSet<P extends object>(cols: PatchColumns<P>, patch: P, now: number
 }
 
 /** Tables behind QuotaKind (a closed set: never interpolate anything else). */
-const QUOTA_TABLES: Record<QuotaKind, string> = { routers: 'routers', integrations: 'integrations' };
+const QUOTA_TABLES: Record<QuotaKind, string> = { routers: 'routers', integrations: 'integrations', clusters: 'clusters' };
 
 function unique(ids: string[]): string[] {
   return [...new Set(ids)];
@@ -114,6 +115,8 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
 
   return {
     ...createExpiryOps(db),
+    ...createInventoryOps(db),
+
     async getMonitoringConfig(companyId) {
       const row = await db.get(`SELECT ${MC} FROM monitoring_configs WHERE company_id = ?`, [companyId]);
       return row ? rowToMonitoringConfig(row) : null;

@@ -28,36 +28,36 @@ function col(row: SqlRow, name: string): unknown {
   return row[name];
 }
 
-function str(row: SqlRow, name: string): string {
+export function str(row: SqlRow, name: string): string {
   const v = col(row, name);
   if (typeof v !== 'string') throw new Error(`store: column "${name}" is not text`);
   return v;
 }
 
-function strOrNull(row: SqlRow, name: string): string | null {
+export function strOrNull(row: SqlRow, name: string): string | null {
   const v = col(row, name);
   return v === null ? null : str(row, name);
 }
 
-function int(row: SqlRow, name: string): number {
+export function int(row: SqlRow, name: string): number {
   const v = col(row, name);
   const n = typeof v === 'number' ? v : typeof v === 'bigint' || typeof v === 'string' ? Number(v) : NaN;
   if (!Number.isSafeInteger(n)) throw new Error(`store: column "${name}" is not an integer`);
   return n;
 }
 
-function intOrNull(row: SqlRow, name: string): number | null {
+export function intOrNull(row: SqlRow, name: string): number | null {
   return col(row, name) === null ? null : int(row, name);
 }
 
-function bool(row: SqlRow, name: string): boolean {
+export function bool(row: SqlRow, name: string): boolean {
   const v = col(row, name);
   if (v === true || v === 1 || v === 1n) return true;
   if (v === false || v === 0 || v === 0n) return false;
   throw new Error(`store: column "${name}" is not a boolean`);
 }
 
-function json<T>(row: SqlRow, name: string): T {
+export function json<T>(row: SqlRow, name: string): T {
   const v = col(row, name);
   return (typeof v === 'string' ? JSON.parse(v) : v) as T;
 }

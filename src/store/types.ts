@@ -17,10 +17,10 @@ export type RouterPatch = Partial<
 >;
 
 /** Records a company holds under a quota (silences and templates will add theirs). */
-export type QuotaKind = 'routers' | 'integrations';
+export type QuotaKind = 'routers' | 'integrations' | 'clusters';
 
 /** Operations available inside and outside a transaction. */
-export interface StoreOps extends ExpiryOps {
+export interface StoreOps extends ExpiryOps, InventoryOps {
   getMonitoringConfig(companyId: string): Promise<MonitoringConfigRecord | null>;
   /** Insert or replace the company's single CERTIFICATE_EXPIRATION configuration (keyed by companyId). */
   putMonitoringConfig(rec: MonitoringConfigRecord): Promise<MonitoringConfigRecord>;
@@ -293,4 +293,120 @@ export interface DeliveryQueueOps {
    * been waiting past its nextAttemptAt; 0 when nothing is due. Queue lag, for a gauge.
    */
   oldestPendingAge(now: number): Promise<number>;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Certificate inventory (issue 10, docs/inventory.md): clusters reported by agents and their TLS Secrets.
+
+/** A cluster as its agent reported it, and where its report sequence stands (src/inventory/decide.ts). */
+export interface ClusterRecord {
+  companyId: string;
+  /** the agent's cluster UUID (lower case) */
+  id: string;
+  name: string;
+  agentVersion: string;
+  /** the full sync the cluster's rows belong to */
+  epoch: string;
+  /** the last applied report's seq in that epoch */
+  lastSeq: number;
+  /** the epoch's final snapshot report was applied */
+  snapshotComplete: boolean;
+  firstSeenAt: number;
+  lastSeenAt: number;
+  /** rows of inventory_certificates of this cluster (kept by the apply transaction) */
+  certificateCount: number;
+}
+
+/** One TLS Secret's certificate, as stored (times epoch ms, null when unparsable). */
+export interface InventoryCertificateRecord {
+  companyId: string;
+  clusterId: string;
+  namespace: string;
+  secretName: string;
+  certificateName: string | null;
+  certificateUid: string | null;
+  serial: string | null;
+  notBefore: number | null;
+  notAfter: number | null;
+  subject: string | null;
+  commonName: string | null;
+  dnsNames: string[];
+  issuer: string | null;
+  issuerRef: { name: string; kind?: string; group?: string } | null;
+  readyStatus: 'True' | 'False' | 'Unknown' | null;
+  readyReason: string | null;
+  applicationIds: string[];
+  labels: Record<string, string>;
+  chainNotAfter: number | null;
+  epoch: string;
+  updatedAt: number;
+}
+
+/** A listed certificate: the row and its cluster's name (null if the cluster row is gone). */
+export interface ListedCertificate extends InventoryCertificateRecord {
+  clusterName: string | null;
+}
+
+/** One place (cluster, namespace, Secret) where a certificate (issuer, serial) is stored. */
+export interface CertificatePlace {
+  issuer: string;
+  serial: string;
+  clusterId: string;
+  clusterName: string | null;
+  namespace: string;
+  secretName: string;
+}
+
+export type InventoryHealth = 'READY' | 'NOT_READY' | 'UNKNOWN';
+
+export interface InventoryFilter {
+  clusterId?: string;
+  namespace?: string;
+  applicationId?: string;
+  /** not_after <= this (epoch ms): expiring soon, or expired already */
+  notAfterAtMost?: number;
+  health?: InventoryHealth;
+}
+
+/** Keyset position in the listing order (not_after, nulls last; then cluster_id, namespace, secret_name). */
+export interface InventoryCursor {
+  notAfter: number | null;
+  clusterId: string;
+  namespace: string;
+  secretName: string;
+}
+
+export interface InventoryOps {
+  /**
+   * The cluster's state, for the apply decision. Inside a transaction on PostgreSQL it first takes a
+   * transaction-scoped advisory lock on (company, cluster), so two reports of one cluster decide one after the
+   * other (SQLite transactions are serialized anyway).
+   */
+  lockCluster(companyId: string, clusterId: string): Promise<ClusterRecord | null>;
+  /** Insert or replace the cluster's row. */
+  putCluster(rec: ClusterRecord): Promise<void>;
+  /** The company's clusters by id, after `after` (keyset), at most `limit`. */
+  listClusters(companyId: string, opts: { after?: string; limit: number }): Promise<ClusterRecord[]>;
+  /** Sum of certificate_count over the company's clusters except one (the certificates quota). */
+  certificateCountExcept(companyId: string, clusterId: string): Promise<number>;
+  /**
+   * Inserts or replaces rows of one cluster (multi-row statements), stamped with `epoch`. Locations must be
+   * distinct. Returns how many of them were new (not stored before).
+   */
+  upsertInventory(companyId: string, clusterId: string, epoch: string, recs: InventoryCertificateRecord[]): Promise<number>;
+  /** Deletes the rows at these locations of one cluster; returns how many existed. */
+  deleteInventory(companyId: string, clusterId: string, locations: { namespace: string; secretName: string }[]): Promise<number>;
+  /** Deletes the cluster's rows of any other epoch (end of a full sync); returns how many. */
+  deleteInventoryOutsideEpoch(companyId: string, clusterId: string, epoch: string): Promise<number>;
+  /** One page of the company's certificates in listing order, after `after`. */
+  listInventory(companyId: string, filter: InventoryFilter, after: InventoryCursor | null, limit: number): Promise<ListedCertificate[]>;
+  /**
+   * Where certificates of these (issuer, serial) pairs are stored in the company, over all its clusters (one
+   * certificate copied into several clusters or namespaces), at most `limit` rows, by key.
+   */
+  listCertificatePlaces(companyId: string, certs: { issuer: string; serial: string }[], limit: number): Promise<CertificatePlace[]>;
+  /** Over all companies: clusters last seen before `silentBefore` and the others (a gauge). */
+  clusterCounts(silentBefore: number): Promise<{ silent: number; reporting: number }>;
+  /** Over all companies: clusters last seen in [from, to) (those that fell silent in a check interval). */
+  clustersLastSeenBetween(from: number, to: number, limit: number): Promise<ClusterRecord[]>;
 }

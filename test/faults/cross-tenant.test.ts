@@ -135,7 +135,7 @@ function isListSlot(op: string, path: string): boolean {
 // ---------------------------------------------------------------------------------------------------------------
 // What each id slot names, and a valid base call per operation (A's own ids where an id is needed)
 
-type Kind = 'integration' | 'router' | 'routingConfiguration' | 'event' | 'template';
+type Kind = 'integration' | 'router' | 'routingConfiguration' | 'event' | 'template' | 'cluster';
 const ID_SLOTS: Record<string, Kind[]> = {
   'Query.integration.id': ['integration'],
   'Query.notificationRouter.id': ['router', 'routingConfiguration'],
@@ -152,6 +152,7 @@ const ID_SLOTS: Record<string, Kind[]> = {
   'Mutation.createNotificationRoutingConfiguration.integrationId': ['integration'],
   'Mutation.updateNotificationRoutingConfiguration.id': ['routingConfiguration'],
   'Mutation.testIntegration.id': ['integration'],
+  'Query.certificates.filter.clusterId': ['cluster'],
 };
 
 interface Objects {
@@ -160,6 +161,8 @@ interface Objects {
   routingConfiguration: string;
   event: string;
   template: string;
+  /** an inventory cluster (agent-reported id) */
+  cluster: string;
   names: string[];
 }
 
@@ -186,6 +189,7 @@ const BASE: Record<string, (own: Objects) => Record<string, unknown>> = {
   }),
   'Mutation.updateNotificationRoutingConfiguration': (a) => ({ id: a.routingConfiguration, enabled: false }),
   'Mutation.testIntegration': (a) => ({ id: a.integrations[0]!.id }),
+  'Query.certificates': (a) => ({ filter: { clusterId: a.cluster }, first: 100 }),
 };
 
 /** REST routes: their path parameters, and whether each names a stored object (none does today). */
@@ -290,7 +294,40 @@ async function populate(svc: TestService, key: string, tag: string): Promise<Obj
   });
   if (ev.status !== 202) throw new Error(`fixture: events ${ev.status} ${await ev.text()}`);
   const event = ((await ev.json()) as { events: { id: string }[] }).events[0]!.id;
+  const cluster = randomUUID();
+  const inv = await svc.rest('/v1/inventory', {
+    key,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      protocol: 1,
+      cluster: { id: cluster, name: n('cluster') },
+      agentVersion: '1.0.0',
+      epoch: randomUUID(),
+      seq: 1,
+      kind: 'snapshot',
+      final: true,
+      upserts: [
+        {
+          namespace: 'default',
+          secretName: n('secret'),
+          serial: '0A',
+          notBefore: '2026-01-01T00:00:00Z',
+          notAfter: '2027-01-01T00:00:00Z',
+          subject: `CN=${n('cn')}`,
+          dnsNames: [],
+          issuer: 'CN=Shared CA',
+          applicationIds: [n('inventory-app')],
+          labels: {},
+          chainNotAfter: null,
+        },
+      ],
+      deletes: [],
+    }),
+  });
+  if (inv.status !== 200) throw new Error(`fixture: inventory ${inv.status} ${await inv.text()}`);
   return {
+    cluster,
     integrations,
     router: r.createNotificationRouter.id,
     routingConfiguration: rc.createNotificationRoutingConfiguration.id,
@@ -305,10 +342,14 @@ const STATE = `query {
   searchNotificationRoutingConfigurations ${selection(schema.getType('NotificationRouterConnection') as GraphQLOutputType)}
   deliveries(first: 500) { nodes ${selection(schema.getType('Delivery') as GraphQLOutputType, 2)} pageInfo { hasNextPage } }
 }`;
+const INVENTORY_STATE = `query {
+  clusters { nodes { id name agentVersion certificateCount snapshotComplete firstSeenAt lastSeenAt } }
+  certificates(first: 20) { nodes { clusterId clusterName namespace secretName serial subject issuer applicationIds places { clusterId secretName } } }
+}`;
 
 /** A company's whole state as its own key sees it (integrations, routers, deliveries with their events, monitoring). */
 async function snapshot(svc: TestService, key: string): Promise<unknown> {
-  const data = await must(svc, key, STATE);
+  const data = { ...(await must(svc, key, STATE)), ...(await must(svc, key, INVENTORY_STATE)) };
   const m = await svc.rest(MONITORING_CONFIG_PATH, { key });
   return { ...data, monitoring: await m.json() };
 }
@@ -382,6 +423,10 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('cross-tenant attempts (%s)', (
       expect(
         (await must(svc, KEY_A, documentFor('Query.deliveries'), { filter: { eventId: a.event } })).deliveries.nodes.length,
       ).toBeGreaterThan(0);
+      // the same certificate (issuer, serial) is in both companies: A's places never list B's
+      const own = await must(svc, KEY_A, documentFor('Query.certificates'), BASE['Query.certificates']!(a));
+      expect(own.certificates.nodes.length).toBe(1);
+      expect(own.certificates.nodes[0].places).toHaveLength(1);
       let beforeA = await snapshot(svc, KEY_A);
       for (const { op, path } of schemaIdSlots()) {
         figures.slots++;

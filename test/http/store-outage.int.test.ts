@@ -89,6 +89,28 @@ describe('while the store is down', () => {
     expect(ev.status).toBe(503);
     expect(ev.headers.get('retry-after')).toMatch(/^\d+$/);
 
+    // inventory: the report and the CSV export too (the agent retries the same report)
+    const inv = await svc.rest('/v1/inventory', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        protocol: 1,
+        cluster: { id: randomUUID(), name: 'outage' },
+        agentVersion: '1',
+        epoch: randomUUID(),
+        seq: 1,
+        kind: 'snapshot',
+        final: true,
+        upserts: [],
+        deletes: [],
+      }),
+    });
+    expect(inv.status).toBe(503);
+    expect(inv.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect((await inv.json().then(asAny)).errors[0].code).toBe('SERVICE_UNAVAILABLE');
+    const csv = await svc.rest('/v1/inventory/certificates.csv');
+    expect(csv.status).toBe(503);
+
     const g = await fetch(`${svc.url}/graphql`, {
       method: 'POST',
       headers: { 'svc-api-key': KEY_A, 'content-type': 'application/json' },

@@ -9,7 +9,9 @@ import type { ServiceContext } from '../../service/context.js';
 import * as integrations from '../../service/integrations.js';
 import * as routers from '../../service/routers.js';
 import * as deliveries from '../../service/deliveries.js';
-import type { DeliveryRecord } from '../../store/types.js';
+import type { CertificatePlace, ClusterRecord, DeliveryRecord, ListedCertificate } from '../../store/types.js';
+import * as inventory from '../../service/inventory.js';
+import { ServiceError } from '../../service/errors.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -77,6 +79,81 @@ function deliveryView(d: DeliveryRecord, ctx: ServiceContext) {
   };
 }
 
+function clusterView(c: ClusterRecord, ctx: ServiceContext, now: number) {
+  return {
+    id: c.id,
+    name: c.name,
+    agentVersion: c.agentVersion,
+    firstSeenAt: iso(c.firstSeenAt),
+    lastSeenAt: iso(c.lastSeenAt),
+    silent: inventory.isSilent(c, now, ctx.clusterSilenceAfterMs ?? inventory.DEFAULT_CLUSTER_SILENCE_AFTER_MS),
+    snapshotComplete: c.snapshotComplete,
+    certificateCount: c.certificateCount,
+  };
+}
+
+const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
+
+/** The places of a page's certificates, read in one query when the first node's `places` is resolved. */
+function placesLoader(ctx: ServiceContext, page: ListedCertificate[]) {
+  let loaded: Promise<Map<string, CertificatePlace[]>> | undefined;
+  const key = (issuer: string, serial: string) => `${issuer}\u0000${serial}`;
+  const load = async () => {
+    const certs = page.flatMap((c) => (c.issuer !== null && c.serial !== null ? [{ issuer: c.issuer, serial: c.serial }] : []));
+    const rows = await ctx.store.listCertificatePlaces(ctx.companyId, certs, inventory.MAX_PLACES * certs.length);
+    const m = new Map<string, CertificatePlace[]>();
+    for (const r of rows) {
+      const list = m.get(key(r.issuer, r.serial)) ?? [];
+      if (list.length < inventory.MAX_PLACES) list.push(r);
+      m.set(key(r.issuer, r.serial), list);
+    }
+    return m;
+  };
+  return async (c: ListedCertificate) => {
+    if (c.issuer === null || c.serial === null)
+      return [{ clusterId: c.clusterId, clusterName: c.clusterName, namespace: c.namespace, secretName: c.secretName }];
+    return ((await (loaded ??= load())).get(key(c.issuer, c.serial)) ?? []).map((p) => ({
+      clusterId: p.clusterId,
+      clusterName: p.clusterName,
+      namespace: p.namespace,
+      secretName: p.secretName,
+    }));
+  };
+}
+
+function certificateView(c: ListedCertificate, now: number, places: (c: ListedCertificate) => Promise<unknown[]>) {
+  return {
+    places: async (a: { first?: number | null }) => {
+      const first = a.first ?? inventory.MAX_PLACES;
+      if (!Number.isInteger(first) || first < 1 || first > inventory.MAX_PLACES)
+        throw new ServiceError('BAD_USER_INPUT', `places(first:) must be between 1 and ${inventory.MAX_PLACES}`, 'first');
+      return (await places(c)).slice(0, first);
+    },
+    clusterId: c.clusterId,
+    clusterName: c.clusterName,
+    namespace: c.namespace,
+    secretName: c.secretName,
+    certificateName: c.certificateName,
+    certificateUid: c.certificateUid,
+    serial: c.serial,
+    notBefore: isoOrNull(c.notBefore),
+    notAfter: isoOrNull(c.notAfter),
+    daysUntilExpiry: inventory.daysUntilExpiry(c.notAfter, now),
+    subject: c.subject,
+    commonName: c.commonName,
+    dnsNames: c.dnsNames,
+    issuer: c.issuer,
+    issuerRef: c.issuerRef,
+    readyStatus: c.readyStatus,
+    readyReason: c.readyReason,
+    health: inventory.healthOf(c.readyStatus),
+    applicationIds: c.applicationIds,
+    labels: c.labels,
+    chainNotAfter: isoOrNull(c.chainNotAfter),
+    updatedAt: iso(c.updatedAt),
+  };
+}
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- GraphQL validated the arguments against the schema
 type Args = Record<string, any>;
 type Resolver = (args: Args, ctx: ServiceContext) => unknown;
@@ -113,6 +190,25 @@ export const rootValue: Record<string, Resolver> = {
     return r ? routerView(r) : null;
   },
   eventTypes: () => EVENT_FAMILIES.map((f) => eventTypeView(f.eventTypeId)),
+  clusters: async (a, ctx) => {
+    const now = ctx.now();
+    const page = await inventory.listClusters(ctx, a);
+    const last = page.nodes.at(-1);
+    return {
+      nodes: page.nodes.map((c) => clusterView(c, ctx, now)),
+      pageInfo: { hasNextPage: page.hasNextPage, endCursor: last ? last.id : null },
+    };
+  },
+  certificates: async (a, ctx) => {
+    const now = ctx.now();
+    const page = await inventory.listCertificates(ctx, inventory.certificateFilter(a.filter, now), a);
+    const last = page.nodes.at(-1);
+    const places = placesLoader(ctx, page.nodes);
+    return {
+      nodes: page.nodes.map((c) => certificateView(c, now, places)),
+      pageInfo: { hasNextPage: page.hasNextPage, endCursor: last ? inventory.encodeCertificateCursor(last) : null },
+    };
+  },
   deliveries: async (a, ctx) => {
     const page = await deliveries.listDeliveries(ctx, a);
     const last = page.nodes[page.nodes.length - 1];

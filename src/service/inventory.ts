@@ -1,0 +1,240 @@
+/**
+ * Certificate inventory (issue 10, docs/inventory.md): applying agents' reports and listing what they reported.
+ * The decision is pure (src/inventory/decide.ts); this is the shell that reads the cluster's position, writes
+ * the report and the new position in one transaction, and enforces the per-company quotas.
+ */
+import type { Logger } from 'pino';
+import { decideReport } from '../inventory/decide.js';
+import type { LogLimiter } from '../log/limiter.js';
+import type { CertificateFacts, InventoryAck, InventoryReport } from '../model/inventory.js';
+import type {
+  ClusterRecord,
+  InventoryCertificateRecord,
+  InventoryCursor,
+  InventoryFilter,
+  InventoryHealth,
+  ListedCertificate,
+} from '../store/types.js';
+import type { ServiceContext } from './context.js';
+import { ServiceError } from './errors.js';
+import { DEFAULT_QUOTAS, requireQuota } from './quotas.js';
+import { isUuid } from './validate.js';
+
+export const DEFAULT_CLUSTER_SILENCE_AFTER_MS = 900_000;
+const DAY_MS = 86_400_000;
+/** Longest expiringWithinDays (the monitoring configuration's threshold limit). */
+const MAX_EXPIRING_WITHIN_DAYS = 3650;
+export const MAX_PAGE = 500;
+/** Places listed per certificate (Certificate.places). */
+export const MAX_PLACES = 20;
+const DEFAULT_PAGE = 100;
+
+export type ApplyOutcome = { ack: InventoryAck } | { resync: { reason: string } };
+
+const parseTime = (s: string | null): number | null => (s === null ? null : Date.parse(s));
+
+function toRecord(companyId: string, clusterId: string, epoch: string, f: CertificateFacts, now: number): InventoryCertificateRecord {
+  return {
+    companyId,
+    clusterId,
+    namespace: f.namespace,
+    secretName: f.secretName,
+    certificateName: f.certificateName ?? null,
+    certificateUid: f.certificateUid ?? null,
+    serial: f.serial,
+    notBefore: parseTime(f.notBefore),
+    notAfter: parseTime(f.notAfter),
+    subject: f.subject,
+    commonName: f.commonName ?? null,
+    dnsNames: f.dnsNames,
+    issuer: f.issuer,
+    issuerRef: f.issuerRef ?? null,
+    readyStatus: f.ready?.status ?? null,
+    readyReason: f.ready?.reason ?? null,
+    applicationIds: f.applicationIds,
+    labels: f.labels,
+    chainNotAfter: parseTime(f.chainNotAfter),
+    epoch,
+    updatedAt: now,
+  };
+}
+
+/**
+ * Applies one validated report: all of it (rows and the cluster's new position) in one transaction, or nothing.
+ * A duplicate and a resync write nothing. Throws QUOTA_EXCEEDED (nothing written) when the company would hold
+ * more clusters or certificates than allowed.
+ */
+export async function applyInventoryReport(
+  ctx: ServiceContext,
+  report: InventoryReport,
+  opts: { log?: Logger; logLimiter?: LogLimiter } = {},
+): Promise<ApplyOutcome> {
+  const now = ctx.now();
+  const { companyId } = ctx;
+  const clusterId = report.cluster.id;
+  const silenceAfter = ctx.clusterSilenceAfterMs ?? DEFAULT_CLUSTER_SILENCE_AFTER_MS;
+  let wasSilentFor: number | undefined;
+  const out = await ctx.store.transaction(async (tx): Promise<ApplyOutcome> => {
+    const state = await tx.lockCluster(companyId, clusterId);
+    const d = decideReport(state, report);
+    const ack = (status: InventoryAck['status']): ApplyOutcome => ({ ack: { status, clusterId, epoch: report.epoch, seq: report.seq } });
+    if (d.action === 'duplicate') return ack('duplicate');
+    if (d.action === 'resync') return { resync: { reason: d.reason } };
+    if (state === null) await requireQuota(tx, companyId, 'clusters', ctx.quotas);
+    const added = report.upserts.length
+      ? await tx.upsertInventory(
+          companyId,
+          clusterId,
+          report.epoch,
+          report.upserts.map((u) => toRecord(companyId, clusterId, report.epoch, u, now)),
+        )
+      : 0;
+    let removed = report.deletes.length ? await tx.deleteInventory(companyId, clusterId, report.deletes) : 0;
+    if (d.removeStale) removed += await tx.deleteInventoryOutsideEpoch(companyId, clusterId, report.epoch);
+    const count = (state?.certificateCount ?? 0) + added - removed;
+    if (added > 0) {
+      // only a report that grows the inventory can exceed the quota: shrinking one is always accepted
+      const limit = ctx.quotas?.maxCertificatesPerCompany ?? DEFAULT_QUOTAS.maxCertificatesPerCompany;
+      const total = (await tx.certificateCountExcept(companyId, clusterId)) + count;
+      if (total > limit)
+        throw new ServiceError(
+          'QUOTA_EXCEEDED',
+          `quota exceeded: a company may have at most ${limit} inventory certificates (--max-certificates-per-company) and this report would make it ${total}; nothing was applied`,
+          undefined,
+          { quota: 'maxCertificatesPerCompany', limit, count: total - added },
+        );
+    }
+    if (state && now - state.lastSeenAt > silenceAfter) wasSilentFor = now - state.lastSeenAt;
+    const rec: ClusterRecord = {
+      companyId,
+      id: clusterId,
+      name: report.cluster.name,
+      agentVersion: report.agentVersion,
+      epoch: report.epoch,
+      lastSeq: report.seq,
+      snapshotComplete: d.snapshotComplete,
+      firstSeenAt: state?.firstSeenAt ?? now,
+      lastSeenAt: now,
+      certificateCount: count,
+    };
+    await tx.putCluster(rec);
+    return ack('applied');
+  });
+  if (wasSilentFor !== undefined && opts.log && (!opts.logLimiter || opts.logLimiter.admit(opts.log, 'warn', companyId, 'cluster_silence')))
+    opts.log.warn(
+      { companyId, clusterId, clusterName: report.cluster.name, silentMs: wasSilentFor },
+      'cluster reporting again after silence',
+    );
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Listing
+
+export interface CertificateFilterInput {
+  clusterId?: string | null;
+  namespace?: string | null;
+  applicationId?: string | null;
+  expiringWithinDays?: number | null;
+  health?: InventoryHealth | null;
+}
+
+export function encodeCertificateCursor(c: ListedCertificate): string {
+  const pos: InventoryCursor = { notAfter: c.notAfter, clusterId: c.clusterId, namespace: c.namespace, secretName: c.secretName };
+  return Buffer.from(JSON.stringify([pos.notAfter, pos.clusterId, pos.namespace, pos.secretName])).toString('base64url');
+}
+
+function decodeCertificateCursor(s: string, field: string): InventoryCursor {
+  const bad = () => new ServiceError('BAD_USER_INPUT', `${field} is not a cursor returned by certificates`, field);
+  if (s.length > 2048) throw bad();
+  let v: unknown;
+  try {
+    v = JSON.parse(Buffer.from(s, 'base64url').toString('utf8'));
+  } catch {
+    throw bad();
+  }
+  if (!Array.isArray(v) || v.length !== 4) throw bad();
+  const [notAfter, clusterId, namespace, secretName] = v as unknown[];
+  if (!(notAfter === null || Number.isSafeInteger(notAfter))) throw bad();
+  if (typeof clusterId !== 'string' || typeof namespace !== 'string' || typeof secretName !== 'string') throw bad();
+  return { notAfter: notAfter as number | null, clusterId, namespace, secretName };
+}
+
+/** The filter as the store takes it; `where` names the input (GraphQL `filter`, REST query parameters). */
+export function certificateFilter(input: CertificateFilterInput | null | undefined, now: number, where = 'filter.'): InventoryFilter {
+  const f: InventoryFilter = {};
+  if (!input) return f;
+  if (input.clusterId != null) {
+    if (!isUuid(input.clusterId)) throw new ServiceError('BAD_USER_INPUT', `${where}clusterId must be a UUID`, `${where}clusterId`);
+    f.clusterId = input.clusterId.toLowerCase();
+  }
+  if (input.namespace != null) {
+    if (input.namespace.length > 63)
+      throw new ServiceError('BAD_USER_INPUT', `${where}namespace is at most 63 characters`, `${where}namespace`);
+    f.namespace = input.namespace;
+  }
+  if (input.applicationId != null) {
+    if (input.applicationId.length > 256)
+      throw new ServiceError('BAD_USER_INPUT', `${where}applicationId is at most 256 characters`, `${where}applicationId`);
+    f.applicationId = input.applicationId;
+  }
+  if (input.expiringWithinDays != null) {
+    const d = input.expiringWithinDays;
+    if (!Number.isInteger(d) || d < 0 || d > MAX_EXPIRING_WITHIN_DAYS)
+      throw new ServiceError(
+        'BAD_USER_INPUT',
+        `${where}expiringWithinDays must be an integer from 0 to ${MAX_EXPIRING_WITHIN_DAYS}`,
+        `${where}expiringWithinDays`,
+      );
+    f.notAfterAtMost = now + d * DAY_MS;
+  }
+  if (input.health != null) {
+    if (!['READY', 'NOT_READY', 'UNKNOWN'].includes(input.health))
+      throw new ServiceError('BAD_USER_INPUT', `${where}health must be READY, NOT_READY or UNKNOWN`, `${where}health`);
+    f.health = input.health;
+  }
+  return f;
+}
+
+export async function listCertificates(
+  ctx: ServiceContext,
+  filter: InventoryFilter,
+  args: { first?: number | null; after?: string | null },
+  where = '',
+): Promise<{ nodes: ListedCertificate[]; hasNextPage: boolean }> {
+  const first = args.first ?? DEFAULT_PAGE;
+  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE)
+    throw new ServiceError('BAD_USER_INPUT', `${where}first must be between 1 and ${MAX_PAGE}`, `${where}first`);
+  const after = args.after ? decodeCertificateCursor(args.after, `${where}after`) : null;
+  const rows = await ctx.store.listInventory(ctx.companyId, filter, after, first + 1);
+  return { nodes: rows.slice(0, first), hasNextPage: rows.length > first };
+}
+
+export async function listClusters(
+  ctx: ServiceContext,
+  args: { first?: number | null; after?: string | null },
+): Promise<{ nodes: ClusterRecord[]; hasNextPage: boolean }> {
+  const first = args.first ?? MAX_PAGE;
+  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE)
+    throw new ServiceError('BAD_USER_INPUT', `first must be between 1 and ${MAX_PAGE}`, 'first');
+  if (args.after != null && !isUuid(args.after))
+    throw new ServiceError('BAD_USER_INPUT', 'after is not a cursor returned by clusters', 'after');
+  const rows = await ctx.store.listClusters(ctx.companyId, {
+    ...(args.after != null ? { after: args.after.toLowerCase() } : {}),
+    limit: first + 1,
+  });
+  return { nodes: rows.slice(0, first), hasNextPage: rows.length > first };
+}
+
+export const isSilent = (c: Pick<ClusterRecord, 'lastSeenAt'>, now: number, silenceAfterMs: number): boolean =>
+  now - c.lastSeenAt > silenceAfterMs;
+
+/** READY / NOT_READY / UNKNOWN from the Certificate's Ready condition (UNKNOWN also without a Certificate). */
+export function healthOf(readyStatus: InventoryCertificateRecord['readyStatus']): InventoryHealth {
+  return readyStatus === 'True' ? 'READY' : readyStatus === 'False' ? 'NOT_READY' : 'UNKNOWN';
+}
+
+/** Whole days until notAfter, rounded down (negative once expired); null without a notAfter. */
+export function daysUntilExpiry(notAfter: number | null, now: number): number | null {
+  return notAfter === null ? null : Math.floor((notAfter - now) / DAY_MS);
+}

@@ -1,0 +1,328 @@
+/**
+ * Inventory queries (issue 10, docs/inventory.md), written once over SqlDb for both engines. Every statement
+ * that reads or changes a company's rows filters by company_id. Bulk writes are multi-row statements: a report
+ * of 1,000 certificates is a handful of statements, not 1,000.
+ */
+import { bool, int, intOrNull, json, str, strOrNull } from './rows.js';
+import { type SqlDb, type SqlRow, type SqlValue, placeholders } from './sqldb.js';
+import type { ClusterRecord, InventoryCertificateRecord, InventoryFilter, InventoryOps, ListedCertificate } from './types.js';
+
+const CLUSTER_COLUMNS = [
+  'company_id',
+  'id',
+  'name',
+  'agent_version',
+  'epoch',
+  'last_seq',
+  'snapshot_complete',
+  'first_seen_at',
+  'last_seen_at',
+  'certificate_count',
+] as const;
+const CL = CLUSTER_COLUMNS.join(', ');
+
+const CERT_COLUMNS = [
+  'company_id',
+  'cluster_id',
+  'namespace',
+  'secret_name',
+  'certificate_name',
+  'certificate_uid',
+  'serial',
+  'not_before',
+  'not_after',
+  'subject',
+  'common_name',
+  'dns_names',
+  'issuer',
+  'issuer_ref',
+  'ready_status',
+  'ready_reason',
+  'application_ids',
+  'labels',
+  'chain_not_after',
+  'epoch',
+  'updated_at',
+] as const;
+const KEY_COLUMNS = new Set(['company_id', 'cluster_id', 'namespace', 'secret_name']);
+/** Rows per multi-row statement: 21 parameters each, well under both engines' parameter limits. */
+const CHUNK = 500;
+
+function clusterToRow(r: ClusterRecord): SqlValue[] {
+  return [
+    r.companyId,
+    r.id,
+    r.name,
+    r.agentVersion,
+    r.epoch,
+    r.lastSeq,
+    r.snapshotComplete,
+    r.firstSeenAt,
+    r.lastSeenAt,
+    r.certificateCount,
+  ];
+}
+
+function rowToCluster(row: SqlRow): ClusterRecord {
+  return {
+    companyId: str(row, 'company_id'),
+    id: str(row, 'id'),
+    name: str(row, 'name'),
+    agentVersion: str(row, 'agent_version'),
+    epoch: str(row, 'epoch'),
+    lastSeq: int(row, 'last_seq'),
+    snapshotComplete: bool(row, 'snapshot_complete'),
+    firstSeenAt: int(row, 'first_seen_at'),
+    lastSeenAt: int(row, 'last_seen_at'),
+    certificateCount: int(row, 'certificate_count'),
+  };
+}
+
+const enc = (v: unknown): string => JSON.stringify(v);
+
+function certToRow(r: InventoryCertificateRecord): SqlValue[] {
+  return [
+    r.companyId,
+    r.clusterId,
+    r.namespace,
+    r.secretName,
+    r.certificateName,
+    r.certificateUid,
+    r.serial,
+    r.notBefore,
+    r.notAfter,
+    r.subject,
+    r.commonName,
+    enc(r.dnsNames),
+    r.issuer,
+    r.issuerRef === null ? null : enc(r.issuerRef),
+    r.readyStatus,
+    r.readyReason,
+    enc(r.applicationIds),
+    enc(r.labels),
+    r.chainNotAfter,
+    r.epoch,
+    r.updatedAt,
+  ];
+}
+
+function rowToCert(row: SqlRow): ListedCertificate {
+  return {
+    companyId: str(row, 'company_id'),
+    clusterId: str(row, 'cluster_id'),
+    clusterName: strOrNull(row, 'cluster_name'),
+    namespace: str(row, 'namespace'),
+    secretName: str(row, 'secret_name'),
+    certificateName: strOrNull(row, 'certificate_name'),
+    certificateUid: strOrNull(row, 'certificate_uid'),
+    serial: strOrNull(row, 'serial'),
+    notBefore: intOrNull(row, 'not_before'),
+    notAfter: intOrNull(row, 'not_after'),
+    subject: strOrNull(row, 'subject'),
+    commonName: strOrNull(row, 'common_name'),
+    dnsNames: json<string[]>(row, 'dns_names'),
+    issuer: strOrNull(row, 'issuer'),
+    issuerRef: row['issuer_ref'] === null ? null : json<InventoryCertificateRecord['issuerRef']>(row, 'issuer_ref'),
+    readyStatus: strOrNull(row, 'ready_status') as InventoryCertificateRecord['readyStatus'],
+    readyReason: strOrNull(row, 'ready_reason'),
+    applicationIds: json<string[]>(row, 'application_ids'),
+    labels: json<Record<string, string>>(row, 'labels'),
+    chainNotAfter: intOrNull(row, 'chain_not_after'),
+    epoch: str(row, 'epoch'),
+    updatedAt: int(row, 'updated_at'),
+  };
+}
+
+/** `(namespace, secret_name) IN (VALUES (?, ?), …)` and its parameters. */
+function locationsIn(locs: readonly { namespace: string; secretName: string }[]): { sql: string; params: SqlValue[] } {
+  return {
+    sql: `(namespace, secret_name) IN (VALUES ${locs.map(() => '(?, ?)').join(', ')})`,
+    params: locs.flatMap((l) => [l.namespace, l.secretName]),
+  };
+}
+
+function chunks<T>(xs: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += CHUNK) out.push(xs.slice(i, i + CHUNK));
+  return out;
+}
+
+const I = CERT_COLUMNS.map((c) => `i.${c}`).join(', ');
+
+export function createInventoryOps(db: SqlDb): InventoryOps {
+  function filterSql(filter: InventoryFilter): { where: string[]; params: SqlValue[] } {
+    const where: string[] = [];
+    const params: SqlValue[] = [];
+    if (filter.clusterId !== undefined) {
+      where.push('i.cluster_id = ?');
+      params.push(filter.clusterId);
+    }
+    if (filter.namespace !== undefined) {
+      where.push('i.namespace = ?');
+      params.push(filter.namespace);
+    }
+    if (filter.applicationId !== undefined) {
+      where.push(
+        db.dialect === 'postgres'
+          ? 'i.application_ids::jsonb @> jsonb_build_array(?::text)'
+          : 'EXISTS (SELECT 1 FROM json_each(i.application_ids) a WHERE a.value = ?)',
+      );
+      params.push(filter.applicationId);
+    }
+    if (filter.notAfterAtMost !== undefined) {
+      where.push('i.not_after <= ?');
+      params.push(filter.notAfterAtMost);
+    }
+    if (filter.health === 'READY') where.push(`i.ready_status = 'True'`);
+    if (filter.health === 'NOT_READY') where.push(`i.ready_status = 'False'`);
+    if (filter.health === 'UNKNOWN') where.push(`(i.ready_status IS NULL OR i.ready_status = 'Unknown')`);
+    return { where, params };
+  }
+
+  return {
+    async lockCluster(companyId, clusterId) {
+      if (db.dialect === 'postgres')
+        await db.get('SELECT pg_advisory_xact_lock(hashtextextended(?, 0)) AS locked', [
+          `certmgr-notify inventory ${companyId} ${clusterId}`,
+        ]);
+      const row = await db.get(`SELECT ${CL} FROM clusters WHERE company_id = ? AND id = ?`, [companyId, clusterId]);
+      return row ? rowToCluster(row) : null;
+    },
+
+    async putCluster(rec) {
+      await db.run(
+        `INSERT INTO clusters (${CL}) VALUES (${placeholders(CLUSTER_COLUMNS.length)})
+         ON CONFLICT (company_id, id) DO UPDATE SET
+           name = excluded.name, agent_version = excluded.agent_version, epoch = excluded.epoch,
+           last_seq = excluded.last_seq, snapshot_complete = excluded.snapshot_complete,
+           last_seen_at = excluded.last_seen_at, certificate_count = excluded.certificate_count`,
+        clusterToRow(rec),
+      );
+    },
+
+    async listClusters(companyId, opts) {
+      const rows = await db.all(
+        `SELECT ${CL} FROM clusters WHERE company_id = ?${opts.after !== undefined ? ' AND id > ?' : ''} ORDER BY id LIMIT ?`,
+        [companyId, ...(opts.after !== undefined ? [opts.after] : []), opts.limit],
+      );
+      return rows.map(rowToCluster);
+    },
+
+    async certificateCountExcept(companyId, clusterId) {
+      const row = await db.get(`SELECT coalesce(sum(certificate_count), 0) AS n FROM clusters WHERE company_id = ? AND id <> ?`, [
+        companyId,
+        clusterId,
+      ]);
+      return Number(row?.['n'] ?? 0);
+    },
+
+    async upsertInventory(companyId, clusterId, epoch, recs) {
+      let added = 0;
+      const updates = CERT_COLUMNS.filter((c) => !KEY_COLUMNS.has(c))
+        .map((c) => `${c} = excluded.${c}`)
+        .join(', ');
+      for (const chunk of chunks(recs)) {
+        const inn = locationsIn(chunk);
+        const existing = await db.get(
+          `SELECT count(*) AS n FROM inventory_certificates WHERE company_id = ? AND cluster_id = ? AND ${inn.sql}`,
+          [companyId, clusterId, ...inn.params],
+        );
+        added += chunk.length - Number(existing?.['n'] ?? 0);
+        const row = `(${placeholders(CERT_COLUMNS.length)})`;
+        await db.run(
+          `INSERT INTO inventory_certificates (${CERT_COLUMNS.join(', ')}) VALUES ${chunk.map(() => row).join(', ')}
+           ON CONFLICT (company_id, cluster_id, namespace, secret_name) DO UPDATE SET ${updates}`,
+          chunk.flatMap((r) => certToRow({ ...r, companyId, clusterId, epoch })),
+        );
+      }
+      return added;
+    },
+
+    async deleteInventory(companyId, clusterId, locations) {
+      let n = 0;
+      for (const chunk of chunks(locations)) {
+        const inn = locationsIn(chunk);
+        n += await db.run(`DELETE FROM inventory_certificates WHERE company_id = ? AND cluster_id = ? AND ${inn.sql}`, [
+          companyId,
+          clusterId,
+          ...inn.params,
+        ]);
+      }
+      return n;
+    },
+
+    deleteInventoryOutsideEpoch(companyId, clusterId, epoch) {
+      return db.run(`DELETE FROM inventory_certificates WHERE company_id = ? AND cluster_id = ? AND epoch <> ?`, [
+        companyId,
+        clusterId,
+        epoch,
+      ]);
+    },
+
+    async listInventory(companyId, filter, after, limit) {
+      const f = filterSql(filter);
+      const base = `SELECT ${I}, c.name AS cluster_name FROM inventory_certificates i
+        LEFT JOIN clusters c ON c.company_id = i.company_id AND c.id = i.cluster_id
+        WHERE i.company_id = ?${f.where.map((w) => ` AND ${w}`).join('')}`;
+      const out: ListedCertificate[] = [];
+      // Two phases, each in index order: rows with a notAfter by (not_after, key), then those without by key.
+      if (after === null || after.notAfter !== null) {
+        const pos = after ? ' AND (i.not_after, i.cluster_id, i.namespace, i.secret_name) > (?, ?, ?, ?)' : '';
+        const rows = await db.all(
+          `${base} AND i.not_after IS NOT NULL${pos} ORDER BY i.not_after, i.cluster_id, i.namespace, i.secret_name LIMIT ?`,
+          [companyId, ...f.params, ...(after ? [after.notAfter, after.clusterId, after.namespace, after.secretName] : []), limit],
+        );
+        out.push(...rows.map(rowToCert));
+      }
+      if (out.length < limit && filter.notAfterAtMost === undefined) {
+        const pos = after && after.notAfter === null ? ' AND (i.cluster_id, i.namespace, i.secret_name) > (?, ?, ?)' : '';
+        const rows = await db.all(`${base} AND i.not_after IS NULL${pos} ORDER BY i.cluster_id, i.namespace, i.secret_name LIMIT ?`, [
+          companyId,
+          ...f.params,
+          ...(pos ? [after!.clusterId, after!.namespace, after!.secretName] : []),
+          limit - out.length,
+        ]);
+        out.push(...rows.map(rowToCert));
+      }
+      return out;
+    },
+
+    async listCertificatePlaces(companyId, certs, limit) {
+      const keys = [...new Map(certs.map((c) => [`${c.issuer}\u0000${c.serial}`, c])).values()];
+      if (keys.length === 0) return [];
+      const rows = await db.all(
+        `SELECT i.issuer, i.serial, i.cluster_id, c.name AS cluster_name, i.namespace, i.secret_name
+         FROM inventory_certificates i LEFT JOIN clusters c ON c.company_id = i.company_id AND c.id = i.cluster_id
+         WHERE i.company_id = ? AND (i.issuer, i.serial) IN (VALUES ${keys.map(() => '(?, ?)').join(', ')})
+         ORDER BY i.issuer, i.serial, i.cluster_id, i.namespace, i.secret_name LIMIT ?`,
+        [companyId, ...keys.flatMap((k) => [k.issuer, k.serial]), limit],
+      );
+      return rows.map((row) => ({
+        issuer: str(row, 'issuer'),
+        serial: str(row, 'serial'),
+        clusterId: str(row, 'cluster_id'),
+        clusterName: strOrNull(row, 'cluster_name'),
+        namespace: str(row, 'namespace'),
+        secretName: str(row, 'secret_name'),
+      }));
+    },
+
+    async clusterCounts(silentBefore) {
+      const row = await db.get(
+        `SELECT coalesce(sum(CASE WHEN last_seen_at < ? THEN 1 ELSE 0 END), 0) AS silent, count(*) AS total FROM clusters`,
+        [silentBefore],
+      );
+      const silent = Number(row?.['silent'] ?? 0);
+      return { silent, reporting: Number(row?.['total'] ?? 0) - silent };
+    },
+
+    async clustersLastSeenBetween(from, to, limit) {
+      const rows = await db.all(`SELECT ${CL} FROM clusters WHERE last_seen_at >= ? AND last_seen_at < ? ORDER BY last_seen_at LIMIT ?`, [
+        from,
+        to,
+        limit,
+      ]);
+      return rows.map(rowToCluster);
+    },
+  };
+}

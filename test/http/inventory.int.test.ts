@@ -1,0 +1,410 @@
+/**
+ * The inventory API through a real `serve` (SQLite and PostgreSQL): POST /v1/inventory's protocol (snapshot in
+ * chunks, deltas, duplicates, gaps, new epochs), scopes, tenancy, GraphQL listing and pagination, CSV export.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CertificateFacts, InventoryReport } from '../../src/model/inventory.js';
+import { COMPANY_A, KEY_B, startTestService, type StoreKind, type TestService } from '../support/service.js';
+
+const AGENT = 'agent-key-company-a-0123456789';
+const READ = 'read-key-company-a-01234567890';
+const DAY = 86_400_000;
+
+export function facts(namespace: string, secretName: string, over: Partial<CertificateFacts> = {}): CertificateFacts {
+  return {
+    namespace,
+    secretName,
+    certificateName: secretName,
+    certificateUid: randomUUID(),
+    serial: randomUUID().replace(/-/g, '').toUpperCase(),
+    notBefore: new Date(Date.now() - 10 * DAY).toISOString(),
+    notAfter: new Date(Date.now() + 30 * DAY).toISOString(),
+    subject: `CN=${secretName}.example.com`,
+    commonName: `${secretName}.example.com`,
+    dnsNames: [`${secretName}.example.com`],
+    issuer: 'CN=Example CA, O=Example',
+    issuerRef: { name: 'ca', kind: 'ClusterIssuer', group: 'cert-manager.io' },
+    ready: { status: 'True', reason: 'Ready' },
+    applicationIds: [],
+    labels: { app: secretName },
+    chainNotAfter: new Date(Date.now() + 300 * DAY).toISOString(),
+    ...over,
+  };
+}
+
+export function report(
+  cluster: { id: string; name: string },
+  epoch: string,
+  seq: number,
+  over: Partial<InventoryReport> = {},
+): InventoryReport {
+  return { protocol: 1, cluster, agentVersion: '0.1.0', epoch, seq, kind: 'delta', upserts: [], deletes: [], ...over };
+}
+
+describe.each<StoreKind>(['sqlite', 'postgres'])('inventory API (%s)', (kind) => {
+  let svc: TestService;
+  beforeAll(async () => {
+    const f = join(mkdtempSync(join(tmpdir(), 'cmn-inv-')), 'keys.yaml');
+    writeFileSync(
+      f,
+      [
+        'keys:',
+        `  - { key: ${AGENT}, companyId: ${COMPANY_A}, scope: agent }`,
+        `  - { key: ${READ}, companyId: ${COMPANY_A}, scope: read }`,
+        '',
+      ].join('\n'),
+    );
+    svc = await startTestService(kind, ['--api-keys-file', f, '--delivery-workers', '0', '--max-clusters-per-company', '20']);
+  }, 60_000);
+  afterAll(async () => {
+    await svc?.close();
+  });
+
+  const post = async (body: unknown, key = AGENT) => {
+    const r = await svc.rest('/v1/inventory', {
+      key,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return {
+      status: r.status,
+      body: (await r.json()) as Record<string, unknown> & { errors?: { code: string; field?: string; message: string }[] },
+    };
+  };
+  const gql = async (query: string, variables: Record<string, unknown> = {}, key = READ) => {
+    const r = await svc.rest('/graphql', {
+      key,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query, variables }),
+    });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- GraphQL JSON
+    return { status: r.status, json: (await r.json()) as any };
+  };
+  const certsOf = async (clusterId: string, key = READ): Promise<{ namespace: string; secretName: string; serial: string | null }[]> => {
+    const r = await gql(
+      `query($c: UUID) { certificates(filter: { clusterId: $c }, first: 500) { nodes { namespace secretName serial } } }`,
+      { c: clusterId },
+      key,
+    );
+    expect(r.json.errors).toBeUndefined();
+    return r.json.data.certificates.nodes;
+  };
+  const clusterOf = async (id: string, key = READ) => {
+    const r = await gql(`{ clusters { nodes { id name lastSeenAt certificateCount agentVersion silent snapshotComplete } } }`, {}, key);
+    expect(r.json.errors).toBeUndefined();
+    return (
+      r.json.data.clusters.nodes as { id: string; certificateCount: number; silent: boolean; snapshotComplete: boolean; name: string }[]
+    ).find((c) => c.id === id);
+  };
+
+  it('a snapshot in 3 chunks, deltas, a harmless duplicate replay, a gap refused, a new epoch removing vanished rows', async () => {
+    const cluster = { id: randomUUID(), name: `prod-${kind}` };
+    const e1 = randomUUID();
+    const items = Array.from({ length: 9 }, (_, i) => facts('web', `tls-${i}`));
+    const chunk = (seq: number, final: boolean) =>
+      report(cluster, e1, seq, { kind: 'snapshot', ...(final ? { final: true } : {}), upserts: items.slice((seq - 1) * 3, seq * 3) });
+    expect((await post(chunk(1, false))).body).toEqual({ status: 'applied', clusterId: cluster.id, epoch: e1, seq: 1 });
+    // until the final chunk the cluster is incomplete
+    expect((await clusterOf(cluster.id))?.snapshotComplete).toBe(false);
+    expect((await post(chunk(2, false))).status).toBe(200);
+    expect((await post(chunk(3, true))).body.status).toBe('applied');
+    expect(await clusterOf(cluster.id)).toMatchObject({ name: cluster.name, certificateCount: 9, snapshotComplete: true, silent: false });
+    expect((await certsOf(cluster.id)).length).toBe(9);
+
+    // deltas: change one, delete one, add one
+    const changed = { ...items[0]!, serial: 'ABCDEF01' };
+    const d4 = report(cluster, e1, 4, {
+      upserts: [changed, facts('api', 'new-one')],
+      deletes: [{ namespace: 'web', secretName: 'tls-1' }],
+    });
+    expect((await post(d4)).body.status).toBe('applied');
+    let certs = await certsOf(cluster.id);
+    expect(certs.length).toBe(9);
+    expect(certs.find((c) => c.secretName === 'tls-0')?.serial).toBe('ABCDEF01');
+    expect(certs.some((c) => c.secretName === 'tls-1')).toBe(false);
+
+    // a replay of an applied report (and of an older one, with other content) changes nothing
+    const before = await certsOf(cluster.id);
+    expect((await post(d4)).body).toEqual({ status: 'duplicate', clusterId: cluster.id, epoch: e1, seq: 4 });
+    expect((await post(report(cluster, e1, 2, { kind: 'snapshot', upserts: [facts('web', 'ghost')] }))).body.status).toBe('duplicate');
+    expect(await certsOf(cluster.id)).toEqual(before);
+    expect((await clusterOf(cluster.id))?.certificateCount).toBe(9);
+
+    // a gap: 409 RESYNC_REQUIRED, nothing written
+    const gap = await post(report(cluster, e1, 6, { upserts: [facts('web', 'after-gap')] }));
+    expect(gap.status).toBe(409);
+    expect(gap.body).toMatchObject({ code: 'RESYNC_REQUIRED', clusterId: cluster.id, epoch: e1, seq: 6 });
+    expect(gap.body.errors?.[0]?.code).toBe('RESYNC_REQUIRED');
+    expect(await certsOf(cluster.id)).toEqual(before);
+
+    // a new epoch: a full snapshot of what is left; the final report removes the rows it did not see
+    const e2 = randomUUID();
+    const keep = [changed, items[2]!, facts('api', 'new-one')];
+    expect((await post(report(cluster, e2, 1, { kind: 'snapshot', upserts: keep.slice(0, 2) }))).status).toBe(200);
+    // during the new sync the old rows stay visible
+    expect((await certsOf(cluster.id)).length).toBe(9);
+    expect((await post(report(cluster, e2, 2, { kind: 'snapshot', final: true, upserts: keep.slice(2) }))).status).toBe(200);
+    certs = await certsOf(cluster.id);
+    expect(certs.map((c) => `${c.namespace}/${c.secretName}`).sort()).toEqual(['api/new-one', 'web/tls-0', 'web/tls-2']);
+    expect((await clusterOf(cluster.id))?.certificateCount).toBe(3);
+    // the old epoch's reports are refused now
+    expect((await post(report(cluster, e1, 5))).status).toBe(409);
+  });
+
+  it('the same report sent 6 times at once is applied once; the others are duplicates', async () => {
+    const cluster = { id: randomUUID(), name: 'racy' };
+    const r = report(cluster, randomUUID(), 1, { kind: 'snapshot', final: true, upserts: [facts('r', 'a'), facts('r', 'b')] });
+    const answers = await Promise.all(Array.from({ length: 6 }, () => post(r)));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(answers.filter((a) => a.body.status === 'applied')).toHaveLength(1);
+    expect(await clusterOf(cluster.id)).toMatchObject({ certificateCount: 2 });
+  });
+
+  it('scopes: an agent key posts but cannot query; a read key queries but cannot post', async () => {
+    const r = await svc.rest('/graphql', {
+      key: AGENT,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ clusters { nodes { id } } }' }),
+    });
+    expect(r.status).toBe(403);
+    expect((await svc.rest('/v1/inventory/certificates.csv', { key: AGENT })).status).toBe(403);
+    const p = await post(report({ id: randomUUID(), name: 'x' }, randomUUID(), 1, { kind: 'snapshot' }), READ);
+    expect(p.status).toBe(403);
+    expect(p.body.errors?.[0]?.code).toBe('FORBIDDEN');
+    expect((await svc.rest('/v1/inventory/certificates.csv', { key: READ })).status).toBe(200);
+  });
+
+  it('validation: 400 naming the path; nothing written', async () => {
+    const cluster = { id: randomUUID(), name: 'bad' };
+    const bad = report(cluster, randomUUID(), 1, {
+      kind: 'snapshot',
+      upserts: [facts('web', 'a'), facts('web', 'b'), facts('web', 'c'), facts('web', 'd', { notAfter: '2026-13-01T00:00:00Z' })],
+    });
+    const r = await post(bad);
+    expect(r.status).toBe(400);
+    expect(r.body.errors?.map((e) => e.field)).toEqual(['upserts[3].notAfter']);
+    expect(r.body.errors?.[0]?.message).toMatch(/^upserts\[3\]\.notAfter must be an RFC 3339 timestamp/);
+    expect(await clusterOf(cluster.id)).toBeUndefined();
+  });
+
+  it('tenancy: company B sees none of A’s clusters or certificates; the same cluster id is separate per company', async () => {
+    const cluster = { id: randomUUID(), name: 'shared-id' };
+    expect((await post(report(cluster, randomUUID(), 1, { kind: 'snapshot', final: true, upserts: [facts('a', 'only-a')] }))).status).toBe(
+      200,
+    );
+    expect(await clusterOf(cluster.id, KEY_B)).toBeUndefined();
+    expect(await certsOf(cluster.id, KEY_B)).toEqual([]);
+    const csv = await (await svc.rest(`/v1/inventory/certificates.csv?clusterId=${cluster.id}`, { key: KEY_B })).text();
+    expect(csv.split('\r\n').filter(Boolean).length).toBe(1); // the header only
+    // B reporting the same cluster id is B's own cluster; A's rows are untouched
+    expect((await post(report(cluster, randomUUID(), 1, { kind: 'snapshot', final: true, upserts: [] }), KEY_B)).status).toBe(200);
+    expect((await certsOf(cluster.id)).map((c) => c.secretName)).toEqual(['only-a']);
+    expect((await clusterOf(cluster.id, KEY_B))?.certificateCount).toBe(0);
+  });
+
+  it('pagination: stable keyset pages in notAfter order, no row twice or missed, nulls last', async () => {
+    const cluster = { id: randomUUID(), name: 'paged' };
+    const base = Date.now() + 5 * DAY;
+    const upserts = Array.from({ length: 23 }, (_, i) =>
+      facts('p', `c-${String(i).padStart(2, '0')}`, {
+        // ties on notAfter (pairs) and a few without a certificate
+        notAfter: i >= 20 ? null : new Date(base + Math.floor(i / 2) * DAY).toISOString(),
+        serial: i >= 20 ? null : `0${i}`,
+      }),
+    );
+    expect((await post(report(cluster, randomUUID(), 1, { kind: 'snapshot', final: true, upserts }))).status).toBe(200);
+    const seen: { secretName: string; notAfter: string | null }[] = [];
+    let after: string | null = null;
+    for (let pages = 0; pages < 10; pages++) {
+      const r = await gql(
+        `query($c: UUID, $a: String) { certificates(filter: { clusterId: $c }, first: 4, after: $a) { nodes { secretName notAfter daysUntilExpiry } pageInfo { endCursor hasNextPage } } }`,
+        { c: cluster.id, a: after },
+      );
+      expect(r.json.errors).toBeUndefined();
+      const page = r.json.data.certificates;
+      seen.push(...page.nodes);
+      if (!page.pageInfo.hasNextPage) break;
+      after = page.pageInfo.endCursor;
+    }
+    expect(seen.map((s) => s.secretName)).toEqual(upserts.map((u) => u.secretName));
+    expect(seen.slice(20).every((s) => s.notAfter === null)).toBe(true);
+    // clusters page by id
+    const c1 = await gql(`{ clusters(first: 1) { nodes { id } pageInfo { endCursor hasNextPage } } }`);
+    expect(c1.json.data.clusters.pageInfo.hasNextPage).toBe(true);
+    const c2 = await gql(`query($a: String) { clusters(first: 500, after: $a) { nodes { id } } }`, {
+      a: c1.json.data.clusters.pageInfo.endCursor,
+    });
+    const ids = c2.json.data.clusters.nodes.map((n: { id: string }) => n.id);
+    expect(ids).not.toContain(c1.json.data.clusters.nodes[0].id);
+    expect([...ids].sort()).toEqual(ids);
+    // a cursor that is not ours
+    const bad = await gql(`{ certificates(after: "bm90IGEgY3Vyc29y") { nodes { serial } } }`);
+    expect(bad.json.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('filters: expiringWithinDays (expired included), health, applicationId, namespace', async () => {
+    const cluster = { id: randomUUID(), name: 'filters' };
+    const upserts = [
+      facts('f', 'expired', { notAfter: new Date(Date.now() - 2 * DAY + 3_600_000).toISOString() }),
+      facts('f', 'soon', {
+        notAfter: new Date(Date.now() + 3 * DAY + 3_600_000).toISOString(),
+        ready: { status: 'False', reason: 'Failed' },
+      }),
+      facts('g', 'later', { applicationIds: ['app-1', 'app-2'] }),
+      facts('g', 'unmanaged', { ready: undefined, certificateName: undefined, certificateUid: undefined, notAfter: null, serial: null }),
+    ];
+    expect((await post(report(cluster, randomUUID(), 1, { kind: 'snapshot', final: true, upserts }))).status).toBe(200);
+    const names = async (filter: Record<string, unknown>) => {
+      const r = await gql(`query($f: CertificateFilter) { certificates(filter: $f) { nodes { secretName daysUntilExpiry health } } }`, {
+        f: { clusterId: cluster.id, ...filter },
+      });
+      expect(r.json.errors).toBeUndefined();
+      return r.json.data.certificates.nodes as { secretName: string; daysUntilExpiry: number | null; health: string }[];
+    };
+    const within = await names({ expiringWithinDays: 7 });
+    expect(within.map((n) => n.secretName)).toEqual(['expired', 'soon']);
+    expect(within.map((n) => n.daysUntilExpiry)).toEqual([-2, 3]);
+    expect((await names({ health: 'NOT_READY' })).map((n) => n.secretName)).toEqual(['soon']);
+    expect((await names({ health: 'UNKNOWN' })).map((n) => n.secretName)).toEqual(['unmanaged']);
+    expect((await names({ applicationId: 'app-2' })).map((n) => n.secretName)).toEqual(['later']);
+    expect((await names({ namespace: 'g' })).map((n) => n.secretName)).toEqual(['later', 'unmanaged']);
+    const tooFar = await gql(`{ certificates(filter: { expiringWithinDays: 4000 }) { nodes { serial } } }`);
+    expect(tooFar.json.errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'filter.expiringWithinDays' });
+  });
+
+  it('CSV: header, RFC 4180 quoting, formula injection neutralized, same filters', async () => {
+    const cluster = { id: randomUUID(), name: 'csv,"quoted"' };
+    const upserts = [
+      facts('csv', 'formula', { subject: '=HYPERLINK("http://evil.example","x")', labels: { a: '+1', b: 'say "hi", ok' } }),
+      facts('csv', 'plain', { subject: '@SUM(A1)', commonName: '-2+3', applicationIds: ['a;b', 'c'] }),
+    ];
+    expect((await post(report(cluster, randomUUID(), 1, { kind: 'snapshot', final: true, upserts }))).status).toBe(200);
+    const r = await svc.rest(`/v1/inventory/certificates.csv?clusterId=${cluster.id}`, { key: READ });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^text\/csv/);
+    const text = await r.text();
+    const lines = text.split('\r\n');
+    expect(lines[0]).toMatch(/^clusterId,clusterName,namespace,secretName,/);
+    expect(text).toContain(`"csv,""quoted"""`);
+    expect(text).toContain(`"'=HYPERLINK(""http://evil.example"",""x"")"`);
+    expect(text).toContain(`,'@SUM(A1),'-2+3,`);
+    expect(text).toContain(`"{""a"":""+1"",""b"":""say \\""hi\\"", ok""}"`);
+    expect(lines.filter(Boolean).length).toBe(3);
+    const head = await svc.rest(`/v1/inventory/certificates.csv?clusterId=${cluster.id}`, { key: READ, method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(await head.text()).toBe('');
+    const twice = await svc.rest(`/v1/inventory/certificates.csv?health=READY&health=UNKNOWN`, { key: READ });
+    expect(twice.status).toBe(400);
+    const bad = await svc.rest(`/v1/inventory/certificates.csv?clusterid=x`, { key: READ });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { errors: { field: string }[] }).errors[0]!.field).toBe('clusterid');
+  });
+
+  it('one certificate in two clusters (same issuer and serial) is listed with both places', async () => {
+    const one = { id: randomUUID(), name: 'east' };
+    const two = { id: randomUUID(), name: 'west' };
+    const serial = `5E${Date.now().toString(16).toUpperCase()}`;
+    const copy = (ns: string) => facts(ns, 'wildcard', { serial, issuer: 'CN=Shared Issuer' });
+    expect((await post(report(one, randomUUID(), 1, { kind: 'snapshot', final: true, upserts: [copy('a')] }))).status).toBe(200);
+    expect((await post(report(two, randomUUID(), 1, { kind: 'snapshot', final: true, upserts: [copy('b')] }))).status).toBe(200);
+    const r = await gql(
+      `query($c: UUID) { certificates(filter: { clusterId: $c }) { nodes { serial places { clusterId clusterName namespace secretName } } } }`,
+      { c: one.id },
+    );
+    expect(r.json.errors).toBeUndefined();
+    const places = r.json.data.certificates.nodes[0].places as { clusterName: string; namespace: string }[];
+    expect(places.map((p) => `${p.clusterName}/${p.namespace}`).sort()).toEqual(['east/a', 'west/b']);
+  });
+
+  it('metrics: the clusters gauge counts reporting clusters, with no per-cluster label', async () => {
+    const text = await (await svc.rest('/metrics', { key: null })).text();
+    const reporting = /^certmgr_notify_clusters\{state="reporting"\} (\d+)$/m.exec(text);
+    expect(Number(reporting?.[1])).toBeGreaterThan(0);
+    expect(text).toMatch(/^certmgr_notify_clusters\{state="silent"\} 0$/m);
+  });
+
+  it('quota: one cluster more than --max-clusters-per-company is refused with QUOTA_EXCEEDED, nothing written', async () => {
+    // company B has used 1 of its 20 (tenancy test) at most: fill it up
+    const made: string[] = [];
+    for (let i = 0; i < 21; i++) {
+      const c = { id: randomUUID(), name: `q-${i}` };
+      const r = await post(report(c, randomUUID(), 1, { kind: 'snapshot', final: true, upserts: [facts('q', `s-${i}`)] }), KEY_B);
+      if (r.status !== 200) {
+        expect(r.status).toBe(429);
+        expect(r.body.errors?.[0]).toMatchObject({ code: 'QUOTA_EXCEEDED', quota: 'maxClustersPerCompany', limit: 20 });
+        expect(await clusterOf(c.id, KEY_B)).toBeUndefined();
+        break;
+      }
+      made.push(c.id);
+    }
+    expect(made.length).toBeLessThan(21);
+  });
+});
+
+describe('silent clusters and the certificates quota through serve (sqlite)', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService('sqlite', [
+      '--delivery-workers',
+      '0',
+      '--cluster-silence-after',
+      '1',
+      '--max-certificates-per-company',
+      '3',
+    ]);
+  }, 60_000);
+  afterAll(async () => {
+    await svc?.close();
+  });
+
+  it('a cluster not heard from for --cluster-silence-after is silent in GraphQL and the gauge; its next report logs its return', async () => {
+    const cluster = { id: randomUUID(), name: 'quiet' };
+    const epoch = randomUUID();
+    const post = (seq: number, kind: 'snapshot' | 'delta') =>
+      svc.rest('/v1/inventory', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(report(cluster, epoch, seq, { kind, ...(kind === 'snapshot' ? { final: true } : {}) })),
+      });
+    expect((await post(1, 'snapshot')).status).toBe(200);
+    // 1 ms of silence has passed by the time the query runs (it follows the report's answer)
+    await new Promise((r) => setTimeout(r, 5));
+    const q = await svc.gql().request<{ clusters: { nodes: { id: string; silent: boolean }[] } }>(`{ clusters { nodes { id silent } } }`);
+    expect(q.clusters.nodes.find((c) => c.id === cluster.id)?.silent).toBe(true);
+    const text = await (await svc.rest('/metrics', { key: null })).text();
+    expect(text).toMatch(/^certmgr_notify_clusters\{state="silent"\} 1$/m);
+    expect((await post(2, 'delta')).status).toBe(200);
+    expect(svc.logs.some((l) => l.includes('cluster reporting again after silence') && l.includes(cluster.id))).toBe(true);
+  });
+
+  it('a report that would take the company past --max-certificates-per-company is refused whole (429 QUOTA_EXCEEDED)', async () => {
+    const cluster = { id: randomUUID(), name: 'full' };
+    const epoch = randomUUID();
+    const send = (seq: number, over: Partial<InventoryReport>) =>
+      svc.rest('/v1/inventory', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(report(cluster, epoch, seq, over)),
+      });
+    const three = [facts('q', 'a'), facts('q', 'b'), facts('q', 'c')];
+    expect((await send(1, { kind: 'snapshot', final: true, upserts: three })).status).toBe(200);
+    const over = await send(2, { upserts: [facts('q', 'd'), { ...three[0]!, serial: 'FF' }] });
+    expect(over.status).toBe(429);
+    expect(over.headers.get('retry-after')).toBe('300');
+    const body = (await over.json()) as { errors: Record<string, unknown>[] };
+    expect(body.errors[0]).toMatchObject({ code: 'QUOTA_EXCEEDED', quota: 'maxCertificatesPerCompany', limit: 3 });
+    // nothing of it was applied: the same seq, replacing one and adding one after a delete, goes through
+    const q = `{ certificates { nodes { secretName serial } } }`;
+    const before = await svc.gql().request<{ certificates: { nodes: { secretName: string; serial: string }[] } }>(q);
+    expect(before.certificates.nodes.find((n) => n.secretName === 'a')?.serial).toBe(three[0]!.serial);
+    expect((await send(2, { upserts: [facts('q', 'd')], deletes: [{ namespace: 'q', secretName: 'b' }] })).status).toBe(200);
+  });
+});

@@ -1,0 +1,21 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { SERVE_FLAGS } from '../../src/config.js';
+import { RESYNC_REQUIRED } from '../../src/model/inventory.js';
+
+const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const DOC = readFileSync(new URL('../../docs/inventory.md', import.meta.url), 'utf8');
+
+describe('inventory documentation', () => {
+  it('the README error table lists RESYNC_REQUIRED (409) and the inventory quota (429)', () => {
+    expect(README).toMatch(new RegExp(`\\|\\s*409\\s*\\|\\s*\`${RESYNC_REQUIRED}\`\\s*\\|`));
+    expect(README).toMatch(/\|\s*429\s*\|\s*`QUOTA_EXCEEDED`\s*\|/);
+  });
+  it('the inventory flags are in the README flag table and docs/inventory.md', () => {
+    for (const f of ['max-clusters-per-company', 'max-certificates-per-company', 'cluster-silence-after']) {
+      expect(SERVE_FLAGS.map((x) => x.name)).toContain(f);
+      expect(README).toMatch(new RegExp(`\\|\\s*\`--${f} <`));
+      expect(DOC).toContain(`--${f}`);
+    }
+  });
+});

@@ -1,0 +1,206 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { INVENTORY_LIMITS as L, validateInventoryReport } from '../../src/inventory/validate.js';
+import { MAX_INVENTORY_ITEMS_PER_REPORT, type CertificateFacts, type InventoryReport } from '../../src/model/inventory.js';
+
+const CLUSTER = '123E4567-E89B-42D3-A456-426614174000';
+const EPOCH = '123e4567-e89b-42d3-a456-426614174001';
+
+function facts(i = 0): CertificateFacts {
+  return {
+    namespace: 'web',
+    secretName: `tls-${i}`,
+    certificateName: `tls-${i}`,
+    certificateUid: 'AAAAAAAA-BBBB-4CCC-8DDD-EEEEEEEEEEEE',
+    serial: '0A1B',
+    notBefore: '2026-01-01T00:00:00Z',
+    notAfter: '2026-04-01T00:00:00.5Z',
+    subject: 'CN=a.example, O=Example',
+    commonName: 'a.example',
+    dnsNames: ['a.example'],
+    issuer: 'CN=CA',
+    issuerRef: { name: 'ca', kind: 'ClusterIssuer', group: 'cert-manager.io' },
+    ready: { status: 'True', reason: 'Ready' },
+    applicationIds: ['app'],
+    labels: { 'app.kubernetes.io/name': 'web' },
+    chainNotAfter: null,
+  };
+}
+
+function good(): InventoryReport {
+  return {
+    protocol: 1,
+    cluster: { id: CLUSTER, name: 'prod' },
+    agentVersion: '1.2.3',
+    epoch: EPOCH,
+    seq: 1,
+    kind: 'snapshot',
+    final: true,
+    upserts: [facts(0), facts(1)],
+    deletes: [{ namespace: 'web', secretName: 'gone' }],
+  };
+}
+
+/** The report with one change at upserts[1] (or the top), and the fields the answer names. */
+function fieldsOf(mutate: (r: InventoryReport & Record<string, unknown>, u: CertificateFacts & Record<string, unknown>) => void): string[] {
+  const r = good() as InventoryReport & Record<string, unknown>;
+  mutate(r, r.upserts[1] as CertificateFacts & Record<string, unknown>);
+  const v = validateInventoryReport(r);
+  if (v.ok) return [];
+  for (const e of v.errors) expect(e.message.startsWith(e.field || 'report'), e.message).toBe(true);
+  return v.errors.map((e) => e.field);
+}
+
+const x = (n: number) => 'x'.repeat(n);
+
+describe('validateInventoryReport', () => {
+  it('accepts a full report; canonical UUIDs are lower-cased', () => {
+    const v = validateInventoryReport(good());
+    expect(v.ok).toBe(true);
+    if (!v.ok) return;
+    expect(v.report.cluster.id).toBe(CLUSTER.toLowerCase());
+    expect(v.report.upserts[0]!.certificateUid).toBe('aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee');
+  });
+
+  it('accepts the limits exactly and nulls where the X.509 could not be parsed', () => {
+    expect(
+      fieldsOf((r, u) => {
+        r.cluster.name = x(L.name);
+        u.namespace = x(L.namespace);
+        u.secretName = x(L.name);
+        u.dnsNames = Array.from({ length: L.dnsNames }, () => x(L.dnsName));
+        u.applicationIds = Array.from({ length: L.applicationIds }, () => x(L.applicationId));
+        u.labels = Object.fromEntries(Array.from({ length: L.labels }, (_, i) => [`${i}`.padEnd(L.labelKey, 'k'), x(L.labelValue)]));
+        u.subject = x(L.dn);
+        Object.assign(u, { serial: null, notBefore: null, notAfter: null, subject: null, issuer: null, chainNotAfter: null });
+      }),
+    ).toEqual([]);
+  });
+
+  // every bounded field refused one past its bound, with its path
+  const cases: [string, (r: InventoryReport & Record<string, unknown>, u: CertificateFacts & Record<string, unknown>) => void, string][] = [
+    ['cluster.id not a UUID', (r) => (r.cluster.id = 'prod'), 'cluster.id'],
+    ['cluster.id the nil UUID', (r) => (r.cluster.id = '00000000-0000-0000-0000-000000000000'), 'cluster.id'],
+    ['cluster.name too long', (r) => (r.cluster.name = x(L.name + 1)), 'cluster.name'],
+    ['cluster.name empty', (r) => (r.cluster.name = ''), 'cluster.name'],
+    ['agentVersion too long', (r) => (r.agentVersion = x(L.agentVersion + 1)), 'agentVersion'],
+    ['epoch in braces', (r) => (r.epoch = `{${EPOCH}}`), 'epoch'],
+    ['seq 0', (r) => (r.seq = 0), 'seq'],
+    ['seq fractional', (r) => (r.seq = 1.5), 'seq'],
+    ['kind unknown', (r) => ((r as Record<string, unknown>).kind = 'full'), 'kind'],
+    ['protocol 2', (r) => ((r as Record<string, unknown>).protocol = 2), 'protocol'],
+    ['unknown top-level field', (r) => (r.privateKey = 'x'), 'privateKey'],
+    ['unknown certificate field (a private key)', (_r, u) => (u.privateKey = '-----BEGIN'), 'upserts[1].privateKey'],
+    ['namespace too long', (_r, u) => (u.namespace = x(L.namespace + 1)), 'upserts[1].namespace'],
+    ['secretName too long', (_r, u) => (u.secretName = x(L.name + 1)), 'upserts[1].secretName'],
+    ['certificateName too long', (_r, u) => (u.certificateName = x(L.name + 1)), 'upserts[1].certificateName'],
+    ['certificateUid not a UUID', (_r, u) => (u.certificateUid = 'abc'), 'upserts[1].certificateUid'],
+    ['serial not hex upper case', (_r, u) => (u.serial = '0a1b'), 'upserts[1].serial'],
+    ['serial too long', (_r, u) => (u.serial = 'A'.repeat(L.serial + 1)), 'upserts[1].serial'],
+    ['notBefore without zone', (_r, u) => (u.notBefore = '2026-01-01T00:00:00'), 'upserts[1].notBefore'],
+    ['notAfter with an offset', (_r, u) => (u.notAfter = '2026-01-01T00:00:00+01:00'), 'upserts[1].notAfter'],
+    ['notAfter as epoch ms', (_r, u) => ((u as Record<string, unknown>).notAfter = 1767225600000), 'upserts[1].notAfter'],
+    ['chainNotAfter not a date', (_r, u) => (u.chainNotAfter = 'soon'), 'upserts[1].chainNotAfter'],
+    ['subject too long', (_r, u) => (u.subject = x(L.dn + 1)), 'upserts[1].subject'],
+    ['subject with a newline', (_r, u) => (u.subject = 'CN=a\nCN=b'), 'upserts[1].subject'],
+    ['commonName too long', (_r, u) => (u.commonName = x(L.commonName + 1)), 'upserts[1].commonName'],
+    ['issuer too long', (_r, u) => (u.issuer = x(L.dn + 1)), 'upserts[1].issuer'],
+    ['too many DNS names', (_r, u) => (u.dnsNames = Array.from({ length: L.dnsNames + 1 }, () => 'a')), 'upserts[1].dnsNames'],
+    ['a DNS name too long', (_r, u) => (u.dnsNames = ['a', x(L.dnsName + 1)]), 'upserts[1].dnsNames[1]'],
+    ['a DNS name with a bidi override', (_r, u) => (u.dnsNames = ['a\u202Eb']), 'upserts[1].dnsNames[0]'],
+    ['issuerRef without name', (_r, u) => ((u as Record<string, unknown>).issuerRef = { kind: 'Issuer' }), 'upserts[1].issuerRef.name'],
+    ['issuerRef.kind too long', (_r, u) => (u.issuerRef = { name: 'a', kind: x(L.issuerKind + 1) }), 'upserts[1].issuerRef.kind'],
+    ['issuerRef.group too long', (_r, u) => (u.issuerRef = { name: 'a', group: x(L.name + 1) }), 'upserts[1].issuerRef.group'],
+    ['ready.status unknown', (_r, u) => ((u as Record<string, unknown>).ready = { status: 'true' }), 'upserts[1].ready.status'],
+    ['ready.reason too long', (_r, u) => (u.ready = { status: 'False', reason: x(L.readyReason + 1) }), 'upserts[1].ready.reason'],
+    [
+      'too many application ids',
+      (_r, u) => (u.applicationIds = Array.from({ length: L.applicationIds + 1 }, (_, i) => `a${i}`)),
+      'upserts[1].applicationIds',
+    ],
+    ['an application id too long', (_r, u) => (u.applicationIds = [x(L.applicationId + 1)]), 'upserts[1].applicationIds[0]'],
+    [
+      'too many labels',
+      (_r, u) => (u.labels = Object.fromEntries(Array.from({ length: L.labels + 1 }, (_, i) => [`k${i}`, 'v']))),
+      'upserts[1].labels',
+    ],
+    ['a label key too long', (_r, u) => (u.labels = { [x(L.labelKey + 1)]: 'v' }), `upserts[1].labels.${x(L.labelKey + 1)}`],
+    ['a label value too long', (_r, u) => (u.labels = { 'app.io/a': x(L.labelValue + 1) }), "upserts[1].labels['app.io/a']"],
+    ['a label value not a string', (_r, u) => ((u as Record<string, unknown>).labels = { a: 1 }), 'upserts[1].labels.a'],
+    ['a label key with a control character', (_r, u) => (u.labels = { 'a\u0007': 'v' }), "upserts[1].labels['a\u0007']"],
+    ['a required fact missing', (_r, u) => delete (u as Partial<CertificateFacts>).dnsNames, 'upserts[1].dnsNames'],
+    ['a delete without secretName', (r) => ((r as Record<string, unknown>).deletes = [{ namespace: 'a' }]), 'deletes[0].secretName'],
+    ['final on a delta', (r) => Object.assign(r, { kind: 'delta', final: true }), 'final'],
+    ['a location twice', (r) => (r.deletes = [{ namespace: 'web', secretName: 'tls-0' }]), 'deletes[0]'],
+  ];
+  it.each(cases)('refuses %s', (_name, mutate, field) => {
+    expect(fieldsOf(mutate)).toEqual([field]);
+  });
+
+  it(`refuses more than ${MAX_INVENTORY_ITEMS_PER_REPORT} items, upserts and deletes together`, () => {
+    const r = good();
+    r.upserts = Array.from({ length: 600 }, (_, i) => facts(i));
+    r.deletes = Array.from({ length: 401 }, (_, i) => ({ namespace: 'del', secretName: `d-${i}` }));
+    const v = validateInventoryReport(r);
+    expect(v.ok).toBe(false);
+    if (!v.ok) expect(v.errors[0]!.message).toMatch(/at most 1000 upserts and deletes together, got 1001/);
+    r.upserts = Array.from({ length: MAX_INVENTORY_ITEMS_PER_REPORT + 1 }, (_, i) => facts(i));
+    r.deletes = [];
+    const w = validateInventoryReport(r);
+    expect(!w.ok && w.errors.map((e) => e.field)).toEqual(['upserts']);
+  });
+
+  it('refuses what is not an object, and caps the number of errors', () => {
+    for (const body of [null, [], 'report', 1])
+      expect(validateInventoryReport(body)).toEqual({ ok: false, errors: [{ field: '', message: expect.any(String) }] });
+    const r = good();
+    r.upserts = Array.from({ length: 1000 }, (_, i) => ({ ...facts(i), serial: 'bad' }));
+    const v = validateInventoryReport(r);
+    expect(!v.ok && v.errors.length).toBe(100);
+  });
+});
+
+describe('validateInventoryReport on hostile input (property)', () => {
+  it('never throws; an accepted report holds only bounded, well-formed values', () => {
+    // a valid report with any one field replaced by an arbitrary JSON value, or any JSON value at all
+    const paths: (string | number)[][] = [
+      ['cluster', 'id'],
+      ['cluster', 'name'],
+      ['seq'],
+      ['kind'],
+      ['final'],
+      ['upserts', 0, 'namespace'],
+      ['upserts', 0, 'notAfter'],
+      ['upserts', 0, 'dnsNames'],
+      ['upserts', 0, 'labels'],
+      ['upserts', 0, 'ready'],
+      ['upserts', 0, 'issuerRef'],
+      ['deletes', 0],
+      ['upserts', 1],
+    ];
+    fc.assert(
+      fc.property(fc.constantFrom(...paths), fc.jsonValue({ maxDepth: 4 }), fc.boolean(), (path, value, whole) => {
+        let body: unknown = value;
+        if (!whole) {
+          const r = good() as unknown as Record<string | number, unknown>;
+          let o = r;
+          for (const k of path.slice(0, -1)) o = o[k] as Record<string | number, unknown>;
+          o[path.at(-1)!] = value;
+          body = r;
+        }
+        const v = validateInventoryReport(body);
+        if (!v.ok) {
+          expect(v.errors.length).toBeGreaterThan(0);
+          expect(v.errors.length).toBeLessThanOrEqual(100);
+          return;
+        }
+        expect(v.report.upserts.length + v.report.deletes.length).toBeLessThanOrEqual(MAX_INVENTORY_ITEMS_PER_REPORT);
+        for (const u of v.report.upserts) {
+          expect(u.namespace.length).toBeLessThanOrEqual(L.namespace);
+          for (const t of [u.notBefore, u.notAfter, u.chainNotAfter]) if (t !== null) expect(Number.isNaN(Date.parse(t))).toBe(false);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});

@@ -1,0 +1,242 @@
+/**
+ * The Store contract for the inventory tables (migration 6): run against both engines by sqlite.test.ts and
+ * postgres.int.test.ts. Company ids are fresh per test; the cross-company queries (gauge, silence window) use
+ * times no other test uses.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ClusterRecord, InventoryCertificateRecord, Store } from '../../src/store/types.js';
+
+const DAY = 86_400_000;
+
+export function cluster(companyId: string, over: Partial<ClusterRecord> = {}): ClusterRecord {
+  return {
+    companyId,
+    id: randomUUID(),
+    name: 'prod',
+    agentVersion: '1.0.0',
+    epoch: randomUUID(),
+    lastSeq: 1,
+    snapshotComplete: true,
+    firstSeenAt: 1_700_000_000_000,
+    lastSeenAt: 1_700_000_000_000,
+    certificateCount: 0,
+    ...over,
+  };
+}
+
+function cert(
+  companyId: string,
+  clusterId: string,
+  secretName: string,
+  over: Partial<InventoryCertificateRecord> = {},
+): InventoryCertificateRecord {
+  return {
+    companyId,
+    clusterId,
+    namespace: 'web',
+    secretName,
+    certificateName: secretName,
+    certificateUid: randomUUID(),
+    serial: 'ABCDEF',
+    notBefore: 1_700_000_000_000,
+    notAfter: 1_700_000_000_000 + 90 * DAY,
+    subject: 'CN=a.example, O=Zürich ✓',
+    commonName: 'a.example',
+    dnsNames: ['a.example', 'b.example'],
+    issuer: 'CN=CA',
+    issuerRef: { name: 'ca', kind: 'ClusterIssuer', group: 'cert-manager.io' },
+    readyStatus: 'True',
+    readyReason: 'Ready',
+    applicationIds: ['app-1'],
+    labels: { 'app.kubernetes.io/name': 'web' },
+    chainNotAfter: 1_700_000_000_000 + 300 * DAY,
+    epoch: 'e',
+    updatedAt: 1_700_000_000_000,
+    ...over,
+  };
+}
+
+const loc = (c: { namespace: string; secretName: string }) => `${c.namespace}/${c.secretName}`;
+
+export function inventoryContract(name: string, makeStore: () => Promise<Store>): void {
+  describe(`Store contract, inventory: ${name}`, () => {
+    let store: Store;
+    let A: string;
+    let B: string;
+    beforeEach(async () => {
+      store = await makeStore();
+      await store.migrate();
+      A = `company-a-${randomUUID()}`;
+      B = `company-b-${randomUUID()}`;
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    it('clusters: put, lock (read) and list, scoped by company, keyset by id', async () => {
+      const c1 = cluster(A, { id: '00000000-0000-4000-8000-000000000001' });
+      const c2 = cluster(A, { id: '00000000-0000-4000-8000-000000000002', snapshotComplete: false });
+      await store.putCluster(c2);
+      await store.putCluster(c1);
+      await store.putCluster(cluster(B, { id: c1.id, name: 'B’s' }));
+      expect(await store.lockCluster(A, c1.id)).toEqual(c1);
+      expect(await store.lockCluster(A, randomUUID())).toBeNull();
+      expect(await store.listClusters(A, { limit: 10 })).toEqual([c1, c2]);
+      expect(await store.listClusters(A, { limit: 1 })).toEqual([c1]);
+      expect(await store.listClusters(A, { after: c1.id, limit: 10 })).toEqual([c2]);
+      // a put replaces everything but firstSeenAt
+      const again = { ...c1, name: 'renamed', lastSeq: 7, lastSeenAt: c1.lastSeenAt + 5, firstSeenAt: 1, certificateCount: 3 };
+      await store.putCluster(again);
+      expect(await store.lockCluster(A, c1.id)).toEqual({ ...again, firstSeenAt: c1.firstSeenAt });
+      expect((await store.lockCluster(B, c1.id))?.name).toBe('B’s');
+      expect(await store.certificateCountExcept(A, c2.id)).toBe(3);
+      expect(await store.certificateCountExcept(A, c1.id)).toBe(0);
+    });
+
+    it('upsert round-trips every field, counts new rows, and replaces by location', async () => {
+      const c = cluster(A);
+      await store.putCluster(c);
+      const full = cert(A, c.id, 'full');
+      const empty = cert(A, c.id, 'empty', {
+        certificateName: null,
+        certificateUid: null,
+        serial: null,
+        notBefore: null,
+        notAfter: null,
+        subject: null,
+        commonName: null,
+        dnsNames: [],
+        issuer: null,
+        issuerRef: null,
+        readyStatus: null,
+        readyReason: null,
+        applicationIds: [],
+        labels: {},
+        chainNotAfter: null,
+      });
+      expect(await store.upsertInventory(A, c.id, 'e1', [full, empty])).toBe(2);
+      const listed = await store.listInventory(A, {}, null, 10);
+      expect(listed).toEqual([
+        { ...full, epoch: 'e1', clusterName: 'prod' },
+        { ...empty, epoch: 'e1', clusterName: 'prod' },
+      ]);
+      const changed = { ...full, serial: '01', notAfter: full.notAfter! + DAY, labels: { x: 'y' } };
+      expect(await store.upsertInventory(A, c.id, 'e2', [changed, cert(A, c.id, 'third')])).toBe(1);
+      const again = await store.listInventory(A, {}, null, 10);
+      expect(again.map(loc)).toEqual(['web/third', 'web/full', 'web/empty']);
+      expect(again[1]).toEqual({ ...changed, epoch: 'e2', clusterName: 'prod' });
+      expect(await store.listInventory(B, {}, null, 10)).toEqual([]);
+    });
+
+    it('bulk: 1,200 rows in one call (chunked multi-row statements), deletes by location, stale rows by epoch', async () => {
+      const c = cluster(A);
+      const rows = Array.from({ length: 1200 }, (_, i) =>
+        cert(A, c.id, `s-${String(i).padStart(4, '0')}`, { notAfter: 1_800_000_000_000 + i }),
+      );
+      expect(await store.upsertInventory(A, c.id, 'old', rows)).toBe(1200);
+      expect(await store.upsertInventory(A, c.id, 'new', rows.slice(0, 700))).toBe(0);
+      // deletes: only this company's and cluster's rows, and only those that exist
+      const other = cluster(A);
+      await store.upsertInventory(A, other.id, 'x', [cert(A, other.id, 's-0000')]);
+      await store.upsertInventory(B, c.id, 'x', [cert(B, c.id, 's-0001')]);
+      expect(await store.deleteInventory(A, c.id, [...rows.slice(0, 600), { namespace: 'web', secretName: 'missing' }])).toBe(600);
+      expect(await store.deleteInventoryOutsideEpoch(A, c.id, 'new')).toBe(500);
+      const left = await store.listInventory(A, { clusterId: c.id }, null, 2000);
+      expect(left.map((r) => r.secretName)).toEqual(rows.slice(600, 700).map((r) => r.secretName));
+      expect((await store.listInventory(A, { clusterId: other.id }, null, 10)).length).toBe(1);
+      expect((await store.listInventory(B, {}, null, 10)).length).toBe(1);
+    });
+
+    it('a transaction that throws writes no row and no cluster', async () => {
+      const c = cluster(A);
+      await expect(
+        store.transaction(async (tx) => {
+          await tx.lockCluster(A, c.id);
+          await tx.upsertInventory(A, c.id, 'e', [cert(A, c.id, 'a')]);
+          await tx.putCluster(c);
+          throw new Error('boom');
+        }),
+      ).rejects.toThrow('boom');
+      expect(await store.lockCluster(A, c.id)).toBeNull();
+      expect(await store.listInventory(A, {}, null, 10)).toEqual([]);
+    });
+
+    it('listing: notAfter order (nulls last), keyset pages, every filter', async () => {
+      const c = cluster(A, { name: 'one' });
+      await store.putCluster(c);
+      const t = 1_900_000_000_000;
+      await store.upsertInventory(A, c.id, 'e', [
+        cert(A, c.id, 'b', { notAfter: t, readyStatus: 'False', applicationIds: ['x', 'app-2'] }),
+        cert(A, c.id, 'a', { notAfter: t, readyStatus: 'Unknown', namespace: 'other' }),
+        cert(A, c.id, 'c', { notAfter: t - DAY, readyStatus: null, applicationIds: [] }),
+        cert(A, c.id, 'n2', { notAfter: null }),
+        cert(A, c.id, 'n1', { notAfter: null, namespace: 'other' }),
+      ]);
+      const all = await store.listInventory(A, {}, null, 10);
+      expect(all.map(loc)).toEqual(['web/c', 'other/a', 'web/b', 'other/n1', 'web/n2']);
+      // every page boundary
+      for (let size = 1; size <= 5; size++) {
+        const seen: string[] = [];
+        let after = null;
+        for (;;) {
+          const page = await store.listInventory(A, {}, after, size);
+          seen.push(...page.map(loc));
+          if (page.length < size) break;
+          const last = page.at(-1)!;
+          after = { notAfter: last.notAfter, clusterId: last.clusterId, namespace: last.namespace, secretName: last.secretName };
+        }
+        expect(seen, `pages of ${size}`).toEqual(all.map(loc));
+      }
+      const names = async (f: Parameters<Store['listInventory']>[1]) => (await store.listInventory(A, f, null, 10)).map(loc);
+      expect(await names({ notAfterAtMost: t - DAY })).toEqual(['web/c']);
+      expect(await names({ notAfterAtMost: t })).toEqual(['web/c', 'other/a', 'web/b']);
+      expect(await names({ health: 'READY' })).toEqual(['other/n1', 'web/n2']);
+      expect(await names({ health: 'NOT_READY' })).toEqual(['web/b']);
+      expect(await names({ health: 'UNKNOWN' })).toEqual(['web/c', 'other/a']);
+      expect(await names({ applicationId: 'app-2' })).toEqual(['web/b']);
+      expect(await names({ applicationId: 'app' })).toEqual([]);
+      expect(await names({ applicationId: 'app-1' })).toEqual(['other/a', 'other/n1', 'web/n2']);
+      expect(await names({ namespace: 'other' })).toEqual(['other/a', 'other/n1']);
+      expect(await names({ clusterId: randomUUID() })).toEqual([]);
+    });
+
+    it('places: one certificate (issuer, serial) in several clusters, scoped by company', async () => {
+      const c1 = cluster(A, { name: 'one' });
+      const c2 = cluster(A, { name: 'two' });
+      await store.putCluster(c1);
+      await store.putCluster(c2);
+      await store.upsertInventory(A, c1.id, 'e', [cert(A, c1.id, 'shared', { serial: 'AA' }), cert(A, c1.id, 'own', { serial: 'BB' })]);
+      await store.upsertInventory(A, c2.id, 'e', [
+        cert(A, c2.id, 'copy', { serial: 'AA' }),
+        cert(A, c2.id, 'other-ca', { serial: 'AA', issuer: 'CN=Other' }),
+      ]);
+      await store.upsertInventory(B, c1.id, 'e', [cert(B, c1.id, 'b', { serial: 'AA' })]);
+      const places = await store.listCertificatePlaces(
+        A,
+        [
+          { issuer: 'CN=CA', serial: 'AA' },
+          { issuer: 'CN=CA', serial: 'AA' },
+        ],
+        10,
+      );
+      expect(places.map((p) => `${p.clusterName}:${p.secretName}`).sort()).toEqual(['one:shared', 'two:copy']);
+      expect(await store.listCertificatePlaces(A, [], 10)).toEqual([]);
+      expect((await store.listCertificatePlaces(A, [{ issuer: 'CN=CA', serial: 'AA' }], 1)).length).toBe(1);
+    });
+
+    it('silence: counts silent and reporting clusters; lists those last seen in a window', async () => {
+      const t = 1_000_000_000 + Math.floor(Math.random() * 1_000_000_000) * 10; // a time range no other test uses
+      const before = await store.clusterCounts(t);
+      await store.putCluster(cluster(A, { lastSeenAt: t - 10 }));
+      await store.putCluster(cluster(B, { lastSeenAt: t - 5 }));
+      await store.putCluster(cluster(A, { lastSeenAt: t }));
+      const after = await store.clusterCounts(t);
+      expect(after.silent - before.silent).toBe(2);
+      expect(after.reporting - before.reporting).toBe(1);
+      const fell = await store.clustersLastSeenBetween(t - 10, t, 10);
+      expect(fell.map((c) => c.lastSeenAt)).toEqual([t - 10, t - 5]);
+      expect(await store.clustersLastSeenBetween(t - 10, t, 1)).toHaveLength(1);
+    });
+  });
+}
