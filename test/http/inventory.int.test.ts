@@ -166,6 +166,20 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('inventory API (%s)', (kind) =>
     expect(await clusterOf(cluster.id)).toMatchObject({ certificateCount: 2 });
   });
 
+  it('a full report of 1,000 certificates over 1 MiB is applied; a body over 4 MiB is 413', async () => {
+    const cluster = { id: randomUUID(), name: 'big' };
+    const upserts = Array.from({ length: 1000 }, (_, i) =>
+      facts('big', `tls-${i}`, { dnsNames: Array.from({ length: 8 }, (_, j) => `${'n'.repeat(180)}-${i}-${j}.example.com`) }),
+    );
+    const body = report(cluster, randomUUID(), 1, { kind: 'snapshot', final: true, upserts });
+    expect(JSON.stringify(body).length).toBeGreaterThan(1024 * 1024);
+    expect((await post(body)).body.status).toBe('applied');
+    expect((await clusterOf(cluster.id))?.certificateCount).toBe(1000);
+    const huge = await post({ ...body, seq: 2, kind: 'delta', final: undefined, padding: 'x'.repeat(4 * 1024 * 1024) });
+    expect(huge.status).toBe(413);
+    expect(huge.body.errors?.[0]?.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
   it('scopes: an agent key posts but cannot query; a read key queries but cannot post', async () => {
     const r = await svc.rest('/graphql', {
       key: AGENT,
