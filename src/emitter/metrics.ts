@@ -46,7 +46,7 @@ export function metricsFor(registry: Registry): EmitterMetrics {
   });
   const reports = new Counter({
     name: 'certmgr_notify_inventory_reports_total',
-    help: 'Inventory reports sent to the hub, by kind (snapshot, delta) and outcome (applied, duplicate, resync, unsupported, rejected, retry)',
+    help: 'Inventory reports sent to the hub, by kind (snapshot, delta) and outcome (applied, duplicate, resync, unsupported, rejected, throttled, retry)',
     labelNames: ['kind', 'outcome'],
     registers: [registry],
   });
