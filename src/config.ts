@@ -94,12 +94,10 @@ export interface ServeConfig {
     healthGracePeriodMs: number | undefined;
     healthUnknownGracePeriodMs: number | undefined;
     healthIssuingGracePeriodMs: number | undefined;
-    expiryScanIntervalMs: number | undefined;
-    expiryConfigPollMs: number | undefined;
-    /** the emitter's expiry part: local evaluation (old) or off (inventory reported to the service) */
-    emitterExpiry: 'local' | 'off';
     maxPendingEvents: number;
   };
+  /** Deprecated flags given (accepted, without effect): one warning each at the start. */
+  deprecations: string[];
 }
 
 export class ConfigError extends Error {}
@@ -255,7 +253,7 @@ export const SERVE_FLAGS: FlagSpec[] = [
   {
     name: 'emitter-expiry',
     kind: 'string',
-    help: 'local | off: local evaluates TLS Secret expiry in the emitter (the old path); off reports the certificate inventory to the service instead (default off)',
+    help: 'deprecated, only off is accepted: expiry is evaluated by the service over the inventory the emitter reports',
   },
   {
     name: 'max-pending-events',
@@ -265,9 +263,13 @@ export const SERVE_FLAGS: FlagSpec[] = [
   {
     name: 'expiry-scan-interval',
     kind: 'int',
-    help: "the hub evaluates the certificate inventory's expirations this often (ms, default 60000); with --kube, the in-cluster emitter's legacy scan uses it too when set",
+    help: "the hub evaluates the certificate inventory's expirations this often (ms, default 60000)",
   },
-  { name: 'expiry-config-poll', kind: 'int', help: 'monitoring configuration poll interval (ms, default 60000)' },
+  {
+    name: 'expiry-config-poll',
+    kind: 'int',
+    help: 'deprecated, no effect: the service reads its monitoring configuration at every expiry scan',
+  },
 ];
 
 export type RawFlags = Map<string, string[]>;
@@ -512,18 +514,28 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
       healthGracePeriodMs: optInt(flags, env, 'health-grace-period', 0, 86_400_000),
       healthUnknownGracePeriodMs: optInt(flags, env, 'health-unknown-grace-period', 0, 86_400_000),
       healthIssuingGracePeriodMs: optInt(flags, env, 'health-issuing-grace-period', 0, 86_400_000),
-      expiryScanIntervalMs: optInt(flags, env, 'expiry-scan-interval', 1000, 7 * 86_400_000),
-      expiryConfigPollMs: optInt(flags, env, 'expiry-config-poll', 100, 86_400_000),
-      emitterExpiry: expiryMode(one(flags, env, 'emitter-expiry')),
       maxPendingEvents: int(flags, env, 'max-pending-events', 10_000, 1, 10_000_000),
     },
+    deprecations: legacyExpiryFlags(one(flags, env, 'emitter-expiry'), one(flags, env, 'expiry-config-poll')),
   };
 }
 
-function expiryMode(v: string | undefined): 'local' | 'off' {
-  if (v === undefined || v === 'off') return 'off';
-  if (v === 'local') return 'local';
-  throw new ConfigError(`--emitter-expiry must be local or off, got '${v}'`);
+/**
+ * The emitter's own expiry evaluation is gone (the service evaluates the reported inventory, src/expiry/).
+ * Command lines that spelled out the default keep working, with a warning; `local` asked for what no longer
+ * exists, and is refused rather than silently changing where expiry events come from.
+ */
+function legacyExpiryFlags(mode: string | undefined, poll: string | undefined): string[] {
+  const out: string[] = [];
+  if (mode !== undefined) {
+    if (mode !== 'off')
+      throw new ConfigError(
+        `--emitter-expiry ${mode}: the emitter no longer evaluates expiry (the service does, over the certificate inventory); remove the flag`,
+      );
+    out.push('--emitter-expiry is deprecated and has no effect (expiry is evaluated by the service over the inventory); remove it');
+  }
+  if (poll !== undefined) out.push('--expiry-config-poll is deprecated and has no effect; remove it');
+  return out;
 }
 
 /** `certmgr-notify agent`: see docs/agent.md. */

@@ -271,11 +271,8 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
         ...(k.healthGracePeriodMs !== undefined ? { gracePeriodMs: k.healthGracePeriodMs } : {}),
         ...(k.healthUnknownGracePeriodMs !== undefined ? { unknownGracePeriodMs: k.healthUnknownGracePeriodMs } : {}),
         ...(k.healthIssuingGracePeriodMs !== undefined ? { issuingGracePeriodMs: k.healthIssuingGracePeriodMs } : {}),
-        ...(k.expiryScanIntervalMs !== undefined ? { scanIntervalMs: k.expiryScanIntervalMs } : {}),
-        ...(k.expiryConfigPollMs !== undefined ? { configPollMs: k.expiryConfigPollMs } : {}),
-        // off: the inventory goes to this service's POST /v1/inventory like an agent's (a service without it
-        // answers 404: logged once, asked again later, health events unaffected)
-        expiry: k.emitterExpiry,
+        // the inventory goes to this service's POST /v1/inventory like an agent's; the ExpiryScanner below
+        // evaluates it: one expiry path, standalone or not
         maxPendingEvents: k.maxPendingEvents,
         registry: metrics.registry,
       };

@@ -37,12 +37,9 @@ describe('loadServeConfig', () => {
     });
     expect(c).toMatchObject({ maxRoutersPerCompany: 50, maxIntegrationsPerCompany: 7 });
   });
-  it('--expiry-scan-interval: the hub scan, default 60000 ms, bounded; the emitter sees it only when set', () => {
-    expect(loadServeConfig([], {})).toMatchObject({ expiryScanIntervalMs: 60_000, kubeOptions: { expiryScanIntervalMs: undefined } });
-    expect(loadServeConfig([], { CERTMGR_NOTIFY_EXPIRY_SCAN_INTERVAL: '5000' })).toMatchObject({
-      expiryScanIntervalMs: 5000,
-      kubeOptions: { expiryScanIntervalMs: 5000 },
-    });
+  it('--expiry-scan-interval: the hub scan, default 60000 ms, bounded', () => {
+    expect(loadServeConfig([], {})).toMatchObject({ expiryScanIntervalMs: 60_000 });
+    expect(loadServeConfig([], { CERTMGR_NOTIFY_EXPIRY_SCAN_INTERVAL: '5000' })).toMatchObject({ expiryScanIntervalMs: 5000 });
     expect(() => loadServeConfig(['--expiry-scan-interval', '10'], {})).toThrow(ConfigError);
   });
   it('reads an api keys file for several companies', () => {
@@ -195,10 +192,20 @@ describe('loadAgentConfig', () => {
   });
 });
 
-describe('serve: emitter expiry mode and pending bound', () => {
-  it('defaults: expiry off (inventory reported), 10000 pending events; local is the old path', () => {
-    expect(loadServeConfig([], {}).kubeOptions).toMatchObject({ emitterExpiry: 'off', maxPendingEvents: 10_000 });
-    expect(loadServeConfig(['--emitter-expiry', 'local'], {}).kubeOptions.emitterExpiry).toBe('local');
-    expect(() => loadServeConfig(['--emitter-expiry', 'remote'], {})).toThrow('--emitter-expiry must be local or off');
+describe('serve: the old emitter expiry flags and the pending bound', () => {
+  it('defaults: 10000 pending events, no deprecation', () => {
+    expect(loadServeConfig([], {})).toMatchObject({ kubeOptions: { maxPendingEvents: 10_000 }, deprecations: [] });
+  });
+  it('--emitter-expiry off and --expiry-config-poll are accepted with a deprecation each; local is refused naming why', () => {
+    const c = loadServeConfig(['--emitter-expiry', 'off', '--expiry-config-poll', '300'], {});
+    expect(c.deprecations).toEqual([
+      expect.stringMatching(/^--emitter-expiry is deprecated/),
+      expect.stringMatching(/^--expiry-config-poll is deprecated/),
+    ]);
+    expect(loadServeConfig([], { CERTMGR_NOTIFY_EMITTER_EXPIRY: 'off' }).deprecations).toHaveLength(1);
+    for (const mode of ['local', 'remote'])
+      expect(() => loadServeConfig(['--emitter-expiry', mode], {})).toThrow(
+        `--emitter-expiry ${mode}: the emitter no longer evaluates expiry (the service does, over the certificate inventory)`,
+      );
   });
 });

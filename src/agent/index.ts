@@ -85,7 +85,6 @@ export async function startAgent(cfg: AgentConfig, log: Logger, o: AgentOverride
     ...(cfg.healthGracePeriodMs !== undefined ? { gracePeriodMs: cfg.healthGracePeriodMs } : {}),
     ...(cfg.healthUnknownGracePeriodMs !== undefined ? { unknownGracePeriodMs: cfg.healthUnknownGracePeriodMs } : {}),
     ...(cfg.healthIssuingGracePeriodMs !== undefined ? { issuingGracePeriodMs: cfg.healthIssuingGracePeriodMs } : {}),
-    expiry: 'off',
     inventory: true,
     maxPendingEvents: cfg.maxPendingEvents,
     registry,

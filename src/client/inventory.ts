@@ -16,8 +16,24 @@ export type InventoryOutcome =
   | { kind: 'unsupported' }
   /** 400 / 413: the hub refuses this report; sending it again cannot help */
   | { kind: 'rejected'; status: number; message: string }
-  /** network error, timeout, 5xx, 429, 401/403 (a key being rotated): worth another try */
+  /**
+   * 429 (QUOTA_EXCEEDED: the company holds as many clusters or certificates as it may; or a rate limit): the hub
+   * applied nothing and lost nothing of the epoch, so the same report goes again after `retryAfterMs`
+   */
+  | { kind: 'throttled'; code: string; message: string; retryAfterMs?: number }
+  /** network error, timeout, 5xx, 401/403 (a key being rotated): worth another try */
   | { kind: 'retry'; reason: string; retryAfterMs?: number };
+
+/** Retry-After answers are honoured up to this (the hub's quota answer is 300 s) */
+const MAX_RETRY_AFTER_MS = 15 * 60_000;
+
+/** `Retry-After`: delay-seconds or an HTTP-date (RFC 9110 §10.2.3); undefined when absent or unusable. */
+export function retryAfterMs(header: string | null, now: number): number | undefined {
+  if (!header) return undefined;
+  const v = header.trim();
+  const ms = /^\d+$/.test(v) ? Number(v) * 1000 : Date.parse(v) - now;
+  return Number.isFinite(ms) && ms > 0 ? Math.min(ms, MAX_RETRY_AFTER_MS) : undefined;
+}
 
 export class InventoryClient {
   private readonly http: ServiceHttp;
@@ -53,11 +69,18 @@ export class InventoryClient {
       return { kind: 'resync', message };
     if (res.status === 404) return { kind: 'unsupported' };
     if (res.status === 400 || res.status === 413 || res.status === 409) return { kind: 'rejected', status: res.status, message };
-    const retryAfter = Number(res.headers.get('retry-after'));
+    const after = retryAfterMs(res.headers.get('retry-after'), Date.now());
+    if (res.status === 429)
+      return {
+        kind: 'throttled',
+        code: errors[0]?.code ?? 'TOO_MANY_REQUESTS',
+        message,
+        ...(after !== undefined ? { retryAfterMs: after } : {}),
+      };
     return {
       kind: 'retry',
       reason: `HTTP ${res.status} ${message}`.trim(),
-      ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterMs: Math.min(retryAfter * 1000, 300_000) } : {}),
+      ...(after !== undefined ? { retryAfterMs: after } : {}),
     };
   }
 }

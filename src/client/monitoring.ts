@@ -1,14 +1,12 @@
 /**
  * The CERTIFICATE_EXPIRATION monitoring configuration over the service's REST API
  * (`/outagedetection/v1/inventorymonitoringconfig/CERTIFICATE_EXPIRATION`):
- * - the operator reads and writes it (`getMonitoringConfig`, `putMonitoringConfig`; errors are ServiceApiError);
- * - the emitter reads it through `MonitoringConfigSource`: checked strictly, cached for a short time, one
- *   request at a time (errors are MonitoringConfigError).
+ * the operator reads and writes it (`getMonitoringConfig`, `putMonitoringConfig`; errors are ServiceApiError).
+ * The hub's expiry scanner reads it from its own store.
  */
-import { realClock, type Clock } from '../runtime/timers.js';
 import type { MonitoringConfigInput } from '../model/monitoring.js';
-import { ServiceApiError, ServiceUnreachableError, errorEntries, kindOfStatus, toServiceError } from './errors.js';
-import { ServiceHttp, parseJson, type ServiceHttpOptions, type ServiceRequest } from './http.js';
+import { ServiceApiError, errorEntries, kindOfStatus, toServiceError } from './errors.js';
+import { ServiceHttp, parseJson, type ServiceRequest } from './http.js';
 import { MONITORING_CONFIG_PATH } from './operations.js';
 import { MANAGER_HEADER, RELEASE_HEADER } from '../model/manager.js';
 
@@ -70,81 +68,4 @@ export async function putMonitoringConfig(
     },
   });
   return view(r);
-}
-
-export class MonitoringConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'MonitoringConfigError';
-  }
-}
-
-/** Parses the GET response `{ id, companyId, configuration: {...} }`. */
-export function parseMonitoringConfig(body: unknown): MonitoringConfigInput {
-  const c = (body as { configuration?: Record<string, unknown> } | null)?.configuration;
-  if (!c || typeof c !== 'object') throw new MonitoringConfigError('monitoring configuration response has no `configuration` object');
-  const nums = Array.isArray(c['thresholds'])
-    ? c['thresholds'].filter((x): x is number => typeof x === 'number' && Number.isInteger(x) && x > 0)
-    : null;
-  const apps = Array.isArray(c['applicationIds']) ? c['applicationIds'].filter((x): x is string => typeof x === 'string') : null;
-  if (typeof c['enabled'] !== 'boolean' || !nums || !apps || typeof c['includeUnassignedCertificates'] !== 'boolean') {
-    throw new MonitoringConfigError(
-      'monitoring configuration response is missing enabled, thresholds, applicationIds or includeUnassignedCertificates',
-    );
-  }
-  return {
-    enabled: c['enabled'],
-    thresholds: nums,
-    applicationIds: apps,
-    includeUnassignedCertificates: c['includeUnassignedCertificates'],
-  };
-}
-
-export interface MonitoringConfigSourceOptions extends ServiceHttpOptions {
-  /** a cached value younger than this is returned without a request; default 30 s */
-  maxAgeMs?: number;
-  clock?: Clock;
-}
-
-export class MonitoringConfigSource {
-  private cached: { at: number; value: MonitoringConfigInput } | undefined;
-  private inflight: Promise<MonitoringConfigInput> | undefined;
-  private readonly clock: Clock;
-  private readonly http: ServiceHttp;
-
-  constructor(private readonly opts: MonitoringConfigSourceOptions) {
-    this.clock = opts.clock ?? realClock;
-    this.http = new ServiceHttp(opts);
-  }
-
-  /** The last value read, if any. */
-  get current(): MonitoringConfigInput | undefined {
-    return this.cached?.value;
-  }
-
-  /** The configuration, from the cache when it is younger than `maxAgeMs` (0: always read). */
-  async get(maxAgeMs = this.opts.maxAgeMs ?? 30_000): Promise<MonitoringConfigInput> {
-    if (this.cached && this.clock.now() - this.cached.at < maxAgeMs) return this.cached.value;
-    this.inflight ??= this.fetchOnce().finally(() => (this.inflight = undefined));
-    return this.inflight;
-  }
-
-  private async fetchOnce(): Promise<MonitoringConfigInput> {
-    let res;
-    try {
-      res = await this.http.request(MONITORING_CONFIG_PATH);
-    } catch (e) {
-      throw new MonitoringConfigError(`reading the monitoring configuration failed: ${ServiceUnreachableError.of(e).detail}`);
-    }
-    if (res.status !== 200) throw new MonitoringConfigError(`reading the monitoring configuration failed: HTTP ${res.status}`);
-    let body: unknown;
-    try {
-      body = JSON.parse(res.text);
-    } catch {
-      throw new MonitoringConfigError('monitoring configuration response is not JSON');
-    }
-    const value = parseMonitoringConfig(body);
-    this.cached = { at: this.clock.now(), value };
-    return value;
-  }
 }

@@ -1,7 +1,8 @@
 /**
  * The emitter: the third role. It watches cert-manager Issuers, ClusterIssuers and Certificates (health) and
- * TLS Secrets (expiry), and sends the spec's events to the service's `POST /v1/events`, which routes and
- * delivers them. Run it on the leader only (runtime/leader.ts `runWhileLeading`): state is in ConfigMaps, so
+ * sends the spec's health events to the service's `POST /v1/events`, which routes and delivers them; and it
+ * reports the TLS Secrets' certificates to `POST /v1/inventory`, over which the hub evaluates expiry
+ * (src/expiry/). Run it on the leader only (runtime/leader.ts `runWhileLeading`): state is in ConfigMaps, so
  * the next leader carries on without re-alerting. See docs/emitter.md. This file composes the parts.
  */
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -11,11 +12,9 @@ import { whenSynced, type ResilientInformer } from '../kube/informer.js';
 import { loadKubeConfig, podNamespace } from '../kube/kubeconfig.js';
 import { reconcileMetricsFor } from '../runtime/metrics.js';
 import { retryUntilAborted } from '../runtime/retry.js';
-import { realClock, sleep } from '../runtime/timers.js';
+import { realClock } from '../runtime/timers.js';
 import { HealthController } from './health/controller.js';
 import { HEALTH_KINDS, type CertManagerObject, type HealthKind } from './health/observe.js';
-import { MonitoringConfigSource } from '../client/monitoring.js';
-import { ExpiryController } from './expiry/controller.js';
 import { SecretApiKey, apiKeyGetter } from '../client/api-key.js';
 import { UUID_RE, resolveClusterId } from './cluster.js';
 import { emitterInformers } from './informers.js';
@@ -54,8 +53,7 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
   const stateName = opts.stateName ?? DEFAULT_STATE_NAME;
   const ns = opts.watchNamespace;
   const wantHealth = opts.health ?? true;
-  const wantExpiry = opts.expiry === 'local';
-  const wantInventory = opts.inventory ?? !wantExpiry;
+  const wantInventory = opts.inventory ?? true;
   const abort = new AbortController();
   let stopped = false;
 
@@ -71,11 +69,10 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
     ...(opts.requestTimeoutMs ? { timeoutMs: opts.requestTimeoutMs } : {}),
     ...(opts.maxPendingEvents ? { maxPending: opts.maxPendingEvents } : {}),
   });
-  const { health: healthState, expiry: expiryState } = emitterStates({ core, namespace: stateNamespace, name: stateName, log });
+  const { health: healthState } = emitterStates({ core, namespace: stateNamespace, name: stateName, log });
 
   const {
     cm,
-    secrets,
     facts,
     all: informers,
   } = emitterInformers({
@@ -84,7 +81,6 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
     core,
     namespace: ns,
     health: wantHealth,
-    expiry: wantExpiry,
     inventory: wantInventory,
     log,
     clock,
@@ -95,15 +91,14 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
 
   const cluster = { id: '', name: clusterName };
   let health: HealthController | undefined;
-  let expiry: ExpiryController | undefined;
   let inventory: InventoryReporter | undefined;
   let inventoryAcceptedResolve!: () => void;
   const inventoryAccepted = new Promise<void>((r) => (inventoryAcceptedResolve = r));
-  const running = { health: false, expiry: false, inventory: false };
+  const running = { health: false, inventory: false };
   let runningResolve!: () => void;
   const runningPromise = new Promise<void>((r) => (runningResolve = r));
   const checkRunning = (): void => {
-    if ((!wantHealth || running.health) && (!wantExpiry || running.expiry) && (!wantInventory || running.inventory)) runningResolve();
+    if ((!wantHealth || running.health) && (!wantInventory || running.inventory)) runningResolve();
   };
 
   const retrying = <T>(what: string, fn: () => Promise<T>): Promise<T | undefined> =>
@@ -127,11 +122,9 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
     cluster.id = id.id;
     log.info({ clusterId: id.id, source: id.source, clusterName }, 'cluster identity');
     if (wantHealth && !(await retrying('loading the health state', async () => (await healthState.load(), true)))) return;
-    if (wantExpiry && !(await retrying('loading the expiry state', async () => (await expiryState.load(), true)))) return;
     if (stopped) return;
     await Promise.all(informers.map((i) => i.start().catch(() => {})));
 
-    // what both controllers share
     const queue = {
       sink: sender,
       clock,
@@ -162,40 +155,6 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
           h.start();
           running.health = true;
           log.info({ healthStateEntries: healthState.persistedSize }, 'emitter health part running');
-          checkRunning();
-        }),
-      );
-    }
-    if (wantExpiry && secrets) {
-      expiry = new ExpiryController({
-        secrets,
-        ...(cm.Certificate ? { certificates: cm.Certificate } : {}),
-        ...queue,
-        config: new MonitoringConfigSource({
-          url: opts.serviceUrl,
-          apiKey,
-          clock,
-          maxAgeMs: Math.min(30_000, opts.configPollMs ?? 30_000),
-          ...(opts.fetch ? { fetch: opts.fetch } : {}),
-          ...(opts.requestTimeoutMs ? { timeoutMs: opts.requestTimeoutMs } : {}),
-        }),
-        state: expiryState,
-        cluster,
-        log: log.child({ part: 'expiry' }),
-        ...(opts.scanIntervalMs ? { scanIntervalMs: opts.scanIntervalMs } : {}),
-        ...(opts.configPollMs ? { configPollMs: opts.configPollMs } : {}),
-        metrics: metrics.expiry,
-      });
-      const x = expiry;
-      // application ids are read from Certificates when they are cached; Secrets alone are enough to start
-      parts.push(
-        waitSynced([secrets] as unknown as ResilientInformer<never>[], 'expiry').then(async (ok) => {
-          if (!ok) return;
-          if (cm.Certificate && !cm.Certificate.hasSynced) await Promise.race([cm.Certificate.synced, sleep(clock, 5_000, abort.signal)]);
-          if (stopped) return;
-          x.start();
-          running.expiry = true;
-          log.info({ expiryStateEntries: expiryState.persistedSize }, 'emitter expiry part running');
           checkRunning();
         }),
       );
@@ -237,10 +196,7 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
     await Promise.all(parts);
   };
   const runPromise = run().catch((e: unknown) => log.error({ err: e }, 'emitter failed to start'));
-  log.info(
-    { stateNamespace, watchNamespace: ns ?? '(all)', health: wantHealth, expiry: wantExpiry ? 'local' : 'off', inventory: wantInventory },
-    'emitter starting',
-  );
+  log.info({ stateNamespace, watchNamespace: ns ?? '(all)', health: wantHealth, inventory: wantInventory }, 'emitter starting');
 
   return {
     whenRunning: () => runningPromise,
@@ -250,7 +206,6 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
       for (const i of informers) inf[i.name] = { synced: i.hasSynced, objects: i.list().length, ...i.stats };
       const queues: EmitterStats['queues'] = {};
       if (health) queues['health'] = { length: health.queue.length, delayed: health.queue.pendingDelayed };
-      if (expiry) queues['expiry'] = { length: expiry.queue.length, delayed: expiry.queue.pendingDelayed };
       return {
         ...(cluster.id ? { clusterId: cluster.id } : {}),
         running: { ...running },
@@ -258,7 +213,7 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
         informers: inf,
         queues,
         pendingEvents: sender.pending,
-        state: { health: healthState.persistedSize, expiry: expiryState.persistedSize },
+        state: { health: healthState.persistedSize },
       };
     },
     async stop() {
@@ -268,10 +223,10 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
       keySecret?.stop();
       // reconciles waiting for a 202 fail now (their state is not written: the next leader re-sends)
       await sender.stop();
-      await Promise.all([health?.stop(), expiry?.stop(), inventory?.stop()]);
+      await Promise.all([health?.stop(), inventory?.stop()]);
       await Promise.all(informers.map((i) => i.stop().catch(() => {})));
       await runPromise;
-      running.health = running.expiry = running.inventory = false;
+      running.health = running.inventory = false;
       log.info('emitter stopped');
     },
   };

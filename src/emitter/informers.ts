@@ -1,7 +1,7 @@
 /**
  * The emitter's informers: cert-manager Issuers, ClusterIssuers and Certificates (health; Certificates also
- * carry application ids for expiry) and TLS Secrets (expiry; filtered by type on the server, stripped to
- * `tls.crt` before caching).
+ * carry application ids for the inventory) and TLS Secrets (inventory; filtered by type on the server, parsed
+ * into facts before caching: no certificate bytes, no key).
  */
 import type { CoreV1Api, KubeConfig, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -9,8 +9,7 @@ import { collectionPath, type KubeClient, type ResourceRef } from '../kube/clien
 import { ResilientInformer, type ListPage } from '../kube/informer.js';
 import type { BackoffPolicy, Clock } from '../runtime/timers.js';
 import { HEALTH_KINDS, type CertManagerObject, type HealthKind } from './health/observe.js';
-import { TLS_SECRET_TYPE, stripSecret } from './expiry/controller.js';
-import { tlsSecretFacts, type TlsSecretFacts } from './inventory/facts.js';
+import { TLS_SECRET_TYPE, tlsSecretFacts, type TlsSecretFacts } from './inventory/facts.js';
 
 const CERT_MANAGER: Record<HealthKind, ResourceRef> = {
   Issuer: { group: 'cert-manager.io', version: 'v1', plural: 'issuers', kind: 'Issuer', namespaced: true },
@@ -20,10 +19,8 @@ const CERT_MANAGER: Record<HealthKind, ResourceRef> = {
 const SECRETS_REF: ResourceRef = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true };
 
 export interface EmitterInformers {
-  /** per kind; all three with health, only Certificate with expiry or inventory alone */
+  /** per kind; all three with health, only Certificate with the inventory alone */
   cm: Partial<Record<HealthKind, ResilientInformer<CertManagerObject>>>;
-  /** local expiry: TLS Secrets stripped to tls.crt */
-  secrets: ResilientInformer<V1Secret> | undefined;
   /** inventory: TLS Secrets as parsed facts (no certificate bytes, no key) */
   facts: ResilientInformer<TlsSecretFacts, V1Secret> | undefined;
   all: ResilientInformer<never>[];
@@ -36,7 +33,6 @@ export function emitterInformers(o: {
   /** watch only this namespace (ClusterIssuers are cluster-scoped) */
   namespace: string | undefined;
   health: boolean;
-  expiry: boolean;
   inventory: boolean;
   log: Logger;
   clock: Clock;
@@ -73,24 +69,20 @@ export function emitterInformers(o: {
   };
   const cm: EmitterInformers['cm'] = {};
   if (o.health) for (const k of HEALTH_KINDS) cm[k] = cmInformer(k);
-  else if (o.expiry || o.inventory) cm.Certificate = cmInformer('Certificate'); // application ids on Certificates
+  else if (o.inventory) cm.Certificate = cmInformer('Certificate'); // application ids on Certificates
   const fieldSelector = `type=${TLS_SECRET_TYPE}`;
-  const tlsSecrets = {
-    path: collectionPath(SECRETS_REF, ns),
-    list: (page: ListPage) => o.kube.listSecrets(ns, page, fieldSelector),
-    fieldSelector,
-  };
-  let secrets: ResilientInformer<V1Secret> | undefined;
-  if (o.expiry) {
-    secrets = new ResilientInformer<V1Secret>({ ...common('tls-secrets'), ...tlsSecrets, transform: stripSecret });
-    all.push(secrets as unknown as ResilientInformer<never>);
-  }
   let facts: ResilientInformer<TlsSecretFacts, V1Secret> | undefined;
   if (o.inventory) {
-    facts = new ResilientInformer<TlsSecretFacts, V1Secret>({ ...common('tls-secret-facts'), ...tlsSecrets, transform: tlsSecretFacts });
+    facts = new ResilientInformer<TlsSecretFacts, V1Secret>({
+      ...common('tls-secret-facts'),
+      path: collectionPath(SECRETS_REF, ns),
+      list: (page: ListPage) => o.kube.listSecrets(ns, page, fieldSelector),
+      fieldSelector,
+      transform: tlsSecretFacts,
+    });
     all.push(facts as unknown as ResilientInformer<never>);
   }
-  return { cm, secrets, facts, all };
+  return { cm, facts, all };
 }
 
 /** managedFields and kubectl's last-applied copy are often most of an object's size, and nothing here reads them. */

@@ -1,6 +1,5 @@
 /** The emitter's own metrics; one set per registry, since the emitter starts again at every leadership term. */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { ExpiryMetrics } from './expiry/controller.js';
 import type { HealthMetrics } from './health/controller.js';
 import type { SenderMetrics } from '../client/events.js';
 import type { InventoryMetrics } from './inventory/reporter.js';
@@ -8,7 +7,6 @@ import type { InventoryMetrics } from './inventory/reporter.js';
 export interface EmitterMetrics {
   sender: SenderMetrics;
   health: HealthMetrics;
-  expiry: ExpiryMetrics;
   inventory: InventoryMetrics;
   listPage(informer: string): void;
 }
@@ -46,15 +44,9 @@ export function metricsFor(registry: Registry): EmitterMetrics {
     labelNames: ['kind'],
     registers: [registry],
   });
-  const scanned = new Counter({
-    name: 'certmgr_notify_emitter_expiry_evaluations_total',
-    help: 'TLS Secret evaluations by outcome',
-    labelNames: ['outcome'],
-    registers: [registry],
-  });
   const reports = new Counter({
     name: 'certmgr_notify_inventory_reports_total',
-    help: 'Inventory reports sent to the hub, by kind (snapshot, delta) and outcome (applied, duplicate, resync, unsupported, rejected, retry)',
+    help: 'Inventory reports sent to the hub, by kind (snapshot, delta) and outcome (applied, duplicate, resync, unsupported, rejected, throttled, retry)',
     labelNames: ['kind', 'outcome'],
     registers: [registry],
   });
@@ -88,7 +80,6 @@ export function metricsFor(registry: Registry): EmitterMetrics {
       dropped: (n) => dropped.inc(n),
     },
     health: { unhealthy: (kind, n) => unhealthy.set({ kind }, n) },
-    expiry: { scanned: (outcome) => scanned.inc({ outcome }) },
     inventory: {
       report: (kind, outcome) => reports.inc({ kind, outcome }),
       resync: (reason) => resyncs.inc({ reason }),

@@ -21,7 +21,7 @@ export interface EmitterOptions {
   clusterId?: string;
   /** namespace of the state ConfigMaps; default the pod's namespace, else `default` */
   stateNamespace?: string;
-  /** ConfigMap name prefix; default `certmgr-notify-emitter` (→ `-health`, `-expiry-0..3`) */
+  /** ConfigMap name prefix; default `certmgr-notify-emitter` (→ `-health-0..127`) */
   stateName?: string;
   /** watch only this namespace (Issuers, Certificates, Secrets); ClusterIssuers are always watched */
   watchNamespace?: string;
@@ -31,20 +31,14 @@ export interface EmitterOptions {
   unknownGracePeriodMs?: number;
   /** Certificate being issued (Issuing=True, no failed attempt) this long before `.notready`; default 15 min */
   issuingGracePeriodMs?: number;
-  /** every TLS Secret is evaluated at least this often; default 1 h */
-  scanIntervalMs?: number;
-  /** the monitoring configuration is polled this often (a change re-evaluates every Secret); default 60 s */
-  configPollMs?: number;
   /** every health object is evaluated at least this often; default 5 min */
   resyncMs?: number;
   /** run the health part (default true) */
   health?: boolean;
   /**
-   * `local`: the old expiry part evaluates TLS Secrets here and sends expiration events (kept until the hub's
-   * evaluation replaces it). `off` (default): the hub evaluates expiry from the inventory.
+   * report the certificate inventory to `POST /v1/inventory` (default true): the hub evaluates expiry over it
+   * (src/expiry/); false only in tests of the health part alone
    */
-  expiry?: 'local' | 'off';
-  /** report the certificate inventory to `POST /v1/inventory` (default: when expiry is `off`) */
   inventory?: boolean;
   /** inventory: delta batching (default 1 s), heartbeat (60 s), retry backoff (1 s doubling to 30 s), 404 retry (5 min) */
   inventoryBatchMs?: number;
@@ -55,7 +49,7 @@ export interface EmitterOptions {
   maxPendingEvents?: number;
   /** LIST page size of the informers; default 500 */
   listPageSize?: number;
-  /** concurrent reconciles per part; default: health 512 (I/O-bound, batched: see health/controller.ts), expiry 8 */
+  /** concurrent health reconciles; default 512 (I/O-bound, batched: see health/controller.ts) */
   concurrency?: number;
   /** POST /v1/events: events per request (default 100), retry backoff (500 ms doubling to 30 s), timeout (10 s) */
   sendBatchMax?: number;
@@ -74,13 +68,13 @@ export interface EmitterOptions {
 
 export interface EmitterStats {
   clusterId?: string;
-  running: { health: boolean; expiry: boolean; inventory: boolean };
+  running: { health: boolean; inventory: boolean };
   /** the hub accepted an inventory report (undefined: no inventory reporting) */
   inventoryAccepted?: boolean;
   informers: Record<string, { synced: boolean; objects: number; lists: number; restarts: number; errors: number; lastError?: string }>;
   queues: Record<string, { length: number; delayed: number }>;
   pendingEvents: number;
-  state: { health: number; expiry: number };
+  state: { health: number };
 }
 
 export interface RunningEmitter {

@@ -1,12 +1,14 @@
-/** The emitter's two state stores (ConfigMaps in its own namespace); see state.ts. */
+/**
+ * The emitter's state store (ConfigMaps in its own namespace); see state.ts. Releases that evaluated expiry in
+ * the emitter also kept `<name>-expiry-0..3`: nothing reads them now (the hub evaluates expiry over the
+ * inventory), and they can be deleted.
+ */
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { decodeExpiryState, type ExpiryState } from './expiry/due.js';
 import { decodeHealthState, type HealthState } from './health/diff.js';
 import { ConfigMapState } from './state.js';
 
 export const DEFAULT_STATE_NAME = 'certmgr-notify-emitter';
-const EXPIRY_STATE_SHARDS = 4;
 /**
  * 128 shards: a typical stored episode is ~0.6 KB and at most ~2.4 KB (HEALTH_ENTRY_MAX_BYTES + key), so
  * 10,000 open episodes are ~46 KB per ConfigMap (worst case ~190 KB) of the 1 MiB a ConfigMap may hold. Each
@@ -88,7 +90,7 @@ export function storedHealthState(s: HealthState, maxBytes = HEALTH_ENTRY_MAX_BY
   return skeleton;
 }
 
-/** `<name>-health-0…127` (open episodes whose `.notready` was sent) and `<name>-expiry-0..3` (marks per certificate). */
+/** `<name>-health-0…127`: open episodes whose `.notready` was sent. */
 export function emitterStates(o: {
   core: CoreV1Api;
   namespace: string;
@@ -98,7 +100,6 @@ export function emitterStates(o: {
   healthShards?: number;
 }): {
   health: ConfigMapState<HealthState>;
-  expiry: ConfigMapState<ExpiryState>;
 } {
   const common = { core: o.core, namespace: o.namespace, log: o.log };
   return {
@@ -111,14 +112,6 @@ export function emitterStates(o: {
       persist: (s) => s.notified,
       encode: storedHealthState,
       decode: decodeHealthState,
-    }),
-    // sharded: a ConfigMap holds at most 1 MiB, and a cluster can have many TLS Secrets
-    expiry: new ConfigMapState<ExpiryState>({
-      ...common,
-      name: `${o.name}-expiry`,
-      shards: EXPIRY_STATE_SHARDS,
-      persist: (s) => s.marks.length > 0,
-      decode: decodeExpiryState,
     }),
   };
 }

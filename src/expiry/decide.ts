@@ -1,6 +1,6 @@
 /**
- * The hub's expiration decision, pure (docs/expiry.md). The rules are the emitter's (src/emitter/expiry/due.ts),
- * evaluated here over the inventory instead of in each cluster:
+ * The hub's expiration decision, pure (docs/expiry.md). The rules are those the emitter once evaluated in each
+ * cluster, evaluated here over the inventory:
  *
  * - A certificate for expiry is its issuer DN + serial (`certKey`): the same certificate served from several
  *   Secrets or clusters is one certificate, notified once, with every place listed.

@@ -1,6 +1,6 @@
 /**
  * The spec's `evt.policy.expiringcertificates.failed` event for one certificate (all its places) and its due
- * rule. The message follows the emitter's format (src/emitter/expiry/due.ts) and ends with every place the
+ * rule. The message keeps the format of the emitter's former local evaluation and ends with every place the
  * certificate is served from (at most MAX_PLACES named, then a count).
  */
 import type { InternalEvent } from '../events/families.js';
@@ -13,7 +13,7 @@ import type { DueExpiration } from './decide.js';
 export const MAX_PLACES = 20;
 
 /** `2026-11-22T06:00:00.000+00:00`: explicit offset, fractional seconds. */
-function notificationDate(ms: number): string {
+export function notificationDate(ms: number): string {
   return new Date(ms).toISOString().replace('Z', '+00:00');
 }
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { loadServeConfig } from '../../src/config.js';
+import { loadAgentConfig, loadServeConfig } from '../../src/config.js';
 import { parseKeyFile } from '../../src/store/secret-box.js';
 import { REPO_ROOT } from '../../src/tools/gen-crds.js';
 import { installCertManagerCrds } from '../fixtures/cert-manager-crds.js';
@@ -625,27 +625,46 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
           items: [{ key: 'api-key', path: 'api-key' }],
         });
         expect(c.ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
+        // the rendered args and environment pass the agent's own parser (else the pod exits 2 with a ConfigError)
+        expect(loadAgentConfig(c.args.slice(1), resolved(c.env))).toMatchObject({
+          hubUrl: 'https://hub.example.com',
+          apiKeyFile: '/etc/certmgr-notify/hub-api-key/api-key',
+          clusterName: 'cluster-a',
+          clusterId: undefined,
+          port: 8080,
+          stateNamespace: 'pod-0',
+          instanceId: 'pod-0',
+          operator: false,
+        });
 
-        const more = envMap(
-          await template(
-            ...AGENT,
-            '--set',
-            'agent.apiKey.existingSecretKey=key',
-            '--set',
-            'agent.maxPendingEvents=5000',
-            '--set',
-            'health.gracePeriodMs=1000',
-            '--set',
-            'agent.watchNamespace=apps',
-            '--set',
-            'agent.metricsService.enabled=false',
-          ),
+        const moreMs = await template(
+          ...AGENT,
+          '--set',
+          'agent.apiKey.existingSecretKey=key',
+          '--set',
+          'agent.maxPendingEvents=5000',
+          '--set',
+          'health.gracePeriodMs=1000',
+          '--set',
+          'agent.watchNamespace=apps',
+          '--set',
+          'agent.metricsService.enabled=false',
         );
+        const more = envMap(moreMs);
         expect(more).toMatchObject({
           CERTMGR_NOTIFY_API_KEY_FILE: '/etc/certmgr-notify/hub-api-key/key',
           CERTMGR_NOTIFY_MAX_PENDING_EVENTS: '5000',
           CERTMGR_NOTIFY_HEALTH_GRACE_PERIOD: '1000',
           CERTMGR_NOTIFY_WATCH_NAMESPACE: 'apps',
+        });
+        const moreC = podOf(moreMs).containers[0]!;
+        expect(loadAgentConfig(moreC.args.slice(1), resolved(moreC.env))).toMatchObject({
+          hubUrl: 'https://hub.example.com',
+          apiKeyFile: '/etc/certmgr-notify/hub-api-key/key',
+          clusterName: 'cluster-a',
+          maxPendingEvents: 5000,
+          healthGracePeriodMs: 1000,
+          watchNamespace: 'apps',
         });
         expect((await template(...AGENT, '--set', 'agent.metricsService.enabled=false')).some((m) => m.kind === 'Service')).toBe(false);
       });

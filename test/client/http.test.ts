@@ -1,10 +1,7 @@
-/** ServiceHttp (URL, key header, timeout, transport errors) and the emitter's MonitoringConfigSource over it. */
+/** ServiceHttp (URL, key header, timeout, transport errors). */
 import { describe, expect, it } from 'vitest';
 import { ServiceUnreachableError } from '../../src/client/errors.js';
 import { ServiceHttp } from '../../src/client/http.js';
-import { MonitoringConfigError, MonitoringConfigSource } from '../../src/client/monitoring.js';
-import { MONITORING_CONFIG_PATH } from '../../src/client/operations.js';
-import { FakeClock } from '../runtime/fake-clock.js';
 
 interface Seen {
   url: string;
@@ -22,19 +19,6 @@ function fakeFetch(respond: (seen: Seen) => Response | Promise<Response>): { fet
   }) as typeof fetch;
   return { fetch: f, seen };
 }
-
-const CONFIG_BODY = {
-  id: 'x',
-  companyId: 'y',
-  configuration: {
-    inventoryMonitoringConfigurationType: 'CERTIFICATE_EXPIRATION',
-    enabled: true,
-    thresholds: [30],
-    applicationIds: [],
-    includeUnassignedCertificates: true,
-    rules: [],
-  },
-};
 
 describe('ServiceHttp', () => {
   it.each([
@@ -77,41 +61,5 @@ describe('ServiceHttp', () => {
     const e = await slow.request('/x').catch((x: unknown) => x);
     expect(e).toBeInstanceOf(ServiceUnreachableError);
     expect((e as ServiceUnreachableError).timedOut).toBe(true);
-  });
-});
-
-describe('MonitoringConfigSource', () => {
-  it('caches for maxAgeMs and makes one request at a time', async () => {
-    const clock = new FakeClock();
-    const f = fakeFetch(() => Response.json(CONFIG_BODY));
-    const src = new MonitoringConfigSource({ url: 'http://svc', apiKey: 'k', fetch: f.fetch, clock, maxAgeMs: 1000 });
-    expect(src.current).toBeUndefined();
-    const [a, b] = await Promise.all([src.get(), src.get()]);
-    expect(a).toEqual(b);
-    expect(f.seen.map((s) => s.url)).toEqual([`http://svc${MONITORING_CONFIG_PATH}`]);
-    await clock.advance(999);
-    await src.get();
-    expect(f.seen).toHaveLength(1);
-    await clock.advance(1);
-    await src.get();
-    await src.get(0);
-    expect(f.seen).toHaveLength(3);
-    expect(src.current).toEqual({ enabled: true, thresholds: [30], applicationIds: [], includeUnassignedCertificates: true });
-  });
-
-  it.each<[string, () => Response | Promise<Response>, RegExp]>([
-    [
-      'network',
-      () => Promise.reject(Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } })),
-      /^reading the monitoring configuration failed: ECONNREFUSED$/,
-    ],
-    ['HTTP 503', () => new Response('', { status: 503 }), /^reading the monitoring configuration failed: HTTP 503$/],
-    ['not JSON', () => new Response('<html>', { status: 200 }), /is not JSON$/],
-    ['bad shape', () => Response.json({ configuration: { enabled: 'yes' } }), /is missing enabled/],
-  ])('%s → MonitoringConfigError', async (_n, respond, want) => {
-    const src = new MonitoringConfigSource({ url: 'http://svc', apiKey: 'k', fetch: fakeFetch(respond).fetch });
-    const e = await src.get().catch((x: unknown) => x);
-    expect(e).toBeInstanceOf(MonitoringConfigError);
-    expect((e as Error).message).toMatch(want);
   });
 });

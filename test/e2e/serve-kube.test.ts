@@ -1,15 +1,20 @@
 /**
  * The whole product loop in one `certmgr-notify serve --kube on` process against the real kube-apiserver:
  * CRs applied with the Kubernetes API become records in the service (through its own API), and an event sent
- * to the service is delivered to the provider the CRs describe. Also: `--kube on` without a cluster fails clearly.
+ * to the service is delivered to the provider the CRs describe. Standalone is an agent talking to its own hub:
+ * health events through POST /v1/events, TLS Secrets through POST /v1/inventory, expiry evaluated by the hub's
+ * scanner over that inventory (the only expiry path). Also: `--kube on` without a cluster fails clearly.
  */
 import { spawnSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as ops from '../../src/client/operations.js';
+import { certIdOf, certKey } from '../../src/expiry/decide.js';
 import { issuerNotReady } from '../fixtures/events.js';
+import { selfSigned } from '../emitter/fixtures.js';
 import { startReceiver, type Receiver } from '../integrations/helpers.js';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { installCertManagerCrds } from '../fixtures/cert-manager-crds.js';
@@ -52,6 +57,9 @@ describe('serve --kube on', () => {
         'e2e',
         '--egress-allow',
         '127.0.0.1/32',
+        // the hub's expiry scan over the inventory, every second here (default 60 s)
+        '--expiry-scan-interval',
+        '1000',
       ],
       KEY,
       { KUBECONFIG: env.kubeconfigPath },
@@ -144,20 +152,85 @@ describe('serve --kube on', () => {
     expect(body.data.reason).toBe('ErrRegisterACMEAccount');
   });
 
-  it('standalone: the inventory goes to its own POST /v1/inventory like an agent; a service without it (404) is logged once and blocks nothing', async () => {
-    const unsupported = 'does not accept inventory reports';
-    const accepted = 'accepted the first inventory report';
+  it('standalone: the inventory goes to its own POST /v1/inventory like an agent, and is accepted', async () => {
     await waitFor(
-      'the reporter asked its own service',
-      () => svc.output().includes(unsupported) || svc.output().includes(accepted),
+      'the hub accepted the first inventory report',
+      () => svc.output().includes('accepted the first inventory report'),
       30_000,
     );
-    // until the hub side of the inventory merges this service answers 404; after, it accepts
-    if (!svc.output().includes(accepted)) expect(svc.output().split(unsupported).length - 1).toBe(1);
+    expect(svc.output()).not.toContain('does not accept inventory reports');
+    expect(svc.output()).not.toContain('the hub rejected an inventory report');
+  });
+
+  it('standalone expiry: a TLS Secret expiring in 10 days → inventory → the hub’s scan → exactly one .failed for rule 2 (14 days), delivered', async () => {
+    const kc = env.kubeConfig();
+    await ensureNamespace(kc, 'shop');
+    await applyManifest(kc, secret(NS, 'expiry-hook', { url: `${hook.url}/expiry` }));
+    await applyManifest(
+      kc,
+      provider(NS, 'expiry-hook', { type: 'Webhook', webhook: { urlSecretRef: { name: 'expiry-hook', key: 'url' } } }),
+    );
+    // no filter: every expiration reaches the receiver, so a second event (another rule, a repeat) would show
+    await applyManifest(
+      kc,
+      router(NS, 'expirations', { eventTypeId: 'cert-expiry-ext-notification-config', providerRef: { name: 'expiry-hook' } }),
+    );
+    await new Kube(kc).waitCondition('notificationrouters', 'expirations', NS, { status: 'True' }, 60_000);
+
+    const crt = selfSigned({ cn: 'web.example.com', dns: ['web.example.com'], days: 10 });
+    await applyManifest(kc, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/tls',
+      metadata: {
+        name: 'web-tls',
+        namespace: 'shop',
+        annotations: { 'cert-manager.io/certificate-name': 'web', 'notify.certmgr.io/application-ids': 'shop-frontend' },
+      },
+      data: { 'tls.crt': Buffer.from(crt.pem).toString('base64'), 'tls.key': Buffer.from(crt.keyPem).toString('base64') },
+    } as never);
+
+    const expirations = () => hook.requests.filter((r) => r.path === '/expiry');
+    const req = await waitFor('the expiration at the webhook', () => expirations()[0], 60_000);
+    const body = JSON.parse(req.body);
+    expect(body.type).toBe('io.certmgr.notify.evt.policy.expiringcertificates.failed');
+    const x509 = new X509Certificate(crt.pem);
+    const issuer = x509.issuer.split('\n').filter(Boolean).join(', ');
+    const id = certIdOf(certKey(issuer, crt.serial));
+    // the spec's fields: name, applicationIds, notificationDate (explicit offset, fractions), threshold, ruleId
+    expect(body.data.expiration).toEqual({
+      notificationName: 'Certificate expiring in 10 days',
+      applicationIds: ['shop-frontend'],
+      threshold: 14,
+      ruleId: 2,
+      notificationDate: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$/),
+      certificateRef: id,
+    });
+    // and the message: certificate name and id, serial number, issuer, application, days left, validity end
+    expect(body.data.message).toBe(
+      `Certificate shop/web (id ${id}, CN=web.example.com), serial number ${crt.serial}, issuer ${issuer}, application shop-frontend: ` +
+        `expires in 10 days (10 days until expiration); valid until ${x509.validToDate.toISOString()}. Threshold 14 days (rule 2). ` +
+        'Secret shop/web-tls, Certificate shop/web, cluster e2e.',
+    );
+
+    // two more complete scans: nothing more was accepted, nothing more delivered
+    const metric = async (re: RegExp) => Number(re.exec(await (await fetch(`${svc.url}/metrics`)).text())?.[1] ?? 0);
+    const scans = () => metric(/^certmgr_notify_expiry_company_scans_total\{outcome="scanned"\} (\d+)/m);
+    const seen = await scans();
+    await waitFor('two more expiry scans', async () => (await scans()) >= seen + 2, 30_000);
+    expect(await metric(/^certmgr_notify_events_received_total\{type="evt\.policy\.expiringcertificates\.failed"\} (\d+)/m)).toBe(1);
+    expect(expirations()).toHaveLength(1);
   });
 
   it('a bad filter applied with kubectl stays Stalled with the CEL error, and nothing is created', async () => {
     const kc = env.kubeConfig();
+    const routers = async () =>
+      (
+        await svc
+          .gql()
+          .request<{ searchNotificationRoutingConfigurations: { nodes: { name: string }[] } }>(ops.SearchNotificationRoutingConfigurations)
+      ).searchNotificationRoutingConfigurations.nodes.length;
+    const before = await routers();
     await applyManifest(
       kc,
       router(NS, 'bad', {
@@ -175,10 +248,7 @@ describe('serve --kube on', () => {
     );
     const stalled = (cr.status as { conditions: { type: string; message: string }[] }).conditions.find((c) => c.type === 'Stalled');
     expect(stalled?.message).toMatch(/nope/);
-    const list = await svc
-      .gql()
-      .request<{ searchNotificationRoutingConfigurations: { nodes: { name: string }[] } }>(ops.SearchNotificationRoutingConfigurations);
-    expect(list.searchNotificationRoutingConfigurations.nodes).toHaveLength(1);
+    expect(await routers()).toBe(before);
   });
 });
 

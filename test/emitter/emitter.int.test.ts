@@ -57,9 +57,8 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
     unknownGracePeriodMs: 60_000,
     issuingGracePeriodMs: GRACE,
     resyncMs: 1_000,
-    expiry: 'local', // the in-process expiry evaluation these tests cover (inventory reporting off)
-    scanIntervalMs: 1_000,
-    configPollMs: 300,
+    // TLS Secrets go to the service's POST /v1/inventory; its scanner (--expiry-scan-interval 1000) sends expirations
+    inventoryBatchMs: 100,
     informerBackoff: { baseMs: 100, maxMs: 1_000 },
     queueBackoff: { baseMs: 50, maxMs: 1_000 },
     sendBackoff: { baseMs: 50, maxMs: 500 },
@@ -68,7 +67,7 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
 
   beforeAll(async () => {
     await ensureKubeBinaries();
-    [env, svc, hook] = await Promise.all([startKubeEnv(), startTestService('sqlite'), startReceiver()]);
+    [env, svc, hook] = await Promise.all([startKubeEnv(), startTestService('sqlite', ['--expiry-scan-interval', '1000']), startReceiver()]);
     kc = env.kubeConfig();
     custom = kc.makeApiClient(CustomObjectsApi);
     core = kc.makeApiClient(CoreV1Api);
@@ -287,7 +286,7 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
     expect(both[1]!.data).toMatchObject({ statusReason: 'Deleted', certificateName: 'thinkopp' });
   });
 
-  it('TLS Secret expiring in 10 days: one expiration event for rule 2 (14 days), not again on the next scans', async () => {
+  it('TLS Secret expiring in 10 days → inventory → the service’s scan: one expiration event for rule 2 (14 days), not again on the next scans', async () => {
     const crt = selfSigned({ cn: 'web.example.com', dns: ['web.example.com'], days: 10 });
     await applyManifest(kc, {
       apiVersion: 'v1',
@@ -312,8 +311,8 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
     await sleep(2_500); // two scans
     expect(await eventsFor('web')).toHaveLength(1);
     expect((await delivered()).filter((d) => String(d.data['message']).includes('opaque'))).toEqual([]);
-    // the informer only holds TLS Secrets (field selector), stripped to tls.crt
-    expect(emitter!.stats().informers['tls-secrets']?.objects).toBe(1);
+    // the informer only holds TLS Secrets (field selector), parsed into facts
+    expect(emitter!.stats().informers['tls-secret-facts']?.objects).toBe(1);
 
     // renewal: a new serial expiring in 5 days → rule 3
     const renewed = selfSigned({ cn: 'web.example.com', dns: ['web.example.com'], days: 5 });
@@ -338,7 +337,7 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
     expect(
       (await put({ enabled: true, thresholds: [30, 14, 7], applicationIds: ['app-1'], includeUnassignedCertificates: false })).status,
     ).toBe(200);
-    await sleep(800); // config poll
+    await sleep(1_200); // a scan with the new configuration
     const secret = (name: string, apps?: string) => {
       const c = selfSigned({ cn: `${name}.example.com`, days: 20 });
       return applyManifest(kc, {
@@ -358,7 +357,7 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
     expect(await eventsFor('unassigned-tls')).toEqual([]);
     expect(await eventsFor('other-app-tls')).toEqual([]);
 
-    // monitor unassigned certificates too: picked up by the config poll
+    // monitor unassigned certificates too: picked up by the next scan
     expect(
       (await put({ enabled: true, thresholds: [30, 14, 7], applicationIds: ['app-1'], includeUnassignedCertificates: true })).status,
     ).toBe(200);
@@ -418,7 +417,6 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
       emitter = await startEmitter({
         ...emitterOptions(),
         serviceUrl: proxy.url.replace('https:', 'http:'),
-        expiry: 'off',
         inventory: false,
       });
       await emitter.whenRunning();

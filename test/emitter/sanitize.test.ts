@@ -8,7 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { EVENT_SIZE_LIMITS, validateEvent } from '../../src/events/schemas.js';
 import { ELLIPSIS, sanitizeEventData, sanitizeText } from '../../src/events/sanitize.js';
 import { cutToCodePoints } from '../../src/validation/formats.js';
-import { DAY_MS, expirationEvent, type ExpiryCertificate } from '../../src/emitter/expiry/due.js';
+import type { ExpiryCertificate } from '../../src/expiry/certificates.js';
+import { DAY_MS } from '../../src/expiry/decide.js';
+import { expiryEvent } from '../../src/expiry/message.js';
 import { diffReady, type HealthOptions } from '../../src/emitter/health/diff.js';
 import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, unhealthyDurationOf, isoUtc } from '../../src/emitter/health/events.js';
 import { observe, type CertManagerObject, type HealthKind } from '../../src/emitter/health/observe.js';
@@ -25,6 +27,37 @@ function notReadyEvent(kind: HealthKind, obj: CertManagerObject) {
   const d = diffReady(undefined, observe(kind, obj, NOW), NOW, OPTS);
   expect(d.event).toBeDefined();
   return d.event!;
+}
+
+/** A certificate as the hub's expiry scan sees it (src/expiry/), served from one place, strings as a cluster reported them. */
+function expiryCertificate(o: {
+  namespace: string;
+  secretName: string;
+  certificateName: string;
+  serial: string;
+  issuer: string;
+  commonName: string;
+  applicationIds: string[];
+  clusterName: string;
+}): ExpiryCertificate {
+  return {
+    key: '3f2a9c1e5b618a0d8e0c7d3f1e9b6c42',
+    id: '3f2a9c1e-5b61-5a0d-8e0c-7d3f1e9b6c42',
+    serial: o.serial,
+    issuer: o.issuer,
+    commonName: o.commonName,
+    notAfter: NOW + 3 * DAY_MS,
+    applicationIds: o.applicationIds,
+    places: [
+      {
+        clusterId: 'c-1',
+        clusterName: o.clusterName,
+        namespace: o.namespace,
+        secretName: o.secretName,
+        certificateName: o.certificateName,
+      },
+    ],
+  };
 }
 
 const expectValid = (e: unknown) => {
@@ -141,20 +174,17 @@ describe('sanitizeEventData', () => {
   });
 
   it('expiration events: application ids and certificate strings from the cluster', () => {
-    const c: ExpiryCertificate = {
+    const c = expiryCertificate({
       namespace: 'shop',
       secretName: 'web-tls',
       certificateName: 'web\u00ad',
-      leaf: {
-        id: '3f2a9c1e-5b61-8a0d-8e0c-7d3f1e9b6c42',
-        serialNumber: '0A',
-        notAfter: NOW + 3 * DAY_MS,
-        issuer: 'CN=R3\nO=\u202eX',
-        commonName: 'c'.repeat(50_000),
-      },
+      serial: '0A',
+      issuer: 'CN=R3\nO=\u202eX',
+      commonName: 'c'.repeat(50_000),
       applicationIds: [...Array.from({ length: 1500 }, (_, i) => `app-${i}`), 'a'.repeat(300), 'b\u0000'],
-    };
-    const e = expirationEvent(c, { ruleId: 2, threshold: 7, daysLeft: 3 }, NOW, { name: 'prod' });
+      clusterName: 'prod',
+    });
+    const e = expiryEvent(c, { ruleId: 2, threshold: 7, daysLeft: 3 }, NOW);
     expectValid(e);
     expect((e.data['applicationIds'] as string[]).length).toBe(L.applicationIds);
     expect(e.data['message']).toMatch(/\[certmgr-notify: data\.applicationIds has only the first 1000 of 1502 entries\]$/);
@@ -260,20 +290,17 @@ describe('property: whatever strings and lists a cluster object holds, the built
           clusterName: anyText,
         }),
         (g) => {
-          const c: ExpiryCertificate = {
+          const c = expiryCertificate({
             namespace: g.namespace,
             secretName: g.secretName,
             certificateName: g.certificateName,
-            leaf: {
-              id: '3f2a9c1e-5b61-8a0d-8e0c-7d3f1e9b6c42',
-              serialNumber: g.serial,
-              notAfter: NOW + 3 * DAY_MS,
-              issuer: g.issuer,
-              commonName: g.commonName,
-            },
+            serial: g.serial,
+            issuer: g.issuer,
+            commonName: g.commonName,
             applicationIds: g.apps,
-          };
-          expectValid(expirationEvent(c, { ruleId: 1, threshold: 7, daysLeft: 3 }, NOW, { name: g.clusterName }));
+            clusterName: g.clusterName,
+          });
+          expectValid(expiryEvent(c, { ruleId: 1, threshold: 7, daysLeft: 3 }, NOW));
         },
       ),
       { numRuns: 300 },

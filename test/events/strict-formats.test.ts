@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { validateEvent } from '../../src/events/schemas.js';
-import { notificationDate } from '../../src/emitter/expiry/due.js';
+import { notificationDate } from '../../src/expiry/message.js';
 import { unhealthyDurationOf, isoUtc } from '../../src/emitter/health/events.js';
 import {
   certificateResourceActive,

@@ -4,7 +4,8 @@ import { validateEvent } from '../../src/events/schemas.js';
 import type { MonitoringConfigInput } from '../../src/model/monitoring.js';
 import { cutPage, groupCertificates, type ExpiryCertificate } from '../../src/expiry/certificates.js';
 import { DAY_MS, certIdOf, certKey, daysLeft, decideExpiry, decodeMarks, scanHorizon, type ExpiryState } from '../../src/expiry/decide.js';
-import { MAX_PLACES, expiryEvent } from '../../src/expiry/message.js';
+import { MAX_PLACES, expiryEvent, notificationDate } from '../../src/expiry/message.js';
+import { certificateRef } from '../../src/integrations/render.js';
 import type { ExpiryInventoryRow } from '../../src/store/types.js';
 
 const NOW = Date.parse('2026-11-12T06:00:00Z');
@@ -124,6 +125,45 @@ describe('decideExpiry', () => {
     expect(decideExpiry(cert(5 * DAY_MS, ['app-1', 'app-2']), { ...CFG, applicationIds: ['app-2'] }, undefined, NOW).due?.ruleId).toBe(3);
   });
 
+  // moved from the emitter's own evaluation (src/emitter/expiry/due.ts, removed): the same rules hold here
+  it.each([
+    // applicationIds of the config, includeUnassigned, certificate's apps, monitored
+    [[], true, [], true],
+    [[], false, [], false],
+    [[], false, ['app-1'], true],
+    [['app-1'], true, [], true],
+    [['app-1'], false, [], false],
+    [['app-1'], false, ['app-1', 'app-9'], true],
+    [['app-1'], true, ['app-2'], false],
+  ] as [string[], boolean, string[], boolean][])(
+    'monitored apps %j, unassigned %s, certificate apps %j → %s',
+    (applicationIds, includeUnassignedCertificates, apps, monitored) => {
+      const d = decideExpiry(cert(10 * DAY_MS, apps), { ...CFG, applicationIds, includeUnassignedCertificates }, undefined, NOW);
+      if (monitored) expect(d.due?.ruleId).toBe(2);
+      else expect(d).toEqual({ skipped: 'unmonitored' });
+    },
+  );
+
+  it('disabled while a threshold is crossed: nothing, marks kept; enabling later notifies the nearest rule once', () => {
+    const prev = decideExpiry(cert(10 * DAY_MS), CFG, undefined, NOW).next;
+    const off = { ...CFG, enabled: false };
+    expect(decideExpiry(cert(10 * DAY_MS), off, prev, NOW + 5 * DAY_MS)).toEqual({ skipped: 'disabled' });
+    const on = decideExpiry(cert(10 * DAY_MS), CFG, prev, NOW + 5 * DAY_MS);
+    expect(on.due).toEqual({ ruleId: 3, threshold: 7, daysLeft: 5 });
+    expect(decideExpiry(cert(10 * DAY_MS), CFG, on.next, NOW + 5 * DAY_MS + H)).toEqual({ skipped: 'none-crossed' });
+  });
+
+  it('no thresholds, or none crossed: nothing', () => {
+    expect(decideExpiry(cert(10 * DAY_MS), { ...CFG, thresholds: [] }, undefined, NOW)).toEqual({ skipped: 'none-crossed' });
+    expect(decideExpiry(cert(60 * DAY_MS), CFG, undefined, NOW)).toEqual({ skipped: 'none-crossed' });
+  });
+
+  it('already expired when first seen: one event (the most urgent rule), not again', () => {
+    const d = decideExpiry(cert(-3 * DAY_MS), CFG, undefined, NOW);
+    expect(d.due).toEqual({ ruleId: 3, threshold: 7, daysLeft: -3 });
+    expect(decideExpiry(cert(-3 * DAY_MS), CFG, d.next, NOW + DAY_MS)).toEqual({ skipped: 'none-crossed' });
+  });
+
   it('decodeMarks keeps only well-formed marks', () => {
     const good = { ruleId: 1, threshold: 30, daysLeft: 5, emitted: true };
     expect(decodeMarks([good, { ruleId: '1' }, null, 3])).toEqual([good]);
@@ -235,6 +275,12 @@ describe('expiryEvent', () => {
     expect(msg).toContain(`Served from ${MAX_PLACES + 5} places:`);
     expect(msg).toContain('; and 5 more.');
     expect(msg).not.toContain(`s-${MAX_PLACES}`);
+  });
+
+  it('the incident dedup key is per certificate: its id in the message; notificationDate has an offset and fractions', () => {
+    const e = expiryEvent(groupCertificates([place()])[0]!, { ruleId: 2, threshold: 14, daysLeft: 10 }, NOW);
+    expect(certificateRef(e.data)).toBe(certIdOf(certKey(ISSUER, '0A1B2C')));
+    expect(notificationDate(Date.parse('2026-11-22T06:00:00.123Z'))).toBe('2026-11-22T06:00:00.123+00:00');
   });
 
   it('hostile strings from clusters are made valid, not refused', () => {

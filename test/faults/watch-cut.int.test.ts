@@ -114,7 +114,6 @@ describe.skipIf(skip)('fault: watch cut and 410 Gone while the emitter is blind 
     issuingGracePeriodMs: GRACE,
     // only watch events and relists may bring changes in (a resync re-reads the cache only, but keep it out)
     resyncMs: 10 * 60_000,
-    expiry: 'off',
     inventory: false,
     informerBackoff: { baseMs: 100, maxMs: 500 },
     queueBackoff: { baseMs: 50, maxMs: 500 },

@@ -46,7 +46,7 @@ describe('timestampProblem', () => {
     ['9999-12-31T23:59:59Z', 'utc'],
     ['2025-03-18T08:00:00.123+01:00', 'offset'],
     ['2025-03-18T08:00:00.123456-05:00', 'offset'],
-    ['2026-11-12T06:00:00.000+00:00', 'offset'], // what src/emitter/expiry/due.ts writes
+    ['2026-11-12T06:00:00.000+00:00', 'offset'], // what src/expiry/message.ts writes
     ['2025-03-18T08:00:00Z', 'offset'], // Z is UTC's offset
     ['2025-03-18T08:00:00+14:00', 'offset'],
   ])('accepts %s (%s)', (v, zone) => {
@@ -207,7 +207,7 @@ describe('properties (fast-check)', () => {
   it('every timestamp the emitters write (any instant in years 1-9999) is accepted; Z form and offset form', async () => {
     const { default: fc } = await fcP;
     const { isoUtc } = await import('../../src/emitter/health/events.js');
-    const { notificationDate } = await import('../../src/emitter/expiry/due.js');
+    const { notificationDate } = await import('../../src/expiry/message.js');
     fc.assert(
       fc.property(fc.integer({ min: Date.UTC(1, 0, 1) + 86_400_000, max: Date.UTC(9999, 11, 31) }), (ms) => {
         expect(timestampProblem(isoUtc(ms), 'utc')).toBeUndefined();

@@ -7,11 +7,13 @@
 import { X509Certificate } from 'node:crypto';
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import type { CertificateFacts, CertificateLocation } from '../../model/inventory.js';
-import { applicationIdsOf } from '../expiry/due.js';
-import { commonNameOf, dnsNamesOf, oneLine } from '../expiry/x509.js';
 import type { CertManagerObject } from '../health/observe.js';
+import { commonNameOf, dnsNamesOf, oneLine } from './x509.js';
 
 export const CERTIFICATE_NAME_ANNOTATION = 'cert-manager.io/certificate-name';
+/** The Secret type the TLS Secret informer lists (a field selector: other Secrets never reach the agent). */
+export const TLS_SECRET_TYPE = 'kubernetes.io/tls';
+/** Annotation (on the Secret, or on its cert-manager Certificate) listing application ids, comma separated. */
 const APPLICATION_IDS_ANNOTATION = 'notify.certmgr.io/application-ids';
 /** tls.crt larger than this is not parsed (a chain is a few KiB; the API server allows 1 MiB Secrets) */
 const MAX_CHAIN_BYTES = 256 * 1024;
@@ -155,6 +157,39 @@ function issuerRefOf(c: CertManagerObject | undefined): CertificateFacts['issuer
     ...(typeof r.kind === 'string' && r.kind ? { kind: r.kind } : {}),
     ...(typeof r.group === 'string' && r.group ? { group: r.group } : {}),
   };
+}
+
+/** `app-1, app-2` → ['app-1', 'app-2'] (trimmed, de-duplicated, empty parts dropped). */
+export function parseApplicationIds(v: string | undefined): string[] {
+  if (!v) return [];
+  return [
+    ...new Set(
+      v
+        .split(/[,\s]+/)
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
+}
+
+/**
+ * Application ids of a certificate: the Secret's annotation, else its Certificate's annotation, else the
+ * Certificate's spec.secretTemplate annotation (cert-manager copies that to the Secret anyway).
+ * None: unassigned.
+ */
+export function applicationIdsOf(
+  secretAnnotations: Record<string, string> | undefined,
+  certificate?: {
+    metadata?: { annotations?: Record<string, string> };
+    spec?: { secretTemplate?: { annotations?: Record<string, string> } };
+  },
+): string[] {
+  const fromSecret = secretAnnotations?.[APPLICATION_IDS_ANNOTATION];
+  if (fromSecret !== undefined) return parseApplicationIds(fromSecret);
+  const fromCert =
+    certificate?.metadata?.annotations?.[APPLICATION_IDS_ANNOTATION] ??
+    certificate?.spec?.secretTemplate?.annotations?.[APPLICATION_IDS_ANNOTATION];
+  return parseApplicationIds(fromCert);
 }
 
 /** The Certificate named by the Secret's annotation, when it is known; its facts join the Secret's. */

@@ -5,7 +5,10 @@
  * in flight at a time. A report that fails is tried once more; when that fails too (the hub is unreachable for
  * longer than one retry) the hub may have missed something, so the reporter waits for the hub with backoff and
  * starts over with a new epoch and a full snapshot, as it does on 409 RESYNC_REQUIRED and at every start.
- * A hub without the endpoint (404) is logged once and asked again every `unsupportedRetryMs`.
+ * A 429 (QUOTA_EXCEEDED, or a rate limit) applied nothing and broke nothing: the SAME report goes again after
+ * `Retry-After` (at least the backoff), for as long as it takes, never a resync (a snapshot would only be refused
+ * the same way, and cost the hub more). A hub without the endpoint (404) is logged once and asked again every
+ * `unsupportedRetryMs`.
  */
 import { randomUUID } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -73,7 +76,7 @@ export class InventoryReporter {
   private lastAcceptedAt = 0;
   private firstChangeAt: number | undefined;
   private maxBytes: number;
-  readonly stats = { reports: 0, snapshots: 0, failures: 0 };
+  readonly stats = { reports: 0, snapshots: 0, failures: 0, throttled: 0 };
 
   constructor(private readonly opts: InventoryReporterOptions) {
     this.clock = opts.clock ?? realClock;
@@ -164,7 +167,8 @@ export class InventoryReporter {
   private report(kind: InventoryReport['kind'], items: Pick<InventoryReport, 'upserts' | 'deletes'>, final?: boolean): InventoryReport {
     return {
       protocol: INVENTORY_PROTOCOL,
-      cluster: { id: this.opts.cluster.id, name: this.opts.cluster.name },
+      // lower case, as the hub stores and echoes it (resolveClusterId lower-cases too; an id given directly may not be)
+      cluster: { id: this.opts.cluster.id.toLowerCase(), name: this.opts.cluster.name },
       agentVersion: this.opts.agentVersion,
       epoch: this.epoch,
       seq: ++this.seq,
@@ -234,6 +238,7 @@ export class InventoryReporter {
    * a new epoch anyway); any other report is tried twice, then the gap is healed by a new snapshot.
    */
   private async send(report: InventoryReport, untilAnswered = false): Promise<boolean> {
+    let throttledLogged = false;
     for (let attempt = 1; !this.stopped; attempt++) {
       this.stats.reports++;
       const out = await this.opts.client.post(report, this.abort.signal);
@@ -276,6 +281,20 @@ export class InventoryReporter {
           await sleep(this.clock, (this.opts.backoff ?? DEFAULT_BACKOFF).maxMs, this.abort.signal);
           this.resyncReason = 'rejected';
           return false;
+        case 'throttled': {
+          this.stats.throttled++;
+          const delay = Math.max(backoffDelay(attempt, this.opts.backoff ?? DEFAULT_BACKOFF), out.retryAfterMs ?? 0);
+          // once per report: a quota stays exceeded until someone raises it or removes clusters/certificates
+          if (!throttledLogged)
+            this.opts.log.warn(
+              { code: out.code, error: out.message, kind: report.kind, seq: report.seq, retryInMs: delay },
+              'the hub refused an inventory report for now (429); sending the same report again later',
+            );
+          throttledLogged = true;
+          await sleep(this.clock, delay, this.abort.signal);
+          attempt = Math.min(attempt, 16); // the backoff is capped anyway; keep the counter small
+          break;
+        }
         case 'retry': {
           this.stats.failures++;
           const delay = Math.max(backoffDelay(attempt, this.opts.backoff ?? DEFAULT_BACKOFF), out.retryAfterMs ?? 0);

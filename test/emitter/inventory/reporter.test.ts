@@ -1,18 +1,20 @@
 /**
  * The inventory reporter against a real loopback hub stand-in (fake informer caches: the reporter reads only
  * their cache and events): snapshot in chunks under one epoch, coalesced deltas, heartbeat, 409 resync, a hub
- * outage healed by a new epoch, a hub without the endpoint.
+ * outage healed by a new epoch, 429 retried as the same report, a hub without the endpoint. With a fake clock
+ * and a stub client: Retry-After is waited for.
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InventoryClient } from '../../../src/client/inventory.js';
+import { InventoryClient, type InventoryOutcome } from '../../../src/client/inventory.js';
 import type { TlsSecretFacts } from '../../../src/emitter/inventory/facts.js';
 import { InventoryReporter } from '../../../src/emitter/inventory/reporter.js';
 import type { InformerEvent } from '../../../src/kube/informer.js';
 import type { InventoryReport } from '../../../src/model/inventory.js';
 import { CLUSTER } from '../fixtures.js';
+import { FakeClock, flush } from '../../runtime/fake-clock.js';
 
 const log = pino({ level: 'silent' });
 
@@ -238,6 +240,40 @@ describe('InventoryReporter', () => {
     expect(applied.flatMap((x) => x.upserts.map((u) => u.secretName))).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
   });
 
+  it('429 QUOTA_EXCEEDED: the SAME report again (same epoch, seq and content) until applied; never a new epoch', async () => {
+    const h = await hub();
+    const cache = new FakeCache();
+    cache.put('a', '01');
+    const r = reporter(h.url, cache);
+    r.start();
+    await until(() => h.reports.length === 1);
+    const epoch = h.reports[0]!.epoch;
+    let refusals = 0;
+    h.answer.fn = (x, res) => {
+      // more refusals than the two tries after which a failing report is healed by a new epoch
+      if (x.kind === 'delta' && refusals < 4) {
+        refusals++;
+        res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '0' });
+        return void res.end(
+          JSON.stringify({ errors: [{ code: 'QUOTA_EXCEEDED', message: 'the company holds 3 clusters, the most it may' }] }),
+        );
+      }
+      ok(x, res);
+    };
+    cache.put('b', '01');
+    await until(() => h.reports.length >= 6);
+    const deltas = h.reports.slice(1, 6);
+    expect(deltas.map((d) => [d.kind, d.epoch, d.seq])).toEqual(Array.from({ length: 5 }, () => ['delta', epoch, 2]));
+    expect(new Set(deltas.map((d) => JSON.stringify(d))).size).toBe(1);
+    expect(names(deltas[0]!)).toBe('b');
+    // applied at the fifth try; the epoch goes on
+    cache.put('c', '01');
+    await until(() => h.reports.length >= 7);
+    expect(h.reports[6]).toMatchObject({ kind: 'delta', epoch, seq: 3 });
+    expect(h.reports.filter((x) => x.kind === 'snapshot')).toHaveLength(1);
+    expect(r.stats).toMatchObject({ snapshots: 1, throttled: 4 });
+  });
+
   it('a hub without the endpoint (404): not accepted, asked again later, no crash', async () => {
     const h = await hub();
     h.answer.fn = (_x, res) => void res.writeHead(404).end();
@@ -250,5 +286,53 @@ describe('InventoryReporter', () => {
     h.answer.fn = ok; // the hub is upgraded
     await r.firstAccepted;
     expect(r.accepted).toBe(true);
+  });
+});
+
+describe('InventoryReporter with a fake clock', () => {
+  it('429 with Retry-After: the same report goes again only once Retry-After has passed, however small the backoff', async () => {
+    const clock = new FakeClock();
+    const posts: InventoryReport[] = [];
+    const answers: InventoryOutcome[] = [
+      { kind: 'throttled', code: 'QUOTA_EXCEEDED', message: 'quota', retryAfterMs: 300_000 },
+      { kind: 'throttled', code: 'QUOTA_EXCEEDED', message: 'quota', retryAfterMs: 300_000 },
+    ];
+    const client = {
+      post: async (report: InventoryReport): Promise<InventoryOutcome> => {
+        posts.push(report);
+        return (
+          answers.shift() ?? {
+            kind: 'applied',
+            ack: { status: 'applied', clusterId: report.cluster.id, epoch: report.epoch, seq: report.seq },
+          }
+        );
+      },
+    };
+    const cache = new FakeCache();
+    cache.put('a', '01');
+    const r = new InventoryReporter({
+      client,
+      secrets: cache,
+      cluster: { ...CLUSTER, id: CLUSTER.id.toUpperCase() },
+      agentVersion: 'test',
+      log,
+      clock,
+      backoff: { baseMs: 10, maxMs: 40, jitter: 0 },
+    });
+    reporters.push(r);
+    r.start();
+    await flush();
+    expect(posts).toHaveLength(1);
+    await clock.advance(299_999);
+    expect(posts).toHaveLength(1);
+    await clock.advance(1);
+    expect(posts).toHaveLength(2);
+    await clock.advance(300_000);
+    expect(posts).toHaveLength(3);
+    expect(r.accepted).toBe(true);
+    // one snapshot, sent three times as it was
+    expect(posts.map((p) => [p.kind, p.epoch, p.seq])).toEqual(Array.from({ length: 3 }, () => ['snapshot', posts[0]!.epoch, 1]));
+    // the cluster id goes out in lower case, as the hub stores and echoes it
+    expect(posts[0]!.cluster.id).toBe(CLUSTER.id);
   });
 });
