@@ -391,6 +391,14 @@ describe.skipIf(skip)('two clusters, one hub (issue 10 acceptance)', () => {
         certificates: { nodes: { clusterId: string; clusterName: string; namespace: string; secretName: string; serial: string | null }[] };
       }>(`{ certificates(first: 500) { nodes { clusterId clusterName namespace secretName serial } } }`)
     ).certificates.nodes;
+  /** The company's monitoring configuration and its manager, through the hub's REST API. */
+  const monitoring = async () => {
+    const r = await fetch(`${hub.url}${ops.MONITORING_CONFIG_PATH}`, { headers: { 'svc-api-key': ADMIN_KEY } });
+    return {
+      manager: r.headers.get(MANAGER_HEADER),
+      configuration: ((await r.json()) as { configuration: Record<string, unknown> }).configuration,
+    };
+  };
   const placesOf = async (cluster: Cluster) =>
     (await certificates())
       .filter((c) => c.clusterId === CLUSTER_ID[cluster])
@@ -571,11 +579,7 @@ describe.skipIf(skip)('two clusters, one hub (issue 10 acceptance)', () => {
   });
 
   it("cluster B's MonitoringConfig is refused with ManagedElsewhere and changes nothing", async () => {
-    const get = async () => {
-      const r = await fetch(`${hub.url}${ops.MONITORING_CONFIG_PATH}`, { headers: { 'svc-api-key': ADMIN_KEY } });
-      return { manager: r.headers.get(MANAGER_HEADER), configuration: ((await r.json()) as { configuration: unknown }).configuration };
-    };
-    const before = await get();
+    const before = await monitoring();
     expect(before.manager).toBe(MONITORING_MANAGER_A);
     const kb = new Kube(kube.b.kubeConfig());
     await kb.apply(monitoringConfig('default', { thresholds: [9], includeUnassignedCertificates: false }));
@@ -588,7 +592,7 @@ describe.skipIf(skip)('two clusters, one hub (issue 10 acceptance)', () => {
     );
     const message = stalled.status?.conditions?.find((c) => c.type === 'Stalled')?.message ?? '';
     expect(message).toContain(MONITORING_MANAGER_A);
-    expect(await get()).toEqual(before);
+    expect(await monitoring()).toEqual(before);
   });
 
   it(
@@ -775,6 +779,17 @@ describe.skipIf(skip)('two clusters, one hub (issue 10 acceptance)', () => {
       );
       expect(hookList('/expiry').filter((h) => !known.has(h.eventId))).toEqual([]);
       for (const c of CLUSTERS) expect(expirations(c, 'web-tls')).toEqual([]);
+      // the monitoring configuration is cluster A's, changed by A during the outage; B's CR never wrote it
+      const finalConfig = await monitoring();
+      expect(finalConfig.manager).toBe(MONITORING_MANAGER_A);
+      expect(finalConfig.configuration['thresholds']).toEqual([30, 21, 7]);
+      await new Kube(kube.b.kubeConfig()).waitCondition(
+        'monitoringconfigs',
+        'default',
+        undefined,
+        { status: 'True', type: 'Stalled', reason: 'ManagedElsewhere' },
+        5_000,
+      );
 
       console.log(
         `two-clusters: deliveries ${JSON.stringify(byStatus(rows))}; webhook requests ${hookList().length} (${hookList().length - receivedIds.size} repeats); ` +
