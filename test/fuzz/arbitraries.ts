@@ -236,7 +236,8 @@ export function validEvent(
   return fc.record(data).map((d) => ({ type, data: d }));
 }
 
-const anyEventType: fc.Arbitrary<EventType> = fc.constantFrom(...ISSUER_TYPES, ...CERT_TYPES, EXPIRY_TYPE, ...AGENT_TYPES);
+// what POST /v1/events accepts: the spec's types (the hub's own agent events are refused there; the CEL fuzz covers them)
+const anyEventType: fc.Arbitrary<EventType> = fc.constantFrom(...ISSUER_TYPES, ...CERT_TYPES, EXPIRY_TYPE);
 export const anyValidEvent = anyEventType.chain((t) => validEvent(t));
 
 /**
