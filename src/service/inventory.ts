@@ -83,6 +83,7 @@ export async function applyInventoryReport(
   const silenceAfter = ctx.clusterSilenceAfterMs ?? DEFAULT_CLUSTER_SILENCE_AFTER_MS;
   let wasSilentFor: number | undefined;
   const out = await ctx.store.transaction(async (tx): Promise<ApplyOutcome> => {
+    committed = undefined; // an attempt the store retries reports nothing
     const state = await tx.lockCluster(companyId, clusterId);
     const d = decideReport(state, report);
     const ack = (status: InventoryAck['status']): ApplyOutcome => ({ ack: { status, clusterId, epoch: report.epoch, seq: report.seq } });
