@@ -313,6 +313,13 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     async () =>
       startSilenceWatch({
         store,
+        ingest: {
+          snapshots: runtime.snapshots,
+          metrics: runtime.routingMetrics,
+          log,
+          ...(runtime.logLimiter ? { logLimiter: runtime.logLimiter } : {}),
+          onAccepted: runtime.kickDelivery,
+        },
         log: log.child({ component: 'inventory' }),
         ...(runtime.logLimiter ? { logLimiter: runtime.logLimiter } : {}),
         silenceAfterMs: cfg.clusterSilenceAfterMs,

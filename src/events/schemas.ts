@@ -39,6 +39,8 @@ export const EVENT_SIZE_LIMITS = {
   /** applicationIds: the same limits as the monitoring configuration's applicationIds. */
   applicationIds: 1000,
   applicationId: 256,
+  /** agentVersion of the hub's agent events (the inventory report's limit, src/inventory/validate.ts). */
+  agentVersion: 64,
   /** uuid, date-time and duration fields: their formats are short; the limit only bounds the cost model. */
   formatted: 64,
 } as const;
@@ -103,6 +105,18 @@ const certificateResourceFields = {
 } as const;
 const certificateResourceRequired = Object.keys(certificateResourceFields) as (keyof typeof certificateResourceFields)[];
 
+// Hub extension (docs/inventory.md "Silent clusters as events"): named like the spec's health events.
+const agentFields = {
+  clusterId: uuidField,
+  clusterName: text(L.name),
+  lastSeenAt: timestampField,
+  statusTransition: timestampField,
+  statusMessage: text(L.statusMessage),
+  statusReason: text(L.statusReason),
+  agentVersion: text(L.agentVersion),
+} as const;
+const agentRequired = Object.keys(agentFields) as (keyof typeof agentFields)[];
+
 /** One schema per concrete event type, for its `data`. */
 export const EVENT_DATA_SCHEMAS: { readonly [T in EventType]: SchemaObject } = {
   'evt.healthstatus.certmgr-issuer.notready': objectSchema<EventDataByType['evt.healthstatus.certmgr-issuer.notready']>(
@@ -130,6 +144,14 @@ export const EVENT_DATA_SCHEMAS: { readonly [T in EventType]: SchemaObject } = {
       ruleId: { type: 'integer', minimum: 1, maximum: MAX_RULE_ID },
     },
     ['name', 'applicationIds', 'message', 'notificationDate', 'threshold', 'ruleId'],
+  ),
+  'evt.healthstatus.certmgr-agent.notready': objectSchema<EventDataByType['evt.healthstatus.certmgr-agent.notready']>(
+    agentFields,
+    agentRequired,
+  ),
+  'evt.healthstatus.certmgr-agent.active': objectSchema<EventDataByType['evt.healthstatus.certmgr-agent.active']>(
+    { ...agentFields, unhealthyDuration: durationField },
+    [...agentRequired, 'unhealthyDuration'],
   ),
 };
 

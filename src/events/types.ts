@@ -65,6 +65,28 @@ export interface ExpiringCertificateData {
   ruleId: number;
 }
 
+/**
+ * `evt.healthstatus.certmgr-agent.notready` (hub extension, docs/inventory.md "Silent clusters as events"): the
+ * cluster's agent has not reported for --cluster-silence-after. Field names follow the spec's health events.
+ */
+export interface AgentNotReadyData {
+  clusterId: string;
+  clusterName: string;
+  /** the agent's last report, RFC 3339 UTC */
+  lastSeenAt: string;
+  /** when the cluster became silent (lastSeenAt + the silence period) or reports again */
+  statusTransition: string;
+  statusMessage: string;
+  /** AgentSilent (.notready) or AgentReporting (.active) */
+  statusReason: string;
+  agentVersion: string;
+}
+
+/** `evt.healthstatus.certmgr-agent.active`: the agent reports again; how long the cluster was silent. */
+export interface AgentActiveData extends AgentNotReadyData {
+  unhealthyDuration: string;
+}
+
 /** The data shape of each concrete event type. */
 export interface EventDataByType {
   'evt.healthstatus.certmgr-issuer.notready': IssuerNotReadyData;
@@ -72,4 +94,6 @@ export interface EventDataByType {
   'evt.healthstatus.certmgr-certificate-resource.notready': CertificateResourceNotReadyData;
   'evt.healthstatus.certmgr-certificate-resource.active': CertificateResourceActiveData;
   'evt.policy.expiringcertificates.failed': ExpiringCertificateData;
+  'evt.healthstatus.certmgr-agent.notready': AgentNotReadyData;
+  'evt.healthstatus.certmgr-agent.active': AgentActiveData;
 }

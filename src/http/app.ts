@@ -205,7 +205,21 @@ export function createApp(deps: AppDeps): express.Express {
     authed,
     may(() => 'inventory'),
     ...jsonBody,
-    postInventory(deps.runtime?.logLimiter ? { logLimiter: deps.runtime.logLimiter } : {}),
+    postInventory(
+      deps.runtime
+        ? {
+            ...(deps.runtime.logLimiter ? { logLimiter: deps.runtime.logLimiter } : {}),
+            // the .active of a cluster that was silent goes through the ingestion of POST /v1/events
+            ingest: {
+              snapshots: deps.runtime.snapshots,
+              metrics: deps.runtime.routingMetrics,
+              log: deps.logger,
+              ...(deps.runtime.logLimiter ? { logLimiter: deps.runtime.logLimiter } : {}),
+              onAccepted: deps.runtime.kickDelivery,
+            },
+          }
+        : {},
+    ),
   );
   app.all('/v1/inventory', (req, res) => {
     res.setHeader('Allow', 'POST');

@@ -28,7 +28,7 @@ export interface WebhookPayloadV1 {
   correlationKey: string;
   /** Health events only. */
   cluster: { id: string; name: string } | null;
-  /** Health events only. */
+  /** Issuer and certificate health events only. */
   resource: { kind: 'Issuer' | 'Certificate'; namespace: string; name: string; id: string | null } | null;
   reason: string | null;
   message: string | null;
@@ -36,6 +36,8 @@ export interface WebhookPayloadV1 {
   unhealthyDuration: string | null;
   /** Certificate health events only. */
   certificate: { issuerName: string | null; subject: CertificateSubject | null; dnsNames: string[] } | null;
+  /** Agent events only (hub extension, added in v1: additive). */
+  agent: { version: string | null; lastSeenAt: string | null } | null;
   /** Expiration events only. */
   expiration: {
     notificationName: string | null;
@@ -76,12 +78,13 @@ function buildPayload(n: Notification): WebhookPayloadV1 {
     summary: r.summary,
     correlationKey: correlationKeyOf(v),
     cluster: health ? health.cluster : null,
-    resource: health ? { kind: health.kind === 'issuer' ? 'Issuer' : 'Certificate', ...health.resource } : null,
+    resource: health && health.kind !== 'agent' ? { kind: health.kind === 'issuer' ? 'Issuer' : 'Certificate', ...health.resource } : null,
     reason: health ? health.reason : null,
     message: v.message,
     statusTransition: health ? health.statusTransition : null,
     unhealthyDuration: health ? health.unhealthyDuration : null,
     certificate: health ? health.certificate : null,
+    agent: health ? health.agent : null,
     expiration:
       v.kind === 'certificateExpiration'
         ? {
@@ -102,7 +105,9 @@ export function buildCloudEvent(n: Notification): CloudEvent<WebhookPayloadV1> {
   const data = buildPayload(n);
   const subject = data.resource
     ? [data.cluster?.name || data.cluster?.id, data.resource.namespace, data.resource.name].filter(Boolean).join('/')
-    : data.expiration?.certificateRef;
+    : data.agent
+      ? data.cluster?.name || data.cluster?.id
+      : data.expiration?.certificateRef;
   return {
     specversion: '1.0',
     id: n.id,

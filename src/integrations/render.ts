@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import type { EventType, InternalEvent } from '../events/families.js';
 import { truncateChars } from './http.js';
 
-export type EventKind = 'issuer' | 'certificate' | 'certificateExpiration';
+export type EventKind = 'issuer' | 'certificate' | 'agent' | 'certificateExpiration';
 export type EventState = 'unhealthy' | 'restored' | 'expiring';
 /** The incident management severities, also used by the webhook payload and chat colours. */
 export type Severity = 'critical' | 'error' | 'warning' | 'info';
@@ -24,7 +24,8 @@ export interface CertificateSubject {
 }
 
 export interface HealthView {
-  kind: 'issuer' | 'certificate';
+  /** agent: the hub's own silent-cluster events (docs/inventory.md "Silent clusters as events") */
+  kind: 'issuer' | 'certificate' | 'agent';
   state: 'unhealthy' | 'restored';
   type: EventType;
   cluster: { id: string; name: string };
@@ -35,6 +36,8 @@ export interface HealthView {
   unhealthyDuration: string | null;
   /** Certificate events only. */
   certificate: { issuerName: string | null; subject: CertificateSubject | null; dnsNames: string[] } | null;
+  /** Agent events only. */
+  agent: { version: string | null; lastSeenAt: string | null } | null;
 }
 
 export interface ExpirationView {
@@ -97,18 +100,22 @@ export function viewOf(event: InternalEvent): EventView {
     };
   }
   const isCert = event.type.startsWith('evt.healthstatus.certmgr-certificate-resource.');
+  const isAgent = event.type.startsWith('evt.healthstatus.certmgr-agent.');
   const subj = obj(d['subject']);
   const sans = obj(d['SANs']);
   return {
-    kind: isCert ? 'certificate' : 'issuer',
+    kind: isCert ? 'certificate' : isAgent ? 'agent' : 'issuer',
     state: event.type.endsWith('.active') ? 'restored' : 'unhealthy',
     type: event.type,
     cluster: { id: str(d['clusterId']) ?? '', name: str(d['clusterName']) ?? '' },
-    resource: {
-      namespace: str(d['namespace']) ?? '',
-      name: (isCert ? str(d['certificateName']) : str(d['issuerName'])) ?? '',
-      id: str(d['resourceId']),
-    },
+    // an agent event is about the cluster itself: no resource inside it
+    resource: isAgent
+      ? { namespace: '', name: '', id: null }
+      : {
+          namespace: str(d['namespace']) ?? '',
+          name: (isCert ? str(d['certificateName']) : str(d['issuerName'])) ?? '',
+          id: str(d['resourceId']),
+        },
     reason: str(d['statusReason']),
     message: str(d['statusMessage']),
     statusTransition: str(d['statusTransition']),
@@ -129,6 +136,7 @@ export function viewOf(event: InternalEvent): EventView {
           dnsNames: sans ? strings(sans['DNS Names']) : [],
         }
       : null,
+    agent: isAgent ? { version: str(d['agentVersion']), lastSeenAt: str(d['lastSeenAt']) } : null,
   };
 }
 
@@ -136,6 +144,7 @@ export function viewOf(event: InternalEvent): EventView {
  * Severity policy:
  * - issuer not ready: critical (every certificate of that issuer stops renewing);
  * - certificate not ready: error (one certificate at risk);
+ * - agent silent: error (the cluster's certificates are no longer watched by the hub's inventory);
  * - expiration: warning (a threshold crossed; the certificate still works);
  * - restored: info (the matching incident is resolved).
  */
@@ -155,6 +164,8 @@ export function titleOf(v: EventView): string {
     const within = v.threshold !== null ? ` within ${v.threshold} day${v.threshold === 1 ? '' : 's'}` : '';
     return `Certificate expiring${within}${v.notificationName ? `: ${v.notificationName}` : ''}`;
   }
+  if (v.kind === 'agent')
+    return `Agent of cluster ${clusterLabel(v)} ${v.state === 'unhealthy' ? 'stopped reporting' : 'is reporting again'}`;
   const what = v.kind === 'issuer' ? 'Issuer' : 'Certificate';
   const state = v.state === 'unhealthy' ? 'is not ready' : 'is ready again';
   return `${what} ${v.resource.name || 'unknown'} in cluster ${clusterLabel(v)} ${state}`;
@@ -196,6 +207,7 @@ export function factsOf(v: EventView, router?: { name: string }): Fact[] {
       ['Namespace', v.resource.namespace],
       [v.kind === 'issuer' ? 'Issuer' : 'Certificate', v.resource.name],
     );
+    if (v.agent) facts.push(['Agent version', v.agent.version], ['Last report', v.agent.lastSeenAt]);
     if (v.certificate) {
       facts.push(
         ['Issuer', v.certificate.issuerName],
@@ -206,7 +218,10 @@ export function factsOf(v: EventView, router?: { name: string }): Fact[] {
     facts.push(
       ['Reason', v.reason],
       ['Message', v.message],
-      [v.state === 'unhealthy' ? 'Not ready since' : 'Ready since', v.statusTransition],
+      [
+        v.state === 'unhealthy' ? (v.agent ? 'Silent since' : 'Not ready since') : v.agent ? 'Reporting since' : 'Ready since',
+        v.statusTransition,
+      ],
       [v.state === 'unhealthy' ? 'Unhealthy for' : 'Was unhealthy for', v.unhealthyDuration],
     );
   }
@@ -234,6 +249,7 @@ const MAX_CORRELATION_KEY = 255;
  * Stable key of "the thing this event is about", shared by an unhealthy event and its restored
  * event. Used as the incident dedup_key and exposed in the webhook payload as correlationKey.
  * - health: certmgr:<issuer|certificate>:<clusterId, else clusterName>:<namespace>:<name>
+ * - agent: certmgr:agent:<clusterId, else clusterName>
  * - expiration: certmgr:certificateExpiration:<certificateRef>:rule:<ruleId>
  * Keys longer than 255 characters become certmgr:<kind>:sha256:<hex of the long key>.
  */
@@ -241,7 +257,9 @@ export function correlationKeyOf(v: EventView): string {
   const parts =
     v.kind === 'certificateExpiration'
       ? ['certmgr', v.kind, v.certificateRef, 'rule', v.ruleId === null ? 'none' : String(v.ruleId)]
-      : ['certmgr', v.kind, v.cluster.id || v.cluster.name, v.resource.namespace, v.resource.name];
+      : v.kind === 'agent'
+        ? ['certmgr', v.kind, v.cluster.id || v.cluster.name]
+        : ['certmgr', v.kind, v.cluster.id || v.cluster.name, v.resource.namespace, v.resource.name];
   const key = parts.join(':');
   if (key.length <= MAX_CORRELATION_KEY) return key;
   return `certmgr:${v.kind}:sha256:${createHash('sha256').update(key).digest('hex')}`;

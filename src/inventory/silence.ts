@@ -1,27 +1,96 @@
 /**
  * Silent clusters (docs/inventory.md#silent-clusters): a cluster whose agent has not reported for
- * --cluster-silence-after. A gauge counts silent and reporting clusters (two series, no per-cluster label), and
- * the leader logs one warn line when a cluster falls silent (rate-limited per tenant); the apply logs one when
- * it reports again (src/service/inventory.ts). No per-cluster state in memory: a cluster fell silent between two
- * checks exactly when its lastSeenAt lies in the window the pure `silenceWindow` gives.
+ * --cluster-silence-after. A gauge counts silent and reporting clusters (two series, no per-cluster label). The
+ * leader's watch marks each cluster that crosses into silence (clusters.silent_since, migration 8) and, in the
+ * same transaction, accepts an `evt.healthstatus.certmgr-agent.notready` through the ingestion path of
+ * POST /v1/events (docs/inventory.md "Silent clusters as events"): delivered only where the company has a router
+ * on certmgr-agent-health-notification-config. The mark is written only from NULL and only while last_seen_at is
+ * what the watch read, so a restart, a failover or two leaders at once never repeat or forget an event; the
+ * report that ends the silence clears the mark and accepts the `.active` (src/service/inventory.ts).
  */
 import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { LogLimiter } from '../log/limiter.js';
-import type { Store } from '../store/types.js';
+import { isoUtc, unhealthyDurationOf } from '../emitter/health/events.js';
+import type { InternalEvent } from '../events/families.js';
+import { sanitizeEvent } from '../events/sanitize.js';
+import type { AgentActiveData, AgentNotReadyData } from '../events/types.js';
+import { serviceContext } from '../service/context.js';
+import { acceptEventsInTransaction, type IngestDeps } from '../service/events.js';
+import type { ClusterRecord, Store } from '../store/types.js';
 
-/** Clusters last seen in [from, to) fell silent after the check at `prev` and by the check at `now`. */
-export function silenceWindow(prev: number, now: number, silenceAfterMs: number): { from: number; to: number } {
-  return { from: prev - silenceAfterMs, to: now - silenceAfterMs };
+// ---------------------------------------------------------------------------------------------------------------
+// Decisions (pure)
+
+export type SilenceDecision =
+  /** reported within the silence period */
+  | { action: 'reporting' }
+  /** silent, and its .notready was already accepted (by this or another replica, before or after a restart) */
+  | { action: 'notified' }
+  /** silent and not yet notified: mark it silent since `silentSince` and accept the .notready */
+  | { action: 'notify'; silentSince: number };
+
+/** The watch's decision for one cluster at `now`. Silent: no report for more than `silenceAfterMs`. */
+export function decideSilence(c: Pick<ClusterRecord, 'lastSeenAt' | 'silentSince'>, now: number, silenceAfterMs: number): SilenceDecision {
+  if (now - c.lastSeenAt <= silenceAfterMs) return { action: 'reporting' };
+  if (c.silentSince !== null) return { action: 'notified' };
+  // the moment it crossed, not when a check noticed it: the same on every replica and after any restart
+  return { action: 'notify', silentSince: c.lastSeenAt + silenceAfterMs };
 }
+
+/** The apply's decision when a report comes in: resolve (accept the .active, clear the mark) if it was notified. */
+export function decideReporting(
+  state: Pick<ClusterRecord, 'silentSince'> | null,
+  now: number,
+): { resolve: false } | { resolve: true; silentForMs: number } {
+  if (state === null || state.silentSince === null) return { resolve: false };
+  return { resolve: true, silentForMs: Math.max(0, now - state.silentSince) };
+}
+
+/** `evt.healthstatus.certmgr-agent.notready` for a cluster silent since `silentSince`. */
+export function agentSilentEvent(c: ClusterRecord, silentSince: number, silenceAfterMs: number): InternalEvent {
+  const data: AgentNotReadyData = {
+    clusterId: c.id,
+    clusterName: c.name,
+    lastSeenAt: isoUtc(c.lastSeenAt),
+    statusTransition: isoUtc(silentSince),
+    statusMessage: `The certmgr-notify agent of cluster ${c.name} has not reported its inventory for ${unhealthyDurationOf(silenceAfterMs)} (--cluster-silence-after); its certificates are not watched until it reports again`,
+    statusReason: 'AgentSilent',
+    agentVersion: c.agentVersion,
+  };
+  return sanitizeEvent({ type: 'evt.healthstatus.certmgr-agent.notready', data: { ...data } });
+}
+
+/** `evt.healthstatus.certmgr-agent.active` for the report at `now` that ends the silence. */
+export function agentReportingEvent(
+  report: { clusterId: string; clusterName: string; agentVersion: string },
+  now: number,
+  silentForMs: number,
+): InternalEvent {
+  const unhealthyDuration = unhealthyDurationOf(silentForMs);
+  const data: AgentActiveData = {
+    clusterId: report.clusterId,
+    clusterName: report.clusterName,
+    lastSeenAt: isoUtc(now),
+    statusTransition: isoUtc(now),
+    statusMessage: `The certmgr-notify agent of cluster ${report.clusterName} reports its inventory again after ${unhealthyDuration} of silence`,
+    statusReason: 'AgentReporting',
+    agentVersion: report.agentVersion,
+    unhealthyDuration,
+  };
+  return sanitizeEvent({ type: 'evt.healthstatus.certmgr-agent.active', data: { ...data } });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Shells
 
 /** How often the leader looks for clusters that fell silent: a fraction of the silence, within 1 s .. 1 min. */
 export function silenceCheckInterval(silenceAfterMs: number): number {
   return Math.min(60_000, Math.max(1_000, Math.floor(silenceAfterMs / 4)));
 }
 
-/** Most clusters logged per check (the rest are summarized in one line). */
-const MAX_LOGGED_PER_CHECK = 1000;
+/** Most clusters marked per check (one small transaction each); the next check takes the next oldest. */
+const MAX_MARKED_PER_CHECK = 1000;
 
 /** The gauge, on every replica: computed from the store at scrape time. */
 export function registerClusterGauge(registry: Registry, store: Store, silenceAfterMs: number, now: () => number, log: Logger): void {
@@ -43,42 +112,79 @@ export function registerClusterGauge(registry: Registry, store: Store, silenceAf
 }
 
 export interface SilenceWatch {
-  /** One check now (the timer calls it; tests may too). */
+  /** One check now (the timer calls it; tests may too); returns how many clusters it marked silent. */
   check(): Promise<number>;
   stop(): Promise<void>;
 }
 
-/** The leader's periodic check: a warn line per cluster that fell silent since the previous check. */
+/**
+ * The leader's periodic check: marks each cluster that crossed into silence, accepts its `.notready` in the same
+ * transaction, and logs a warn line for it. No per-cluster state in memory: the mark is the state.
+ */
 export function startSilenceWatch(opts: {
   store: Store;
+  /** the ingestion dependencies of POST /v1/events: routing snapshots, metrics, the delivery worker's kick */
+  ingest: IngestDeps;
   log: Logger;
   logLimiter?: LogLimiter;
   silenceAfterMs: number;
   now: () => number;
 }): SilenceWatch {
-  let prev = opts.now();
+  const { store, ingest, log, silenceAfterMs } = opts;
   let running: Promise<number> | undefined;
-  const check = async (): Promise<number> => {
-    const now = opts.now();
-    const w = silenceWindow(prev, now, opts.silenceAfterMs);
-    const fell = await opts.store.clustersLastSeenBetween(w.from, w.to, MAX_LOGGED_PER_CHECK + 1);
-    prev = now; // only after a successful read: a failed check is covered by the next one's window
-    for (const c of fell.slice(0, MAX_LOGGED_PER_CHECK)) {
-      if (opts.logLimiter && !opts.logLimiter.admit(opts.log, 'warn', c.companyId, 'cluster_silence')) continue;
-      opts.log.warn(
-        { companyId: c.companyId, clusterId: c.id, clusterName: c.name, lastSeenAt: new Date(c.lastSeenAt).toISOString() },
+  const markOne = async (c: ClusterRecord, now: number): Promise<boolean> => {
+    const d = decideSilence(c, now, silenceAfterMs);
+    if (d.action !== 'notify') return false;
+    // read before the transaction: the routing snapshot reads the store
+    const snap = await ingest.snapshots.get(c.companyId);
+    const ctx = serviceContext(store, c.companyId, { now: () => now });
+    const accepted = await store.transaction(async (tx) => {
+      // the apply's per-cluster lock (PostgreSQL): a report applied meanwhile is seen here, and one that comes
+      // now waits for this transaction, then sees the mark and accepts the .active
+      const cur = await tx.lockCluster(c.companyId, c.id);
+      const now2 = cur && decideSilence(cur, now, silenceAfterMs);
+      if (!cur || now2?.action !== 'notify') return undefined;
+      // conditional: another leader's check, or a report, that came first leaves nothing to do
+      if (!(await tx.markClusterSilent(c.companyId, c.id, cur.lastSeenAt, now2.silentSince))) return undefined;
+      return acceptEventsInTransaction(ctx, tx, snap, [agentSilentEvent(cur, now2.silentSince, silenceAfterMs)], ingest);
+    });
+    if (!accepted) return false;
+    accepted.committed();
+    if (!opts.logLimiter || opts.logLimiter.admit(log, 'warn', c.companyId, 'cluster_silence'))
+      log.warn(
+        {
+          companyId: c.companyId,
+          clusterId: c.id,
+          clusterName: c.name,
+          lastSeenAt: new Date(c.lastSeenAt).toISOString(),
+          eventId: accepted.accepted[0]?.id,
+          deliveries: accepted.accepted[0]?.deliveries ?? 0,
+        },
         'cluster silent: no inventory report within --cluster-silence-after',
       );
+    return true;
+  };
+  const check = async (): Promise<number> => {
+    const now = opts.now();
+    const due = await store.clustersToMarkSilent(now - silenceAfterMs, MAX_MARKED_PER_CHECK);
+    let marked = 0;
+    for (const c of due) {
+      try {
+        if (await markOne(c, now)) marked++;
+      } catch (err) {
+        // one cluster's failure must not hold back the others; it is tried again at the next check
+        log.warn({ err, companyId: c.companyId, clusterId: c.id }, 'marking a silent cluster failed; retried at the next check');
+      }
     }
-    if (fell.length > MAX_LOGGED_PER_CHECK) opts.log.warn({ logged: MAX_LOGGED_PER_CHECK }, 'more clusters fell silent than logged');
-    return fell.length;
+    if (due.length === MAX_MARKED_PER_CHECK) log.warn({ marked }, 'more clusters fell silent than one check marks; the next check goes on');
+    return marked;
   };
   const timer = setInterval(() => {
     if (running) return;
     running = check()
-      .catch((err: unknown) => (opts.log.warn({ err }, 'silent cluster check failed; retried at the next interval'), 0))
+      .catch((err: unknown) => (log.warn({ err }, 'silent cluster check failed; retried at the next interval'), 0))
       .finally(() => (running = undefined));
-  }, silenceCheckInterval(opts.silenceAfterMs));
+  }, silenceCheckInterval(silenceAfterMs));
   timer.unref();
   return {
     check,

@@ -48,7 +48,15 @@ export function parseEvents(body: unknown): InternalEvent[] {
   const events: InternalEvent[] = [];
   list.forEach((e, i) => {
     const r = validateEvent(e);
-    if (r.ok) events.push(r.event);
+    if (r.ok && familyOfType(r.event.type).origin === 'hub') {
+      // the hub's own families (docs/inventory.md "Silent clusters as events") state what only the hub knows
+      const field = many ? `[${i}].type` : 'type';
+      errors.push({
+        code: 'BAD_USER_INPUT',
+        field,
+        message: `${many ? `event ${i}: ` : ''}type ${r.event.type} is emitted by the hub itself, not accepted from clients`,
+      });
+    } else if (r.ok) events.push(r.event);
     else
       for (const err of r.errors) {
         const field = many ? `[${i}]${err.path ? '.' + err.path : ''}` : err.path;

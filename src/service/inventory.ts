@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { decideReport } from '../inventory/decide.js';
+import { agentReportingEvent, decideReporting } from '../inventory/silence.js';
 import type { LogLimiter } from '../log/limiter.js';
 import type { CertificateFacts, InventoryAck, InventoryReport } from '../model/inventory.js';
 import type {
@@ -17,6 +18,7 @@ import type {
 } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError } from './errors.js';
+import { acceptEventsInTransaction, type IngestDeps } from './events.js';
 import { DEFAULT_QUOTAS, requireQuota } from './quotas.js';
 import { isUuid } from './validate.js';
 
@@ -62,19 +64,26 @@ function toRecord(companyId: string, clusterId: string, epoch: string, f: Certif
 /**
  * Applies one validated report: all of it (rows and the cluster's new position) in one transaction, or nothing.
  * A duplicate and a resync write nothing. Throws QUOTA_EXCEEDED (nothing written) when the company would hold
- * more clusters or certificates than allowed.
+ * more clusters or certificates than allowed. The applied report of a cluster marked silent clears the mark and
+ * accepts its `evt.healthstatus.certmgr-agent.active` in the same transaction (with `ingest`; docs/inventory.md
+ * "Silent clusters as events").
  */
 export async function applyInventoryReport(
   ctx: ServiceContext,
   report: InventoryReport,
-  opts: { log?: Logger; logLimiter?: LogLimiter } = {},
+  opts: { log?: Logger; logLimiter?: LogLimiter; ingest?: IngestDeps } = {},
 ): Promise<ApplyOutcome> {
   const now = ctx.now();
+  const { ingest } = opts;
+  // read before the transaction (the routing snapshot reads the store); cached per company, so this is cheap
+  const snap = ingest ? await ingest.snapshots.get(ctx.companyId) : undefined;
+  let committed: (() => void) | undefined;
   const { companyId } = ctx;
   const clusterId = report.cluster.id;
   const silenceAfter = ctx.clusterSilenceAfterMs ?? DEFAULT_CLUSTER_SILENCE_AFTER_MS;
   let wasSilentFor: number | undefined;
   const out = await ctx.store.transaction(async (tx): Promise<ApplyOutcome> => {
+    committed = undefined; // an attempt the store retries reports nothing
     const state = await tx.lockCluster(companyId, clusterId);
     const d = decideReport(state, report);
     const ack = (status: InventoryAck['status']): ApplyOutcome => ({ ack: { status, clusterId, epoch: report.epoch, seq: report.seq } });
@@ -105,6 +114,15 @@ export async function applyInventoryReport(
         );
     }
     if (state && now - state.lastSeenAt > silenceAfter) wasSilentFor = now - state.lastSeenAt;
+    const back = decideReporting(state, now);
+    if (back.resolve && ingest && snap) {
+      const ev = agentReportingEvent(
+        { clusterId, clusterName: report.cluster.name, agentVersion: report.agentVersion },
+        now,
+        back.silentForMs,
+      );
+      committed = (await acceptEventsInTransaction(ctx, tx, snap, [ev], ingest)).committed;
+    }
     const rec: ClusterRecord = {
       companyId,
       id: clusterId,
@@ -116,10 +134,13 @@ export async function applyInventoryReport(
       firstSeenAt: state?.firstSeenAt ?? now,
       lastSeenAt: now,
       certificateCount: count,
+      // reporting: the mark goes (its .active accepted just above)
+      silentSince: null,
     };
     await tx.putCluster(rec);
     return ack('applied');
   });
+  committed?.();
   if (wasSilentFor !== undefined && opts.log && (!opts.logLimiter || opts.logLimiter.admit(opts.log, 'warn', companyId, 'cluster_silence')))
     opts.log.warn(
       { companyId, clusterId, clusterName: report.cluster.name, silentMs: wasSilentFor },

@@ -109,7 +109,8 @@ export abstract class SqlStore implements Store {
   listInventory: StoreOps['listInventory'] = (...a) => this.ops.listInventory(...a);
   listCertificatePlaces: StoreOps['listCertificatePlaces'] = (...a) => this.ops.listCertificatePlaces(...a);
   clusterCounts: StoreOps['clusterCounts'] = (...a) => this.ops.clusterCounts(...a);
-  clustersLastSeenBetween: StoreOps['clustersLastSeenBetween'] = (...a) => this.ops.clustersLastSeenBetween(...a);
+  clustersToMarkSilent: StoreOps['clustersToMarkSilent'] = (...a) => this.ops.clustersToMarkSilent(...a);
+  markClusterSilent: StoreOps['markClusterSilent'] = (...a) => this.ops.markClusterSilent(...a);
 
   claimDeliveries: DeliveryQueueOps['claimDeliveries'] = (...a) => this.queue.claimDeliveries(...a);
   releaseClaims: DeliveryQueueOps['releaseClaims'] = (...a) => this.queue.releaseClaims(...a);

@@ -18,6 +18,7 @@ const CLUSTER_COLUMNS = [
   'first_seen_at',
   'last_seen_at',
   'certificate_count',
+  'silent_since',
 ] as const;
 const CL = CLUSTER_COLUMNS.join(', ');
 
@@ -60,6 +61,7 @@ function clusterToRow(r: ClusterRecord): SqlValue[] {
     r.firstSeenAt,
     r.lastSeenAt,
     r.certificateCount,
+    r.silentSince,
   ];
 }
 
@@ -75,6 +77,7 @@ function rowToCluster(row: SqlRow): ClusterRecord {
     firstSeenAt: int(row, 'first_seen_at'),
     lastSeenAt: int(row, 'last_seen_at'),
     certificateCount: int(row, 'certificate_count'),
+    silentSince: intOrNull(row, 'silent_since'),
   };
 }
 
@@ -195,7 +198,8 @@ export function createInventoryOps(db: SqlDb): InventoryOps {
          ON CONFLICT (company_id, id) DO UPDATE SET
            name = excluded.name, agent_version = excluded.agent_version, epoch = excluded.epoch,
            last_seq = excluded.last_seq, snapshot_complete = excluded.snapshot_complete,
-           last_seen_at = excluded.last_seen_at, certificate_count = excluded.certificate_count`,
+           last_seen_at = excluded.last_seen_at, certificate_count = excluded.certificate_count,
+           silent_since = excluded.silent_since`,
         clusterToRow(rec),
       );
     },
@@ -316,13 +320,21 @@ export function createInventoryOps(db: SqlDb): InventoryOps {
       return { silent, reporting: Number(row?.['total'] ?? 0) - silent };
     },
 
-    async clustersLastSeenBetween(from, to, limit) {
-      const rows = await db.all(`SELECT ${CL} FROM clusters WHERE last_seen_at >= ? AND last_seen_at < ? ORDER BY last_seen_at LIMIT ?`, [
-        from,
-        to,
-        limit,
-      ]);
+    async clustersToMarkSilent(silentBefore, limit) {
+      // the partial index clusters_not_silenced_idx (migration 8) holds exactly these rows, by last_seen_at
+      const rows = await db.all(
+        `SELECT ${CL} FROM clusters WHERE silent_since IS NULL AND last_seen_at < ? ORDER BY last_seen_at LIMIT ?`,
+        [silentBefore, limit],
+      );
       return rows.map(rowToCluster);
+    },
+
+    async markClusterSilent(companyId, clusterId, lastSeenAt, silentSince) {
+      const n = await db.run(
+        `UPDATE clusters SET silent_since = ? WHERE company_id = ? AND id = ? AND silent_since IS NULL AND last_seen_at = ?`,
+        [silentSince, companyId, clusterId, lastSeenAt],
+      );
+      return n === 1;
     },
   };
 }

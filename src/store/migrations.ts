@@ -316,6 +316,20 @@ export const MIGRATIONS: readonly Migration[] = [
       )${t.table}`,
     ]),
   },
+  {
+    // Issue 10, silent clusters as events (docs/inventory.md): when the hub accepted the cluster's
+    // evt.healthstatus.certmgr-agent.notready (the transition time it states); NULL while the cluster reports.
+    // Written with the event in one transaction, and only from NULL, so a restart, a failover or a second
+    // leader never repeats or forgets one; the report that clears it accepts the .active. The partial index
+    // holds only the clusters not yet notified: the leader's check reads the oldest of them, however many
+    // clusters have long been silent.
+    version: 8,
+    name: 'inventory: clusters.silent_since',
+    up: ddl((t) => [
+      `ALTER TABLE clusters ADD COLUMN silent_since ${t.bigint}`,
+      `CREATE INDEX clusters_not_silenced_idx ON clusters (last_seen_at) WHERE silent_since IS NULL`,
+    ]),
+  },
 ];
 
 // Catch numbering mistakes at load time rather than in production.

@@ -315,6 +315,11 @@ export interface ClusterRecord {
   lastSeenAt: number;
   /** rows of inventory_certificates of this cluster (kept by the apply transaction) */
   certificateCount: number;
+  /**
+   * When the hub accepted the cluster's `evt.healthstatus.certmgr-agent.notready` (the statusTransition it
+   * states, epoch ms); null while the cluster reports. A report (putCluster) writes null.
+   */
+  silentSince: number | null;
 }
 
 /** One TLS Secret's certificate, as stored (times epoch ms, null when unparsable). */
@@ -407,6 +412,12 @@ export interface InventoryOps {
   listCertificatePlaces(companyId: string, certs: { issuer: string; serial: string }[], limit: number): Promise<CertificatePlace[]>;
   /** Over all companies: clusters last seen before `silentBefore` and the others (a gauge). */
   clusterCounts(silentBefore: number): Promise<{ silent: number; reporting: number }>;
-  /** Over all companies: clusters last seen in [from, to) (those that fell silent in a check interval). */
-  clustersLastSeenBetween(from: number, to: number, limit: number): Promise<ClusterRecord[]>;
+  /** Over all companies: clusters last seen before `silentBefore` and not yet marked silent, oldest first. */
+  clustersToMarkSilent(silentBefore: number, limit: number): Promise<ClusterRecord[]>;
+  /**
+   * Marks the cluster silent since `silentSince`, only if it is not marked yet and was last seen at `lastSeenAt`
+   * (no report came in between). True when this call marked it: the caller then accepts the event in the same
+   * transaction; false when another check or a report came first.
+   */
+  markClusterSilent(companyId: string, clusterId: string, lastSeenAt: number, silentSince: number): Promise<boolean>;
 }

@@ -105,7 +105,7 @@ describe('validators (the same schemas, ajv)', () => {
       'unknown event type',
       { eventTypeId: 'nope', providerRef: { name: 'p' } },
       [
-        'spec.eventTypeId: must be one of certmgr-issuer-health-notification-config, certmgr-cert-resource-health-notification-config, cert-expiry-ext-notification-config',
+        'spec.eventTypeId: must be one of certmgr-issuer-health-notification-config, certmgr-cert-resource-health-notification-config, cert-expiry-ext-notification-config, certmgr-agent-health-notification-config',
       ],
     ],
     ['no providerRef', { eventTypeId: 'cert-expiry-ext-notification-config' }, ["spec: must have required property 'providerRef'"]],
@@ -148,6 +148,7 @@ describe('types derived from the schemas', () => {
       | 'certmgr-issuer-health-notification-config'
       | 'certmgr-cert-resource-health-notification-config'
       | 'cert-expiry-ext-notification-config'
+      | 'certmgr-agent-health-notification-config'
     >();
     expectTypeOf<NotificationRouterSpec['enabled']>().toEqualTypeOf<boolean>(); // defaulted → present
     expectTypeOf<NotificationRouterSpec['filter']>().toEqualTypeOf<string | undefined>();

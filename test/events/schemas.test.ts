@@ -63,6 +63,26 @@ const SPEC_FIELDS: Record<EventType, string[]> = {
     'unhealthyDuration',
   ],
   'evt.policy.expiringcertificates.failed': ['name', 'applicationIds', 'message', 'notificationDate', 'threshold', 'ruleId'],
+  // hub extension (docs/inventory.md "Silent clusters as events")
+  'evt.healthstatus.certmgr-agent.notready': [
+    'clusterId',
+    'clusterName',
+    'lastSeenAt',
+    'statusTransition',
+    'statusMessage',
+    'statusReason',
+    'agentVersion',
+  ],
+  'evt.healthstatus.certmgr-agent.active': [
+    'clusterId',
+    'clusterName',
+    'lastSeenAt',
+    'statusTransition',
+    'statusMessage',
+    'statusReason',
+    'agentVersion',
+    'unhealthyDuration',
+  ],
 };
 
 function errorsOf(e: unknown) {
@@ -284,6 +304,7 @@ describe('field trees derived from the schemas', () => {
       'cert-expiry-ext-notification-config',
       ['name', 'applicationIds', 'applicationIds[]', 'message', 'notificationDate', 'threshold', 'ruleId'],
     ],
+    ['certmgr-agent-health-notification-config', [...SPEC_FIELDS['evt.healthstatus.certmgr-agent.active']]],
   ])('%s allows the union of its types’ paths', (family, expected) => {
     expect(fieldPaths(FAMILY_FIELD_TREES[family]).sort()).toEqual([...expected].sort());
   });

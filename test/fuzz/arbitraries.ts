@@ -111,6 +111,7 @@ export const CERT_TYPES = [
   'evt.healthstatus.certmgr-certificate-resource.active',
 ] as const;
 export const EXPIRY_TYPE = 'evt.policy.expiringcertificates.failed' as const;
+export const AGENT_TYPES = ['evt.healthstatus.certmgr-agent.notready', 'evt.healthstatus.certmgr-agent.active'] as const;
 
 interface SchemaNode {
   type?: string;
@@ -198,6 +199,15 @@ export function validEvent(
     }),
     SANs: size.dnsNames === 0 ? fc.constant({}) : name.map((s) => ({ 'DNS Names': dnsList(size.dnsNames, s) })),
   };
+  const agent = {
+    clusterId: uuidV4,
+    clusterName: name,
+    lastSeenAt: ts,
+    statusTransition: ts,
+    statusMessage: msg,
+    statusReason: fc.constantFrom('AgentSilent', 'AgentReporting'),
+    agentVersion: fc.constantFrom('1.4.0', 'v2.0.0-rc.1'),
+  };
   const data = ((): Record<string, fc.Arbitrary<unknown>> => {
     switch (type) {
       case 'evt.healthstatus.certmgr-issuer.notready':
@@ -217,11 +227,16 @@ export function validEvent(
           threshold: fc.integer({ min: 1, max: 3650 }),
           ruleId: fc.integer({ min: 1, max: 3 }),
         };
+      case 'evt.healthstatus.certmgr-agent.notready':
+        return agent;
+      case 'evt.healthstatus.certmgr-agent.active':
+        return { ...agent, unhealthyDuration: dur };
     }
   })();
   return fc.record(data).map((d) => ({ type, data: d }));
 }
 
+// what POST /v1/events accepts: the spec's types (the hub's own agent events are refused there; the CEL fuzz covers them)
 const anyEventType: fc.Arbitrary<EventType> = fc.constantFrom(...ISSUER_TYPES, ...CERT_TYPES, EXPIRY_TYPE);
 export const anyValidEvent = anyEventType.chain((t) => validEvent(t));
 

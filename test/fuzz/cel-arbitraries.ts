@@ -8,11 +8,15 @@
 import fc from 'fast-check';
 
 export type Family =
-  'certmgr-issuer-health-notification-config' | 'certmgr-cert-resource-health-notification-config' | 'cert-expiry-ext-notification-config';
+  | 'certmgr-issuer-health-notification-config'
+  | 'certmgr-cert-resource-health-notification-config'
+  | 'cert-expiry-ext-notification-config'
+  | 'certmgr-agent-health-notification-config';
 export const FAMILIES: Family[] = [
   'certmgr-issuer-health-notification-config',
   'certmgr-cert-resource-health-notification-config',
   'cert-expiry-ext-notification-config',
+  'certmgr-agent-health-notification-config',
 ];
 
 const STRING_FIELDS: Record<Family, string[]> = {
@@ -33,16 +37,25 @@ const STRING_FIELDS: Record<Family, string[]> = {
     'data.unhealthyDuration',
   ],
   'cert-expiry-ext-notification-config': ['data.name', 'data.message', 'data.notificationDate'],
+  'certmgr-agent-health-notification-config': [
+    'data.clusterName',
+    'data.statusReason',
+    'data.agentVersion',
+    'data.lastSeenAt',
+    'data.clusterId',
+  ],
 };
 const LIST_FIELDS: Record<Family, string[]> = {
   'certmgr-issuer-health-notification-config': [],
   'certmgr-cert-resource-health-notification-config': ["data.SANs['DNS Names']", 'data.subject.organizations', 'data.subject.countries'],
   'cert-expiry-ext-notification-config': ['data.applicationIds'],
+  'certmgr-agent-health-notification-config': [],
 };
 const NUMBER_FIELDS: Record<Family, string[]> = {
   'certmgr-issuer-health-notification-config': [],
   'certmgr-cert-resource-health-notification-config': [],
   'cert-expiry-ext-notification-config': ['data.ruleId', 'data.threshold'],
+  'certmgr-agent-health-notification-config': [],
 };
 
 const strLit = fc

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventType } from '../../src/events/families.js';
 import type { StoreKind } from '../support/service.js';
 import {
+  AGENT_TYPES,
   CERT_TYPES,
   eventSize,
   EXPIRY_TYPE,
@@ -40,6 +41,7 @@ const TYPES_OF: Record<Family, readonly EventType[]> = {
   'certmgr-issuer-health-notification-config': ISSUER_TYPES,
   'certmgr-cert-resource-health-notification-config': CERT_TYPES,
   'cert-expiry-ext-notification-config': [EXPIRY_TYPE],
+  'certmgr-agent-health-notification-config': AGENT_TYPES,
 };
 
 const CREATE = /* GraphQL */ `

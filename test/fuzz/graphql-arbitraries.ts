@@ -46,6 +46,7 @@ const EVENT_TYPE_IDS = [
   'certmgr-issuer-health-notification-config',
   'certmgr-cert-resource-health-notification-config',
   'cert-expiry-ext-notification-config',
+  'certmgr-agent-health-notification-config',
 ];
 const eventTypeId = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...EVENT_TYPE_IDS) }, weirdString());
 const bigInt = fc.oneof(fc.constantFrom(0, 1, 50, 500, 501, 10_000, 2_147_483_647, -1, -2_147_483_648), fc.integer());

@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as ops from '../../src/client/operations.js';
 import {
+  agentActive,
+  agentNotReady,
   CLUSTER_PROD,
   CLUSTER_STAGING,
   certificateResourceActive,
@@ -68,6 +70,9 @@ describe('POST /v1/events validation', () => {
     [{ type: 'evt.unknown', data: {} }, 'type'],
     [{ type: 'evt.policy.expiringcertificates.failed' }, 'data'],
     [{ ...expiringCertificate(), data: { ...expiringCertificate().data, ruleId: 'one' } }, 'data.ruleId'],
+    // the hub's own family (docs/inventory.md "Silent clusters as events") is not accepted from clients
+    [agentNotReady(), 'type'],
+    [[issuerNotReady(), agentActive()], '[1].type'],
   ])('rejects %j at %s', async (ev, field) => {
     const res = await post(ev);
     expect(res.status).toBe(400);

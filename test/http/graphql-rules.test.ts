@@ -225,6 +225,8 @@ describe('secrets are write-only', () => {
       'certmgr-issuer-health-notification-config',
       'certmgr-cert-resource-health-notification-config',
       'cert-expiry-ext-notification-config',
+      // the hub's own family, after the spec's (docs/inventory.md "Silent clusters as events")
+      'certmgr-agent-health-notification-config',
     ]);
   });
 

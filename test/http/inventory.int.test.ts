@@ -7,6 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as ops from '../../src/client/operations.js';
 import type { CertificateFacts, InventoryReport } from '../../src/model/inventory.js';
 import { COMPANY_A, KEY_B, startTestService, type StoreKind, type TestService } from '../support/service.js';
 
@@ -397,6 +398,53 @@ describe('silent clusters and the certificates quota through serve (sqlite)', ()
     expect(text).toMatch(/^certmgr_notify_clusters\{state="silent"\} 1$/m);
     expect((await post(2, 'delta')).status).toBe(200);
     expect(svc.logs.some((l) => l.includes('cluster reporting again after silence') && l.includes(cluster.id))).toBe(true);
+  });
+
+  it('through serve: the leader accepts one evt.healthstatus.certmgr-agent.notready for a router on the family, the next report one .active', async () => {
+    const cluster = { id: randomUUID(), name: 'agent-events' };
+    const epoch = randomUUID();
+    const gqlc = svc.gql();
+    const integ = await gqlc.request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, {
+      name: 'pager for agents',
+      integrationKey: 'ik-0123456789abcdef',
+    });
+    // the company opts in with a router on the family (filtered to this test's cluster: the other tests' clusters fall silent too)
+    await gqlc.request(ops.CreateNotificationRouter, {
+      details: { name: 'silent agents', eventTypeId: 'certmgr-agent-health-notification-config' },
+      filterConfig: { advancedFilterExpression: `data.clusterId == '${cluster.id}'` },
+      integrationConfig: { integrationId: integ.createIncidentMgmtIntegration.id },
+    });
+    const post = (seq: number, kind: 'snapshot' | 'delta') =>
+      svc.rest('/v1/inventory', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(report(cluster, epoch, seq, { kind, ...(kind === 'snapshot' ? { final: true } : {}) })),
+      });
+    const types = async (): Promise<string[]> => {
+      const r = await gqlc.request<{ deliveries: { nodes: { routerName: string; createdAt: string; event: { type: string } }[] } }>(
+        `{ deliveries { nodes { routerName createdAt event { type } } } }`,
+      );
+      return r.deliveries.nodes
+        .filter((d) => d.routerName === 'silent agents')
+        .sort((x, y) => x.createdAt.localeCompare(y.createdAt))
+        .map((d) => d.event.type);
+    };
+    const until = async (what: string, ok: (t: string[]) => boolean): Promise<string[]> => {
+      for (let i = 0; i < 300; i++) {
+        const t = await types();
+        if (ok(t)) return t;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`timed out waiting for ${what}: ${JSON.stringify(await types())}`);
+    };
+    expect((await post(1, 'snapshot')).status).toBe(200);
+    // the leader checks every second (1 ms of silence): the cluster is marked once, however often it checks
+    await until('the .notready', (t) => t.length > 0);
+    await new Promise((r) => setTimeout(r, 1_500)); // at least one more check
+    expect(await types()).toEqual(['evt.healthstatus.certmgr-agent.notready']);
+    expect((await post(2, 'delta')).status).toBe(200);
+    const after = await until('the .active', (t) => t.includes('evt.healthstatus.certmgr-agent.active'));
+    expect(after.slice(0, 2)).toEqual(['evt.healthstatus.certmgr-agent.notready', 'evt.healthstatus.certmgr-agent.active']);
   });
 
   it('a report that would take the company past --max-certificates-per-company is refused whole (429 QUOTA_EXCEEDED)', async () => {

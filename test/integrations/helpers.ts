@@ -112,6 +112,16 @@ const certNotReady: EventDataByType['evt.healthstatus.certmgr-certificate-resour
   SANs: { 'DNS Names': ['shop.example.com', 'www.shop.example.com'] },
 };
 
+const agentNotReady: EventDataByType['evt.healthstatus.certmgr-agent.notready'] = {
+  clusterId: issuerNotReady.clusterId,
+  clusterName: issuerNotReady.clusterName,
+  lastSeenAt: '2026-03-01T10:00:00Z',
+  statusTransition: '2026-03-01T10:15:00Z',
+  statusMessage: 'The certmgr-notify agent of this cluster has not reported its inventory for 15m0s',
+  statusReason: 'AgentSilent',
+  agentVersion: '1.4.0',
+};
+
 export const EVENTS: Record<EventType, InternalEvent> = {
   'evt.healthstatus.certmgr-issuer.notready': { type: 'evt.healthstatus.certmgr-issuer.notready', data: { ...issuerNotReady } },
   'evt.healthstatus.certmgr-issuer.active': {
@@ -149,6 +159,21 @@ export const EVENTS: Record<EventType, InternalEvent> = {
       threshold: 30,
       ruleId: 2,
     } satisfies EventDataByType['evt.policy.expiringcertificates.failed'],
+  },
+  'evt.healthstatus.certmgr-agent.notready': {
+    type: 'evt.healthstatus.certmgr-agent.notready',
+    data: { ...agentNotReady },
+  },
+  'evt.healthstatus.certmgr-agent.active': {
+    type: 'evt.healthstatus.certmgr-agent.active',
+    data: {
+      ...agentNotReady,
+      lastSeenAt: '2026-03-01T11:00:00Z',
+      statusTransition: '2026-03-01T11:00:00Z',
+      statusMessage: 'The certmgr-notify agent of this cluster reports its inventory again',
+      statusReason: 'AgentReporting',
+      unhealthyDuration: '0h45m0s',
+    } satisfies EventDataByType['evt.healthstatus.certmgr-agent.active'],
   },
 };
 

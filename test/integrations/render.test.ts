@@ -18,6 +18,8 @@ describe('titles and severities', () => {
     ['evt.healthstatus.certmgr-certificate-resource.notready', 'Certificate shop-tls in cluster prod is not ready', 'error'],
     ['evt.healthstatus.certmgr-certificate-resource.active', 'Certificate shop-tls in cluster prod is ready again', 'info'],
     ['evt.policy.expiringcertificates.failed', 'Certificate expiring within 30 days: Certificate expiration', 'warning'],
+    ['evt.healthstatus.certmgr-agent.notready', 'Agent of cluster prod stopped reporting', 'error'],
+    ['evt.healthstatus.certmgr-agent.active', 'Agent of cluster prod is reporting again', 'info'],
   ] as const)('%s', (type, title, severity) => {
     const r = render(EVENTS[type]);
     expect(r.title).toBe(title);
@@ -129,6 +131,19 @@ describe('correlationKeyOf', () => {
     const k = key('evt.healthstatus.certmgr-issuer.notready', data);
     expect(k).toMatch(/^certmgr:issuer:sha256:[0-9a-f]{64}$/);
     expect(key('evt.healthstatus.certmgr-issuer.active', data)).toBe(k);
+  });
+});
+
+describe('agent events (the hub’s own family)', () => {
+  it('are about the cluster: one correlation key for .notready and .active, no resource, the agent facts', () => {
+    const down = viewOf(EVENTS['evt.healthstatus.certmgr-agent.notready']);
+    const up = viewOf(EVENTS['evt.healthstatus.certmgr-agent.active']);
+    expect(down).toMatchObject({ kind: 'agent', state: 'unhealthy', agent: { version: '1.4.0', lastSeenAt: '2026-03-01T10:00:00Z' } });
+    expect(up).toMatchObject({ kind: 'agent', state: 'restored', unhealthyDuration: '0h45m0s' });
+    expect(correlationKeyOf(down)).toBe(`certmgr:agent:${CLUSTER_ID}`);
+    expect(correlationKeyOf(up)).toBe(correlationKeyOf(down));
+    expect(factsOf(down).map((f) => f.name)).toEqual(['Cluster', 'Agent version', 'Last report', 'Reason', 'Message', 'Silent since']);
+    expect(factsOf(up).map((f) => f.name)).toContain('Was unhealthy for');
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decideReport, type ClusterPosition, type ReportDecision } from '../../src/inventory/decide.js';
-import { silenceCheckInterval, silenceWindow } from '../../src/inventory/silence.js';
+import { decideReporting, decideSilence, silenceCheckInterval } from '../../src/inventory/silence.js';
 
 const E1 = '00000000-0000-4000-8000-0000000000e1';
 const E2 = '00000000-0000-4000-8000-0000000000e2';
@@ -66,14 +66,34 @@ describe('decideReport', () => {
 });
 
 describe('silent clusters (pure parts)', () => {
-  it('a cluster falls silent in exactly one check window', () => {
-    const silence = 1000;
-    // checks at 0, 250, 500, …: the windows tile the time line without gaps or overlaps
-    const windows = [0, 250, 500, 750, 1000, 1250].slice(1).map((t, i, a) => silenceWindow(i === 0 ? 0 : a[i - 1]!, t, silence));
-    for (const lastSeen of [-1000, -999, -751, -750, -1, 0, 249]) {
-      const hits = windows.filter((w) => lastSeen >= w.from && lastSeen < w.to).length;
-      expect(hits, `lastSeen ${lastSeen}`).toBe(lastSeen >= -1000 && lastSeen < 250 ? 1 : 0);
-    }
+  const S = 1000;
+  it.each<[string, { lastSeenAt: number; silentSince: number | null }, number, ReturnType<typeof decideSilence>]>([
+    ['reported just now', { lastSeenAt: 5000, silentSince: null }, 5000, { action: 'reporting' }],
+    ['exactly the silence period: not silent yet', { lastSeenAt: 5000, silentSince: null }, 6000, { action: 'reporting' }],
+    [
+      'one ms past it: notify, silent since the crossing',
+      { lastSeenAt: 5000, silentSince: null },
+      6001,
+      { action: 'notify', silentSince: 6000 },
+    ],
+    [
+      'noticed late (downtime): still the crossing time',
+      { lastSeenAt: 5000, silentSince: null },
+      90_000,
+      { action: 'notify', silentSince: 6000 },
+    ],
+    ['silent and notified: nothing more', { lastSeenAt: 5000, silentSince: 6000 }, 90_000, { action: 'notified' }],
+    ['a clock behind the report: reporting', { lastSeenAt: 5000, silentSince: null }, 4000, { action: 'reporting' }],
+  ])('decideSilence: %s', (_n, c, now, want) => {
+    expect(decideSilence(c, now, S)).toEqual(want);
+  });
+  it.each<[string, { silentSince: number | null } | null, number, ReturnType<typeof decideReporting>]>([
+    ['a new cluster', null, 10_000, { resolve: false }],
+    ['a reporting cluster', { silentSince: null }, 10_000, { resolve: false }],
+    ['a notified cluster: resolve, silent since the crossing', { silentSince: 6000 }, 10_000, { resolve: true, silentForMs: 4000 }],
+    ['a replica clock behind the leader’s: never negative', { silentSince: 6000 }, 5000, { resolve: true, silentForMs: 0 }],
+  ])('decideReporting: %s', (_n, state, now, want) => {
+    expect(decideReporting(state, now)).toEqual(want);
   });
   it('checks a few times per silence period, within 1 s .. 1 min', () => {
     expect(silenceCheckInterval(1)).toBe(1000);

@@ -9,6 +9,8 @@ import type { RoutingSnapshot } from '../../src/routing/match.js';
 import { RoutingSnapshots } from '../../src/routing/snapshot.js';
 import type { IntegrationRecord, MonitoringConfigRecord, RouterRecord, Store } from '../../src/store/types.js';
 import {
+  agentActive,
+  agentNotReady,
   CLUSTER_DEV,
   CLUSTER_PROD,
   CLUSTER_STAGING,
@@ -278,6 +280,10 @@ function wellFormed(r: Rng, type: EventType): InternalEvent {
         message: `Certificate for ${apps.join(', ') || 'no application'} expires in ${threshold} days`,
       });
     }
+    case 'evt.healthstatus.certmgr-agent.notready':
+      return agentNotReady(cluster);
+    case 'evt.healthstatus.certmgr-agent.active':
+      return agentActive({ ...cluster, unhealthyDuration: pick(r, POOLS.durations) });
   }
 }
 

@@ -21,6 +21,7 @@ export function cluster(companyId: string, over: Partial<ClusterRecord> = {}): C
     firstSeenAt: 1_700_000_000_000,
     lastSeenAt: 1_700_000_000_000,
     certificateCount: 0,
+    silentSince: null,
     ...over,
   };
 }
@@ -225,18 +226,26 @@ export function inventoryContract(name: string, makeStore: () => Promise<Store>)
       expect((await store.listCertificatePlaces(A, [{ issuer: 'CN=CA', serial: 'AA' }], 1)).length).toBe(1);
     });
 
-    it('silence: counts silent and reporting clusters; lists those last seen in a window', async () => {
+    it('silence: counts silent and reporting clusters; lists the clusters to mark; marks each once, a report clears', async () => {
       const t = 1_000_000_000 + Math.floor(Math.random() * 1_000_000_000) * 10; // a time range no other test uses
       const before = await store.clusterCounts(t);
-      await store.putCluster(cluster(A, { lastSeenAt: t - 10 }));
-      await store.putCluster(cluster(B, { lastSeenAt: t - 5 }));
-      await store.putCluster(cluster(A, { lastSeenAt: t }));
+      const c1 = cluster(A, { lastSeenAt: t - 10 });
+      const c2 = cluster(B, { lastSeenAt: t - 5 });
+      const c3 = cluster(A, { lastSeenAt: t });
+      for (const c of [c1, c2, c3]) await store.putCluster(c);
       const after = await store.clusterCounts(t);
       expect(after.silent - before.silent).toBe(2);
       expect(after.reporting - before.reporting).toBe(1);
-      const fell = await store.clustersLastSeenBetween(t - 10, t, 10);
-      expect(fell.map((c) => c.lastSeenAt)).toEqual([t - 10, t - 5]);
-      expect(await store.clustersLastSeenBetween(t - 10, t, 1)).toHaveLength(1);
+      const mine = (cs: ClusterRecord[]) => cs.map((c) => c.id).filter((id) => [c1.id, c2.id, c3.id].includes(id));
+      expect(mine(await store.clustersToMarkSilent(t, 1000))).toEqual([c1.id, c2.id]); // oldest first
+      expect(await store.markClusterSilent(A, c1.id, t - 11, t)).toBe(false); // a report came in between
+      expect(await store.markClusterSilent(B, c1.id, t - 10, t)).toBe(false); // another company's id
+      expect(await store.markClusterSilent(A, c1.id, t - 10, t)).toBe(true);
+      expect(await store.markClusterSilent(A, c1.id, t - 10, t + 1)).toBe(false); // marked already: never twice
+      expect((await store.lockCluster(A, c1.id))?.silentSince).toBe(t);
+      expect(mine(await store.clustersToMarkSilent(t, 1000))).toEqual([c2.id]);
+      await store.putCluster({ ...c1, lastSeenAt: t + 1, silentSince: null }); // the report that ends the silence
+      expect((await store.lockCluster(A, c1.id))?.silentSince).toBeNull();
     });
   });
 }

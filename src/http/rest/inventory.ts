@@ -7,6 +7,7 @@ import { validateInventoryReport } from '../../inventory/validate.js';
 import type { LogLimiter } from '../../log/limiter.js';
 import { RESYNC_REQUIRED } from '../../model/inventory.js';
 import { ServiceError } from '../../service/errors.js';
+import type { IngestDeps } from '../../service/events.js';
 import {
   applyInventoryReport,
   certificateFilter,
@@ -23,7 +24,7 @@ import { boundedErr, sendError, sendErrors } from '../errors.js';
 /** A quota refusal is not the agent's fault and not transient either: it retries slowly (429), never resyncs. */
 const QUOTA_RETRY_AFTER_SECONDS = 300;
 
-export function postInventory(deps: { logLimiter?: LogLimiter }) {
+export function postInventory(deps: { logLimiter?: LogLimiter; ingest?: IngestDeps }) {
   return async (req: Request, res: Response): Promise<void> => {
     const v = validateInventoryReport(req.body);
     if (!v.ok)
@@ -35,7 +36,11 @@ export function postInventory(deps: { logLimiter?: LogLimiter }) {
     const r = v.report;
     const log = res.locals.log.child({ clusterId: r.cluster.id });
     try {
-      const out = await applyInventoryReport(res.locals.ctx, r, { log, ...(deps.logLimiter ? { logLimiter: deps.logLimiter } : {}) });
+      const out = await applyInventoryReport(res.locals.ctx, r, {
+        log,
+        ...(deps.logLimiter ? { logLimiter: deps.logLimiter } : {}),
+        ...(deps.ingest ? { ingest: { ...deps.ingest, log } } : {}),
+      });
       if ('resync' in out) {
         log.info({ epoch: r.epoch, seq: r.seq, kind: r.kind, reason: out.resync.reason }, 'inventory report refused: resync required');
         if (res.headersSent) return;
