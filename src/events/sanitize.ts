@@ -12,7 +12,7 @@
  * - Characters the text rules refuse (src/validation/formats.ts: controls, format characters such as the
  *   soft hyphen or bidi overrides, lone surrogates, noncharacters; free text keeps tab/LF/CR) become U+FFFD.
  * - Formatted strings (UUIDs, timestamps, durations) and numbers are left alone: the emitter produces those
- *   itself (see isoUtc / unhealthyDurationOf in src/emitter/health/events.ts).
+ *   itself (see isoUtc / unhealthyDurationOf in src/events/wire-formats.ts).
  */
 import type { SchemaObject } from 'ajv';
 import { codePointLength, cutToCodePoints, replaceForbiddenText } from '../validation/formats.js';

@@ -11,7 +11,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { LogLimiter } from '../log/limiter.js';
-import { isoUtc, unhealthyDurationOf } from '../emitter/health/events.js';
+import { isoUtc, unhealthyDurationOf } from '../events/wire-formats.js';
 import type { InternalEvent } from '../events/families.js';
 import { sanitizeEvent } from '../events/sanitize.js';
 import type { AgentActiveData, AgentNotReadyData } from '../events/types.js';

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import type { InternalEvent } from '../../src/events/families.js';
 import { EventQueueFullError, EventRejectedError, EventSender, SenderStoppedError } from '../../src/client/events.js';
-import { unhealthyDurationOf } from '../../src/emitter/health/events.js';
+import { unhealthyDurationOf } from '../../src/events/wire-formats.js';
 import { CLUSTER, UID_B } from '../emitter/fixtures.js';
 
 const log = pino({ level: 'silent' });

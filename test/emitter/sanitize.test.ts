@@ -12,7 +12,7 @@ import type { ExpiryCertificate } from '../../src/expiry/certificates.js';
 import { DAY_MS } from '../../src/expiry/decide.js';
 import { expiryEvent } from '../../src/expiry/message.js';
 import { diffReady, type HealthOptions } from '../../src/emitter/health/diff.js';
-import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, unhealthyDurationOf, isoUtc } from '../../src/emitter/health/events.js';
+import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, unhealthyDurationOf, isoUtc } from '../../src/events/wire-formats.js';
 import { observe, type CertManagerObject, type HealthKind } from '../../src/emitter/health/observe.js';
 import { codePointLength, textProblem } from '../../src/validation/formats.js';
 import { CLUSTER, certificate, issuer, ready } from './fixtures.js';

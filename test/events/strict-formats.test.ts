@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { validateEvent } from '../../src/events/schemas.js';
 import { notificationDate } from '../../src/expiry/message.js';
-import { unhealthyDurationOf, isoUtc } from '../../src/emitter/health/events.js';
+import { unhealthyDurationOf, isoUtc } from '../../src/events/wire-formats.js';
 import {
   certificateResourceActive,
   certificateResourceNotReady,

@@ -206,7 +206,7 @@ describe('properties (fast-check)', () => {
 
   it('every timestamp the emitters write (any instant in years 1-9999) is accepted; Z form and offset form', async () => {
     const { default: fc } = await fcP;
-    const { isoUtc } = await import('../../src/emitter/health/events.js');
+    const { isoUtc } = await import('../../src/events/wire-formats.js');
     const { notificationDate } = await import('../../src/expiry/message.js');
     fc.assert(
       fc.property(fc.integer({ min: Date.UTC(1, 0, 1) + 86_400_000, max: Date.UTC(9999, 11, 31) }), (ms) => {
@@ -218,7 +218,7 @@ describe('properties (fast-check)', () => {
 
   it('every duration the emitter writes is accepted', async () => {
     const { default: fc } = await fcP;
-    const { unhealthyDurationOf } = await import('../../src/emitter/health/events.js');
+    const { unhealthyDurationOf } = await import('../../src/events/wire-formats.js');
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 999_999 * 3_600_000 }), (ms) => {
         expect(durationProblem(unhealthyDurationOf(ms))).toBeUndefined();

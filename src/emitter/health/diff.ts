@@ -12,7 +12,8 @@
  *   statusReason `Deleted`, so the open incident is resolved instead of staying open forever.
  */
 import type { InternalEvent } from '../../events/families.js';
-import { unhealthyDurationOf, healthEvent, isoUtc, type ClusterIdentity } from './events.js';
+import { isoUtc, unhealthyDurationOf } from '../../events/wire-formats.js';
+import { healthEvent, type ClusterIdentity } from './events.js';
 import { HEALTH_KINDS, type Observation, type ResourceIdentity } from './observe.js';
 
 export interface HealthState {

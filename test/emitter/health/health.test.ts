@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { validateEvent } from '../../../src/events/schemas.js';
 import { diffReady, type HealthOptions, type HealthState } from '../../../src/emitter/health/diff.js';
-import { unhealthyDurationOf, isoUtc } from '../../../src/emitter/health/events.js';
+import { unhealthyDurationOf, isoUtc } from '../../../src/events/wire-formats.js';
 import { NO_CONDITION_REASON, observe, type CertManagerObject, type HealthKind } from '../../../src/emitter/health/observe.js';
 import { CLUSTER, UID_A, UID_B, certificate, iso, issuer, issuing, ready } from '../fixtures.js';
 
