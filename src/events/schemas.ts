@@ -7,6 +7,7 @@ import { durationProblem, textProblem, timestampProblem, uuidProblem, type TextK
 import { EVENT_FAMILIES, EVENT_TYPES, isEventType, type EventType, type EventTypeId, type InternalEvent } from './families.js';
 import { fieldTreeFromSchema, joinFieldPath, mergeFieldTrees, type FieldNode, type ObjectFieldNode } from './field-tree.js';
 import type { EventDataByType } from './types.js';
+import { ajvFieldError, type FormatProblems } from '../validation/ajv-errors.js';
 
 /** Highest threshold in days (the monitoring configuration's limit, src/model/monitoring.ts). */
 const MAX_THRESHOLD_DAYS = 3650;
@@ -188,7 +189,7 @@ export interface EventValidationError {
 export type EventValidationResult = { ok: true; event: InternalEvent } | { ok: false; errors: EventValidationError[] };
 
 /** The problem of a value in each custom format; ajv only learns yes/no, the message is recomputed from this. */
-const FORMATS: Readonly<Record<string, (v: string) => string | undefined>> = {
+const FORMATS: FormatProblems = {
   uuid: uuidProblem,
   'utc-date-time': (v) => timestampProblem(v, 'utc'),
   'offset-date-time': (v) => timestampProblem(v, 'offset'),
@@ -226,30 +227,7 @@ export function validateEvent(e: unknown): EventValidationResult {
 }
 
 function toValidationError(err: ErrorObject, data: object): EventValidationError {
-  let path = instancePathToFieldPath(err.instancePath);
-  let message = err.message ?? 'is invalid';
-  const params = err.params as Record<string, unknown>;
-  if (err.keyword === 'required' && typeof params.missingProperty === 'string') {
-    path = joinFieldPath(path, params.missingProperty);
-    message = 'is required';
-  } else if (err.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
-    path = joinFieldPath(path, params.additionalProperty);
-    message = 'is not an allowed field';
-  } else if (err.keyword === 'format') {
-    const value = valueAt(data, err.instancePath);
-    const problem = FORMATS[String(params.format)];
-    if (problem && typeof value === 'string') message = problem(value) ?? message;
-  }
-  return { path, message };
-}
-
-function valueAt(data: object, pointer: string): unknown {
-  let v: unknown = data;
-  for (const raw of pointer.split('/').slice(1)) {
-    const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
-    v = typeof v === 'object' && v !== null && Object.hasOwn(v, key) ? (v as Record<string, unknown>)[key] : undefined;
-  }
-  return v;
+  return ajvFieldError(err, data, instancePathToFieldPath(err.instancePath), FORMATS);
 }
 
 /** Free-text fields (newlines and tabs allowed); every other string in an event is single-line name-like text. */

@@ -7,6 +7,7 @@ import { Ajv, type ErrorObject, type SchemaObject } from 'ajv';
 import { joinFieldPath } from '../events/field-tree.js';
 import { INVENTORY_PROTOCOL, MAX_INVENTORY_ITEMS_PER_REPORT, type InventoryReport } from '../model/inventory.js';
 import { textProblem, timestampProblem, uuidProblem } from '../validation/formats.js';
+import { ajvFieldError, type FormatProblems } from '../validation/ajv-errors.js';
 
 /** Limits of the report's fields (docs/inventory.md#limits); Kubernetes' own where it has one. */
 export const INVENTORY_LIMITS = {
@@ -120,7 +121,7 @@ const REPORT_SCHEMA: SchemaObject = {
   },
 };
 
-const FORMATS: Readonly<Record<string, (v: string) => string | undefined>> = {
+const FORMATS: FormatProblems = {
   uuid: uuidProblem,
   'utc-date-time': (v) => timestampProblem(v, 'utc'),
 };
@@ -196,20 +197,9 @@ export function validateInventoryReport(body: unknown): InventoryValidation {
 }
 
 function toFieldError(err: ErrorObject, body: object): InventoryFieldError {
-  let field = pointerToPath(err.instancePath);
-  let message = err.message ?? 'is invalid';
-  const params = err.params as Record<string, unknown>;
-  if (err.keyword === 'required' && typeof params.missingProperty === 'string') {
-    field = joinFieldPath(field, params.missingProperty);
-    message = 'is required';
-  } else if (err.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
-    field = joinFieldPath(field, params.additionalProperty);
-    message = 'is not an allowed field';
-  } else if (err.keyword === 'format') {
-    const v = valueAt(body, err.instancePath);
-    const problem = FORMATS[String(params.format)];
-    if (problem && typeof v === 'string') message = problem(v) ?? message;
-  } else if (err.propertyName !== undefined) {
+  let { path: field, message } = ajvFieldError(err, body, pointerToPath(err.instancePath), FORMATS);
+  const shared = err.keyword === 'required' || err.keyword === 'additionalProperties' || err.keyword === 'format';
+  if (!shared && err.propertyName !== undefined) {
     // a label key's own problem (propertyNames): name the key
     field = joinFieldPath(field, err.propertyName);
     message = `key ${message}`;
@@ -217,15 +207,6 @@ function toFieldError(err: ErrorObject, body: object): InventoryFieldError {
     message = `must be ${INVENTORY_PROTOCOL} (the inventory protocol version this hub speaks)`;
   }
   return { field, message: `${field || 'report'} ${message}` };
-}
-
-function valueAt(data: object, pointer: string): unknown {
-  let v: unknown = data;
-  for (const raw of pointer.split('/').slice(1)) {
-    const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
-    v = typeof v === 'object' && v !== null && Object.hasOwn(v, key) ? (v as Record<string, unknown>)[key] : undefined;
-  }
-  return v;
 }
 
 /** `/upserts/3/notAfter` → `upserts[3].notAfter`. Numeric segments are indexes except under `labels`. */
