@@ -17,7 +17,7 @@ import { createRoutingMetrics } from '../src/routing/metrics.js';
 import { RoutingSnapshots } from '../src/routing/snapshot.js';
 import { realClock } from '../src/runtime/timers.js';
 import { openStore } from '../src/store/index.js';
-import { startPostgres } from '../test/support/postgres.js';
+import { bareDueSelect, benchPostgres, mb, multiRowInsert, scanPagePlan, secs } from './lib/pg.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const DUE = Number(process.env.BENCH_DUE ?? 0.01);
@@ -43,12 +43,9 @@ const COLUMNS = [
   'updated_at',
 ];
 
-const mb = (n: number) => `${(n / 1048576).toFixed(0)} MB`;
-const secs = (ms: number) => (ms < 1000 ? `${ms.toFixed(1)} ms` : `${(ms / 1000).toFixed(2)} s`);
-
 export async function run(): Promise<void> {
-  let server: Awaited<ReturnType<typeof startPostgres>> | undefined;
-  const url = process.env.DATABASE_URL ?? (server = await startPostgres()).url;
+  const server = await benchPostgres();
+  const { url } = server;
   const schema = `bench_expiry_${randomUUID().slice(0, 8)}`;
   const store = await openStore(url, { schema });
   await store.migrate();
@@ -99,16 +96,12 @@ export async function run(): Promise<void> {
     const dueRows = Math.round(ROWS * DUE);
     const t0 = performance.now();
     for (let i = 0; i < ROWS; i += INSERT_ROWS) {
-      const n = Math.min(INSERT_ROWS, ROWS - i);
-      const params: unknown[] = [];
-      const values: string[] = [];
-      for (let k = 0; k < n; k++) {
-        const j = i + k;
+      const rows: unknown[][] = [];
+      for (let j = i; j < Math.min(i + INSERT_ROWS, ROWS); j++) {
         const due = j < dueRows;
         const notAfter = due ? now + 1 + (j % (30 * 24)) * 3_600_000 : now + (31 + (j % 370)) * DAY_MS + (j % 86_400) * 1000;
         const serial = due && j % 10 === 1 ? (j - 1).toString(16).toUpperCase() : j.toString(16).toUpperCase();
-        const base = params.length;
-        params.push(
+        rows.push([
           company,
           `cluster-${j % CLUSTERS}`,
           `ns-${j % 97}`,
@@ -123,27 +116,18 @@ export async function run(): Promise<void> {
           '{}',
           'e1',
           now,
-        );
-        values.push(`(${COLUMNS.map((_, c) => `$${base + c + 1}`).join(', ')})`);
+        ]);
       }
-      await client.query(`INSERT INTO inventory_certificates (${COLUMNS.join(', ')}) VALUES ${values.join(', ')}`, params);
+      await multiRowInsert(client, 'inventory_certificates', COLUMNS, rows);
     }
     const insertMs = performance.now() - t0;
     await client.query('ANALYZE inventory_certificates');
 
     const horizon = now + 30 * DAY_MS;
-    const t1 = performance.now();
-    const bare = await client.query(
-      'SELECT cluster_id, namespace, secret_name, serial, issuer, not_after, application_ids FROM inventory_certificates WHERE company_id = $1 AND not_after <= $2',
-      [company, horizon],
-    );
-    const bareMs = performance.now() - t1;
+    const bare = await bareDueSelect(client, company, horizon);
+    const bareMs = bare.ms;
     // the scan's first page, as the store asks for it: which index serves it
-    const plan = await client.query(
-      `EXPLAIN SELECT i.cluster_id FROM inventory_certificates i LEFT JOIN clusters c ON c.company_id = i.company_id AND c.id = i.cluster_id
-        WHERE i.company_id = $1 AND i.not_after <= $2 AND i.serial IS NOT NULL ORDER BY i.not_after, i.cluster_id, i.namespace, i.secret_name LIMIT $3`,
-      [company, horizon, PAGE],
-    );
+    const usesIndex = await scanPagePlan(client, company, horizon, PAGE);
 
     const scanner = new ExpiryScanner({
       store,
@@ -173,15 +157,14 @@ export async function run(): Promise<void> {
     console.log('| step | rows | certificates | events | time | vs bare SELECT |');
     console.log('|:--|--:|--:|--:|--:|--:|');
     console.log(`| bare INSERT (multi-row, ${INSERT_ROWS}/statement) | ${ROWS.toLocaleString('en')} | | | ${secs(insertMs)} | |`);
-    console.log(`| bare SELECT … WHERE company_id = ? AND not_after <= ? | ${bare.rowCount} | | | ${secs(bareMs)} | 1.0× |`);
+    console.log(`| bare SELECT … WHERE company_id = ? AND not_after <= ? | ${bare.rows} | | | ${secs(bareMs)} | 1.0× |`);
     console.log(
       `| scan, first sight (decide + accept events + marks) | ${first.rows} | ${first.certificates} | ${first.events} | ${secs(firstMs)} | ${(firstMs / bareMs).toFixed(1)}× |`,
     );
     console.log(
       `| scan again (nothing new: marks read) | ${again.rows} | ${again.certificates} | ${again.events} | ${secs(againMs)} | ${(againMs / bareMs).toFixed(1)}× |`,
     );
-    const usesIndex = plan.rows.map((r: Record<string, string>) => r['QUERY PLAN']).find((l) => /Index/.test(l ?? ''));
-    console.log(`scan page plan: ${usesIndex?.trim() ?? 'no index scan (!)'}`);
+    console.log(`scan page plan: ${usesIndex ?? 'no index scan (!)'}`);
     console.log(
       `RSS: before the scans ${mb(rssBefore)}, peak during the first scan ${mb(peakFirst)}, after ${mb(process.memoryUsage().rss)}`,
     );
@@ -190,7 +173,7 @@ export async function run(): Promise<void> {
     await client.query(`DROP SCHEMA "${schema}" CASCADE`).catch(() => undefined);
     await client.end();
     await store.close();
-    await server?.stop();
+    await server.stop();
   }
 }
 

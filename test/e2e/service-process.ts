@@ -31,6 +31,8 @@ export async function startServiceProcess(args: string[], key: string, env: Reco
       const line = out.split('\n').find((l) => l.includes('"msg":"listening"'));
       if (line) {
         clearTimeout(t);
+        // once: re-splitting the whole output on every later chunk would cost O(n²) over a long run
+        proc.stdout!.off('data', check);
         resolve(JSON.parse(line).url as string);
       }
     };
