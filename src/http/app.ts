@@ -24,6 +24,7 @@ import {
 import { createHttpMetrics, type HttpMetrics } from './metrics.js';
 import { monitoringRouter } from './rest/monitoring-config.js';
 import { exportCertificatesCsv, postInventory } from './rest/inventory.js';
+import { INVENTORY_INFLIGHT, InflightLimiter } from './inflight.js';
 import { graphqlHandler } from './graphql/handler.js';
 
 /** Default per-request deadline (--request-timeout). */
@@ -200,10 +201,21 @@ export function createApp(deps: AppDeps): express.Express {
     sendGraphqlError(res, 405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on /graphql; use POST`);
   });
   // inventory (issue 10, docs/inventory.md): agents report, queries read
+  const inventoryInflight = new InflightLimiter(INVENTORY_INFLIGHT);
   app.post(
     '/v1/inventory',
     authed,
     may(() => 'inventory'),
+    // before the body is read: the slot bounds the memory of bodies being read and applied
+    (req, res, next) => {
+      const slot = inventoryInflight.acquire(res.locals.ctx.companyId);
+      if (!slot.ok) {
+        res.setHeader('Retry-After', '1');
+        return sendError(res, 429, 'TOO_MANY_REQUESTS', `inventory report refused: ${slot.reason}; send it again after Retry-After`);
+      }
+      res.on('close', slot.release);
+      next();
+    },
     ...jsonBody,
     postInventory(
       deps.runtime
