@@ -5,34 +5,11 @@
  */
 import { Ajv, type ErrorObject, type SchemaObject } from 'ajv';
 import { joinFieldPath } from '../events/field-tree.js';
-import { INVENTORY_PROTOCOL, MAX_INVENTORY_ITEMS_PER_REPORT, type InventoryReport } from '../model/inventory.js';
+import { INVENTORY_LIMITS, INVENTORY_PROTOCOL, MAX_INVENTORY_ITEMS_PER_REPORT, type InventoryReport } from '../model/inventory.js';
 import { textProblem, timestampProblem, uuidProblem } from '../validation/formats.js';
 import { ajvFieldError, type FormatProblems } from '../validation/ajv-errors.js';
 
 /** Limits of the report's fields (docs/inventory.md#limits); Kubernetes' own where it has one. */
-export const INVENTORY_LIMITS = {
-  /** object names (DNS subdomains) */
-  name: 253,
-  /** namespaces (DNS labels) */
-  namespace: 63,
-  agentVersion: 64,
-  /** hex digits of a serial (RFC 5280: at most 20 octets; some CAs emit a little more) */
-  serial: 64,
-  /** subject and issuer DNs, one line */
-  dn: 1024,
-  commonName: 256,
-  dnsNames: 100,
-  dnsName: 253,
-  applicationIds: 100,
-  applicationId: 256,
-  labels: 64,
-  /** prefix (253) + '/' + name (63) */
-  labelKey: 317,
-  labelValue: 63,
-  issuerKind: 63,
-  readyReason: 1024,
-  formatted: 64,
-} as const;
 const L = INVENTORY_LIMITS;
 
 const text = (maxLength: number) => ({ type: 'string', maxLength }) as const;

@@ -17,6 +17,35 @@ export const INVENTORY_PROTOCOL = 1;
 /** Upserts + deletes in one report (a snapshot of more certificates is sent in several reports). */
 export const MAX_INVENTORY_ITEMS_PER_REPORT = 1000;
 
+/**
+ * Bounds of every field of a report (code points; list lengths). The hub refuses a report past them; the agent
+ * cuts what it reads from its cluster to them first (src/emitter/inventory/facts.ts), so one odd Secret never
+ * blocks a cluster's whole inventory.
+ */
+export const INVENTORY_LIMITS = {
+  /** object names (DNS subdomains) */
+  name: 253,
+  /** namespaces (DNS labels) */
+  namespace: 63,
+  agentVersion: 64,
+  /** hex digits of a serial (RFC 5280: at most 20 octets; some CAs emit a little more) */
+  serial: 64,
+  /** subject and issuer DNs, one line */
+  dn: 1024,
+  commonName: 256,
+  dnsNames: 100,
+  dnsName: 253,
+  applicationIds: 100,
+  applicationId: 256,
+  labels: 64,
+  /** prefix (253) + '/' + name (63) */
+  labelKey: 317,
+  labelValue: 63,
+  issuerKind: 63,
+  readyReason: 1024,
+  formatted: 64,
+} as const;
+
 /** Where a certificate lives: a TLS Secret of a cluster. The unit of the inventory (one row per location). */
 export interface CertificateLocation {
   namespace: string;

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { INVENTORY_LIMITS as L, validateInventoryReport } from '../../src/inventory/validate.js';
+import { INVENTORY_LIMITS as L } from '../../src/model/inventory.js';
+import { validateInventoryReport } from '../../src/inventory/validate.js';
 import { MAX_INVENTORY_ITEMS_PER_REPORT, type CertificateFacts, type InventoryReport } from '../../src/model/inventory.js';
 
 const CLUSTER = '123E4567-E89B-42D3-A456-426614174000';

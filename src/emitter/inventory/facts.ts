@@ -6,7 +6,8 @@
  */
 import { X509Certificate } from 'node:crypto';
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
-import type { CertificateFacts, CertificateLocation } from '../../model/inventory.js';
+import { INVENTORY_LIMITS as L, type CertificateFacts, type CertificateLocation } from '../../model/inventory.js';
+import { sanitizeText } from '../../events/sanitize.js';
 import type { CertManagerObject } from '../health/observe.js';
 import { commonNameOf, dnsNamesOf, oneLine } from './x509.js';
 
@@ -200,7 +201,7 @@ export function certificateFactsOf(s: TlsSecretFacts, certificate: CertManagerOb
   const certificateName = s.metadata.annotations?.[CERTIFICATE_NAME_ANNOTATION];
   const issuerRef = issuerRefOf(cert);
   const ready = readyOf(cert);
-  return {
+  return clampFacts({
     namespace: s.metadata.namespace,
     secretName: s.metadata.name,
     ...(certificateName ? { certificateName } : {}),
@@ -217,5 +218,51 @@ export function certificateFactsOf(s: TlsSecretFacts, certificate: CertManagerOb
     applicationIds: applicationIdsOf(s.metadata.annotations, cert),
     labels: { ...(s.metadata.labels ?? {}) },
     chainNotAfter: c?.chainNotAfter ?? null,
+  });
+}
+
+const cut = (v: string, max: number): string => sanitizeText(v, 'name', max).value;
+const cutList = (vs: readonly string[], items: number, max: number): string[] => [
+  ...new Set(
+    vs
+      .slice(0, items)
+      .map((v) => cut(v, max))
+      .filter(Boolean),
+  ),
+];
+
+/**
+ * The facts within the report's limits (INVENTORY_LIMITS) and text rules: what a cluster holds is anyone's
+ * (a private CA's 500 SANs, a label or annotation with a zero-width space), and the hub refuses a whole report
+ * for one field past them, so one odd Secret would stall the cluster's inventory. Lists keep their first entries,
+ * strings are cut on code points, refused characters become U+FFFD (as in health events).
+ */
+export function clampFacts(f: CertificateFacts): CertificateFacts {
+  const labels: Record<string, string> = {};
+  for (const [k, v] of Object.entries(f.labels).slice(0, L.labels)) {
+    const key = cut(k, L.labelKey);
+    if (key) labels[key] = cut(v, L.labelValue);
+  }
+  return {
+    ...f,
+    ...(f.certificateName !== undefined ? { certificateName: cut(f.certificateName, L.name) } : {}),
+    // a serial is hex of the DER integer (RFC 5280: at most 20 octets); longer ones keep their first digits
+    serial: f.serial === null ? null : f.serial.slice(0, L.serial),
+    subject: f.subject === null ? null : cut(f.subject, L.dn),
+    ...(f.commonName !== undefined ? { commonName: cut(f.commonName, L.commonName) } : {}),
+    dnsNames: cutList(f.dnsNames, L.dnsNames, L.dnsName),
+    issuer: f.issuer === null ? null : cut(f.issuer, L.dn),
+    ...(f.issuerRef
+      ? {
+          issuerRef: {
+            name: cut(f.issuerRef.name, L.name),
+            ...(f.issuerRef.kind !== undefined ? { kind: cut(f.issuerRef.kind, L.issuerKind) } : {}),
+            ...(f.issuerRef.group !== undefined ? { group: cut(f.issuerRef.group, L.name) } : {}),
+          },
+        }
+      : {}),
+    ...(f.ready ? { ready: { ...f.ready, ...(f.ready.reason !== undefined ? { reason: cut(f.ready.reason, L.readyReason) } : {}) } } : {}),
+    applicationIds: cutList(f.applicationIds, L.applicationIds, L.applicationId),
+    labels,
   };
 }

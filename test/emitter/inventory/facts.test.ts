@@ -2,7 +2,9 @@
 import { X509Certificate } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { certificateFactsOf, parseChain, tlsSecretFacts } from '../../../src/emitter/inventory/facts.js';
+import { certificateFactsOf, clampFacts, parseChain, tlsSecretFacts } from '../../../src/emitter/inventory/facts.js';
+import { validateInventoryReport } from '../../../src/inventory/validate.js';
+import type { CertificateFacts, InventoryReport } from '../../../src/model/inventory.js';
 import { certificate, ready, selfSigned } from '../fixtures.js';
 
 const leaf = selfSigned({ cn: 'shop.example.com', dns: ['shop.example.com', 'www.shop.example.com'], days: 90, serial: '0x0A1B2C' });
@@ -144,5 +146,49 @@ describe('certificateFactsOf', () => {
       chainNotAfter: null,
       dnsNames: [],
     });
+  });
+});
+
+describe('clampFacts: one odd Secret never makes the hub refuse a report', () => {
+  const base = certificateFactsOf(tlsSecretFacts(secret({ crt: leaf.pem })), undefined);
+  const report = (f: CertificateFacts): InventoryReport => ({
+    protocol: 1,
+    cluster: { id: '5b0e7c1e-7c5f-4f55-9a37-1f4b8f2f6f11', name: 'c' },
+    agentVersion: 'test',
+    epoch: '0f6c9d2a-1c2b-4a4b-8c9d-0e1f2a3b4c5d',
+    seq: 1,
+    kind: 'snapshot',
+    final: true,
+    upserts: [f],
+    deletes: [],
+  });
+  const hostile: [string, Partial<CertificateFacts>][] = [
+    ['500 SAN DNS names (a private CA)', { dnsNames: Array.from({ length: 500 }, (_, i) => `h${i}.example.com`) }],
+    ['a 300-character DNS name', { dnsNames: ['a'.repeat(300)] }],
+    ['70 labels', { labels: Object.fromEntries(Array.from({ length: 70 }, (_, i) => [`k${i}`, 'v'])) }],
+    ['a label value of 100 characters and a zero-width space in a key', { labels: { 'te\u200bam': 'v'.repeat(100) } }],
+    ['an application id of 300 characters with a zero-width space', { applicationIds: ['app\u200b' + 'x'.repeat(300)] }],
+    ['150 application ids', { applicationIds: Array.from({ length: 150 }, (_, i) => `app-${i}`) }],
+    ['a 2,000-character subject with a bidi override', { subject: 'CN=\u202e' + 'x'.repeat(2000) }],
+    ['a 300-character common name', { commonName: 'c'.repeat(300) }],
+    ['a serial of 80 hex digits', { serial: 'A'.repeat(80) }],
+    ['a Ready reason of 5,000 characters with a newline', { ready: { status: 'False', reason: 'r\n'.repeat(2500) } }],
+  ];
+  it.each(hostile)('%s: refused as read, accepted once clamped', (_name, patch) => {
+    const raw = { ...base, ...patch };
+    expect(validateInventoryReport(report(raw)).ok).toBe(false);
+    const v = validateInventoryReport(report(clampFacts(raw)));
+    expect(v.ok ? [] : v.errors).toEqual([]);
+  });
+
+  it('certificateFactsOf clamps what it reads (70 labels on the Secret → 64 reported)', () => {
+    const labels = Object.fromEntries(Array.from({ length: 70 }, (_, i) => [`k${i}`, 'v']));
+    const f = certificateFactsOf(tlsSecretFacts(secret({ crt: leaf.pem, labels })), undefined);
+    expect(Object.keys(f.labels)).toHaveLength(64);
+    expect(validateInventoryReport(report(f)).ok).toBe(true);
+  });
+
+  it('keeps what is within the limits unchanged', () => {
+    expect(clampFacts(base)).toEqual(base);
   });
 });
