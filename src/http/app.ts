@@ -202,35 +202,52 @@ export function createApp(deps: AppDeps): express.Express {
   });
   // inventory (issue 10, docs/inventory.md): agents report, queries read
   const inventoryInflight = new InflightLimiter(INVENTORY_INFLIGHT);
+  const holdInflight =
+    (handler: (req: Request, res: Response) => Promise<void>) =>
+    async (req: Request, res: Response): Promise<void> => {
+      res.locals.applying = true;
+      try {
+        await handler(req, res);
+      } finally {
+        (res.locals.releaseInflight as (() => void) | undefined)?.();
+      }
+    };
   app.post(
     '/v1/inventory',
     authed,
     may(() => 'inventory'),
-    // before the body is read: the slot bounds the memory of bodies being read and applied
+    // before the body is read: the slot bounds the memory of bodies being read and applied. It is held until the
+    // apply ends, not until the response: after a deadline's 503 or a client's disconnect the apply goes on.
     (req, res, next) => {
       const slot = inventoryInflight.acquire(res.locals.ctx.companyId);
       if (!slot.ok) {
         res.setHeader('Retry-After', '1');
         return sendError(res, 429, 'TOO_MANY_REQUESTS', `inventory report refused: ${slot.reason}; send it again after Retry-After`);
       }
-      res.on('close', slot.release);
+      res.locals.releaseInflight = slot.release;
+      // a request that ends before its apply starts (body too large, cut off) frees its slot here
+      res.on('close', () => {
+        if (!res.locals.applying) slot.release();
+      });
       next();
     },
     ...jsonBody,
-    postInventory(
-      deps.runtime
-        ? {
-            ...(deps.runtime.logLimiter ? { logLimiter: deps.runtime.logLimiter } : {}),
-            // the .active of a cluster that was silent goes through the ingestion of POST /v1/events
-            ingest: {
-              snapshots: deps.runtime.snapshots,
-              metrics: deps.runtime.routingMetrics,
-              log: deps.logger,
+    holdInflight(
+      postInventory(
+        deps.runtime
+          ? {
               ...(deps.runtime.logLimiter ? { logLimiter: deps.runtime.logLimiter } : {}),
-              onAccepted: deps.runtime.kickDelivery,
-            },
-          }
-        : {},
+              // the .active of a cluster that was silent goes through the ingestion of POST /v1/events
+              ingest: {
+                snapshots: deps.runtime.snapshots,
+                metrics: deps.runtime.routingMetrics,
+                log: deps.logger,
+                ...(deps.runtime.logLimiter ? { logLimiter: deps.runtime.logLimiter } : {}),
+                onAccepted: deps.runtime.kickDelivery,
+              },
+            }
+          : {},
+      ),
     ),
   );
   app.all('/v1/inventory', (req, res) => {

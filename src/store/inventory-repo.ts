@@ -213,6 +213,11 @@ export function createInventoryOps(db: SqlDb): InventoryOps {
     },
 
     async certificateCountExcept(companyId, clusterId) {
+      // The company's certificates quota lock, held until the commit: reports of two clusters counting at once
+      // would each see the other's old count and both pass (up to a report each over the quota). A statement of
+      // its own, so the count's snapshot starts after the lock (READ COMMITTED).
+      if (db.dialect === 'postgres')
+        await db.get('SELECT pg_advisory_xact_lock(hashtextextended(?, 0)) AS locked', [`certmgr-notify quota certificates ${companyId}`]);
       const row = await db.get(`SELECT coalesce(sum(certificate_count), 0) AS n FROM clusters WHERE company_id = ? AND id <> ?`, [
         companyId,
         clusterId,

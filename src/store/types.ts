@@ -392,7 +392,10 @@ export interface InventoryOps {
   putCluster(rec: ClusterRecord): Promise<void>;
   /** The company's clusters by id, after `after` (keyset), at most `limit`. */
   listClusters(companyId: string, opts: { after?: string; limit: number }): Promise<ClusterRecord[]>;
-  /** Sum of certificate_count over the company's clusters except one (the certificates quota). */
+  /**
+   * Sum of certificate_count over the company's clusters except one (the certificates quota). On PostgreSQL it
+   * first takes the company's certificates quota lock (transaction-scoped), so concurrent reports count in turn.
+   */
   certificateCountExcept(companyId: string, clusterId: string): Promise<number>;
   /**
    * Inserts or replaces rows of one cluster (multi-row statements), stamped with `epoch`. Locations must be

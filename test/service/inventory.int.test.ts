@@ -110,4 +110,15 @@ describe('applyInventoryReport: a new cluster and the clusters quota (postgres)'
     );
     expect(counts.rows[0]).toEqual({ clusters: '5', rows: '15' });
   });
+
+  it('the certificates quota stays exact under concurrency: 8 clusters adding 3 each with room for 15 → 5 applied, 15 rows', async () => {
+    const company = randomUUID();
+    const ctx = serviceContext(store, company, { quotas: { maxCertificatesPerCompany: 15 } });
+    const out = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => applyInventoryReport(ctx, firstSnapshot(i))));
+    const refused = out.flatMap((o) => (o.status === 'rejected' ? [o.reason as unknown] : []));
+    expect(out.filter((o) => o.status === 'fulfilled').length).toBe(5);
+    for (const e of refused) expect(e).toMatchObject({ code: 'QUOTA_EXCEEDED' } satisfies Partial<ServiceError>);
+    const rows = await holder.query<{ n: string }>(`SELECT count(*) AS n FROM inventory_certificates WHERE company_id = $1`, [company]);
+    expect(rows.rows[0]?.n).toBe('15');
+  });
 });
