@@ -9,8 +9,12 @@ export interface InflightLimits {
   total: number;
 }
 
-/** Inventory reports: 4 per company, 32 in all (at most ~128 MiB of request bodies in flight). */
-export const INVENTORY_INFLIGHT: InflightLimits = { perCompany: 4, total: 32 };
+/**
+ * Inventory reports: 8 per company, 24 in all. 24 full reports in flight peaked the hub at ~520 MB RSS
+ * (bench/inventory-scale.ts); 8 let a company with many clusters keep the apply busy (100–160 ms per
+ * 1,000-certificate report on PostgreSQL) without taking every slot.
+ */
+export const INVENTORY_INFLIGHT: InflightLimits = { perCompany: 8, total: 24 };
 
 export type InflightDecision = { ok: true; release: () => void } | { ok: false; reason: string };
 
