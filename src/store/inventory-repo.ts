@@ -296,15 +296,19 @@ export function createInventoryOps(db: SqlDb): InventoryOps {
       return out;
     },
 
-    async listCertificatePlaces(companyId, certs, limit) {
+    async listCertificatePlaces(companyId, certs, perCertificate) {
       const keys = [...new Map(certs.map((c) => [`${c.issuer}\u0000${c.serial}`, c])).values()];
       if (keys.length === 0) return [];
+      // at most `perCertificate` places EACH: one certificate copied into thousands of namespaces must not take
+      // the places of the others on the page (a LIMIT over the whole result did)
       const rows = await db.all(
-        `SELECT i.issuer, i.serial, i.cluster_id, c.name AS cluster_name, i.namespace, i.secret_name
-         FROM inventory_certificates i LEFT JOIN clusters c ON c.company_id = i.company_id AND c.id = i.cluster_id
-         WHERE i.company_id = ? AND (i.issuer, i.serial) IN (VALUES ${keys.map(() => '(?, ?)').join(', ')})
-         ORDER BY i.issuer, i.serial, i.cluster_id, i.namespace, i.secret_name LIMIT ?`,
-        [companyId, ...keys.flatMap((k) => [k.issuer, k.serial]), limit],
+        `SELECT issuer, serial, cluster_id, cluster_name, namespace, secret_name FROM (
+           SELECT i.issuer, i.serial, i.cluster_id, c.name AS cluster_name, i.namespace, i.secret_name,
+                  ROW_NUMBER() OVER (PARTITION BY i.issuer, i.serial ORDER BY i.cluster_id, i.namespace, i.secret_name) AS n
+           FROM inventory_certificates i LEFT JOIN clusters c ON c.company_id = i.company_id AND c.id = i.cluster_id
+           WHERE i.company_id = ? AND (i.issuer, i.serial) IN (VALUES ${keys.map(() => '(?, ?)').join(', ')})
+         ) p WHERE n <= ? ORDER BY issuer, serial, cluster_id, namespace, secret_name`,
+        [companyId, ...keys.flatMap((k) => [k.issuer, k.serial]), perCertificate],
       );
       return rows.map((row) => ({
         issuer: str(row, 'issuer'),

@@ -410,9 +410,13 @@ export interface InventoryOps {
   listInventory(companyId: string, filter: InventoryFilter, after: InventoryCursor | null, limit: number): Promise<ListedCertificate[]>;
   /**
    * Where certificates of these (issuer, serial) pairs are stored in the company, over all its clusters (one
-   * certificate copied into several clusters or namespaces), at most `limit` rows, by key.
+   * certificate copied into several clusters or namespaces), at most `perCertificate` rows for each pair, by key.
    */
-  listCertificatePlaces(companyId: string, certs: { issuer: string; serial: string }[], limit: number): Promise<CertificatePlace[]>;
+  listCertificatePlaces(
+    companyId: string,
+    certs: { issuer: string; serial: string }[],
+    perCertificate: number,
+  ): Promise<CertificatePlace[]>;
   /** Over all companies: clusters last seen before `silentBefore` and the others (a gauge). */
   clusterCounts(silentBefore: number): Promise<{ silent: number; reporting: number }>;
   /** Over all companies: clusters last seen before `silentBefore` and not yet marked silent, oldest first. */

@@ -224,6 +224,17 @@ export function inventoryContract(name: string, makeStore: () => Promise<Store>)
       expect(places.map((p) => `${p.clusterName}:${p.secretName}`).sort()).toEqual(['one:shared', 'two:copy']);
       expect(await store.listCertificatePlaces(A, [], 10)).toEqual([]);
       expect((await store.listCertificatePlaces(A, [{ issuer: 'CN=CA', serial: 'AA' }], 1)).length).toBe(1);
+      // the limit is per certificate: a certificate in many places does not take the places of the others
+      const both = await store.listCertificatePlaces(
+        A,
+        [
+          { issuer: 'CN=CA', serial: 'AA' },
+          { issuer: 'CN=CA', serial: 'BB' },
+        ],
+        1,
+      );
+      expect(both.map((p) => p.serial)).toEqual(['AA', 'BB']);
+      expect(both[1]).toMatchObject({ clusterName: 'one', secretName: 'own' });
     });
 
     it('silence: counts silent and reporting clusters; lists the clusters to mark; marks each once, a report clears', async () => {

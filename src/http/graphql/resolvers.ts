@@ -100,7 +100,7 @@ function placesLoader(ctx: ServiceContext, page: ListedCertificate[]) {
   const key = (issuer: string, serial: string) => `${issuer}\u0000${serial}`;
   const load = async () => {
     const certs = page.flatMap((c) => (c.issuer !== null && c.serial !== null ? [{ issuer: c.issuer, serial: c.serial }] : []));
-    const rows = await ctx.store.listCertificatePlaces(ctx.companyId, certs, inventory.MAX_PLACES * certs.length);
+    const rows = await ctx.store.listCertificatePlaces(ctx.companyId, certs, inventory.MAX_PLACES);
     const m = new Map<string, CertificatePlace[]>();
     for (const r of rows) {
       const list = m.get(key(r.issuer, r.serial)) ?? [];
