@@ -81,6 +81,29 @@ export function agentReportingEvent(
   return sanitizeEvent({ type: 'evt.healthstatus.certmgr-agent.active', data: { ...data } });
 }
 
+/**
+ * A silent cluster removed from the inventory (deleteClusters): its `.notready` is resolved, so an incident it
+ * opened does not stay open for a cluster that no longer exists.
+ */
+export function clusterDeletedEvent(
+  cluster: { clusterId: string; clusterName: string; agentVersion: string; lastSeenAt: number },
+  now: number,
+  silentForMs: number,
+): InternalEvent {
+  const unhealthyDuration = unhealthyDurationOf(silentForMs);
+  const data: AgentActiveData = {
+    clusterId: cluster.clusterId,
+    clusterName: cluster.clusterName,
+    lastSeenAt: isoUtc(cluster.lastSeenAt),
+    statusTransition: isoUtc(now),
+    statusMessage: `Cluster ${cluster.clusterName} was removed from the certificate inventory after ${unhealthyDuration} of silence`,
+    statusReason: 'ClusterDeleted',
+    agentVersion: cluster.agentVersion,
+    unhealthyDuration,
+  };
+  return sanitizeEvent({ type: 'evt.healthstatus.certmgr-agent.active', data: { ...data } });
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Shells
 

@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { decideReport } from '../inventory/decide.js';
-import { agentReportingEvent, decideReporting } from '../inventory/silence.js';
+import { agentReportingEvent, clusterDeletedEvent, decideReporting } from '../inventory/silence.js';
 import type { LogLimiter } from '../log/limiter.js';
 import type { CertificateFacts, InventoryAck, InventoryReport } from '../model/inventory.js';
 import type {
@@ -21,6 +21,7 @@ import { ServiceError } from './errors.js';
 import { acceptEventsInTransaction, type IngestDeps } from './events.js';
 import { DEFAULT_QUOTAS, requireQuota } from './quotas.js';
 import { isUuid } from './validate.js';
+import { requireAllExist, requireIdList } from './ids.js';
 
 export const DEFAULT_CLUSTER_SILENCE_AFTER_MS = 900_000;
 const DAY_MS = 86_400_000;
@@ -150,6 +151,49 @@ export async function applyInventoryReport(
       'cluster reporting again after silence',
     );
   return out;
+}
+
+/**
+ * Removes clusters and their inventory (a decommissioned cluster whose agent is gone): all of `ids` or none
+ * (NOT_FOUND names the missing). A cluster marked silent gets its `.active` (ClusterDeleted) in the same
+ * transaction, so the incident its `.notready` opened is resolved. An agent still running re-creates its cluster
+ * at its next report (409, then a full snapshot).
+ */
+export async function deleteClusters(ctx: ServiceContext, ids: readonly unknown[]): Promise<string[]> {
+  const wanted = requireIdList('ids', ids).map((id) => id.toLowerCase());
+  const rt = ctx.runtime;
+  const ingest: IngestDeps | undefined = rt
+    ? {
+        snapshots: rt.snapshots,
+        metrics: rt.routingMetrics,
+        log: rt.log,
+        ...(rt.logLimiter ? { logLimiter: rt.logLimiter } : {}),
+        onAccepted: () => rt.kickDelivery(),
+      }
+    : undefined;
+  const snap = ingest ? await ingest.snapshots.get(ctx.companyId) : undefined;
+  const now = ctx.now();
+  let committed: (() => void) | undefined;
+  const deleted = await ctx.store.transaction(async (tx) => {
+    committed = undefined;
+    await requireAllExist(tx, 'clusters', ctx.companyId, wanted);
+    // one at a time with the reports of each cluster (the apply's lock), in id order so two deletes never deadlock
+    for (const id of [...wanted].sort()) await tx.lockCluster(ctx.companyId, id);
+    const gone = await tx.deleteClusters(ctx.companyId, wanted);
+    const resolves = gone
+      .filter((c) => c.silentSince !== null)
+      .map((c) =>
+        clusterDeletedEvent(
+          { clusterId: c.id, clusterName: c.name, agentVersion: c.agentVersion, lastSeenAt: c.lastSeenAt },
+          now,
+          now - c.silentSince!,
+        ),
+      );
+    if (resolves.length && ingest && snap) committed = (await acceptEventsInTransaction(ctx, tx, snap, resolves, ingest)).committed;
+    return gone.map((c) => c.id);
+  });
+  committed?.();
+  return deleted;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -101,6 +101,7 @@ export abstract class SqlStore implements Store {
   deleteStaleExpiryMarks: StoreOps['deleteStaleExpiryMarks'] = (...a) => this.ops.deleteStaleExpiryMarks(...a);
   lockCluster: StoreOps['lockCluster'] = (...a) => this.ops.lockCluster(...a);
   putCluster: StoreOps['putCluster'] = (...a) => this.ops.putCluster(...a);
+  deleteClusters: StoreOps['deleteClusters'] = (...a) => this.ops.deleteClusters(...a);
   listClusters: StoreOps['listClusters'] = (...a) => this.ops.listClusters(...a);
   certificateCountExcept: StoreOps['certificateCountExcept'] = (...a) => this.ops.certificateCountExcept(...a);
   upsertInventory: StoreOps['upsertInventory'] = (...a) => this.ops.upsertInventory(...a);

@@ -192,6 +192,15 @@ export function createInventoryOps(db: SqlDb): InventoryOps {
       return row ? rowToCluster(row) : null;
     },
 
+    async deleteClusters(companyId, ids) {
+      if (ids.length === 0) return [];
+      const inn = placeholders(ids.length);
+      const rows = await db.all(`SELECT ${CL} FROM clusters WHERE company_id = ? AND id IN (${inn})`, [companyId, ...ids]);
+      await db.run(`DELETE FROM inventory_certificates WHERE company_id = ? AND cluster_id IN (${inn})`, [companyId, ...ids]);
+      await db.run(`DELETE FROM clusters WHERE company_id = ? AND id IN (${inn})`, [companyId, ...ids]);
+      return rows.map(rowToCluster);
+    },
+
     async putCluster(rec) {
       await db.run(
         `INSERT INTO clusters (${CL}) VALUES (${placeholders(CLUSTER_COLUMNS.length)})

@@ -390,6 +390,8 @@ export interface InventoryOps {
   lockCluster(companyId: string, clusterId: string): Promise<ClusterRecord | null>;
   /** Insert or replace the cluster's row. */
   putCluster(rec: ClusterRecord): Promise<void>;
+  /** Deletes the company's clusters of `ids` with their inventory rows; returns the clusters as they were. */
+  deleteClusters(companyId: string, ids: string[]): Promise<ClusterRecord[]>;
   /** The company's clusters by id, after `after` (keyset), at most `limit`. */
   listClusters(companyId: string, opts: { after?: string; limit: number }): Promise<ClusterRecord[]>;
   /**

@@ -153,6 +153,7 @@ const ID_SLOTS: Record<string, Kind[]> = {
   'Mutation.updateNotificationRoutingConfiguration.id': ['routingConfiguration'],
   'Mutation.testIntegration.id': ['integration'],
   'Query.certificates.filter.clusterId': ['cluster'],
+  'Mutation.deleteClusters.ids': ['cluster'],
 };
 
 interface Objects {
@@ -190,6 +191,7 @@ const BASE: Record<string, (own: Objects) => Record<string, unknown>> = {
   'Mutation.updateNotificationRoutingConfiguration': (a) => ({ id: a.routingConfiguration, enabled: false }),
   'Mutation.testIntegration': (a) => ({ id: a.integrations[0]!.id }),
   'Query.certificates': (a) => ({ filter: { clusterId: a.cluster }, first: 100 }),
+  'Mutation.deleteClusters': (a) => ({ ids: [a.cluster] }),
 };
 
 /** REST routes: their path parameters, and whether each names a stored object (none does today). */

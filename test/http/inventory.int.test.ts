@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as ops from '../../src/client/operations.js';
 import type { CertificateFacts, InventoryReport } from '../../src/model/inventory.js';
-import { COMPANY_A, KEY_B, startTestService, type StoreKind, type TestService } from '../support/service.js';
+import { COMPANY_A, KEY_A as KEY_ADMIN, KEY_B, startTestService, type StoreKind, type TestService } from '../support/service.js';
 
 const AGENT = 'agent-key-company-a-0123456789';
 const READ = 'read-key-company-a-01234567890';
@@ -356,6 +356,34 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('inventory API (%s)', (kind) =>
     expect(text).toMatch(/^certmgr_notify_clusters\{state="silent"\} 0$/m);
   });
 
+  it('deleteClusters: a cluster and its certificates go; an unknown id deletes nothing; read and agent keys are refused', async () => {
+    const keep = { id: randomUUID(), name: 'keep' };
+    const gone = { id: randomUUID(), name: 'gone' };
+    for (const c of [keep, gone])
+      expect(
+        (await post(report(c, randomUUID(), 1, { kind: 'snapshot', final: true, upserts: [facts('web', `${c.name}-tls`)] }))).status,
+      ).toBe(200);
+    const del = (ids: string[], key?: string) => gql(`mutation($ids: [UUID!]!) { deleteClusters(ids: $ids) { ids } }`, { ids }, key);
+    for (const key of [READ, AGENT]) {
+      const r = await del([gone.id], key);
+      expect(r.status).toBe(403);
+    }
+    const missing = randomUUID();
+    const refused = await del([gone.id, missing], KEY_ADMIN);
+    expect(refused.json.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    expect(refused.json.errors?.[0]?.message).toContain(missing);
+    expect(await clusterOf(gone.id)).toBeDefined();
+    const ok = await del([gone.id], KEY_ADMIN);
+    expect(ok.json.errors).toBeUndefined();
+    expect(ok.json.data.deleteClusters.ids).toEqual([gone.id]);
+    expect(await clusterOf(gone.id)).toBeUndefined();
+    expect(await certsOf(gone.id)).toEqual([]);
+    expect(await certsOf(keep.id)).toHaveLength(1);
+    // its agent, still running, is told to resync (unknown epoch) and re-creates it with a full snapshot
+    const again = await post(report(gone, randomUUID(), 2));
+    expect(again.status).toBe(409);
+  });
+
   it('quota: one cluster more than --max-clusters-per-company is refused with QUOTA_EXCEEDED, nothing written', async () => {
     // company B has used 1 of its 20 (tenancy test) at most: fill it up
     const made: string[] = [];
@@ -455,6 +483,40 @@ describe('silent clusters and the certificates quota through serve (sqlite)', ()
     expect((await post(2, 'delta')).status).toBe(200);
     const after = await until('the .active', (t) => t.includes('evt.healthstatus.certmgr-agent.active'));
     expect(after.slice(0, 2)).toEqual(['evt.healthstatus.certmgr-agent.notready', 'evt.healthstatus.certmgr-agent.active']);
+  });
+
+  it('deleting a silent cluster resolves its .notready with one .active (ClusterDeleted)', async () => {
+    const cluster = { id: randomUUID(), name: 'decommissioned' };
+    const gqlc = svc.gql();
+    const integ = await gqlc.request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, {
+      name: 'pager for deleted agents',
+      integrationKey: 'ik-0123456789abcdef',
+    });
+    await gqlc.request(ops.CreateNotificationRouter, {
+      details: { name: 'deleted agents', eventTypeId: 'certmgr-agent-health-notification-config' },
+      filterConfig: { advancedFilterExpression: `data.clusterId == '${cluster.id}'` },
+      integrationConfig: { integrationId: integ.createIncidentMgmtIntegration.id },
+    });
+    const r = await svc.rest('/v1/inventory', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(report(cluster, randomUUID(), 1, { kind: 'snapshot', final: true })),
+    });
+    expect(r.status).toBe(200);
+    const events = async () =>
+      (
+        await gqlc.request<{ deliveries: { nodes: { routerName: string; createdAt: string; event: { type: string } }[] } }>(
+          `{ deliveries { nodes { routerName createdAt event { type } } } }`,
+        )
+      ).deliveries.nodes
+        .filter((d) => d.routerName === 'deleted agents')
+        .sort((x, y) => x.createdAt.localeCompare(y.createdAt))
+        .map((d) => d.event.type);
+    for (let i = 0; i < 300 && (await events()).length === 0; i++) await new Promise((res) => setTimeout(res, 50));
+    expect(await events()).toEqual(['evt.healthstatus.certmgr-agent.notready']);
+    await gqlc.request(`mutation($ids: [UUID!]!) { deleteClusters(ids: $ids) { ids } }`, { ids: [cluster.id] });
+    // accepted in the delete's transaction: there when the mutation answers
+    expect(await events()).toEqual(['evt.healthstatus.certmgr-agent.notready', 'evt.healthstatus.certmgr-agent.active']);
   });
 
   it('a report that would take the company past --max-certificates-per-company is refused whole (429 QUOTA_EXCEEDED)', async () => {

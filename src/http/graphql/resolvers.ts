@@ -241,6 +241,7 @@ export const rootValue: Record<string, Resolver> = {
   ...createIntegrationResolvers(),
   updateIntegration: async (a, ctx) => integrationView(await integrations.updateIntegration(ctx, a.id, a.input)),
   deleteIntegrations: async (a, ctx) => ({ ids: await integrations.deleteIntegrations(ctx, a.ids) }),
+  deleteClusters: async (a, ctx) => ({ ids: await inventory.deleteClusters(ctx, a.ids) }),
 
   // routers, current generation
   createNotificationRouter: async (a, ctx) =>
