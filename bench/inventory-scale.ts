@@ -29,6 +29,7 @@ import { startServiceProcess, type ServiceProcess } from '../test/e2e/service-pr
 import { setupBinary } from '../test/support/binary.js';
 import { testSecretKeyFile } from '../test/support/service.js';
 import { bareDueSelect, benchPostgres, mb, multiRowInsert, scanPagePlan, secs } from './lib/pg.js';
+import { CERT_COLUMNS } from '../src/store/inventory-repo.js';
 
 const num = (name: string, dflt: number): number => {
   const v = Number(process.env[name] ?? dflt);
@@ -222,30 +223,8 @@ async function scanMetric(url: string): Promise<{ endedAt: number; seconds: numb
   return Number.isFinite(endedAt) && endedAt > 0 ? { endedAt, seconds } : undefined;
 }
 
-/** The 21 columns of a store row (src/store/inventory-repo.ts), for the bare INSERT of the same rows. */
-const ROW_COLUMNS = [
-  'company_id',
-  'cluster_id',
-  'namespace',
-  'secret_name',
-  'certificate_name',
-  'certificate_uid',
-  'serial',
-  'not_before',
-  'not_after',
-  'subject',
-  'common_name',
-  'dns_names',
-  'issuer',
-  'issuer_ref',
-  'ready_status',
-  'ready_reason',
-  'application_ids',
-  'labels',
-  'chain_not_after',
-  'epoch',
-  'updated_at',
-];
+/** The columns of a store row, for the bare INSERT of the same rows. */
+const ROW_COLUMNS = CERT_COLUMNS;
 const ms = (t: string | null) => (t === null ? null : Date.parse(t));
 const rowOf = (agent: Agent, f: CertificateFacts, now: number): unknown[] => [
   COMPANY,

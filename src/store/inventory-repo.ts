@@ -22,7 +22,8 @@ const CLUSTER_COLUMNS = [
 ] as const;
 const CL = CLUSTER_COLUMNS.join(', ');
 
-const CERT_COLUMNS = [
+/** The columns of an inventory row, in insert order (also the bare-INSERT baseline of bench/inventory-scale.ts). */
+export const CERT_COLUMNS = [
   'company_id',
   'cluster_id',
   'namespace',
