@@ -27,6 +27,7 @@ import { createApp } from './http/app.js';
 import { createHttpMetrics } from './http/metrics.js';
 import { createRuntime } from './service/runtime.js';
 import { ExpiryScanner } from './expiry/scanner.js';
+import { ingestDepsOf } from './service/events.js';
 import { registerClusterGauge, startSilenceWatch } from './inventory/silence.js';
 
 export interface RunningService {
@@ -283,13 +284,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
   // in the store lets one replica at a time evaluate a company, so several replicas neither repeat nor miss.
   const expiry = new ExpiryScanner({
     store,
-    ingest: {
-      snapshots: runtime.snapshots,
-      metrics: runtime.routingMetrics,
-      log,
-      ...(runtime.logLimiter ? { logLimiter: runtime.logLimiter } : {}),
-      onAccepted: runtime.kickDelivery,
-    },
+    ingest: ingestDepsOf(runtime, log),
     log,
     intervalMs: cfg.expiryScanIntervalMs,
     registry: metrics.registry,
@@ -313,13 +308,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     async () =>
       startSilenceWatch({
         store,
-        ingest: {
-          snapshots: runtime.snapshots,
-          metrics: runtime.routingMetrics,
-          log,
-          ...(runtime.logLimiter ? { logLimiter: runtime.logLimiter } : {}),
-          onAccepted: runtime.kickDelivery,
-        },
+        ingest: ingestDepsOf(runtime, log),
         log: log.child({ component: 'inventory' }),
         ...(runtime.logLimiter ? { logLimiter: runtime.logLimiter } : {}),
         silenceAfterMs: cfg.clusterSilenceAfterMs,

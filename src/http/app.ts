@@ -7,7 +7,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Logger } from 'pino';
 import type { Store } from '../store/types.js';
 import { serviceContext, type ServiceContext, type ServiceRuntime } from '../service/context.js';
-import { acceptEvents, parseEvents } from '../service/events.js';
+import { acceptEvents, ingestDepsOf, parseEvents } from '../service/events.js';
 import { ServiceError, ValidationErrors } from '../service/errors.js';
 import { ApiKeyRing, API_KEY_HEADER, allowed, forbiddenMessage, type ApiOperation } from './auth.js';
 import type { ApiKeyScope } from '../config.js';
@@ -238,13 +238,7 @@ export function createApp(deps: AppDeps): express.Express {
           ? {
               ...(deps.runtime.logLimiter ? { logLimiter: deps.runtime.logLimiter } : {}),
               // the .active of a cluster that was silent goes through the ingestion of POST /v1/events
-              ingest: {
-                snapshots: deps.runtime.snapshots,
-                metrics: deps.runtime.routingMetrics,
-                log: deps.logger,
-                ...(deps.runtime.logLimiter ? { logLimiter: deps.runtime.logLimiter } : {}),
-                onAccepted: deps.runtime.kickDelivery,
-              },
+              ingest: ingestDepsOf(deps.runtime, deps.logger),
             }
           : {},
       ),
@@ -269,13 +263,7 @@ export function createApp(deps: AppDeps): express.Express {
       async (req, res) => {
         try {
           const events = parseEvents(req.body);
-          const accepted = await acceptEvents(res.locals.ctx, events, {
-            snapshots: rt.snapshots,
-            metrics: rt.routingMetrics,
-            log: res.locals.log,
-            ...(rt.logLimiter ? { logLimiter: rt.logLimiter } : {}),
-            onAccepted: rt.kickDelivery,
-          });
+          const accepted = await acceptEvents(res.locals.ctx, events, ingestDepsOf(rt, res.locals.log));
           res.status(202).json({ events: accepted });
         } catch (e) {
           if (e instanceof ValidationErrors) return sendErrors(res, 400, e.errors);

@@ -61,34 +61,20 @@ export function agentSilentEvent(c: ClusterRecord, silentSince: number, silenceA
   return sanitizeEvent({ type: 'evt.healthstatus.certmgr-agent.notready', data: { ...data } });
 }
 
-/** `evt.healthstatus.certmgr-agent.active` for the report at `now` that ends the silence. */
-export function agentReportingEvent(
-  report: { clusterId: string; clusterName: string; agentVersion: string },
-  now: number,
-  silentForMs: number,
-): InternalEvent {
-  const unhealthyDuration = unhealthyDurationOf(silentForMs);
-  const data: AgentActiveData = {
-    clusterId: report.clusterId,
-    clusterName: report.clusterName,
-    lastSeenAt: isoUtc(now),
-    statusTransition: isoUtc(now),
-    statusMessage: `The certmgr-notify agent of cluster ${report.clusterName} reports its inventory again after ${unhealthyDuration} of silence`,
-    statusReason: 'AgentReporting',
-    agentVersion: report.agentVersion,
-    unhealthyDuration,
-  };
-  return sanitizeEvent({ type: 'evt.healthstatus.certmgr-agent.active', data: { ...data } });
-}
+const ACTIVE_MESSAGES = {
+  // the report at `now` ends the silence
+  AgentReporting: (name: string, d: string) =>
+    `The certmgr-notify agent of cluster ${name} reports its inventory again after ${d} of silence`,
+  // deleteClusters removed a silent cluster: the incident its .notready opened must not stay open
+  ClusterDeleted: (name: string, d: string) => `Cluster ${name} was removed from the certificate inventory after ${d} of silence`,
+} as const;
 
-/**
- * A silent cluster removed from the inventory (deleteClusters): its `.notready` is resolved, so an incident it
- * opened does not stay open for a cluster that no longer exists.
- */
-export function clusterDeletedEvent(
+/** `evt.healthstatus.certmgr-agent.active` ending a silence of `silentForMs`: the cluster reports again, or was deleted. */
+export function agentActiveEvent(
   cluster: { clusterId: string; clusterName: string; agentVersion: string; lastSeenAt: number },
   now: number,
   silentForMs: number,
+  reason: keyof typeof ACTIVE_MESSAGES,
 ): InternalEvent {
   const unhealthyDuration = unhealthyDurationOf(silentForMs);
   const data: AgentActiveData = {
@@ -96,8 +82,8 @@ export function clusterDeletedEvent(
     clusterName: cluster.clusterName,
     lastSeenAt: isoUtc(cluster.lastSeenAt),
     statusTransition: isoUtc(now),
-    statusMessage: `Cluster ${cluster.clusterName} was removed from the certificate inventory after ${unhealthyDuration} of silence`,
-    statusReason: 'ClusterDeleted',
+    statusMessage: ACTIVE_MESSAGES[reason](cluster.clusterName, unhealthyDuration),
+    statusReason: reason,
     agentVersion: cluster.agentVersion,
     unhealthyDuration,
   };

@@ -12,7 +12,7 @@ import { TimeSlicer } from '../routing/slicer.js';
 import type { RoutingMetrics } from '../routing/metrics.js';
 import type { RoutingSnapshots } from '../routing/snapshot.js';
 import type { NewDelivery, StoreOps } from '../store/types.js';
-import type { ServiceContext } from './context.js';
+import type { ServiceContext, ServiceRuntime } from './context.js';
 import { ValidationErrors, type FieldError } from './errors.js';
 
 export const MAX_EVENTS_PER_REQUEST = 1000;
@@ -25,6 +25,17 @@ export interface IngestDeps {
   logLimiter?: LogLimiter;
   /** Wakes the delivery worker after a commit. */
   onAccepted?: () => void;
+}
+
+/** The ingestion parts of a running service, for every path that accepts events (API, expiry scan, silence). */
+export function ingestDepsOf(rt: ServiceRuntime, log: Logger): IngestDeps {
+  return {
+    snapshots: rt.snapshots,
+    metrics: rt.routingMetrics,
+    log,
+    ...(rt.logLimiter ? { logLimiter: rt.logLimiter } : {}),
+    onAccepted: () => rt.kickDelivery(),
+  };
 }
 
 export interface AcceptedEvent {

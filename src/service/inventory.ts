@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { decideReport } from '../inventory/decide.js';
-import { agentReportingEvent, clusterDeletedEvent, decideReporting } from '../inventory/silence.js';
+import { agentActiveEvent, decideReporting } from '../inventory/silence.js';
 import type { LogLimiter } from '../log/limiter.js';
 import type { CertificateFacts, InventoryAck, InventoryReport } from '../model/inventory.js';
 import type {
@@ -18,7 +18,7 @@ import type {
 } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError } from './errors.js';
-import { acceptEventsInTransaction, type IngestDeps } from './events.js';
+import { acceptEventsInTransaction, ingestDepsOf, type IngestDeps } from './events.js';
 import { DEFAULT_QUOTAS, requireQuota } from './quotas.js';
 import { isUuid } from './validate.js';
 import { requireAllExist, requireIdList } from './ids.js';
@@ -120,10 +120,11 @@ export async function applyInventoryReport(
     if (state && now - state.lastSeenAt > silenceAfter) wasSilentFor = now - state.lastSeenAt;
     const back = decideReporting(state, now);
     if (back.resolve && ingest && snap) {
-      const ev = agentReportingEvent(
-        { clusterId, clusterName: report.cluster.name, agentVersion: report.agentVersion },
+      const ev = agentActiveEvent(
+        { clusterId, clusterName: report.cluster.name, agentVersion: report.agentVersion, lastSeenAt: now },
         now,
         back.silentForMs,
+        'AgentReporting',
       );
       committed = (await acceptEventsInTransaction(ctx, tx, snap, [ev], ingest)).committed;
     }
@@ -162,15 +163,7 @@ export async function applyInventoryReport(
 export async function deleteClusters(ctx: ServiceContext, ids: readonly unknown[]): Promise<string[]> {
   const wanted = requireIdList('ids', ids).map((id) => id.toLowerCase());
   const rt = ctx.runtime;
-  const ingest: IngestDeps | undefined = rt
-    ? {
-        snapshots: rt.snapshots,
-        metrics: rt.routingMetrics,
-        log: rt.log,
-        ...(rt.logLimiter ? { logLimiter: rt.logLimiter } : {}),
-        onAccepted: () => rt.kickDelivery(),
-      }
-    : undefined;
+  const ingest = rt ? ingestDepsOf(rt, rt.log) : undefined;
   const snap = ingest ? await ingest.snapshots.get(ctx.companyId) : undefined;
   const now = ctx.now();
   let committed: (() => void) | undefined;
@@ -183,10 +176,11 @@ export async function deleteClusters(ctx: ServiceContext, ids: readonly unknown[
     const resolves = gone
       .filter((c) => c.silentSince !== null)
       .map((c) =>
-        clusterDeletedEvent(
+        agentActiveEvent(
           { clusterId: c.id, clusterName: c.name, agentVersion: c.agentVersion, lastSeenAt: c.lastSeenAt },
           now,
           now - c.silentSince!,
+          'ClusterDeleted',
         ),
       );
     if (resolves.length && ingest && snap) committed = (await acceptEventsInTransaction(ctx, tx, snap, resolves, ingest)).committed;

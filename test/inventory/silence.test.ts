@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { validateEvent } from '../../src/events/schemas.js';
-import { agentReportingEvent, agentSilentEvent, startSilenceWatch, type SilenceWatch } from '../../src/inventory/silence.js';
+import { agentActiveEvent, agentSilentEvent, startSilenceWatch, type SilenceWatch } from '../../src/inventory/silence.js';
 import { createRoutingMetrics } from '../../src/routing/metrics.js';
 import { RoutingSnapshots } from '../../src/routing/snapshot.js';
 import { openStore } from '../../src/store/index.js';
@@ -81,7 +81,12 @@ describe('agent events (pure builders)', () => {
   });
   it('.active: unhealthyDuration in the spec format', () => {
     const now = Date.parse('2025-03-16T06:15:00Z');
-    const e = agentReportingEvent({ clusterId: c.id, clusterName: 'prod-eu', agentVersion: '1.4.1' }, now, 7_199_750);
+    const e = agentActiveEvent(
+      { clusterId: c.id, clusterName: 'prod-eu', agentVersion: '1.4.1', lastSeenAt: now },
+      now,
+      7_199_750,
+      'AgentReporting',
+    );
     expect(validateEvent(e)).toMatchObject({ ok: true });
     expect(e.data).toMatchObject({
       statusTransition: '2025-03-16T06:15:00Z',
