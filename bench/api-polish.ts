@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { RoutingSnapshots } from '../src/routing/snapshot.js';
 import { capText } from '../src/http/errors.js';
 import { openStore } from '../src/store/index.js';
+import { ROUTER_POLICY_DEFAULTS } from '../src/model/records.js';
 
 const FAMILY = 'certmgr-issuer-health-notification-config' as const;
 const A = '11111111-1111-4111-8111-111111111111';
@@ -53,6 +54,7 @@ export async function run(n = Number(process.env.BENCH_ROUTERS ?? 1000)): Promis
       integrationId: integ.id,
       templateId: null,
       generation: 'ROUTER',
+      ...ROUTER_POLICY_DEFAULTS,
       managedBy: null,
       createdAt: t,
       updatedAt: t,

@@ -13,6 +13,7 @@ import { RoutingSnapshots, filterBytes } from '../src/routing/snapshot.js';
 import { TenantLru } from '../src/routing/tenant-lru.js';
 import { openStore } from '../src/store/index.js';
 import type { Store } from '../src/store/types.js';
+import { ROUTER_POLICY_DEFAULTS } from '../src/model/records.js';
 
 const FAMILY = 'certmgr-issuer-health-notification-config' as const;
 const MiB = 1024 * 1024;
@@ -48,6 +49,7 @@ async function router(store: Store, companyId: string, integrationId: string, fi
     integrationId,
     templateId: null,
     generation: 'ROUTER',
+    ...ROUTER_POLICY_DEFAULTS,
     managedBy: null,
     createdAt: t,
     updatedAt: t,

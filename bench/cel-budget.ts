@@ -22,6 +22,7 @@ import { RoutingSnapshots } from '../src/routing/snapshot.js';
 import { TimeSlicer } from '../src/routing/slicer.js';
 import type { IntegrationRecord, RouterRecord, Store } from '../src/store/types.js';
 import { certificateResourceNotReady } from '../test/fixtures/events.js';
+import { ROUTER_POLICY_DEFAULTS } from '../src/model/records.js';
 
 const CERT: EventTypeId = 'certmgr-cert-resource-health-notification-config';
 const N = "data.SANs['DNS Names']";
@@ -128,6 +129,7 @@ export async function run(print: (line: string) => void = console.log): Promise<
     integrationId: 'i',
     templateId: null,
     generation: 'ROUTER',
+    ...ROUTER_POLICY_DEFAULTS,
     managedBy: null,
     createdAt: 0,
     updatedAt: 0,

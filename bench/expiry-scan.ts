@@ -18,6 +18,7 @@ import { RoutingSnapshots } from '../src/routing/snapshot.js';
 import { realClock } from '../src/runtime/timers.js';
 import { openStore } from '../src/store/index.js';
 import { bareDueSelect, benchPostgres, mb, multiRowInsert, scanPagePlan, secs } from './lib/pg.js';
+import { ROUTER_POLICY_DEFAULTS } from '../src/model/records.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const DUE = Number(process.env.BENCH_DUE ?? 0.01);
@@ -86,6 +87,7 @@ export async function run(): Promise<void> {
       integrationId: integ.id,
       templateId: null,
       generation: 'ROUTER',
+      ...ROUTER_POLICY_DEFAULTS,
       managedBy: null,
       createdAt: now,
       updatedAt: now,

@@ -16,6 +16,7 @@ import { decideRouters, matchRouters, routingIndex, type RoutingSnapshot } from 
 import { RoutingSnapshots } from '../src/routing/snapshot.js';
 import type { IntegrationRecord, MonitoringConfigRecord, RouterRecord, Store } from '../src/store/types.js';
 import { expiringCertificate, issuerActive, issuerNotReady } from '../test/fixtures/events.js';
+import { ROUTER_POLICY_DEFAULTS } from '../src/model/records.js';
 
 export interface RoutingBenchOptions {
   cellMs?: number;
@@ -181,6 +182,7 @@ async function loadSnapshot(family: EventTypeId, filters: string[]): Promise<Rou
     integrationId: 'i1',
     templateId: null,
     generation: 'ROUTER',
+    ...ROUTER_POLICY_DEFAULTS,
     managedBy: null,
     createdAt: 0,
     updatedAt: 0,

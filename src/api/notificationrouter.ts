@@ -12,6 +12,7 @@ import {
   type KindDef,
 } from './meta.js';
 import { defineSchema, type Infer } from './schema.js';
+import { INTERVAL_PATTERN } from '../validation/interval.js';
 
 /** Mirrors the service's limit; the service compiles the filter (errors come back with line:column). */
 const FILTER_MAX_LENGTH = 2000;
@@ -34,6 +35,28 @@ export const routerSpecSchema = defineSchema({
       description: 'Name of the router in the service. Default: <namespace>/<name>.',
     },
     enabled: { type: 'boolean', default: true },
+    groupBy: {
+      type: 'array',
+      maxItems: 8,
+      items: { type: 'string', minLength: 1, maxLength: 256 },
+      description:
+        'Grouping (docs/signal.md): event fields whose values form a group, e.g. [data.clusterId, data.issuerName]. One notification per group instead of one per event. Omitted: no grouping.',
+    },
+    groupWait: {
+      type: 'string',
+      pattern: INTERVAL_PATTERN,
+      description: 'How long a new group collects events before its first notification (0s to 1h; default 30s).',
+    },
+    groupInterval: {
+      type: 'string',
+      pattern: INTERVAL_PATTERN,
+      description: 'At most one update of a group per this interval (1s to 24h; default 5m).',
+    },
+    repeatInterval: {
+      type: 'string',
+      pattern: INTERVAL_PATTERN,
+      description: 'Reminders: while a resource or group stays unhealthy, notify again at this interval (1m to 90d). Omitted: none.',
+    },
   },
 });
 

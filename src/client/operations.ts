@@ -54,8 +54,14 @@ export const CreateNotificationRouter = /* GraphQL */ `
     $details: NotificationRouterConfigDetailsInput!
     $filterConfig: NotificationRouterFilterConfigInput!
     $integrationConfig: NotificationRouterIntegrationConfigurationInput!
+    $policyConfig: NotificationRouterPolicyInput
   ) {
-    createNotificationRouter(details: $details, filterConfig: $filterConfig, integrationConfig: $integrationConfig) {
+    createNotificationRouter(
+      details: $details
+      filterConfig: $filterConfig
+      integrationConfig: $integrationConfig
+      policyConfig: $policyConfig
+    ) {
       id
       notificationRouterIntegrationConfig {
         notificationRouterIntegrationID

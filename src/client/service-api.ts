@@ -25,7 +25,16 @@ export interface IntegrationView {
   managedBy: string | null;
 }
 
+/** A router's grouping and reminders as the API writes them (intervals normalized, e.g. "5m"). */
+export interface RouterPolicyView {
+  groupBy: string[];
+  groupWait: string;
+  groupInterval: string;
+  repeatInterval: string | null;
+}
+
 export interface RouterView {
+  policy: RouterPolicyView;
   id: string;
   name: string;
   enabled: boolean;
@@ -60,6 +69,7 @@ export interface UpdateIntegrationInput {
 }
 
 export interface RouterInput {
+  policy: RouterPolicyView;
   name: string;
   eventTypeId: string;
   filter: string;
@@ -106,6 +116,12 @@ const ListRouters = /* GraphQL */ `
         notificationRouterIntegrationConfig {
           notificationRouterIntegrationID
         }
+        notificationRouterPolicyConfig {
+          groupBy
+          groupWait
+          groupInterval
+          repeatInterval
+        }
       }
     }
   }
@@ -150,6 +166,7 @@ interface RawRouter {
   eventType: { id: string };
   notificationRouterFilterConfig: { advancedFilterExpression: string | null };
   notificationRouterIntegrationConfig: { notificationRouterIntegrationID: string };
+  notificationRouterPolicyConfig: RouterPolicyView;
 }
 
 const routerView = (r: RawRouter): RouterView => ({
@@ -161,6 +178,7 @@ const routerView = (r: RawRouter): RouterView => ({
   integrationId: r.notificationRouterIntegrationConfig.notificationRouterIntegrationID,
   generation: r.generation,
   managedBy: r.managedBy,
+  policy: r.notificationRouterPolicyConfig,
 });
 
 export interface GraphQLServiceApiOptions {
@@ -229,6 +247,7 @@ export class GraphQLServiceApi implements ServiceApi {
       details: { name: input.name, eventTypeId: input.eventTypeId, enabled: input.enabled, managedBy: input.managedBy },
       filterConfig: { advancedFilterExpression: input.filter },
       integrationConfig: { integrationId: input.integrationId },
+      policyConfig: { ...input.policy, repeatInterval: input.policy.repeatInterval ?? '' },
     });
     return { id: r.createNotificationRouter.id };
   }
@@ -241,6 +260,8 @@ export class GraphQLServiceApi implements ServiceApi {
     if (input.filter !== undefined) u['advancedFilterExpression'] = input.filter;
     if (input.integrationId !== undefined) u['integrationId'] = input.integrationId;
     if (input.managedBy !== undefined) u['managedBy'] = input.managedBy;
+    // '' turns reminders off (null would mean "left out" to some clients)
+    if (input.policy !== undefined) Object.assign(u, input.policy, { repeatInterval: input.policy.repeatInterval ?? '' });
     await this.request('update router', UpdateNotificationRouter, {
       updateNotificationRouterId: id,
       updateNotificationRouterConfigurationInput: u,

@@ -23,6 +23,53 @@ export interface Notification {
   integration: IntegrationRecord;
   /** 1-based attempt number. */
   attempt: number;
+  /**
+   * Grouping (issue 11, docs/signal.md): set when this notification speaks for a group of events of a router
+   * with `groupBy`. `event` is then the group's newest member, so a notifier that ignores groups still says
+   * something true.
+   */
+  group?: NotificationGroup;
+  /** A reminder (the router's repeatInterval): the resource (or group) is still unhealthy; nothing new happened. */
+  reminder?: boolean;
+  /**
+   * The router's template (issue 11), rendered for this integration's type; a part left out keeps the
+   * notifier's own text. Rendered by the worker before send (bounded output), never by a notifier.
+   */
+  rendered?: RenderedMessage;
+}
+
+/** The parts a template gives (docs/templates.md): title, text, and the whole body of a generic JSON webhook. */
+export interface RenderedMessage {
+  title?: string;
+  text?: string;
+  /** GENERIC_WEBHOOK: the request body (JSON text, checked after rendering). */
+  body?: string;
+}
+
+/** One member of a group: a resource's newest event in the group. */
+export interface GroupMember {
+  eventId: string;
+  event: InternalEvent;
+  /** Epoch ms the event was accepted. */
+  occurredAt: number;
+}
+
+export interface NotificationGroup {
+  /**
+   * Stable per (router, group labels): the incident dedup_key of the group's incident, the webhook's
+   * correlation key; never contains the labels' raw values (hashed).
+   */
+  key: string;
+  /** The router's groupBy fields and this group's values, e.g. { 'data.issuerName': 'letsencrypt-prod' }. */
+  labels: Record<string, string>;
+  /** Members unhealthy (or expiring) now, newest first, at most 20 (the counts tell the rest). */
+  firing: GroupMember[];
+  /** Members that recovered since the group's previous notification, newest first, at most 20 (the counts tell the rest). */
+  resolved: GroupMember[];
+  firingCount: number;
+  resolvedCount: number;
+  /** No member is firing any more: incident management resolves the group's incident; chat says "all recovered". */
+  allResolved: boolean;
 }
 
 export type DeliveryOutcome = 'delivered' | 'retry' | 'dead';

@@ -46,8 +46,30 @@ export interface RouterRecord {
   filter: string;
   integrationId: string;
   templateId: string | null;
+  /**
+   * Grouping (issue 11, docs/signal.md): event fields (CEL paths such as `data.issuerName`) whose values form a
+   * group; empty = off (one notification per event, the spec's behaviour).
+   */
+  groupBy: string[];
+  /** Grouping: how long a new group collects events before its first notification (Alertmanager's group_wait). */
+  groupWaitMs: number;
+  /** Grouping: at most one update of a group per this interval (Alertmanager's group_interval). */
+  groupIntervalMs: number;
+  /** Reminders: while a resource (or a group) stays unhealthy, notify again at this interval; null = off. */
+  repeatIntervalMs: number | null;
   generation: RouterGeneration;
   managedBy: string | null;
   createdAt: number;
   updatedAt: number;
 }
+
+/**
+ * A router's notification policy when none is given: no grouping (the spec's one notification per event), no
+ * reminders; the wait and interval are Alertmanager's defaults, used once `groupBy` is set.
+ */
+export const ROUTER_POLICY_DEFAULTS: Readonly<Pick<RouterRecord, 'groupBy' | 'groupWaitMs' | 'groupIntervalMs' | 'repeatIntervalMs'>> = {
+  groupBy: [],
+  groupWaitMs: 30_000,
+  groupIntervalMs: 300_000,
+  repeatIntervalMs: null,
+};

@@ -5,6 +5,8 @@
 import type { MonitoringConfigSpec } from '../api/monitoringconfig.js';
 import { PROVIDER_SETTINGS_FIELD, type NotificationProviderSpec, type ProviderType } from '../api/notificationprovider.js';
 import type { NotificationRouterSpec } from '../api/notificationrouter.js';
+import { ROUTER_POLICY_DEFAULTS } from '../model/records.js';
+import { formatInterval, parseInterval } from '../validation/interval.js';
 import type { SecretKeyRef } from '../api/meta.js';
 import type { MonitoringConfigView } from '../client/monitoring.js';
 import type {
@@ -12,6 +14,7 @@ import type {
   IntegrationParams,
   IntegrationView,
   RouterInput,
+  RouterPolicyView,
   RouterView,
   UpdateIntegrationInput,
 } from '../client/service-api.js';
@@ -252,6 +255,18 @@ export function desiredRouter(o: ObjectId, spec: NotificationRouterSpec, integra
     integrationId,
     enabled: spec.enabled,
     managedBy: managedByKey(o, cluster),
+    policy: desiredRouterPolicy(spec),
+  };
+}
+
+/** The spec's grouping and reminders, written the way the API returns them (so a plan compares equal). */
+function desiredRouterPolicy(spec: NotificationRouterSpec): RouterPolicyView {
+  const norm = (v: string | undefined, d: number): string => formatInterval(v === undefined ? d : (parseInterval(v) ?? d));
+  return {
+    groupBy: spec.groupBy ?? [],
+    groupWait: norm(spec.groupWait, ROUTER_POLICY_DEFAULTS.groupWaitMs),
+    groupInterval: norm(spec.groupInterval, ROUTER_POLICY_DEFAULTS.groupIntervalMs),
+    repeatInterval: spec.repeatInterval ? norm(spec.repeatInterval, 0) : null,
   };
 }
 
@@ -288,6 +303,10 @@ export function planRouterUpdate(desired: RouterInput, actual: RouterView): Rout
   if (actual.managedBy !== desired.managedBy) {
     drift.push('managedBy');
     update.managedBy = desired.managedBy;
+  }
+  if (JSON.stringify(actual.policy) !== JSON.stringify(desired.policy)) {
+    drift.push('policy');
+    update.policy = desired.policy;
   }
   return { drift, update: drift.length ? update : undefined };
 }

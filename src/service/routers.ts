@@ -13,6 +13,8 @@ import { codePointLength, textIssue } from '../validation/formats.js';
 import { requireAllExist, requireIdList } from './ids.js';
 import { requireQuota } from './quotas.js';
 import { isUuid, requireName } from './validate.js';
+import { applyRouterPolicy, type RouterPolicyInput } from './router-policy.js';
+import { ROUTER_POLICY_DEFAULTS } from '../model/records.js';
 
 const UPDATE_MUTATION: Record<RouterGeneration, string> = {
   ROUTER: 'updateNotificationRouter',
@@ -58,7 +60,7 @@ async function requireIntegration(tx: StoreOps, companyId: string, field: string
   return integ.id;
 }
 
-export interface NewRouterInput {
+export interface NewRouterInput extends RouterPolicyInput {
   name: unknown;
   eventTypeId: unknown;
   advancedFilterExpression?: unknown;
@@ -75,6 +77,8 @@ export interface NewRouterFields {
   integrationId: string;
   enabled: string;
   templateId: string;
+  /** prefix of the policy fields' names in errors ('' for top level) */
+  policy: string;
 }
 
 export async function createRouter(
@@ -88,6 +92,7 @@ export async function createRouter(
   const filter = requireFilter(fields.filter, input.advancedFilterExpression, eventTypeId);
   if (input.enabled != null && typeof input.enabled !== 'boolean') throw badInput(fields.enabled, `${fields.enabled} must be a boolean`);
   if (input.templateId != null && !isUuid(input.templateId)) throw badInput(fields.templateId, `${fields.templateId} must be a UUID`);
+  const policy = applyRouterPolicy(ROUTER_POLICY_DEFAULTS, input, eventTypeId, fields.policy);
   const rec = await ctx.store.transaction(async (tx) => {
     const integrationId = await requireIntegration(tx, ctx.companyId, fields.integrationId, input.integrationId);
     await requireQuota(tx, ctx.companyId, 'routers', ctx.quotas);
@@ -101,6 +106,7 @@ export async function createRouter(
       filter,
       integrationId,
       templateId: (input.templateId as string | null | undefined) ?? null,
+      ...policy,
       generation,
       managedBy: input.managedBy == null ? null : requireName('managedBy', input.managedBy, 512),
       createdAt: now,
@@ -111,7 +117,7 @@ export async function createRouter(
   return rec;
 }
 
-export interface RouterUpdateInput {
+export interface RouterUpdateInput extends RouterPolicyInput {
   enabled?: unknown;
   name?: unknown;
   eventTypeId?: unknown;
@@ -163,6 +169,11 @@ export async function updateRouter(
     }
     if (input.managedBy !== undefined)
       patch.managedBy = input.managedBy === null || input.managedBy === '' ? null : requireName('managedBy', input.managedBy, 512);
+    const policy = applyRouterPolicy(cur, input, eventTypeId, prefix);
+    if (JSON.stringify(policy.groupBy) !== JSON.stringify(cur.groupBy)) patch.groupBy = policy.groupBy;
+    if (policy.groupWaitMs !== cur.groupWaitMs) patch.groupWaitMs = policy.groupWaitMs;
+    if (policy.groupIntervalMs !== cur.groupIntervalMs) patch.groupIntervalMs = policy.groupIntervalMs;
+    if (policy.repeatIntervalMs !== cur.repeatIntervalMs) patch.repeatIntervalMs = policy.repeatIntervalMs;
     const next = await tx.updateRouter(ctx.companyId, id, patch, ctx.now());
     if (!next) throw new ServiceError('NOT_FOUND', `router ${id} not found`, 'id');
     return next;

@@ -330,6 +330,18 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX clusters_not_silenced_idx ON clusters (last_seen_at) WHERE silent_since IS NULL`,
     ]),
   },
+  {
+    // Issue 11, a router's notification policy (docs/signal.md): grouping and reminders. Defaults keep the
+    // spec's behaviour (no grouping: group_by '[]'; no reminders: repeat_interval_ms NULL).
+    version: 9,
+    name: 'routers: group_by, group_wait_ms, group_interval_ms, repeat_interval_ms',
+    up: ddl((t) => [
+      `ALTER TABLE routers ADD COLUMN group_by TEXT NOT NULL DEFAULT '[]'`,
+      `ALTER TABLE routers ADD COLUMN group_wait_ms ${t.bigint} NOT NULL DEFAULT 30000`,
+      `ALTER TABLE routers ADD COLUMN group_interval_ms ${t.bigint} NOT NULL DEFAULT 300000`,
+      `ALTER TABLE routers ADD COLUMN repeat_interval_ms ${t.bigint}`,
+    ]),
+  },
 ];
 
 // Catch numbering mistakes at load time rather than in production.

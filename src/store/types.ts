@@ -13,7 +13,20 @@ export { INTEGRATION_TYPES, type IntegrationType } from '../model/integration-ty
 
 export type IntegrationPatch = Partial<Pick<IntegrationRecord, 'name' | 'enabled' | 'config' | 'secrets' | 'managedBy'>>;
 export type RouterPatch = Partial<
-  Pick<RouterRecord, 'name' | 'eventTypeId' | 'enabled' | 'filter' | 'integrationId' | 'templateId' | 'managedBy'>
+  Pick<
+    RouterRecord,
+    | 'name'
+    | 'eventTypeId'
+    | 'enabled'
+    | 'filter'
+    | 'integrationId'
+    | 'templateId'
+    | 'groupBy'
+    | 'groupWaitMs'
+    | 'groupIntervalMs'
+    | 'repeatIntervalMs'
+    | 'managedBy'
+  >
 >;
 
 /** Records a company holds under a quota (silences and templates will add theirs). */

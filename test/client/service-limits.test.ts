@@ -87,7 +87,13 @@ describe('operator ↔ service limits (real service)', () => {
     expect((moreIntegrations as TerminalError).reason).toBe(Reason.QuotaExceeded);
     expect(moreIntegrations.message).toMatch(/at most 1 integrations \(--max-integrations-per-company\) and this one has 1/);
 
-    const router = { eventTypeId: ISSUER, filter: 'true', integrationId: integ.id, enabled: true };
+    const router = {
+      eventTypeId: ISSUER,
+      filter: 'true',
+      integrationId: integ.id,
+      enabled: true,
+      policy: { groupBy: [], groupWait: '30s', groupInterval: '5m', repeatInterval: null },
+    };
     await api.createRouter({ ...router, name: 'ns/r1', managedBy: 'k8s:NotificationRouter/ns/r1' });
     const moreRouters = await conditionOf(
       api.createRouter({ ...router, name: 'ns/r2', managedBy: 'k8s:NotificationRouter/ns/r2' }),

@@ -29,6 +29,7 @@ import {
   waitFor,
 } from '../delivery/support.js';
 import { insertCluster, upsertInventory, type InventoryRow } from './inventory.js';
+import { ROUTER_POLICY_DEFAULTS } from '../../src/model/records.js';
 
 // in the past: the scanner's clock also dates the deliveries, which the worker (real time) must find due
 const T0 = Date.parse('2020-01-01T06:00:00Z');
@@ -73,6 +74,7 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('ExpiryScanne
       integrationId: integ.id,
       templateId: null,
       generation: 'ROUTER',
+      ...ROUTER_POLICY_DEFAULTS,
       managedBy: null,
       createdAt: T0,
       updatedAt: T0,

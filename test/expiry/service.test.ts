@@ -8,6 +8,7 @@ import { DAY_MS } from '../../src/expiry/decide.js';
 import { createWebhookIntegration, type Receiver, startReceiver, waitFor } from '../delivery/support.js';
 import { COMPANY_A, startTestService, type TestService } from '../support/service.js';
 import { insertCluster, upsertInventory } from './inventory.js';
+import { ROUTER_POLICY_DEFAULTS } from '../../src/model/records.js';
 
 describe('serve runs the expiry scanner', () => {
   let svc: TestService | undefined;
@@ -32,6 +33,7 @@ describe('serve runs the expiry scanner', () => {
       integrationId: integ.id,
       templateId: null,
       generation: 'ROUTER',
+      ...ROUTER_POLICY_DEFAULTS,
       managedBy: null,
       createdAt: now,
       updatedAt: now,

@@ -10,6 +10,7 @@ import * as ops from '../../src/client/operations.js';
 import { certificateResourceNotReady, issuerNotReady } from '../fixtures/events.js';
 import { asAny } from '../support/any.js';
 import { COMPANY_A, KEY_B, startTestService, type TestService } from '../support/service.js';
+import { ROUTER_POLICY_DEFAULTS } from '../../src/model/records.js';
 
 const CERT = 'certmgr-cert-resource-health-notification-config';
 const NAMES = "data.SANs['DNS Names']";
@@ -89,6 +90,7 @@ describe('findings 1 and 3: the abuse test filters and events', () => {
       integrationId,
       templateId: null,
       generation: 'ROUTER',
+      ...ROUTER_POLICY_DEFAULTS,
       managedBy: null,
       createdAt: now,
       updatedAt: now,
@@ -129,6 +131,7 @@ describe('fairness: a 1,000-event batch is routed in slices', () => {
         integrationId,
         templateId: null,
         generation: 'ROUTER',
+        ...ROUTER_POLICY_DEFAULTS,
         managedBy: null,
         createdAt: now,
         updatedAt: now,

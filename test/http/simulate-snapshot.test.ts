@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as ops from '../../src/client/operations.js';
 import { issuerNotReady } from '../fixtures/events.js';
 import { COMPANY_A, startTestService, type TestService } from '../support/service.js';
+import { ROUTER_POLICY_DEFAULTS } from '../../src/model/records.js';
 
 const ISSUER = 'certmgr-issuer-health-notification-config';
 const SIM = `query($e: EventInput!) { simulateRouting(event: $e) { routers { verdict router { name } } } }`;
@@ -72,6 +73,7 @@ describe('simulateRouting and the routing snapshot', () => {
       integrationId: routers[0]!.integrationId,
       templateId: null,
       generation: 'ROUTER',
+      ...ROUTER_POLICY_DEFAULTS,
       managedBy: null,
       createdAt: now,
       updatedAt: now,

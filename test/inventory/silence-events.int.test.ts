@@ -30,6 +30,7 @@ import {
   startReceiver,
   waitFor,
 } from '../delivery/support.js';
+import { ROUTER_POLICY_DEFAULTS } from '../../src/model/records.js';
 
 // in the past: the clock also dates the deliveries, which the worker (real time) must find due
 const T0 = Date.parse('2020-01-01T06:00:00Z');
@@ -139,6 +140,7 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('silent clust
       integrationId: integ.id,
       templateId: null,
       generation: 'ROUTER',
+      ...ROUTER_POLICY_DEFAULTS,
       managedBy: null,
       createdAt: T0,
       updatedAt: T0,
@@ -232,6 +234,7 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('silent clust
       integrationId: integ.id,
       templateId: null,
       generation: 'ROUTER',
+      ...ROUTER_POLICY_DEFAULTS,
       managedBy: null,
       createdAt: T0,
       updatedAt: T0,

@@ -280,6 +280,7 @@ describe('routers: desired record and update plan', () => {
       integrationId: 'i1',
       enabled: true,
       managedBy: 'k8s:NotificationRouter/team-a/issuers',
+      policy: { groupBy: [], groupWait: '30s', groupInterval: '5m', repeatInterval: null },
     });
     expect(desiredRouter(R, rs({ eventTypeId: 'cert-expiry-ext-notification-config', providerRef: { name: 'p' } }), 'i').filter).toBe('');
   });
@@ -291,6 +292,7 @@ describe('routers: desired record and update plan', () => {
     filter: desired.filter,
     integrationId: 'i1',
     generation: 'ROUTER',
+    policy: desired.policy,
     managedBy: desired.managedBy,
     ...over,
   });

@@ -28,6 +28,7 @@ import {
   type CR,
   type CapturedLog,
 } from './support.js';
+import { ROUTER_POLICY_DEFAULTS } from '../../src/model/records.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
 const ISSUER = 'certmgr-issuer-health-notification-config';
@@ -119,6 +120,7 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
       integrationId,
       enabled: true,
       generation: 'ROUTER',
+      ...ROUTER_POLICY_DEFAULTS,
       managedBy: managedBy('NotificationRouter', ns, 'issuers-down'),
     });
 

@@ -20,6 +20,7 @@ import {
   issuerActive,
   issuerNotReady,
 } from '../fixtures/events.js';
+import { ROUTER_POLICY_DEFAULTS } from '../../src/model/records.js';
 
 const COMPANY = '11111111-1111-4111-8111-111111111111';
 const OTHER_COMPANY = '22222222-2222-4222-8222-222222222222';
@@ -165,6 +166,7 @@ export function router(id: string, eventTypeId: EventTypeId, filter: string, ove
     integrationId: 'i-enabled',
     templateId: null,
     generation: 'ROUTER',
+    ...ROUTER_POLICY_DEFAULTS,
     managedBy: null,
     createdAt: 0,
     updatedAt: 0,

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RoutingSnapshots } from '../../src/routing/snapshot.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';
+import { ROUTER_POLICY_DEFAULTS } from '../../src/model/records.js';
 
 const A = '11111111-1111-4111-8111-111111111111';
 const ISSUER = 'certmgr-issuer-health-notification-config';
@@ -43,6 +44,7 @@ async function addRouter(filter: string, t: number) {
     integrationId: integ.id,
     templateId: null,
     generation: 'ROUTER',
+    ...ROUTER_POLICY_DEFAULTS,
     managedBy: null,
     createdAt: t,
     updatedAt: t,

@@ -22,6 +22,7 @@ import type {
   RouterRecord,
   Store,
 } from '../../src/store/types.js';
+import { ROUTER_POLICY_DEFAULTS } from '../../src/model/records.js';
 
 let clock = 1_700_000_000_000;
 const now = () => (clock += 1000);
@@ -55,6 +56,7 @@ export function router(companyId: string, integrationId: string, over: Partial<R
     integrationId,
     templateId: null,
     generation: 'ROUTER',
+    ...ROUTER_POLICY_DEFAULTS,
     managedBy: null,
     createdAt: t,
     updatedAt: t,
@@ -242,6 +244,7 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
         const r2 = router(A, i2.id, {
           eventTypeId: 'cert-expiry-ext-notification-config',
           generation: 'ROUTING_CONFIGURATION',
+          ...ROUTER_POLICY_DEFAULTS,
           managedBy: 'operator:ns/r2',
           enabled: false,
         });

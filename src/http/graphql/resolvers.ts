@@ -2,6 +2,7 @@
  * GraphQL root resolvers. Thin: argument shaping and view mapping; rules live in src/service/.
  * Views never carry secrets.
  */
+import { formatInterval } from '../../validation/interval.js';
 import { EVENT_FAMILIES, familyOf, familyOfType } from '../../events/families.js';
 import { INTEGRATIONS } from '../../integrations/registry.js';
 import type { IntegrationRecord, RouterRecord } from '../../store/types.js';
@@ -45,6 +46,12 @@ function routerView(r: RouterRecord) {
     notificationRouterIntegrationConfig: {
       notificationRouterIntegrationID: r.integrationId,
       notificationRouterTemplateID: r.templateId,
+    },
+    notificationRouterPolicyConfig: {
+      groupBy: r.groupBy,
+      groupWait: formatInterval(r.groupWaitMs),
+      groupInterval: formatInterval(r.groupIntervalMs),
+      repeatInterval: r.repeatIntervalMs === null ? null : formatInterval(r.repeatIntervalMs),
     },
     generation: r.generation,
     managedBy: r.managedBy,
@@ -257,6 +264,7 @@ export const rootValue: Record<string, Resolver> = {
           advancedFilterExpression: a.filterConfig.advancedFilterExpression,
           integrationId: a.integrationConfig.integrationId,
           templateId: a.integrationConfig.templateId,
+          ...(a.policyConfig ?? {}),
         },
         {
           name: 'details.name',
@@ -265,6 +273,7 @@ export const rootValue: Record<string, Resolver> = {
           filter: 'filterConfig.advancedFilterExpression',
           integrationId: 'integrationConfig.integrationId',
           templateId: 'integrationConfig.templateId',
+          policy: 'policyConfig',
         },
       ),
     ),
@@ -290,6 +299,7 @@ export const rootValue: Record<string, Resolver> = {
         filter: 'advancedFilterExpression',
         integrationId: 'integrationId',
         templateId: 'templateId',
+        policy: '',
       }),
     ),
   updateNotificationRoutingConfiguration: async (a, ctx) =>
