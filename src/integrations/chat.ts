@@ -4,7 +4,7 @@
  * classification (2xx delivered; 429/5xx/network retry honouring Retry-After; other 4xx dead).
  */
 import { checkTenantUrl, postAndClassify, truncateChars } from './http.js';
-import { render, type Fact, type Rendered, type Severity } from './render.js';
+import { renderNotification, type Fact, type Rendered, type Severity } from './render.js';
 import {
   DEFAULT_EGRESS,
   type DeliveryResult,
@@ -40,7 +40,7 @@ function fieldFacts(r: Rendered): Fact[] {
 }
 
 function buildSlackMessage(n: Notification): Record<string, unknown> {
-  const r = render(n.event, n.router);
+  const r = renderNotification(n);
   const body = bodyText(r);
   const blocks: Record<string, unknown>[] = [
     { type: 'header', text: { type: 'plain_text', text: truncateChars(r.title, 150), emoji: true } },
@@ -62,7 +62,7 @@ const TEAMS_COLOR: Record<Severity, string> = { critical: 'Attention', error: 'A
 export const ADAPTIVE_CARD_CONTENT_TYPE = 'application/vnd.microsoft.card.adaptive';
 
 function buildTeamsMessage(n: Notification): Record<string, unknown> {
-  const r = render(n.event, n.router);
+  const r = renderNotification(n);
   const body = bodyText(r);
   const cardBody: Record<string, unknown>[] = [
     { type: 'TextBlock', text: r.title, weight: 'Bolder', size: 'Medium', wrap: true, color: TEAMS_COLOR[r.severity] },

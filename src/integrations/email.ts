@@ -9,7 +9,7 @@
  */
 import { createTransport } from 'nodemailer';
 import { describeNetworkError, redact, secretFragments, truncateChars } from './http.js';
-import { render, SEVERITY_COLOR, type Rendered } from './render.js';
+import { renderNotification, SEVERITY_COLOR, type Rendered } from './render.js';
 import type { DeliveryResult, IntegrationDescriptor, IntegrationOptions, Notification, Notifier } from './types.js';
 
 const SUBJECT_PREFIX = '[certmgr-notify]';
@@ -33,7 +33,7 @@ export interface EmailContent {
 }
 
 export function buildEmail(n: Notification): EmailContent {
-  const r: Rendered = render(n.event, n.router);
+  const r: Rendered = renderNotification(n);
   const footer = `Sent by certmgr-notify for router "${n.router.name}" (event ${n.event.type}, notification ${n.id}).`;
   const text = [r.title, '', ...r.facts.map((f) => `${f.name}: ${f.value}`), '', '-- ', footer, ''].join('\n');
   const rows = r.facts

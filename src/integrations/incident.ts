@@ -7,7 +7,7 @@
  * - 202 (any 2xx) delivered; 400 dead; 429, 5xx and network errors retry.
  */
 import { checkTargetUrl, postAndClassify, truncateChars, type HttpContext } from './http.js';
-import { correlationKeyOf, render, type EventView, type Severity } from './render.js';
+import { incidentActionOf, incidentKeyOf, renderNotification, type Severity } from './render.js';
 import type { DeliveryResult, IntegrationDescriptor, IntegrationOptions, Notification, Notifier } from './types.js';
 
 const ENQUEUE_PATH = '/v2/enqueue';
@@ -31,13 +31,9 @@ export interface IncidentEvent {
   };
 }
 
-function eventActionOf(v: EventView): 'trigger' | 'resolve' {
-  return v.kind !== 'certificateExpiration' && v.state === 'restored' ? 'resolve' : 'trigger';
-}
-
 /** Builds the Events v2 body (without size capping). */
 export function buildIncidentEvent(n: Notification, routingKey: string): IncidentEvent {
-  const r = render(n.event, n.router);
+  const r = renderNotification(n);
   const v = r.view;
   const health = v.kind !== 'certificateExpiration';
   const source = health ? v.cluster.name || v.cluster.id || 'unknown-cluster' : 'certificate-monitoring';
@@ -50,8 +46,8 @@ export function buildIncidentEvent(n: Notification, routingKey: string): Inciden
   const timestamp = reported && !Number.isNaN(Date.parse(reported)) ? reported : new Date(n.occurredAt).toISOString();
   return {
     routing_key: routingKey,
-    event_action: eventActionOf(v),
-    dedup_key: correlationKeyOf(v),
+    event_action: incidentActionOf(n),
+    dedup_key: incidentKeyOf(n),
     client: 'certmgr-notify',
     payload: {
       summary: r.summary, // summaryOf caps it at 1024 code points, the Events v2 limit

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { EventType, InternalEvent } from '../events/families.js';
 import { truncateChars } from './http.js';
+import type { Notification } from './types.js';
 
 export type EventKind = 'issuer' | 'certificate' | 'agent' | 'certificateExpiration';
 export type EventState = 'unhealthy' | 'restored' | 'expiring';
@@ -240,6 +241,33 @@ export interface Rendered {
 export function render(event: InternalEvent, router?: { name: string }): Rendered {
   const view = viewOf(event);
   return { view, title: titleOf(view), summary: summaryOf(view), severity: severityOf(view), facts: factsOf(view, router) };
+}
+
+/**
+ * The texts of one notification, for every notifier (issue 11): today its event's. docs/signal.md: a group's
+ * notification speaks for its members, a reminder says so, and a template's parts (n.rendered) replace the title
+ * and text. Notifiers call this, never render() directly, so every integration type says the same.
+ */
+export function renderNotification(n: Notification): Rendered {
+  return render(n.event, n.router);
+}
+
+/**
+ * The key an incident or alert of this notification is opened and closed under (incident dedup_key, Opsgenie
+ * alias): the group's key for a group notification, else the event's correlation key.
+ */
+export function incidentKeyOf(n: Notification): string {
+  return n.group ? n.group.key : correlationKeyOf(viewOf(n.event));
+}
+
+/**
+ * Whether the notification opens (or re-opens, or reminds of) an incident, or closes it: a group closes when
+ * every member has recovered; a single event when it is a recovery (`.active`). Expiration never closes.
+ */
+export function incidentActionOf(n: Notification): 'trigger' | 'resolve' {
+  if (n.group) return n.group.allResolved ? 'resolve' : 'trigger';
+  const v = viewOf(n.event);
+  return v.kind !== 'certificateExpiration' && v.state === 'restored' ? 'resolve' : 'trigger';
 }
 
 /** Longest correlation key: the Events v2 dedup_key limit. */
