@@ -140,6 +140,10 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
         providerRef: { name: 'oncall' },
         displayName: 'Certificates back',
         enabled: false,
+        groupBy: ['data.clusterId', 'data.issuerName'],
+        groupWait: '90s',
+        groupInterval: '10m',
+        repeatInterval: '4h',
       }),
     );
     await waitFor('router record updated', async () => {
@@ -147,6 +151,13 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
       return rec.eventTypeId === CERT && rec.enabled === false && rec.name === 'Certificates back' ? rec : undefined;
     });
     expect(rec.filter).toBe("type.endsWith('.active') && data.clusterName == 'prod'");
+    // grouping and reminders (docs/signal.md) travel with the router
+    expect(rec).toMatchObject({
+      groupBy: ['data.clusterId', 'data.issuerName'],
+      groupWaitMs: 90_000,
+      groupIntervalMs: 600_000,
+      repeatIntervalMs: 14_400_000,
+    });
     const r2 = await k.waitReady('notificationrouters', 'issuers-down', ns);
     expect(r2.status?.['routerId']).toBe(routerId); // updated in place, not recreated
     expect(r2.status?.observedGeneration).toBe(2);
