@@ -38,7 +38,7 @@ export function signingKey(secret: string): Buffer | null {
   return secret.length > 0 ? Buffer.from(secret, 'utf8') : null;
 }
 
-function signWebhook(key: Buffer, id: string, timestampSeconds: number, body: string): string {
+export function signWebhook(key: Buffer, id: string, timestampSeconds: number, body: string): string {
   const mac = createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`, 'utf8').digest('base64');
   return `v1,${mac}`;
 }
