@@ -77,6 +77,21 @@ describe('validators (the same schemas, ajv)', () => {
     ['incident management', { type: 'IncidentManagement', incidentManagement: { integrationKeySecretRef: ref } }, 'ok'],
     ['webhook with signing secret', { type: 'Webhook', webhook: { urlSecretRef: ref, signingSecretRef: ref } }, 'ok'],
     ['email', { type: 'Email', email: { to: ['a@example.com'] } }, 'ok'],
+    ['opsgenie', { type: 'Opsgenie', opsgenie: { apiKeySecretRef: ref } }, 'ok'],
+    ['google chat', { type: 'GoogleChat', googleChat: { webhookUrlSecretRef: ref } }, 'ok'],
+    ['discord', { type: 'Discord', discord: { webhookUrlSecretRef: ref } }, 'ok'],
+    [
+      'generic webhook with signing secret and headers',
+      { type: 'GenericWebhook', genericWebhook: { urlSecretRef: ref, signingSecretRef: ref, headersSecretRef: ref } },
+      'ok',
+    ],
+    ['opsgenie without its settings', { type: 'Opsgenie' }, ["spec: must have required property 'opsgenie'"]],
+    ['opsgenie without a key ref', { type: 'Opsgenie', opsgenie: {} }, ["spec.opsgenie: must have required property 'apiKeySecretRef'"]],
+    [
+      'generic webhook without a URL ref',
+      { type: 'GenericWebhook', genericWebhook: { signingSecretRef: ref } },
+      ["spec.genericWebhook: must have required property 'urlSecretRef'"],
+    ],
     [
       'unknown type',
       { type: 'Pager' },
