@@ -139,7 +139,7 @@ export const SERVE_FLAGS: FlagSpec[] = [
   {
     name: 'egress-allow',
     kind: 'list',
-    help: 'CIDR, IP or host name (*.domain for subdomains) that webhook, Slack and Teams URLs may reach despite the egress deny-list of loopback, private, link-local and metadata destinations (repeatable; env: comma-separated)',
+    help: 'CIDR, IP or host name (*.domain for subdomains) that tenant URLs (webhook, Slack, Teams, Google Chat, Discord, generic webhook) may reach despite the egress deny-list of loopback, private, link-local and metadata destinations (repeatable; env: comma-separated)',
   },
   { name: 'smtp-from', kind: 'string', help: 'sender address of emails (default certmgr-notify@localhost)' },
   {

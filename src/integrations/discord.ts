@@ -92,7 +92,7 @@ export function buildDiscordMessage(n: Notification): {
 }
 
 /** The webhook URL with wait=true (a thread_id or other parameter kept). */
-export function discordPostUrl(webhookUrl: string): string {
+function discordPostUrl(webhookUrl: string): string {
   const u = new URL(webhookUrl);
   u.searchParams.set('wait', 'true');
   return u.toString();

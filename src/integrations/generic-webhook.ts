@@ -14,7 +14,7 @@
  *   that is what most receivers want, and it is the tenant's own receiver.
  * 2xx delivered; 429/5xx/network retry (Retry-After honoured); other 4xx and 3xx dead.
  */
-import { checkTenantUrl, postAndClassify } from './http.js';
+import { postAndClassify } from './http.js';
 import { buildCloudEvent } from './payload.js';
 import {
   DEFAULT_EGRESS,
@@ -24,13 +24,13 @@ import {
   type Notification,
   type Notifier,
 } from './types.js';
-import { PREVIOUS_UNTIL, rotateSigningSecret, signingKey, signingKeysAt, signWebhook } from './webhook.js';
+import { PREVIOUS_UNTIL, rotateSigningSecret, standardWebhookHeaders, webhookTarget } from './webhook.js';
 
 export const MAX_EXTRA_HEADERS = 10;
 const MAX_HEADER_NAME = 64;
 const MAX_HEADER_VALUE = 1024;
 /** A rendered body larger than this is refused (the templates' own output bound is smaller). */
-export const MAX_GENERIC_BODY_BYTES = 256 * 1024;
+const MAX_GENERIC_BODY_BYTES = 256 * 1024;
 
 /** Refused names (lower case); any `proxy-*` and `webhook-*` too. */
 const FORBIDDEN_HEADERS = new Set([
@@ -116,26 +116,15 @@ function createGenericWebhookNotifier(opts: IntegrationOptions): Notifier {
   return {
     type: 'GENERIC_WEBHOOK',
     async send(n: Notification, signal?: AbortSignal): Promise<DeliveryResult> {
-      const url = n.integration.secrets['url'];
-      const bad = checkTenantUrl(url, 'webhook URL', egress);
-      if (bad || !url) return { outcome: 'dead', error: bad ?? 'webhook URL is not configured' };
-      const secret = n.integration.secrets['signingSecret'];
-      const key = secret ? signingKey(secret) : null;
-      if (secret && !key) return { outcome: 'dead', error: 'signing secret is not valid (whsec_ must be followed by base64)' };
+      const target = webhookTarget(n, egress);
+      if ('dead' in target) return target.dead;
+      const { url, key } = target;
       const built = genericWebhookBody(n);
       if ('error' in built) return { outcome: 'dead', error: built.error };
       const { body } = built;
 
       const extra = storedHeaders(n.integration.secrets);
-      const now = clock();
-      const timestamp = Math.floor(now / 1000);
-      const headers: Record<string, string> = Object.fromEntries(extra);
-      headers['webhook-id'] = n.id;
-      headers['webhook-timestamp'] = String(timestamp);
-      if (key)
-        headers['webhook-signature'] = signingKeysAt(n.integration.secrets, now)
-          .map((k) => signWebhook(k, n.id, timestamp, body))
-          .join(' ');
+      const headers = { ...Object.fromEntries(extra), ...standardWebhookHeaders(n, body, clock(), key !== null) };
       // header values are secrets too (a bearer token); the overlap's end and the JSON list itself are not fragments
       const { [PREVIOUS_UNTIL]: _until, headers: _h, ...secretValues } = n.integration.secrets;
       void _until;

@@ -77,7 +77,7 @@ export function buildGoogleChatMessage(n: Notification): GoogleChatMessage {
 }
 
 /** The webhook URL with the reply option (its key and token query parameters kept). */
-export function googleChatPostUrl(webhookUrl: string): string {
+function googleChatPostUrl(webhookUrl: string): string {
   const u = new URL(webhookUrl);
   u.searchParams.set('messageReplyOption', REPLY_OPTION);
   return u.toString();

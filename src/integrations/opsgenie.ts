@@ -14,7 +14,7 @@ import { checkTargetUrl, postAndClassify, truncateChars, type HttpContext } from
 import { incidentActionOf, incidentKeyOf, renderNotification, type Severity } from './render.js';
 import type { DeliveryResult, IntegrationDescriptor, IntegrationOptions, Notification, Notifier } from './types.js';
 
-export const DEFAULT_OPSGENIE_API_URL = 'https://api.opsgenie.com';
+const DEFAULT_OPSGENIE_API_URL = 'https://api.opsgenie.com';
 
 /** The Alert API's documented field limits (characters). */
 export const OPSGENIE_LIMITS = {
@@ -31,7 +31,7 @@ export const OPSGENIE_LIMITS = {
 } as const;
 
 /** Severity to Opsgenie priority: an issuer down is P1, one certificate P2, an expiry warning P3. */
-export const OPSGENIE_PRIORITY: Record<Severity, 'P1' | 'P2' | 'P3' | 'P4' | 'P5'> = {
+const OPSGENIE_PRIORITY: Record<Severity, 'P1' | 'P2' | 'P3' | 'P4' | 'P5'> = {
   critical: 'P1',
   error: 'P2',
   warning: 'P3',
@@ -50,7 +50,7 @@ export interface OpsgenieAlert {
 }
 
 /** An alias within the limit: the key itself, or a hash of it when longer (never expected: keys are ≤ 255). */
-export function opsgenieAlias(n: Notification): string {
+function opsgenieAlias(n: Notification): string {
   const key = incidentKeyOf(n);
   return key.length <= OPSGENIE_LIMITS.alias ? key : `certmgr:sha256:${createHash('sha256').update(key).digest('hex')}`;
 }
@@ -103,7 +103,7 @@ export function buildOpsgenieAlert(n: Notification): OpsgenieAlert {
 }
 
 /** The close body (pure): who closed it and why. */
-export function buildOpsgenieClose(n: Notification): { source: string; user: string; note: string } {
+function buildOpsgenieClose(n: Notification): { source: string; user: string; note: string } {
   return { source: 'certmgr-notify', user: 'certmgr-notify', note: truncateChars(renderNotification(n).summary, OPSGENIE_LIMITS.note) };
 }
 

@@ -159,7 +159,7 @@ export function resolveSecrets(
  * A headers Secret's text, one `Name: value` per line (blank lines skipped), as the API's list. A line without a
  * colon keeps its text as the name, so the service's refusal names the line (`…headers[i].name`).
  */
-export function headerLines(text: string): Array<{ name: string; value: string }> {
+function headerLines(text: string): Array<{ name: string; value: string }> {
   return text
     .split(/\r?\n/)
     .map((l) => l.trim())
