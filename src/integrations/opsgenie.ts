@@ -124,6 +124,21 @@ export function opsgenieUrl(base: string, path: string, query: Record<string, st
   return u.toString();
 }
 
+/**
+ * A dead answer's reason from Opsgenie's body (`{ message, errors? }`, already redacted): the operator's own trusted
+ * destination, like the incident events API, so its words help ("Key format is not valid!"). Never for 429/5xx.
+ */
+function withOpsgenieDetail(result: DeliveryResult): DeliveryResult {
+  if (result.outcome !== 'dead' || !result.responseBody) return result;
+  try {
+    const message = (JSON.parse(result.responseBody) as { message?: unknown }).message;
+    if (typeof message === 'string' && message.trim()) result.error = truncateChars(`${result.error}: ${message.trim()}`, 300);
+  } catch {
+    /* not JSON: the status alone */
+  }
+  return result;
+}
+
 function createOpsgenieNotifier(opts: IntegrationOptions): Notifier {
   const base = opts.opsgenieApiUrl ?? DEFAULT_OPSGENIE_API_URL;
   const badBase = opsgenieUrl(base, '') ? checkTargetUrl(base, 'Opsgenie API URL') : 'Opsgenie API URL is not a valid URL';
@@ -141,10 +156,10 @@ function createOpsgenieNotifier(opts: IntegrationOptions): Notifier {
         const result = await postAndClassify({ url, body: JSON.stringify(buildOpsgenieClose(n)), headers, secrets }, ctx);
         // no open alert under this alias (never created, already closed, or deleted): the goal is reached
         if (result.statusCode === 404) return { outcome: 'delivered', statusCode: 404 };
-        return result;
+        return withOpsgenieDetail(result);
       }
       const url = opsgenieUrl(base, '/v2/alerts')!;
-      return postAndClassify({ url, body: JSON.stringify(buildOpsgenieAlert(n)), headers, secrets }, ctx);
+      return withOpsgenieDetail(await postAndClassify({ url, body: JSON.stringify(buildOpsgenieAlert(n)), headers, secrets }, ctx));
     },
   };
 }

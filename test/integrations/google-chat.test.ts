@@ -63,6 +63,21 @@ describe('GOOGLE_CHAT incoming webhook against a loopback receiver', () => {
     expect(body(1).cardsV2[0].card.header.title).toBe('Issuer letsencrypt-prod in cluster prod is ready again');
   });
 
+  it("a group notification threads under the group's key; a reminder says so", () => {
+    const group = {
+      key: 'certmgr:group:r1:abcdef0123456789',
+      labels: { 'data.issuerName': 'letsencrypt-prod' },
+      firing: [],
+      resolved: [],
+      firingCount: 3,
+      resolvedCount: 0,
+      allResolved: false,
+    };
+    const g = buildGoogleChatMessage(notification(chat(), EVENTS['evt.healthstatus.certmgr-issuer.notready'], { group, reminder: true }));
+    expect(g.thread.threadKey).toBe('certmgr:group:r1:abcdef0123456789');
+    expect((g.cardsV2[0]!.card['header'] as { subtitle: string }).subtitle).toContain('reminder');
+  });
+
   it('event text cannot mention everyone or inject markup', async () => {
     const data = {
       ...EVENTS['evt.healthstatus.certmgr-issuer.notready'].data,

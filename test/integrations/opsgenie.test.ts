@@ -119,6 +119,15 @@ describe('OPSGENIE (Alert API v2) against a loopback receiver', () => {
     }
   });
 
+  it("a dead answer carries Opsgenie's message (a trusted destination); a retry does not", async () => {
+    answer = () => ({ status: 422, body: '{"message":"Request body is not processable. Please check the errors.","took":0.0}' });
+    const dead = await send(notification(integ, ev('evt.healthstatus.certmgr-issuer.notready')));
+    expect(dead.error).toBe('HTTP 422 Unprocessable Entity: Request body is not processable. Please check the errors.');
+    answer = () => ({ status: 503, body: '{"message":"maintenance"}' });
+    const retry = await send(notification(integ, ev('evt.healthstatus.certmgr-issuer.notready')));
+    expect(retry.error).toBe('HTTP 503 Service Unavailable');
+  });
+
   it('the key never reaches a result, even when the receiver echoes it', async () => {
     answer = () => ({ status: 401, body: `{"message":"bad key GenieKey ${API_KEY}"}` });
     const r = await send(notification(integ, ev('evt.healthstatus.certmgr-issuer.notready')));
