@@ -34,6 +34,8 @@ export interface ServeConfig {
   kube: 'auto' | 'off' | 'on';
   logLevel: string;
   incidentEventsUrl: string;
+  /** Opsgenie Alert API base (OPSGENIE integrations); trusted like incidentEventsUrl. */
+  opsgenieApiUrl: string;
   smtpUrl: string | undefined;
   /** Tenant destinations allowed despite the egress deny-list (loopback, private, link-local, metadata). */
   egressAllow: EgressAllow;
@@ -128,11 +130,16 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'kube', kind: 'string', help: 'auto | off | on: whether the Kubernetes parts start (default auto)' },
   { name: 'log-level', kind: 'string', help: 'pino level (default info)' },
   { name: 'incident-events-url', kind: 'string', help: 'incident management events API base (default https://events.pagerduty.com)' },
+  {
+    name: 'opsgenie-api-url',
+    kind: 'string',
+    help: 'Opsgenie API base of OPSGENIE integrations (default https://api.opsgenie.com; EU accounts: https://api.eu.opsgenie.com)',
+  },
   { name: 'smtp-url', kind: 'string', help: 'SMTP server for email integrations, e.g. smtp://user:pass@host:587' },
   {
     name: 'egress-allow',
     kind: 'list',
-    help: 'CIDR, IP or host name (*.domain for subdomains) that webhook, Slack and Teams URLs may reach despite the egress deny-list of loopback, private, link-local and metadata destinations (repeatable; env: comma-separated)',
+    help: 'CIDR, IP or host name (*.domain for subdomains) that tenant URLs (webhook, Slack, Teams, Google Chat, Discord, generic webhook) may reach despite the egress deny-list of loopback, private, link-local and metadata destinations (repeatable; env: comma-separated)',
   },
   { name: 'smtp-from', kind: 'string', help: 'sender address of emails (default certmgr-notify@localhost)' },
   {
@@ -446,6 +453,8 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
   }
   const incidentEventsUrl = one(flags, env, 'incident-events-url') ?? 'https://events.pagerduty.com';
   if (!isHttpUrl(incidentEventsUrl)) throw new ConfigError('--incident-events-url must be an http(s) URL');
+  const opsgenieApiUrl = one(flags, env, 'opsgenie-api-url') ?? 'https://api.opsgenie.com';
+  if (!isHttpUrl(opsgenieApiUrl)) throw new ConfigError('--opsgenie-api-url must be an http(s) URL');
   let egressAllow: EgressAllow;
   try {
     egressAllow = parseEgressAllow(pick(flags, env, 'egress-allow') ?? []);
@@ -470,6 +479,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     kube,
     logLevel: one(flags, env, 'log-level') ?? 'info',
     incidentEventsUrl,
+    opsgenieApiUrl,
     smtpUrl: one(flags, env, 'smtp-url'),
     egressAllow,
     smtpFrom: one(flags, env, 'smtp-from') ?? 'certmgr-notify@localhost',

@@ -100,9 +100,17 @@ describe('loadServeConfig', () => {
     [['--egress-allow', '10.0.0.0/33'], /--egress-allow: '10.0.0.0\/33' is neither a CIDR/],
     [['--egress-allow', 'http://hooks'], /--egress-allow: 'http:\/\/hooks'/],
     [['--incident-events-url', 'ftp://pd'], /--incident-events-url must be an http\(s\) URL/],
+    [['--opsgenie-api-url', 'api.opsgenie.com'], /--opsgenie-api-url must be an http\(s\) URL/],
   ])('rejects %j', (argv, msg) => {
     expect(() => loadServeConfig(argv as string[], {})).toThrow(ConfigError);
     expect(() => loadServeConfig(argv as string[], {})).toThrow(msg);
+  });
+  it('--opsgenie-api-url: default the US API, the EU one by flag or environment', () => {
+    expect(loadServeConfig([], {}).opsgenieApiUrl).toBe('https://api.opsgenie.com');
+    expect(loadServeConfig(['--opsgenie-api-url', 'https://api.eu.opsgenie.com'], {}).opsgenieApiUrl).toBe('https://api.eu.opsgenie.com');
+    expect(loadServeConfig([], { CERTMGR_NOTIFY_OPSGENIE_API_URL: 'https://api.eu.opsgenie.com' }).opsgenieApiUrl).toBe(
+      'https://api.eu.opsgenie.com',
+    );
   });
   it('--egress-allow repeats; its env form is comma-separated; the default allows nothing', () => {
     expect(loadServeConfig([], {}).egressAllow).toEqual({ cidrs: [], hosts: [] });

@@ -1,4 +1,7 @@
-/** NotificationProvider: an integration (incident management, webhook, email, Slack, Teams) in the service. */
+/**
+ * NotificationProvider: an integration (incident management, webhook, email, Slack, Teams, Opsgenie, Google Chat,
+ * Discord, generic webhook) in the service.
+ */
 import {
   ageColumn,
   conditionsSchema,
@@ -12,7 +15,17 @@ import {
 } from './meta.js';
 import { defineSchema, type Infer } from './schema.js';
 
-export const PROVIDER_TYPES = ['IncidentManagement', 'Webhook', 'Email', 'Slack', 'Teams'] as const;
+export const PROVIDER_TYPES = [
+  'IncidentManagement',
+  'Webhook',
+  'Email',
+  'Slack',
+  'Teams',
+  'Opsgenie',
+  'GoogleChat',
+  'Discord',
+  'GenericWebhook',
+] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
 
 /** The spec block holding the settings of each type. */
@@ -22,6 +35,10 @@ export const PROVIDER_SETTINGS_FIELD = {
   Email: 'email',
   Slack: 'slack',
   Teams: 'teams',
+  Opsgenie: 'opsgenie',
+  GoogleChat: 'googleChat',
+  Discord: 'discord',
+  GenericWebhook: 'genericWebhook',
 } as const satisfies Record<ProviderType, string>;
 
 export const providerSpecSchema = defineSchema({
@@ -84,6 +101,42 @@ export const providerSpecSchema = defineSchema({
       required: ['webhookUrlSecretRef'],
       properties: { webhookUrlSecretRef: { ...secretKeyRefSchema, description: 'Teams workflow webhook URL.' } },
     },
+    opsgenie: {
+      type: 'object',
+      required: ['apiKeySecretRef'],
+      properties: {
+        apiKeySecretRef: {
+          ...secretKeyRefSchema,
+          description: 'API key of an Opsgenie API integration. The API region is the service setting --opsgenie-api-url.',
+        },
+      },
+    },
+    googleChat: {
+      type: 'object',
+      required: ['webhookUrlSecretRef'],
+      properties: { webhookUrlSecretRef: { ...secretKeyRefSchema, description: 'Google Chat space incoming webhook URL.' } },
+    },
+    discord: {
+      type: 'object',
+      required: ['webhookUrlSecretRef'],
+      properties: { webhookUrlSecretRef: { ...secretKeyRefSchema, description: 'Discord channel webhook URL.' } },
+    },
+    genericWebhook: {
+      type: 'object',
+      required: ['urlSecretRef'],
+      properties: {
+        urlSecretRef: { ...secretKeyRefSchema, description: 'Receiver URL (kept in a Secret: it may carry a token).' },
+        signingSecretRef: {
+          ...secretKeyRefSchema,
+          description: 'Standard Webhooks signing secret (whsec_<base64> or 16+ characters). Omit for unsigned requests.',
+        },
+        headersSecretRef: {
+          ...secretKeyRefSchema,
+          description:
+            'Extra request headers, one "Name: value" per line (at most 10), e.g. "Authorization: Bearer …". Hop-by-hop, Host, Content-*, Proxy-*, User-Agent and webhook-* are refused.',
+        },
+      },
+    },
   },
   oneOf: [
     { properties: { type: { enum: ['IncidentManagement'] } }, required: ['incidentManagement'] },
@@ -91,6 +144,10 @@ export const providerSpecSchema = defineSchema({
     { properties: { type: { enum: ['Email'] } }, required: ['email'] },
     { properties: { type: { enum: ['Slack'] } }, required: ['slack'] },
     { properties: { type: { enum: ['Teams'] } }, required: ['teams'] },
+    { properties: { type: { enum: ['Opsgenie'] } }, required: ['opsgenie'] },
+    { properties: { type: { enum: ['GoogleChat'] } }, required: ['googleChat'] },
+    { properties: { type: { enum: ['Discord'] } }, required: ['discord'] },
+    { properties: { type: { enum: ['GenericWebhook'] } }, required: ['genericWebhook'] },
   ],
 });
 
@@ -118,7 +175,8 @@ export const NotificationProviderKind: KindDef = {
   listKind: 'NotificationProviderList',
   shortNames: ['nprov'],
   scope: 'Namespaced',
-  description: 'A notification integration (incident management, webhook, email, Slack, Teams) reconciled into certmgr-notify.',
+  description:
+    'A notification integration (incident management, webhook, email, Slack, Teams, Opsgenie, Google Chat, Discord, generic webhook) reconciled into certmgr-notify.',
   specSchema: providerSpecSchema,
   statusSchema: providerStatusSchema,
   printerColumns: [

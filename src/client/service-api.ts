@@ -51,7 +51,11 @@ export type IntegrationParams =
   | { webhookParams: { url: string; signingSecret?: string } }
   | { emailParams: { to: string[]; from?: string } }
   | { slackParams: { webhookUrl: string } }
-  | { teamsParams: { webhookUrl: string } };
+  | { teamsParams: { webhookUrl: string } }
+  | { opsgenieParams: { apiKey: string } }
+  | { googleChatParams: { webhookUrl: string } }
+  | { discordParams: { webhookUrl: string } }
+  | { genericWebhookParams: { url: string; signingSecret?: string; headers?: Array<{ name: string; value: string }> } };
 
 export interface CreateIntegrationInput {
   type: IntegrationType;
@@ -132,6 +136,10 @@ const CREATE_MUTATION: Record<IntegrationType, { field: string; inputType: strin
   EMAIL: { field: 'createEmailIntegration', inputType: 'CreateEmailIntegrationInput' },
   SLACK: { field: 'createSlackIntegration', inputType: 'CreateSlackIntegrationInput' },
   TEAMS: { field: 'createTeamsIntegration', inputType: 'CreateTeamsIntegrationInput' },
+  OPSGENIE: { field: 'createOpsgenieIntegration', inputType: 'CreateOpsgenieIntegrationInput' },
+  GOOGLE_CHAT: { field: 'createGoogleChatIntegration', inputType: 'CreateGoogleChatIntegrationInput' },
+  DISCORD: { field: 'createDiscordIntegration', inputType: 'CreateDiscordIntegrationInput' },
+  GENERIC_WEBHOOK: { field: 'createGenericWebhookIntegration', inputType: 'CreateGenericWebhookIntegrationInput' },
 };
 const createIntegrationDoc = (t: IntegrationType): string => {
   const m = CREATE_MUTATION[t];

@@ -5,8 +5,12 @@
  */
 import type { IntegrationType } from '../model/integration-types.js';
 import { slack, teams } from './chat.js';
+import { discord } from './discord.js';
 import { email } from './email.js';
+import { genericWebhook } from './generic-webhook.js';
+import { googleChat } from './google-chat.js';
 import { incident } from './incident.js';
+import { opsgenie } from './opsgenie.js';
 import type { IntegrationDescriptor } from './types.js';
 import { webhook } from './webhook.js';
 
@@ -17,6 +21,10 @@ export const INTEGRATIONS: Readonly<Record<IntegrationType, IntegrationDescripto
   EMAIL: email,
   SLACK: slack,
   TEAMS: teams,
+  OPSGENIE: opsgenie,
+  GOOGLE_CHAT: googleChat,
+  DISCORD: discord,
+  GENERIC_WEBHOOK: genericWebhook,
 };
 
 /** The descriptor of a type, or undefined for a name that is not one (e.g. a row written by a newer version). */

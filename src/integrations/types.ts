@@ -102,6 +102,8 @@ export interface Notifier {
 export interface IntegrationOptions {
   /** Base URL of the incident management Events API v2; default 'https://events.pagerduty.com'. */
   incidentEventsUrl: string;
+  /** Base URL of the Opsgenie API (--opsgenie-api-url); default 'https://api.opsgenie.com'. Trusted like the above. */
+  opsgenieApiUrl?: string;
   /** SMTP URL for nodemailer, e.g. smtp://user:pass@mail:587 or smtps://...; email is 'dead' when unset. */
   smtpUrl?: string;
   /** Default sender when an EMAIL integration has no config.from. */
@@ -134,10 +136,10 @@ export interface RateLimit {
 
 /**
  * How one parameter is validated (src/service/integrations.ts applies it): a secret string, a tenant destination
- * URL (http(s) and the egress policy's early check), a Standard Webhooks signing secret, one email address, or a
- * list of them.
+ * URL (http(s) and the egress policy's early check), a Standard Webhooks signing secret, one email address, a
+ * list of them, or extra HTTP headers (GENERIC_WEBHOOK: a list of { name, value }, stored as JSON).
  */
-export type ParamKind = 'secret' | 'destination' | 'signingSecret' | 'email' | 'emails';
+export type ParamKind = 'secret' | 'destination' | 'signingSecret' | 'email' | 'emails' | 'headers';
 
 /** One field of a type's parameters input, and where its validated value is stored. */
 export interface ParamField {

@@ -14,6 +14,7 @@
  * 2xx delivered; 429/5xx/network retry (Retry-After honoured); other 4xx and 3xx dead.
  */
 import { createHmac } from 'node:crypto';
+import type { EgressPolicy } from './egress.js';
 import { checkTenantUrl, postAndClassify } from './http.js';
 import { buildCloudEvent, CLOUDEVENTS_CONTENT_TYPE } from './payload.js';
 import {
@@ -95,31 +96,46 @@ export function signingKeysAt(secrets: Readonly<Record<string, string>>, now: nu
   return keys;
 }
 
+/**
+ * The URL (egress policy's early check) and signing key of a webhook integration (`secrets.url`,
+ * `secrets.signingSecret`), or why the delivery is dead. Shared with GENERIC_WEBHOOK.
+ */
+export function webhookTarget(n: Notification, egress: EgressPolicy): { url: string; key: Buffer | null } | { dead: DeliveryResult } {
+  const url = n.integration.secrets['url'];
+  const bad = checkTenantUrl(url, 'webhook URL', egress);
+  if (bad || !url) return { dead: { outcome: 'dead', error: bad ?? 'webhook URL is not configured' } };
+  const secret = n.integration.secrets['signingSecret'];
+  const key = secret ? signingKey(secret) : null;
+  if (secret && !key) return { dead: { outcome: 'dead', error: 'signing secret is not valid (whsec_ must be followed by base64)' } };
+  return { url, key };
+}
+
+/**
+ * The Standard Webhooks headers of one attempt at `now`: webhook-id (the delivery id), webhook-timestamp and, when
+ * signed, webhook-signature (during a rotation's overlap both signatures, space-separated). Shared with
+ * GENERIC_WEBHOOK.
+ */
+export function standardWebhookHeaders(n: Notification, body: string, now: number, signed: boolean): Record<string, string> {
+  const timestamp = Math.floor(now / 1000);
+  const headers: Record<string, string> = { 'webhook-id': n.id, 'webhook-timestamp': String(timestamp) };
+  if (signed)
+    headers['webhook-signature'] = signingKeysAt(n.integration.secrets, now)
+      .map((k) => signWebhook(k, n.id, timestamp, body))
+      .join(' ');
+  return headers;
+}
+
 function createWebhookNotifier(opts: IntegrationOptions): Notifier {
   const clock = opts.clock ?? Date.now;
   const egress = opts.egress ?? DEFAULT_EGRESS;
   return {
     type: 'WEBHOOK',
     async send(n: Notification, signal?: AbortSignal): Promise<DeliveryResult> {
-      const url = n.integration.secrets['url'];
-      const bad = checkTenantUrl(url, 'webhook URL', egress);
-      if (bad || !url) return { outcome: 'dead', error: bad ?? 'webhook URL is not configured' };
-      const secret = n.integration.secrets['signingSecret'];
-      const key = secret ? signingKey(secret) : null;
-      if (secret && !key) return { outcome: 'dead', error: 'signing secret is not valid (whsec_ must be followed by base64)' };
-
+      const target = webhookTarget(n, egress);
+      if ('dead' in target) return target.dead;
+      const { url, key } = target;
       const body = JSON.stringify(buildCloudEvent(n));
-      const now = clock();
-      const timestamp = Math.floor(now / 1000);
-      const headers: Record<string, string> = {
-        'webhook-id': n.id,
-        'webhook-timestamp': String(timestamp),
-      };
-      // during a rotation's overlap both signatures, space-separated (Standard Webhooks)
-      if (key)
-        headers['webhook-signature'] = signingKeysAt(n.integration.secrets, now)
-          .map((k) => signWebhook(k, n.id, timestamp, body))
-          .join(' ');
+      const headers = standardWebhookHeaders(n, body, clock(), key !== null);
       // the overlap's end is a timestamp, not a secret: keep it out of the redaction fragments
       const { [PREVIOUS_UNTIL]: _until, ...secretValues } = n.integration.secrets;
       void _until;

@@ -5,5 +5,15 @@
  * descriptors, so that records and the roles that only name types (store, client, operator) do not import the
  * notifiers; the registry is typed `Record<IntegrationType, …>`, so a name without a descriptor does not compile.
  */
-export const INTEGRATION_TYPES = ['INCIDENT_MGMT', 'WEBHOOK', 'EMAIL', 'SLACK', 'TEAMS'] as const;
+export const INTEGRATION_TYPES = [
+  'INCIDENT_MGMT',
+  'WEBHOOK',
+  'EMAIL',
+  'SLACK',
+  'TEAMS',
+  'OPSGENIE',
+  'GOOGLE_CHAT',
+  'DISCORD',
+  'GENERIC_WEBHOOK',
+] as const;
 export type IntegrationType = (typeof INTEGRATION_TYPES)[number];

@@ -57,10 +57,14 @@ export const INTEGRATION_TYPE: Record<ProviderType, IntegrationType> = {
   Email: 'EMAIL',
   Slack: 'SLACK',
   Teams: 'TEAMS',
+  Opsgenie: 'OPSGENIE',
+  GoogleChat: 'GOOGLE_CHAT',
+  Discord: 'DISCORD',
+  GenericWebhook: 'GENERIC_WEBHOOK',
 };
 
 /** Role of each secret a provider type reads. */
-export type SecretRole = 'integrationKey' | 'url' | 'signingSecret' | 'webhookUrl';
+export type SecretRole = 'integrationKey' | 'url' | 'signingSecret' | 'webhookUrl' | 'apiKey' | 'headers';
 
 export interface SecretUse {
   role: SecretRole;
@@ -93,6 +97,22 @@ export function secretRefsOf(spec: NotificationProviderSpec): SecretUse[] {
       return spec.slack ? [{ role: 'webhookUrl', ref: spec.slack.webhookUrlSecretRef, field: 'spec.slack.webhookUrlSecretRef' }] : [];
     case 'Teams':
       return spec.teams ? [{ role: 'webhookUrl', ref: spec.teams.webhookUrlSecretRef, field: 'spec.teams.webhookUrlSecretRef' }] : [];
+    case 'Opsgenie':
+      return spec.opsgenie ? [{ role: 'apiKey', ref: spec.opsgenie.apiKeySecretRef, field: 'spec.opsgenie.apiKeySecretRef' }] : [];
+    case 'GoogleChat':
+      return spec.googleChat
+        ? [{ role: 'webhookUrl', ref: spec.googleChat.webhookUrlSecretRef, field: 'spec.googleChat.webhookUrlSecretRef' }]
+        : [];
+    case 'Discord':
+      return spec.discord ? [{ role: 'webhookUrl', ref: spec.discord.webhookUrlSecretRef, field: 'spec.discord.webhookUrlSecretRef' }] : [];
+    case 'GenericWebhook': {
+      const g = spec.genericWebhook;
+      if (!g) return [];
+      const out: SecretUse[] = [{ role: 'url', ref: g.urlSecretRef, field: 'spec.genericWebhook.urlSecretRef' }];
+      if (g.signingSecretRef) out.push({ role: 'signingSecret', ref: g.signingSecretRef, field: 'spec.genericWebhook.signingSecretRef' });
+      if (g.headersSecretRef) out.push({ role: 'headers', ref: g.headersSecretRef, field: 'spec.genericWebhook.headersSecretRef' });
+      return out;
+    }
     case 'Email':
       return [];
   }
@@ -133,6 +153,21 @@ export function resolveSecrets(
     versions.add(`${u.ref.name}:${s.metadata?.uid ?? ''}:${s.metadata?.resourceVersion ?? ''}`);
   }
   return { ok: true, values, version: [...versions].sort().join(',') };
+}
+
+/**
+ * A headers Secret's text, one `Name: value` per line (blank lines skipped), as the API's list. A line without a
+ * colon keeps its text as the name, so the service's refusal names the line (`…headers[i].name`).
+ */
+function headerLines(text: string): Array<{ name: string; value: string }> {
+  return text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .map((l) => {
+      const i = l.indexOf(':');
+      return i < 0 ? { name: l, value: '' } : { name: l.slice(0, i).trim(), value: l.slice(i + 1).trim() };
+    });
 }
 
 export interface DesiredIntegration extends CreateIntegrationInput {
@@ -178,6 +213,25 @@ export function desiredIntegration(
       break;
     case 'Teams':
       params = { teamsParams: { webhookUrl: need('webhookUrl') } };
+      break;
+    case 'Opsgenie':
+      params = { opsgenieParams: { apiKey: need('apiKey') } };
+      break;
+    case 'GoogleChat':
+      params = { googleChatParams: { webhookUrl: need('webhookUrl') } };
+      break;
+    case 'Discord':
+      params = { discordParams: { webhookUrl: need('webhookUrl') } };
+      break;
+    case 'GenericWebhook':
+      params = {
+        genericWebhookParams: {
+          url: need('url'),
+          ...(secrets.signingSecret ? { signingSecret: secrets.signingSecret } : {}),
+          ...(secrets.headers ? { headers: headerLines(secrets.headers) } : {}),
+        },
+      };
+      visible = { webhookSigned: Boolean(secrets.signingSecret) };
       break;
   }
   return { ...base, params, visible };

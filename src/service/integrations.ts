@@ -1,5 +1,6 @@
 /** Integration (notification provider) operations. Secrets are write-only: kept in `secrets`, never returned. */
 import type { EgressPolicy } from '../integrations/egress.js';
+import { checkExtraHeaders } from '../integrations/generic-webhook.js';
 import { descriptorOf, INTEGRATIONS } from '../integrations/registry.js';
 import { DEFAULT_EGRESS, type ParamField } from '../integrations/types.js';
 import type { IntegrationRecord, IntegrationType } from '../store/types.js';
@@ -49,6 +50,11 @@ function parseParam(f: ParamField, at: string, v: unknown, egress: EgressPolicy)
       return requireEmail(field, v);
     case 'emails':
       return requireEmails(field, v);
+    case 'headers': {
+      const r = checkExtraHeaders(v);
+      if ('problem' in r) throw badInput(`${field}${r.at}`, `${field}${r.at} ${r.problem}`);
+      return JSON.stringify(r.headers);
+    }
   }
 }
 

@@ -26,6 +26,7 @@ export function createRuntime(opts: {
   const notifierOptions = {
     egress,
     incidentEventsUrl: opts.cfg.incidentEventsUrl,
+    opsgenieApiUrl: opts.cfg.opsgenieApiUrl,
     timeoutMs: opts.cfg.deliveryTimeoutMs,
     userAgent: 'certmgr-notify',
     smtpFrom: opts.cfg.smtpFrom,

@@ -77,7 +77,26 @@ describe('validators (the same schemas, ajv)', () => {
     ['incident management', { type: 'IncidentManagement', incidentManagement: { integrationKeySecretRef: ref } }, 'ok'],
     ['webhook with signing secret', { type: 'Webhook', webhook: { urlSecretRef: ref, signingSecretRef: ref } }, 'ok'],
     ['email', { type: 'Email', email: { to: ['a@example.com'] } }, 'ok'],
-    ['unknown type', { type: 'Pager' }, ['spec.type: must be one of IncidentManagement, Webhook, Email, Slack, Teams']],
+    ['opsgenie', { type: 'Opsgenie', opsgenie: { apiKeySecretRef: ref } }, 'ok'],
+    ['google chat', { type: 'GoogleChat', googleChat: { webhookUrlSecretRef: ref } }, 'ok'],
+    ['discord', { type: 'Discord', discord: { webhookUrlSecretRef: ref } }, 'ok'],
+    [
+      'generic webhook with signing secret and headers',
+      { type: 'GenericWebhook', genericWebhook: { urlSecretRef: ref, signingSecretRef: ref, headersSecretRef: ref } },
+      'ok',
+    ],
+    ['opsgenie without its settings', { type: 'Opsgenie' }, ["spec: must have required property 'opsgenie'"]],
+    ['opsgenie without a key ref', { type: 'Opsgenie', opsgenie: {} }, ["spec.opsgenie: must have required property 'apiKeySecretRef'"]],
+    [
+      'generic webhook without a URL ref',
+      { type: 'GenericWebhook', genericWebhook: { signingSecretRef: ref } },
+      ["spec.genericWebhook: must have required property 'urlSecretRef'"],
+    ],
+    [
+      'unknown type',
+      { type: 'Pager' },
+      ['spec.type: must be one of IncidentManagement, Webhook, Email, Slack, Teams, Opsgenie, GoogleChat, Discord, GenericWebhook'],
+    ],
     ['type without its settings', { type: 'Slack' }, ["spec: must have required property 'slack'"]],
     [
       'secretRef without key',
@@ -153,7 +172,9 @@ describe('types derived from the schemas', () => {
     expectTypeOf<NotificationRouterSpec['enabled']>().toEqualTypeOf<boolean>(); // defaulted → present
     expectTypeOf<NotificationRouterSpec['filter']>().toEqualTypeOf<string | undefined>();
     expectTypeOf<NotificationRouterSpec['providerRef']>().toEqualTypeOf<{ name: string }>();
-    expectTypeOf<NotificationProviderSpec['type']>().toEqualTypeOf<'IncidentManagement' | 'Webhook' | 'Email' | 'Slack' | 'Teams'>();
+    expectTypeOf<NotificationProviderSpec['type']>().toEqualTypeOf<
+      'IncidentManagement' | 'Webhook' | 'Email' | 'Slack' | 'Teams' | 'Opsgenie' | 'GoogleChat' | 'Discord' | 'GenericWebhook'
+    >();
     expectTypeOf<MonitoringConfigSpec['thresholds']>().toEqualTypeOf<number[]>();
     expectTypeOf<NonNullable<NotificationRouterStatus['conditions']>[number]['status']>().toEqualTypeOf<'True' | 'False' | 'Unknown'>();
   });

@@ -15,7 +15,9 @@ const QUERY_TOKEN = 'sig=Qu3rySecretValue';
 const ROUTING_KEY = 'R0UT1NGKEY0123456789abcdefABCDEF';
 const SIGNING_SECRET = 'whsec_' + Buffer.from('a-signing-key-of-32-bytes-length').toString('base64');
 
-type HttpType = 'INCIDENT_MGMT' | 'WEBHOOK' | 'SLACK' | 'TEAMS';
+type HttpType = 'INCIDENT_MGMT' | 'WEBHOOK' | 'SLACK' | 'TEAMS' | 'OPSGENIE' | 'GOOGLE_CHAT' | 'DISCORD' | 'GENERIC_WEBHOOK';
+const OPSGENIE_KEY = 'eb243592-faa2-4ba2-a551-1afdf565c889';
+const BEARER = 'Bearer h3ader-t0ken-value';
 
 /** Integration record plus options for one HTTP notifier type pointed at `base`. */
 function target(
@@ -30,6 +32,18 @@ function target(
         integ: integration(type, { integrationKey: ROUTING_KEY }),
         o: opts({ incidentEventsUrl: base, clock: () => NOW, ...over }),
         secrets: [ROUTING_KEY],
+      };
+    case 'OPSGENIE':
+      return {
+        integ: integration(type, { apiKey: OPSGENIE_KEY }),
+        o: opts({ opsgenieApiUrl: base, clock: () => NOW, ...over }),
+        secrets: [OPSGENIE_KEY],
+      };
+    case 'GENERIC_WEBHOOK':
+      return {
+        integ: integration(type, { url: secretUrl, signingSecret: SIGNING_SECRET, headers: JSON.stringify([['Authorization', BEARER]]) }),
+        o: opts({ clock: () => NOW, ...over }),
+        secrets: [secretUrl, URL_TOKEN, QUERY_TOKEN, SIGNING_SECRET, BEARER],
       };
     case 'WEBHOOK':
       return {
@@ -79,13 +93,13 @@ const CASES: Case[] = [
   },
 ];
 
-const TYPES: HttpType[] = ['INCIDENT_MGMT', 'WEBHOOK', 'SLACK', 'TEAMS'];
+const TYPES: HttpType[] = ['INCIDENT_MGMT', 'WEBHOOK', 'SLACK', 'TEAMS', 'OPSGENIE', 'GOOGLE_CHAT', 'DISCORD', 'GENERIC_WEBHOOK'];
 
 describe.each(TYPES)('%s status classification', (type) => {
   let rx: Receiver;
   let respond: Case['respond'] = (res) => res.end('ok');
   beforeAll(async () => {
-    rx = await startReceiver((r, res) => respond(res, r.path, r.body));
+    rx = await startReceiver((r, res) => respond(res, r.path, String(r.headers['authorization'] ?? '') + r.body)); // echoes the auth header too;
   });
   afterAll(() => rx.close());
 
@@ -131,7 +145,8 @@ describe.each(TYPES)('%s status classification', (type) => {
     const bad = 'ht!tp://[bad/s3cr3tPathToken';
     const t = target(type, rx.url);
     if (type === 'INCIDENT_MGMT') t.o.incidentEventsUrl = bad;
-    else if (type === 'WEBHOOK') t.integ.secrets['url'] = bad;
+    else if (type === 'OPSGENIE') t.o.opsgenieApiUrl = bad;
+    else if (type === 'WEBHOOK' || type === 'GENERIC_WEBHOOK') t.integ.secrets['url'] = bad;
     else t.integ.secrets['webhookUrl'] = bad;
     const r = await send(t);
     expect(r.outcome).toBe('dead');

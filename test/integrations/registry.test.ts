@@ -35,6 +35,10 @@ describe('integration registry', () => {
     ['EMAIL', 'in-order', { ratePerSec: 5, burst: 10 }, 'Email', 'emailParams'],
     ['SLACK', 'in-order', { ratePerSec: 1, burst: 3 }, 'Slack', 'slackParams'],
     ['TEAMS', 'in-order', { ratePerSec: 2, burst: 4 }, 'Teams', 'teamsParams'],
+    ['OPSGENIE', 'supersede', { ratePerSec: 1, burst: 10 }, 'Opsgenie', 'opsgenieParams'],
+    ['GOOGLE_CHAT', 'in-order', { ratePerSec: 1, burst: 3 }, 'GoogleChat', 'googleChatParams'],
+    ['DISCORD', 'in-order', { ratePerSec: 0.5, burst: 5 }, 'Discord', 'discordParams'],
+    ['GENERIC_WEBHOOK', 'in-order', { ratePerSec: 20, burst: 40 }, 'GenericWebhook', 'genericWebhookParams'],
   ] as const)('%s: order %s, rate %o, provider type %s, params %s', (type, mode, rate, provider, params) => {
     const d = INTEGRATIONS[type];
     expect([d.orderMode, d.rateLimit, d.providerType, d.api.paramsField]).toEqual([mode, rate, provider, params]);
@@ -49,6 +53,10 @@ describe('integration registry', () => {
       EMAIL: [],
       SLACK: ['webhookUrl'],
       TEAMS: ['webhookUrl'],
+      OPSGENIE: ['apiKey'],
+      GOOGLE_CHAT: ['webhookUrl'],
+      DISCORD: ['webhookUrl'],
+      GENERIC_WEBHOOK: ['url', 'signingSecret', 'headers'],
     });
   });
 

@@ -93,6 +93,18 @@ describe('providers: secrets → desired integration → update plan', () => {
     ['Email', { type: 'Email', email: { to: ['a@b.c'] } }, []],
     ['Slack', { type: 'Slack', slack: { webhookUrlSecretRef: ik } }, ['webhookUrl:s/k']],
     ['Teams', { type: 'Teams', teams: { webhookUrlSecretRef: ik } }, ['webhookUrl:s/k']],
+    ['Opsgenie', { type: 'Opsgenie', opsgenie: { apiKeySecretRef: ik } }, ['apiKey:s/k']],
+    ['GoogleChat', { type: 'GoogleChat', googleChat: { webhookUrlSecretRef: ik } }, ['webhookUrl:s/k']],
+    ['Discord', { type: 'Discord', discord: { webhookUrlSecretRef: ik } }, ['webhookUrl:s/k']],
+    ['GenericWebhook minimal', { type: 'GenericWebhook', genericWebhook: { urlSecretRef: ik } }, ['url:s/k']],
+    [
+      'GenericWebhook with signing secret and headers',
+      {
+        type: 'GenericWebhook',
+        genericWebhook: { urlSecretRef: ik, signingSecretRef: { name: 'sig', key: 'v' }, headersSecretRef: { name: 'h', key: 'headers' } },
+      },
+      ['url:s/k', 'signingSecret:sig/v', 'headers:h/headers'],
+    ],
   ])('secretRefsOf %s', (_n, s, want) => {
     expect(secretRefsOf(spec(s)).map((u) => `${u.role}:${u.ref.name}/${u.ref.key}`)).toEqual(want);
   });
@@ -180,6 +192,50 @@ describe('providers: secrets → desired integration → update plan', () => {
       { type: 'Teams', teams: { webhookUrlSecretRef: ik } },
       { webhookUrl: 'https://t' },
       { type: 'TEAMS', name: 'team-a/oncall', enabled: true, params: { teamsParams: { webhookUrl: 'https://t' } } },
+    ],
+    [
+      'Opsgenie',
+      { type: 'Opsgenie', opsgenie: { apiKeySecretRef: ik } },
+      { apiKey: 'OG' },
+      { type: 'OPSGENIE', params: { opsgenieParams: { apiKey: 'OG' } }, visible: {} },
+    ],
+    [
+      'GoogleChat',
+      { type: 'GoogleChat', googleChat: { webhookUrlSecretRef: ik } },
+      { webhookUrl: 'https://g' },
+      { type: 'GOOGLE_CHAT', params: { googleChatParams: { webhookUrl: 'https://g' } }, visible: {} },
+    ],
+    [
+      'Discord',
+      { type: 'Discord', discord: { webhookUrlSecretRef: ik } },
+      { webhookUrl: 'https://d' },
+      { type: 'DISCORD', params: { discordParams: { webhookUrl: 'https://d' } }, visible: {} },
+    ],
+    [
+      'GenericWebhook unsigned',
+      { type: 'GenericWebhook', genericWebhook: { urlSecretRef: ik } },
+      { url: 'https://x' },
+      { type: 'GENERIC_WEBHOOK', params: { genericWebhookParams: { url: 'https://x' } }, visible: { webhookSigned: false } },
+    ],
+    [
+      'GenericWebhook signed, with header lines',
+      { type: 'GenericWebhook', genericWebhook: { urlSecretRef: ik, signingSecretRef: ik, headersSecretRef: ik } },
+      { url: 'https://x', signingSecret: 'S', headers: 'Authorization: Bearer a:b\r\n\n  X-Team :  sre  \nno colon here' },
+      {
+        type: 'GENERIC_WEBHOOK',
+        params: {
+          genericWebhookParams: {
+            url: 'https://x',
+            signingSecret: 'S',
+            headers: [
+              { name: 'Authorization', value: 'Bearer a:b' },
+              { name: 'X-Team', value: 'sre' },
+              { name: 'no colon here', value: '' },
+            ],
+          },
+        },
+        visible: { webhookSigned: true },
+      },
     ],
   ])('desiredIntegration %s', (_n, s, sec, want) => {
     const d = desiredIntegration(P, spec(s), sec);

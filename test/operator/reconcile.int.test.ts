@@ -7,6 +7,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { PROVIDER_TYPES } from '../../src/api/notificationprovider.js';
 import { MANAGER_HEADER, RELEASE_HEADER } from '../../src/model/manager.js';
 import { REPO_ROOT } from '../../src/tools/gen-crds.js';
 import type { RunningOperator } from '../../src/operator/index.js';
@@ -392,6 +393,10 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
         signing: 'whsec_' + Buffer.from('0123456789abcdef0123').toString('base64'),
         slack: 'https://hooks.slack.com/services/T/B/x',
         teams: 'https://example.webhook.office.com/workflows/abc',
+        opsgenie: 'eb243592-faa2-4ba2-a551-1afdf565c889',
+        gchat: 'https://chat.googleapis.com/v1/spaces/AAAA/messages?key=k&token=t',
+        discord: 'https://discord.com/api/webhooks/1/tok',
+        headers: 'Authorization: Bearer abc\nX-Team: sre\n',
       }),
     );
     await k.apply(
@@ -408,6 +413,35 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
     expect(by('hook')).toMatchObject({ type: 'WEBHOOK', config: { signed: true } });
     expect(by('mail')).toMatchObject({ type: 'EMAIL', config: { to: ['ops@example.com'], from: 'certs@example.com' } });
     expect(by('chat')).toMatchObject({ type: 'SLACK' });
+
+    // issue 11's types: each provider type maps to its integration type, its Secrets to the write-only secrets
+    await k.apply(provider(ns, 'og', { type: 'Opsgenie', opsgenie: { apiKeySecretRef: { name: 'hooks', key: 'opsgenie' } } }));
+    await k.apply(provider(ns, 'gc', { type: 'GoogleChat', googleChat: { webhookUrlSecretRef: { name: 'hooks', key: 'gchat' } } }));
+    await k.apply(provider(ns, 'dc', { type: 'Discord', discord: { webhookUrlSecretRef: { name: 'hooks', key: 'discord' } } }));
+    await k.apply(
+      provider(ns, 'gw', {
+        type: 'GenericWebhook',
+        genericWebhook: {
+          urlSecretRef: { name: 'hooks', key: 'url' },
+          signingSecretRef: { name: 'hooks', key: 'signing' },
+          headersSecretRef: { name: 'hooks', key: 'headers' },
+        },
+      }),
+    );
+    for (const n of ['og', 'gc', 'dc', 'gw']) await k.waitReady('notificationproviders', n, ns);
+    const more = await storeIntegrations(svc);
+    const of = (n: string) => more.find((x) => x.managedBy === managedBy('NotificationProvider', ns, n))!;
+    expect(of('og')).toMatchObject({ type: 'OPSGENIE', secrets: { apiKey: 'eb243592-faa2-4ba2-a551-1afdf565c889' } });
+    expect(of('gc')).toMatchObject({
+      type: 'GOOGLE_CHAT',
+      secrets: { webhookUrl: 'https://chat.googleapis.com/v1/spaces/AAAA/messages?key=k&token=t' },
+    });
+    expect(of('dc')).toMatchObject({ type: 'DISCORD', secrets: { webhookUrl: 'https://discord.com/api/webhooks/1/tok' } });
+    expect(of('gw')).toMatchObject({
+      type: 'GENERIC_WEBHOOK',
+      config: { signed: true },
+      secrets: { url: 'https://hooks.example.com/T000/B000/tok', headers: '[["Authorization","Bearer abc"],["X-Team","sre"]]' },
+    });
 
     await k.apply(router(ns, 'r', { eventTypeId: EXPIRY, providerRef: { name: 'chat' } }));
     const r = await k.waitReady('notificationrouters', 'r', ns);
@@ -524,7 +558,7 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
     const crs = docs.filter((d) => d.kind! in plural);
     expect(crs.filter((d) => d.kind === 'NotificationRouter')).toHaveLength(11);
     expect(new Set(crs.filter((d) => d.kind === 'NotificationProvider').map((d) => d.spec?.['type']))).toEqual(
-      new Set(['IncidentManagement', 'Webhook', 'Email', 'Slack', 'Teams']),
+      new Set([...PROVIDER_TYPES]), // one provider per type
     );
     for (const d of crs) await k.waitReady(plural[d.kind as keyof typeof plural], d.metadata!.name!, d.metadata!.namespace);
     const routers = (await storeRouters(svc)).filter((r) => r.managedBy?.startsWith('k8s:NotificationRouter/cert-alerts/'));

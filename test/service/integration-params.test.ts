@@ -23,6 +23,15 @@ describe('parseParams', () => {
     ],
     ['SLACK', { slackParams: { webhookUrl: HOOK } }, { config: {}, secrets: { webhookUrl: HOOK } }],
     ['TEAMS', { teamsParams: { webhookUrl: HOOK } }, { config: {}, secrets: { webhookUrl: HOOK } }],
+    ['OPSGENIE', { opsgenieParams: { apiKey: KEY } }, { config: {}, secrets: { apiKey: KEY } }],
+    ['GOOGLE_CHAT', { googleChatParams: { webhookUrl: HOOK } }, { config: {}, secrets: { webhookUrl: HOOK } }],
+    ['DISCORD', { discordParams: { webhookUrl: HOOK } }, { config: {}, secrets: { webhookUrl: HOOK } }],
+    ['GENERIC_WEBHOOK', { genericWebhookParams: { url: HOOK } }, { config: { signed: false }, secrets: { url: HOOK } }],
+    [
+      'GENERIC_WEBHOOK',
+      { genericWebhookParams: { url: HOOK, signingSecret: WHSEC, headers: [{ name: 'X-Key', value: 'v' }] } },
+      { config: { signed: true }, secrets: { url: HOOK, signingSecret: WHSEC, headers: '[["X-Key","v"]]' } },
+    ],
   ] as const)('%s %o', (type, input, want) => {
     expect(parseParams(type, input)).toEqual(want);
   });
@@ -38,6 +47,14 @@ describe('parseParams', () => {
     ['INCIDENT_MGMT', { incidentMgmtParams: { IntegrationKey: 'x'.repeat(257) } }, 'input.incidentMgmtParams.IntegrationKey', ''],
     ['WEBHOOK', { webhookParams: { url: 'http://127.0.0.1/x' } }, 'input.webhookParams.url', ''],
     ['WEBHOOK', { webhookParams: { url: HOOK, signingSecret: 'short' } }, 'input.webhookParams.signingSecret', ''],
+    ['OPSGENIE', { opsgenieParams: {} }, 'input.opsgenieParams.apiKey', 'must be a non-empty string'],
+    ['DISCORD', { discordParams: { webhookUrl: 'http://192.168.1.1/x' } }, 'input.discordParams.webhookUrl', 'private'],
+    [
+      'GENERIC_WEBHOOK',
+      { genericWebhookParams: { url: HOOK, headers: [{ name: 'Webhook-Id', value: 'x' }] } },
+      'input.genericWebhookParams.headers[0].name',
+      'cannot be overridden',
+    ],
     ['PAGER', { webhookParams: { url: HOOK } }, 'input', 'integration type PAGER is not supported by this version'],
   ] as const)('%s %o is refused at %s', (type, input, field, message) => {
     let err: unknown;

@@ -24,7 +24,7 @@ function integrationView(r: IntegrationRecord) {
     type: r.type,
     emailTo: r.type === 'EMAIL' ? (r.config.to as string[]) : null,
     emailFrom: r.type === 'EMAIL' ? ((r.config.from as string | undefined) ?? null) : null,
-    webhookSigned: r.type === 'WEBHOOK' ? Boolean(r.config.signed) : null,
+    webhookSigned: r.type === 'WEBHOOK' || r.type === 'GENERIC_WEBHOOK' ? Boolean(r.config.signed) : null,
     managedBy: r.managedBy,
     createdAt: iso(r.createdAt),
     updatedAt: iso(r.updatedAt),

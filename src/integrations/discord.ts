@@ -1,0 +1,142 @@
+/**
+ * DISCORD: a channel's webhook (secrets.webhookUrl, a tenant destination: egress policy), "Execute Webhook".
+ *
+ * Body: `{ content, embeds: [{ title, description, color, fields, timestamp, footer }], allowed_mentions }`
+ * within Discord's documented limits (content 2000; embed title 256, description 4096, at most 25 fields with
+ * name 256 / value 1024, footer 2048, and 6000 characters over the whole embed). `allowed_mentions.parse = []`:
+ * event text cannot ping @everyone, a role or a user. `?wait=true` is added so a 200 confirms the message was
+ * created (without it Discord answers 204 before saving it).
+ * 2xx delivered; 429/5xx/network retry: the 429 body's `retry_after` (seconds, fractional) is honoured, else the
+ * Retry-After header; other 4xx dead.
+ */
+import { checkTenantUrl, postAndClassify, truncateChars } from './http.js';
+import { renderNotification, SEVERITY_COLOR, type Severity } from './render.js';
+import {
+  DEFAULT_EGRESS,
+  type DeliveryResult,
+  type IntegrationDescriptor,
+  type IntegrationOptions,
+  type Notification,
+  type Notifier,
+} from './types.js';
+
+export const DISCORD_LIMITS = {
+  content: 2000,
+  title: 256,
+  description: 4096,
+  fields: 25,
+  fieldName: 256,
+  fieldValue: 1024,
+  footer: 2048,
+  /** title + description + field names and values + footer of one embed */
+  total: 6000,
+} as const;
+
+const EMOJI: Record<Severity, string> = { critical: '🔴', error: '🟠', warning: '⚠️', info: '✅' };
+
+/** Facts shown as the embed description rather than as a field. */
+const BODY_FACTS = new Set(['Message', 'Details']);
+
+export interface DiscordEmbed {
+  title: string;
+  description: string;
+  color: number;
+  fields: Array<{ name: string; value: string; inline: boolean }>;
+  timestamp: string;
+  footer: { text: string };
+}
+
+/** Characters Discord counts against an embed's 6000. */
+export function embedChars(e: DiscordEmbed): number {
+  return (
+    [...e.title].length +
+    [...e.description].length +
+    [...e.footer.text].length +
+    e.fields.reduce((s, f) => s + [...f.name].length + [...f.value].length, 0)
+  );
+}
+
+export function buildDiscordMessage(n: Notification): {
+  content: string;
+  embeds: DiscordEmbed[];
+  allowed_mentions: { parse: string[] };
+} {
+  const r = renderNotification(n);
+  const body = r.facts.find((f) => BODY_FACTS.has(f.name))?.value;
+  const embed: DiscordEmbed = {
+    title: truncateChars(r.title, DISCORD_LIMITS.title),
+    description: truncateChars(body ?? r.summary, DISCORD_LIMITS.description),
+    color: parseInt(SEVERITY_COLOR[r.severity].slice(1), 16),
+    fields: r.facts
+      .filter((f) => !BODY_FACTS.has(f.name))
+      .slice(0, DISCORD_LIMITS.fields)
+      .map((f) => ({
+        name: truncateChars(f.name, DISCORD_LIMITS.fieldName),
+        value: truncateChars(f.value, DISCORD_LIMITS.fieldValue),
+        inline: f.value.length <= 40,
+      })),
+    timestamp: new Date(n.occurredAt).toISOString(),
+    footer: {
+      text: truncateChars(`certmgr-notify · ${r.severity}${n.reminder ? ' · reminder' : ''} · ${n.event.type}`, DISCORD_LIMITS.footer),
+    },
+  };
+  // the 6000 budget: fields go first (from the end), then the description shrinks
+  while (embedChars(embed) > DISCORD_LIMITS.total && embed.fields.length > 0) embed.fields.pop();
+  const over = embedChars(embed) - DISCORD_LIMITS.total;
+  if (over > 0) embed.description = truncateChars(embed.description, Math.max(1, [...embed.description].length - over));
+  return {
+    content: truncateChars(`${EMOJI[r.severity]} ${r.summary}`, DISCORD_LIMITS.content),
+    embeds: [embed],
+    allowed_mentions: { parse: [] },
+  };
+}
+
+/** The webhook URL with wait=true (a thread_id or other parameter kept). */
+function discordPostUrl(webhookUrl: string): string {
+  const u = new URL(webhookUrl);
+  u.searchParams.set('wait', 'true');
+  return u.toString();
+}
+
+/** Discord's 429 body: `{ message, retry_after: seconds (fractional), global }`; ms, or undefined. */
+export function discordRetryAfterMs(body: string | undefined): number | undefined {
+  if (!body) return undefined;
+  try {
+    const v = (JSON.parse(body) as { retry_after?: unknown }).retry_after;
+    return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.ceil(v * 1000) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function createDiscordNotifier(opts: IntegrationOptions): Notifier {
+  const egress = opts.egress ?? DEFAULT_EGRESS;
+  return {
+    type: 'DISCORD',
+    async send(n: Notification, signal?: AbortSignal): Promise<DeliveryResult> {
+      const url = n.integration.secrets['webhookUrl'];
+      const bad = checkTenantUrl(url, 'webhook URL', egress);
+      if (bad || !url) return { outcome: 'dead', error: bad ?? 'webhook URL is not configured' };
+      const result = await postAndClassify(
+        { url: discordPostUrl(url), body: JSON.stringify(buildDiscordMessage(n)), secrets: Object.values(n.integration.secrets) },
+        { timeoutMs: opts.timeoutMs, userAgent: opts.userAgent, clock: opts.clock ?? Date.now, signal, dispatcher: egress.dispatcher() },
+      );
+      if (result.statusCode === 429) {
+        const after = discordRetryAfterMs(result.responseBody);
+        if (after !== undefined) result.retryAfterMs = after;
+      }
+      return result;
+    },
+  };
+}
+
+/** Discord allows 5 requests per 2 s per webhook and about 30 messages per minute per channel: 0.5/s, burst 5. */
+export const discord: IntegrationDescriptor = {
+  type: 'DISCORD',
+  api: { createMutation: 'createDiscordIntegration', paramsField: 'discordParams' },
+  params: [{ input: 'webhookUrl', kind: 'destination', required: true, into: 'secrets', key: 'webhookUrl' }],
+  orderMode: 'in-order',
+  rateLimit: { ratePerSec: 0.5, burst: 5 },
+  providerType: 'Discord',
+  createNotifier: createDiscordNotifier,
+};
