@@ -393,8 +393,8 @@ function daysPhrase(days: number): string {
   return days === 0 ? 'expires today' : `expired ${plural(-days, 'day')} ago`;
 }
 
-/** A member as one line: what it is, where, and why. */
-export function memberLineOf(eventId: string, event: InternalEvent): MemberLine {
+/** A member as one line: what it is, where (unless the group is one cluster's: `inCluster` false), and why. */
+export function memberLineOf(eventId: string, event: InternalEvent, inCluster = true): MemberLine {
   const v = viewOf(event);
   let name: string;
   let detail: string | null;
@@ -406,7 +406,7 @@ export function memberLineOf(eventId: string, event: InternalEvent): MemberLine 
     namespace = v.namespace;
     resourceName = v.certificateName;
     const what = v.certificateName ? `${v.namespace ? `${v.namespace}/` : ''}${v.certificateName}` : v.notificationName || v.certificateRef;
-    name = `Certificate ${what}${cluster ? ` in cluster ${cluster}` : ''}`;
+    name = `Certificate ${what}${cluster && inCluster ? ` in cluster ${cluster}` : ''}`;
     detail =
       v.daysUntilExpiry !== null
         ? daysPhrase(v.daysUntilExpiry)
@@ -420,7 +420,7 @@ export function memberLineOf(eventId: string, event: InternalEvent): MemberLine 
     name =
       v.kind === 'agent'
         ? `Agent of cluster ${cluster}`
-        : `${v.kind === 'issuer' ? 'Issuer' : 'Certificate'} ${namespace ? `${namespace}/` : ''}${resourceName ?? 'unknown'} in cluster ${cluster}`;
+        : `${v.kind === 'issuer' ? 'Issuer' : 'Certificate'} ${namespace ? `${namespace}/` : ''}${resourceName ?? 'unknown'}${inCluster ? ` in cluster ${cluster}` : ''}`;
     detail = v.state === 'restored' ? (v.unhealthyDuration ? `was unhealthy for ${v.unhealthyDuration}` : null) : v.reason || v.message;
   }
   return {
@@ -491,8 +491,10 @@ function renderGroup(n: Notification, g: NotificationGroup): Rendered {
   // counts are the group's truth; the lists are at most 20 (the contract) and only the first few are named
   const firingCount = Math.max(firingAll.length, Number.isSafeInteger(g.firingCount) ? g.firingCount : 0);
   const resolvedCount = Math.max(resolvedAll.length, Number.isSafeInteger(g.resolvedCount) ? g.resolvedCount : 0);
-  const firing = firingAll.slice(0, MAX_NAMED_MEMBERS).map((m) => memberLineOf(m.eventId, m.event));
-  const resolved = resolvedAll.slice(0, MAX_NAMED_MEMBERS).map((m) => memberLineOf(m.eventId, m.event));
+  // a group of one cluster names it in its title: its members need not repeat it
+  const inCluster = !g.labels?.['data.clusterName'] && !g.labels?.['data.clusterId'];
+  const firing = firingAll.slice(0, MAX_NAMED_MEMBERS).map((m) => memberLineOf(m.eventId, m.event, inCluster));
+  const resolved = resolvedAll.slice(0, MAX_NAMED_MEMBERS).map((m) => memberLineOf(m.eventId, m.event, inCluster));
   const named = [...firing, ...resolved];
   const kinds = new Set(named.map((m) => m.kind));
   if (kinds.size === 0) kinds.add(view.kind);
@@ -547,7 +549,7 @@ function renderGroup(n: Notification, g: NotificationGroup): Rendered {
   if (listing) facts.push({ name: 'Details', value: listing });
   const first = (firing.length ? firing : resolved).slice(0, 3).map((m) => m.name);
   const more = (firing.length ? firingCount : resolvedCount) - first.length;
-  const summary = first.length ? `${title}: ${first.join(', ')}${more > 0 ? `, and ${more} more` : ''}` : title;
+  const summary = first.length ? `${title} (${first.join(', ')}${more > 0 ? `, and ${more} more` : ''})` : title;
   return {
     view,
     title,
