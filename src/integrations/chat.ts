@@ -91,10 +91,10 @@ export const ADAPTIVE_CARD_CONTENT_TYPE = 'application/vnd.microsoft.card.adapti
 
 /**
  * Teams renders Markdown in TextBlock text and in Fact titles and values (learn.microsoft.com "Format cards in
- * Teams"): event and template text is backslash-escaped so it cannot form a link, emphasis or a list.
+ * Teams"): event and template text is backslash-escaped so it cannot form a link ([ and ]), emphasis or a list.
  */
 export function escapeTeams(s: string): string {
-  return s.replace(/[\\*_[\]()`~]/g, '\\$&').replace(/^(\s*)([-+]|\d+\.)(?=\s)/gm, '$1\\$2');
+  return s.replace(/[\\*_[\]`~]/g, '\\$&').replace(/^(\s*)([-+]|\d+\.)(?=\s)/gm, '$1\\$2');
 }
 
 /**

@@ -7,7 +7,7 @@
  * - 202 (any 2xx) delivered; 400 dead; 429, 5xx and network errors retry.
  */
 import { checkTargetUrl, postAndClassify, truncateChars, type HttpContext } from './http.js';
-import { incidentActionOf, incidentKeyOf, memberLineOf, renderNotification, type Rendered, type Severity } from './render.js';
+import { boundedLabels, incidentActionOf, incidentKeyOf, memberLineOf, renderNotification, type Rendered, type Severity } from './render.js';
 import type { DeliveryResult, GroupMember, IntegrationDescriptor, IntegrationOptions, Notification, NotificationGroup, Notifier } from './types.js';
 
 const ENQUEUE_PATH = '/v2/enqueue';
@@ -45,7 +45,7 @@ const compactMember = (m: GroupMember) => {
 
 /** A group's incident: one per group key (incidentKeyOf), resolved when every member has recovered. */
 function groupParts(n: Notification, g: NotificationGroup, r: Rendered) {
-  const labels = g.labels ?? {};
+  const labels = boundedLabels(g.labels);
   const cluster = labels['data.clusterName'] || (r.view.kind !== 'certificateExpiration' ? r.view.cluster.name || r.view.cluster.id : '');
   return {
     source: cluster || 'certmgr-notify',

@@ -7,6 +7,7 @@
  */
 import type { EventType } from '../events/families.js';
 import {
+  boundedLabels,
   incidentKeyOf,
   memberLineOf,
   renderNotification,
@@ -176,7 +177,7 @@ function buildPayload(n: Notification): WebhookPayloadV1 {
       g && r.group
         ? {
             key: g.key,
-            labels: { ...(g.labels ?? {}) },
+            labels: boundedLabels(g.labels),
             firingCount: r.group.firingCount,
             resolvedCount: r.group.resolvedCount,
             allResolved: r.group.allResolved,

@@ -373,7 +373,8 @@ export function render(event: InternalEvent, router?: { name: string }): Rendere
   const view = viewOf(event);
   return {
     view,
-    title: titleOf(view),
+    // names are bounded by the event schemas, not short: a headline stays one
+    title: truncateChars(titleOf(view), MAX_TITLE),
     summary: summaryOf(view),
     severity: severityOf(view),
     facts: factsOf(view, router),
@@ -471,6 +472,18 @@ function groupScope(labels: Record<string, string>, clusterNames: Map<string, st
   return parts.length ? parts.join(' ') : `Router ${router}`;
 }
 
+/** Labels shown or sent: the router's groupBy is short; this only bounds what a careless caller could pass. */
+const MAX_LABELS = 20;
+
+/** A group's labels with at most MAX_LABELS entries, names and values cut at 256 code points. */
+export function boundedLabels(labels: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(labels ?? {}).slice(0, MAX_LABELS)) {
+    out[truncateChars(k, MAX_LABEL_VALUE)] = truncateChars(typeof v === 'string' ? v : String(v), MAX_LABEL_VALUE);
+  }
+  return out;
+}
+
 const KIND_NOUN: Record<EventKind, [string, string]> = {
   issuer: ['issuer', 'issuers'],
   certificate: ['certificate', 'certificates'],
@@ -506,7 +519,7 @@ function renderGroup(n: Notification, g: NotificationGroup): Rendered {
     const v = viewOf(m.event);
     if (v.kind !== 'certificateExpiration' && v.cluster.id && v.cluster.name) clusterNames.set(v.cluster.id, v.cluster.name);
   }
-  const scope = groupScope(g.labels ?? {}, clusterNames, n.router.name);
+  const scope = groupScope(boundedLabels(g.labels), clusterNames, n.router.name);
   const allResolved = g.allResolved === true;
   const state = allResolved
     ? resolvedCount === 1
@@ -522,9 +535,9 @@ function renderGroup(n: Notification, g: NotificationGroup): Rendered {
   }
   const runbooks = new Set(named.map((m) => m.runbookUrl).filter((u): u is string => u !== null));
   const runbookUrl = runbooks.size === 1 ? [...runbooks][0]! : null;
-  const labelFacts = Object.entries(g.labels ?? {}).map(([k, v]) => ({
+  const labelFacts = Object.entries(boundedLabels(g.labels)).map(([k, v]) => ({
     name: LABEL_NAMES[k] ?? k,
-    value: truncateChars(oneLine(v), MAX_LABEL_VALUE) || '(none)',
+    value: oneLine(v) || '(none)',
   }));
   const group: RenderedGroup = {
     key: g.key,
