@@ -116,7 +116,9 @@ const TEAMS_CAPS: readonly TeamsCaps[] = [
 function teamsMembers(heading: string, lines: readonly MemberLine[], more: number, caps: TeamsCaps): Record<string, unknown>[] {
   const shown = lines.slice(0, caps.members);
   const left = more + lines.length - shown.length;
-  const out: Record<string, unknown>[] = [{ type: 'TextBlock', text: escapeTeams(heading), weight: 'Bolder', wrap: true, spacing: 'Medium' }];
+  const out: Record<string, unknown>[] = [
+    { type: 'TextBlock', text: escapeTeams(heading), weight: 'Bolder', wrap: true, spacing: 'Medium' },
+  ];
   if (shown.length) {
     out.push({
       type: 'FactSet',
@@ -130,7 +132,14 @@ function teamsMembers(heading: string, lines: readonly MemberLine[], more: numbe
 function teamsCard(n: Notification, r: Rendered, caps: TeamsCaps): Record<string, unknown> {
   const cut = (s: string, max: number) => escapeTeams(truncateChars(s, max));
   const body: Record<string, unknown>[] = [
-    { type: 'TextBlock', text: cut(r.title, caps.text ? 1024 : 200), weight: 'Bolder', size: 'Medium', wrap: true, color: TEAMS_COLOR[r.severity] },
+    {
+      type: 'TextBlock',
+      text: cut(r.title, caps.text ? 1024 : 200),
+      weight: 'Bolder',
+      size: 'Medium',
+      wrap: true,
+      color: TEAMS_COLOR[r.severity],
+    },
   ];
   if (caps.text === 0) {
     body.push({ type: 'TextBlock', text: 'Details omitted: the message was too large for Teams.', isSubtle: true, wrap: true });

@@ -39,9 +39,7 @@ const MAX_BODY_CHARS = 32_768;
 const BODY_FACTS = new Set(['Message', 'Details']);
 
 function memberHtml(heading: string, lines: readonly MemberLine[], more: number): string {
-  const items = lines
-    .map((m) => `<li><b>${escapeHtml(m.name)}</b>${m.detail ? `: ${escapeHtml(m.detail)}` : ''}</li>`)
-    .join('\n');
+  const items = lines.map((m) => `<li><b>${escapeHtml(m.name)}</b>${m.detail ? `: ${escapeHtml(m.detail)}` : ''}</li>`).join('\n');
   const rest = more > 0 ? `\n<p style="margin:4px 0;color:#6b6b6b">and ${more} more</p>` : '';
   return `<h3 style="margin:12px 0 4px 0;font-size:15px">${escapeHtml(heading)}</h3>\n<ul style="margin:0;padding-left:20px">\n${items}\n</ul>${rest}`;
 }

@@ -7,8 +7,24 @@
  * - 202 (any 2xx) delivered; 400 dead; 429, 5xx and network errors retry.
  */
 import { checkTargetUrl, postAndClassify, truncateChars, type HttpContext } from './http.js';
-import { boundedLabels, incidentActionOf, incidentKeyOf, memberLineOf, renderNotification, type Rendered, type Severity } from './render.js';
-import type { DeliveryResult, GroupMember, IntegrationDescriptor, IntegrationOptions, Notification, NotificationGroup, Notifier } from './types.js';
+import {
+  boundedLabels,
+  incidentActionOf,
+  incidentKeyOf,
+  memberLineOf,
+  renderNotification,
+  type Rendered,
+  type Severity,
+} from './render.js';
+import type {
+  DeliveryResult,
+  GroupMember,
+  IntegrationDescriptor,
+  IntegrationOptions,
+  Notification,
+  NotificationGroup,
+  Notifier,
+} from './types.js';
 
 const ENQUEUE_PATH = '/v2/enqueue';
 /** PagerDuty rejects events above 512 KB; custom_details is replaced by a note beyond this. */
@@ -76,7 +92,14 @@ function groupParts(n: Notification, g: NotificationGroup, r: Rendered) {
 export function buildIncidentEvent(n: Notification, routingKey: string): IncidentEvent {
   const r = renderNotification(n);
   const v = r.view;
-  let parts: { source: string; component: string; group: string; class: string; custom_details: Record<string, unknown>; timestamp: string };
+  let parts: {
+    source: string;
+    component: string;
+    group: string;
+    class: string;
+    custom_details: Record<string, unknown>;
+    timestamp: string;
+  };
   if (n.group) {
     parts = groupParts(n, n.group, r);
   } else {

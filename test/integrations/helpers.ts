@@ -226,7 +226,9 @@ export function opts(over: Partial<IntegrationOptions> = {}): IntegrationOptions
 
 /** A certificate of the issuer outage: `i` names it (shop-0, shop-1, ...). */
 export function certEvent(i: number, active = false, data: Record<string, unknown> = {}): InternalEvent {
-  const base = active ? EVENTS['evt.healthstatus.certmgr-certificate-resource.active'] : EVENTS['evt.healthstatus.certmgr-certificate-resource.notready'];
+  const base = active
+    ? EVENTS['evt.healthstatus.certmgr-certificate-resource.active']
+    : EVENTS['evt.healthstatus.certmgr-certificate-resource.notready'];
   return {
     type: base.type,
     data: { ...base.data, certificateName: `shop-${i}`, namespace: `team-${i % 7}`, statusReason: 'IssuerNotReady', ...data },

@@ -54,7 +54,11 @@ beforeEach(() => {
 
 async function sent<T>(type: IntegrationType, n: Notification): Promise<T> {
   const secrets: Record<string, string> =
-    type === 'INCIDENT_MGMT' ? { integrationKey: ROUTING_KEY } : type === 'WEBHOOK' ? { url: `${rx.url}/hook` } : { webhookUrl: `${rx.url}/chat` };
+    type === 'INCIDENT_MGMT'
+      ? { integrationKey: ROUTING_KEY }
+      : type === 'WEBHOOK'
+        ? { url: `${rx.url}/hook` }
+        : { webhookUrl: `${rx.url}/chat` };
   const r = await createNotifier(type, opts({ incidentEventsUrl: rx.url })).send(forType(n, type, secrets));
   expect(r.outcome).toBe('delivered');
   return JSON.parse(rx.requests.at(-1)!.body) as T;
@@ -130,7 +134,11 @@ describe('a group notification in every integration type', () => {
       },
     });
     const details = ev.payload.custom_details as { group: { firing: unknown[]; resolved: unknown[]; firingCount: number } };
-    expect(details).toMatchObject({ router: 'prod issuers', runbookUrl: RUNBOOK, group: { key: 'grp:0123456789abcdef', firingCount: 200, resolvedCount: 3 } });
+    expect(details).toMatchObject({
+      router: 'prod issuers',
+      runbookUrl: RUNBOOK,
+      group: { key: 'grp:0123456789abcdef', firingCount: 200, resolvedCount: 3 },
+    });
     expect(details.group.firing).toHaveLength(20);
     expect(details.group.firing[0]).toEqual({
       name: 'Certificate team-0/shop-0 in cluster prod',
@@ -153,7 +161,13 @@ describe('a group notification in every integration type', () => {
       severity: 'error',
       runbookUrl: RUNBOOK,
       reminder: false,
-      group: { key: 'grp:0123456789abcdef', firingCount: 200, resolvedCount: 3, allResolved: false, labels: { 'data.issuerName': 'letsencrypt-prod' } },
+      group: {
+        key: 'grp:0123456789abcdef',
+        firingCount: 200,
+        resolvedCount: 3,
+        allResolved: false,
+        labels: { 'data.issuerName': 'letsencrypt-prod' },
+      },
     });
     expect(ce.data.group!.firing).toHaveLength(20);
     expect(ce.data.group!.firing[0]).toEqual({
@@ -187,7 +201,8 @@ describe('a group notification in every integration type', () => {
 });
 
 describe('a reminder in every integration type', () => {
-  const reminder = () => notification(integration('SLACK'), EVENTS['evt.healthstatus.certmgr-certificate-resource.notready'], { reminder: true });
+  const reminder = () =>
+    notification(integration('SLACK'), EVENTS['evt.healthstatus.certmgr-certificate-resource.notready'], { reminder: true });
 
   it('SLACK: "Reminder:" title, the Reminder field first, "reminder" in the context', async () => {
     const body = await sent<SlackBody>('SLACK', reminder());
@@ -272,7 +287,12 @@ describe('bounds: a group of 10,000 members and huge field values', () => {
   const singleHuge = (): Notification =>
     notification(integration('SLACK'), {
       type: 'evt.healthstatus.certmgr-certificate-resource.notready',
-      data: { ...EVENTS['evt.healthstatus.certmgr-certificate-resource.notready'].data, statusMessage: HUGE, statusReason: HUGE, certificateName: HUGE },
+      data: {
+        ...EVENTS['evt.healthstatus.certmgr-certificate-resource.notready'].data,
+        statusMessage: HUGE,
+        statusReason: HUGE,
+        certificateName: HUGE,
+      },
     });
 
   it.each([

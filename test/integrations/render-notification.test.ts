@@ -354,7 +354,9 @@ describe('runbookUrlOf', () => {
 
 describe('template parts are bounded', () => {
   it('cuts a runaway title and text', () => {
-    const r = single(EVENTS['evt.healthstatus.certmgr-issuer.notready'], { rendered: { title: 't'.repeat(5000), text: 'x'.repeat(100_000) } });
+    const r = single(EVENTS['evt.healthstatus.certmgr-issuer.notready'], {
+      rendered: { title: 't'.repeat(5000), text: 'x'.repeat(100_000) },
+    });
     expect(Array.from(r.title)).toHaveLength(1024);
     expect(Array.from(r.text!)).toHaveLength(32_768);
     expect(Array.from(r.summary)).toHaveLength(1024);
