@@ -59,6 +59,9 @@ const compactMember = (m: GroupMember) => {
   return { name: l.name, detail: l.detail, eventType: l.eventType, eventId: l.eventId, correlationKey: l.correlationKey };
 };
 
+/** The incident class of a firing group, by what its members are (RenderedGroup.firingLabel). */
+const GROUP_CLASS: Record<string, string> = { 'Not ready': 'NotReady', Silent: 'AgentSilent', Expiring: 'CertificateExpiring' };
+
 /** A group's incident: one per group key (incidentKeyOf), resolved when every member has recovered. */
 function groupParts(n: Notification, g: NotificationGroup, r: Rendered) {
   const labels = boundedLabels(g.labels);
@@ -67,7 +70,7 @@ function groupParts(n: Notification, g: NotificationGroup, r: Rendered) {
     source: cluster || 'certmgr-notify',
     component: `group/${Object.values(labels).join('/') || n.router.name}`,
     group: labels['data.namespace'] || labels['data.issuerName'] || 'group',
-    class: r.group?.allResolved ? 'Recovered' : `${r.group?.firingLabel ?? 'Unhealthy'}`.replace(/\s+/g, ''),
+    class: r.group?.allResolved ? 'Recovered' : (GROUP_CLASS[r.group?.firingLabel ?? ''] ?? 'Unhealthy'),
     custom_details: {
       eventType: n.event.type,
       router: n.router.name,

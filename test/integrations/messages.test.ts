@@ -129,7 +129,7 @@ describe('a group notification in every integration type', () => {
         source: 'prod',
         component: 'group/letsencrypt-prod/prod',
         group: 'letsencrypt-prod',
-        class: 'Notready',
+        class: 'NotReady',
         timestamp: '2026-03-01T10:00:05.000Z',
       },
     });
