@@ -2,6 +2,8 @@
  * SLACK (incoming webhook: text + Block Kit blocks) and TEAMS (Workflows webhook with an Adaptive
  * Card 1.4 attachment). Both read secrets.webhookUrl, use the shared HTTP client and its status
  * classification (2xx delivered; 429/5xx/network retry honouring Retry-After; other 4xx dead).
+ * Texts come from renderNotification: a group's members are listed, the runbook is a button / an action, and
+ * every text is escaped for the channel's markup (Slack mrkdwn, Teams Markdown).
  */
 import { checkTenantUrl, postAndClassify, truncateChars } from './http.js';
 import { renderNotification, type Fact, type MemberLine, type Rendered, type Severity } from './render.js';

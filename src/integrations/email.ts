@@ -2,7 +2,8 @@
  * EMAIL: one SMTP message per notification through nodemailer (opts.smtpUrl).
  *
  * config.to (string[]) and optional config.from (else opts.smtpFrom). Text and HTML bodies built
- * from render.ts; subject "[certmgr-notify] <title>"; Message-ID <notification id@certmgr-notify>,
+ * from renderNotification (a group's members as lists, the runbook as a link, every text HTML-escaped);
+ * subject "[certmgr-notify] <title>" on one line; Message-ID <notification id@certmgr-notify>,
  * the same on every retry so receivers can drop duplicates.
  * SMTP 4xx replies (and 503) and connection/timeouts retry; other 5xx replies are dead.
  * DeliveryResult.statusCode carries the SMTP reply code.

@@ -1,9 +1,11 @@
 /**
  * INCIDENT_MGMT: the PagerDuty Events API v2 contract (POST <base>/v2/enqueue).
  *
- * - `.notready` and expiration (`.failed`) events trigger; `.active` events resolve.
- * - dedup_key = correlationKeyOf(view) (render.ts): stable per resource so a resolve closes the
- *   incident its trigger opened.
+ * - `.notready` and expiration (`.failed`) events trigger; `.active` events resolve; a group resolves when every
+ *   member has recovered (incidentActionOf).
+ * - dedup_key = incidentKeyOf(n) (render.ts): the resource's correlation key, or the group's key (one incident
+ *   per group), so a resolve closes the incident its trigger opened.
+ * - The runbook (data.runbookUrl) is an Events v2 `links` entry; a group's members are in custom_details.
  * - 202 (any 2xx) delivered; 400 dead; 429, 5xx and network errors retry.
  */
 import { checkTargetUrl, postAndClassify, truncateChars, type HttpContext } from './http.js';

@@ -200,6 +200,61 @@ describe('a group notification in every integration type', () => {
   });
 });
 
+describe('a single event’s runbook and expiry fields in every integration type', () => {
+  const withRunbook = () =>
+    notification(integration('SLACK'), {
+      type: 'evt.policy.expiringcertificates.failed',
+      data: {
+        ...EVENTS['evt.policy.expiringcertificates.failed'].data,
+        runbookUrl: RUNBOOK,
+        daysUntilExpiry: 3,
+        notAfter: '2026-03-04T12:00:00Z',
+        certificateName: 'shop-tls',
+        namespace: 'shop',
+        clusterName: 'prod',
+        dnsNames: ['shop.example.com'],
+      },
+    });
+
+  it('SLACK: fields and a Runbook button', async () => {
+    const body = await sent<SlackBody>('SLACK', withRunbook());
+    const fields = body.blocks.find((b) => b.fields)!.fields!.map((f) => f.text);
+    expect(fields).toEqual(
+      expect.arrayContaining([
+        '*Days until expiry*\n3',
+        '*Not after*\n2026-03-04T12:00:00Z',
+        '*Cluster*\nprod',
+        '*DNS names*\nshop.example.com',
+      ]),
+    );
+    expect(body.blocks.find((b) => b.type === 'actions')!.elements![0]).toMatchObject({ url: RUNBOOK });
+  });
+
+  it('TEAMS, EMAIL, INCIDENT_MGMT, WEBHOOK', async () => {
+    const teams = await sent<TeamsBody>('TEAMS', withRunbook());
+    expect(teams.attachments[0]!.content.actions).toEqual([{ type: 'Action.OpenUrl', title: 'Runbook', url: RUNBOOK }]);
+    expect(JSON.stringify(teams)).toContain('{"title":"Days until expiry","value":"3"}');
+    const mail = buildEmail(withRunbook());
+    expect(mail.html).toContain(`<a href="${RUNBOOK}">Open the runbook</a>`);
+    expect(mail.text).toContain('Not after: 2026-03-04T12:00:00Z');
+    const ev = await sent<ReturnType<typeof buildIncidentEvent>>('INCIDENT_MGMT', withRunbook());
+    expect(ev.links).toEqual([{ href: RUNBOOK, text: 'Runbook' }]);
+    expect(ev.payload).toMatchObject({ source: 'prod', custom_details: { daysUntilExpiry: 3, runbookUrl: RUNBOOK } });
+    const ce = await sent<ReturnType<typeof buildCloudEvent>>('WEBHOOK', withRunbook());
+    expect(ce.data).toMatchObject({
+      runbookUrl: RUNBOOK,
+      expiration: { daysUntilExpiry: 3, notAfter: '2026-03-04T12:00:00Z', clusterName: 'prod', dnsNames: ['shop.example.com'] },
+    });
+    expect(validate(ce.data)).toBe(true);
+  });
+
+  it('INCIDENT_MGMT: a client-sent expiration gets the days and not-after read from its message', () => {
+    const ev = buildIncidentEvent(notification(integration('SLACK'), EVENTS['evt.policy.expiringcertificates.failed']), ROUTING_KEY);
+    expect(ev.payload.custom_details).toMatchObject({ daysUntilExpiry: 30, notAfter: '2026-03-31T00:00:00Z' });
+    expect(ev.links).toBeUndefined();
+  });
+});
+
 describe('a reminder in every integration type', () => {
   const reminder = () =>
     notification(integration('SLACK'), EVENTS['evt.healthstatus.certmgr-certificate-resource.notready'], { reminder: true });

@@ -207,6 +207,13 @@ describe('payload schema (docs/webhook-payload.v1.schema.json)', () => {
       { ...expiry, expiration: { ...expiry.expiration, ruleId: 'two' } },
       { ...issuer, occurredAt: 'yesterday' },
       Object.fromEntries(Object.entries(issuer).filter(([k]) => k !== 'correlationKey')),
+      // the members added in v1 (issue 11) are always present and typed
+      Object.fromEntries(Object.entries(issuer).filter(([k]) => k !== 'group')),
+      { ...issuer, reminder: 'yes' },
+      { ...issuer, runbookUrl: 5 },
+      { ...issuer, group: { key: 'k' } },
+      { ...expiry, expiration: { ...expiry.expiration, daysUntilExpiry: 'three' } },
+      Object.fromEntries(Object.entries(expiry).map(([k, v]) => [k, k === 'expiration' ? { ...(v as object), dnsNames: undefined } : v])),
     ];
     for (const b of broken) expect(validate(b), JSON.stringify(b)).toBe(false);
   });
