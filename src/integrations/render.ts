@@ -526,7 +526,7 @@ function renderGroup(n: Notification, g: NotificationGroup): Rendered {
       ? `1 ${one} recovered`
       : `all ${resolvedCount} recovered`
     : `${firingCount} ${firingCount === 1 ? one : many} ${firingWord}${resolvedCount ? `, ${resolvedCount} recovered` : ''}`;
-  const title = `${scope}: ${state}`;
+  const title = truncateChars(`${scope}: ${state}`, MAX_TITLE);
 
   let severity: Severity = 'info';
   if (!allResolved && firingCount > 0) {
