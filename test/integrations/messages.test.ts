@@ -99,6 +99,20 @@ describe('a group notification in every integration type', () => {
     );
   });
 
+  it('SLACK: long member lines are dropped whole and counted in "and N more"', async () => {
+    const long = 'n'.repeat(250);
+    const body = await sent<SlackBody>(
+      'SLACK',
+      groupNotification(integration('SLACK'), outageGroup(200, 0, 20, { certificateName: long, statusReason: long })),
+    );
+    const lines = body.blocks[1]!.text!.text.split('\n');
+    const shown = lines.filter((l) => l.startsWith('• '));
+    expect(shown.length).toBeGreaterThan(0);
+    expect(shown.length).toBeLessThan(10);
+    expect(lines.at(-1)).toBe(`_and ${200 - shown.length} more_`);
+    expect(body.blocks[1]!.text!.text.length).toBeLessThanOrEqual(3000);
+  });
+
   it('TEAMS: title, a FactSet per member list with "and N more", the facts, a runbook action', async () => {
     const msg = await sent<TeamsBody>('TEAMS', outage());
     const card = msg.attachments[0]!.content;
