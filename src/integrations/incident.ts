@@ -67,11 +67,14 @@ const GROUP_CLASS: Record<string, string> = { 'Not ready': 'NotReady', Silent: '
 /** A group's incident: one per group key (incidentKeyOf), resolved when every member has recovered. */
 function groupParts(n: Notification, g: NotificationGroup, r: Rendered) {
   const labels = boundedLabels(g.labels);
-  const cluster = labels['data.clusterName'] || (r.view.kind !== 'certificateExpiration' ? r.view.cluster.name || r.view.cluster.id : '');
+  // a group of one cluster is that cluster's (its newest member tells the name); a wider group is the hub's
+  const oneCluster = Object.keys(labels).some((k) => /^(data\.)?cluster(Name|Id)$/.test(k));
+  const view = r.view;
+  const cluster = !oneCluster ? null : view.kind !== 'certificateExpiration' ? view.cluster.name || view.cluster.id : view.clusterName;
   return {
     source: cluster || 'certmgr-notify',
     component: `group/${Object.values(labels).join('/') || n.router.name}`,
-    group: labels['data.namespace'] || labels['data.issuerName'] || 'group',
+    group: Object.values(labels)[0] || 'group',
     class: r.group?.allResolved ? 'Recovered' : (GROUP_CLASS[r.group?.firingLabel ?? ''] ?? 'Unhealthy'),
     custom_details: {
       eventType: n.event.type,

@@ -439,35 +439,38 @@ export function memberLineOf(eventId: string, event: InternalEvent, inCluster = 
   };
 }
 
-/** Display names of the usual groupBy fields; any other field is shown as written in the router. */
+/** Display names of the usual groupBy fields (written `data.x`, or `x`); any other field is shown as written. */
 const LABEL_NAMES: Record<string, string> = {
-  'data.issuerName': 'Issuer',
-  'data.clusterName': 'Cluster',
-  'data.clusterId': 'Cluster id',
-  'data.namespace': 'Namespace',
-  'data.certificateName': 'Certificate',
-  'data.statusReason': 'Reason',
+  issuerName: 'Issuer',
+  clusterName: 'Cluster',
+  clusterId: 'Cluster id',
+  namespace: 'Namespace',
+  certificateName: 'Certificate',
+  statusReason: 'Reason',
   type: 'Event type',
 };
+const fieldOf = (label: string): string => label.replace(/^data\./, '');
+const labelName = (label: string): string => LABEL_NAMES[fieldOf(label)] ?? label;
 
 /** What the group is about, from its labels: "Issuer letsencrypt-prod in cluster prod", else "Router <name>". */
 function groupScope(labels: Record<string, string>, clusterNames: Map<string, string>, router: string): string {
-  const get = (k: string) => {
-    const v = labels[k];
+  const byField = new Map(Object.entries(labels).map(([k, v]) => [fieldOf(k), v]));
+  const get = (field: string) => {
+    const v = byField.get(field);
     return v ? truncateChars(oneLine(v), MAX_LABEL_VALUE) : null;
   };
-  const issuer = get('data.issuerName');
-  const namespace = get('data.namespace');
-  const clusterId = get('data.clusterId');
-  const cluster = get('data.clusterName') ?? (clusterId ? (clusterNames.get(clusterId) ?? clusterId) : null);
-  const known = new Set(['data.issuerName', 'data.namespace', 'data.clusterId', 'data.clusterName']);
+  const issuer = get('issuerName');
+  const namespace = get('namespace');
+  const clusterId = get('clusterId');
+  const cluster = get('clusterName') ?? (clusterId ? (clusterNames.get(clusterId) ?? clusterId) : null);
+  const known = new Set(['issuerName', 'namespace', 'clusterId', 'clusterName']);
   const parts: string[] = [];
   if (issuer) parts.push(`Issuer ${issuer}`);
   if (namespace) parts.push(parts.length ? `in namespace ${namespace}` : `Namespace ${namespace}`);
   if (cluster) parts.push(parts.length ? `in cluster ${cluster}` : `Cluster ${cluster}`);
   const others = Object.entries(labels)
-    .filter(([k, v]) => !known.has(k) && v !== '')
-    .map(([k, v]) => `${LABEL_NAMES[k] ?? k} ${truncateChars(oneLine(v), MAX_LABEL_VALUE)}`);
+    .filter(([k, v]) => !known.has(fieldOf(k)) && v !== '')
+    .map(([k, v]) => `${labelName(k)} ${truncateChars(oneLine(v), MAX_LABEL_VALUE)}`);
   if (others.length) parts.push(parts.length ? `(${others.join(', ')})` : others.join(', '));
   return parts.length ? parts.join(' ') : `Router ${router}`;
 }
@@ -505,7 +508,7 @@ function renderGroup(n: Notification, g: NotificationGroup): Rendered {
   const firingCount = Math.max(firingAll.length, Number.isSafeInteger(g.firingCount) ? g.firingCount : 0);
   const resolvedCount = Math.max(resolvedAll.length, Number.isSafeInteger(g.resolvedCount) ? g.resolvedCount : 0);
   // a group of one cluster names it in its title: its members need not repeat it
-  const inCluster = !g.labels?.['data.clusterName'] && !g.labels?.['data.clusterId'];
+  const inCluster = !Object.entries(g.labels ?? {}).some(([k, v]) => v && (fieldOf(k) === 'clusterName' || fieldOf(k) === 'clusterId'));
   const firing = firingAll.slice(0, MAX_NAMED_MEMBERS).map((m) => memberLineOf(m.eventId, m.event, inCluster));
   const resolved = resolvedAll.slice(0, MAX_NAMED_MEMBERS).map((m) => memberLineOf(m.eventId, m.event, inCluster));
   const named = [...firing, ...resolved];
@@ -536,7 +539,7 @@ function renderGroup(n: Notification, g: NotificationGroup): Rendered {
   const runbooks = new Set(named.map((m) => m.runbookUrl).filter((u): u is string => u !== null));
   const runbookUrl = runbooks.size === 1 ? [...runbooks][0]! : null;
   const labelFacts = Object.entries(boundedLabels(g.labels)).map(([k, v]) => ({
-    name: LABEL_NAMES[k] ?? k,
+    name: labelName(k),
     value: oneLine(v) || '(none)',
   }));
   const group: RenderedGroup = {

@@ -229,6 +229,7 @@ describe('groups', () => {
   it.each([
     [{ 'data.clusterId': CLUSTER_ID, 'data.namespace': 'shop' }, 'Namespace shop in cluster prod'],
     [{ 'data.clusterId': 'unknown-id' }, 'Cluster unknown-id'],
+    [{ issuerName: 'le', clusterName: 'prod' }, 'Issuer le in cluster prod'],
     [{ 'data.statusReason': 'IssuerNotReady' }, 'Reason IssuerNotReady'],
     [{ 'data.issuerName': 'le', 'data.subject.commonName': 'x' }, 'Issuer le (data.subject.commonName x)'],
     [{}, 'Router prod issuers'],
