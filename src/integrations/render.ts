@@ -386,6 +386,12 @@ export function render(event: InternalEvent, router?: { name: string }): Rendere
 }
 
 const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim();
+/** The first `units` UTF-16 units, never ending in half a surrogate pair (and keeping the ellipsis of a cut). */
+function head(s: string, units: number): string {
+  if (s.length <= units) return s;
+  const code = s.charCodeAt(units - 1);
+  return s.slice(0, code >= 0xd800 && code <= 0xdbff ? units - 1 : units) + '…';
+}
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
 const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, error: 2, critical: 3 };
 
@@ -425,8 +431,9 @@ export function memberLineOf(eventId: string, event: InternalEvent, inCluster = 
     detail = v.state === 'restored' ? (v.unhealthyDuration ? `was unhealthy for ${v.unhealthyDuration}` : null) : v.reason || v.message;
   }
   return {
-    name: truncateChars(oneLine(name), MAX_MEMBER_NAME),
-    detail: detail ? truncateChars(oneLine(detail), MAX_MEMBER_DETAIL) : null,
+    // cut before collapsing whitespace: a 32 KB status message costs no more than a short one
+    name: truncateChars(oneLine(head(name, 4 * MAX_MEMBER_NAME)), MAX_MEMBER_NAME),
+    detail: detail ? truncateChars(oneLine(head(detail, 4 * MAX_MEMBER_DETAIL)), MAX_MEMBER_DETAIL) : null,
     kind: v.kind,
     state: v.state,
     eventId,

@@ -324,6 +324,15 @@ describe('missing and mistyped fields', () => {
     }
   });
 
+  it('member lines stay short and whole-character whatever the event text', () => {
+    for (const reason of ['𝕏'.repeat(20_000), `${' '.repeat(799)}𝕏𝕏`, `a${'\n'.repeat(5000)}b`]) {
+      const m = group(outageGroup(1, 0, 20, { statusReason: reason, certificateName: reason })).group!.firing[0]!;
+      expect(Array.from(m.name).length).toBeLessThanOrEqual(300);
+      expect(Array.from(m.detail!).length).toBeLessThanOrEqual(200);
+      for (const s of [m.name, m.detail!]) expect(s).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|\n/);
+    }
+  });
+
   it('a group whose counts are below its lists trusts the lists', () => {
     const g = { ...outageGroup(5), firingCount: 0 };
     expect(group(g).title).toBe('Issuer letsencrypt-prod in cluster prod: 5 certificates not ready');
