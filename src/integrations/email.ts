@@ -2,14 +2,15 @@
  * EMAIL: one SMTP message per notification through nodemailer (opts.smtpUrl).
  *
  * config.to (string[]) and optional config.from (else opts.smtpFrom). Text and HTML bodies built
- * from render.ts; subject "[certmgr-notify] <title>"; Message-ID <notification id@certmgr-notify>,
+ * from renderNotification (a group's members as lists, the runbook as a link, every text HTML-escaped);
+ * subject "[certmgr-notify] <title>" on one line; Message-ID <notification id@certmgr-notify>,
  * the same on every retry so receivers can drop duplicates.
  * SMTP 4xx replies (and 503) and connection/timeouts retry; other 5xx replies are dead.
  * DeliveryResult.statusCode carries the SMTP reply code.
  */
 import { createTransport } from 'nodemailer';
 import { describeNetworkError, redact, secretFragments, truncateChars } from './http.js';
-import { renderNotification, SEVERITY_COLOR, type Rendered } from './render.js';
+import { memberLines, renderNotification, SEVERITY_COLOR, type MemberLine, type Rendered } from './render.js';
 import type { DeliveryResult, IntegrationDescriptor, IntegrationOptions, Notification, Notifier } from './types.js';
 
 const SUBJECT_PREFIX = '[certmgr-notify]';
@@ -32,29 +33,69 @@ export interface EmailContent {
   html: string;
 }
 
+/** Caps that keep a message far below relay limits (commonly 10-25 MB) whatever the event or template holds. */
+const MAX_FACT_CHARS = 4000;
+const MAX_BODY_CHARS = 32_768;
+/** Facts shown as the body paragraph or as a group's lists rather than in the table. */
+const BODY_FACTS = new Set(['Message', 'Details']);
+
+function memberHtml(heading: string, lines: readonly MemberLine[], more: number): string {
+  const items = lines.map((m) => `<li><b>${escapeHtml(m.name)}</b>${m.detail ? `: ${escapeHtml(m.detail)}` : ''}</li>`).join('\n');
+  const rest = more > 0 ? `\n<p style="margin:4px 0;color:#6b6b6b">and ${more} more</p>` : '';
+  return `<h3 style="margin:12px 0 4px 0;font-size:15px">${escapeHtml(heading)}</h3>\n<ul style="margin:0;padding-left:20px">\n${items}\n</ul>${rest}`;
+}
+
+function factHtml(name: string, value: string): string {
+  // the runbook is an http(s) URL checked by runbookUrlOf; escaped for the attribute like any text
+  const cell = name === 'Runbook' ? `<a href="${escapeHtml(value)}">${escapeHtml(value)}</a>` : escapeHtml(value);
+  return (
+    `<tr><th style="text-align:left;vertical-align:top;padding:4px 12px 4px 0;white-space:nowrap">${escapeHtml(name)}</th>` +
+    `<td style="padding:4px 0;white-space:pre-wrap">${cell}</td></tr>`
+  );
+}
+
 export function buildEmail(n: Notification): EmailContent {
   const r: Rendered = renderNotification(n);
-  const footer = `Sent by certmgr-notify for router "${n.router.name}" (event ${n.event.type}, notification ${n.id}).`;
-  const text = [r.title, '', ...r.facts.map((f) => `${f.name}: ${f.value}`), '', '-- ', footer, ''].join('\n');
-  const rows = r.facts
-    .map(
-      (f) =>
-        `<tr><th style="text-align:left;vertical-align:top;padding:4px 12px 4px 0;white-space:nowrap">${escapeHtml(f.name)}</th>` +
-        `<td style="padding:4px 0">${escapeHtml(f.value)}</td></tr>`,
-    )
-    .join('\n');
+  const g = r.group;
+  const footer = `Sent by certmgr-notify for router "${n.router.name}" (event ${n.event.type}, notification ${n.id}${r.reminder ? ', reminder' : ''}).`;
+  // the body paragraph shows the message (or the template's text); a group's members have their own lists
+  const facts = r.facts
+    .filter((f) => !((g || r.text) && BODY_FACTS.has(f.name)))
+    .map((f) => ({ name: f.name, value: truncateChars(f.value, MAX_FACT_CHARS) }));
+  const body = r.text ? truncateChars(r.text, MAX_BODY_CHARS) : null;
+  const listing: string[] = [];
+  if (g && g.firingCount > 0) listing.push(`${g.firingLabel} (${g.firingCount}):`, ...memberLines(g.firing, g.moreFiring));
+  if (g && g.resolvedCount > 0) listing.push(`Recovered (${g.resolvedCount}):`, ...memberLines(g.resolved, g.moreResolved));
+  const text = [
+    r.title,
+    '',
+    ...(body ? [body, ''] : []),
+    ...facts.map((f) => `${f.name}: ${f.value}`),
+    ...(listing.length ? ['', ...listing] : []),
+    '',
+    '-- ',
+    footer,
+    '',
+  ].join('\n');
+  const rows = facts.map((f) => factHtml(f.name, f.value)).join('\n');
+  const members = [
+    g && g.firingCount > 0 ? memberHtml(`${g.firingLabel} (${g.firingCount})`, g.firing, g.moreFiring) : '',
+    g && g.resolvedCount > 0 ? memberHtml(`Recovered (${g.resolvedCount})`, g.resolved, g.moreResolved) : '',
+  ].join('');
   const html = `<!doctype html>
 <html><body style="font-family:Arial,Helvetica,sans-serif;font-size:14px;color:#1f1f1f">
 <div style="border-left:6px solid ${SEVERITY_COLOR[r.severity]};padding:8px 16px">
 <h2 style="margin:0 0 12px 0;font-size:18px">${escapeHtml(r.title)}</h2>
-<table style="border-collapse:collapse">
+${body ? `<p style="margin:0 0 12px 0;white-space:pre-wrap">${escapeHtml(body)}</p>\n` : ''}<table style="border-collapse:collapse">
 ${rows}
 </table>
+${members}${r.runbookUrl ? `<p style="margin:12px 0 0 0"><a href="${escapeHtml(r.runbookUrl)}">Open the runbook</a></p>` : ''}
 </div>
 <p style="color:#6b6b6b;font-size:12px">${escapeHtml(footer)}</p>
 </body></html>
 `;
-  return { subject: truncateChars(`${SUBJECT_PREFIX} ${r.title}`, 250), text, html };
+  // a template's title may hold line breaks: a subject is one line
+  return { subject: truncateChars(`${SUBJECT_PREFIX} ${r.title.replace(/\s+/g, ' ').trim()}`, 250), text, html };
 }
 
 interface SmtpError {

@@ -1,14 +1,32 @@
 /**
  * INCIDENT_MGMT: the PagerDuty Events API v2 contract (POST <base>/v2/enqueue).
  *
- * - `.notready` and expiration (`.failed`) events trigger; `.active` events resolve.
- * - dedup_key = correlationKeyOf(view) (render.ts): stable per resource so a resolve closes the
- *   incident its trigger opened.
+ * - `.notready` and expiration (`.failed`) events trigger; `.active` events resolve; a group resolves when every
+ *   member has recovered (incidentActionOf).
+ * - dedup_key = incidentKeyOf(n) (render.ts): the resource's correlation key, or the group's key (one incident
+ *   per group), so a resolve closes the incident its trigger opened.
+ * - The runbook (data.runbookUrl) is an Events v2 `links` entry; a group's members are in custom_details.
  * - 202 (any 2xx) delivered; 400 dead; 429, 5xx and network errors retry.
  */
 import { checkTargetUrl, postAndClassify, truncateChars, type HttpContext } from './http.js';
-import { incidentActionOf, incidentKeyOf, renderNotification, type Severity } from './render.js';
-import type { DeliveryResult, IntegrationDescriptor, IntegrationOptions, Notification, Notifier } from './types.js';
+import {
+  boundedLabels,
+  incidentActionOf,
+  incidentKeyOf,
+  memberLineOf,
+  renderNotification,
+  type Rendered,
+  type Severity,
+} from './render.js';
+import type {
+  DeliveryResult,
+  GroupMember,
+  IntegrationDescriptor,
+  IntegrationOptions,
+  Notification,
+  NotificationGroup,
+  Notifier,
+} from './types.js';
 
 const ENQUEUE_PATH = '/v2/enqueue';
 /** PagerDuty rejects events above 512 KB; custom_details is replaced by a note beyond this. */
@@ -29,37 +47,107 @@ export interface IncidentEvent {
     class: string;
     custom_details: Record<string, unknown>;
   };
+  /** Events v2 `links`: the runbook, when the event (or the group's named members) carry one. */
+  links?: Array<{ href: string; text: string }>;
+}
+
+/** Members listed in a group's custom_details (the notification carries at most 20 per list). */
+const MAX_DETAIL_MEMBERS = 20;
+/** Events v2 field limits: component, group and class are short strings; source at most 255. */
+const MAX_SHORT = 255;
+
+const compactMember = (m: GroupMember) => {
+  const l = memberLineOf(m.eventId, m.event);
+  return { name: l.name, detail: l.detail, eventType: l.eventType, eventId: l.eventId, correlationKey: l.correlationKey };
+};
+
+/** The incident class of a firing group, by what its members are (RenderedGroup.firingLabel). */
+const GROUP_CLASS: Record<string, string> = { 'Not ready': 'NotReady', Silent: 'AgentSilent', Expiring: 'CertificateExpiring' };
+
+/** A group's incident: one per group key (incidentKeyOf), resolved when every member has recovered. */
+function groupParts(n: Notification, g: NotificationGroup, r: Rendered) {
+  const labels = boundedLabels(g.labels);
+  // a group of one cluster is that cluster's (its newest member tells the name); a wider group is the hub's
+  const oneCluster = Object.keys(labels).some((k) => /^(data\.)?cluster(Name|Id)$/.test(k));
+  const view = r.view;
+  const cluster = !oneCluster ? null : view.kind !== 'certificateExpiration' ? view.cluster.name || view.cluster.id : view.clusterName;
+  return {
+    source: cluster || 'certmgr-notify',
+    component: `group/${Object.values(labels).join('/') || n.router.name}`,
+    group: Object.values(labels)[0] || 'group',
+    class: r.group?.allResolved ? 'Recovered' : (GROUP_CLASS[r.group?.firingLabel ?? ''] ?? 'Unhealthy'),
+    custom_details: {
+      eventType: n.event.type,
+      router: n.router.name,
+      ...(n.reminder ? { reminder: true } : {}),
+      ...(n.rendered?.text ? { text: r.text } : {}),
+      group: {
+        key: g.key,
+        labels,
+        firingCount: r.group?.firingCount ?? g.firingCount,
+        resolvedCount: r.group?.resolvedCount ?? g.resolvedCount,
+        allResolved: g.allResolved,
+        firing: (g.firing ?? []).slice(0, MAX_DETAIL_MEMBERS).map(compactMember),
+        resolved: (g.resolved ?? []).slice(0, MAX_DETAIL_MEMBERS).map(compactMember),
+      },
+      ...(r.runbookUrl ? { runbookUrl: r.runbookUrl } : {}),
+    } as Record<string, unknown>,
+    timestamp: new Date(n.occurredAt).toISOString(),
+  };
 }
 
 /** Builds the Events v2 body (without size capping). */
 export function buildIncidentEvent(n: Notification, routingKey: string): IncidentEvent {
   const r = renderNotification(n);
   const v = r.view;
-  const health = v.kind !== 'certificateExpiration';
-  const source = health ? v.cluster.name || v.cluster.id || 'unknown-cluster' : 'certificate-monitoring';
-  const component = health
-    ? `${v.kind}/${v.resource.namespace ? `${v.resource.namespace}/` : ''}${v.resource.name}`
-    : v.notificationName || v.certificateRef;
-  const group = health ? v.resource.namespace || 'cluster-scoped' : v.applicationIds.join(',') || 'unassigned';
-  const cls = health ? v.reason || (v.state === 'restored' ? 'Ready' : 'NotReady') : 'CertificateExpiring';
-  const reported = health ? v.statusTransition : v.notificationDate;
-  const timestamp = reported && !Number.isNaN(Date.parse(reported)) ? reported : new Date(n.occurredAt).toISOString();
-  return {
+  let parts: {
+    source: string;
+    component: string;
+    group: string;
+    class: string;
+    custom_details: Record<string, unknown>;
+    timestamp: string;
+  };
+  if (n.group) {
+    parts = groupParts(n, n.group, r);
+  } else {
+    const health = v.kind !== 'certificateExpiration';
+    const reported = health ? v.statusTransition : v.notificationDate;
+    const details: Record<string, unknown> = { eventType: n.event.type, eventId: n.eventId, router: n.router.name, ...n.event.data };
+    if (n.reminder) details['reminder'] = true;
+    if (n.rendered?.text) details['text'] = r.text;
+    // read from the message when a client-sent expiration event lacks the hub's fields
+    if (!health && details['daysUntilExpiry'] === undefined && v.daysUntilExpiry !== null) details['daysUntilExpiry'] = v.daysUntilExpiry;
+    if (!health && details['notAfter'] === undefined && v.notAfter !== null) details['notAfter'] = v.notAfter;
+    parts = {
+      source: health ? v.cluster.name || v.cluster.id || 'unknown-cluster' : v.clusterName || 'certificate-monitoring',
+      component: health
+        ? `${v.kind}/${v.resource.namespace ? `${v.resource.namespace}/` : ''}${v.resource.name}`
+        : v.notificationName || v.certificateRef,
+      group: health ? v.resource.namespace || 'cluster-scoped' : v.applicationIds.join(',') || 'unassigned',
+      class: health ? v.reason || (v.state === 'restored' ? 'Ready' : 'NotReady') : 'CertificateExpiring',
+      custom_details: details,
+      timestamp: reported && !Number.isNaN(Date.parse(reported)) ? reported : new Date(n.occurredAt).toISOString(),
+    };
+  }
+  const ev: IncidentEvent = {
     routing_key: routingKey,
     event_action: incidentActionOf(n),
     dedup_key: incidentKeyOf(n),
     client: 'certmgr-notify',
     payload: {
-      summary: r.summary, // summaryOf caps it at 1024 code points, the Events v2 limit
-      source,
+      summary: r.summary, // at most 1024 code points, the Events v2 limit
+      source: truncateChars(parts.source, MAX_SHORT),
       severity: r.severity,
-      timestamp,
-      component,
-      group,
-      class: cls,
-      custom_details: { eventType: n.event.type, eventId: n.eventId, router: n.router.name, ...n.event.data },
+      timestamp: parts.timestamp,
+      component: truncateChars(parts.component, MAX_SHORT),
+      group: truncateChars(parts.group, MAX_SHORT),
+      class: truncateChars(parts.class, MAX_SHORT),
+      custom_details: parts.custom_details,
     },
   };
+  if (r.runbookUrl) ev.links = [{ href: r.runbookUrl, text: 'Runbook' }];
+  return ev;
 }
 
 /** The Events API 400 body is { status, message, errors[] }; the (already redacted) text explains the rejection. */

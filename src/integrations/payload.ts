@@ -6,8 +6,17 @@
  * renaming, removing or retyping a member makes a v2 with a new dataschema.
  */
 import type { EventType } from '../events/families.js';
-import { correlationKeyOf, render, type CertificateSubject, type EventKind, type EventState, type Severity } from './render.js';
-import type { Notification } from './types.js';
+import {
+  boundedLabels,
+  incidentKeyOf,
+  memberLineOf,
+  renderNotification,
+  type CertificateSubject,
+  type EventKind,
+  type EventState,
+  type Severity,
+} from './render.js';
+import type { GroupMember, Notification } from './types.js';
 
 const PAYLOAD_VERSION = 'v1';
 export const PAYLOAD_SCHEMA_ID = 'urn:certmgr-notify:schema:webhook-payload:v1';
@@ -46,10 +55,67 @@ export interface WebhookPayloadV1 {
     ruleId: number | null;
     notificationDate: string | null;
     certificateRef: string;
+    /** Added in v1 (additive): the hub's expiry-scan fields, else read from the message; null when unknown. */
+    daysUntilExpiry: number | null;
+    notAfter: string | null;
+    certificateName: string | null;
+    namespace: string | null;
+    clusterName: string | null;
+    dnsNames: string[];
   } | null;
   router: { id: string; name: string };
   /** When the event was accepted, RFC 3339. */
   occurredAt: string;
+  /** Added in v1: a reminder (the router's repeatInterval): still unhealthy, nothing new happened. */
+  reminder: boolean;
+  /** Added in v1: the runbook link (notify.certmgr.io/runbook-url), http(s) only; a group's when its named members share one. */
+  runbookUrl: string | null;
+  /** Added in v1: set when this notification speaks for a group of events (a router with groupBy). */
+  group: WebhookGroupV1 | null;
+}
+
+/** A group member as a compact resource reference. */
+export interface WebhookMemberV1 {
+  eventId: string;
+  eventType: EventType;
+  kind: EventKind;
+  state: EventState;
+  correlationKey: string;
+  cluster: string | null;
+  namespace: string | null;
+  name: string | null;
+  /** The reason, or "expires in 3 days". */
+  detail: string | null;
+}
+
+export interface WebhookGroupV1 {
+  /** Also the payload's correlationKey: stable per (router, labels). */
+  key: string;
+  labels: Record<string, string>;
+  firingCount: number;
+  resolvedCount: number;
+  allResolved: boolean;
+  /** Newest first, at most 20 each; the counts tell the rest. */
+  firing: WebhookMemberV1[];
+  resolved: WebhookMemberV1[];
+}
+
+/** Members listed per list (the notification carries at most 20). */
+const MAX_PAYLOAD_MEMBERS = 20;
+
+function memberRef(m: GroupMember): WebhookMemberV1 {
+  const l = memberLineOf(m.eventId, m.event);
+  return {
+    eventId: l.eventId,
+    eventType: l.eventType,
+    kind: l.kind,
+    state: l.state,
+    correlationKey: l.correlationKey,
+    cluster: l.cluster,
+    namespace: l.namespace,
+    name: l.resourceName,
+    detail: l.detail,
+  };
 }
 
 export interface CloudEvent<T> {
@@ -65,9 +131,10 @@ export interface CloudEvent<T> {
 }
 
 function buildPayload(n: Notification): WebhookPayloadV1 {
-  const r = render(n.event);
+  const r = renderNotification(n);
   const v = r.view;
   const health = v.kind === 'certificateExpiration' ? null : v;
+  const g = n.group;
   return {
     version: PAYLOAD_VERSION,
     kind: v.kind,
@@ -76,7 +143,7 @@ function buildPayload(n: Notification): WebhookPayloadV1 {
     eventId: n.eventId,
     severity: r.severity,
     summary: r.summary,
-    correlationKey: correlationKeyOf(v),
+    correlationKey: incidentKeyOf(n),
     cluster: health ? health.cluster : null,
     resource: health && health.kind !== 'agent' ? { kind: health.kind === 'issuer' ? 'Issuer' : 'Certificate', ...health.resource } : null,
     reason: health ? health.reason : null,
@@ -94,10 +161,30 @@ function buildPayload(n: Notification): WebhookPayloadV1 {
             ruleId: v.ruleId,
             notificationDate: v.notificationDate,
             certificateRef: v.certificateRef,
+            daysUntilExpiry: v.daysUntilExpiry,
+            notAfter: v.notAfter,
+            certificateName: v.certificateName,
+            namespace: v.namespace,
+            clusterName: v.clusterName,
+            dnsNames: v.dnsNames,
           }
         : null,
     router: { id: n.router.id, name: n.router.name },
     occurredAt: new Date(n.occurredAt).toISOString(),
+    reminder: r.reminder,
+    runbookUrl: r.runbookUrl,
+    group:
+      g && r.group
+        ? {
+            key: g.key,
+            labels: boundedLabels(g.labels),
+            firingCount: r.group.firingCount,
+            resolvedCount: r.group.resolvedCount,
+            allResolved: r.group.allResolved,
+            firing: (g.firing ?? []).slice(0, MAX_PAYLOAD_MEMBERS).map(memberRef),
+            resolved: (g.resolved ?? []).slice(0, MAX_PAYLOAD_MEMBERS).map(memberRef),
+          }
+        : null,
   };
 }
 

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { EventType, InternalEvent } from '../events/families.js';
 import { truncateChars } from './http.js';
-import type { Notification } from './types.js';
+import type { Notification, NotificationGroup } from './types.js';
 
 export type EventKind = 'issuer' | 'certificate' | 'agent' | 'certificateExpiration';
 export type EventState = 'unhealthy' | 'restored' | 'expiring';
@@ -39,6 +39,8 @@ export interface HealthView {
   certificate: { issuerName: string | null; subject: CertificateSubject | null; dnsNames: string[] } | null;
   /** Agent events only. */
   agent: { version: string | null; lastSeenAt: string | null } | null;
+  /** data.runbookUrl (notify.certmgr.io/runbook-url), only when it is an http(s) URL. */
+  runbookUrl: string | null;
 }
 
 export interface ExpirationView {
@@ -53,6 +55,16 @@ export interface ExpirationView {
   notificationDate: string | null;
   /** Best-effort certificate identity, see certificateRef(). */
   certificateRef: string;
+  /** data.daysUntilExpiry (hub expiry scan), else read from the message; negative once expired. */
+  daysUntilExpiry: number | null;
+  /** data.notAfter (RFC 3339), else read from the message. */
+  notAfter: string | null;
+  /** The hub expiry scan's extras; absent on client-sent events. */
+  certificateName: string | null;
+  namespace: string | null;
+  clusterName: string | null;
+  dnsNames: string[];
+  runbookUrl: string | null;
 }
 
 export type EventView = HealthView | ExpirationView;
@@ -84,9 +96,58 @@ export function certificateRef(data: Record<string, unknown>): string {
   return `message:${createHash('sha256').update(message).digest('hex').slice(0, 32)}`;
 }
 
+/** Longest runbook URL kept (the event schema's limit). */
+const MAX_RUNBOOK_URL = 2048;
+
+/**
+ * data.runbookUrl when it is an absolute http(s) URL of at most 2048 characters, normalized (percent-encoded) so it
+ * can be put in a link of any channel's markup; anything else (javascript:, relative, garbage) is dropped.
+ */
+export function runbookUrlOf(data: Record<string, unknown>): string | null {
+  const raw = data['runbookUrl'];
+  // whitespace or control characters: not a URL anyone meant (and the URL parser would silently drop some)
+  if (typeof raw !== 'string' || raw.length > MAX_RUNBOOK_URL || [...raw].some((c) => c <= ' ' || c === '\x7f')) return null;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return null;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
+  return u.href.length <= MAX_RUNBOOK_URL ? u.href : null;
+}
+
+const ISO_TIME = '\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(?:\\.\\d+)?(?:Z|[+-]\\d{2}:\\d{2})';
+const NOT_AFTER_IN_TEXT = new RegExp(`(?:valid until|not after|expires in \\d+ days? on|expired on|expires on)\\s+(${ISO_TIME})`, 'i');
+
+/**
+ * Days until expiry of an expiration event: data.daysUntilExpiry (the hub's scan sets it), else what the message
+ * says (the hub's "N days until expiration", a client's "expires in N days" / "expired N days ago").
+ */
+function daysUntilExpiryOf(d: Record<string, unknown>, message: string | null): number | null {
+  const given = int(d['daysUntilExpiry']);
+  if (given !== null) return given;
+  if (!message) return null;
+  const until = /(-?\d{1,6}) days? until expiration/i.exec(message);
+  if (until) return Number(until[1]);
+  const inDays = /expires in (\d{1,6}) days?/i.exec(message);
+  if (inDays) return Number(inDays[1]);
+  const ago = /expired (\d{1,6}) days? ago/i.exec(message);
+  if (ago) return -Number(ago[1]);
+  return /expired less than a day ago|expires today/i.test(message) ? 0 : null;
+}
+
+function notAfterOf(d: Record<string, unknown>, message: string | null): string | null {
+  const given = str(d['notAfter']);
+  if (given && !Number.isNaN(Date.parse(given))) return given;
+  const m = message ? NOT_AFTER_IN_TEXT.exec(message) : null;
+  return m?.[1] && !Number.isNaN(Date.parse(m[1])) ? m[1] : null;
+}
+
 export function viewOf(event: InternalEvent): EventView {
   const d = event.data ?? {};
   if (event.type === 'evt.policy.expiringcertificates.failed') {
+    const message = str(d['message']);
     return {
       kind: 'certificateExpiration',
       state: 'expiring',
@@ -98,6 +159,13 @@ export function viewOf(event: InternalEvent): EventView {
       ruleId: int(d['ruleId']),
       notificationDate: str(d['notificationDate']),
       certificateRef: certificateRef(d),
+      daysUntilExpiry: daysUntilExpiryOf(d, message),
+      notAfter: notAfterOf(d, message),
+      certificateName: str(d['certificateName']),
+      namespace: str(d['namespace']),
+      clusterName: str(d['clusterName']),
+      dnsNames: strings(d['dnsNames']),
+      runbookUrl: runbookUrlOf(d),
     };
   }
   const isCert = event.type.startsWith('evt.healthstatus.certmgr-certificate-resource.');
@@ -138,6 +206,7 @@ export function viewOf(event: InternalEvent): EventView {
         }
       : null,
     agent: isAgent ? { version: str(d['agentVersion']), lastSeenAt: str(d['lastSeenAt']) } : null,
+    runbookUrl: runbookUrlOf(d),
   };
 }
 
@@ -196,10 +265,16 @@ export function factsOf(v: EventView, router?: { name: string }): Fact[] {
   if (v.kind === 'certificateExpiration') {
     facts.push(
       ['Notification', v.notificationName],
+      ['Certificate', v.certificateName ? (v.namespace ? `${v.namespace}/${v.certificateName}` : v.certificateName) : null],
+      ['Cluster', v.clusterName],
+      ['DNS names', v.dnsNames.join(', ')],
+      ['Days until expiry', v.daysUntilExpiry !== null ? String(v.daysUntilExpiry) : null],
+      ['Not after', v.notAfter],
       ['Threshold', v.threshold !== null ? `${v.threshold} days` : null],
       ['Rule', v.ruleId !== null ? String(v.ruleId) : null],
       ['Applications', v.applicationIds.length ? v.applicationIds.join(', ') : 'unassigned'],
       ['Notification date', v.notificationDate],
+      ['Runbook', v.runbookUrl],
       ['Details', v.message],
     );
   } else {
@@ -224,6 +299,7 @@ export function factsOf(v: EventView, router?: { name: string }): Fact[] {
         v.statusTransition,
       ],
       [v.state === 'unhealthy' ? 'Unhealthy for' : 'Was unhealthy for', v.unhealthyDuration],
+      ['Runbook', v.runbookUrl],
     );
   }
   if (router?.name) facts.push(['Router', router.name]);
@@ -231,25 +307,335 @@ export function factsOf(v: EventView, router?: { name: string }): Fact[] {
 }
 
 export interface Rendered {
+  /** The event's view; for a group, its newest member's (n.event). */
   view: EventView;
+  /** Headline: the template's title, else computed ("Reminder: " first for a reminder). */
   title: string;
+  /** One line, at most 1024 code points (incident summary, webhook summary, chat fallback). */
   summary: string;
   severity: Severity;
+  /** Labelled values in display order; a group's are its labels, counts and member listing ("Details"). */
   facts: Fact[];
+  /**
+   * Body text, plain (each notifier escapes it): the template's text, else the event's message; null for a group
+   * without a template (its members are the body: `group`, and the "Details" fact for notifiers that show facts).
+   */
+  text: string | null;
+  /** An http(s) runbook link (data.runbookUrl); for a group, the one its named members share. */
+  runbookUrl: string | null;
+  reminder: boolean;
+  group: RenderedGroup | null;
 }
+
+/** One group member as a message names it. */
+export interface MemberLine {
+  /** e.g. "Certificate shop/shop-tls in cluster prod"; at most 300 code points. */
+  name: string;
+  /** The reason, or "expires in 3 days"; at most 200 code points. */
+  detail: string | null;
+  kind: EventKind;
+  state: EventState;
+  eventId: string;
+  eventType: EventType;
+  correlationKey: string;
+  cluster: string | null;
+  namespace: string | null;
+  resourceName: string | null;
+  runbookUrl: string | null;
+}
+
+export interface RenderedGroup {
+  key: string;
+  /** The group's labels with display names ("Issuer", "Cluster", or the groupBy field itself). */
+  labels: Fact[];
+  firingCount: number;
+  resolvedCount: number;
+  allResolved: boolean;
+  /** At most MAX_NAMED_MEMBERS each; `moreFiring` / `moreResolved` count the rest. */
+  firing: MemberLine[];
+  resolved: MemberLine[];
+  moreFiring: number;
+  moreResolved: number;
+  /** "Not ready", "Expiring", "Silent" or "Unhealthy": what the firing members are. */
+  firingLabel: string;
+}
+
+/** Resources named per list (firing, recovered) in a group message; the counts tell the rest ("and N more"). */
+export const MAX_NAMED_MEMBERS = 10;
+const MAX_MEMBER_NAME = 300;
+const MAX_MEMBER_DETAIL = 200;
+/** A template's parts are bounded by the template engine; this only keeps a runaway one from reaching a channel. */
+const MAX_TITLE = 1024;
+const MAX_TEXT = 32_768;
+const MAX_LABEL_VALUE = 256;
 
 export function render(event: InternalEvent, router?: { name: string }): Rendered {
   const view = viewOf(event);
-  return { view, title: titleOf(view), summary: summaryOf(view), severity: severityOf(view), facts: factsOf(view, router) };
+  return {
+    view,
+    // names are bounded by the event schemas, not short: a headline stays one
+    title: truncateChars(titleOf(view), MAX_TITLE),
+    summary: summaryOf(view),
+    severity: severityOf(view),
+    facts: factsOf(view, router),
+    text: view.message,
+    runbookUrl: view.runbookUrl,
+    reminder: false,
+    group: null,
+  };
 }
 
+const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim();
+/** The first `units` UTF-16 units, never ending in half a surrogate pair (and keeping the ellipsis of a cut). */
+function head(s: string, units: number): string {
+  if (s.length <= units) return s;
+  const code = s.charCodeAt(units - 1);
+  return s.slice(0, code >= 0xd800 && code <= 0xdbff ? units - 1 : units) + '…';
+}
+const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, error: 2, critical: 3 };
+
+function daysPhrase(days: number): string {
+  if (days > 0) return `expires in ${plural(days, 'day')}`;
+  return days === 0 ? 'expires today' : `expired ${plural(-days, 'day')} ago`;
+}
+
+/** A member as one line: what it is, where (unless the group is one cluster's: `inCluster` false), and why. */
+export function memberLineOf(eventId: string, event: InternalEvent, inCluster = true): MemberLine {
+  const v = viewOf(event);
+  let name: string;
+  let detail: string | null;
+  let cluster: string | null;
+  let namespace: string | null;
+  let resourceName: string | null;
+  if (v.kind === 'certificateExpiration') {
+    cluster = v.clusterName;
+    namespace = v.namespace;
+    resourceName = v.certificateName;
+    const what = v.certificateName ? `${v.namespace ? `${v.namespace}/` : ''}${v.certificateName}` : v.notificationName || v.certificateRef;
+    name = `Certificate ${what}${cluster && inCluster ? ` in cluster ${cluster}` : ''}`;
+    detail =
+      v.daysUntilExpiry !== null
+        ? daysPhrase(v.daysUntilExpiry)
+        : v.threshold !== null
+          ? `expires within ${plural(v.threshold, 'day')}`
+          : null;
+  } else {
+    cluster = clusterLabel(v);
+    namespace = v.resource.namespace || null;
+    resourceName = v.resource.name || null;
+    name =
+      v.kind === 'agent'
+        ? `Agent of cluster ${cluster}`
+        : `${v.kind === 'issuer' ? 'Issuer' : 'Certificate'} ${namespace ? `${namespace}/` : ''}${resourceName ?? 'unknown'}${inCluster ? ` in cluster ${cluster}` : ''}`;
+    detail = v.state === 'restored' ? (v.unhealthyDuration ? `was unhealthy for ${v.unhealthyDuration}` : null) : v.reason || v.message;
+  }
+  return {
+    // cut before collapsing whitespace: a 32 KB status message costs no more than a short one
+    name: truncateChars(oneLine(head(name, 4 * MAX_MEMBER_NAME)), MAX_MEMBER_NAME),
+    detail: detail ? truncateChars(oneLine(head(detail, 4 * MAX_MEMBER_DETAIL)), MAX_MEMBER_DETAIL) : null,
+    kind: v.kind,
+    state: v.state,
+    eventId,
+    eventType: event.type,
+    correlationKey: correlationKeyOf(v),
+    cluster,
+    namespace,
+    resourceName,
+    runbookUrl: v.runbookUrl,
+  };
+}
+
+/** Display names of the usual groupBy fields (written `data.x`, or `x`); any other field is shown as written. */
+const LABEL_NAMES: Record<string, string> = {
+  issuerName: 'Issuer',
+  clusterName: 'Cluster',
+  clusterId: 'Cluster id',
+  namespace: 'Namespace',
+  certificateName: 'Certificate',
+  statusReason: 'Reason',
+  type: 'Event type',
+};
+const fieldOf = (label: string): string => label.replace(/^data\./, '');
+const labelName = (label: string): string => LABEL_NAMES[fieldOf(label)] ?? label;
+
+/** What the group is about, from its labels: "Issuer letsencrypt-prod in cluster prod", else "Router <name>". */
+function groupScope(labels: Record<string, string>, clusterNames: Map<string, string>, router: string): string {
+  const byField = new Map(Object.entries(labels).map(([k, v]) => [fieldOf(k), v]));
+  const get = (field: string) => {
+    const v = byField.get(field);
+    return v ? truncateChars(oneLine(v), MAX_LABEL_VALUE) : null;
+  };
+  const issuer = get('issuerName');
+  const namespace = get('namespace');
+  const clusterId = get('clusterId');
+  const cluster = get('clusterName') ?? (clusterId ? (clusterNames.get(clusterId) ?? clusterId) : null);
+  const known = new Set(['issuerName', 'namespace', 'clusterId', 'clusterName']);
+  const parts: string[] = [];
+  if (issuer) parts.push(`Issuer ${issuer}`);
+  if (namespace) parts.push(parts.length ? `in namespace ${namespace}` : `Namespace ${namespace}`);
+  if (cluster) parts.push(parts.length ? `in cluster ${cluster}` : `Cluster ${cluster}`);
+  const others = Object.entries(labels)
+    .filter(([k, v]) => !known.has(fieldOf(k)) && v !== '')
+    .map(([k, v]) => `${labelName(k)} ${truncateChars(oneLine(v), MAX_LABEL_VALUE)}`);
+  if (others.length) parts.push(parts.length ? `(${others.join(', ')})` : others.join(', '));
+  return parts.length ? parts.join(' ') : `Router ${router}`;
+}
+
+/** Labels shown or sent: the router's groupBy is short; this only bounds what a careless caller could pass. */
+const MAX_LABELS = 20;
+
+/** A group's labels with at most MAX_LABELS entries, names and values cut at 256 code points. */
+export function boundedLabels(labels: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(labels ?? {}).slice(0, MAX_LABELS)) {
+    out[truncateChars(k, MAX_LABEL_VALUE)] = truncateChars(typeof v === 'string' ? v : String(v), MAX_LABEL_VALUE);
+  }
+  return out;
+}
+
+const KIND_NOUN: Record<EventKind, [string, string]> = {
+  issuer: ['issuer', 'issuers'],
+  certificate: ['certificate', 'certificates'],
+  agent: ['cluster agent', 'cluster agents'],
+  certificateExpiration: ['certificate', 'certificates'],
+};
+const KIND_FIRING: Record<EventKind, string> = {
+  issuer: 'not ready',
+  certificate: 'not ready',
+  agent: 'silent',
+  certificateExpiration: 'expiring',
+};
+
+function renderGroup(n: Notification, g: NotificationGroup): Rendered {
+  const view = viewOf(n.event);
+  const firingAll = Array.isArray(g.firing) ? g.firing : [];
+  const resolvedAll = Array.isArray(g.resolved) ? g.resolved : [];
+  // counts are the group's truth; the lists are at most 20 (the contract) and only the first few are named
+  const firingCount = Math.max(firingAll.length, Number.isSafeInteger(g.firingCount) ? g.firingCount : 0);
+  const resolvedCount = Math.max(resolvedAll.length, Number.isSafeInteger(g.resolvedCount) ? g.resolvedCount : 0);
+  // a group of one cluster names it in its title: its members need not repeat it
+  const inCluster = !Object.entries(g.labels ?? {}).some(([k, v]) => v && (fieldOf(k) === 'clusterName' || fieldOf(k) === 'clusterId'));
+  const firing = firingAll.slice(0, MAX_NAMED_MEMBERS).map((m) => memberLineOf(m.eventId, m.event, inCluster));
+  const resolved = resolvedAll.slice(0, MAX_NAMED_MEMBERS).map((m) => memberLineOf(m.eventId, m.event, inCluster));
+  const named = [...firing, ...resolved];
+  const kinds = new Set(named.map((m) => m.kind));
+  if (kinds.size === 0) kinds.add(view.kind);
+  const kind = kinds.size === 1 ? [...kinds][0]! : null;
+  const [one, many] = kind ? KIND_NOUN[kind] : ['resource', 'resources'];
+  const firingWord = kind ? KIND_FIRING[kind] : 'unhealthy';
+  const clusterNames = new Map<string, string>();
+  for (const m of [...firingAll, ...resolvedAll].slice(0, 2 * MAX_NAMED_MEMBERS)) {
+    const v = viewOf(m.event);
+    if (v.kind !== 'certificateExpiration' && v.cluster.id && v.cluster.name) clusterNames.set(v.cluster.id, v.cluster.name);
+  }
+  const scope = groupScope(boundedLabels(g.labels), clusterNames, n.router.name);
+  const allResolved = g.allResolved === true;
+  const state = allResolved
+    ? resolvedCount === 1
+      ? `1 ${one} recovered`
+      : `all ${resolvedCount} recovered`
+    : `${firingCount} ${firingCount === 1 ? one : many} ${firingWord}${resolvedCount ? `, ${resolvedCount} recovered` : ''}`;
+  const title = truncateChars(`${scope}: ${state}`, MAX_TITLE);
+
+  let severity: Severity = 'info';
+  if (!allResolved && firingCount > 0) {
+    const sevs = firingAll.slice(0, 20).map((m) => severityOf(viewOf(m.event)));
+    severity = sevs.length ? sevs.reduce((a, b) => (SEVERITY_RANK[b] > SEVERITY_RANK[a] ? b : a)) : 'error';
+  }
+  const runbooks = new Set(named.map((m) => m.runbookUrl).filter((u): u is string => u !== null));
+  const runbookUrl = runbooks.size === 1 ? [...runbooks][0]! : null;
+  const labelFacts = Object.entries(boundedLabels(g.labels)).map(([k, v]) => ({
+    name: labelName(k),
+    value: oneLine(v) || '(none)',
+  }));
+  const group: RenderedGroup = {
+    key: g.key,
+    labels: labelFacts,
+    firingCount,
+    resolvedCount,
+    allResolved,
+    firing,
+    resolved,
+    moreFiring: Math.max(0, firingCount - firing.length),
+    moreResolved: Math.max(0, resolvedCount - resolved.length),
+    firingLabel: firingWord.charAt(0).toUpperCase() + firingWord.slice(1),
+  };
+  const listing = memberListing(group);
+  const facts: Fact[] = [
+    ...labelFacts,
+    { name: group.firingLabel, value: String(firingCount) },
+    { name: 'Recovered', value: String(resolvedCount) },
+  ];
+  if (runbookUrl) facts.push({ name: 'Runbook', value: runbookUrl });
+  if (n.router.name) facts.push({ name: 'Router', value: n.router.name });
+  if (listing) facts.push({ name: 'Details', value: listing });
+  const first = (firing.length ? firing : resolved).slice(0, 3).map((m) => m.name);
+  const more = (firing.length ? firingCount : resolvedCount) - first.length;
+  const summary = first.length ? `${title} (${first.join(', ')}${more > 0 ? `, and ${more} more` : ''})` : title;
+  return {
+    view,
+    title,
+    summary: truncateChars(oneLine(summary), 1024),
+    severity,
+    facts,
+    text: null,
+    runbookUrl,
+    reminder: false,
+    group,
+  };
+}
+
+/** One line per named member ("- <name>: <detail>"), then "and N more". */
+export function memberLines(lines: readonly MemberLine[], more: number): string[] {
+  const out = lines.map((m) => `- ${m.name}${m.detail ? `: ${m.detail}` : ''}`);
+  if (more > 0) out.push(`and ${more} more`);
+  return out;
+}
+
+/** The plain-text listing of a group's members (text email body, the "Details" fact). */
+function memberListing(g: RenderedGroup): string {
+  const out: string[] = [];
+  if (g.firingCount > 0) out.push(`${g.firingLabel} (${g.firingCount}):`, ...memberLines(g.firing, g.moreFiring));
+  if (g.resolvedCount > 0) out.push(`Recovered (${g.resolvedCount}):`, ...memberLines(g.resolved, g.moreResolved));
+  return out.join('\n');
+}
+
+function reminderFact(r: Rendered): Fact {
+  if (r.group) return { name: 'Reminder', value: `still ${r.group.firingLabel.toLowerCase()}: ${r.group.firingCount}` };
+  const v = r.view;
+  if (v.kind === 'certificateExpiration') return { name: 'Reminder', value: 'still expiring' };
+  const since = v.statusTransition ? ` since ${v.statusTransition}` : '';
+  return { name: 'Reminder', value: `still ${v.kind === 'agent' ? 'silent' : 'not ready'}${since}` };
+}
+
+const isReminderTitle = (t: string) => /^reminder\b/i.test(t);
+
 /**
- * The texts of one notification, for every notifier (issue 11): today its event's. docs/signal.md: a group's
- * notification speaks for its members, a reminder says so, and a template's parts (n.rendered) replace the title
- * and text. Notifiers call this, never render() directly, so every integration type says the same.
+ * The texts of one notification, for every notifier (issue 11), so every integration type says the same:
+ * - a group (n.group): one message for its members: scope and counts in the title ("Issuer letsencrypt-prod in
+ *   cluster prod: 200 certificates not ready" / "...: all 200 recovered"), the labels and counts as facts, the
+ *   first MAX_NAMED_MEMBERS firing and recovered members named and the rest counted; severity the worst firing
+ *   member's, info once all recovered;
+ * - a reminder: the title starts with "Reminder:" and a "Reminder" fact says since when;
+ * - a template (n.rendered): its title and text replace the title and the body text (plain text: each notifier
+ *   escapes it for its markup, like event text).
+ * Notifiers call this, never render() directly.
  */
 export function renderNotification(n: Notification): Rendered {
-  return render(n.event, n.router);
+  const r = n.group ? renderGroup(n, n.group) : render(n.event, n.router);
+  if (n.reminder) {
+    r.reminder = true;
+    r.title = `Reminder: ${r.title}`;
+    r.summary = truncateChars(`Reminder: ${r.summary}`, 1024);
+    r.facts = [reminderFact(r), ...r.facts];
+  }
+  const tTitle = n.rendered?.title?.trim();
+  const tText = n.rendered?.text?.trim();
+  if (tTitle) r.title = truncateChars(n.reminder && !isReminderTitle(tTitle) ? `Reminder: ${tTitle}` : tTitle, MAX_TITLE);
+  if (tText) r.text = truncateChars(tText, MAX_TEXT);
+  if (tTitle || tText) r.summary = truncateChars(oneLine(r.text ? `${r.title}: ${r.text}` : r.title), 1024);
+  return r;
 }
 
 /**

@@ -4,7 +4,7 @@ import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildEmail, messageIdOf } from '../../src/integrations/email.js';
 import { createNotifier } from '../../src/integrations/index.js';
-import { closedPort, EVENTS, integration, notification, opts } from './helpers.js';
+import { closedPort, EVENTS, groupNotification, integration, notification, opts, outageGroup } from './helpers.js';
 
 interface Mail {
   from: string;
@@ -106,6 +106,31 @@ describe('EMAIL against smtp-server', () => {
     const html = part(m.raw, 'text/html');
     expect(html).toContain('<h2 style="margin:0 0 12px 0;font-size:18px">Issuer letsencrypt-prod in cluster prod is not ready</h2>');
     expect(html).toContain('>ErrUpdateACMEAccount</td>');
+  });
+
+  it('sends a group notification (members listed) and a reminder (marked) through SMTP', async () => {
+    smtp = await startSmtp();
+    const notifier = createNotifier('EMAIL', opts({ smtpUrl: smtpUrl(smtp.port), smtpFrom: 'certmgr@example.com' }));
+    expect((await notifier.send(groupNotification(mailInteg(), outageGroup(200, 3)))).outcome).toBe('delivered');
+    expect(
+      (
+        await notifier.send(
+          notification(mailInteg(), EVENTS['evt.healthstatus.certmgr-issuer.notready'], { id: 'dlv-rem', reminder: true }),
+        )
+      ).outcome,
+    ).toBe('delivered');
+    const [group, reminder] = smtp.mails;
+    expect(header(group!.raw, 'Subject')).toBe(
+      '[certmgr-notify] Issuer letsencrypt-prod in cluster prod: 200 certificates not ready, 3 recovered',
+    );
+    const text = part(group!.raw, 'text/plain').replace(/\r\n/g, '\n');
+    expect(text).toContain('Not ready (200):\n- Certificate team-0/shop-0: IssuerNotReady\n');
+    expect(text).toContain('and 190 more\nRecovered (3):\n- Certificate team-4/shop-200: was unhealthy for 0h15m0s');
+    const html = part(group!.raw, 'text/html');
+    expect(html).toContain('<li><b>Certificate team-2/shop-9</b>: IssuerNotReady</li>');
+    expect(html).not.toContain('shop-10<');
+    expect(header(reminder!.raw, 'Subject')).toBe('[certmgr-notify] Reminder: Issuer letsencrypt-prod in cluster prod is not ready');
+    expect(part(reminder!.raw, 'text/plain')).toContain('Reminder: still not ready since 2026-03-01T10:00:00Z');
   });
 
   it('uses config.from over smtpFrom, and the same Message-ID on every attempt', async () => {

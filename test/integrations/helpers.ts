@@ -5,7 +5,13 @@ import type { EventType, InternalEvent } from '../../src/events/families.js';
 import type { EventDataByType } from '../../src/events/types.js';
 import type { IntegrationRecord, IntegrationType } from '../../src/store/types.js';
 import { EgressPolicy, parseEgressAllow } from '../../src/integrations/egress.js';
-import { integrationOptions, type IntegrationOptions, type Notification } from '../../src/integrations/types.js';
+import {
+  integrationOptions,
+  type GroupMember,
+  type IntegrationOptions,
+  type Notification,
+  type NotificationGroup,
+} from '../../src/integrations/types.js';
 
 export interface Received {
   method: string;
@@ -216,4 +222,43 @@ const LOOPBACK_EGRESS = new EgressPolicy(parseEgressAllow(['127.0.0.1/32']));
 
 export function opts(over: Partial<IntegrationOptions> = {}): IntegrationOptions {
   return integrationOptions({ timeoutMs: 2000, userAgent: 'certmgr-notify-test/1.0', egress: LOOPBACK_EGRESS, ...over });
+}
+
+/** A certificate of the issuer outage: `i` names it (shop-0, shop-1, ...). */
+export function certEvent(i: number, active = false, data: Record<string, unknown> = {}): InternalEvent {
+  const base = active
+    ? EVENTS['evt.healthstatus.certmgr-certificate-resource.active']
+    : EVENTS['evt.healthstatus.certmgr-certificate-resource.notready'];
+  return {
+    type: base.type,
+    data: { ...base.data, certificateName: `shop-${i}`, namespace: `team-${i % 7}`, statusReason: 'IssuerNotReady', ...data },
+  };
+}
+
+const member = (i: number, active: boolean, data?: Record<string, unknown>): GroupMember => ({
+  eventId: `evt-${active ? 'up' : 'down'}-${i}`,
+  event: certEvent(i, active, data),
+  occurredAt: Date.parse('2026-03-01T10:00:05Z') - i * 1000,
+});
+
+/**
+ * The group of an issuer outage (router groupBy data.issuerName + data.clusterName): `firing` certificates not
+ * ready and `resolved` recovered; the lists hold at most `listed` members each (the contract: 20), the counts the rest.
+ */
+export function outageGroup(firing: number, resolved = 0, listed = 20, data?: Record<string, unknown>): NotificationGroup {
+  return {
+    key: 'grp:0123456789abcdef',
+    labels: { 'data.issuerName': 'letsencrypt-prod', 'data.clusterName': 'prod' },
+    firing: Array.from({ length: Math.min(firing, listed) }, (_, i) => member(i, false, data)),
+    resolved: Array.from({ length: Math.min(resolved, listed) }, (_, i) => member(firing + i, true, data)),
+    firingCount: firing,
+    resolvedCount: resolved,
+    allResolved: firing === 0,
+  };
+}
+
+/** A notification of a group: its event is the newest member's. */
+export function groupNotification(integ: IntegrationRecord, group: NotificationGroup, over: Partial<Notification> = {}): Notification {
+  const newest = group.firing[0] ?? group.resolved[0]!;
+  return notification(integ, newest.event, { id: 'dlv-group-1', eventId: newest.eventId, group, ...over });
 }

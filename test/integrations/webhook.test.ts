@@ -7,7 +7,17 @@ import { createNotifier } from '../../src/integrations/index.js';
 import { buildCloudEvent, PAYLOAD_SCHEMA_ID } from '../../src/integrations/payload.js';
 import { signingKey } from '../../src/integrations/webhook.js';
 import type { Notification, Notifier } from '../../src/integrations/types.js';
-import { ALL_TYPES, EVENTS, integration, notification, opts, startReceiver, type Receiver } from './helpers.js';
+import {
+  ALL_TYPES,
+  EVENTS,
+  groupNotification,
+  integration,
+  notification,
+  opts,
+  outageGroup,
+  startReceiver,
+  type Receiver,
+} from './helpers.js';
 
 const SCHEMA_PATH = new URL('../../docs/webhook-payload.v1.schema.json', import.meta.url);
 const EXAMPLES_PATH = new URL('../../docs/webhook-payload.v1.examples.json', import.meta.url);
@@ -197,27 +207,41 @@ describe('payload schema (docs/webhook-payload.v1.schema.json)', () => {
       { ...expiry, expiration: { ...expiry.expiration, ruleId: 'two' } },
       { ...issuer, occurredAt: 'yesterday' },
       Object.fromEntries(Object.entries(issuer).filter(([k]) => k !== 'correlationKey')),
+      // the members added in v1 (issue 11) are always present and typed
+      Object.fromEntries(Object.entries(issuer).filter(([k]) => k !== 'group')),
+      { ...issuer, reminder: 'yes' },
+      { ...issuer, runbookUrl: 5 },
+      { ...issuer, group: { key: 'k' } },
+      { ...expiry, expiration: { ...expiry.expiration, daysUntilExpiry: 'three' } },
+      Object.fromEntries(Object.entries(expiry).map(([k, v]) => [k, k === 'expiration' ? { ...(v as object), dnsNames: undefined } : v])),
     ];
     for (const b of broken) expect(validate(b), JSON.stringify(b)).toBe(false);
   });
 
+  /** The documented examples: three single events, a group of an issuer outage, and a reminder. */
+  const exampleNotifications = (): Notification[] => [
+    ...(
+      [
+        'evt.healthstatus.certmgr-issuer.notready',
+        'evt.healthstatus.certmgr-certificate-resource.active',
+        'evt.policy.expiringcertificates.failed',
+      ] as const
+    ).map((t) => notification(integration('WEBHOOK', {}), EVENTS[t], { id: `dlv-${t.split('.').slice(-2).join('-')}` })),
+    groupNotification(integration('WEBHOOK', {}), outageGroup(200, 3, 2, { runbookUrl: 'https://runbooks.example/issuer' }), {
+      id: 'dlv-group-issuer-outage',
+    }),
+    notification(integration('WEBHOOK', {}), EVENTS['evt.healthstatus.certmgr-certificate-resource.notready'], {
+      id: 'dlv-reminder',
+      reminder: true,
+    }),
+  ];
+
   it('the committed examples are what the code produces (UPDATE_EXAMPLES=1 rewrites them)', () => {
     if (process.env['UPDATE_EXAMPLES'] === '1') {
-      const fresh = (
-        [
-          'evt.healthstatus.certmgr-issuer.notready',
-          'evt.healthstatus.certmgr-certificate-resource.active',
-          'evt.policy.expiringcertificates.failed',
-        ] as const
-      ).map((t) => buildCloudEvent(notification(integration('WEBHOOK', {}), EVENTS[t], { id: `dlv-${t.split('.').slice(-2).join('-')}` })));
-      writeFileSync(EXAMPLES_PATH, JSON.stringify(fresh, null, 2) + '\n');
+      writeFileSync(EXAMPLES_PATH, JSON.stringify(exampleNotifications().map(buildCloudEvent), null, 2) + '\n');
     }
     const examples = JSON.parse(readFileSync(EXAMPLES_PATH, 'utf8')) as Array<{ id: string; type: string; data: unknown }>;
-    expect(examples).toHaveLength(3);
-    for (const ex of examples) {
-      const type = ex.type.replace('io.certmgr.notify.', '') as keyof typeof EVENTS;
-      expect(ex).toEqual(buildCloudEvent(notification(integration('WEBHOOK', {}), EVENTS[type], { id: ex.id })));
-      expect(validate(ex.data)).toBe(true);
-    }
+    expect(examples).toEqual(exampleNotifications().map(buildCloudEvent));
+    for (const ex of examples) expect(validate(ex.data), JSON.stringify(validate.errors)).toBe(true);
   });
 });
