@@ -182,6 +182,10 @@ const place = (over: Partial<ExpiryInventoryRow> = {}): ExpiryInventoryRow => ({
   commonName: 'shop.example.com',
   notAfter: NOW + 5 * DAY_MS,
   applicationIds: [],
+  dnsNames: ['shop.example.com'],
+  ignored: false,
+  expiryThresholds: null,
+  runbookUrl: null,
   ...over,
 });
 
