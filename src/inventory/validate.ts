@@ -78,7 +78,8 @@ const facts: SchemaObject = {
       uniqueItems: true,
       items: { type: 'integer', minimum: 1, maximum: L.expiryThresholdDays },
     },
-    runbookUrl: { type: 'string', minLength: 1, maxLength: L.runbookUrl, format: 'runbook-url' },
+    // the format checks the length first (one message, not two)
+    runbookUrl: { type: 'string', format: 'runbook-url' },
   },
 };
 
