@@ -49,7 +49,7 @@ export function rulesOf(thresholds: readonly number[]): { ruleId: number; thresh
  * collide with the monitoring configuration's 1..MAX_THRESHOLDS, `ruleId > 1000` tells them apart in a filter,
  * and the order the annotation was written in does not matter.
  */
-export const CERTIFICATE_RULE_ID_BASE = 1000;
+const CERTIFICATE_RULE_ID_BASE = 1000;
 
 export function certificateRulesOf(thresholds: readonly number[]): { ruleId: number; threshold: number }[] {
   return [...new Set(thresholds)].sort((a, b) => b - a).map((threshold, i) => ({ ruleId: CERTIFICATE_RULE_ID_BASE + i + 1, threshold }));

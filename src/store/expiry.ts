@@ -119,7 +119,12 @@ export function createExpiryOps(db: SqlDb): ExpiryOps {
           WHERE i.company_id = ? AND ${range} AND i.serial IS NOT NULL ${keyset}
           ORDER BY i.not_after, i.cluster_id, i.namespace, i.secret_name
           LIMIT ?`,
-        [companyId, ...rangeParams, ...(after ? [after.notAfter, after.notAfter, after.clusterId, after.namespace, after.secretName] : []), n],
+        [
+          companyId,
+          ...rangeParams,
+          ...(after ? [after.notAfter, after.notAfter, after.clusterId, after.namespace, after.secretName] : []),
+          n,
+        ],
       );
       return rows.map(rowToInventory);
     },

@@ -154,7 +154,12 @@ describe('validateInventoryReport', () => {
 
   it('accepts the policy fields within their limits (an agent before issue 11 sends none)', () => {
     const r = good();
-    r.upserts[0] = { ...facts(0), ignore: true, expiryThresholds: [3650, 3, 1], runbookUrl: `https://wiki.example/${x(L.runbookUrl - 21)}` };
+    r.upserts[0] = {
+      ...facts(0),
+      ignore: true,
+      expiryThresholds: [3650, 3, 1],
+      runbookUrl: `https://wiki.example/${x(L.runbookUrl - 21)}`,
+    };
     r.upserts[1] = { ...facts(1), ignore: false, runbookUrl: 'http://runbooks.internal:8080/tls#expiry' };
     const v = validateInventoryReport(r);
     expect(v.ok && v.report.upserts.map((u) => [u.ignore, u.expiryThresholds, u.runbookUrl?.length])).toEqual([
