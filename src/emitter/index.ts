@@ -14,6 +14,7 @@ import { reconcileMetricsFor } from '../runtime/metrics.js';
 import { retryUntilAborted } from '../runtime/retry.js';
 import { realClock } from '../runtime/timers.js';
 import { HealthController } from './health/controller.js';
+import { k8sEventRecorder } from '../kube/events.js';
 import { HEALTH_KINDS, type CertManagerObject, type HealthKind } from './health/observe.js';
 import { SecretApiKey, apiKeyGetter } from '../client/api-key.js';
 import { UUID_RE, resolveClusterId } from './cluster.js';
@@ -147,10 +148,15 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
         log: log.child({ part: 'health' }),
         ...(opts.resyncMs ? { resyncMs: opts.resyncMs } : {}),
         metrics: metrics.health,
+        // the policy annotations of a Certificate's Secret (docs/annotations.md), when the inventory watches Secrets
+        ...(facts ? { secrets: facts } : {}),
+        events: k8sEventRecorder(core, { component: 'certmgr-notify-emitter', instance: clusterName, log }),
       });
       const h = health;
+      // with the Secrets: a Certificate ignored on its Secret must not alert before that Secret is known
+      const healthInformers = [...HEALTH_KINDS.map((k) => cm[k]!), ...(facts ? [facts] : [])];
       parts.push(
-        waitSynced(HEALTH_KINDS.map((k) => cm[k]!) as unknown as ResilientInformer<never>[], 'health').then((ok) => {
+        waitSynced(healthInformers as unknown as ResilientInformer<never>[], 'health').then((ok) => {
           if (!ok) return;
           h.start();
           running.health = true;

@@ -49,6 +49,16 @@ function cut(text: string, maxChars: number, maxBytes: number): string {
  * full identity; only an `.active` sent after a restart for a deleted Certificate carries the shortened lists.
  */
 export function storedHealthState(s: HealthState, maxBytes = HEALTH_ENTRY_MAX_BYTES): HealthState {
+  const { runbookUrl, ...rest } = s.id;
+  if (runbookUrl === undefined) return storedIdentity(s, maxBytes);
+  // the runbook URL (docs/annotations.md) is kept whole when it fits after the identity, else dropped: a cut URL
+  // would be a wrong link. Only a `.active` for a resource deleted while the emitter was down can lack it.
+  const base = storedIdentity({ ...s, id: rest }, maxBytes);
+  const withUrl = { ...base, id: { ...base.id, runbookUrl } };
+  return jsonBytes(withUrl) <= maxBytes ? withUrl : base;
+}
+
+function storedIdentity(s: HealthState, maxBytes: number): HealthState {
   const id = s.id;
   if (id.kind !== 'Certificate') return s;
   const subject = id.subject;

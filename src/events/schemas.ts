@@ -3,7 +3,15 @@
  * spec's field tables give them, plus the field trees derived from the same schemas for CEL path checks.
  */
 import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 'ajv';
-import { durationProblem, textProblem, timestampProblem, uuidProblem, type TextKind } from '../validation/formats.js';
+import {
+  MAX_RUNBOOK_URL_CHARS,
+  durationProblem,
+  runbookUrlProblem,
+  textProblem,
+  timestampProblem,
+  uuidProblem,
+  type TextKind,
+} from '../validation/formats.js';
 import { EVENT_FAMILIES, EVENT_TYPES, isEventType, type EventType, type EventTypeId, type InternalEvent } from './families.js';
 import { fieldTreeFromSchema, joinFieldPath, mergeFieldTrees, type FieldNode, type ObjectFieldNode } from './field-tree.js';
 import type { EventDataByType } from './types.js';
@@ -13,6 +21,8 @@ import { ajvFieldError, type FormatProblems } from '../validation/ajv-errors.js'
 const MAX_THRESHOLD_DAYS = 3650;
 /** Rule ids are positive int32: what every consumer (CEL int, PostgreSQL integer, JSON) holds exactly. */
 const MAX_RULE_ID = 2_147_483_647;
+/** daysUntilExpiry's lower bound: a certificate expired ~270 years ago still fits (int32 for every consumer). */
+const MAX_EXPIRED_DAYS = 100_000;
 
 // Strict formats (src/validation/formats.ts): canonical non-nil UUIDs, RFC 3339 timestamps as the spec shows them.
 const uuid = { type: 'string', format: 'uuid' } as const;
@@ -44,6 +54,8 @@ export const EVENT_SIZE_LIMITS = {
   agentVersion: 64,
   /** uuid, date-time and duration fields: their formats are short; the limit only bounds the cost model. */
   formatted: 64,
+  /** dnsNames of expiration events (the inventory's limit per certificate, src/model/inventory.ts) */
+  expiryDnsNames: 100,
 } as const;
 const L = EVENT_SIZE_LIMITS;
 const text = (maxLength: number) => ({ type: 'string', maxLength }) as const;
@@ -53,6 +65,8 @@ const timestampField = { ...timestamp, maxLength: L.formatted } as const;
 const offsetTimestampField = { ...offsetTimestamp, maxLength: L.formatted } as const;
 const durationField = { ...duration, maxLength: L.formatted } as const;
 const subjectList = list(L.subjectList, L.subjectText);
+/** Hub extension (docs/annotations.md): an absolute http(s) URL, no credentials. */
+const runbookUrlField = { type: 'string', format: 'runbook-url', maxLength: MAX_RUNBOOK_URL_CHARS } as const;
 
 type RequiredKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? never : K }[keyof T];
 
@@ -88,8 +102,9 @@ const issuerFields = {
   statusMessage: text(L.statusMessage),
   statusReason: text(L.statusReason),
   statusTransition: timestampField,
+  runbookUrl: runbookUrlField,
 } as const;
-const issuerRequired = Object.keys(issuerFields) as (keyof typeof issuerFields)[];
+const issuerRequired = (Object.keys(issuerFields) as (keyof typeof issuerFields)[]).filter((k) => k !== 'runbookUrl');
 
 const certificateResourceFields = {
   clusterName: text(L.name),
@@ -103,8 +118,11 @@ const certificateResourceFields = {
   statusTransition: timestampField,
   subject,
   SANs: sans,
+  runbookUrl: runbookUrlField,
 } as const;
-const certificateResourceRequired = Object.keys(certificateResourceFields) as (keyof typeof certificateResourceFields)[];
+const certificateResourceRequired = (Object.keys(certificateResourceFields) as (keyof typeof certificateResourceFields)[]).filter(
+  (k) => k !== 'runbookUrl',
+);
 
 // Hub extension (docs/inventory.md "Silent clusters as events"): named like the spec's health events.
 const agentFields = {
@@ -143,6 +161,15 @@ export const EVENT_DATA_SCHEMAS: { readonly [T in EventType]: SchemaObject } = {
       // Days, like the monitoring configuration's thresholds (0 = expires today); int32 so 1e308 cannot pass.
       threshold: { type: 'integer', minimum: 0, maximum: MAX_THRESHOLD_DAYS },
       ruleId: { type: 'integer', minimum: 1, maximum: MAX_RULE_ID },
+      // hub extension (docs/expiry.md "Event fields"): optional, set by the hub's expiry scan
+      runbookUrl: runbookUrlField,
+      certificateName: text(L.name),
+      namespace: text(L.namespace),
+      clusterName: text(L.name),
+      notAfter: timestampField,
+      // days, like threshold; negative once expired (at most the threshold, at least ~-10^5 days back)
+      daysUntilExpiry: { type: 'integer', minimum: -MAX_EXPIRED_DAYS, maximum: MAX_THRESHOLD_DAYS },
+      dnsNames: list(L.expiryDnsNames, L.dnsName),
     },
     ['name', 'applicationIds', 'message', 'notificationDate', 'threshold', 'ruleId'],
   ),
@@ -194,6 +221,7 @@ const FORMATS: FormatProblems = {
   'utc-date-time': (v) => timestampProblem(v, 'utc'),
   'offset-date-time': (v) => timestampProblem(v, 'offset'),
   duration: durationProblem,
+  'runbook-url': runbookUrlProblem,
 };
 
 const ajv = new Ajv({ allErrors: true, strict: true });

@@ -13,6 +13,8 @@ export interface IssuerNotReadyData {
   statusMessage: string;
   statusReason: string;
   statusTransition: string;
+  /** hub extension (docs/annotations.md): the issuer's `notify.certmgr.io/runbook-url` */
+  runbookUrl?: string;
 }
 
 /** `evt.healthstatus.certmgr-issuer.active`: the unhealthy fields plus how long it was unhealthy. */
@@ -48,6 +50,8 @@ export interface CertificateResourceNotReadyData {
   statusTransition: string;
   subject: CertificateSubject;
   SANs: CertificateSans;
+  /** hub extension (docs/annotations.md): the Certificate's (or its Secret's) `notify.certmgr.io/runbook-url` */
+  runbookUrl?: string;
 }
 
 /** `evt.healthstatus.certmgr-certificate-resource.active` */
@@ -63,6 +67,18 @@ export interface ExpiringCertificateData {
   notificationDate: string;
   threshold: number;
   ruleId: number;
+  // Hub extension (docs/expiry.md "Event fields"): set by the hub's expiry scan, absent on client-sent events.
+  /** the certificate's `notify.certmgr.io/runbook-url` */
+  runbookUrl?: string;
+  /** the first place's Certificate (else Secret) name, namespace and cluster name */
+  certificateName?: string;
+  namespace?: string;
+  clusterName?: string;
+  /** RFC 3339 UTC */
+  notAfter?: string;
+  /** days until notAfter, rounded up; 0 or negative once expired */
+  daysUntilExpiry?: number;
+  dnsNames?: string[];
 }
 
 /**

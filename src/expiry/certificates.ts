@@ -26,9 +26,22 @@ export interface ExpiryCertificate {
   notAfter: number;
   /** union over its places, sorted */
   applicationIds: string[];
-  /** sorted by cluster, namespace, Secret */
+  /** sorted by cluster, namespace, Secret; only the places not ignored, unless every place is */
   places: CertificatePlace[];
+  /** union over its places, in place order, at most MAX_DNS_NAMES */
+  dnsNames: string[];
+  /** every place is ignored (`notify.certmgr.io/ignore`, docs/annotations.md) */
+  ignored: boolean;
+  /** the first (sorted) place's own thresholds that has any; null: the configuration's */
+  expiryThresholds: number[] | null;
+  /** the first (sorted) place's runbook URL that has one */
+  runbookUrl: string | null;
 }
+
+/** DNS names carried by one expiration event (the inventory's limit per Secret, INVENTORY_LIMITS.dnsNames). */
+const MAX_DNS_NAMES = 100;
+
+type Row = ExpiryInventoryRow & { place: CertificatePlace };
 
 const byPlace = (a: CertificatePlace, b: CertificatePlace): number =>
   cmp(a.clusterName ?? a.clusterId, b.clusterName ?? b.clusterId) ||
@@ -44,38 +57,50 @@ function cmp(a: string, b: string): number {
  * One entry per certificate, in the order first seen. Places are sorted; application ids are the union of the
  * places' (any place assigning an application makes it monitored for it). Copies disagreeing on notAfter
  * (not a real X.509 case) count with the earliest.
+ *
+ * Per-resource policy (docs/annotations.md): a place marked ignored does not count (its applications, names and
+ * policy are left out); a certificate is ignored only when every place is (a copy someone else serves unmarked
+ * is still watched). Own thresholds and the runbook URL come from the first place, in place order, that has them.
  */
 export function groupCertificates(rows: readonly ExpiryInventoryRow[]): ExpiryCertificate[] {
-  const byKey = new Map<string, ExpiryCertificate & { apps: Set<string> }>();
+  const byKey = new Map<string, { first: ExpiryInventoryRow; rows: Row[] }>();
   for (const r of rows) {
     const key = certKey(r.issuer, r.serial);
     let c = byKey.get(key);
-    if (!c) {
-      c = {
-        key,
-        id: certIdOf(key),
-        serial: r.serial.toUpperCase(),
-        issuer: r.issuer,
-        commonName: r.commonName,
-        notAfter: r.notAfter,
-        applicationIds: [],
-        places: [],
-        apps: new Set(),
-      };
-      byKey.set(key, c);
-    }
-    c.notAfter = Math.min(c.notAfter, r.notAfter);
-    c.commonName ??= r.commonName;
-    for (const a of r.applicationIds) c.apps.add(a);
-    c.places.push({
+    if (!c) byKey.set(key, (c = { first: r, rows: [] }));
+    const place = {
       clusterId: r.clusterId,
       clusterName: r.clusterName,
       namespace: r.namespace,
       secretName: r.secretName,
       certificateName: r.certificateName,
-    });
+    };
+    c.rows.push({ ...r, place });
   }
-  return [...byKey.values()].map(({ apps, ...c }) => ({ ...c, applicationIds: [...apps].sort(), places: c.places.sort(byPlace) }));
+  return [...byKey.entries()].map(([key, { first, rows: all }]) => {
+    const watched = all.filter((r) => !r.ignored);
+    const counted = (watched.length ? watched : all).sort((a, b) => byPlace(a.place, b.place));
+    const apps = new Set<string>();
+    const dns = new Set<string>();
+    for (const r of counted) {
+      for (const a of r.applicationIds) apps.add(a);
+      for (const d of r.dnsNames) dns.add(d);
+    }
+    return {
+      key,
+      id: certIdOf(key),
+      serial: first.serial.toUpperCase(),
+      issuer: first.issuer,
+      commonName: all.find((r) => r.commonName !== null)?.commonName ?? null,
+      notAfter: Math.min(...all.map((r) => r.notAfter)),
+      applicationIds: [...apps].sort(),
+      places: counted.map((r) => r.place),
+      dnsNames: [...dns].slice(0, MAX_DNS_NAMES),
+      ignored: !watched.length,
+      expiryThresholds: counted.find((r) => r.expiryThresholds?.length)?.expiryThresholds ?? null,
+      runbookUrl: counted.find((r) => r.runbookUrl)?.runbookUrl ?? null,
+    };
+  });
 }
 
 /**

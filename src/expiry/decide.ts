@@ -9,15 +9,20 @@
  * - At most one event per certificate per evaluation: the most urgent crossed rule (smallest threshold). Less
  *   urgent rules crossed at the same time are marked covered (not emitted): a certificate first seen (or seen
  *   again after downtime) 5 days before expiry with thresholds 30/14/7 gets one event, for rule 3.
- * - Once per (certificate, notAfter, rule): a rule is satisfied when it was marked with the same threshold, or
- *   at a time when the days left were already within its current threshold. So changing rule 2 from 14 to 10
- *   days notifies again at 10 days; changing it to 20 days does not.
+ * - Once per (certificate, notAfter, threshold): a rule is satisfied when the certificate was notified (or
+ *   covered) at a time when its days left were already within the rule's threshold, whichever rule that mark
+ *   was for. So changing rule 2 from 14 to 10 days notifies again at 10 days; changing it to 20 days does not;
+ *   and switching between the company's rules (1..3) and the certificate's own (1001..1003, from the
+ *   `notify.certmgr.io/expiry-thresholds` annotation, docs/annotations.md) never repeats a threshold already
+ *   passed: marks stay consistent whatever the rule ids.
+ * - A certificate's own thresholds replace the configuration's (whether it is monitored still follows the
+ *   configuration); an ignored certificate (`notify.certmgr.io/ignore`) gets no event, marks kept.
  * - The marks are reset only when notAfter moves forward (a renewal keeping issuer and serial). An older
  *   notAfter than the marked one (an old copy served again) changes nothing and emits nothing: no flapping.
- * - Disabled configuration or an unmonitored certificate: no event, marks kept.
+ * - Disabled configuration, an ignored or an unmonitored certificate: no event, marks kept.
  */
 import { createHash } from 'node:crypto';
-import { isMonitored, rulesOf, type MonitoringConfigInput } from '../model/monitoring.js';
+import { certificateRulesOf, isMonitored, rulesOf, type MonitoringConfigInput } from '../model/monitoring.js';
 
 export const DAY_MS = 86_400_000;
 
@@ -47,7 +52,7 @@ export interface ExpiryDecision {
   /** the state to write; absent: leave the stored state as it is */
   next?: ExpiryState;
   /** why nothing is due, for logs, metrics and tests */
-  skipped?: 'disabled' | 'unmonitored' | 'none-crossed' | 'older';
+  skipped?: 'disabled' | 'ignored' | 'unmonitored' | 'none-crossed' | 'older';
 }
 
 /** Days until notAfter, rounded up; 0 or negative once expired (−1: expired one to two days ago). */
@@ -60,24 +65,35 @@ export function scanHorizon(thresholds: readonly number[], now: number): number 
   return now + Math.max(0, ...thresholds) * DAY_MS;
 }
 
+/**
+ * A mark is made when the days left are within the marked rule's threshold (m.daysLeft ≤ m.threshold), so a
+ * mark of the same rule and threshold always satisfies it; a mark made at or past this rule's threshold, of
+ * any rule, means the certificate was already told about this point.
+ */
 function satisfied(rule: ExpiryRule, marks: readonly ExpiryMark[]): boolean {
-  return marks.some((m) => m.ruleId === rule.ruleId && (m.threshold === rule.threshold || m.daysLeft <= rule.threshold));
+  return marks.some((m) => m.daysLeft <= rule.threshold);
+}
+
+/** The rules that apply to a certificate: its own thresholds (annotation) when it has any, else the configuration's. */
+export function expiryRulesOf(cert: { expiryThresholds?: readonly number[] | null }, config: Pick<MonitoringConfigInput, 'thresholds'>) {
+  return cert.expiryThresholds?.length ? certificateRulesOf(cert.expiryThresholds) : rulesOf(config.thresholds);
 }
 
 export function decideExpiry(
-  cert: { notAfter: number; applicationIds: readonly string[] },
+  cert: { notAfter: number; applicationIds: readonly string[]; ignored?: boolean; expiryThresholds?: readonly number[] | null },
   config: MonitoringConfigInput,
   state: ExpiryState | undefined,
   now: number,
 ): ExpiryDecision {
   if (!config.enabled) return { skipped: 'disabled' };
+  if (cert.ignored) return { skipped: 'ignored' };
   if (!isMonitored(config, cert.applicationIds)) return { skipped: 'unmonitored' };
   if (state && cert.notAfter < state.notAfter) return { skipped: 'older' };
   // a later notAfter is a renewal: its marks start over
   const marks = state && state.notAfter === cert.notAfter ? state.marks : [];
 
   const left = daysLeft(cert.notAfter, now);
-  const crossed = rulesOf(config.thresholds).filter((r) => left <= r.threshold && !satisfied(r, marks));
+  const crossed = expiryRulesOf(cert, config).filter((r) => left <= r.threshold && !satisfied(r, marks));
   if (!crossed.length) return { skipped: 'none-crossed' };
 
   const most = [...crossed].sort((a, b) => a.threshold - b.threshold || a.ruleId - b.ruleId)[0]!;

@@ -1,13 +1,17 @@
 /**
  * The spec's `evt.policy.expiringcertificates.failed` event for one certificate (all its places) and its due
  * rule. The message keeps the format of the emitter's former local evaluation and ends with every place the
- * certificate is served from (at most MAX_PLACES named, then a count).
+ * certificate is served from (at most MAX_PLACES named, then a count). The hub's optional fields (docs/expiry.md
+ * "Event fields") name the first place and the certificate's facts, for filters, templates and messages.
  */
 import type { InternalEvent } from '../events/families.js';
 import { sanitizeEvent } from '../events/sanitize.js';
 import type { ExpiringCertificateData } from '../events/types.js';
 import type { CertificatePlace, ExpiryCertificate } from './certificates.js';
 import type { DueExpiration } from './decide.js';
+
+/** daysUntilExpiry's schema bound (src/events/schemas.ts): a notAfter of the distant past is clamped to it. */
+const MIN_DAYS_UNTIL_EXPIRY = -100_000;
 
 /** Places named in one message; the rest are counted (the message's length is bounded by the schema anyway). */
 export const MAX_PLACES = 20;
@@ -63,6 +67,12 @@ export function expiryEvent(cert: ExpiryCertificate, due: DueExpiration, now: nu
     notificationDate: notificationDate(now),
     threshold: due.threshold,
     ruleId: due.ruleId,
+    ...(first ? { certificateName: first.certificateName ?? first.secretName, namespace: first.namespace } : {}),
+    ...(first?.clusterName ? { clusterName: first.clusterName } : {}),
+    notAfter: new Date(cert.notAfter).toISOString(),
+    daysUntilExpiry: Math.max(MIN_DAYS_UNTIL_EXPIRY, due.daysLeft),
+    dnsNames: [...cert.dnsNames],
+    ...(cert.runbookUrl ? { runbookUrl: cert.runbookUrl } : {}),
   };
   return sanitizeEvent({ type: 'evt.policy.expiringcertificates.failed', data: { ...data } });
 }

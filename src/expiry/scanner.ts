@@ -205,12 +205,15 @@ export class ExpiryScanner {
     // read before the transactions: the routing snapshot reads the store
     const snap = await ingest.snapshots.get(companyId);
     const horizon = scanHorizon(config.thresholds, now);
+    // certificates with their own thresholds (docs/annotations.md) are in range by those: one index read
+    const maxOwn = await store.maxOwnExpiryThreshold(companyId);
+    const own = maxOwn !== null ? { now, notAfterMax: scanHorizon([maxOwn], now) } : undefined;
     const ctx = serviceContext(store, companyId, { now: () => now });
     let cursor: ExpiryCursor | null = null;
     for (;;) {
       const page = await store.transaction(async (tx) => {
         if (!(await tx.tryLockExpiry(companyId))) return undefined;
-        const rows = await tx.listExpiryInventory(companyId, horizon, cursor, pageSize);
+        const rows = await tx.listExpiryInventory(companyId, horizon, cursor, pageSize, own);
         const { take, next } = cutPage(rows, pageSize);
         const certs = groupCertificates(take);
         const stored = await tx.getExpiryMarks(

@@ -6,7 +6,7 @@
 import { Ajv, type ErrorObject, type SchemaObject } from 'ajv';
 import { joinFieldPath } from '../events/field-tree.js';
 import { INVENTORY_LIMITS, INVENTORY_PROTOCOL, MAX_INVENTORY_ITEMS_PER_REPORT, type InventoryReport } from '../model/inventory.js';
-import { textProblem, timestampProblem, uuidProblem } from '../validation/formats.js';
+import { runbookUrlProblem, textProblem, timestampProblem, uuidProblem } from '../validation/formats.js';
 import { ajvFieldError, type FormatProblems } from '../validation/ajv-errors.js';
 
 /** Limits of the report's fields (docs/inventory.md#limits); Kubernetes' own where it has one. */
@@ -69,6 +69,17 @@ const facts: SchemaObject = {
       additionalProperties: text(L.labelValue),
     },
     chainNotAfter: time,
+    // per-resource policy (docs/annotations.md): the agent parsed the annotations; the hub checks again
+    ignore: { type: 'boolean' },
+    expiryThresholds: {
+      type: 'array',
+      minItems: 1,
+      maxItems: L.expiryThresholds,
+      uniqueItems: true,
+      items: { type: 'integer', minimum: 1, maximum: L.expiryThresholdDays },
+    },
+    // the format checks the length first (one message, not two)
+    runbookUrl: { type: 'string', format: 'runbook-url' },
   },
 };
 
@@ -101,6 +112,7 @@ const REPORT_SCHEMA: SchemaObject = {
 const FORMATS: FormatProblems = {
   uuid: uuidProblem,
   'utc-date-time': (v) => timestampProblem(v, 'utc'),
+  'runbook-url': runbookUrlProblem,
 };
 
 const ajv = new Ajv({ allErrors: true, strict: true });

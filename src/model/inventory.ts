@@ -44,6 +44,11 @@ export const INVENTORY_LIMITS = {
   issuerKind: 63,
   readyReason: 1024,
   formatted: 64,
+  /** expiryThresholds: the monitoring configuration's limits (src/model/monitoring.ts) */
+  expiryThresholds: 3,
+  expiryThresholdDays: 3650,
+  /** runbookUrl (src/validation/formats.ts MAX_RUNBOOK_URL_CHARS) */
+  runbookUrl: 2048,
 } as const;
 
 /** Where a certificate lives: a TLS Secret of a cluster. The unit of the inventory (one row per location). */
@@ -78,6 +83,15 @@ export interface CertificateFacts extends CertificateLocation {
   labels: Record<string, string>;
   /** the earliest notAfter of the whole chain in tls.crt (leaf and intermediates), RFC 3339 UTC */
   chainNotAfter: string | null;
+  /**
+   * Per-resource policy (docs/annotations.md), from the `notify.certmgr.io/*` annotations (Secret, else
+   * Certificate). Optional: agents before issue 11 do not send them. `ignore`: no expiry events for this row.
+   */
+  ignore?: boolean;
+  /** the certificate's own expiry thresholds (days, distinct, 1 to MAX_THRESHOLDS of them): they replace the company's */
+  expiryThresholds?: number[];
+  /** http(s) URL, carried to the certificate's expiration events as data.runbookUrl */
+  runbookUrl?: string;
 }
 
 export interface InventoryReport {

@@ -44,6 +44,18 @@ export function rulesOf(thresholds: readonly number[]): { ruleId: number; thresh
 }
 
 /**
+ * Rule ids of a certificate's own thresholds (`notify.certmgr.io/expiry-thresholds`, docs/expiry.md "Rule ids"):
+ * 1001, 1002, 1003 by position in descending order of days (the annotation is normalized so), so they never
+ * collide with the monitoring configuration's 1..MAX_THRESHOLDS, `ruleId > 1000` tells them apart in a filter,
+ * and the order the annotation was written in does not matter.
+ */
+const CERTIFICATE_RULE_ID_BASE = 1000;
+
+export function certificateRulesOf(thresholds: readonly number[]): { ruleId: number; threshold: number }[] {
+  return [...new Set(thresholds)].sort((a, b) => b - a).map((threshold, i) => ({ ruleId: CERTIFICATE_RULE_ID_BASE + i + 1, threshold }));
+}
+
+/**
  * Pure: whether a certificate assigned to `applicationIds` is monitored (spec, combinations table).
  * An empty list of the certificate's applications means "unassigned".
  */

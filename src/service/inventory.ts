@@ -57,6 +57,9 @@ function toRecord(companyId: string, clusterId: string, epoch: string, f: Certif
     applicationIds: f.applicationIds,
     labels: f.labels,
     chainNotAfter: parseTime(f.chainNotAfter),
+    ignored: f.ignore === true,
+    expiryThresholds: f.expiryThresholds?.length ? f.expiryThresholds : null,
+    runbookUrl: f.runbookUrl ?? null,
     epoch,
     updatedAt: now,
   };

@@ -94,6 +94,7 @@ export abstract class SqlStore implements Store {
   listDeliveries: StoreOps['listDeliveries'] = (...a) => this.ops.listDeliveries(...a);
   tryLockExpiry: StoreOps['tryLockExpiry'] = (...a) => this.ops.tryLockExpiry(...a);
   listExpiryInventory: StoreOps['listExpiryInventory'] = (...a) => this.ops.listExpiryInventory(...a);
+  maxOwnExpiryThreshold: StoreOps['maxOwnExpiryThreshold'] = (...a) => this.ops.maxOwnExpiryThreshold(...a);
   claimExpiryScan: StoreOps['claimExpiryScan'] = (...a) => this.ops.claimExpiryScan(...a);
   listInventoryCompanies: StoreOps['listInventoryCompanies'] = (...a) => this.ops.listInventoryCompanies(...a);
   getExpiryMarks: StoreOps['getExpiryMarks'] = (...a) => this.ops.getExpiryMarks(...a);

@@ -2,9 +2,11 @@
  * The expiry evaluation's store operations (issue 10, src/expiry/), written once over SqlDb for both engines:
  * the inventory read by notAfter (migration 6's (company_id, not_after) index) and the marks (migration 7).
  */
+import { bool } from './rows.js';
 import { type SqlDb, type SqlRow, placeholders } from './sqldb.js';
 import type { ExpiryInventoryRow, ExpiryMarksRecord, ExpiryOps } from './types.js';
 
+const DAY_MS = 86_400_000;
 /** Upper bound of one inventory page, whatever the caller asks. */
 const MAX_PAGE = 10_000;
 /** Rows per multi-row INSERT (7 parameters each). */
@@ -43,6 +45,19 @@ function stringList(text: unknown): string[] {
   }
 }
 
+/** expiry_thresholds: the hub validated them on the way in; anything else stored counts as none (the company's). */
+function thresholdList(text: unknown): number[] | null {
+  if (typeof text !== 'string') return null;
+  try {
+    const v: unknown = JSON.parse(text);
+    if (!Array.isArray(v)) return null;
+    const days = v.filter((x): x is number => typeof x === 'number' && Number.isInteger(x) && x > 0);
+    return days.length ? days : null;
+  } catch {
+    return null;
+  }
+}
+
 function rowToInventory(row: SqlRow): ExpiryInventoryRow {
   return {
     clusterId: str(row, 'cluster_id'),
@@ -55,6 +70,10 @@ function rowToInventory(row: SqlRow): ExpiryInventoryRow {
     commonName: strOrNull(row, 'common_name'),
     notAfter: int(row, 'not_after'),
     applicationIds: stringList(row['application_ids']),
+    dnsNames: stringList(row['dns_names']),
+    ignored: bool(row, 'ignored'),
+    expiryThresholds: thresholdList(row['expiry_thresholds']),
+    runbookUrl: strOrNull(row, 'runbook_url'),
   };
 }
 
@@ -81,22 +100,43 @@ export function createExpiryOps(db: SqlDb): ExpiryOps {
       return row?.['locked'] === true;
     },
 
-    async listExpiryInventory(companyId, notAfterMax, after, limit) {
+    async listExpiryInventory(companyId, notAfterMax, after, limit, own) {
       const n = Math.max(1, Math.min(MAX_PAGE, Math.floor(limit)));
+      // rows with their own thresholds are in range by those, the others by the company's
+      const range = own
+        ? `i.not_after <= ? AND (CASE WHEN i.expiry_threshold_max IS NULL THEN i.not_after <= ?
+                                     ELSE i.not_after <= ? + i.expiry_threshold_max * ${DAY_MS} END)`
+        : 'i.not_after <= ?';
+      const rangeParams = own ? [Math.max(own.notAfterMax, notAfterMax), notAfterMax, own.now] : [notAfterMax];
       // `not_after >= ?` bounds the index range from the cursor on (the row comparison alone would be a filter
       // over the company's whole range on PostgreSQL); the row comparison then skips the rows already read.
       const keyset = after ? 'AND i.not_after >= ? AND (i.not_after, i.cluster_id, i.namespace, i.secret_name) > (?, ?, ?, ?)' : '';
       const rows = await db.all(
         `SELECT i.cluster_id, c.name AS cluster_name, i.namespace, i.secret_name, i.certificate_name, i.serial, i.issuer,
-                i.common_name, i.not_after, i.application_ids
+                i.common_name, i.not_after, i.application_ids, i.dns_names, i.ignored, i.expiry_thresholds, i.runbook_url
            FROM inventory_certificates i
            LEFT JOIN clusters c ON c.company_id = i.company_id AND c.id = i.cluster_id
-          WHERE i.company_id = ? AND i.not_after <= ? AND i.serial IS NOT NULL ${keyset}
+          WHERE i.company_id = ? AND ${range} AND i.serial IS NOT NULL ${keyset}
           ORDER BY i.not_after, i.cluster_id, i.namespace, i.secret_name
           LIMIT ?`,
-        [companyId, notAfterMax, ...(after ? [after.notAfter, after.notAfter, after.clusterId, after.namespace, after.secretName] : []), n],
+        [
+          companyId,
+          ...rangeParams,
+          ...(after ? [after.notAfter, after.notAfter, after.clusterId, after.namespace, after.secretName] : []),
+          n,
+        ],
       );
       return rows.map(rowToInventory);
+    },
+
+    async maxOwnExpiryThreshold(companyId) {
+      // the partial index of migration 14 holds only rows with their own thresholds
+      const row = await db.get(
+        `SELECT max(expiry_threshold_max) AS m FROM inventory_certificates WHERE company_id = ? AND expiry_threshold_max IS NOT NULL`,
+        [companyId],
+      );
+      const m = row?.['m'];
+      return m === null || m === undefined ? null : Number(m);
     },
 
     async claimExpiryScan(companyId, now, notSince) {

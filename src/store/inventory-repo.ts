@@ -45,9 +45,13 @@ export const CERT_COLUMNS = [
   'chain_not_after',
   'epoch',
   'updated_at',
+  'ignored',
+  'expiry_thresholds',
+  'expiry_threshold_max',
+  'runbook_url',
 ] as const;
 const KEY_COLUMNS = new Set(['company_id', 'cluster_id', 'namespace', 'secret_name']);
-/** Rows per multi-row statement: 21 parameters each, well under both engines' parameter limits. */
+/** Rows per multi-row statement: 25 parameters each, well under both engines' parameter limits. */
 const CHUNK = 500;
 
 function clusterToRow(r: ClusterRecord): SqlValue[] {
@@ -107,6 +111,10 @@ function certToRow(r: InventoryCertificateRecord): SqlValue[] {
     r.chainNotAfter,
     r.epoch,
     r.updatedAt,
+    r.ignored,
+    r.expiryThresholds === null ? null : enc(r.expiryThresholds),
+    r.expiryThresholds === null ? null : Math.max(...r.expiryThresholds),
+    r.runbookUrl,
   ];
 }
 
@@ -132,6 +140,9 @@ function rowToCert(row: SqlRow): ListedCertificate {
     applicationIds: json<string[]>(row, 'application_ids'),
     labels: json<Record<string, string>>(row, 'labels'),
     chainNotAfter: intOrNull(row, 'chain_not_after'),
+    ignored: bool(row, 'ignored'),
+    expiryThresholds: row['expiry_thresholds'] === null ? null : json<number[]>(row, 'expiry_thresholds'),
+    runbookUrl: strOrNull(row, 'runbook_url'),
     epoch: str(row, 'epoch'),
     updatedAt: int(row, 'updated_at'),
   };

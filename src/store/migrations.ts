@@ -342,6 +342,33 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE routers ADD COLUMN repeat_interval_ms ${t.bigint}`,
     ]),
   },
+  {
+    // Issue 11, per-resource policy (docs/annotations.md): what the agent read from a certificate's
+    // notify.certmgr.io/* annotations. `ignored` rows are kept (the inventory lists them) but never notified;
+    // `expiry_thresholds` (JSON array, NULL: the company's) replace the monitoring configuration's thresholds for
+    // the row, and `expiry_threshold_max` (their largest) lets the expiry scan widen its notAfter range to them
+    // with one index read (the partial index holds only the rows that have their own thresholds).
+    version: 14,
+    name: 'inventory: ignored, expiry_thresholds, runbook_url',
+    up: {
+      sqlite: [
+        `ALTER TABLE inventory_certificates ADD COLUMN ignored INTEGER NOT NULL DEFAULT 0 CHECK (ignored IN (0, 1))`,
+        `ALTER TABLE inventory_certificates ADD COLUMN expiry_thresholds TEXT`,
+        `ALTER TABLE inventory_certificates ADD COLUMN expiry_threshold_max INTEGER`,
+        `ALTER TABLE inventory_certificates ADD COLUMN runbook_url TEXT`,
+        `CREATE INDEX inventory_certificates_own_thresholds_idx ON inventory_certificates (company_id, expiry_threshold_max)
+           WHERE expiry_threshold_max IS NOT NULL`,
+      ],
+      postgres: [
+        `ALTER TABLE inventory_certificates ADD COLUMN ignored BOOLEAN NOT NULL DEFAULT false`,
+        `ALTER TABLE inventory_certificates ADD COLUMN expiry_thresholds TEXT`,
+        `ALTER TABLE inventory_certificates ADD COLUMN expiry_threshold_max BIGINT`,
+        `ALTER TABLE inventory_certificates ADD COLUMN runbook_url TEXT`,
+        `CREATE INDEX inventory_certificates_own_thresholds_idx ON inventory_certificates (company_id, expiry_threshold_max)
+           WHERE expiry_threshold_max IS NOT NULL`,
+      ],
+    },
+  },
 ];
 
 // Catch numbering mistakes at load time rather than in production.

@@ -98,6 +98,12 @@ export interface ExpiryInventoryRow {
   commonName: string | null;
   notAfter: number;
   applicationIds: string[];
+  dnsNames: string[];
+  /** per-resource policy (migration 14, docs/annotations.md) */
+  ignored: boolean;
+  /** the row's own thresholds (null: the company's) */
+  expiryThresholds: number[] | null;
+  runbookUrl: string | null;
 }
 
 /** Keyset position in (not_after, cluster_id, namespace, secret_name) order. */
@@ -126,9 +132,19 @@ export interface ExpiryOps {
   /**
    * Inventory rows of the company with a serial and `not_after <= notAfterMax`, in (not_after, cluster_id,
    * namespace, secret_name) order after `after`, at most `limit` (bounded: at most 10,000). Reads the
-   * (company_id, not_after) index from the cursor's not_after on.
+   * (company_id, not_after) index from the cursor's not_after on. With `own` (docs/annotations.md): a row with its
+   * own expiry thresholds is listed by those instead (`not_after <= own.now + its largest threshold`), within
+   * `own.notAfterMax`, which must cover both.
    */
-  listExpiryInventory(companyId: string, notAfterMax: number, after: ExpiryCursor | null, limit: number): Promise<ExpiryInventoryRow[]>;
+  listExpiryInventory(
+    companyId: string,
+    notAfterMax: number,
+    after: ExpiryCursor | null,
+    limit: number,
+    own?: { now: number; notAfterMax: number },
+  ): Promise<ExpiryInventoryRow[]>;
+  /** The largest own expiry threshold (days) of the company's inventory rows, null when none has its own. */
+  maxOwnExpiryThreshold(companyId: string): Promise<number | null>;
   /**
    * Atomically records that a scan of the company starts at `now`, unless one started after `notSince` (another
    * replica scanned it moments ago): true when this caller should scan. Saves repeated work only; correctness
@@ -356,6 +372,10 @@ export interface InventoryCertificateRecord {
   applicationIds: string[];
   labels: Record<string, string>;
   chainNotAfter: number | null;
+  /** per-resource policy (migration 14, docs/annotations.md) */
+  ignored: boolean;
+  expiryThresholds: number[] | null;
+  runbookUrl: string | null;
   epoch: string;
   updatedAt: number;
 }

@@ -245,3 +245,30 @@ const REPLACEMENT_CHARACTER = '\uFFFD';
 export function replaceForbiddenText(s: string, kind: TextKind): string {
   return s.replace(FORBIDDEN_ALL[kind], REPLACEMENT_CHARACTER);
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Runbook URLs (docs/annotations.md): carried from an annotation into every event about the resource
+
+/** Longest runbook URL, in characters (a browser's practical limit; the URL lands in messages and filters). */
+export const MAX_RUNBOOK_URL_CHARS = 2048;
+
+/**
+ * An absolute http(s) URL with a host, no user:password@ (it is shown in every message: credentials there would
+ * leak), no whitespace, controls or invisible characters, at most MAX_RUNBOOK_URL_CHARS characters.
+ */
+export function runbookUrlProblem(v: string): string | undefined {
+  if (codePointLength(v) > MAX_RUNBOOK_URL_CHARS) return `must be at most ${MAX_RUNBOOK_URL_CHARS} characters`;
+  if (/\s/.test(v)) return 'must be a URL without whitespace';
+  const text = textProblem(v, 'name');
+  if (text) return text;
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    return 'must be an absolute http or https URL, e.g. https://wiki.example.com/runbooks/tls';
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') return 'must be an http or https URL';
+  if (!u.hostname) return 'must name a host';
+  if (u.username || u.password) return 'must not carry a user name or password';
+  return undefined;
+}

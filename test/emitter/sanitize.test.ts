@@ -57,6 +57,10 @@ function expiryCertificate(o: {
         certificateName: o.certificateName,
       },
     ],
+    dnsNames: [],
+    ignored: false,
+    expiryThresholds: null,
+    runbookUrl: null,
   };
 }
 

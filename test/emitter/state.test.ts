@@ -513,3 +513,32 @@ describe('cluster id', () => {
     ).rejects.toThrow(/503/);
   });
 });
+
+describe('storedHealthState: the runbook URL (docs/annotations.md)', () => {
+  const base: HealthState = {
+    uid: 'u',
+    notified: true,
+    unhealthySince: 1,
+    id: { kind: 'ClusterIssuer', namespace: '', name: 'ca', uid: 'u', runbookUrl: 'https://wiki.example.com/rb' },
+  };
+  it('kept whole when it fits; dropped (never cut) when it does not', () => {
+    expect(storedHealthState(base)).toEqual(base);
+    const long = `https://wiki.example.com/${'x'.repeat(2020)}`;
+    const stored = storedHealthState({ ...base, id: { ...base.id, runbookUrl: long } });
+    expect(stored.id).not.toHaveProperty('runbookUrl');
+    expect(Buffer.byteLength(JSON.stringify(stored))).toBeLessThanOrEqual(HEALTH_ENTRY_MAX_BYTES);
+    const cert: HealthState = {
+      ...base,
+      id: {
+        kind: 'Certificate',
+        namespace: 'shop',
+        name: 'web',
+        uid: 'u',
+        issuerName: 'ca',
+        SANs: { 'DNS Names': ['a.example'] },
+        runbookUrl: long.slice(0, 1500),
+      },
+    };
+    expect(storedHealthState(cert).id.runbookUrl).toBe(long.slice(0, 1500));
+  });
+});

@@ -12,6 +12,18 @@ import {
   withoutField,
 } from '../fixtures/events.js';
 
+/** Optional hub extensions (docs/annotations.md, docs/expiry.md "Event fields"): allowed, never required. */
+const EXPIRY_EXTRAS = ['runbookUrl', 'certificateName', 'namespace', 'clusterName', 'notAfter', 'daysUntilExpiry', 'dnsNames'];
+const EXTENSION_FIELDS: Record<EventType, string[]> = {
+  'evt.healthstatus.certmgr-issuer.notready': ['runbookUrl'],
+  'evt.healthstatus.certmgr-issuer.active': ['runbookUrl'],
+  'evt.healthstatus.certmgr-certificate-resource.notready': ['runbookUrl'],
+  'evt.healthstatus.certmgr-certificate-resource.active': ['runbookUrl'],
+  'evt.policy.expiringcertificates.failed': EXPIRY_EXTRAS,
+  'evt.healthstatus.certmgr-agent.notready': [],
+  'evt.healthstatus.certmgr-agent.active': [],
+};
+
 /** The spec's field tables, written out independently of the schemas. */
 const SPEC_FIELDS: Record<EventType, string[]> = {
   'evt.healthstatus.certmgr-issuer.notready': [
@@ -129,9 +141,9 @@ describe('validateEvent: every spec field is required', () => {
     expect(errorsOf(withoutField(sampleEvents()[type], field))).toEqual([{ path: `data.${field}`, message: 'is required' }]);
   });
 
-  it.each(EVENT_TYPES)('%s allows exactly the spec fields at the top of data', (type) => {
+  it.each(EVENT_TYPES)('%s allows exactly the spec fields (and the hub extensions) at the top of data', (type) => {
     expect(Object.keys(sampleEvents()[type].data).sort()).toEqual([...SPEC_FIELDS[type]].sort());
-    expect([...EVENT_TYPE_FIELD_TREES[type].fields.keys()].sort()).toEqual([...SPEC_FIELDS[type]].sort());
+    expect([...EVENT_TYPE_FIELD_TREES[type].fields.keys()].sort()).toEqual([...SPEC_FIELDS[type], ...EXTENSION_FIELDS[type]].sort());
   });
 });
 
@@ -278,7 +290,7 @@ describe('validateEvent: bad fields are rejected with their path', () => {
 
 describe('field trees derived from the schemas', () => {
   it.each<[keyof typeof FAMILY_FIELD_TREES, string[]]>([
-    ['certmgr-issuer-health-notification-config', [...SPEC_FIELDS['evt.healthstatus.certmgr-issuer.active']]],
+    ['certmgr-issuer-health-notification-config', [...SPEC_FIELDS['evt.healthstatus.certmgr-issuer.active'], 'runbookUrl']],
     [
       'certmgr-cert-resource-health-notification-config',
       [
@@ -298,11 +310,15 @@ describe('field trees derived from the schemas', () => {
         'SANs',
         "SANs['DNS Names']",
         "SANs['DNS Names'][]",
+        'runbookUrl',
       ],
     ],
     [
       'cert-expiry-ext-notification-config',
-      ['name', 'applicationIds', 'applicationIds[]', 'message', 'notificationDate', 'threshold', 'ruleId'],
+      [
+        ...['name', 'applicationIds', 'applicationIds[]', 'message', 'notificationDate', 'threshold', 'ruleId'],
+        ...[...EXPIRY_EXTRAS, 'dnsNames[]'],
+      ],
     ],
     ['certmgr-agent-health-notification-config', [...SPEC_FIELDS['evt.healthstatus.certmgr-agent.active']]],
   ])('%s allows the union of its types’ paths', (family, expected) => {

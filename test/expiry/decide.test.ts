@@ -182,6 +182,10 @@ const place = (over: Partial<ExpiryInventoryRow> = {}): ExpiryInventoryRow => ({
   commonName: 'shop.example.com',
   notAfter: NOW + 5 * DAY_MS,
   applicationIds: [],
+  dnsNames: ['shop.example.com'],
+  ignored: false,
+  expiryThresholds: null,
+  runbookUrl: null,
   ...over,
 });
 
@@ -250,6 +254,12 @@ describe('expiryEvent', () => {
         notificationDate: '2026-11-12T06:00:00.000+00:00',
         threshold: 7,
         ruleId: 3,
+        certificateName: 'web',
+        namespace: 'shop',
+        clusterName: 'prod-eu',
+        notAfter: '2026-11-17T06:00:00.000Z',
+        daysUntilExpiry: 5,
+        dnsNames: ['shop.example.com'],
       },
     });
   });

@@ -16,6 +16,10 @@ export interface InventoryRow {
   issuer?: string | null;
   commonName?: string | null;
   applicationIds?: string[];
+  /** per-resource policy (migration 14) */
+  ignored?: boolean;
+  expiryThresholds?: number[] | null;
+  runbookUrl?: string | null;
 }
 
 /** The store's connection outside any transaction (the engines' protected `autoDb`). */
@@ -47,6 +51,10 @@ const COLUMNS = [
   'labels',
   'epoch',
   'updated_at',
+  'ignored',
+  'expiry_thresholds',
+  'expiry_threshold_max',
+  'runbook_url',
 ];
 
 /** Inserts or replaces rows (multi-row INSERTs of 500). */
@@ -69,13 +77,19 @@ export async function upsertInventory(store: Store, companyId: string, rows: rea
       '{}',
       'e1',
       now,
+      r.ignored ?? false,
+      r.expiryThresholds ? JSON.stringify(r.expiryThresholds) : null,
+      r.expiryThresholds ? Math.max(...r.expiryThresholds) : null,
+      r.runbookUrl ?? null,
     ]);
     await db.run(
       `INSERT INTO inventory_certificates (${COLUMNS.join(', ')})
        VALUES ${chunk.map(() => `(${placeholders(COLUMNS.length)})`).join(', ')}
        ON CONFLICT (company_id, cluster_id, namespace, secret_name) DO UPDATE SET
          certificate_name = excluded.certificate_name, serial = excluded.serial, not_after = excluded.not_after,
-         issuer = excluded.issuer, common_name = excluded.common_name, application_ids = excluded.application_ids`,
+         issuer = excluded.issuer, common_name = excluded.common_name, application_ids = excluded.application_ids,
+         ignored = excluded.ignored, expiry_thresholds = excluded.expiry_thresholds,
+         expiry_threshold_max = excluded.expiry_threshold_max, runbook_url = excluded.runbook_url`,
       params,
     );
   }

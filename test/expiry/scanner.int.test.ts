@@ -178,6 +178,51 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('ExpiryScanne
     ).toEqual([1, 2]);
   });
 
+  it('own thresholds (annotation): rule ids 1001.., the scan range widens to them; ignored certificates: nothing', async () => {
+    await upsertInventory(store, company, [
+      cert('plain', 20), // the company's 30/14/7
+      cert('own-far', 60, { expiryThresholds: [90, 45], runbookUrl: 'https://wiki.example.com/rb' }), // beyond the company's 30 days
+      cert('own-short', 10, { expiryThresholds: [3] }), // within the company's range, but its own 3 days are not reached
+      cert('muted', 5, { ignored: true }),
+    ]);
+    await scanner().scanOnce();
+    const first = await delivered(2);
+    expect(first.map((e) => [e.ruleId, e.threshold]).sort()).toEqual([
+      [1, 30],
+      [1001, 90],
+    ]);
+    const far = JSON.parse(rx.hits.find((h) => h.body.includes('own-far'))!.body) as { data: { message: string } };
+    expect(far.data.message).toContain('Threshold 90 days (rule 1001)');
+    const stored = (await store.listDeliveries(company, { limit: 10 })).map((d) => d.eventId);
+    const events = await Promise.all(stored.map((id) => store.getEvent(company, id)));
+    expect(events.map((e) => e?.data['runbookUrl']).filter(Boolean)).toEqual(['https://wiki.example.com/rb']);
+    expect(events.find((e) => e?.data['ruleId'] === 1001)?.data).toMatchObject({ daysUntilExpiry: 60, certificateName: 'own-far' });
+
+    now = T0 + 8 * DAY_MS; // plain 12 days (rule 2), own-short 2 days (1001 = 3), own-far 52 (45 not yet)
+    await scanner().scanOnce();
+    expect(
+      (await delivered(4))
+        .slice(2)
+        .map((e) => [e.ruleId, e.threshold])
+        .sort(),
+    ).toEqual([
+      [1001, 3],
+      [2, 14],
+    ]);
+    now = T0 + 16 * DAY_MS; // own-far 44 days: 1002 (45); plain 4 days: rule 3; muted expired: still nothing
+    await scanner().scanOnce();
+    expect(
+      (await delivered(6))
+        .slice(4)
+        .map((e) => [e.ruleId, e.threshold])
+        .sort(),
+    ).toEqual([
+      [1002, 45],
+      [3, 7],
+    ]);
+    expect(rx.hits.some((h) => h.body.includes('muted'))).toBe(false);
+  });
+
   it('the same serial in two clusters: one event, listing both places', async () => {
     await upsertInventory(store, company, [cert('web', 5), cert('web', 5, { clusterId: 'c-us', namespace: 'edge' })]);
     await scanner().scanOnce();

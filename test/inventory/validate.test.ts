@@ -133,9 +133,39 @@ describe('validateInventoryReport', () => {
     ['a delete without secretName', (r) => ((r as Record<string, unknown>).deletes = [{ namespace: 'a' }]), 'deletes[0].secretName'],
     ['final on a delta', (r) => Object.assign(r, { kind: 'delta', final: true }), 'final'],
     ['a location twice', (r) => (r.deletes = [{ namespace: 'web', secretName: 'tls-0' }]), 'deletes[0]'],
+    // per-resource policy (docs/annotations.md)
+    ['ignore not a boolean', (_r, u) => ((u as Record<string, unknown>).ignore = 'true'), 'upserts[1].ignore'],
+    ['no expiry thresholds', (_r, u) => (u.expiryThresholds = []), 'upserts[1].expiryThresholds'],
+    ['four expiry thresholds', (_r, u) => (u.expiryThresholds = [30, 14, 7, 1]), 'upserts[1].expiryThresholds'],
+    ['a repeated expiry threshold', (_r, u) => (u.expiryThresholds = [7, 7]), 'upserts[1].expiryThresholds'],
+    ['an expiry threshold of 0 days', (_r, u) => (u.expiryThresholds = [7, 0]), 'upserts[1].expiryThresholds[1]'],
+    ['an expiry threshold past 3650 days', (_r, u) => (u.expiryThresholds = [3651]), 'upserts[1].expiryThresholds[0]'],
+    ['a fractional expiry threshold', (_r, u) => (u.expiryThresholds = [1.5]), 'upserts[1].expiryThresholds[0]'],
+    ['a runbook URL of another scheme', (_r, u) => (u.runbookUrl = 'javascript:alert(1)'), 'upserts[1].runbookUrl'],
+    ['a relative runbook URL', (_r, u) => (u.runbookUrl = '/runbooks/tls'), 'upserts[1].runbookUrl'],
+    ['a runbook URL with credentials', (_r, u) => (u.runbookUrl = 'https://user:pw@wiki.example/'), 'upserts[1].runbookUrl'],
+    ['a runbook URL with a bidi override', (_r, u) => (u.runbookUrl = 'https://wiki.example/\u202Ex'), 'upserts[1].runbookUrl'],
+    ['a runbook URL too long', (_r, u) => (u.runbookUrl = `https://wiki.example/${x(L.runbookUrl)}`), 'upserts[1].runbookUrl'],
+    ['an empty runbook URL', (_r, u) => (u.runbookUrl = ''), 'upserts[1].runbookUrl'],
   ];
   it.each(cases)('refuses %s', (_name, mutate, field) => {
     expect(fieldsOf(mutate)).toEqual([field]);
+  });
+
+  it('accepts the policy fields within their limits (an agent before issue 11 sends none)', () => {
+    const r = good();
+    r.upserts[0] = {
+      ...facts(0),
+      ignore: true,
+      expiryThresholds: [3650, 3, 1],
+      runbookUrl: `https://wiki.example/${x(L.runbookUrl - 21)}`,
+    };
+    r.upserts[1] = { ...facts(1), ignore: false, runbookUrl: 'http://runbooks.internal:8080/tls#expiry' };
+    const v = validateInventoryReport(r);
+    expect(v.ok && v.report.upserts.map((u) => [u.ignore, u.expiryThresholds, u.runbookUrl?.length])).toEqual([
+      [true, [3650, 3, 1], L.runbookUrl],
+      [false, undefined, 40],
+    ]);
   });
 
   it(`refuses more than ${MAX_INVENTORY_ITEMS_PER_REPORT} items, upserts and deletes together`, () => {

@@ -919,6 +919,10 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
           commonName: null,
           notAfter: T0,
           applicationIds: [],
+          dnsNames: [],
+          ignored: false,
+          expiryThresholds: null,
+          runbookUrl: null,
         });
         expect(all[0]!.clusterName).toBeNull(); // no cluster row
         expect(all[3]!.applicationIds).toEqual(['app-1']);

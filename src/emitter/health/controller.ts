@@ -14,8 +14,11 @@ import type { Result } from '../../runtime/workqueue.js';
 import { realClock, type BackoffPolicy, type Clock } from '../../runtime/timers.js';
 import type { KeyedState } from '../state.js';
 import type { EventSink } from '../../client/events.js';
+import type { EventRecorder } from '../../kube/events.js';
 import { diffReady, type HealthOptions, type HealthState } from './diff.js';
 import { HEALTH_KINDS, observe, type CertManagerObject, type HealthKind } from './observe.js';
+import { CERTIFICATE_NAME_ANNOTATION, type TlsSecretFacts } from '../inventory/facts.js';
+import { resourcePolicyOf, type ResourcePolicy } from '../policy.js';
 
 /** `<Kind>/<namespace>/<name>`; ClusterIssuers have an empty namespace (so a stale one in an event is ignored). */
 export function healthKey(kind: HealthKind, namespace: string | undefined, name: string): string {
@@ -27,6 +30,9 @@ export function parseHealthKey(key: string): { kind: HealthKind; namespace: stri
   if (!k || !(HEALTH_KINDS as readonly string[]).includes(k.kind)) return undefined;
   return { ...k, kind: k.kind as HealthKind };
 }
+
+/** What the health part needs of the TLS Secret cache. */
+type SecretCache = Pick<ResilientInformer<TlsSecretFacts>, 'on' | 'get'>;
 
 export interface HealthMetrics {
   unhealthy(kind: HealthKind, n: number): void;
@@ -52,6 +58,13 @@ export interface HealthControllerOptions {
   metrics?: HealthMetrics;
   /** reconcile metrics (controller="health") */
   reconcileMetrics?: ReconcileMetrics;
+  /**
+   * The TLS Secrets (the inventory's informer), for the policy annotations on a Certificate's Secret
+   * (docs/annotations.md). Without it only the Certificate's own annotations count.
+   */
+  secrets?: SecretCache;
+  /** Kubernetes Events about annotations that were ignored (bad values); a warning is logged anyway */
+  events?: EventRecorder;
 }
 
 const HEALTH_CONCURRENCY = 512;
@@ -87,6 +100,47 @@ export class HealthController {
         if (this.started) this.controller.enqueueAll();
       });
     }
+    // a Secret's annotations are part of its Certificate's policy
+    const secretChanged = (s: TlsSecretFacts): void => {
+      const cert = s.metadata.annotations?.[CERTIFICATE_NAME_ANNOTATION];
+      if (cert && this.started) this.controller.enqueue(healthKey('Certificate', s.metadata.namespace, cert));
+    };
+    opts.secrets?.on('add', secretChanged);
+    opts.secrets?.on('update', secretChanged);
+    opts.secrets?.on('delete', secretChanged);
+  }
+
+  /** The problems last reported per key: a bad annotation is reported once per change, not per reconcile. */
+  private readonly reported = new Map<string, string>();
+
+  private policyOf(kind: HealthKind, obj: CertManagerObject): ResourcePolicy {
+    if (kind !== 'Certificate') return resourcePolicyOf(obj, undefined, kind);
+    const secretName = obj.spec?.secretName;
+    const secret = secretName ? this.opts.secrets?.get(secretName, obj.metadata?.namespace) : undefined;
+    // a Secret another Certificate wrote (or none of cert-manager's) says nothing about this one
+    const own = secret && secret.metadata.annotations?.[CERTIFICATE_NAME_ANNOTATION] === obj.metadata?.name ? secret : undefined;
+    return resourcePolicyOf(obj, own?.metadata.annotations, kind);
+  }
+
+  private reportProblems(key: string, kind: HealthKind, obj: CertManagerObject | undefined, problems: readonly string[]): void {
+    const text = problems.join(' ');
+    if ((this.reported.get(key) ?? '') === text) return;
+    if (text) this.reported.set(key, text);
+    else this.reported.delete(key);
+    if (!text || !obj) return;
+    this.opts.log.warn({ key, problems }, 'annotation ignored: its value is not valid (docs/annotations.md)');
+    void this.opts.events?.record(
+      {
+        apiVersion: obj.apiVersion ?? 'cert-manager.io/v1',
+        kind,
+        name: obj.metadata?.name ?? '',
+        ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}),
+        ...(obj.metadata?.uid ? { uid: obj.metadata.uid } : {}),
+      },
+      'Warning',
+      'InvalidAnnotation',
+      text,
+    );
   }
 
   get queue(): Controller['queue'] {
@@ -132,7 +186,9 @@ export class HealthController {
     if (!ref) return;
     const now = this.clock.now();
     const obj = this.opts.informers[ref.kind].get(ref.name, ref.kind === 'ClusterIssuer' ? undefined : ref.namespace);
-    const obs = obj ? observe(ref.kind, obj, now) : undefined;
+    const policy = obj ? this.policyOf(ref.kind, obj) : undefined;
+    this.reportProblems(key, ref.kind, obj, policy?.problems ?? []);
+    const obs = obj ? observe(ref.kind, obj, now, policy) : undefined;
     const prev = this.opts.state.get(key);
     const d = diffReady(prev, obs, now, this.opts.health);
     if (d.event) {

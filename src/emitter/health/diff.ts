@@ -10,6 +10,10 @@
  * - A stale condition (observedGeneration < generation) changes nothing.
  * - A resource deleted (or replaced: another uid) while `.notready` was emitted gets an `.active` with
  *   statusReason `Deleted`, so the open incident is resolved instead of staying open forever.
+ * - An ignored resource (`notify.certmgr.io/ignore`, docs/annotations.md) emits nothing, with one exception:
+ *   ignored while its `.notready` was emitted, it gets a final `.active` with statusReason `Ignored`, so the
+ *   open incident is closed rather than left open forever. Its state is dropped: un-ignored while still
+ *   unhealthy, it starts over (a `.notready` once the grace period since Ready's transition has passed).
  */
 import type { InternalEvent } from '../../events/families.js';
 import { isoUtc, unhealthyDurationOf } from '../../events/wire-formats.js';
@@ -46,12 +50,24 @@ export interface HealthDiff {
 }
 
 const DELETED_REASON = 'Deleted';
+export const IGNORED_REASON = 'Ignored';
 
 function deletedEvent(prev: HealthState, now: number, opts: HealthOptions): InternalEvent {
   const what = prev.id.kind === 'ClusterIssuer' ? `ClusterIssuer ${prev.id.name}` : `${prev.id.kind} ${prev.id.namespace}/${prev.id.name}`;
   return healthEvent('active', prev.id, opts.cluster, {
     statusReason: DELETED_REASON,
     statusMessage: `${what} was deleted while not ready`,
+    statusTransition: isoUtc(now),
+    unhealthyDuration: unhealthyDurationOf(now - (prev.unhealthySince ?? now)),
+  });
+}
+
+function ignoredEvent(prev: HealthState, obs: Observation, now: number, opts: HealthOptions): InternalEvent {
+  const id = { ...prev.id, ...obs.id };
+  const what = id.kind === 'ClusterIssuer' ? `ClusterIssuer ${id.name}` : `${id.kind} ${id.namespace}/${id.name}`;
+  return healthEvent('active', id, opts.cluster, {
+    statusReason: IGNORED_REASON,
+    statusMessage: `${what} is now ignored (annotation notify.certmgr.io/ignore) while not ready; no further health events are sent for it`,
     statusTransition: isoUtc(now),
     unhealthyDuration: unhealthyDurationOf(now - (prev.unhealthySince ?? now)),
   });
@@ -72,6 +88,8 @@ export function diffReady(prev: HealthState | undefined, obs: Observation | unde
     if (prev.notified) return { next: undefined, event: deletedEvent(prev, now, opts), recheckAt: now };
     prev = undefined;
   }
+  // ignored: nothing more, after closing what was open
+  if (obs.ignored) return prev?.notified ? { next: undefined, event: ignoredEvent(prev, obs, now, opts) } : { next: undefined };
   // a condition computed for an older spec says nothing about the current one
   if (obs.stale) return { next: prev ? { ...prev, id: obs.id } : undefined };
 

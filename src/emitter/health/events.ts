@@ -4,6 +4,7 @@
  *   namespace, resourceId, statusMessage, statusReason, statusTransition; `.active` adds unhealthyDuration.
  * - certificate: clusterName, clusterId, certificateName, namespace, issuerName, statusMessage,
  *   unhealthyDuration, statusReason, statusTransition, subject, SANs; `.active` adds resourceId.
+ * - both: runbookUrl when the resource has a `notify.certmgr.io/runbook-url` (hub extension, docs/annotations.md).
  * Every event goes through sanitizeEvent (src/events/sanitize.ts): whatever a cluster object holds, the event
  * fits the schema's limits and text rules, so an alert is never refused (and lost) for its content.
  */
@@ -55,6 +56,7 @@ export function healthEvent(
       statusTransition: f.statusTransition,
       subject: id.subject ?? { commonName: '', countries: [], localities: [], organizationalUnits: [], organizations: [], provinces: [] },
       SANs: id.SANs ?? {},
+      ...(id.runbookUrl ? { runbookUrl: id.runbookUrl } : {}),
     };
     if (state === 'notready') return sanitizeEvent({ type, data: { ...data } });
     const active: CertificateResourceActiveData = { ...data, resourceId: id.uid };
@@ -69,6 +71,7 @@ export function healthEvent(
     statusMessage: f.statusMessage,
     statusReason: f.statusReason,
     statusTransition: f.statusTransition,
+    ...(id.runbookUrl ? { runbookUrl: id.runbookUrl } : {}),
   };
   if (state === 'notready') return sanitizeEvent({ type, data: { ...data } });
   const active: IssuerActiveData = { ...data, unhealthyDuration: f.unhealthyDuration };

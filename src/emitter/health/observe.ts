@@ -64,6 +64,8 @@ export interface ResourceIdentity {
   issuerName?: string;
   subject?: CertificateSubject;
   SANs?: CertificateSans;
+  /** `notify.certmgr.io/runbook-url` (docs/annotations.md), carried to every health event as data.runbookUrl */
+  runbookUrl?: string;
 }
 
 export type ReadyStatus = 'True' | 'False' | 'Unknown';
@@ -81,6 +83,14 @@ export interface Observation {
   issuing: boolean;
   /** Certificates: status.notAfter (ms epoch) */
   notAfter?: number;
+  /** `notify.certmgr.io/ignore` (docs/annotations.md): no health events; an open episode is resolved once */
+  ignored?: boolean;
+}
+
+/** What the resource's annotations ask for (src/emitter/policy.ts). */
+export interface ObservedPolicy {
+  ignore: boolean;
+  runbookUrl?: string;
 }
 
 export const NO_CONDITION_REASON = 'NoReadyCondition';
@@ -143,9 +153,10 @@ function asStatus(s: string | undefined): ReadyStatus {
   return s === 'True' || s === 'False' ? s : 'Unknown';
 }
 
-/** What the object says about its health at `now`. */
-export function observe(kind: HealthKind, obj: CertManagerObject, now: number): Observation {
+/** What the object says about its health at `now`, under its annotations' policy. */
+export function observe(kind: HealthKind, obj: CertManagerObject, now: number, policy?: ObservedPolicy): Observation {
   const id = identityOf(kind, obj);
+  if (policy?.runbookUrl) id.runbookUrl = policy.runbookUrl;
   const ready = condition(obj, 'Ready');
   const generation = obj.metadata?.generation;
   const stale = ready?.observedGeneration !== undefined && generation !== undefined && ready.observedGeneration < generation;
@@ -179,5 +190,6 @@ export function observe(kind: HealthKind, obj: CertManagerObject, now: number): 
       };
     }
   }
+  if (policy?.ignore) obs.ignored = true;
   return obs;
 }

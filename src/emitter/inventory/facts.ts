@@ -10,6 +10,8 @@ import { INVENTORY_LIMITS as L, type CertificateFacts, type CertificateLocation 
 import { sanitizeText } from '../../events/sanitize.js';
 import type { CertManagerObject } from '../health/observe.js';
 import { commonNameOf, dnsNamesOf, oneLine } from './x509.js';
+import { POLICY_ANNOTATIONS, resourcePolicyOf } from '../policy.js';
+import { runbookUrlProblem } from '../../validation/formats.js';
 
 export const CERTIFICATE_NAME_ANNOTATION = 'cert-manager.io/certificate-name';
 /** The Secret type the TLS Secret informer lists (a field selector: other Secrets never reach the agent). */
@@ -41,7 +43,7 @@ export interface TlsSecretFacts extends KubernetesObject {
     uid?: string;
     resourceVersion?: string;
     labels?: Record<string, string>;
-    /** only the two annotations the inventory reads */
+    /** only the annotations the inventory and the health policy read */
     annotations?: Record<string, string>;
   };
   chain: ParsedChain | null;
@@ -120,7 +122,7 @@ export function tlsSecretFacts(s: V1Secret): TlsSecretFacts {
   if (typeof b64 === 'string' && b64.length <= (MAX_CHAIN_BYTES * 4) / 3 + 4)
     chain = parseChain(Buffer.from(b64, 'base64').toString('utf8'));
   const annotations: Record<string, string> = {};
-  for (const k of [CERTIFICATE_NAME_ANNOTATION, APPLICATION_IDS_ANNOTATION]) {
+  for (const k of [CERTIFICATE_NAME_ANNOTATION, APPLICATION_IDS_ANNOTATION, ...POLICY_ANNOTATIONS]) {
     const v = md.annotations?.[k];
     if (v !== undefined) annotations[k] = v;
   }
@@ -201,6 +203,7 @@ export function certificateFactsOf(s: TlsSecretFacts, certificate: CertManagerOb
   const certificateName = s.metadata.annotations?.[CERTIFICATE_NAME_ANNOTATION];
   const issuerRef = issuerRefOf(cert);
   const ready = readyOf(cert);
+  const policy = resourcePolicyOf(cert, s.metadata.annotations);
   return clampFacts({
     namespace: s.metadata.namespace,
     secretName: s.metadata.name,
@@ -218,6 +221,9 @@ export function certificateFactsOf(s: TlsSecretFacts, certificate: CertManagerOb
     applicationIds: applicationIdsOf(s.metadata.annotations, cert),
     labels: { ...(s.metadata.labels ?? {}) },
     chainNotAfter: c?.chainNotAfter ?? null,
+    ...(policy.ignore ? { ignore: true } : {}),
+    ...(policy.expiryThresholds ? { expiryThresholds: policy.expiryThresholds } : {}),
+    ...(policy.runbookUrl ? { runbookUrl: policy.runbookUrl } : {}),
   });
 }
 
@@ -243,8 +249,13 @@ export function clampFacts(f: CertificateFacts): CertificateFacts {
     const key = cut(k, L.labelKey);
     if (key) labels[key] = cut(v, L.labelValue);
   }
+  const { expiryThresholds, runbookUrl, ...rest } = f;
+  // the policy fields are parsed already (policy.ts); anything outside the hub's bounds is dropped, not cut
+  const thresholds = [...new Set(expiryThresholds ?? [])].filter((d) => Number.isInteger(d) && d >= 1 && d <= L.expiryThresholdDays);
   return {
-    ...f,
+    ...rest,
+    ...(thresholds.length && thresholds.length <= L.expiryThresholds ? { expiryThresholds: thresholds } : {}),
+    ...(runbookUrl !== undefined && !runbookUrlProblem(runbookUrl) ? { runbookUrl } : {}),
     ...(f.certificateName !== undefined ? { certificateName: cut(f.certificateName, L.name) } : {}),
     // a serial is hex of the DER integer (RFC 5280: at most 20 octets); longer ones keep their first digits
     serial: f.serial === null ? null : f.serial.slice(0, L.serial),

@@ -173,6 +173,11 @@ describe('clampFacts: one odd Secret never makes the hub refuse a report', () =>
     ['a 300-character common name', { commonName: 'c'.repeat(300) }],
     ['a serial of 80 hex digits', { serial: 'A'.repeat(80) }],
     ['a Ready reason of 5,000 characters with a newline', { ready: { status: 'False', reason: 'r\n'.repeat(2500) } }],
+    // per-resource policy: dropped (not cut) when outside the hub's bounds
+    ['four expiry thresholds', { expiryThresholds: [30, 14, 7, 1] }],
+    ['an expiry threshold of 0 days and a repeated one', { expiryThresholds: [7, 7, 0] }],
+    ['a runbook URL of 3,000 characters', { runbookUrl: `https://wiki.example/${'x'.repeat(3000)}` }],
+    ['a javascript: runbook URL', { runbookUrl: 'javascript:alert(1)' }],
   ];
   it.each(hostile)('%s: refused as read, accepted once clamped', (_name, patch) => {
     const raw = { ...base, ...patch };
@@ -190,5 +195,46 @@ describe('clampFacts: one odd Secret never makes the hub refuse a report', () =>
 
   it('keeps what is within the limits unchanged', () => {
     expect(clampFacts(base)).toEqual(base);
+    const policy = { ...base, ignore: true, expiryThresholds: [3650, 2, 1], runbookUrl: 'https://wiki.example/tls' };
+    expect(clampFacts(policy)).toEqual(policy);
+  });
+});
+
+describe('per-resource policy in the facts (docs/annotations.md)', () => {
+  const IG = 'notify.certmgr.io/ignore';
+  const TH = 'notify.certmgr.io/expiry-thresholds';
+  const RB = 'notify.certmgr.io/runbook-url';
+
+  it('the informer transform keeps the three policy annotations (and nothing else new)', () => {
+    const f = tlsSecretFacts(secret({ crt: leaf.pem, annotations: { [IG]: 'true', [TH]: '7', [RB]: 'https://a.example/', other: 'x' } }));
+    expect(f.metadata.annotations).toEqual({
+      'cert-manager.io/certificate-name': 'web-tls',
+      [IG]: 'true',
+      [TH]: '7',
+      [RB]: 'https://a.example/',
+    });
+  });
+
+  it.each<[string, Record<string, string>, Record<string, string>, Partial<CertificateFacts>]>([
+    ['none', {}, {}, {}],
+    [
+      'on the Secret',
+      { [IG]: 'true', [TH]: '1,7,3', [RB]: 'https://wiki.example/tls' },
+      {},
+      { ignore: true, expiryThresholds: [7, 3, 1], runbookUrl: 'https://wiki.example/tls' },
+    ],
+    ['on the Certificate', {}, { [TH]: '14', [RB]: 'https://c.example/' }, { expiryThresholds: [14], runbookUrl: 'https://c.example/' }],
+    ['the Secret wins', { [TH]: '2' }, { [TH]: '14', [IG]: 'true' }, { expiryThresholds: [2], ignore: true }],
+    ['bad values are not sent', { [TH]: '0,1', [RB]: 'ftp://x.example/' }, { [IG]: 'nope' }, {}],
+  ])('%s', (_name, onSecret, onCert, want) => {
+    const c = certificate();
+    const cert = { ...c, metadata: { ...c.metadata, annotations: onCert } };
+    const f = certificateFactsOf(tlsSecretFacts(secret({ crt: leaf.pem, annotations: onSecret })), cert);
+    expect({ ignore: f.ignore, expiryThresholds: f.expiryThresholds, runbookUrl: f.runbookUrl }).toEqual({
+      ignore: undefined,
+      expiryThresholds: undefined,
+      runbookUrl: undefined,
+      ...want,
+    });
   });
 });
