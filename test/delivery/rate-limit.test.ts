@@ -11,6 +11,10 @@ describe('RateLimiter (token bucket per integration)', () => {
       WEBHOOK: { ratePerSec: 20, burst: 40 },
       INCIDENT_MGMT: { ratePerSec: 2, burst: 10 },
       EMAIL: { ratePerSec: 5, burst: 10 },
+      OPSGENIE: { ratePerSec: 1, burst: 10 },
+      GOOGLE_CHAT: { ratePerSec: 1, burst: 3 },
+      DISCORD: { ratePerSec: 0.5, burst: 5 },
+      GENERIC_WEBHOOK: { ratePerSec: 20, burst: 40 },
     });
     const l = new RateLimiter({ SLACK: { ratePerSec: 5, burst: 1 } });
     expect(l.limitFor('SLACK')).toEqual({ ratePerSec: 5, burst: 1 });
