@@ -8,12 +8,15 @@ import { openStore } from '../../src/store/index.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
 import { integration, router, storeContract } from './contract.js';
 import { inventoryContract } from './contract-inventory.js';
+import { reminderContract } from './contract-reminders.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'certmgr-notify-sqlite-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 storeContract('sqlite::memory:', () => openStore('sqlite::memory:'));
 inventoryContract('sqlite::memory:', () => openStore('sqlite::memory:'));
+reminderContract('sqlite::memory:', () => openStore('sqlite::memory:'));
+reminderContract('sqlite file', () => openStore(`sqlite:${join(dir, `reminders-${randomUUID()}.db`)}`));
 storeContract('sqlite file', () => openStore(`sqlite:${join(dir, `contract-${randomUUID()}.db`)}`));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
