@@ -270,7 +270,7 @@ export const SERVE_FLAGS: FlagSpec[] = [
   {
     name: 'reminder-scan-interval',
     kind: 'int',
-    help: 'due reminders (a router\'s repeatInterval) are looked for this often (ms, default 15000); a reminder is at most this late',
+    help: "due reminders (a router's repeatInterval) are looked for this often (ms, default 15000); a reminder is at most this late",
   },
   {
     name: 'expiry-config-poll',

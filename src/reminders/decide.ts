@@ -39,7 +39,14 @@ export type ReminderRouter = Pick<RouterRecord, 'enabled' | 'eventTypeId' | 'int
  * (both send the `.active`).
  */
 export function remindsFor(router: ReminderRouter, family: EventTypeId): boolean {
-  return router.enabled && router.repeatIntervalMs !== null && router.repeatIntervalMs > 0 && router.groupBy.length === 0 && family !== EXPIRATION && router.eventTypeId === family;
+  return (
+    router.enabled &&
+    router.repeatIntervalMs !== null &&
+    router.repeatIntervalMs > 0 &&
+    router.groupBy.length === 0 &&
+    family !== EXPIRATION &&
+    router.eventTypeId === family
+  );
 }
 
 export interface ReminderPosition {
@@ -48,7 +55,7 @@ export interface ReminderPosition {
 }
 
 /** < 0: a is older. Positions of two different events never tie except for two replicas in one millisecond. */
-export function comparePosition(a: ReminderPosition, b: ReminderPosition): number {
+function comparePosition(a: ReminderPosition, b: ReminderPosition): number {
   return a.orderAt - b.orderAt || a.orderSeq - b.orderSeq;
 }
 
@@ -75,8 +82,7 @@ export interface AcceptedForReminder extends ReminderPosition {
 }
 
 export type EventDecision =
-  | { action: 'none'; why: 'not reminded' | 'older' | 'silenced' }
-  | { action: 'open' | 'refresh' | 'close'; write: ReminderWrite };
+  { action: 'none'; why: 'not reminded' | 'older' | 'silenced' } | { action: 'open' | 'refresh' | 'close'; write: ReminderWrite };
 
 /**
  * What an accepted event does to its (router, orderKey) reminder, `acceptedAt` being the acceptance time:
@@ -105,7 +111,10 @@ export function decideOnEvent(
 export function admitOpens<T extends { routerId: string }>(
   opens: readonly T[],
   open: { company: number; byRouter: ReadonlyMap<string, number> },
-  limits: { perRouter: number; perCompany: number } = { perRouter: REMINDER_LIMITS.openPerRouter, perCompany: REMINDER_LIMITS.openPerCompany },
+  limits: { perRouter: number; perCompany: number } = {
+    perRouter: REMINDER_LIMITS.openPerRouter,
+    perCompany: REMINDER_LIMITS.openPerCompany,
+  },
 ): { admitted: T[]; refused: T[] } {
   let company = open.company;
   const byRouter = new Map(open.byRouter);
@@ -132,7 +141,14 @@ export type DueDecision =
   /** the router no longer reminds of this: the row is deleted */
   | {
       action: 'close';
-      why: 'router deleted' | 'router disabled' | 'repeat off' | 'grouped' | 'event type changed' | 'integration changed' | 'integration deleted';
+      why:
+        | 'router deleted'
+        | 'router disabled'
+        | 'repeat off'
+        | 'grouped'
+        | 'event type changed'
+        | 'integration changed'
+        | 'integration deleted';
     }
   /** a closed marker whose time is up: deleted */
   | { action: 'expire' };

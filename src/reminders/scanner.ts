@@ -23,7 +23,7 @@ const DEFAULT_INTERVAL_MS = 15_000;
 /** Claimed rows are held this far ahead inside the transaction (the transaction's end decides; this only fences). */
 const HOLD_MS = 60_000;
 
-export const REMINDER_METRICS = {
+const REMINDER_METRICS = {
   sent: 'certmgr_notify_reminders_sent_total',
   ended: 'certmgr_notify_reminders_ended_total',
 } as const;

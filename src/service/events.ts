@@ -179,7 +179,10 @@ async function writePlanned(tx: StoreOps, companyId: string, planned: PlannedEve
     now,
   );
   if (reminders.refused && (!deps.logLimiter || deps.logLimiter.admit(deps.log, 'warn', companyId, 'reminder_cap')))
-    deps.log.warn({ companyId, refused: reminders.refused }, 'open reminders at their cap (docs/reminders.md#limits): no reminder for these resources');
+    deps.log.warn(
+      { companyId, refused: reminders.refused },
+      'open reminders at their cap (docs/reminders.md#limits): no reminder for these resources',
+    );
 }
 
 function reportAccepted(planned: PlannedEvent[], deps: IngestDeps): AcceptedEvent[] {

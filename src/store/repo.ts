@@ -216,7 +216,10 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
       const deleted = await deleteByIds('routers', companyId, ids);
       // their reminders end with them (docs/reminders.md); not left to count against the caps until due
       if (deleted.length)
-        await db.run(`DELETE FROM reminders WHERE company_id = ? AND router_id IN (${placeholders(deleted.length)})`, [companyId, ...deleted]);
+        await db.run(`DELETE FROM reminders WHERE company_id = ? AND router_id IN (${placeholders(deleted.length)})`, [
+          companyId,
+          ...deleted,
+        ]);
       return deleted;
     },
 

@@ -68,12 +68,36 @@ describe('remindsFor: which routers keep reminders', () => {
 
 describe('decideOnEvent: what an accepted event does to its (router, orderKey) reminder', () => {
   it.each([
-    ['.notready, nothing stored → open, first reminder at accepted + repeat', ev(), null, 'open', { open: true, nextDueAt: NOW + 5 * MIN, eventId: 'ev-2' }],
+    [
+      '.notready, nothing stored → open, first reminder at accepted + repeat',
+      ev(),
+      null,
+      'open',
+      { open: true, nextDueAt: NOW + 5 * MIN, eventId: 'ev-2' },
+    ],
     ['.notready, a closed marker older → open again', ev(), state({ open: false }), 'open', { open: true, eventId: 'ev-2' }],
-    ['newer .notready while open → refresh: newest event, next due from it', ev(), state(), 'refresh', { open: true, eventId: 'ev-2', nextDueAt: NOW + 5 * MIN }],
-    ['refresh takes the router\'s current integration', ev(), state({ integrationId: 'int-0' }), 'refresh', { integrationId: 'int-1' }],
-    ['.active while open → close (marker kept a day)', ev({ state: 'restored' }), state(), 'close', { open: false, eventId: 'ev-2', nextDueAt: NOW + CLOSED_KEEP_MS }],
-    ['.active with nothing stored → closed marker (an older .notready committed later cannot open)', ev({ state: 'restored' }), null, 'close', { open: false }],
+    [
+      'newer .notready while open → refresh: newest event, next due from it',
+      ev(),
+      state(),
+      'refresh',
+      { open: true, eventId: 'ev-2', nextDueAt: NOW + 5 * MIN },
+    ],
+    ["refresh takes the router's current integration", ev(), state({ integrationId: 'int-0' }), 'refresh', { integrationId: 'int-1' }],
+    [
+      '.active while open → close (marker kept a day)',
+      ev({ state: 'restored' }),
+      state(),
+      'close',
+      { open: false, eventId: 'ev-2', nextDueAt: NOW + CLOSED_KEEP_MS },
+    ],
+    [
+      '.active with nothing stored → closed marker (an older .notready committed later cannot open)',
+      ev({ state: 'restored' }),
+      null,
+      'close',
+      { open: false },
+    ],
     ['silenced .active still closes', ev({ state: 'restored', sent: false }), state(), 'close', { open: false }],
   ] as const)('%s', (_name, e, s, action, write) => {
     const d = decideOnEvent(router(), e, s, NOW);
@@ -85,8 +109,20 @@ describe('decideOnEvent: what an accepted event does to its (router, orderKey) r
     ['silenced .notready opens nothing', router(), ev({ sent: false }), null, 'silenced'],
     ['silenced .notready refreshes nothing', router(), ev({ sent: false }), state(), 'silenced'],
     ['.notready older than the stored state (arrived late)', router(), ev({ orderAt: 500 }), state(), 'older'],
-    ['.active older than the stored .notready (arrived late: its delivery is superseded too)', router(), ev({ state: 'restored', orderAt: 500 }), state(), 'older'],
-    ['.notready older than a closed marker (a re-send after the recovery)', router(), ev({ orderAt: 500 }), state({ open: false }), 'older'],
+    [
+      '.active older than the stored .notready (arrived late: its delivery is superseded too)',
+      router(),
+      ev({ state: 'restored', orderAt: 500 }),
+      state(),
+      'older',
+    ],
+    [
+      '.notready older than a closed marker (a re-send after the recovery)',
+      router(),
+      ev({ orderAt: 500 }),
+      state({ open: false }),
+      'older',
+    ],
     ['same position again (the same event)', router(), ev({ orderAt: 1_000, orderSeq: 1_000_000 }), state(), 'older'],
     ['same orderAt, older acceptance sequence', router(), ev({ orderAt: 1_000, orderSeq: 999_999 }), state(), 'older'],
     ['router without repeat', router({ repeatIntervalMs: null }), ev(), null, 'not reminded'],
@@ -121,16 +157,40 @@ describe('decideDue: a due row against the router and integration as they are no
   const named = (over: Partial<ReminderRouter> = {}) => ({ ...router(over), name: 'issuers' });
   const on = { enabled: true };
   it.each([
-    ['still reminded → send, next = now + repeat', state(), named(), on, { action: 'send', nextDueAt: NOW + 5 * MIN, routerName: 'issuers' }],
-    ['repeat changed → next from the new interval', state(), named({ repeatIntervalMs: 2 * MIN }), on, { action: 'send', nextDueAt: NOW + 2 * MIN }],
-    ['integration disabled → skip (no dead letter), try again later', state(), named(), { enabled: false }, { action: 'skip', nextDueAt: NOW + 5 * MIN }],
+    [
+      'still reminded → send, next = now + repeat',
+      state(),
+      named(),
+      on,
+      { action: 'send', nextDueAt: NOW + 5 * MIN, routerName: 'issuers' },
+    ],
+    [
+      'repeat changed → next from the new interval',
+      state(),
+      named({ repeatIntervalMs: 2 * MIN }),
+      on,
+      { action: 'send', nextDueAt: NOW + 2 * MIN },
+    ],
+    [
+      'integration disabled → skip (no dead letter), try again later',
+      state(),
+      named(),
+      { enabled: false },
+      { action: 'skip', nextDueAt: NOW + 5 * MIN },
+    ],
     ['closed marker due → expire', state({ open: false }), named(), on, { action: 'expire' }],
     ['router deleted', state(), null, null, { action: 'close', why: 'router deleted' }],
     ['router disabled', state(), named({ enabled: false }), on, { action: 'close', why: 'router disabled' }],
     ['repeat turned off', state(), named({ repeatIntervalMs: null }), on, { action: 'close', why: 'repeat off' }],
     ['router now groups', state(), named({ groupBy: ['data.issuerName'] }), on, { action: 'close', why: 'grouped' }],
     ['router now on another family', state(), named({ eventTypeId: AGENT }), on, { action: 'close', why: 'event type changed' }],
-    ['router now sends to another integration', state(), named({ integrationId: 'int-9' }), on, { action: 'close', why: 'integration changed' }],
+    [
+      'router now sends to another integration',
+      state(),
+      named({ integrationId: 'int-9' }),
+      on,
+      { action: 'close', why: 'integration changed' },
+    ],
     ['integration deleted', state(), named(), null, { action: 'close', why: 'integration deleted' }],
   ] as const)('%s', (_name, row, r, integration, want) => {
     expect(decideDue(row, r, integration, NOW)).toMatchObject(want);
@@ -150,7 +210,7 @@ describe('reminderDeliveryId', () => {
       prev = id;
     }
   });
-  it('orders after the event\'s own delivery at the same position (delivery/order.ts compareOrder)', () => {
+  it("orders after the event's own delivery at the same position (delivery/order.ts compareOrder)", () => {
     const pos = { orderAt: 5, orderSeq: 5_000 };
     const own = { ...pos, id: 'fffffffe-ffff-4fff-bfff-ffffffffffff' };
     const reminder = { ...pos, id: reminderDeliveryId(1_780_000_000_000, () => 0) };

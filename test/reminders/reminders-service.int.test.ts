@@ -145,7 +145,10 @@ describe.each(['sqlite', 'postgres'] as const)('reminders through the service on
         [B.issuerName, hs.b],
       ] as const) {
         const last = list[list.length - 1]!;
-        expect(last.delivery).toMatchObject({ reminder: true, event: { id: eventOf.get(issuerName), type: 'evt.healthstatus.certmgr-issuer.notready' } });
+        expect(last.delivery).toMatchObject({
+          reminder: true,
+          event: { id: eventOf.get(issuerName), type: 'evt.healthstatus.certmgr-issuer.notready' },
+        });
         // a new delivery (its own webhook-id), never a repeat of an earlier one
         expect(new Set(list.map((h) => h.id)).size).toBe(list.length);
       }
@@ -161,7 +164,9 @@ describe.each(['sqlite', 'postgres'] as const)('reminders through the service on
     // two more intervals: B gets its reminders (so the scanner ran past A's due time), A gets nothing more
     for (const n of [1, 2]) {
       ahead += MINUTE + 1_000;
-      await waitFor(`B's reminder after A recovered (${n})`, async () => ((await hitsFor(B.issuerName)).length >= before + n ? true : undefined));
+      await waitFor(`B's reminder after A recovered (${n})`, async () =>
+        (await hitsFor(B.issuerName)).length >= before + n ? true : undefined,
+      );
     }
     const a = await hitsFor(A.issuerName);
     expect(a.map((h) => [h.delivery?.event?.type, h.delivery?.reminder])).toEqual([

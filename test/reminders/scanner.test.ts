@@ -64,7 +64,14 @@ describe('reminders: ingestion and scanner on a real store', () => {
     now += 1;
     expect((await scanner.scanOnce()).sent).toBe(1);
     expect(await reminders()).toEqual([
-      expect.objectContaining({ eventId: first!.id, routerId: r.id, routerName: r.name, reminder: true, status: 'PENDING', createdAt: now }),
+      expect.objectContaining({
+        eventId: first!.id,
+        routerId: r.id,
+        routerName: r.name,
+        reminder: true,
+        status: 'PENDING',
+        createdAt: now,
+      }),
     ]);
     // a newer .notready of the same resource: the reminder speaks for it, next due from it
     now += 2 * MIN;
@@ -78,7 +85,9 @@ describe('reminders: ingestion and scanner on a real store', () => {
     now += 60 * MIN;
     expect((await scanner.scanOnce()).sent).toBe(0);
     expect(await reminders()).toHaveLength(2);
-    expect(await registry.getSingleMetricAsString('certmgr_notify_reminders_sent_total')).toContain('certmgr_notify_reminders_sent_total 2');
+    expect(await registry.getSingleMetricAsString('certmgr_notify_reminders_sent_total')).toContain(
+      'certmgr_notify_reminders_sent_total 2',
+    );
   });
 
   it('nothing for routers without repeat, grouped routers, expiration routers; one batch holding .notready and .active ends closed', async () => {
@@ -91,7 +100,13 @@ describe('reminders: ingestion and scanner on a real store', () => {
     await accept([issuerNotReady(b), issuerActive(b)]);
     now += 10 * MIN;
     expect((await scanner.scanOnce()).sent).toBe(0);
-    expect((await store.getReminders(C, [{ routerId: r.id, orderKey: `certmgr:issuer:${issuerNotReady().data.clusterId}:cert-manager:${b.issuerName}` }]))[0]).toMatchObject({
+    expect(
+      (
+        await store.getReminders(C, [
+          { routerId: r.id, orderKey: `certmgr:issuer:${issuerNotReady().data.clusterId}:cert-manager:${b.issuerName}` },
+        ])
+      )[0],
+    ).toMatchObject({
       open: false,
     });
   });

@@ -67,7 +67,11 @@ export function reminderContract(name: string, makeStore: () => Promise<Store>):
 
       const newer = await rec(A, { routerId: r.routerId, orderKey: r.orderKey, orderSeq: 1_000_001, nextDueAt: 2_500_000_000_000 });
       expect(await store.putRemindersIfNewer([newer])).toBe(1);
-      expect((await store.getReminders(A, [keyOf(r)]))[0]).toMatchObject({ eventId: newer.eventId, count: 2, nextDueAt: 2_500_000_000_000 });
+      expect((await store.getReminders(A, [keyOf(r)]))[0]).toMatchObject({
+        eventId: newer.eventId,
+        count: 2,
+        nextDueAt: 2_500_000_000_000,
+      });
 
       // older (by orderAt, then orderSeq) and the same position change nothing
       const older = await rec(A, { routerId: r.routerId, orderKey: r.orderKey, orderAt: 999, orderSeq: 9_999_999, open: false });
@@ -103,7 +107,12 @@ export function reminderContract(name: string, makeStore: () => Promise<Store>):
     });
 
     it('claims due rows, most overdue first, up to the limit, moving next_due_at', async () => {
-      const rows = [await rec(A, { nextDueAt: 30 }), await rec(A, { nextDueAt: 10 }), await rec(B, { nextDueAt: 20 }), await rec(A, { nextDueAt: 40 })];
+      const rows = [
+        await rec(A, { nextDueAt: 30 }),
+        await rec(A, { nextDueAt: 10 }),
+        await rec(B, { nextDueAt: 20 }),
+        await rec(A, { nextDueAt: 40 }),
+      ];
       await store.putRemindersIfNewer(rows);
       const first = await store.transaction((tx) => tx.claimDueReminders(35, 2, 9_000_000_000_000));
       expect(first.map((r) => r.nextDueAt)).toEqual([9_000_000_000_000, 9_000_000_000_000]);
@@ -165,7 +174,11 @@ export function reminderContract(name: string, makeStore: () => Promise<Store>):
       setTimeout(release, 50);
       expect(await scan).toBe(1);
       expect(await closing).toBe(1);
-      expect((await store.getReminders(A, [keyOf(r)]))[0]).toMatchObject({ open: false, eventId: close.eventId, nextDueAt: 7_000_000_000_000 });
+      expect((await store.getReminders(A, [keyOf(r)]))[0]).toMatchObject({
+        open: false,
+        eventId: close.eventId,
+        nextDueAt: 7_000_000_000_000,
+      });
       await store.deleteReminders([r]);
     });
 
@@ -206,7 +219,10 @@ export function reminderContract(name: string, makeStore: () => Promise<Store>):
       await store.insertEvent(ev);
       const d = newDelivery(ev);
       await store.insertDeliveries([d]);
-      await store.insertDeliveries([{ ...d, id: randomUUID(), reminder: true }, { ...d, id: randomUUID(), reminder: true }]);
+      await store.insertDeliveries([
+        { ...d, id: randomUUID(), reminder: true },
+        { ...d, id: randomUUID(), reminder: true },
+      ]);
       const listed = await store.listDeliveries(A, { eventId: ev.id });
       expect(listed.map((x) => x.reminder).sort()).toEqual([false, true, true]);
       await expect(store.insertDeliveries([{ ...d, id: randomUUID() }])).rejects.toThrow();
