@@ -95,6 +95,8 @@ export async function applyReminders(
     else if (w.rec.open && !wasOpen.has(k)) changes.opened++;
     else changes.refreshed++;
   }
-  if (writes.size) await tx.putRemindersIfNewer([...writes.values()].map((w) => w.rec));
+  // in key order: two transactions upserting the same keys then lock them in the same order (no deadlock on PostgreSQL)
+  const ordered = [...writes].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, w]) => w.rec);
+  if (ordered.length) await tx.putRemindersIfNewer(ordered);
   return changes;
 }
