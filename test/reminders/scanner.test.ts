@@ -8,6 +8,8 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { InternalEvent } from '../../src/events/families.js';
+import { DeliveryWorker } from '../../src/delivery/worker.js';
+import type { Notification } from '../../src/integrations/types.js';
 import { REMINDER_LIMITS } from '../../src/reminders/decide.js';
 import { ReminderScanner } from '../../src/reminders/scanner.js';
 import { createRoutingMetrics } from '../../src/routing/metrics.js';
@@ -156,6 +158,37 @@ describe('reminders: ingestion and scanner on a real store', () => {
     now += 5 * MIN;
     expect(await small.scanOnce()).toMatchObject({ sent: 4, batches: 2 });
     expect(await small.scanOnce()).toMatchObject({ sent: 1, batches: 1 });
+  });
+
+  it('the worker hands the notifier a reminder marked as one (and the original not)', async () => {
+    const { i } = await withRouter();
+    await accept([issuerNotReady(issuer(1))]);
+    now += 5 * MIN;
+    await scanner.scanOnce();
+    const seen: Notification[] = [];
+    const worker = new DeliveryWorker({
+      store,
+      // a recording notifier: what the worker builds is the unit under test here
+      notifiers: (type) => ({
+        type,
+        send: async (n) => (seen.push(n), { outcome: 'delivered', statusCode: 200 }),
+        unavailable: () => null,
+      }),
+      logger: pino({ level: 'silent' }),
+      clock: () => now,
+      options: { pollIntervalMs: 10 },
+    });
+    worker.start();
+    try {
+      for (let k = 0; k < 500 && seen.length < 2; k++) await new Promise((r) => setTimeout(r, 10));
+    } finally {
+      await worker.stop();
+    }
+    expect(seen.map((n) => [n.integration.id, n.reminder])).toEqual([
+      [i.id, undefined],
+      [i.id, true],
+    ]);
+    expect(seen[1]!.eventId).toBe(seen[0]!.eventId);
   });
 
   describe('order proof: a reminder is never sent after the .active that ended it', () => {
