@@ -171,11 +171,14 @@ export function createReminderOps(db: SqlDb): ReminderOps {
     },
 
     async rescheduleReminders(updates, now) {
-      for (const u of updates) {
+      // one statement per chunk (UPDATE … FROM VALUES, both engines); the casts type PostgreSQL's parameters
+      const one = '(?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT))';
+      for (const chunk of chunks(updates)) {
         await db.run(
-          `UPDATE reminders SET next_due_at = ?, count = count + ?, updated_at = ?
-           WHERE company_id = ? AND router_id = ? AND order_key = ?`,
-          [u.nextDueAt, u.sent ? 1 : 0, now, u.companyId, u.routerId, u.orderKey],
+          `UPDATE reminders SET next_due_at = v.column4, count = reminders.count + v.column5, updated_at = ?
+           FROM (VALUES ${chunk.map(() => one).join(', ')}) AS v
+           WHERE reminders.company_id = v.column1 AND reminders.router_id = v.column2 AND reminders.order_key = v.column3`,
+          [now, ...chunk.flatMap((u) => [u.companyId, u.routerId, u.orderKey, u.nextDueAt, u.sent ? 1 : 0])],
         );
       }
     },
