@@ -15,7 +15,7 @@
 import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
-import { realClock, type Clock } from '../runtime/timers.js';
+import { realClock, sleep, type Clock } from '../runtime/timers.js';
 import type { NewDelivery, ReminderKey, Store } from '../store/types.js';
 import { REMINDER_LIMITS, decideDue, reminderDeliveryId } from './decide.js';
 
@@ -62,9 +62,8 @@ interface Metrics {
 export class ReminderScanner {
   readonly #o: Required<Omit<ReminderScannerOptions, 'registry' | 'onWritten'>> & Pick<ReminderScannerOptions, 'onWritten'>;
   readonly #metrics: Metrics | undefined;
-  #timer: unknown;
-  #running: Promise<unknown> | undefined;
-  #stopped = true;
+  #abort: AbortController | undefined;
+  #loop: Promise<void> | undefined;
 
   constructor(opts: ReminderScannerOptions) {
     this.#o = {
@@ -93,40 +92,39 @@ export class ReminderScanner {
       : undefined;
   }
 
-  /** Scans now (catch-up after downtime), then `intervalMs` after each round ends. */
+  /** Scans now (catch-up after downtime), then `intervalMs` after each round ends. Idempotent. */
   start(): void {
-    this.#stopped = false;
-    this.#schedule(0);
+    if (this.#loop) return;
+    const abort = new AbortController();
+    this.#abort = abort;
+    this.#loop = this.#run(abort.signal);
   }
 
-  /** Stops the timer and waits for a running round (its batch commits or rolls back). */
+  /** Ends the loop and waits for a running round (its batch commits or rolls back). */
   async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
-    await this.#running?.catch(() => undefined);
+    this.#abort?.abort();
+    await this.#loop;
+    this.#loop = undefined;
   }
 
-  #schedule(ms: number): void {
-    if (this.#stopped) return;
-    this.#timer = this.#o.clock.setTimeout(() => {
-      this.#timer = undefined;
-      this.#running = this.scanOnce()
-        .then((r) => {
-          if (r.sent || r.ended) this.#o.log.debug(r, 'reminder scan done');
-        })
-        .catch((err: unknown) => this.#o.log.error({ err }, 'reminder scan failed; retried at the next interval'))
-        .finally(() => {
-          this.#running = undefined;
-          this.#schedule(this.#o.intervalMs);
-        });
-    }, ms);
+  async #run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        const r = await this.scanOnce();
+        if (r.sent || r.ended) this.#o.log.debug(r, 'reminder scan done');
+      } catch (err) {
+        // the batch rolled back whole: its rows are due again at the next round
+        this.#o.log.error({ err }, 'reminder scan failed; retried at the next interval');
+      }
+      await sleep(this.#o.clock, this.#o.intervalMs, signal);
+    }
   }
 
   /** One round: batches until nothing is due or the round's bound is reached. */
   async scanOnce(): Promise<ReminderScanReport> {
     const report: ReminderScanReport = { sent: 0, skipped: 0, ended: 0, expired: 0, batches: 0 };
     for (let b = 0; b < this.#o.batchesPerScan; b++) {
+      if (b > 0 && this.#abort?.signal.aborted) break; // stopping: the rest is due again at the next start
       const claimed = await this.#batch(report);
       report.batches++;
       if (claimed < this.#o.batchSize) break;
