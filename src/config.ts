@@ -55,6 +55,8 @@ export interface ServeConfig {
   deliveryMaxAgeMs: number;
   /** The hub's expiry evaluation over the inventory runs this often (src/expiry/scanner.ts). */
   expiryScanIntervalMs: number;
+  /** Due reminders are looked for this often (src/reminders/scanner.ts). */
+  reminderScanIntervalMs: number;
   /** Concurrent deliveries of this replica; 0 = this replica only serves the API and accepts events. */
   deliveryWorkers: number;
   /** First retry delay (full jitter doubles it per attempt); tests shorten it. */
@@ -271,6 +273,11 @@ export const SERVE_FLAGS: FlagSpec[] = [
     name: 'expiry-scan-interval',
     kind: 'int',
     help: "the hub evaluates the certificate inventory's expirations this often (ms, default 60000)",
+  },
+  {
+    name: 'reminder-scan-interval',
+    kind: 'int',
+    help: "due reminders (a router's repeatInterval) are looked for this often (ms, default 15000); a reminder is at most this late",
   },
   {
     name: 'expiry-config-poll',
@@ -490,6 +497,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     instanceId: processIdentityOf(one(flags, env, 'instance-id'), one(flags, env, 'pod-name')),
     deliveryMaxAgeMs: int(flags, env, 'delivery-max-age', 86_400_000, 1_000, 30 * 86_400_000),
     expiryScanIntervalMs: int(flags, env, 'expiry-scan-interval', 60_000, 1000, 7 * 86_400_000),
+    reminderScanIntervalMs: int(flags, env, 'reminder-scan-interval', 15_000, 50, 3_600_000),
     deliveryWorkers: int(flags, env, 'delivery-workers', 8, 0, 256),
     deliveryBaseDelayMs:
       one(flags, env, 'delivery-retry-base') === undefined ? undefined : int(flags, env, 'delivery-retry-base', 1000, 1, 600_000),

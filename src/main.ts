@@ -27,6 +27,8 @@ import { createApp } from './http/app.js';
 import { createHttpMetrics } from './http/metrics.js';
 import { createRuntime } from './service/runtime.js';
 import { ExpiryScanner } from './expiry/scanner.js';
+import { ReminderScanner } from './reminders/scanner.js';
+import type { Clock } from './runtime/timers.js';
 import { ingestDepsOf } from './service/events.js';
 import { registerClusterGauge, startSilenceWatch } from './inventory/silence.js';
 
@@ -113,7 +115,16 @@ function closeHttpServer(server: Server, deadlineMs: number): Promise<void> {
   });
 }
 
-export async function startService(cfg: ServeConfig, log: Logger): Promise<RunningService> {
+/** Test seams of startService (never set by the CLI). */
+export interface ServiceHooks {
+  /**
+   * The clock of the reminder scanner and the delivery worker: a test moves it ahead to make reminders due without
+   * waiting out a repeatInterval (at least 1 minute).
+   */
+  clock?: Clock;
+}
+
+export async function startService(cfg: ServeConfig, log: Logger, hooks: ServiceHooks = {}): Promise<RunningService> {
   if (cfg.kube === 'on' && !kubeConfigAvailable())
     throw new ConfigError('--kube on: no Kubernetes configuration found (KUBECONFIG, ~/.kube/config or in-cluster service account)');
   let keySource: SecretKeySource;
@@ -193,6 +204,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
       instanceId: cfg.instanceId,
       logger: log, // the worker adds its own component key
       metrics: metrics.registry,
+      ...(hooks.clock ? { clock: () => hooks.clock!.now() } : {}),
       ...(runtime.logLimiter ? { logLimiter: runtime.logLimiter } : {}),
       options: {
         concurrency: cfg.deliveryWorkers,
@@ -290,6 +302,16 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     registry: metrics.registry,
   });
   expiry.start();
+  // Reminders (docs/reminders.md): on every replica; each due row is claimed by one scanner (FOR UPDATE SKIP LOCKED)
+  const reminders = new ReminderScanner({
+    store,
+    log,
+    intervalMs: cfg.reminderScanIntervalMs,
+    registry: metrics.registry,
+    onWritten: () => runtime.kickDelivery(),
+    ...(hooks.clock ? { clock: hooks.clock } : {}),
+  });
+  reminders.start();
   // only the leader delivers (and reconciles); a follower serves the API and accepts events
   const w = worker;
   const delivery = w
@@ -323,7 +345,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
     port,
     store,
     /**
-     * Shutdown order: (0) the expiry scanner (a running page's transaction commits or rolls back while the
+     * Shutdown order: (0) the expiry and reminder scanners (a running transaction commits or rolls back while the
      * store is open), (1) the emitter (its events still reach this process's API), (2) the operator's
      * controllers (in-flight reconciles call the API too), (3) the delivery worker (in-flight sends finish or
      * go back to PENDING), each awaited; (4) leadership: the Lease is released only now, so the next leader
@@ -332,6 +354,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
      */
     async close() {
       await expiry.stop();
+      await reminders.stop();
       await emitter?.stop();
       await operator?.stop();
       await delivery?.stop();

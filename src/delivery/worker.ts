@@ -548,6 +548,7 @@ export class DeliveryWorker {
       router: { id: d.routerId, name: d.routerName },
       integration,
       attempt: d.attempts,
+      ...(d.reminder ? { reminder: true } : {}),
     };
     const started = performance.now();
     const result = await this.#send(type, notification);

@@ -12,6 +12,7 @@ import { TimeSlicer } from '../routing/slicer.js';
 import type { RoutingMetrics } from '../routing/metrics.js';
 import type { RoutingSnapshots } from '../routing/snapshot.js';
 import type { NewDelivery, StoreOps } from '../store/types.js';
+import { applyReminders, reminderCandidates, type ReminderCandidate } from '../reminders/ingest.js';
 import type { ServiceContext, ServiceRuntime } from './context.js';
 import { ValidationErrors, type FieldError } from './errors.js';
 
@@ -83,6 +84,8 @@ interface PlannedEvent {
   eventId: string;
   family: EventTypeId;
   deliveries: NewDelivery[];
+  /** step 4, reminders (docs/reminders.md): the (event, router) pairs of routers that keep reminders */
+  reminders: ReminderCandidate[];
 }
 
 type Snapshot = Awaited<ReturnType<RoutingSnapshots['get']>>;
@@ -91,7 +94,7 @@ export async function acceptEvents(ctx: ServiceContext, events: InternalEvent[],
   const snap = await deps.snapshots.get(ctx.companyId);
   const now = ctx.now();
   const planned = await planEvents(ctx, snap, events, deps, now);
-  await ctx.store.transaction((tx) => writePlanned(tx, ctx.companyId, planned, now));
+  await ctx.store.transaction((tx) => writePlanned(tx, ctx.companyId, planned, now, deps));
   return reportAccepted(planned, deps);
 }
 
@@ -109,7 +112,7 @@ export async function acceptEventsInTransaction(
 ): Promise<{ accepted: AcceptedEvent[]; committed(): void }> {
   const now = ctx.now();
   const planned = await planEvents(ctx, snap, events, deps, now);
-  await writePlanned(tx, ctx.companyId, planned, now);
+  await writePlanned(tx, ctx.companyId, planned, now, deps);
   let reported = false;
   return {
     accepted: planned.map((p) => ({ id: p.eventId, deliveries: p.deliveries.length })),
@@ -157,17 +160,29 @@ async function planEvents(
       createdAt: now,
       ...order,
     }));
-    planned.push({ event, eventId, family, deliveries });
+    planned.push({ event, eventId, family, deliveries, reminders: reminderCandidates(event, family, eventId, order, matched) });
   }
   deps.log.debug({ events: events.length }, 'routed events');
   return planned;
 }
 
-async function writePlanned(tx: StoreOps, companyId: string, planned: PlannedEvent[], now: number): Promise<void> {
+async function writePlanned(tx: StoreOps, companyId: string, planned: PlannedEvent[], now: number, deps: IngestDeps): Promise<void> {
   if (!planned.length) return;
   const deliveries = planned.flatMap((p) => p.deliveries);
   await tx.insertEvents(planned.map((p) => ({ id: p.eventId, companyId, type: p.event.type, data: p.event.data, receivedAt: now })));
   if (deliveries.length) await tx.insertDeliveries(deliveries);
+  // after the events: a reminder row references its event
+  const reminders = await applyReminders(
+    tx,
+    companyId,
+    planned.flatMap((p) => p.reminders),
+    now,
+  );
+  if (reminders.refused && (!deps.logLimiter || deps.logLimiter.admit(deps.log, 'warn', companyId, 'reminder_cap')))
+    deps.log.warn(
+      { companyId, refused: reminders.refused },
+      'open reminders at their cap (docs/reminders.md#limits): no reminder for these resources',
+    );
 }
 
 function reportAccepted(planned: PlannedEvent[], deps: IngestDeps): AcceptedEvent[] {

@@ -113,6 +113,13 @@ export abstract class SqlStore implements Store {
   clusterCounts: StoreOps['clusterCounts'] = (...a) => this.ops.clusterCounts(...a);
   clustersToMarkSilent: StoreOps['clustersToMarkSilent'] = (...a) => this.ops.clustersToMarkSilent(...a);
   markClusterSilent: StoreOps['markClusterSilent'] = (...a) => this.ops.markClusterSilent(...a);
+  getReminders: StoreOps['getReminders'] = (...a) => this.ops.getReminders(...a);
+  putRemindersIfNewer: StoreOps['putRemindersIfNewer'] = (...a) => this.ops.putRemindersIfNewer(...a);
+  countOpenReminders: StoreOps['countOpenReminders'] = (...a) => this.ops.countOpenReminders(...a);
+  claimDueReminders: StoreOps['claimDueReminders'] = (...a) => this.ops.claimDueReminders(...a);
+  reminderTargets: StoreOps['reminderTargets'] = (...a) => this.ops.reminderTargets(...a);
+  rescheduleReminders: StoreOps['rescheduleReminders'] = (...a) => this.ops.rescheduleReminders(...a);
+  deleteReminders: StoreOps['deleteReminders'] = (...a) => this.ops.deleteReminders(...a);
 
   claimDeliveries: DeliveryQueueOps['claimDeliveries'] = (...a) => this.queue.claimDeliveries(...a);
   releaseClaims: DeliveryQueueOps['releaseClaims'] = (...a) => this.queue.releaseClaims(...a);

@@ -343,6 +343,104 @@ export const MIGRATIONS: readonly Migration[] = [
     ]),
   },
   {
+    // Issue 11, reminders (docs/reminders.md, src/reminders/): one row per (router, orderKey) with the position of
+    // the event it speaks for; written only towards newer positions, so concurrent transactions cannot undo a
+    // newer state. Closed rows (is_open false) are markers kept for a day against older events arriving late.
+    // The scanner claims rows by next_due_at; the open counts (caps) read the partial index.
+    // deliveries.reminder marks a reminder delivery (Notification.reminder, Delivery.reminder).
+    version: 13,
+    name: 'reminders; deliveries.reminder',
+    up: {
+      sqlite: [
+        `CREATE TABLE reminders (
+          company_id TEXT NOT NULL,
+          router_id TEXT NOT NULL,
+          order_key TEXT NOT NULL,
+          is_open INTEGER NOT NULL CHECK (is_open IN (0, 1)),
+          event_id TEXT NOT NULL,
+          event_type_id TEXT NOT NULL,
+          integration_id TEXT NOT NULL,
+          order_at INTEGER NOT NULL,
+          order_seq INTEGER NOT NULL,
+          next_due_at INTEGER NOT NULL,
+          count INTEGER NOT NULL,
+          updated_at INTEGER NOT NULL,
+          PRIMARY KEY (company_id, router_id, order_key),
+          FOREIGN KEY (company_id, event_id) REFERENCES events (company_id, id) ON DELETE CASCADE
+        ) STRICT`,
+        `CREATE INDEX reminders_due_idx ON reminders (next_due_at)`,
+        `CREATE INDEX reminders_open_idx ON reminders (company_id, router_id) WHERE is_open = 1`,
+        `CREATE INDEX reminders_event_idx ON reminders (company_id, event_id)`,
+        // A reminder delivery repeats its event's (event, router): UNIQUE (company_id, event_id, router_id) now
+        // holds for the other rows only (partial unique index). SQLite cannot drop a table constraint: rebuilt.
+        `CREATE TABLE deliveries_v13 (
+          id TEXT PRIMARY KEY,
+          company_id TEXT NOT NULL,
+          event_id TEXT NOT NULL,
+          router_id TEXT NOT NULL,
+          router_name TEXT NOT NULL,
+          integration_id TEXT NOT NULL,
+          status TEXT NOT NULL CHECK (status IN ('PENDING', 'IN_FLIGHT', 'DELIVERED', 'DEAD', 'SUPERSEDED')),
+          attempts INTEGER NOT NULL CHECK (attempts >= 0),
+          next_attempt_at INTEGER NOT NULL,
+          lease_until INTEGER,
+          last_error TEXT,
+          last_status_code INTEGER,
+          created_at INTEGER NOT NULL,
+          updated_at INTEGER NOT NULL,
+          delivered_at INTEGER,
+          order_key TEXT,
+          order_at INTEGER NOT NULL,
+          order_seq INTEGER NOT NULL,
+          claimed_by TEXT,
+          reminder INTEGER NOT NULL DEFAULT 0 CHECK (reminder IN (0, 1)),
+          CHECK (status <> 'IN_FLIGHT' OR lease_until IS NOT NULL),
+          FOREIGN KEY (company_id, event_id) REFERENCES events (company_id, id) ON DELETE CASCADE
+        ) STRICT`,
+        `INSERT INTO deliveries_v13 (id, company_id, event_id, router_id, router_name, integration_id, status, attempts,
+           next_attempt_at, lease_until, last_error, last_status_code, created_at, updated_at, delivered_at,
+           order_key, order_at, order_seq, claimed_by, reminder)
+         SELECT id, company_id, event_id, router_id, router_name, integration_id, status, attempts,
+           next_attempt_at, lease_until, last_error, last_status_code, created_at, updated_at, delivered_at,
+           order_key, order_at, order_seq, claimed_by, 0
+         FROM deliveries`,
+        `DROP TABLE deliveries`,
+        `ALTER TABLE deliveries_v13 RENAME TO deliveries`,
+        `CREATE INDEX deliveries_claim_idx ON deliveries (next_attempt_at, id) WHERE status IN ('PENDING', 'IN_FLIGHT')`,
+        `CREATE INDEX deliveries_dead_idx ON deliveries (company_id, created_at DESC, id DESC) WHERE status = 'DEAD'`,
+        `CREATE INDEX deliveries_company_created_idx ON deliveries (company_id, created_at DESC, id DESC)`,
+        `CREATE INDEX deliveries_company_integration_idx ON deliveries (company_id, integration_id, created_at DESC, id DESC)`,
+        ...ORDER_INDEXES,
+        `CREATE INDEX deliveries_claimed_by_idx ON deliveries (claimed_by) WHERE status = 'IN_FLIGHT'`,
+        `CREATE UNIQUE INDEX deliveries_event_router_idx ON deliveries (company_id, event_id, router_id) WHERE reminder = 0`,
+      ],
+      postgres: [
+        `CREATE TABLE reminders (
+          company_id TEXT NOT NULL,
+          router_id TEXT NOT NULL,
+          order_key TEXT NOT NULL,
+          is_open BOOLEAN NOT NULL,
+          event_id TEXT NOT NULL,
+          event_type_id TEXT NOT NULL,
+          integration_id TEXT NOT NULL,
+          order_at BIGINT NOT NULL,
+          order_seq BIGINT NOT NULL,
+          next_due_at BIGINT NOT NULL,
+          count BIGINT NOT NULL,
+          updated_at BIGINT NOT NULL,
+          PRIMARY KEY (company_id, router_id, order_key),
+          FOREIGN KEY (company_id, event_id) REFERENCES events (company_id, id) ON DELETE CASCADE
+        )`,
+        `CREATE INDEX reminders_due_idx ON reminders (next_due_at)`,
+        `CREATE INDEX reminders_open_idx ON reminders (company_id, router_id) WHERE is_open`,
+        `CREATE INDEX reminders_event_idx ON reminders (company_id, event_id)`,
+        `ALTER TABLE deliveries ADD COLUMN reminder BOOLEAN NOT NULL DEFAULT false`,
+        `ALTER TABLE deliveries DROP CONSTRAINT IF EXISTS deliveries_company_id_event_id_router_id_key`,
+        `CREATE UNIQUE INDEX deliveries_event_router_idx ON deliveries (company_id, event_id, router_id) WHERE NOT reminder`,
+      ],
+    },
+  },
+  {
     // Issue 11, per-resource policy (docs/annotations.md): what the agent read from a certificate's
     // notify.certmgr.io/* annotations. `ignored` rows are kept (the inventory lists them) but never notified;
     // `expiry_thresholds` (JSON array, NULL: the company's) replace the monitoring configuration's thresholds for

@@ -27,6 +27,7 @@ import {
 } from './rows.js';
 import { createExpiryOps } from './expiry.js';
 import { createInventoryOps } from './inventory-repo.js';
+import { createReminderOps } from './reminders.js';
 import { type SecretBox } from './secret-box.js';
 import { type SqlDb, type SqlValue, diagnostic, placeholders } from './sqldb.js';
 import type {
@@ -116,6 +117,7 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
   return {
     ...createExpiryOps(db),
     ...createInventoryOps(db),
+    ...createReminderOps(db),
 
     async getMonitoringConfig(companyId) {
       const row = await db.get(`SELECT ${MC} FROM monitoring_configs WHERE company_id = ?`, [companyId]);
@@ -210,8 +212,15 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
       return row ? rowToRouter(row) : null;
     },
 
-    deleteRouters(companyId, ids) {
-      return deleteByIds('routers', companyId, ids);
+    async deleteRouters(companyId, ids) {
+      const deleted = await deleteByIds('routers', companyId, ids);
+      // their reminders end with them (docs/reminders.md); not left to count against the caps until due
+      if (deleted.length)
+        await db.run(`DELETE FROM reminders WHERE company_id = ? AND router_id IN (${placeholders(deleted.length)})`, [
+          companyId,
+          ...deleted,
+        ]);
+      return deleted;
     },
 
     async existingIds(kind, companyId, ids) {

@@ -323,6 +323,8 @@ describe('migration 3 upgrades a populated outbox', () => {
             'deliveries_company_integration_idx',
             'deliveries_claimed_by_idx',
             'deliveries_dead_idx',
+            // migration 13: (event, router) unique except for reminders
+            'deliveries_event_router_idx',
             'deliveries_order_idx',
             'deliveries_order_open_idx',
           ].sort(),

@@ -6,6 +6,7 @@ import { dropSchema, randomSchema, testDatabaseUrl } from '../support/postgres.j
 import { eventRecord, integration, newDelivery, storeContract } from './contract.js';
 import { inventoryContract } from './contract-inventory.js';
 import { policyContract } from './contract-policy.js';
+import { reminderContract } from './contract-reminders.js';
 
 // Real PostgreSQL (started by test/support/global-setup.ts unless DATABASE_URL is set).
 // This file works in its own random schemas and drops them at the end.
@@ -25,6 +26,7 @@ afterAll(async () => {
 storeContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
 inventoryContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
 policyContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
+reminderContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
 
 describe('PostgreSQL specifics', () => {
   it('the expiry try-lock: one transaction per company holds it; another gets false at once; free after commit', async () => {

@@ -9,6 +9,7 @@ import { MIGRATIONS } from '../../src/store/migrations.js';
 import { integration, router, storeContract } from './contract.js';
 import { inventoryContract } from './contract-inventory.js';
 import { policyContract } from './contract-policy.js';
+import { reminderContract } from './contract-reminders.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'certmgr-notify-sqlite-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -16,6 +17,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 storeContract('sqlite::memory:', () => openStore('sqlite::memory:'));
 inventoryContract('sqlite::memory:', () => openStore('sqlite::memory:'));
 policyContract('sqlite::memory:', () => openStore('sqlite::memory:'));
+reminderContract('sqlite::memory:', () => openStore('sqlite::memory:'));
+reminderContract('sqlite file', () => openStore(`sqlite:${join(dir, `reminders-${randomUUID()}.db`)}`));
 storeContract('sqlite file', () => openStore(`sqlite:${join(dir, `contract-${randomUUID()}.db`)}`));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

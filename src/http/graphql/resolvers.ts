@@ -75,6 +75,7 @@ function deliveryView(d: DeliveryRecord, ctx: ServiceContext) {
     routerId: d.routerId,
     routerName: d.routerName,
     integrationId: d.integrationId,
+    reminder: d.reminder,
     event: async () => {
       const e = await ctx.store.getEvent(ctx.companyId, d.eventId);
       return e ? { id: e.id, type: e.type, receivedAt: iso(e.receivedAt) } : null;
