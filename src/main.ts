@@ -29,6 +29,7 @@ import { createRuntime } from './service/runtime.js';
 import { ExpiryScanner } from './expiry/scanner.js';
 import { ingestDepsOf } from './service/events.js';
 import { registerClusterGauge, startSilenceWatch } from './inventory/silence.js';
+import { TemplateRenderer } from './templates/renderer.js';
 
 export interface RunningService {
   url: string;
@@ -177,6 +178,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
       maxIntegrationsPerCompany: cfg.maxIntegrationsPerCompany,
       maxClustersPerCompany: cfg.maxClustersPerCompany,
       maxCertificatesPerCompany: cfg.maxCertificatesPerCompany,
+      maxTemplatesPerCompany: cfg.maxTemplatesPerCompany,
     },
     clusterSilenceAfterMs: cfg.clusterSilenceAfterMs,
   });
@@ -190,6 +192,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
       store,
       notifiers: (type) => runtime.notifierFor(type),
       rateLimiter: runtime.rateLimiter,
+      templates: new TemplateRenderer(store, metrics.registry),
       instanceId: cfg.instanceId,
       logger: log, // the worker adds its own component key
       metrics: metrics.registry,

@@ -249,7 +249,9 @@ export function render(event: InternalEvent, router?: { name: string }): Rendere
  * and text. Notifiers call this, never render() directly, so every integration type says the same.
  */
 export function renderNotification(n: Notification): Rendered {
-  return render(n.event, n.router);
+  const r = render(n.event, n.router);
+  // templates (minimal, until the messages work lands): the rendered title and text replace the defaults
+  return { ...r, title: n.rendered?.title ?? r.title, summary: n.rendered?.text ?? r.summary };
 }
 
 /**

@@ -27,6 +27,7 @@ import {
 } from './rows.js';
 import { createExpiryOps } from './expiry.js';
 import { createInventoryOps } from './inventory-repo.js';
+import { createTemplateOps } from './templates-repo.js';
 import { type SecretBox } from './secret-box.js';
 import { type SqlDb, type SqlValue, diagnostic, placeholders } from './sqldb.js';
 import type {
@@ -72,7 +73,12 @@ function patchSet<P extends object>(cols: PatchColumns<P>, patch: P, now: number
 }
 
 /** Tables behind QuotaKind (a closed set: never interpolate anything else). */
-const QUOTA_TABLES: Record<QuotaKind, string> = { routers: 'routers', integrations: 'integrations', clusters: 'clusters' };
+const QUOTA_TABLES: Record<QuotaKind, string> = {
+  routers: 'routers',
+  integrations: 'integrations',
+  clusters: 'clusters',
+  templates: 'templates',
+};
 
 function unique(ids: string[]): string[] {
   return [...new Set(ids)];
@@ -116,6 +122,7 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
   return {
     ...createExpiryOps(db),
     ...createInventoryOps(db),
+    ...createTemplateOps(db),
 
     async getMonitoringConfig(companyId) {
       const row = await db.get(`SELECT ${MC} FROM monitoring_configs WHERE company_id = ?`, [companyId]);
