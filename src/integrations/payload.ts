@@ -6,7 +6,7 @@
  * renaming, removing or retyping a member makes a v2 with a new dataschema.
  */
 import type { EventType } from '../events/families.js';
-import { correlationKeyOf, render, type CertificateSubject, type EventKind, type EventState, type Severity } from './render.js';
+import { correlationKeyOf, renderNotification, type CertificateSubject, type EventKind, type EventState, type Severity } from './render.js';
 import type { Notification } from './types.js';
 
 const PAYLOAD_VERSION = 'v1';
@@ -65,7 +65,7 @@ export interface CloudEvent<T> {
 }
 
 function buildPayload(n: Notification): WebhookPayloadV1 {
-  const r = render(n.event);
+  const r = renderNotification(n);
   const v = r.view;
   const health = v.kind === 'certificateExpiration' ? null : v;
   return {

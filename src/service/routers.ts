@@ -165,7 +165,8 @@ export async function updateRouter(
     if (input.integrationId != null)
       patch.integrationId = await requireIntegration(tx, ctx.companyId, `${prefix}.integrationId`, input.integrationId);
     if (input.templateId !== undefined) {
-      patch.templateId = input.templateId === null ? null : await requireTemplate(tx, ctx.companyId, `${prefix}.templateId`, input.templateId);
+      patch.templateId =
+        input.templateId === null ? null : await requireTemplate(tx, ctx.companyId, `${prefix}.templateId`, input.templateId);
     }
     if (input.managedBy !== undefined)
       patch.managedBy = input.managedBy === null || input.managedBy === '' ? null : requireName('managedBy', input.managedBy, 512);

@@ -4,13 +4,7 @@
  * (`input.parts.SLACK.text`) and the line and column of the error, like a bad filter.
  */
 import { compileSource, TEMPLATE_LIMITS } from '../templates/engine.js';
-import {
-  TEMPLATE_BODY_PART,
-  TEMPLATE_PART_KEYS,
-  type TemplatePart,
-  type TemplateParts,
-  type TemplateRecord,
-} from '../model/records.js';
+import { TEMPLATE_BODY_PART, TEMPLATE_PART_KEYS, type TemplatePart, type TemplateParts, type TemplateRecord } from '../model/records.js';
 import type { StoreOps, TemplatePatch } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError, badInput } from './errors.js';
@@ -59,7 +53,8 @@ export function requireParts(field: string, v: unknown): TemplateParts {
     const p: TemplatePart = {};
     for (const [name, src] of Object.entries(part)) {
       const f = `${at}.${name}`;
-      if (!(FIELDS as readonly string[]).includes(name)) throw badInput(f, `${f}: unknown field; a part has title, text (and body for ${TEMPLATE_BODY_PART})`);
+      if (!(FIELDS as readonly string[]).includes(name))
+        throw badInput(f, `${f}: unknown field; a part has title, text (and body for ${TEMPLATE_BODY_PART})`);
       if (name === 'body' && key !== TEMPLATE_BODY_PART) throw badInput(f, `${f}: only the ${TEMPLATE_BODY_PART} part has a body`);
       if (src == null) continue;
       p[name as (typeof FIELDS)[number]] = requireSource(f, src);

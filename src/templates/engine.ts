@@ -92,7 +92,9 @@ function reasonOf(err: Error): string {
 }
 
 /** Compiles one Liquid source; position of the error 1-based. */
-export function compileSource(src: string): { ok: true; template: Template[] } | { ok: false; message: string; line: number; column: number } {
+export function compileSource(
+  src: string,
+): { ok: true; template: Template[] } | { ok: false; message: string; line: number; column: number } {
   if (src.length > TEMPLATE_LIMITS.maxPartChars) {
     const n = codePointLength(src);
     if (n > TEMPLATE_LIMITS.maxPartChars)

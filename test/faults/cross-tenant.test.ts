@@ -359,8 +359,8 @@ const STATE = `query {
   integrations { totalCount nodes ${selection(schema.getType('Integration') as GraphQLOutputType)} }
   searchNotificationRoutingConfigurations ${selection(schema.getType('NotificationRouterConnection') as GraphQLOutputType)}
   deliveries(first: 500) { nodes ${selection(schema.getType('Delivery') as GraphQLOutputType, 2)} pageInfo { hasNextPage } }
-  notificationTemplates ${selection(schema.getType('NotificationTemplateConnection') as GraphQLOutputType)}
 }`;
+const TEMPLATE_STATE = `query { notificationTemplates ${selection(schema.getType('NotificationTemplateConnection') as GraphQLOutputType)} }`;
 const INVENTORY_STATE = `query {
   clusters { nodes { id name agentVersion certificateCount snapshotComplete firstSeenAt lastSeenAt } }
   certificates(first: 20) { nodes { clusterId clusterName namespace secretName serial subject issuer applicationIds places { clusterId secretName } } }
@@ -368,7 +368,7 @@ const INVENTORY_STATE = `query {
 
 /** A company's whole state as its own key sees it (integrations, routers, deliveries with their events, monitoring). */
 async function snapshot(svc: TestService, key: string): Promise<unknown> {
-  const data = { ...(await must(svc, key, STATE)), ...(await must(svc, key, INVENTORY_STATE)) };
+  const data = { ...(await must(svc, key, STATE)), ...(await must(svc, key, INVENTORY_STATE)), ...(await must(svc, key, TEMPLATE_STATE)) };
   const m = await svc.rest(MONITORING_CONFIG_PATH, { key });
   return { ...data, monitoring: await m.json() };
 }
@@ -472,7 +472,15 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('cross-tenant attempts (%s)', (
               const rm = await gqlRaw(svc, KEY_A, doc, setPath(base, path, withMissing));
               expect(rb.status, `${what}: ${rb.text.slice(0, 300)}`).toBeLessThan(500);
               // B's data never shows (names, type-specific fields, its other ids)
-              for (const s of [...b.names, ...b.integrations.map((i) => i.id), b.router, b.routingConfiguration, b.event, b.template, b.spareTemplate])
+              for (const s of [
+                ...b.names,
+                ...b.integrations.map((i) => i.id),
+                b.router,
+                b.routingConfiguration,
+                b.event,
+                b.template,
+                b.spareTemplate,
+              ])
                 expect(rb.text.includes(s) && s !== bid, `${what} leaked ${s}: ${rb.text.slice(0, 300)}`).toBe(false);
               // refused exactly as a non-existent id
               expect(normalise(rb.text, bid), `${what}: differs from a non-existent id`).toEqual(normalise(rm.text, missing));

@@ -27,7 +27,8 @@ type Tpl = { id: string; name: string; parts: Record<string, { title: string | n
 
 const create = (input: Record<string, unknown>, key?: string) =>
   svc.gql(key).request<{ createNotificationTemplate: Tpl }>(Create, { input });
-const count = async () => (await svc.gql().request<{ notificationTemplates: { totalCount: number } }>(List)).notificationTemplates.totalCount;
+const count = async () =>
+  (await svc.gql().request<{ notificationTemplates: { totalCount: number } }>(List)).notificationTemplates.totalCount;
 
 async function newIntegration() {
   const r = await svc.gql().request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, {
@@ -53,7 +54,11 @@ describe('notification templates (GraphQL)', () => {
     expect(t).toMatchObject({
       name: 'ops',
       managedBy: null,
-      parts: { default: { title: '{{ title }}', text: 'on {{ cluster.name }}', body: null }, SLACK: { title: null, text: ':fire: {{ summary }}' }, TEAMS: null },
+      parts: {
+        default: { title: '{{ title }}', text: 'on {{ cluster.name }}', body: null },
+        SLACK: { title: null, text: ':fire: {{ summary }}' },
+        TEAMS: null,
+      },
     });
     expect((await svc.gql().request<{ notificationTemplate: Tpl }>(Get, { id: t.id })).notificationTemplate.id).toBe(t.id);
     // another company does not see it
@@ -64,7 +69,9 @@ describe('notification templates (GraphQL)', () => {
       .request<{ updateNotificationTemplate: Tpl }>(Update, { id: t.id, input: { name: 'renamed', parts: { TEAMS: { title: 'T' } } } });
     expect(u).toMatchObject({ name: 'renamed', parts: { default: null, SLACK: null, TEAMS: { title: 'T', text: null } } });
 
-    const { deleteNotificationTemplates } = await svc.gql().request<{ deleteNotificationTemplates: { ids: string[] } }>(Delete, { ids: [t.id] });
+    const { deleteNotificationTemplates } = await svc
+      .gql()
+      .request<{ deleteNotificationTemplates: { ids: string[] } }>(Delete, { ids: [t.id] });
     expect(deleteNotificationTemplates.ids).toEqual([t.id]);
     expect((await svc.gql().request<{ notificationTemplate: Tpl | null }>(Get, { id: t.id })).notificationTemplate).toBeNull();
   });
@@ -121,9 +128,10 @@ describe('notification templates (GraphQL)', () => {
       updateNotificationRouterId: r.id,
       updateNotificationRouterConfigurationInput: { templateId: null },
     });
-    expect((await svc.gql().request<{ deleteNotificationTemplates: { ids: string[] } }>(Delete, { ids: [mine.id] })).deleteNotificationTemplates.ids).toEqual([
-      mine.id,
-    ]);
+    expect(
+      (await svc.gql().request<{ deleteNotificationTemplates: { ids: string[] } }>(Delete, { ids: [mine.id] })).deleteNotificationTemplates
+        .ids,
+    ).toEqual([mine.id]);
     await svc.gql(KEY_B).request(Delete, { ids: [theirs.id] });
   });
 
@@ -131,14 +139,19 @@ describe('notification templates (GraphQL)', () => {
     const integrationId = await newIntegration();
     const { createNotificationTemplate: t } = await create({
       name: 'sim',
-      parts: { default: { title: 'T {{ router.name }}' }, INCIDENT_MGMT: { text: '{{ event.data.issuerName }} on {{ cluster.name }} ({{ integration.type }})' } },
+      parts: {
+        default: { title: 'T {{ router.name }}' },
+        INCIDENT_MGMT: { text: '{{ event.data.issuerName }} on {{ cluster.name }} ({{ integration.type }})' },
+      },
     });
     await newRouter(integrationId, t.id);
     const ev = issuerNotReady({ issuerName: 'le-prod' });
-    const r = await svc.gql().request<{ simulateRouting: { routers: { verdict: string; rendered: Record<string, unknown> | null }[] } }>(
-      `query ($e: EventInput!) { simulateRouting(event: $e) { routers { verdict rendered { title text body error } } } }`,
-      { e: ev },
-    );
+    const r = await svc
+      .gql()
+      .request<{ simulateRouting: { routers: { verdict: string; rendered: Record<string, unknown> | null }[] } }>(
+        `query ($e: EventInput!) { simulateRouting(event: $e) { routers { verdict rendered { title text body error } } } }`,
+        { e: ev },
+      );
     const withTemplate = r.simulateRouting.routers.filter((x) => x.rendered);
     expect(withTemplate).toEqual([
       {

@@ -96,9 +96,9 @@ describe('template engine: bounded output', () => {
   });
 
   it('doubling a string stops at the memory limit', async () => {
-    await expect(renderOne('{% assign s = "x" %}{% for i in (1..40) %}{% assign s = s | append: s %}{% endfor %}{{ s }}')).rejects.toBeInstanceOf(
-      TemplateRenderError,
-    );
+    await expect(
+      renderOne('{% assign s = "x" %}{% for i in (1..40) %}{% assign s = s | append: s %}{% endfor %}{{ s }}'),
+    ).rejects.toBeInstanceOf(TemplateRenderError);
   });
 
   it('truncates a long title and text', async () => {

@@ -253,7 +253,12 @@ export const rootValue: Record<string, Resolver> = {
         verdict: d.verdict,
         error: d.error ?? null,
         rendered: d.rendered
-          ? { title: d.rendered.title ?? null, text: d.rendered.text ?? null, body: d.rendered.body ?? null, error: d.rendered.error ?? null }
+          ? {
+              title: d.rendered.title ?? null,
+              text: d.rendered.text ?? null,
+              body: d.rendered.body ?? null,
+              error: d.rendered.error ?? null,
+            }
           : null,
       })),
     };
