@@ -55,8 +55,8 @@ export function requireParts(field: string, v: unknown): TemplateParts {
       const f = `${at}.${name}`;
       if (!(FIELDS as readonly string[]).includes(name))
         throw badInput(f, `${f}: unknown field; a part has title, text (and body for ${TEMPLATE_BODY_PART})`);
-      if (name === 'body' && key !== TEMPLATE_BODY_PART) throw badInput(f, `${f}: only the ${TEMPLATE_BODY_PART} part has a body`);
       if (src == null) continue;
+      if (name === 'body' && key !== TEMPLATE_BODY_PART) throw badInput(f, `${f}: only the ${TEMPLATE_BODY_PART} part has a body`);
       p[name as (typeof FIELDS)[number]] = requireSource(f, src);
       fields++;
     }
