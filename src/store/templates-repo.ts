@@ -48,9 +48,13 @@ export function createTemplateOps(db: SqlDb): TemplateOps {
     async updateTemplate(companyId, id, patch, now) {
       const sets: string[] = [];
       const params: SqlValue[] = [];
-      if (patch.name !== undefined) (sets.push('name = ?'), params.push(patch.name));
-      if (patch.parts !== undefined) (sets.push('parts = ?'), params.push(JSON.stringify(patch.parts)));
-      if (patch.managedBy !== undefined) (sets.push('managed_by = ?'), params.push(patch.managedBy));
+      const set = (column: string, v: SqlValue) => {
+        sets.push(`${column} = ?`);
+        params.push(v);
+      };
+      if (patch.name !== undefined) set('name', patch.name);
+      if (patch.parts !== undefined) set('parts', JSON.stringify(patch.parts));
+      if (patch.managedBy !== undefined) set('managed_by', patch.managedBy);
       sets.push('updated_at = ?');
       params.push(now);
       const row = await db.get(`UPDATE templates SET ${sets.join(', ')} WHERE company_id = ? AND id = ? RETURNING ${TC}`, [

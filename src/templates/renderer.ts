@@ -12,7 +12,7 @@ import type { TemplateRecord } from '../model/records.js';
 import { compileTemplate, renderTemplate, type CompiledTemplate } from './engine.js';
 import { templateVariables } from './variables.js';
 
-export const TEMPLATE_RENDER_FAILURES = 'certmgr_notify_template_render_failures_total';
+const TEMPLATE_RENDER_FAILURES = 'certmgr_notify_template_render_failures_total';
 /** Compiled templates kept (LRU by insertion; a compiled part is at most a few hundred KiB of AST). */
 const CACHE_ENTRIES = 256;
 
