@@ -13,8 +13,12 @@ import { compileTemplate, renderTemplate, type CompiledTemplate } from './engine
 import { templateVariables } from './variables.js';
 
 const TEMPLATE_RENDER_FAILURES = 'certmgr_notify_template_render_failures_total';
-/** Compiled templates kept (LRU by insertion; a compiled part is at most a few hundred KiB of AST). */
+/**
+ * Compiled templates kept, oldest inserted out first: at most this many, and at most this many source characters
+ * over all of them (a compiled template's AST grows with its source; full-size templates then fit ~10 at once).
+ */
 const CACHE_ENTRIES = 256;
+const CACHE_SOURCE_CHARS = 2 * 1024 * 1024;
 
 export interface TemplateSource {
   /** The template the router references, or null (no template, router or template gone). */
@@ -23,7 +27,8 @@ export interface TemplateSource {
 
 export class TemplateRenderer {
   readonly #source: TemplateSource;
-  readonly #cache = new Map<string, CompiledTemplate | null>();
+  readonly #cache = new Map<string, { compiled: CompiledTemplate | null; chars: number }>();
+  #cachedChars = 0;
   readonly #failures: Counter<'integration_type' | 'reason'> | undefined;
 
   constructor(source: TemplateSource, registry?: Registry) {
@@ -41,12 +46,19 @@ export class TemplateRenderer {
 
   #compiled(t: TemplateRecord): CompiledTemplate | null {
     const key = `${t.companyId}/${t.id}/${t.updatedAt}`;
-    if (this.#cache.has(key)) return this.#cache.get(key) ?? null;
+    const hit = this.#cache.get(key);
+    if (hit) return hit.compiled;
     const r = compileTemplate(t.parts);
-    const c = r.ok ? r.template : null;
-    if (this.#cache.size >= CACHE_ENTRIES) this.#cache.delete(this.#cache.keys().next().value!);
-    this.#cache.set(key, c);
-    return c;
+    const compiled = r.ok ? r.template : null;
+    const chars = JSON.stringify(t.parts).length;
+    while (this.#cache.size > 0 && (this.#cache.size >= CACHE_ENTRIES || this.#cachedChars + chars > CACHE_SOURCE_CHARS)) {
+      const [oldest, entry] = this.#cache.entries().next().value!;
+      this.#cache.delete(oldest);
+      this.#cachedChars -= entry.chars;
+    }
+    this.#cache.set(key, { compiled, chars });
+    this.#cachedChars += chars;
+    return compiled;
   }
 
   /**
