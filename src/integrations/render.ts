@@ -250,8 +250,10 @@ export function render(event: InternalEvent, router?: { name: string }): Rendere
  */
 export function renderNotification(n: Notification): Rendered {
   const r = render(n.event, n.router);
-  // templates (minimal, until the messages work lands): the rendered title and text replace the defaults
-  return { ...r, title: n.rendered?.title ?? r.title, summary: n.rendered?.text ?? r.summary };
+  // templates (minimal, until the messages work lands): the rendered title and text replace the defaults; the
+  // summary keeps its 1024-code-point contract (incident Events v2, webhook payload schema)
+  const text = n.rendered?.text;
+  return { ...r, title: n.rendered?.title ?? r.title, summary: text ? truncateChars(text, 1024) : r.summary };
 }
 
 /**

@@ -163,10 +163,13 @@ export async function renderTemplate(c: CompiledTemplate, type: string, vars: ob
   const own = c.parts[type];
   const dflt = c.parts['default'];
   const out: RenderedMessage = {};
+  // a field that renders blank (e.g. an `if` that did not apply) leaves the integration's own text
   const title = own?.title ?? dflt?.title;
-  if (title) out.title = truncate(await renderField(title, vars), TEMPLATE_LIMITS.maxTitleChars);
+  const t = title ? (await renderField(title, vars)).trim() : '';
+  if (t) out.title = truncate(t, TEMPLATE_LIMITS.maxTitleChars);
   const text = own?.text ?? dflt?.text;
-  if (text) out.text = truncate(await renderField(text, vars), TEMPLATE_LIMITS.maxTextChars);
+  const x = text ? (await renderField(text, vars)).trim() : '';
+  if (x) out.text = truncate(x, TEMPLATE_LIMITS.maxTextChars);
   const body = type === TEMPLATE_BODY_PART ? own?.body : undefined;
   if (body) {
     const s = await renderField(body, vars);

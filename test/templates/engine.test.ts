@@ -219,3 +219,12 @@ describe('template variables', () => {
     expect(out).toBe(`200 firing for le: ${String(e.data.issuerName)}`);
   });
 });
+
+describe('template engine: blank output', () => {
+  it('a field that renders blank is left out (the integration keeps its own text); others are trimmed', async () => {
+    const c = compileTemplate({ default: { title: '{% if reminder %}Still failing{% endif %}  ', text: '  hello\n' } });
+    if (!c.ok) throw new Error(c.issue.message);
+    expect(await renderTemplate(c.template, 'SLACK', { reminder: false })).toEqual({ text: 'hello' });
+    expect(await renderTemplate(c.template, 'SLACK', { reminder: true })).toEqual({ title: 'Still failing', text: 'hello' });
+  });
+});

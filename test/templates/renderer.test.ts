@@ -79,3 +79,14 @@ describe('TemplateRenderer', () => {
     for (let k = 0; k < 300; k++) expect((await r.render('c', n))?.text?.endsWith('router')).toBe(true);
   });
 });
+
+describe('renderNotification with a rendered template (minimal override until the messages work lands)', () => {
+  it('title and text replace the defaults; the summary stays within 1024 code points', async () => {
+    const { renderNotification } = await import('../../src/integrations/render.js');
+    expect(renderNotification(n).title).toMatch(/^Issuer le/);
+    const r = renderNotification({ ...n, rendered: { title: 'T', text: 'é'.repeat(2000) } });
+    expect(r.title).toBe('T');
+    expect(Array.from(r.summary)).toHaveLength(1024);
+    expect(renderNotification({ ...n, rendered: { title: 'only title' } }).summary).toMatch(/^Issuer le/);
+  });
+});
