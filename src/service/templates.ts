@@ -111,6 +111,9 @@ export async function getTemplate(ctx: ServiceContext, id: string): Promise<Temp
 export async function deleteTemplates(ctx: ServiceContext, ids: readonly unknown[]): Promise<string[]> {
   const wanted = requireIdList('ids', ids);
   return ctx.store.transaction(async (tx) => {
+    // the company's templates lock (PostgreSQL; SQLite transactions are serialized): a router being pointed at
+    // one of these templates in a concurrent transaction commits before this check or sees the template gone
+    await tx.countForQuota('templates', ctx.companyId);
     await requireAllExist(tx, 'templates', ctx.companyId, wanted);
     const users = await tx.listRoutersByTemplate(ctx.companyId, wanted);
     if (users.length) {
@@ -126,6 +129,7 @@ export async function deleteTemplates(ctx: ServiceContext, ids: readonly unknown
 /** Inside a router's create/update transaction: the template must exist for the company. */
 export async function requireTemplate(tx: StoreOps, companyId: string, field: string, id: unknown): Promise<string> {
   if (!isUuid(id)) throw badInput(field, `${field} must be a UUID`);
+  await tx.countForQuota('templates', companyId); // the templates lock, against a concurrent deleteTemplates
   const t = await tx.getTemplate(companyId, id);
   if (!t) throw new ServiceError('NOT_FOUND', `${field}: template ${id} not found`, field);
   return t.id;
