@@ -71,6 +71,8 @@ export interface ServeConfig {
   /** Inventory (issue 10): clusters and certificate rows a company may have; when a cluster counts as silent. */
   maxClustersPerCompany: number;
   maxCertificatesPerCompany: number;
+  /** Notification templates (issue 11) a company may have. */
+  maxTemplatesPerCompany: number;
   clusterSilenceAfterMs: number;
   serviceUrl: string | undefined;
   serviceApiKey: string | undefined;
@@ -191,6 +193,11 @@ export const SERVE_FLAGS: FlagSpec[] = [
     name: 'max-clusters-per-company',
     kind: 'int',
     help: 'inventory: clusters a company may report; a new one more is refused with QUOTA_EXCEEDED (default 1000)',
+  },
+  {
+    name: 'max-templates-per-company',
+    kind: 'int',
+    help: 'notification templates a company may have; one more is refused with QUOTA_EXCEEDED (default 200)',
   },
   {
     name: 'max-certificates-per-company',
@@ -507,6 +514,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     maxIntegrationsPerCompany: int(flags, env, 'max-integrations-per-company', DEFAULT_QUOTAS.maxIntegrationsPerCompany, 1, 100_000),
     maxClustersPerCompany: int(flags, env, 'max-clusters-per-company', DEFAULT_QUOTAS.maxClustersPerCompany, 1, 1_000_000),
     maxCertificatesPerCompany: int(flags, env, 'max-certificates-per-company', DEFAULT_QUOTAS.maxCertificatesPerCompany, 1, 1_000_000_000),
+    maxTemplatesPerCompany: int(flags, env, 'max-templates-per-company', DEFAULT_QUOTAS.maxTemplatesPerCompany, 1, 100_000),
     clusterSilenceAfterMs: int(flags, env, 'cluster-silence-after', 900_000, 1, 30 * 86_400_000),
     serviceUrl,
     serviceApiKey: one(flags, env, 'service-api-key'),

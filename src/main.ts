@@ -31,6 +31,7 @@ import { ReminderScanner } from './reminders/scanner.js';
 import type { Clock } from './runtime/timers.js';
 import { ingestDepsOf } from './service/events.js';
 import { registerClusterGauge, startSilenceWatch } from './inventory/silence.js';
+import { TemplateRenderer } from './templates/renderer.js';
 
 export interface RunningService {
   url: string;
@@ -188,6 +189,7 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
       maxIntegrationsPerCompany: cfg.maxIntegrationsPerCompany,
       maxClustersPerCompany: cfg.maxClustersPerCompany,
       maxCertificatesPerCompany: cfg.maxCertificatesPerCompany,
+      maxTemplatesPerCompany: cfg.maxTemplatesPerCompany,
     },
     clusterSilenceAfterMs: cfg.clusterSilenceAfterMs,
   });
@@ -201,6 +203,7 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
       store,
       notifiers: (type) => runtime.notifierFor(type),
       rateLimiter: runtime.rateLimiter,
+      templates: new TemplateRenderer(store, metrics.registry),
       instanceId: cfg.instanceId,
       logger: log, // the worker adds its own component key
       metrics: metrics.registry,

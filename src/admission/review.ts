@@ -1,7 +1,7 @@
 /**
  * AdmissionReview (admission.k8s.io v1 and v1beta1) → response, as a pure function.
  *
- * What is checked (CREATE and UPDATE of our three kinds; everything else is allowed):
+ * What is checked (CREATE and UPDATE of our four kinds; everything else is allowed):
  * - NotificationRouter: the kind's ajv validator on `spec`, then the CEL filter is compiled for its event
  *   family (`validateFilter`); a compile error denies with `spec.filter: line L, column C: <reason>`, the same
  *   text the reconciler puts in the InvalidFilter condition.
@@ -9,6 +9,8 @@
  *   `oneOf` branch noise); settings blocks of other types only warn (the reconciler ignores them).
  * - MonitoringConfig: the ajv validator (at most 3 distinct thresholds, ranges); a name other than `default`
  *   only warns (the object is accepted and reports Ignored).
+ * - NotificationTemplate: the ajv validator, then every Liquid part is compiled as the service does; a part
+ *   that does not compile denies with `spec.parts.<TYPE>.<field>: line L, column C: <reason>`.
  *
  * An UPDATE that leaves `spec` unchanged (finalizers, labels, annotations, a deletion in progress) is always
  * allowed: an object stored before the webhook existed, or under older filter rules, must stay deletable and
@@ -27,9 +29,12 @@ import {
   validateMonitoringSpec,
   validateProviderSpec,
   validateRouterSpec,
+  validateTemplateSpec,
   type ProviderType,
 } from '../api/index.js';
 import { validateFilter } from '../cel/index.js';
+import { ServiceError } from '../service/errors.js';
+import { requireParts } from '../service/templates.js';
 
 export const ADMISSION_V1 = 'admission.k8s.io/v1';
 export const ADMISSION_V1BETA1 = 'admission.k8s.io/v1beta1';
@@ -69,7 +74,7 @@ export interface AdmissionDecision {
   errors: string[];
   warnings: string[];
   /** For logs and metrics: which kind was checked, or `other`. */
-  checked: 'NotificationRouter' | 'NotificationProvider' | 'MonitoringConfig' | 'other';
+  checked: 'NotificationRouter' | 'NotificationProvider' | 'MonitoringConfig' | 'NotificationTemplate' | 'other';
 }
 
 /** The body is not an AdmissionReview this webhook can answer (HTTP 400; the apiserver applies failurePolicy). */
@@ -148,7 +153,8 @@ const deny = (checked: AdmissionDecision['checked'], errors: string[], warnings:
 export function decideAdmission(req: AdmissionRequest): AdmissionDecision {
   if (req.kind.group !== GROUP || req.kind.version !== VERSION) return allow('other');
   const kind = req.kind.kind;
-  if (kind !== 'NotificationRouter' && kind !== 'NotificationProvider' && kind !== 'MonitoringConfig') return allow('other');
+  if (kind !== 'NotificationRouter' && kind !== 'NotificationProvider' && kind !== 'MonitoringConfig' && kind !== 'NotificationTemplate')
+    return allow('other');
   if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return allow(kind);
 
   const obj = isObject(req.object) ? req.object : {};
@@ -167,7 +173,22 @@ export function decideAdmission(req: AdmissionRequest): AdmissionDecision {
       return checkProvider(spec);
     case 'MonitoringConfig':
       return checkMonitoringConfig(spec, nameOf(obj) ?? req.name);
+    case 'NotificationTemplate':
+      return checkTemplate(spec);
   }
+}
+
+/** The schema, then every part compiled as the service will: `spec.parts.SLACK.text: line L, column C: reason`. */
+function checkTemplate(spec: unknown): AdmissionDecision {
+  const v = validateTemplateSpec(spec);
+  if (!v.ok) return deny('NotificationTemplate', v.errors);
+  try {
+    requireParts('spec.parts', v.value.parts);
+  } catch (e) {
+    if (e instanceof ServiceError) return deny('NotificationTemplate', [e.message]);
+    throw e;
+  }
+  return allow('NotificationTemplate');
 }
 
 function nameOf(obj: Record<string, unknown>): string | undefined {

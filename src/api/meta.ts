@@ -37,6 +37,12 @@ export const Reason = {
   ProviderNotFound: 'ProviderNotFound',
   /** The referenced provider exists but is not Ready (no integration in the service yet). */
   ProviderNotReady: 'ProviderNotReady',
+  /** The router's templateRef names no NotificationTemplate in the namespace (or it is being deleted). */
+  TemplateNotFound: 'TemplateNotFound',
+  /** The referenced template exists but is not Ready (no template in the service yet). */
+  TemplateNotReady: 'TemplateNotReady',
+  /** Stalled: a NotificationTemplate part does not compile; the message names the part and its line:column. */
+  InvalidTemplate: 'InvalidTemplate',
   /** A secretRef names a missing Secret or a key the Secret does not have. */
   SecretNotFound: 'SecretNotFound',
   /**

@@ -35,6 +35,11 @@ export const routerSpecSchema = defineSchema({
       description: 'Name of the router in the service. Default: <namespace>/<name>.',
     },
     enabled: { type: 'boolean', default: true },
+    templateRef: {
+      ...localObjectRefSchema,
+      description:
+        'The NotificationTemplate (same namespace) whose texts this router sends (docs/templates.md). Omitted: the default messages.',
+    },
     groupBy: {
       type: 'array',
       maxItems: 8,

@@ -104,12 +104,12 @@ function invalidEvent(io: CommandIo, errors: readonly EventValidationError[]): n
 }
 
 /** Reads FILE as JSON, or as YAML when it is not JSON (YAML's core schema keeps timestamps as strings). */
-async function loadEvent(file: string): Promise<{ ok: true; value: unknown } | { ok: false; message: string }> {
+export async function loadEvent(file: string, what = 'event'): Promise<{ ok: true; value: unknown } | { ok: false; message: string }> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (e) {
-    return { ok: false, message: `cannot read event file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` };
+    return { ok: false, message: `cannot read ${what} file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` };
   }
   try {
     return { ok: true, value: JSON.parse(text) };
@@ -119,6 +119,6 @@ async function loadEvent(file: string): Promise<{ ok: true; value: unknown } | {
   try {
     return { ok: true, value: parseYaml(text) };
   } catch (e) {
-    return { ok: false, message: `cannot parse event file ${file} as JSON or YAML: ${(e as Error).message.split('\n')[0]}` };
+    return { ok: false, message: `cannot parse ${what} file ${file} as JSON or YAML: ${(e as Error).message.split('\n')[0]}` };
   }
 }

@@ -96,6 +96,15 @@ async function main(argv: string[]): Promise<number> {
     const { celEvalCommand } = await import('./cel-eval.js');
     return celEvalCommand(rest.slice(1), { out: (s) => process.stdout.write(s + '\n'), err: (s) => process.stderr.write(s + '\n') });
   }
+  if (cmd === 'template' && rest[0] !== 'render' && (rest.length === 0 || wantsHelp(rest))) {
+    const help = wantsHelp(rest);
+    (help ? process.stdout : process.stderr).write(usageOf(['template'])!);
+    return help ? 0 : 2;
+  }
+  if (cmd === 'template' && rest[0] === 'render') {
+    const { templateRenderCommand } = await import('./template-render.js');
+    return templateRenderCommand(rest.slice(1), { out: (s) => process.stdout.write(s + '\n'), err: (s) => process.stderr.write(s + '\n') });
+  }
   if (cmd === 'help') {
     const text = usageOf(rest.filter((a) => a !== '--help' && a !== '-h'));
     if (text === undefined) {

@@ -1,6 +1,7 @@
 /** Usage texts of every command, and the start-time warning about secrets given on the command line. */
 import { AGENT_FLAGS, SERVE_FLAGS, envName } from '../config.js';
 import { CEL_EVAL_USAGE } from './cel-eval.js';
+import { INTEGRATION_TYPES } from '../model/integration-types.js';
 
 const SECRET_ARGV_NOTE = `API keys: prefer the environment variable CERTMGR_NOTIFY_API_KEY or --api-keys-file (or let serve generate
 ./data/api-key). A key given as --api-key on the command line is visible to every local user in \`ps\`, and
@@ -34,10 +35,25 @@ Subcommands:
   eval   evaluate a routing filter against an event file (certmgr-notify cel eval --help)
 `;
 
+/** `template render` (src/cli/template-render.ts); here so that --help loads no template engine. */
+export const TEMPLATE_RENDER_USAGE = `usage: certmgr-notify template render --template FILE --event FILE [--type TYPE] [--router-name NAME] [--integration-name NAME]
+
+Renders a notification template (JSON or YAML: a NotificationTemplate resource, {parts: ...}, or the parts)
+for an internal event {type, data} read from --event (JSON or YAML), as the delivery worker would.
+--type: one of ${INTEGRATION_TYPES.join(', ')} (default: every type).
+Prints JSON {TYPE: {title, text, body}} (exit 0); exit 1 when a part fails to render; exit 2 on invalid input.`;
+
+const TEMPLATE_USAGE = `usage: certmgr-notify template render --template FILE --event FILE [--type TYPE]
+
+Subcommands:
+  render   preview a notification template on an event file (certmgr-notify template render --help)
+`;
+
 export const MAIN_USAGE = `usage:
   certmgr-notify serve [flags]          run the service (certmgr-notify serve --help lists every flag)
   certmgr-notify agent [flags]          run in a cluster, reporting to a hub (certmgr-notify agent --help)
   certmgr-notify cel eval [flags]       try a routing filter on an event file (certmgr-notify cel eval --help)
+  certmgr-notify template render [flags]  preview a notification template (certmgr-notify template render --help)
   certmgr-notify help [command]         this text, or the usage of a command
 
 ${SECRET_ARGV_NOTE}
@@ -55,6 +71,7 @@ export function usageOf(command: readonly string[]): string | undefined {
   if (cmd === 'serve') return SERVE_USAGE;
   if (cmd === 'agent') return AGENT_USAGE;
   if (cmd === 'cel') return sub === 'eval' ? CEL_EVAL_USAGE + '\n' : CEL_USAGE;
+  if (cmd === 'template') return sub === 'render' ? TEMPLATE_RENDER_USAGE + '\n' : TEMPLATE_USAGE;
   if (cmd === 'help') return MAIN_USAGE;
   return undefined;
 }

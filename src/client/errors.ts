@@ -83,6 +83,7 @@ const KIND_BY_CODE: Record<string, ServiceErrorKind> = {
   UNAUTHENTICATED: 'unauthenticated',
   INVALID_FILTER_EXPRESSION: 'invalid-filter',
   BAD_USER_INPUT: 'bad-input',
+  INVALID_TEMPLATE: 'bad-input',
   NOT_FOUND: 'not-found',
   CONFLICT: 'conflict',
   QUOTA_EXCEEDED: 'quota-exceeded',

@@ -8,6 +8,7 @@
 import { GraphQLClient } from 'graphql-request';
 import type { MonitoringConfigInput } from '../model/monitoring.js';
 import type { IntegrationType, RouterGeneration } from '../store/types.js';
+import { TEMPLATE_PART_KEYS } from '../model/records.js';
 import { ServiceApiError, toServiceError } from './errors.js';
 import type { ApiKey } from './api-key.js';
 import { ServiceHttp } from './http.js';
@@ -41,6 +42,8 @@ export interface RouterView {
   eventTypeId: string;
   filter: string;
   integrationId: string;
+  /** the router's notification template, or null (absent: none) */
+  templateId?: string | null;
   generation: RouterGeneration;
   managedBy: string | null;
 }
@@ -78,7 +81,25 @@ export interface RouterInput {
   eventTypeId: string;
   filter: string;
   integrationId: string;
+  /** null or absent: no template */
+  templateId?: string | null;
   enabled: boolean;
+  managedBy: string;
+}
+
+/** A notification template's parts as the API takes and returns them (absent fields and parts: null). */
+export type TemplatePartsView = Record<string, { title?: string | null; text?: string | null; body?: string | null } | null>;
+
+export interface TemplateView {
+  id: string;
+  name: string;
+  parts: TemplatePartsView;
+  managedBy: string | null;
+}
+
+export interface TemplateInput {
+  name: string;
+  parts: TemplatePartsView;
   managedBy: string;
 }
 
@@ -92,6 +113,11 @@ export interface ServiceApi {
   createRouter(input: RouterInput): Promise<{ id: string }>;
   updateRouter(id: string, input: Partial<RouterInput>): Promise<void>;
   deleteRouter(id: string): Promise<void>;
+  listTemplates(): Promise<TemplateView[]>;
+  createTemplate(input: TemplateInput): Promise<{ id: string }>;
+  updateTemplate(id: string, input: Partial<TemplateInput>): Promise<void>;
+  /** Deleting an unknown one is not an error; a template still used by routers is (kind 'conflict'). */
+  deleteTemplate(id: string): Promise<void>;
   getMonitoringConfig(): Promise<MonitoringConfigView>;
   /** `opts.manager`: write as that manager of record (another one's record is refused: kind 'conflict') */
   putMonitoringConfig(v: MonitoringConfigInput, opts?: MonitoringWriteOptions): Promise<MonitoringConfigView>;
@@ -119,6 +145,7 @@ const ListRouters = /* GraphQL */ `
         }
         notificationRouterIntegrationConfig {
           notificationRouterIntegrationID
+          notificationRouterTemplateID
         }
         notificationRouterPolicyConfig {
           groupBy
@@ -130,6 +157,13 @@ const ListRouters = /* GraphQL */ `
     }
   }
 `;
+const TEMPLATE_PART_FIELDS = `${TEMPLATE_PART_KEYS.map((k) => `${k} { title text body }`).join(' ')}`;
+const TEMPLATE_FIELDS = `id name managedBy parts { ${TEMPLATE_PART_FIELDS} }`;
+const ListTemplates = `query OperatorListTemplates { notificationTemplates { nodes { ${TEMPLATE_FIELDS} } } }`;
+const CreateTemplate = `mutation OperatorCreateTemplate($input: CreateNotificationTemplateInput!) { createNotificationTemplate(input: $input) { id } }`;
+const UpdateTemplate = `mutation OperatorUpdateTemplate($id: UUID!, $input: UpdateNotificationTemplateInput!) { updateNotificationTemplate(id: $id, input: $input) { id } }`;
+const DeleteTemplates = `mutation OperatorDeleteTemplates($ids: [UUID!]!) { deleteNotificationTemplates(ids: $ids) { ids } }`;
+
 const CREATE_MUTATION: Record<IntegrationType, { field: string; inputType: string }> = {
   INCIDENT_MGMT: { field: 'createIncidentMgmtIntegration', inputType: 'CreateIncidentMgmtIntegrationInput' },
   WEBHOOK: { field: 'createWebhookIntegration', inputType: 'CreateWebhookIntegrationInput' },
@@ -173,7 +207,7 @@ interface RawRouter {
   managedBy: string | null;
   eventType: { id: string };
   notificationRouterFilterConfig: { advancedFilterExpression: string | null };
-  notificationRouterIntegrationConfig: { notificationRouterIntegrationID: string };
+  notificationRouterIntegrationConfig: { notificationRouterIntegrationID: string; notificationRouterTemplateID: string | null };
   notificationRouterPolicyConfig: RouterPolicyView;
 }
 
@@ -184,6 +218,7 @@ const routerView = (r: RawRouter): RouterView => ({
   eventTypeId: r.eventType.id,
   filter: r.notificationRouterFilterConfig.advancedFilterExpression ?? '',
   integrationId: r.notificationRouterIntegrationConfig.notificationRouterIntegrationID,
+  templateId: r.notificationRouterIntegrationConfig.notificationRouterTemplateID,
   generation: r.generation,
   managedBy: r.managedBy,
   policy: r.notificationRouterPolicyConfig,
@@ -254,7 +289,7 @@ export class GraphQLServiceApi implements ServiceApi {
     const r = await this.request<{ createNotificationRouter: { id: string } }>('create router', CreateNotificationRouter, {
       details: { name: input.name, eventTypeId: input.eventTypeId, enabled: input.enabled, managedBy: input.managedBy },
       filterConfig: { advancedFilterExpression: input.filter },
-      integrationConfig: { integrationId: input.integrationId },
+      integrationConfig: { integrationId: input.integrationId, templateId: input.templateId ?? null },
       policyConfig: { ...input.policy, repeatInterval: input.policy.repeatInterval ?? '' },
     });
     return { id: r.createNotificationRouter.id };
@@ -267,6 +302,7 @@ export class GraphQLServiceApi implements ServiceApi {
     if (input.eventTypeId !== undefined) u['eventTypeId'] = input.eventTypeId;
     if (input.filter !== undefined) u['advancedFilterExpression'] = input.filter;
     if (input.integrationId !== undefined) u['integrationId'] = input.integrationId;
+    if (input.templateId !== undefined) u['templateId'] = input.templateId;
     if (input.managedBy !== undefined) u['managedBy'] = input.managedBy;
     // '' turns reminders off (null would mean "left out" to some clients)
     if (input.policy !== undefined) Object.assign(u, input.policy, { repeatInterval: input.policy.repeatInterval ?? '' });
@@ -279,6 +315,29 @@ export class GraphQLServiceApi implements ServiceApi {
   async deleteRouter(id: string): Promise<void> {
     try {
       await this.request('delete router', DeleteNotificationRouter, { ids: [id] });
+    } catch (e) {
+      if (e instanceof ServiceApiError && e.kind === 'not-found') return;
+      throw e;
+    }
+  }
+
+  async listTemplates(): Promise<TemplateView[]> {
+    const r = await this.request<{ notificationTemplates: { nodes: TemplateView[] } }>('list templates', ListTemplates);
+    return r.notificationTemplates.nodes;
+  }
+
+  async createTemplate(input: TemplateInput): Promise<{ id: string }> {
+    const r = await this.request<{ createNotificationTemplate: { id: string } }>('create template', CreateTemplate, { input });
+    return r.createNotificationTemplate;
+  }
+
+  async updateTemplate(id: string, input: Partial<TemplateInput>): Promise<void> {
+    await this.request('update template', UpdateTemplate, { id, input });
+  }
+
+  async deleteTemplate(id: string): Promise<void> {
+    try {
+      await this.request('delete template', DeleteTemplates, { ids: [id] });
     } catch (e) {
       if (e instanceof ServiceApiError && e.kind === 'not-found') return;
       throw e;

@@ -40,6 +40,7 @@ import { decide, DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_AGE_MS, DEFAULT_MAX_DELAY_MS
 import { orderModeOf } from './order.js';
 import { RateLimiter, type RateLimit } from './rate-limit.js';
 import { SecretKeyError } from '../store/secret-box.js';
+import type { TemplateRenderer } from '../templates/renderer.js';
 
 /** Why the integration's secrets (decrypted on first access) cannot be read, or null. The message names row and key id only. */
 function unreadableSecrets(integration: IntegrationRecord): string | null {
@@ -99,6 +100,8 @@ export interface DeliveryWorkerDeps {
    * Omit: claims are unnamed and only ever retaken after their lease.
    */
   instanceId?: string;
+  /** Renders the router's template into Notification.rendered (src/templates/renderer.ts); omit: no templates. */
+  templates?: Pick<TemplateRenderer, 'render'>;
   /** A limiter shared with other senders (testIntegration); default a new one from options.rateLimits. */
   rateLimiter?: RateLimiter;
   options?: Partial<DeliveryWorkerOptions>;
@@ -269,6 +272,7 @@ export class DeliveryWorker {
   readonly #limiter: RateLimiter;
   readonly #logLimiter: LogLimiter;
   readonly #owner: string | null;
+  readonly #templates: Pick<TemplateRenderer, 'render'> | undefined;
 
   #running = false;
   #loop: Promise<void> | undefined;
@@ -298,6 +302,7 @@ export class DeliveryWorker {
     this.#getIntegration = deps.getIntegration ?? ((c, i) => deps.store.getIntegration(c, i));
     this.#limiter = deps.rateLimiter ?? new RateLimiter(this.options.rateLimits);
     this.#owner = deps.instanceId || null;
+    this.#templates = deps.templates;
     this.#metrics = deps.metrics ? createMetrics(deps.metrics, deps.store, this.#clock) : undefined;
   }
 
@@ -550,6 +555,17 @@ export class DeliveryWorker {
       attempt: d.attempts,
       ...(d.reminder ? { reminder: true } : {}),
     };
+    try {
+      // a template that does not render sends the default message (counted by the renderer), never a dead letter
+      const rendered = await this.#templates?.render(d.companyId, notification);
+      if (rendered) notification.rendered = rendered;
+    } catch (err) {
+      // the store could not be read: leave the claim (retaken after its lease), as for the integration
+      this.#limiter.release(d.id);
+      if (this.#admit('error', d, 'delivery_store_error'))
+        this.#log.error({ err, deliveryId: d.id }, 'delivery worker: could not load the router template');
+      return;
+    }
     const started = performance.now();
     const result = await this.#send(type, notification);
     this.#metrics?.attemptDuration.observe({ integration_type: type }, (performance.now() - started) / 1000);

@@ -3,7 +3,7 @@
  * reasons about. Plain data, no behaviour; the store (src/store/) persists them.
  */
 import type { EventTypeId } from '../events/families.js';
-import type { IntegrationType } from './integration-types.js';
+import { INTEGRATION_TYPES, type IntegrationType } from './integration-types.js';
 
 export interface MonitoringConfigRecord {
   id: string;
@@ -73,3 +73,29 @@ export const ROUTER_POLICY_DEFAULTS: Readonly<Pick<RouterRecord, 'groupBy' | 'gr
   groupIntervalMs: 300_000,
   repeatIntervalMs: null,
 };
+
+/** A template's parts (docs/templates.md): one for every integration type, and `default` for the others. */
+export const TEMPLATE_PART_KEYS = ['default', ...INTEGRATION_TYPES] as const;
+export type TemplatePartKey = (typeof TEMPLATE_PART_KEYS)[number];
+/** The integration type whose part may have a `body` (the generic JSON webhook's whole request body). */
+export const TEMPLATE_BODY_PART = 'GENERIC_WEBHOOK';
+
+/** Liquid sources of one part; a field left out keeps the default part's, then the notifier's own text. */
+export interface TemplatePart {
+  title?: string;
+  text?: string;
+  body?: string;
+}
+
+export type TemplateParts = Partial<Record<TemplatePartKey, TemplatePart>>;
+
+/** A notification template (issue 11), referenced by routers' templateId. */
+export interface TemplateRecord {
+  id: string;
+  companyId: string;
+  name: string;
+  parts: TemplateParts;
+  managedBy: string | null;
+  createdAt: number;
+  updatedAt: number;
+}

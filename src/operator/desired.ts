@@ -5,7 +5,8 @@
 import type { MonitoringConfigSpec } from '../api/monitoringconfig.js';
 import { PROVIDER_SETTINGS_FIELD, type NotificationProviderSpec, type ProviderType } from '../api/notificationprovider.js';
 import type { NotificationRouterSpec } from '../api/notificationrouter.js';
-import { ROUTER_POLICY_DEFAULTS } from '../model/records.js';
+import { ROUTER_POLICY_DEFAULTS, TEMPLATE_PART_KEYS } from '../model/records.js';
+import type { NotificationTemplateSpec } from '../api/notificationtemplate.js';
 import { formatInterval, parseInterval } from '../validation/interval.js';
 import type { SecretKeyRef } from '../api/meta.js';
 import type { MonitoringConfigView } from '../client/monitoring.js';
@@ -16,6 +17,9 @@ import type {
   RouterInput,
   RouterPolicyView,
   RouterView,
+  TemplateInput,
+  TemplatePartsView,
+  TemplateView,
   UpdateIntegrationInput,
 } from '../client/service-api.js';
 import type { MonitoringConfigInput } from '../model/monitoring.js';
@@ -301,12 +305,19 @@ export function pickOwned<R extends { id: string; managedBy: string | null }>(
 // ---------------------------------------------------------------------------------------------------------
 // routers
 
-export function desiredRouter(o: ObjectId, spec: NotificationRouterSpec, integrationId: string, cluster?: string): RouterInput {
+export function desiredRouter(
+  o: ObjectId,
+  spec: NotificationRouterSpec,
+  integrationId: string,
+  cluster?: string,
+  templateId?: string | null,
+): RouterInput {
   return {
     name: recordName(o, spec.displayName, cluster),
     eventTypeId: spec.eventTypeId,
     filter: (spec.filter ?? '').trim(),
     integrationId,
+    ...(templateId ? { templateId } : {}),
     enabled: spec.enabled,
     managedBy: managedByKey(o, cluster),
     policy: desiredRouterPolicy(spec),
@@ -354,6 +365,10 @@ export function planRouterUpdate(desired: RouterInput, actual: RouterView): Rout
     drift.push('integrationId');
     update.integrationId = desired.integrationId;
   }
+  if ((actual.templateId ?? null) !== (desired.templateId ?? null)) {
+    drift.push('templateId');
+    update.templateId = desired.templateId ?? null;
+  }
   if (actual.managedBy !== desired.managedBy) {
     drift.push('managedBy');
     update.managedBy = desired.managedBy;
@@ -361,6 +376,45 @@ export function planRouterUpdate(desired: RouterInput, actual: RouterView): Rout
   if (JSON.stringify(actual.policy) !== JSON.stringify(desired.policy)) {
     drift.push('policy');
     update.policy = desired.policy;
+  }
+  return { drift, update: drift.length ? update : undefined };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// templates
+
+/** The parts with every key and field, absent ones null: the shape the API returns, so a plan compares equal. */
+function normalParts(parts: TemplatePartsView | NotificationTemplateSpec['parts']): TemplatePartsView {
+  const src = parts as Record<string, { title?: string | null; text?: string | null; body?: string | null } | null | undefined>;
+  const out: TemplatePartsView = {};
+  for (const k of TEMPLATE_PART_KEYS) {
+    const p = src[k];
+    out[k] = p ? { title: p.title ?? null, text: p.text ?? null, body: p.body ?? null } : null;
+  }
+  return out;
+}
+
+export function desiredTemplate(o: ObjectId, spec: NotificationTemplateSpec, cluster?: string): TemplateInput {
+  return { name: recordName(o, spec.displayName, cluster), parts: normalParts(spec.parts), managedBy: managedByKey(o, cluster) };
+}
+
+export function planTemplateUpdate(
+  desired: TemplateInput,
+  actual: TemplateView,
+): { drift: string[]; update: Partial<TemplateInput> | undefined } {
+  const drift: string[] = [];
+  const update: Partial<TemplateInput> = {};
+  if (actual.name !== desired.name) {
+    drift.push('name');
+    update.name = desired.name;
+  }
+  if (JSON.stringify(normalParts(actual.parts)) !== JSON.stringify(desired.parts)) {
+    drift.push('parts');
+    update.parts = desired.parts;
+  }
+  if (actual.managedBy !== desired.managedBy) {
+    drift.push('managedBy');
+    update.managedBy = desired.managedBy;
   }
   return { drift, update: drift.length ? update : undefined };
 }

@@ -47,7 +47,7 @@ export function invalidFilterMessage(e: ServiceApiError): string {
  */
 export function throwServiceFailure(
   e: unknown,
-  context: 'provider' | 'router' | 'monitoring',
+  context: 'provider' | 'router' | 'monitoring' | 'template',
   secretUses: readonly SecretUse[] = [],
 ): never {
   if (!(e instanceof ServiceApiError)) throw e;

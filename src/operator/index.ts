@@ -16,6 +16,8 @@ import { FIELD_MANAGER } from '../api/meta.js';
 import { monitoringHandler } from './reconcilers/monitoring.js';
 import { providerHandler, providersUsingSecret } from './reconcilers/provider.js';
 import { routerHandler, routersUsingProvider } from './reconcilers/router.js';
+import { routersUsingTemplate, templateHandler } from './reconcilers/template.js';
+import { NotificationTemplateKind, type NotificationTemplate } from '../api/notificationtemplate.js';
 import {
   Controller,
   keyOf,
@@ -183,6 +185,7 @@ class Term {
     const providers = crInformer<NotificationProvider>(NotificationProviderKind);
     const routers = crInformer<NotificationRouter>(NotificationRouterKind);
     const configs = crInformer<MonitoringConfig>(MonitoringConfigKind);
+    const templates = crInformer<NotificationTemplate>(NotificationTemplateKind);
     const secrets = informerOf<V1Secret>('secrets', SECRETS, (page) => kube.listSecrets(ns, page));
 
     const w = opts.waits ?? {};
@@ -223,11 +226,21 @@ class Term {
         service,
         routers,
         providers,
+        templates,
         ...(opts.cluster ? { cluster: opts.cluster } : {}),
         ...(w.providerRetryMs !== undefined ? { providerRetryMs: w.providerRetryMs } : {}),
         requeueProvider: (k) => providerC.enqueue(k),
       }),
       routers,
+    );
+    controllerOf(
+      templateHandler({
+        service,
+        templates,
+        ...(opts.cluster ? { cluster: opts.cluster } : {}),
+        ...(w.deletionRetryMs !== undefined ? { deletionRetryMs: w.deletionRetryMs } : {}),
+      }),
+      templates,
     );
     const monitoringCluster = opts.cluster ?? opts.clusterId;
     controllerOf(monitoringHandler({ service, configs, ...(monitoringCluster ? { cluster: monitoringCluster } : {}) }), configs);
@@ -235,6 +248,8 @@ class Term {
     // a Secret change re-applies the providers that read it; a provider change re-evaluates its routers
     watchRelated(secrets, providerC, (s) => providersUsingSecret(providers.list(), s.metadata?.namespace ?? '', s.metadata?.name ?? ''));
     watchRelated(providers, routerC, (p) => routersUsingProvider(routers.list(), p.metadata?.namespace ?? '', p.metadata?.name ?? ''));
+    // a template change (Ready, id, deletion) re-evaluates the routers that reference it
+    watchRelated(templates, routerC, (t) => routersUsingTemplate(routers.list(), t.metadata?.namespace ?? '', t.metadata?.name ?? ''));
 
     this.running = this.run();
   }

@@ -1,7 +1,10 @@
 /** Operating deliveries: listing, routing simulation and test sends. */
 import type { InternalEvent } from '../events/families.js';
 import { validateEvent } from '../events/schemas.js';
-import { decideRoutersSliced, eventMonitored, type RouterDecision } from '../routing/match.js';
+import { decideRoutersSliced, eventMonitored, type RouterDecision, type RoutingSnapshot } from '../routing/match.js';
+import type { Notification } from '../integrations/types.js';
+import { compileTemplate, renderTemplate, TemplateRenderError } from '../templates/engine.js';
+import { templateVariables } from '../templates/variables.js';
 import { TimeSlicer } from '../routing/slicer.js';
 import type { DeliveryFilter, DeliveryRecord, DeliveryStatus } from '../store/types.js';
 import type { ServiceContext, ServiceRuntime } from './context.js';
@@ -45,10 +48,60 @@ export async function listDeliveries(
   return { nodes: rows.slice(0, first), hasNextPage: rows.length > first };
 }
 
+/** A MATCHED router's template, rendered for its integration (or why not). */
+export interface SimulatedRender {
+  title?: string;
+  text?: string;
+  body?: string;
+  error?: string;
+}
+
 export interface Simulation {
   event: InternalEvent;
   monitored: boolean;
-  decisions: RouterDecision[];
+  decisions: (RouterDecision & { rendered?: SimulatedRender })[];
+}
+
+/** Templates rendered per simulateRouting call at most (each render is bounded; this bounds their number). */
+const MAX_SIMULATED_RENDERS = 10;
+
+/** The MATCHED routers' templates rendered as the worker would (first MAX_SIMULATED_RENDERS of them). */
+async function renderSimulated(ctx: ServiceContext, event: InternalEvent, snap: RoutingSnapshot, decisions: RouterDecision[]) {
+  let budget = MAX_SIMULATED_RENDERS;
+  const now = ctx.now();
+  const out: Simulation['decisions'] = [];
+  for (const d of decisions) {
+    const integration = snap.integrations.get(d.router.integrationId);
+    if (d.verdict !== 'MATCHED' || !d.router.templateId || !integration) {
+      out.push(d);
+      continue;
+    }
+    if (budget-- <= 0) {
+      out.push({ ...d, rendered: { error: `not rendered: at most ${MAX_SIMULATED_RENDERS} templates per simulation` } });
+      continue;
+    }
+    const t = await ctx.store.getTemplate(ctx.companyId, d.router.templateId);
+    const compiled = t ? compileTemplate(t.parts) : undefined;
+    if (!compiled?.ok) {
+      out.push({ ...d, rendered: { error: t ? 'the stored template does not compile' : 'the template no longer exists' } });
+      continue;
+    }
+    const n: Notification = {
+      id: ctx.newId(),
+      eventId: ctx.newId(),
+      event,
+      occurredAt: now,
+      router: { id: d.router.id, name: d.router.name },
+      integration,
+      attempt: 1,
+    };
+    try {
+      out.push({ ...d, rendered: await renderTemplate(compiled.template, integration.type, templateVariables(n)) });
+    } catch (err) {
+      out.push({ ...d, rendered: { error: err instanceof TemplateRenderError ? err.message : 'render failed' } });
+    }
+  }
+  return out;
 }
 
 export async function simulateRouting(ctx: ServiceContext, input: unknown): Promise<Simulation> {
@@ -63,7 +116,11 @@ export async function simulateRouting(ctx: ServiceContext, input: unknown): Prom
   const snap = await rt.snapshots.current(ctx.companyId);
   // Evaluates every router of the family: in time slices, like event ingestion.
   const decisions = await decideRoutersSliced(v.event, snap, new TimeSlicer());
-  return { event: v.event, monitored: eventMonitored(v.event, snap.monitoring), decisions };
+  return {
+    event: v.event,
+    monitored: eventMonitored(v.event, snap.monitoring),
+    decisions: await renderSimulated(ctx, v.event, snap, decisions),
+  };
 }
 
 /** A realistic issuer-unhealthy event used by testIntegration. */

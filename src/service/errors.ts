@@ -2,6 +2,8 @@
 export type ErrorCode =
   | 'BAD_USER_INPUT'
   | 'INVALID_FILTER_EXPRESSION'
+  /** A notification template part that does not compile (details: line, column). */
+  | 'INVALID_TEMPLATE'
   | 'NOT_FOUND'
   | 'CONFLICT'
   /** A per-company quota (routers, integrations) or a list-size cap was reached. */

@@ -27,6 +27,6 @@ export function requireIdList(field: string, ids: readonly unknown[], max = MAX_
 export async function requireAllExist(tx: StoreOps, kind: QuotaKind, companyId: string, ids: string[]): Promise<void> {
   const found = new Set(await tx.existingIds(kind, companyId, ids));
   const missing = ids.filter((id) => !found.has(id));
-  const what = kind === 'routers' ? 'router' : kind === 'clusters' ? 'cluster' : 'integration';
+  const what = kind === 'routers' ? 'router' : kind === 'clusters' ? 'cluster' : kind === 'templates' ? 'template' : 'integration';
   if (missing.length) throw new ServiceError('NOT_FOUND', `${what}(s) not found: ${missing.join(', ')}`, 'ids', { ids: missing });
 }

@@ -15,6 +15,8 @@ export interface Quotas {
   /** Inventory (issue 10): clusters reporting, and certificate rows over all of them. */
   maxClustersPerCompany: number;
   maxCertificatesPerCompany: number;
+  /** Notification templates (issue 11). */
+  maxTemplatesPerCompany: number;
 }
 
 export const DEFAULT_QUOTAS: Readonly<Quotas> = {
@@ -22,12 +24,14 @@ export const DEFAULT_QUOTAS: Readonly<Quotas> = {
   maxIntegrationsPerCompany: 200,
   maxClustersPerCompany: 1000,
   maxCertificatesPerCompany: 2_000_000,
+  maxTemplatesPerCompany: 200,
 };
 
 const LIMIT_OF: Record<QuotaKind, { key: keyof Quotas; what: string; flag: string }> = {
   routers: { key: 'maxRoutersPerCompany', what: 'routers', flag: '--max-routers-per-company' },
   integrations: { key: 'maxIntegrationsPerCompany', what: 'integrations', flag: '--max-integrations-per-company' },
   clusters: { key: 'maxClustersPerCompany', what: 'clusters', flag: '--max-clusters-per-company' },
+  templates: { key: 'maxTemplatesPerCompany', what: 'templates', flag: '--max-templates-per-company' },
 };
 
 /** Pure: the error for a company holding `count` records of a kind whose limit is `limit`, if one more is refused. */

@@ -15,6 +15,7 @@ import { requireQuota } from './quotas.js';
 import { isUuid, requireName } from './validate.js';
 import { applyRouterPolicy, type RouterPolicyInput } from './router-policy.js';
 import { ROUTER_POLICY_DEFAULTS } from '../model/records.js';
+import { requireTemplate } from './templates.js';
 
 const UPDATE_MUTATION: Record<RouterGeneration, string> = {
   ROUTER: 'updateNotificationRouter',
@@ -95,6 +96,7 @@ export async function createRouter(
   const policy = applyRouterPolicy(ROUTER_POLICY_DEFAULTS, input, eventTypeId, fields.policy);
   const rec = await ctx.store.transaction(async (tx) => {
     const integrationId = await requireIntegration(tx, ctx.companyId, fields.integrationId, input.integrationId);
+    const templateId = input.templateId == null ? null : await requireTemplate(tx, ctx.companyId, fields.templateId, input.templateId);
     await requireQuota(tx, ctx.companyId, 'routers', ctx.quotas);
     const now = ctx.now();
     return tx.createRouter({
@@ -105,7 +107,7 @@ export async function createRouter(
       enabled: (input.enabled as boolean | null | undefined) ?? true,
       filter,
       integrationId,
-      templateId: (input.templateId as string | null | undefined) ?? null,
+      templateId,
       ...policy,
       generation,
       managedBy: input.managedBy == null ? null : requireName('managedBy', input.managedBy, 512),
@@ -163,9 +165,8 @@ export async function updateRouter(
     if (input.integrationId != null)
       patch.integrationId = await requireIntegration(tx, ctx.companyId, `${prefix}.integrationId`, input.integrationId);
     if (input.templateId !== undefined) {
-      if (input.templateId !== null && !isUuid(input.templateId))
-        throw badInput(`${prefix}.templateId`, `${prefix}.templateId must be a UUID`);
-      patch.templateId = input.templateId as string | null;
+      patch.templateId =
+        input.templateId === null ? null : await requireTemplate(tx, ctx.companyId, `${prefix}.templateId`, input.templateId);
     }
     if (input.managedBy !== undefined)
       patch.managedBy = input.managedBy === null || input.managedBy === '' ? null : requireName('managedBy', input.managedBy, 512);

@@ -120,6 +120,13 @@ export abstract class SqlStore implements Store {
   reminderTargets: StoreOps['reminderTargets'] = (...a) => this.ops.reminderTargets(...a);
   rescheduleReminders: StoreOps['rescheduleReminders'] = (...a) => this.ops.rescheduleReminders(...a);
   deleteReminders: StoreOps['deleteReminders'] = (...a) => this.ops.deleteReminders(...a);
+  listTemplates: StoreOps['listTemplates'] = (...a) => this.ops.listTemplates(...a);
+  getTemplate: StoreOps['getTemplate'] = (...a) => this.ops.getTemplate(...a);
+  createTemplate: StoreOps['createTemplate'] = (...a) => this.ops.createTemplate(...a);
+  updateTemplate: StoreOps['updateTemplate'] = (...a) => this.ops.updateTemplate(...a);
+  deleteTemplates: StoreOps['deleteTemplates'] = (...a) => this.ops.deleteTemplates(...a);
+  listRoutersByTemplate: StoreOps['listRoutersByTemplate'] = (...a) => this.ops.listRoutersByTemplate(...a);
+  getRouterTemplate: StoreOps['getRouterTemplate'] = (...a) => this.ops.getRouterTemplate(...a);
 
   claimDeliveries: DeliveryQueueOps['claimDeliveries'] = (...a) => this.queue.claimDeliveries(...a);
   releaseClaims: DeliveryQueueOps['releaseClaims'] = (...a) => this.queue.releaseClaims(...a);

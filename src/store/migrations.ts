@@ -343,6 +343,27 @@ export const MIGRATIONS: readonly Migration[] = [
     ]),
   },
   {
+    // Issue 11, notification templates (docs/templates.md): a router's template_id references one. parts is
+    // the template's JSON (Liquid sources per integration type), compiled by the service before it is written.
+    // The (company_id, template_id) index serves the delete check (routers still using a template) and the
+    // worker's router → template join.
+    version: 10,
+    name: 'templates',
+    up: ddl((t) => [
+      `CREATE TABLE templates (
+        id TEXT PRIMARY KEY,
+        company_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        parts TEXT NOT NULL,
+        managed_by TEXT,
+        created_at ${t.bigint} NOT NULL,
+        updated_at ${t.bigint} NOT NULL
+      )${t.table}`,
+      `CREATE INDEX templates_company_id_idx ON templates (company_id)`,
+      `CREATE INDEX routers_company_template_idx ON routers (company_id, template_id)`,
+    ]),
+  },
+  {
     // Issue 11, reminders (docs/reminders.md, src/reminders/): one row per (router, orderKey) with the position of
     // the event it speaks for; written only towards newer positions, so concurrent transactions cannot undo a
     // newer state. Closed rows (is_open false) are markers kept for a day against older events arriving late.

@@ -28,6 +28,7 @@ import {
 import { createExpiryOps } from './expiry.js';
 import { createInventoryOps } from './inventory-repo.js';
 import { createReminderOps } from './reminders.js';
+import { createTemplateOps } from './templates-repo.js';
 import { type SecretBox } from './secret-box.js';
 import { type SqlDb, type SqlValue, diagnostic, placeholders } from './sqldb.js';
 import type {
@@ -73,7 +74,12 @@ function patchSet<P extends object>(cols: PatchColumns<P>, patch: P, now: number
 }
 
 /** Tables behind QuotaKind (a closed set: never interpolate anything else). */
-const QUOTA_TABLES: Record<QuotaKind, string> = { routers: 'routers', integrations: 'integrations', clusters: 'clusters' };
+const QUOTA_TABLES: Record<QuotaKind, string> = {
+  routers: 'routers',
+  integrations: 'integrations',
+  clusters: 'clusters',
+  templates: 'templates',
+};
 
 function unique(ids: string[]): string[] {
   return [...new Set(ids)];
@@ -118,6 +124,7 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
     ...createExpiryOps(db),
     ...createInventoryOps(db),
     ...createReminderOps(db),
+    ...createTemplateOps(db),
 
     async getMonitoringConfig(companyId) {
       const row = await db.get(`SELECT ${MC} FROM monitoring_configs WHERE company_id = ?`, [companyId]);

@@ -7,6 +7,7 @@ import { eventRecord, integration, newDelivery, storeContract } from './contract
 import { inventoryContract } from './contract-inventory.js';
 import { policyContract } from './contract-policy.js';
 import { reminderContract } from './contract-reminders.js';
+import { templatesContract } from './contract-templates.js';
 
 // Real PostgreSQL (started by test/support/global-setup.ts unless DATABASE_URL is set).
 // This file works in its own random schemas and drops them at the end.
@@ -27,6 +28,7 @@ storeContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
 inventoryContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
 policyContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
 reminderContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
+templatesContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
 
 describe('PostgreSQL specifics', () => {
   it('the expiry try-lock: one transaction per company holds it; another gets false at once; free after commit', async () => {

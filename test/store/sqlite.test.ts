@@ -10,6 +10,7 @@ import { integration, router, storeContract } from './contract.js';
 import { inventoryContract } from './contract-inventory.js';
 import { policyContract } from './contract-policy.js';
 import { reminderContract } from './contract-reminders.js';
+import { templatesContract } from './contract-templates.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'certmgr-notify-sqlite-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,6 +20,7 @@ inventoryContract('sqlite::memory:', () => openStore('sqlite::memory:'));
 policyContract('sqlite::memory:', () => openStore('sqlite::memory:'));
 reminderContract('sqlite::memory:', () => openStore('sqlite::memory:'));
 reminderContract('sqlite file', () => openStore(`sqlite:${join(dir, `reminders-${randomUUID()}.db`)}`));
+templatesContract('sqlite::memory:', () => openStore('sqlite::memory:'));
 storeContract('sqlite file', () => openStore(`sqlite:${join(dir, `contract-${randomUUID()}.db`)}`));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -12,6 +12,8 @@ import * as routers from '../../service/routers.js';
 import * as deliveries from '../../service/deliveries.js';
 import type { CertificatePlace, ClusterRecord, DeliveryRecord, ListedCertificate } from '../../store/types.js';
 import * as inventory from '../../service/inventory.js';
+import * as templates from '../../service/templates.js';
+import { TEMPLATE_PART_KEYS, type TemplateRecord } from '../../model/records.js';
 import { ServiceError } from '../../service/errors.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -57,6 +59,21 @@ function routerView(r: RouterRecord) {
     managedBy: r.managedBy,
     createdAt: iso(r.createdAt),
     updatedAt: iso(r.updatedAt),
+  };
+}
+
+function templateView(t: TemplateRecord) {
+  const part = (k: (typeof TEMPLATE_PART_KEYS)[number]) => {
+    const p = t.parts[k];
+    return p ? { title: p.title ?? null, text: p.text ?? null, body: p.body ?? null } : null;
+  };
+  return {
+    id: t.id,
+    name: t.name,
+    parts: Object.fromEntries(TEMPLATE_PART_KEYS.map((k) => [k, part(k)])),
+    managedBy: t.managedBy,
+    createdAt: iso(t.createdAt),
+    updatedAt: iso(t.updatedAt),
   };
 }
 
@@ -236,6 +253,14 @@ export const rootValue: Record<string, Resolver> = {
         wouldNotify: d.verdict === 'MATCHED',
         verdict: d.verdict,
         error: d.error ?? null,
+        rendered: d.rendered
+          ? {
+              title: d.rendered.title ?? null,
+              text: d.rendered.text ?? null,
+              body: d.rendered.body ?? null,
+              error: d.rendered.error ?? null,
+            }
+          : null,
       })),
     };
   },
@@ -250,6 +275,16 @@ export const rootValue: Record<string, Resolver> = {
   updateIntegration: async (a, ctx) => integrationView(await integrations.updateIntegration(ctx, a.id, a.input)),
   deleteIntegrations: async (a, ctx) => ({ ids: await integrations.deleteIntegrations(ctx, a.ids) }),
   deleteClusters: async (a, ctx) => ({ ids: await inventory.deleteClusters(ctx, a.ids) }),
+
+  // notification templates
+  notificationTemplates: async (_a, ctx) => connection((await templates.listTemplates(ctx)).map(templateView)),
+  notificationTemplate: async (a, ctx) => {
+    const t = await templates.getTemplate(ctx, a.id);
+    return t ? templateView(t) : null;
+  },
+  createNotificationTemplate: async (a, ctx) => templateView(await templates.createTemplate(ctx, a.input)),
+  updateNotificationTemplate: async (a, ctx) => templateView(await templates.updateTemplate(ctx, a.id, a.input)),
+  deleteNotificationTemplates: async (a, ctx) => ({ ids: await templates.deleteTemplates(ctx, a.ids) }),
 
   // routers, current generation
   createNotificationRouter: async (a, ctx) =>

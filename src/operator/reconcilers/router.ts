@@ -4,6 +4,7 @@ import { validateRouterSpec } from '../../api/index.js';
 import { ConditionType, Reason } from '../../api/meta.js';
 import type { NotificationProvider } from '../../api/notificationprovider.js';
 import { NotificationRouterKind, type NotificationRouter } from '../../api/notificationrouter.js';
+import type { NotificationTemplate } from '../../api/notificationtemplate.js';
 import { resourceOf } from '../../kube/client.js';
 import { isDeleting } from '../../runtime/finalizer.js';
 import type { ResilientInformer } from '../../kube/informer.js';
@@ -18,6 +19,8 @@ export interface RouterHandlerDeps {
   service: ServiceApi;
   routers: ResilientInformer<NotificationRouter>;
   providers: ResilientInformer<NotificationProvider>;
+  /** NotificationTemplates (templateRef); absent: templateRef is not resolved (the router is sent without one) */
+  templates?: ResilientInformer<NotificationTemplate>;
   /** suffix of managedBy when several clusters share one service */
   cluster?: string;
   /** how often to look again while the provider is missing or not ready (provider changes are watched, too) */
@@ -98,7 +101,31 @@ export function routerHandler(deps: RouterHandlerDeps): ResourceHandler<Notifica
         );
       }
 
-      const desired = desiredRouter(o, spec, integrationId, deps.cluster);
+      // templateRef: the template's id once it is Ready; gone or being deleted: the router goes on without it
+      // (default messages, and the template's deletion is not held up by this router), and reports why
+      let templateId: string | null = null;
+      let templateWait: WaitError | undefined;
+      if (spec.templateRef) {
+        const t = deps.templates?.get(spec.templateRef.name, o.namespace);
+        const tReady = findCondition(t?.status?.conditions, ConditionType.Ready);
+        if (!t || isDeleting(t))
+          templateWait = new WaitError(
+            Reason.TemplateNotFound,
+            `NotificationTemplate ${o.namespace}/${spec.templateRef.name} ${t ? 'is being deleted' : 'not found'}; sending the default messages`,
+            { requeueAfter: retry },
+          );
+        else if (!t.status?.templateId || tReady?.status !== 'True')
+          templateWait = new WaitError(
+            Reason.TemplateNotReady,
+            `NotificationTemplate ${o.namespace}/${spec.templateRef.name} is not Ready${tReady ? ` (${tReady.reason})` : ''}`,
+            { requeueAfter: retry },
+          );
+        else templateId = t.status.templateId;
+        // not ready yet (first apply): keep whatever template the router has rather than clearing it
+        if (templateWait && t && !isDeleting(t)) throw templateWait;
+      }
+
+      const desired = desiredRouter(o, spec, integrationId, deps.cluster, templateId);
       const { current, stale } = await owned(r);
       let id: string;
       try {
@@ -122,6 +149,11 @@ export function routerHandler(deps: RouterHandlerDeps): ResourceHandler<Notifica
         throwServiceFailure(e, 'router');
       }
       await deleteAll(stale, log);
+      if (templateWait)
+        throw new WaitError(templateWait.reason, templateWait.message, {
+          ...templateWait.opts,
+          fields: { routerId: id, integrationId },
+        });
       return {
         message: `router ${id} in sync: ${spec.eventTypeId} → integration ${integrationId}`,
         fields: { routerId: id, integrationId },

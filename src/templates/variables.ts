@@ -1,0 +1,56 @@
+/**
+ * The variables a template sees (docs/templates.md), derived from the Notification with render.ts's view
+ * functions. Pure. Hub-extension fields of the event data (daysUntilExpiry, notAfter, runbookUrl, clusterName...)
+ * are read defensively: a client-sent event may lack them, and then the variable is null.
+ */
+import type { InternalEvent } from '../events/families.js';
+import { render } from '../integrations/render.js';
+import type { GroupMember, Notification } from '../integrations/types.js';
+
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const int = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) ? v : null);
+
+function member(m: GroupMember) {
+  return { eventId: m.eventId, type: m.event.type, data: m.event.data, occurredAt: new Date(m.occurredAt).toISOString() };
+}
+
+function clusterOf(event: InternalEvent, view: ReturnType<typeof render>['view']): { id: string | null; name: string | null } {
+  if (view.kind !== 'certificateExpiration') return { id: view.cluster.id || null, name: view.cluster.name || null };
+  return { id: str(event.data['clusterId']), name: str(event.data['clusterName']) };
+}
+
+/** Everything a template can name; absent facts are null (Liquid renders null as empty). */
+export function templateVariables(n: Notification): Record<string, unknown> {
+  const d = n.event.data;
+  const r = render(n.event, n.router);
+  return {
+    event: { id: n.eventId, type: n.event.type, data: d, occurredAt: new Date(n.occurredAt).toISOString() },
+    kind: r.view.kind,
+    state: r.view.state,
+    severity: r.severity,
+    // today's message, to reuse or extend
+    title: r.title,
+    summary: r.summary,
+    facts: r.facts,
+    router: { id: n.router.id, name: n.router.name },
+    integration: { id: n.integration.id, name: n.integration.name, type: n.integration.type },
+    cluster: clusterOf(n.event, r.view),
+    daysUntilExpiry: int(d['daysUntilExpiry']),
+    notAfter: str(d['notAfter']),
+    runbookUrl: str(d['runbookUrl']),
+    // the console does not exist yet (issue 11: "a link to the console once it exists")
+    consoleUrl: null,
+    reminder: n.reminder === true,
+    group: n.group
+      ? {
+          key: n.group.key,
+          labels: n.group.labels,
+          firing: n.group.firing.map(member),
+          resolved: n.group.resolved.map(member),
+          firingCount: n.group.firingCount,
+          resolvedCount: n.group.resolvedCount,
+          allResolved: n.group.allResolved,
+        }
+      : null,
+  };
+}
