@@ -28,6 +28,10 @@ describe('templates: desired record and update plan', () => {
         EMAIL: null,
         SLACK: { title: null, text: 's', body: null },
         TEAMS: null,
+        OPSGENIE: null,
+        GOOGLE_CHAT: null,
+        DISCORD: null,
+        GENERIC_WEBHOOK: null,
       },
     });
   });
