@@ -634,7 +634,8 @@ export function renderNotification(n: Notification): Rendered {
   const tText = n.rendered?.text?.trim();
   if (tTitle) r.title = truncateChars(n.reminder && !isReminderTitle(tTitle) ? `Reminder: ${tTitle}` : tTitle, MAX_TITLE);
   if (tText) r.text = truncateChars(tText, MAX_TEXT);
-  if (tTitle || tText) r.summary = truncateChars(oneLine(r.text ? `${r.title}: ${r.text}` : r.title), 1024);
+  // a template's text is the one-line summary (incident, webhook), as docs/templates.md says; a title alone leads it
+  if (tTitle || tText) r.summary = truncateChars(oneLine(tText ? tText : r.text ? `${r.title}: ${r.text}` : r.title), 1024);
   return r;
 }
 

@@ -152,7 +152,8 @@ describe('renderNotification: the table', () => {
       title: 'ACME account broken on prod',
       severity: 'critical',
       text: 'Call the PKI team.\nThey know.',
-      summary: /^ACME account broken on prod: Call the PKI team\. They know\.$/,
+      // the template's text is the one-line summary (docs/templates.md): the incident's and the webhook's headline
+      summary: /^Call the PKI team\. They know\.$/,
       facts: { Reason: 'ErrUpdateACMEAccount' },
     },
     {
