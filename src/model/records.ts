@@ -73,3 +73,24 @@ export const ROUTER_POLICY_DEFAULTS: Readonly<Pick<RouterRecord, 'groupBy' | 'gr
   groupIntervalMs: 300_000,
   repeatIntervalMs: null,
 };
+
+/**
+ * A silence (issue 11, docs/silences.md): while active, notifications of events its CEL matcher accepts are
+ * recorded SILENCED and not sent. `eventTypeId` null: the matcher applies to every family it compiles for.
+ */
+export interface SilenceRecord {
+  id: string;
+  companyId: string;
+  /** CEL over `type` and `data`, the routers' dialect and limits; never empty. */
+  matcher: string;
+  eventTypeId: EventTypeId | null;
+  startsAt: number;
+  endsAt: number;
+  comment: string;
+  createdBy: string;
+  managedBy: string | null;
+  createdAt: number;
+  updatedAt: number;
+  /** Set by expireSilence (or the CR's deletion): the silence ends then, whatever endsAt said. */
+  expiredAt: number | null;
+}
