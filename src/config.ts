@@ -67,6 +67,8 @@ export interface ServeConfig {
   /** Inventory (issue 10): clusters and certificate rows a company may have; when a cluster counts as silent. */
   maxClustersPerCompany: number;
   maxCertificatesPerCompany: number;
+  /** Silences (issue 11) a company may have, not counting ended ones. */
+  maxSilencesPerCompany: number;
   clusterSilenceAfterMs: number;
   serviceUrl: string | undefined;
   serviceApiKey: string | undefined;
@@ -187,6 +189,11 @@ export const SERVE_FLAGS: FlagSpec[] = [
     name: 'max-certificates-per-company',
     kind: 'int',
     help: 'inventory: certificates a company may hold over all its clusters; a report growing past it is refused (default 2000000)',
+  },
+  {
+    name: 'max-silences-per-company',
+    kind: 'int',
+    help: 'active and pending silences a company may have; one more is refused with QUOTA_EXCEEDED (default 1000)',
   },
   {
     name: 'cluster-silence-after',
@@ -489,6 +496,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     maxIntegrationsPerCompany: int(flags, env, 'max-integrations-per-company', DEFAULT_QUOTAS.maxIntegrationsPerCompany, 1, 100_000),
     maxClustersPerCompany: int(flags, env, 'max-clusters-per-company', DEFAULT_QUOTAS.maxClustersPerCompany, 1, 1_000_000),
     maxCertificatesPerCompany: int(flags, env, 'max-certificates-per-company', DEFAULT_QUOTAS.maxCertificatesPerCompany, 1, 1_000_000_000),
+    maxSilencesPerCompany: int(flags, env, 'max-silences-per-company', DEFAULT_QUOTAS.maxSilencesPerCompany, 1, 100_000),
     clusterSilenceAfterMs: int(flags, env, 'cluster-silence-after', 900_000, 1, 30 * 86_400_000),
     serviceUrl,
     serviceApiKey: one(flags, env, 'service-api-key'),

@@ -177,6 +177,7 @@ export async function startService(cfg: ServeConfig, log: Logger): Promise<Runni
       maxIntegrationsPerCompany: cfg.maxIntegrationsPerCompany,
       maxClustersPerCompany: cfg.maxClustersPerCompany,
       maxCertificatesPerCompany: cfg.maxCertificatesPerCompany,
+      maxSilencesPerCompany: cfg.maxSilencesPerCompany,
     },
     clusterSilenceAfterMs: cfg.clusterSilenceAfterMs,
   });

@@ -32,7 +32,7 @@ export interface ServiceContext {
   now: () => number;
   newId: () => string;
   /** Called after a committed change to routers or integrations (routing index invalidation); changedIds: records deleted or updated. */
-  onChange?: (what: 'integrations' | 'routers' | 'monitoring', companyId: string, changedIds?: readonly string[]) => void;
+  onChange?: (what: 'integrations' | 'routers' | 'monitoring' | 'silences', companyId: string, changedIds?: readonly string[]) => void;
   /** Per-company quotas (defaults: DEFAULT_QUOTAS). */
   quotas?: Partial<Quotas>;
   runtime?: ServiceRuntime;

@@ -112,6 +112,14 @@ export abstract class SqlStore implements Store {
   clusterCounts: StoreOps['clusterCounts'] = (...a) => this.ops.clusterCounts(...a);
   clustersToMarkSilent: StoreOps['clustersToMarkSilent'] = (...a) => this.ops.clustersToMarkSilent(...a);
   markClusterSilent: StoreOps['markClusterSilent'] = (...a) => this.ops.markClusterSilent(...a);
+  createSilence: StoreOps['createSilence'] = (...a) => this.ops.createSilence(...a);
+  getSilence: StoreOps['getSilence'] = (...a) => this.ops.getSilence(...a);
+  updateSilence: StoreOps['updateSilence'] = (...a) => this.ops.updateSilence(...a);
+  expireSilence: StoreOps['expireSilence'] = (...a) => this.ops.expireSilence(...a);
+  listSilences: StoreOps['listSilences'] = (...a) => this.ops.listSilences(...a);
+  listLiveSilences: StoreOps['listLiveSilences'] = (...a) => this.ops.listLiveSilences(...a);
+  deleteOldestEndedSilences: StoreOps['deleteOldestEndedSilences'] = (...a) => this.ops.deleteOldestEndedSilences(...a);
+  previousDeliveryStatus: StoreOps['previousDeliveryStatus'] = (...a) => this.ops.previousDeliveryStatus(...a);
 
   claimDeliveries: DeliveryQueueOps['claimDeliveries'] = (...a) => this.queue.claimDeliveries(...a);
   releaseClaims: DeliveryQueueOps['releaseClaims'] = (...a) => this.queue.releaseClaims(...a);

@@ -328,6 +328,7 @@ export const DELIVERY_COLUMNS = [
   'order_at',
   'order_seq',
   'claimed_by',
+  'silence_id',
 ] as const;
 
 export function newDeliveryToRow(r: NewDelivery): SqlValue[] {
@@ -338,7 +339,7 @@ export function newDeliveryToRow(r: NewDelivery): SqlValue[] {
     r.routerId,
     r.routerName,
     r.integrationId,
-    'PENDING',
+    r.silenceId === undefined ? 'PENDING' : 'SILENCED',
     0,
     r.createdAt, // due at once
     null,
@@ -351,6 +352,7 @@ export function newDeliveryToRow(r: NewDelivery): SqlValue[] {
     r.orderAt ?? r.createdAt,
     r.orderSeq ?? r.createdAt * 1000,
     null,
+    r.silenceId ?? null,
   ];
 }
 
@@ -375,5 +377,6 @@ export function rowToDelivery(row: SqlRow): DeliveryRecord {
     orderAt: int(row, 'order_at'),
     orderSeq: int(row, 'order_seq'),
     claimedBy: strOrNull(row, 'claimed_by'),
+    silenceId: strOrNull(row, 'silence_id'),
   };
 }

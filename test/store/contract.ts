@@ -117,6 +117,7 @@ function pendingRecord(d: NewDelivery): DeliveryRecord {
     orderAt: d.orderAt ?? d.createdAt,
     orderSeq: d.orderSeq ?? d.createdAt * 1000,
     claimedBy: null,
+    silenceId: null,
   };
 }
 
