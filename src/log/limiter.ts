@@ -25,6 +25,7 @@ export const LOG_CAUSES = [
   'delivery_superseded',
   'delivery_store_error',
   'cluster_silence',
+  'silence_evaluation',
 ] as const;
 export type LogCause = (typeof LOG_CAUSES)[number];
 

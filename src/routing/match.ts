@@ -8,6 +8,7 @@ import { familyOf, familyOfType, type EventTypeId, type InternalEvent } from '..
 import type { IntegrationRecord, MonitoringConfigRecord, RouterRecord } from '../model/records.js';
 import { isMonitored } from '../model/monitoring.js';
 import type { CompiledRouter } from './compiled-router.js';
+import type { CompiledSilence } from '../silences/decide.js';
 import { buildPrefilterIndex, type PrefilterIndex } from './index-prefilter.js';
 import type { TimeSlicer } from './slicer.js';
 
@@ -27,6 +28,8 @@ export interface RoutingSnapshot {
   byFamily: ReadonlyMap<EventTypeId, readonly CompiledRouter[]>;
   integrations: ReadonlyMap<string, IntegrationRecord>;
   monitoring: Pick<MonitoringConfigRecord, 'enabled' | 'applicationIds' | 'includeUnassignedCertificates'>;
+  /** Silences not ended when the snapshot was built (issue 11); their state is decided at each event's time. */
+  silences?: readonly CompiledSilence[];
 }
 
 const EXPIRATION_FAMILY: EventTypeId = 'cert-expiry-ext-notification-config';

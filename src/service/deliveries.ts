@@ -3,7 +3,9 @@ import type { InternalEvent } from '../events/families.js';
 import { validateEvent } from '../events/schemas.js';
 import { decideRoutersSliced, eventMonitored, type RouterDecision } from '../routing/match.js';
 import { TimeSlicer } from '../routing/slicer.js';
-import type { DeliveryFilter, DeliveryRecord, DeliveryStatus } from '../store/types.js';
+import type { DeliveryFilter, DeliveryRecord, DeliveryStatus, SilenceRecord } from '../store/types.js';
+import { orderOfEvent } from '../delivery/order.js';
+import { silenceFor, silenceVerdict } from '../silences/decide.js';
 import type { ServiceContext, ServiceRuntime } from './context.js';
 import { ServiceError, ValidationErrors } from './errors.js';
 import { getIntegration, requireDeliverable } from './integrations.js';
@@ -48,7 +50,8 @@ export async function listDeliveries(
 export interface Simulation {
   event: InternalEvent;
   monitored: boolean;
-  decisions: RouterDecision[];
+  /** MATCHED decisions a silence would mute carry verdict SILENCED and the silence. */
+  decisions: (Omit<RouterDecision, 'verdict'> & { verdict: RouterDecision['verdict'] | 'SILENCED'; silence?: SilenceRecord })[];
 }
 
 export async function simulateRouting(ctx: ServiceContext, input: unknown): Promise<Simulation> {
@@ -62,7 +65,21 @@ export async function simulateRouting(ctx: ServiceContext, input: unknown): Prom
   // recompile all of the company's routers (and a tenant could keep the cache churning with it)
   const snap = await rt.snapshots.current(ctx.companyId);
   // Evaluates every router of the family: in time slices, like event ingestion.
-  const decisions = await decideRoutersSliced(v.event, snap, new TimeSlicer());
+  const decisions: Simulation['decisions'] = await decideRoutersSliced(v.event, snap, new TimeSlicer());
+  // Step 1 of ingestion (silences), with the recovery exception read from the deliveries as they are now.
+  const now = ctx.now();
+  const match = snap.silences?.length ? silenceFor(v.event, snap.silences, now) : null;
+  if (match?.silence) {
+    const order = orderOfEvent(v.event, now, 0);
+    for (const [i, d] of decisions.entries()) {
+      if (d.verdict !== 'MATCHED') continue;
+      const previous = v.event.type.endsWith('.active')
+        ? await ctx.store.previousDeliveryStatus(ctx.companyId, d.router.integrationId, order.orderKey, { ...order, id: 'ffffffff' })
+        : null;
+      const silence = silenceVerdict(v.event.type, match.silence, previous);
+      if (silence) decisions[i] = { ...d, verdict: 'SILENCED', silence };
+    }
+  }
   return { event: v.event, monitored: eventMonitored(v.event, snap.monitoring), decisions };
 }
 

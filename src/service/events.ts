@@ -12,6 +12,7 @@ import { TimeSlicer } from '../routing/slicer.js';
 import type { RoutingMetrics } from '../routing/metrics.js';
 import type { RoutingSnapshots } from '../routing/snapshot.js';
 import type { NewDelivery, StoreOps } from '../store/types.js';
+import { silenceFor, silenceVerdict, type PreviousDelivery } from '../silences/decide.js';
 import type { ServiceContext, ServiceRuntime } from './context.js';
 import { ValidationErrors, type FieldError } from './errors.js';
 
@@ -90,7 +91,7 @@ type Snapshot = Awaited<ReturnType<RoutingSnapshots['get']>>;
 export async function acceptEvents(ctx: ServiceContext, events: InternalEvent[], deps: IngestDeps): Promise<AcceptedEvent[]> {
   const snap = await deps.snapshots.get(ctx.companyId);
   const now = ctx.now();
-  const planned = await planEvents(ctx, snap, events, deps, now);
+  const planned = await planEvents(ctx, ctx.store, snap, events, deps, now);
   await ctx.store.transaction((tx) => writePlanned(tx, ctx.companyId, planned, now));
   return reportAccepted(planned, deps);
 }
@@ -108,7 +109,7 @@ export async function acceptEventsInTransaction(
   deps: IngestDeps,
 ): Promise<{ accepted: AcceptedEvent[]; committed(): void }> {
   const now = ctx.now();
-  const planned = await planEvents(ctx, snap, events, deps, now);
+  const planned = await planEvents(ctx, tx, snap, events, deps, now);
   await writePlanned(tx, ctx.companyId, planned, now);
   let reported = false;
   return {
@@ -122,6 +123,7 @@ export async function acceptEventsInTransaction(
 
 async function planEvents(
   ctx: ServiceContext,
+  reader: StoreOps,
   snap: Snapshot,
   events: InternalEvent[],
   deps: IngestDeps,
@@ -132,6 +134,8 @@ async function planEvents(
   const slicer = new TimeSlicer();
   deps.log.debug({ events: events.length }, 'routing events');
   const planned: PlannedEvent[] = [];
+  // the status of each (integration, order key)'s newest delivery planned in this batch (the recovery exception)
+  const plannedStatus = new Map<string, PreviousDelivery>();
   for (const [index, event] of events.entries()) {
     const eventId = ctx.newId();
     // order per key (issue 8): the correlation key, the event's own time and the acceptance sequence
@@ -157,10 +161,58 @@ async function planEvents(
       createdAt: now,
       ...order,
     }));
+    await applySilences(ctx, reader, snap, event, deliveries, plannedStatus, deps, now);
     planned.push({ event, eventId, family, deliveries });
   }
   deps.log.debug({ events: events.length }, 'routed events');
   return planned;
+}
+
+/**
+ * Pipeline step 1 (issue 11, docs/silences.md): an active silence whose matcher accepts the event turns its
+ * deliveries SILENCED, except a recovery whose trigger was sent (the newest earlier delivery of the same
+ * (integration, order key) exists and is not SILENCED). The store is read only for a silenced recovery.
+ */
+async function applySilences(
+  ctx: ServiceContext,
+  reader: StoreOps,
+  snap: Snapshot,
+  event: InternalEvent,
+  deliveries: NewDelivery[],
+  plannedStatus: Map<string, PreviousDelivery>,
+  deps: IngestDeps,
+  now: number,
+): Promise<void> {
+  const keyOf = (d: NewDelivery) => `${d.integrationId}\u0000${d.orderKey ?? ''}`;
+  const match = deliveries.length && snap.silences?.length ? silenceFor(event, snap.silences, now) : null;
+  for (const e of match?.errors ?? []) {
+    if (deps.logLimiter && !deps.logLimiter.admit(deps.log, 'warn', ctx.companyId, 'silence_evaluation')) continue;
+    deps.log.warn(
+      { companyId: ctx.companyId, silenceId: e.silence.id, eventType: event.type, error: e.error },
+      'silence matcher failed; not silenced',
+    );
+  }
+  for (const d of deliveries) {
+    const key = keyOf(d);
+    if (match?.silence) {
+      let previous: PreviousDelivery = null;
+      if (event.type.endsWith('.active') && d.orderKey) {
+        previous = plannedStatus.has(key)
+          ? (plannedStatus.get(key) ?? null)
+          : await reader.previousDeliveryStatus(ctx.companyId, d.integrationId, d.orderKey, {
+              orderAt: d.orderAt ?? now,
+              orderSeq: d.orderSeq ?? now * 1000,
+              id: d.id,
+            });
+      }
+      const silence = silenceVerdict(event.type, match.silence, previous);
+      if (silence) {
+        d.silenceId = silence.id;
+        deps.metrics.silenced.inc({ event_type_id: familyOfType(event.type).eventTypeId });
+      }
+    }
+    if (d.orderKey) plannedStatus.set(key, d.silenceId ? 'SILENCED' : 'PENDING');
+  }
 }
 
 async function writePlanned(tx: StoreOps, companyId: string, planned: PlannedEvent[], now: number): Promise<void> {

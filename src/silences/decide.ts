@@ -45,16 +45,20 @@ export interface CompiledSilence {
  * The families a matcher applies to: `eventTypeId` given, that family (throws FilterCompileError when it does
  * not compile there); omitted, every family it compiles for (throws the first family's error when none).
  */
-export function compileMatcher(matcher: string, eventTypeId: EventTypeId | null): Map<EventTypeId, CompiledFilter> {
+export function compileMatcher(
+  matcher: string,
+  eventTypeId: EventTypeId | null,
+  compile: (expression: string, eventTypeId: EventTypeId) => CompiledFilter = compileFilter,
+): Map<EventTypeId, CompiledFilter> {
   const out = new Map<EventTypeId, CompiledFilter>();
   if (eventTypeId !== null) {
-    out.set(eventTypeId, compileFilter(matcher, eventTypeId));
+    out.set(eventTypeId, compile(matcher, eventTypeId));
     return out;
   }
   let first: FilterCompileError | undefined;
   for (const id of EVENT_TYPE_IDS) {
     try {
-      out.set(id, compileFilter(matcher, id));
+      out.set(id, compile(matcher, id));
     } catch (e) {
       if (!(e instanceof FilterCompileError)) throw e;
       first ??= e;
@@ -64,10 +68,16 @@ export function compileMatcher(matcher: string, eventTypeId: EventTypeId | null)
   return out;
 }
 
-/** compileMatcher for a stored silence: a matcher that no longer compiles makes a silence that applies to nothing. */
-export function compileSilence(record: SilenceRecord): CompiledSilence {
+/**
+ * compileMatcher for a stored silence: a matcher that no longer compiles makes a silence that applies to nothing.
+ * `compile`: the routing snapshot's cached compiler (the same filters cache as routers).
+ */
+export function compileSilence(
+  record: SilenceRecord,
+  compile?: (expression: string, eventTypeId: EventTypeId) => CompiledFilter,
+): CompiledSilence {
   try {
-    return { record, matchers: compileMatcher(record.matcher, record.eventTypeId) };
+    return { record, matchers: compileMatcher(record.matcher, record.eventTypeId, compile) };
   } catch (e) {
     if (!(e instanceof FilterCompileError)) throw e;
     return { record, matchers: new Map(), compileError: e.message };

@@ -73,7 +73,12 @@ function patchSet<P extends object>(cols: PatchColumns<P>, patch: P, now: number
 }
 
 /** Tables behind QuotaKind (a closed set: never interpolate anything else). */
-const QUOTA_TABLES: Record<QuotaKind, string> = { routers: 'routers', integrations: 'integrations', clusters: 'clusters', silences: 'silences' };
+const QUOTA_TABLES: Record<QuotaKind, string> = {
+  routers: 'routers',
+  integrations: 'integrations',
+  clusters: 'clusters',
+  silences: 'silences',
+};
 
 function unique(ids: string[]): string[] {
   return [...new Set(ids)];

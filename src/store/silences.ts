@@ -125,7 +125,10 @@ const limitOf = (n: number) => Math.min(MAX_PAGE, Math.max(1, Math.floor(Number.
 export function createSilenceOps(db: SqlDb): SilenceOps {
   return {
     async createSilence(rec) {
-      const row = await db.get(`INSERT INTO silences (${COLS}) VALUES (${placeholders(SILENCE_COLUMNS.length)}) RETURNING ${COLS}`, toRow(rec));
+      const row = await db.get(
+        `INSERT INTO silences (${COLS}) VALUES (${placeholders(SILENCE_COLUMNS.length)}) RETURNING ${COLS}`,
+        toRow(rec),
+      );
       if (!row) throw new Error('store: INSERT … RETURNING returned no row');
       return fromRow(row);
     },

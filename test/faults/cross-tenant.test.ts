@@ -135,7 +135,7 @@ function isListSlot(op: string, path: string): boolean {
 // ---------------------------------------------------------------------------------------------------------------
 // What each id slot names, and a valid base call per operation (A's own ids where an id is needed)
 
-type Kind = 'integration' | 'router' | 'routingConfiguration' | 'event' | 'template' | 'cluster';
+type Kind = 'integration' | 'router' | 'routingConfiguration' | 'event' | 'template' | 'cluster' | 'silence';
 const ID_SLOTS: Record<string, Kind[]> = {
   'Query.integration.id': ['integration'],
   'Query.notificationRouter.id': ['router', 'routingConfiguration'],
@@ -154,6 +154,8 @@ const ID_SLOTS: Record<string, Kind[]> = {
   'Mutation.testIntegration.id': ['integration'],
   'Query.certificates.filter.clusterId': ['cluster'],
   'Mutation.deleteClusters.ids': ['cluster'],
+  'Query.silence.id': ['silence'],
+  'Mutation.expireSilence.id': ['silence'],
 };
 
 interface Objects {
@@ -164,6 +166,7 @@ interface Objects {
   template: string;
   /** an inventory cluster (agent-reported id) */
   cluster: string;
+  silence: string;
   names: string[];
 }
 
@@ -192,6 +195,8 @@ const BASE: Record<string, (own: Objects) => Record<string, unknown>> = {
   'Mutation.testIntegration': (a) => ({ id: a.integrations[0]!.id }),
   'Query.certificates': (a) => ({ filter: { clusterId: a.cluster }, first: 100 }),
   'Mutation.deleteClusters': (a) => ({ ids: [a.cluster] }),
+  'Query.silence': (a) => ({ id: a.silence }),
+  'Mutation.expireSilence': (a) => ({ id: a.silence }),
 };
 
 /** REST routes: their path parameters, and whether each names a stored object (none does today). */
@@ -328,8 +333,16 @@ async function populate(svc: TestService, key: string, tag: string): Promise<Obj
     }),
   });
   if (inv.status !== 200) throw new Error(`fixture: inventory ${inv.status} ${await inv.text()}`);
+  const sil = await must(svc, key, `mutation($i: CreateSilenceInput!) { createSilence(input: $i) { id } }`, {
+    i: {
+      matcher: `data.issuerName == "${n('silenced-issuer')}"`,
+      endsAt: new Date(Date.now() + 86_400_000).toISOString(),
+      comment: n('maintenance'),
+    },
+  });
   return {
     cluster,
+    silence: sil.createSilence.id,
     integrations,
     router: r.createNotificationRouter.id,
     routingConfiguration: rc.createNotificationRoutingConfiguration.id,
@@ -343,6 +356,7 @@ const STATE = `query {
   integrations { totalCount nodes ${selection(schema.getType('Integration') as GraphQLOutputType)} }
   searchNotificationRoutingConfigurations ${selection(schema.getType('NotificationRouterConnection') as GraphQLOutputType)}
   deliveries(first: 500) { nodes ${selection(schema.getType('Delivery') as GraphQLOutputType, 2)} pageInfo { hasNextPage } }
+  silences { nodes ${selection(schema.getType('Silence') as GraphQLOutputType)} }
 }`;
 const INVENTORY_STATE = `query {
   clusters { nodes { id name agentVersion certificateCount snapshotComplete firstSeenAt lastSeenAt } }

@@ -99,7 +99,11 @@ describe('silenceFor', () => {
     ['expired', [silence({ expiredAt: 10.5 * H })], prod, null],
     ['another family', [silence({ matcher: 'true', eventTypeId: 'cert-expiry-ext-notification-config' })], prod, null],
   ] as const)('%s', (_name, list, event, want) => {
-    const r = silenceFor(event, list.map((s) => compileSilence(s)), now);
+    const r = silenceFor(
+      event,
+      list.map((s) => compileSilence(s)),
+      now,
+    );
     expect(r.silence ? r.silence.id.slice(-1) : null).toBe(want);
   });
 
@@ -107,8 +111,18 @@ describe('silenceFor', () => {
     const a = silence({ id: '00000000-0000-4000-8000-00000000000a', endsAt: 14 * H });
     const b = silence({ id: '00000000-0000-4000-8000-00000000000b', endsAt: 14 * H });
     const c = silence({ id: '00000000-0000-4000-8000-00000000000c', endsAt: 13 * H });
-    for (const order of [[a, b, c], [c, b, a], [b, c, a]])
-      expect(silenceFor(prod, order.map(compileSilence), now).silence?.id).toBe(a.id);
+    for (const order of [
+      [a, b, c],
+      [c, b, a],
+      [b, c, a],
+    ])
+      expect(
+        silenceFor(
+          prod,
+          order.map((s) => compileSilence(s)),
+          now,
+        ).silence?.id,
+      ).toBe(a.id);
   });
 
   it('a matcher that errors does not silence and is reported', () => {

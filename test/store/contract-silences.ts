@@ -128,11 +128,11 @@ export function silencesContract(name: string, makeStore: () => Promise<Store>):
       expect(await store.previousDeliveryStatus(A, integrationId, key, { orderAt: 2, orderSeq: 2, id: d2.id })).toBe('PENDING');
       // claims: d1 (the head), and d3 once d1 is done; the SILENCED d2 is never claimed nor in the way
       const far = T * 2;
-      const first = await store.claimDeliveries(far, 100, 60_000);
+      const first = await store.claimDeliveries(far, 1000, 60_000);
       const mine = first.filter((c) => c.companyId === A);
       expect(mine.map((c) => c.id)).toEqual([d1.id]);
       expect(await store.markDelivered(d1.id, 1, far, 200)).toBe(true);
-      const second = (await store.claimDeliveries(far, 100, 60_000)).filter((c) => c.companyId === A);
+      const second = (await store.claimDeliveries(far, 1000, 60_000)).filter((c) => c.companyId === A);
       expect(second.map((c) => c.id)).toEqual([d3.id]);
       const [after] = await store.listDeliveries(A, { eventId: ev2.id });
       expect(after).toMatchObject({ status: 'SILENCED', attempts: 0 });
@@ -150,7 +150,7 @@ export function silencesContract(name: string, makeStore: () => Promise<Store>):
       const d2 = newDelivery(ev2, { integrationId, orderKey: key, orderAt: 2, orderSeq: 2, silenceId: randomUUID() });
       await store.insertDeliveries([d1, d2]);
       const far = T * 2;
-      const [c] = (await store.claimDeliveries(far, 100, 60_000)).filter((x) => x.companyId === A);
+      const [c] = (await store.claimDeliveries(far, 1000, 60_000)).filter((x) => x.companyId === A);
       expect(c?.id).toBe(d1.id);
       expect(await store.supersede(d1.id, 1, far, 'supersede')).toBe(false);
     });
