@@ -356,11 +356,11 @@ const STATE = `query {
   integrations { totalCount nodes ${selection(schema.getType('Integration') as GraphQLOutputType)} }
   searchNotificationRoutingConfigurations ${selection(schema.getType('NotificationRouterConnection') as GraphQLOutputType)}
   deliveries(first: 500) { nodes ${selection(schema.getType('Delivery') as GraphQLOutputType, 2)} pageInfo { hasNextPage } }
-  silences { nodes ${selection(schema.getType('Silence') as GraphQLOutputType)} }
 }`;
 const INVENTORY_STATE = `query {
   clusters { nodes { id name agentVersion certificateCount snapshotComplete firstSeenAt lastSeenAt } }
   certificates(first: 20) { nodes { clusterId clusterName namespace secretName serial subject issuer applicationIds places { clusterId secretName } } }
+  silences(first: 10) { nodes ${selection(schema.getType('Silence') as GraphQLOutputType)} }
 }`;
 
 /** A company's whole state as its own key sees it (integrations, routers, deliveries with their events, monitoring). */
