@@ -9,6 +9,8 @@
  *   `oneOf` branch noise); settings blocks of other types only warn (the reconciler ignores them).
  * - MonitoringConfig: the ajv validator (at most 3 distinct thresholds, ranges); a name other than `default`
  *   only warns (the object is accepted and reports Ignored).
+ * - NotificationSilence: the ajv validator, endsAt after startsAt, then the matcher is compiled like the service
+ *   does (its family, or every family it compiles for); an error denies with `spec.matcher: line L, column C: …`.
  *
  * An UPDATE that leaves `spec` unchanged (finalizers, labels, annotations, a deletion in progress) is always
  * allowed: an object stored before the webhook existed, or under older filter rules, must stay deletable and
@@ -27,9 +29,11 @@ import {
   validateMonitoringSpec,
   validateProviderSpec,
   validateRouterSpec,
+  validateSilenceSpec,
   type ProviderType,
 } from '../api/index.js';
-import { validateFilter } from '../cel/index.js';
+import { FilterCompileError, validateFilter } from '../cel/index.js';
+import { compileMatcher } from '../silences/decide.js';
 
 export const ADMISSION_V1 = 'admission.k8s.io/v1';
 export const ADMISSION_V1BETA1 = 'admission.k8s.io/v1beta1';
@@ -69,7 +73,7 @@ export interface AdmissionDecision {
   errors: string[];
   warnings: string[];
   /** For logs and metrics: which kind was checked, or `other`. */
-  checked: 'NotificationRouter' | 'NotificationProvider' | 'MonitoringConfig' | 'other';
+  checked: 'NotificationRouter' | 'NotificationProvider' | 'MonitoringConfig' | 'NotificationSilence' | 'other';
 }
 
 /** The body is not an AdmissionReview this webhook can answer (HTTP 400; the apiserver applies failurePolicy). */
@@ -148,7 +152,8 @@ const deny = (checked: AdmissionDecision['checked'], errors: string[], warnings:
 export function decideAdmission(req: AdmissionRequest): AdmissionDecision {
   if (req.kind.group !== GROUP || req.kind.version !== VERSION) return allow('other');
   const kind = req.kind.kind;
-  if (kind !== 'NotificationRouter' && kind !== 'NotificationProvider' && kind !== 'MonitoringConfig') return allow('other');
+  if (kind !== 'NotificationRouter' && kind !== 'NotificationProvider' && kind !== 'MonitoringConfig' && kind !== 'NotificationSilence')
+    return allow('other');
   if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return allow(kind);
 
   const obj = isObject(req.object) ? req.object : {};
@@ -167,7 +172,25 @@ export function decideAdmission(req: AdmissionRequest): AdmissionDecision {
       return checkProvider(spec);
     case 'MonitoringConfig':
       return checkMonitoringConfig(spec, nameOf(obj) ?? req.name);
+    case 'NotificationSilence':
+      return checkSilence(spec);
   }
+}
+
+function checkSilence(spec: unknown): AdmissionDecision {
+  const v = validateSilenceSpec(spec);
+  if (!v.ok) return deny('NotificationSilence', v.errors);
+  const { startsAt, endsAt, matcher, eventTypeId } = v.value;
+  if (startsAt !== undefined && Date.parse(endsAt) <= Date.parse(startsAt))
+    return deny('NotificationSilence', ['spec.endsAt: must be after spec.startsAt']);
+  try {
+    compileMatcher(matcher, eventTypeId ?? null);
+  } catch (e) {
+    if (!(e instanceof FilterCompileError)) throw e;
+    const where = eventTypeId === undefined ? ' (for every event family: set spec.eventTypeId to check against one)' : '';
+    return deny('NotificationSilence', [`spec.matcher: line ${e.line}, column ${e.column}: ${e.reason}${where}`]);
+  }
+  return allow('NotificationSilence');
 }
 
 function nameOf(obj: Record<string, unknown>): string | undefined {

@@ -12,10 +12,12 @@ import type { Logger } from 'pino';
 import { MonitoringConfigKind, type MonitoringConfig } from '../api/monitoringconfig.js';
 import { NotificationProviderKind, type NotificationProvider } from '../api/notificationprovider.js';
 import { NotificationRouterKind, type NotificationRouter } from '../api/notificationrouter.js';
+import { NotificationSilenceKind, type NotificationSilence } from '../api/notificationsilence.js';
 import { FIELD_MANAGER } from '../api/meta.js';
 import { monitoringHandler } from './reconcilers/monitoring.js';
 import { providerHandler, providersUsingSecret } from './reconcilers/provider.js';
 import { routerHandler, routersUsingProvider } from './reconcilers/router.js';
+import { silenceHandler } from './reconcilers/silence.js';
 import {
   Controller,
   keyOf,
@@ -183,6 +185,7 @@ class Term {
     const providers = crInformer<NotificationProvider>(NotificationProviderKind);
     const routers = crInformer<NotificationRouter>(NotificationRouterKind);
     const configs = crInformer<MonitoringConfig>(MonitoringConfigKind);
+    const silences = crInformer<NotificationSilence>(NotificationSilenceKind);
     const secrets = informerOf<V1Secret>('secrets', SECRETS, (page) => kube.listSecrets(ns, page));
 
     const w = opts.waits ?? {};
@@ -231,6 +234,7 @@ class Term {
     );
     const monitoringCluster = opts.cluster ?? opts.clusterId;
     controllerOf(monitoringHandler({ service, configs, ...(monitoringCluster ? { cluster: monitoringCluster } : {}) }), configs);
+    controllerOf(silenceHandler({ service, silences, ...(opts.cluster ? { cluster: opts.cluster } : {}) }), silences);
 
     // a Secret change re-applies the providers that read it; a provider change re-evaluates its routers
     watchRelated(secrets, providerC, (s) => providersUsingSecret(providers.list(), s.metadata?.namespace ?? '', s.metadata?.name ?? ''));

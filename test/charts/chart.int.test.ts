@@ -76,6 +76,7 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         'CustomResourceDefinition/monitoringconfigs.notify.certmgr.io',
         'CustomResourceDefinition/notificationproviders.notify.certmgr.io',
         'CustomResourceDefinition/notificationrouters.notify.certmgr.io',
+        'CustomResourceDefinition/notificationsilences.notify.certmgr.io',
         'Deployment/rel-certmgr-notify',
         'PersistentVolumeClaim/rel-certmgr-notify-data',
         'Role/rel-certmgr-notify-leader-election',
@@ -91,7 +92,7 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
     ).rules;
     const can = (group: string, resource: string, verb: string) =>
       rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
-    for (const r of ['notificationproviders', 'notificationrouters', 'monitoringconfigs']) {
+    for (const r of ['notificationproviders', 'notificationrouters', 'monitoringconfigs', 'notificationsilences']) {
       expect(can('notify.certmgr.io', r, 'watch')).toBe(true);
       expect(can('notify.certmgr.io', `${r}/status`, 'patch')).toBe(true);
       expect(can('notify.certmgr.io', `${r}/finalizers`, 'update')).toBe(true);
@@ -317,7 +318,7 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
             apiGroups: ['notify.certmgr.io'],
             apiVersions: ['v1alpha1'],
             operations: ['CREATE', 'UPDATE'],
-            resources: ['notificationrouters', 'notificationproviders', 'monitoringconfigs'],
+            resources: ['notificationrouters', 'notificationproviders', 'monitoringconfigs', 'notificationsilences'],
           },
         ],
       });
@@ -716,7 +717,7 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         const rules = rulesOf(op, 'ClusterRole');
         const can = (group: string, resource: string, verb: string) =>
           rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
-        for (const r of ['monitoringconfigs', 'notificationproviders', 'notificationrouters']) {
+        for (const r of ['monitoringconfigs', 'notificationproviders', 'notificationrouters', 'notificationsilences']) {
           expect(can('notify.certmgr.io', r, 'watch')).toBe(true);
           expect(can('notify.certmgr.io', `${r}/status`, 'patch')).toBe(true);
           expect(can('notify.certmgr.io', `${r}/finalizers`, 'update')).toBe(true);

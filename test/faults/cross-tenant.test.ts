@@ -156,6 +156,7 @@ const ID_SLOTS: Record<string, Kind[]> = {
   'Mutation.deleteClusters.ids': ['cluster'],
   'Query.silence.id': ['silence'],
   'Mutation.expireSilence.id': ['silence'],
+  'Mutation.updateSilence.id': ['silence'],
 };
 
 interface Objects {
@@ -197,6 +198,7 @@ const BASE: Record<string, (own: Objects) => Record<string, unknown>> = {
   'Mutation.deleteClusters': (a) => ({ ids: [a.cluster] }),
   'Query.silence': (a) => ({ id: a.silence }),
   'Mutation.expireSilence': (a) => ({ id: a.silence }),
+  'Mutation.updateSilence': (a) => ({ id: a.silence, input: { comment: 'changed by A' } }),
 };
 
 /** REST routes: their path parameters, and whether each names a stored object (none does today). */

@@ -282,6 +282,7 @@ export const rootValue: Record<string, Resolver> = {
   },
   createSilence: async (a, ctx) => silenceView(await silences.createSilence(ctx, a.input), ctx.now()),
   expireSilence: async (a, ctx) => silenceView(await silences.expireSilence(ctx, a.id), ctx.now()),
+  updateSilence: async (a, ctx) => silenceView(await silences.updateSilence(ctx, a.id, a.input), ctx.now()),
   testIntegration: async (a, ctx) => {
     const r = await deliveries.testIntegration(ctx, a.id);
     // responseBody stays in the schema for old clients but is always null: receivers' answers are not reflected.
