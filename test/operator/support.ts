@@ -86,7 +86,7 @@ export async function startTestOperator(
 // ---------------------------------------------------------------------------------------------------------
 // objects
 
-export type Plural = 'notificationproviders' | 'notificationrouters' | 'monitoringconfigs';
+export type Plural = 'notificationproviders' | 'notificationrouters' | 'monitoringconfigs' | 'notificationsilences';
 
 export interface CR extends KubernetesObject {
   spec?: Record<string, unknown>;
