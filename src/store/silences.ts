@@ -3,55 +3,11 @@
  * read the ingestion's recovery exception needs from deliveries.
  */
 import type { EventTypeId } from '../events/families.js';
-import type { SilenceRecord } from '../model/records.js';
+import type { SilenceListFilter, SilenceOps, SilencePatch, SilenceRecord } from './types.js';
 import { int, intOrNull, str, strOrNull } from './rows.js';
 import { type SqlDb, type SqlRow, type SqlValue, placeholders } from './sqldb.js';
 
-export type SilencePatch = Partial<
-  Pick<SilenceRecord, 'matcher' | 'eventTypeId' | 'startsAt' | 'endsAt' | 'comment' | 'createdBy' | 'managedBy'>
->;
-
-export interface SilenceListFilter {
-  /** Which state at `now` (src/silences/decide.ts silenceState); omitted: all. */
-  state?: 'ACTIVE' | 'PENDING' | 'EXPIRED';
-  now: number;
-  /** Keyset: silences created after this (createdAt, id). */
-  after?: { createdAt: number; id: string };
-  limit: number;
-}
-
-export interface SilenceOps {
-  createSilence(rec: SilenceRecord): Promise<SilenceRecord>;
-  getSilence(companyId: string, id: string): Promise<SilenceRecord | null>;
-  /** Returns the updated record, or null when it does not exist for that company. */
-  updateSilence(companyId: string, id: string, patch: SilencePatch, now: number): Promise<SilenceRecord | null>;
-  /**
-   * Ends the silence at `now` (expired_at) unless it has ended already; returns it as it is after the call
-   * (unchanged when it had ended), or null when it does not exist for that company.
-   */
-  expireSilence(companyId: string, id: string, now: number): Promise<SilenceRecord | null>;
-  /** In creation order (created_at, id), at most `limit` (capped at 1,000). */
-  listSilences(companyId: string, filter: SilenceListFilter): Promise<SilenceRecord[]>;
-  /** Silences not ended at `now` (active or pending), in creation order, at most `limit`: the routing snapshot's. */
-  listLiveSilences(companyId: string, now: number, limit: number): Promise<SilenceRecord[]>;
-  /**
-   * Deletes up to `n` of the company's silences that ended before `now`, those that ended first: room for a new
-   * one when the quota is reached (expired silences are history, kept while there is room). Returns how many.
-   */
-  deleteOldestEndedSilences(companyId: string, now: number, n: number): Promise<number>;
-  /**
-   * The status of the newest delivery of (integration, order key) older than `before` in key order
-   * (delivery/order.ts): the recovery exception's question "was the trigger sent?". Reads deliveries_order_idx.
-   */
-  previousDeliveryStatus(
-    companyId: string,
-    integrationId: string,
-    orderKey: string,
-    before: { orderAt: number; orderSeq: number; id: string },
-  ): Promise<string | null>;
-}
-
-export const SILENCE_COLUMNS = [
+const SILENCE_COLUMNS = [
   'id',
   'company_id',
   'matcher',

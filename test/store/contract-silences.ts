@@ -10,7 +10,7 @@ import { eventRecord, newDelivery } from './contract.js';
 const T = 1_800_000_000_000;
 const H = 3_600_000;
 
-export function silenceRecord(companyId: string, over: Partial<SilenceRecord> = {}): SilenceRecord {
+function silenceRecord(companyId: string, over: Partial<SilenceRecord> = {}): SilenceRecord {
   return {
     id: randomUUID(),
     companyId,
