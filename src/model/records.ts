@@ -84,6 +84,11 @@ export interface SilenceRecord {
   /** CEL over `type` and `data`, the routers' dialect and limits; never empty. */
   matcher: string;
   eventTypeId: EventTypeId | null;
+  /**
+   * The families the silence applies to, found when it was stored (eventTypeId, or every family the matcher
+   * compiles for): listings need no compile, and the routing snapshot compiles the matcher for these only.
+   */
+  eventTypeIds: EventTypeId[];
   startsAt: number;
   endsAt: number;
   comment: string;

@@ -25,7 +25,7 @@ export interface SilenceInput {
 }
 
 /** Throws INVALID_FILTER_EXPRESSION with the compile error and its position; an empty matcher is refused. */
-function requireMatcher(field: string, v: unknown, eventTypeId: EventTypeId | null): string {
+function requireMatcher(field: string, v: unknown, eventTypeId: EventTypeId | null): { matcher: string; eventTypeIds: EventTypeId[] } {
   if (typeof v !== 'string') throw badInput(field, `${field} must be a string (a CEL expression over type and data)`);
   if (v.trim() === '')
     throw new ServiceError('INVALID_FILTER_EXPRESSION', `${field} must not be empty: a silence of everything is written \`true\``, field, {
@@ -40,13 +40,12 @@ function requireMatcher(field: string, v: unknown, eventTypeId: EventTypeId | nu
   const bad = textIssue(v, 'text');
   if (bad) throw new ServiceError('INVALID_FILTER_EXPRESSION', `${field} ${bad.message}`, field, positionOf(v, bad.index ?? 0));
   try {
-    compileMatcher(v, eventTypeId);
+    return { matcher: v.trim(), eventTypeIds: [...compileMatcher(v, eventTypeId).keys()] };
   } catch (e) {
     if (!(e instanceof FilterCompileError)) throw e;
     const where = eventTypeId === null ? ' (for every event family: give eventTypeId to check against one)' : '';
     throw new ServiceError('INVALID_FILTER_EXPRESSION', `${field}: ${e.message}${where}`, field, { line: e.line, column: e.column });
   }
-  return v.trim();
 }
 
 function requireTime(field: string, v: unknown): number {
@@ -85,7 +84,7 @@ function optionalEventTypeId(field: string, v: unknown): EventTypeId | null {
 export async function createSilence(ctx: ServiceContext, input: SilenceInput, prefix = 'input.'): Promise<SilenceRecord> {
   const now = ctx.now();
   const eventTypeId = optionalEventTypeId(`${prefix}eventTypeId`, input.eventTypeId);
-  const matcher = requireMatcher(`${prefix}matcher`, input.matcher, eventTypeId);
+  const { matcher, eventTypeIds } = requireMatcher(`${prefix}matcher`, input.matcher, eventTypeId);
   const startsAt = input.startsAt == null ? now : requireTime(`${prefix}startsAt`, input.startsAt);
   if (input.endsAt == null) throw badInput(`${prefix}endsAt`, `${prefix}endsAt is required`);
   const endsAt = requireTime(`${prefix}endsAt`, input.endsAt);
@@ -106,6 +105,7 @@ export async function createSilence(ctx: ServiceContext, input: SilenceInput, pr
       companyId: ctx.companyId,
       matcher,
       eventTypeId,
+      eventTypeIds,
       startsAt,
       endsAt,
       comment,
@@ -131,11 +131,11 @@ export async function updateSilence(ctx: ServiceContext, id: string, input: Sile
     const now = ctx.now();
     if (cur.expiredAt !== null || cur.endsAt <= now) throw new ServiceError('CONFLICT', `silence ${id} has ended; create a new one`, 'id');
     const eventTypeId = input.eventTypeId !== undefined ? optionalEventTypeId(`${prefix}eventTypeId`, input.eventTypeId) : cur.eventTypeId;
-    const matcher = requireMatcher(`${prefix}matcher`, input.matcher ?? cur.matcher, eventTypeId);
+    const { matcher, eventTypeIds } = requireMatcher(`${prefix}matcher`, input.matcher ?? cur.matcher, eventTypeId);
     const startsAt = input.startsAt == null ? cur.startsAt : requireTime(`${prefix}startsAt`, input.startsAt);
     const endsAt = input.endsAt == null ? cur.endsAt : requireTime(`${prefix}endsAt`, input.endsAt);
     checkWindow(prefix, startsAt, endsAt, now);
-    const patch: SilencePatch = { matcher, eventTypeId, startsAt, endsAt };
+    const patch: SilencePatch = { matcher, eventTypeId, eventTypeIds, startsAt, endsAt };
     if (input.comment != null) patch.comment = requireComment(`${prefix}comment`, input.comment);
     if (input.createdBy != null && input.createdBy !== '')
       patch.createdBy = requireName(`${prefix}createdBy`, input.createdBy, SILENCE_LIMITS.maxCreatedByLength);

@@ -49,6 +49,7 @@ export function compileMatcher(
   matcher: string,
   eventTypeId: EventTypeId | null,
   compile: (expression: string, eventTypeId: EventTypeId) => CompiledFilter = compileFilter,
+  families: readonly EventTypeId[] = EVENT_TYPE_IDS,
 ): Map<EventTypeId, CompiledFilter> {
   const out = new Map<EventTypeId, CompiledFilter>();
   if (eventTypeId !== null) {
@@ -56,7 +57,7 @@ export function compileMatcher(
     return out;
   }
   let first: FilterCompileError | undefined;
-  for (const id of EVENT_TYPE_IDS) {
+  for (const id of families) {
     try {
       out.set(id, compile(matcher, id));
     } catch (e) {
@@ -77,7 +78,9 @@ export function compileSilence(
   compile?: (expression: string, eventTypeId: EventTypeId) => CompiledFilter,
 ): CompiledSilence {
   try {
-    return { record, matchers: compileMatcher(record.matcher, record.eventTypeId, compile) };
+    // only the families found when it was stored (a compile of a long matcher costs tens of ms per family)
+    const families = record.eventTypeIds.length ? record.eventTypeIds : EVENT_TYPE_IDS;
+    return { record, matchers: compileMatcher(record.matcher, record.eventTypeId, compile, families) };
   } catch (e) {
     if (!(e instanceof FilterCompileError)) throw e;
     return { record, matchers: new Map(), compileError: e.message };

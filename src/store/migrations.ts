@@ -60,6 +60,7 @@ const SILENCES_TABLE = (bigint: string, table: string) => `CREATE TABLE silences
   company_id TEXT NOT NULL,
   matcher TEXT NOT NULL,
   event_type_id TEXT,
+  event_type_ids TEXT NOT NULL,
   starts_at ${bigint} NOT NULL,
   ends_at ${bigint} NOT NULL,
   comment TEXT NOT NULL,

@@ -2,7 +2,7 @@
  * Silences (issue 11, docs/silences.md), written once over SqlDb for both engines (migration 11), and the one
  * read the ingestion's recovery exception needs from deliveries.
  */
-import type { EventTypeId } from '../events/families.js';
+import { isEventTypeId, type EventTypeId } from '../events/families.js';
 import type { SilenceListFilter, SilenceOps, SilencePatch, SilenceRecord } from './types.js';
 import { int, intOrNull, str, strOrNull } from './rows.js';
 import { type SqlDb, type SqlRow, type SqlValue, placeholders } from './sqldb.js';
@@ -12,6 +12,7 @@ const SILENCE_COLUMNS = [
   'company_id',
   'matcher',
   'event_type_id',
+  'event_type_ids',
   'starts_at',
   'ends_at',
   'comment',
@@ -38,6 +39,7 @@ function toRow(r: SilenceRecord): SqlValue[] {
     r.companyId,
     r.matcher,
     r.eventTypeId,
+    JSON.stringify(r.eventTypeIds),
     r.startsAt,
     r.endsAt,
     r.comment,
@@ -55,6 +57,7 @@ function fromRow(row: SqlRow): SilenceRecord {
     companyId: str(row, 'company_id'),
     matcher: str(row, 'matcher'),
     eventTypeId: strOrNull(row, 'event_type_id') as EventTypeId | null,
+    eventTypeIds: familyList(row['event_type_ids']),
     startsAt: int(row, 'starts_at'),
     endsAt: int(row, 'ends_at'),
     comment: str(row, 'comment'),
@@ -66,9 +69,20 @@ function fromRow(row: SqlRow): SilenceRecord {
   };
 }
 
+/** A stored JSON list of event type ids; anything this version does not know is left out. */
+function familyList(text: unknown): EventTypeId[] {
+  try {
+    const v: unknown = typeof text === 'string' ? JSON.parse(text) : [];
+    return Array.isArray(v) ? v.filter(isEventTypeId) : [];
+  } catch {
+    return [];
+  }
+}
+
 const PATCH: Record<keyof SilencePatch, string> = {
   matcher: 'matcher',
   eventTypeId: 'event_type_id',
+  eventTypeIds: 'event_type_ids',
   startsAt: 'starts_at',
   endsAt: 'ends_at',
   comment: 'comment',
@@ -102,7 +116,7 @@ export function createSilenceOps(db: SqlDb): SilenceOps {
         const v = patch[key];
         if (v === undefined) continue;
         sets.push(`${PATCH[key]} = ?`);
-        params.push(v);
+        params.push(Array.isArray(v) ? JSON.stringify(v) : v);
       }
       sets.push('updated_at = ?');
       params.push(now);

@@ -456,7 +456,7 @@ export interface InventoryOps {
 // Silences (issue 11, docs/silences.md): src/store/silences.ts
 
 export type SilencePatch = Partial<
-  Pick<SilenceRecord, 'matcher' | 'eventTypeId' | 'startsAt' | 'endsAt' | 'comment' | 'createdBy' | 'managedBy'>
+  Pick<SilenceRecord, 'matcher' | 'eventTypeId' | 'eventTypeIds' | 'startsAt' | 'endsAt' | 'comment' | 'createdBy' | 'managedBy'>
 >;
 
 export interface SilenceListFilter {

@@ -26,6 +26,7 @@ const silence = (id: string, over: Partial<SilenceRecord> = {}): SilenceRecord =
   companyId: C,
   matcher: 'data.issuerName == "letsencrypt-prod"',
   eventTypeId: null,
+  eventTypeIds: [],
   startsAt: now - 1000,
   endsAt: now + 3_600_000,
   comment: 'c',

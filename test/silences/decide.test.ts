@@ -21,6 +21,7 @@ function silence(over: Partial<SilenceRecord> = {}): SilenceRecord {
     companyId: 'c',
     matcher: 'data.clusterName == "prod-eu-west-1"',
     eventTypeId: null,
+    eventTypeIds: [],
     startsAt: 10 * H,
     endsAt: 12 * H,
     comment: 'maintenance',
@@ -78,6 +79,13 @@ describe('compileMatcher', () => {
     const common = compileMatcher('data.clusterName == "x"', null);
     expect(common.size).toBeGreaterThan(2);
     expect(() => compileMatcher('data.nope == 1', null)).toThrow(FilterCompileError);
+  });
+
+  it('a stored silence is compiled for the families found when it was stored only', () => {
+    const c = compileSilence(silence({ eventTypeIds: ['certmgr-issuer-health-notification-config'] }));
+    expect([...c.matchers.keys()]).toEqual(['certmgr-issuer-health-notification-config']);
+    // none recorded (a row from before): every family it compiles for
+    expect(compileSilence(silence()).matchers.size).toBeGreaterThan(1);
   });
 
   it('a stored matcher that no longer compiles applies to nothing', () => {

@@ -16,6 +16,7 @@ function silenceRecord(companyId: string, over: Partial<SilenceRecord> = {}): Si
     companyId,
     matcher: 'data.clusterName == "prod"',
     eventTypeId: null,
+    eventTypeIds: ['certmgr-issuer-health-notification-config', 'certmgr-cert-resource-health-notification-config'],
     startsAt: T,
     endsAt: T + 2 * H,
     comment: 'upgrade of the ingress controller ✓',
@@ -87,8 +88,20 @@ export function silencesContract(name: string, makeStore: () => Promise<Store>):
 
     it('updates the allowed fields only', async () => {
       const s = await store.createSilence(silenceRecord(A));
-      const u = await store.updateSilence(A, s.id, { comment: 'new', endsAt: T + 5 * H, ...({ companyId: B } as object) }, T + 1);
-      expect(u).toEqual({ ...s, comment: 'new', endsAt: T + 5 * H, updatedAt: T + 1 });
+      const u = await store.updateSilence(
+        A,
+        s.id,
+        { comment: 'new', endsAt: T + 5 * H, eventTypeIds: ['cert-expiry-ext-notification-config'], ...({ companyId: B } as object) },
+        T + 1,
+      );
+      expect(u).toEqual({
+        ...s,
+        comment: 'new',
+        endsAt: T + 5 * H,
+        eventTypeIds: ['cert-expiry-ext-notification-config'],
+        updatedAt: T + 1,
+      });
+      expect(await store.getSilence(A, s.id)).toEqual(u);
     });
 
     it('counts silences for the quota and deletes the oldest ended ones to make room', async () => {

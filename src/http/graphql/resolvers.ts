@@ -13,7 +13,7 @@ import * as deliveries from '../../service/deliveries.js';
 import type { CertificatePlace, ClusterRecord, DeliveryRecord, ListedCertificate } from '../../store/types.js';
 import * as inventory from '../../service/inventory.js';
 import * as silences from '../../service/silences.js';
-import { compileMatcher, effectiveEnd, silenceState } from '../../silences/decide.js';
+import { effectiveEnd, silenceState } from '../../silences/decide.js';
 import type { SilenceRecord } from '../../store/types.js';
 import { ServiceError } from '../../service/errors.js';
 
@@ -110,13 +110,7 @@ function silenceView(s: SilenceRecord, now: number) {
     id: s.id,
     matcher: s.matcher,
     eventTypeId: s.eventTypeId,
-    eventTypeIds: () => {
-      try {
-        return [...compileMatcher(s.matcher, s.eventTypeId).keys()];
-      } catch {
-        return [];
-      }
-    },
+    eventTypeIds: s.eventTypeId !== null ? [s.eventTypeId] : s.eventTypeIds,
     startsAt: iso(s.startsAt),
     endsAt: iso(s.endsAt),
     comment: s.comment,
