@@ -1,7 +1,7 @@
 /** Operating deliveries: listing, routing simulation and test sends. */
 import type { InternalEvent } from '../events/families.js';
 import { validateEvent } from '../events/schemas.js';
-import { decideRoutersSliced, eventMonitored, type RouterDecision } from '../routing/match.js';
+import { decideRoutersSliced, eventMonitored, silenceCandidates, type RouterDecision } from '../routing/match.js';
 import { TimeSlicer } from '../routing/slicer.js';
 import type { DeliveryFilter, DeliveryRecord, DeliveryStatus, SilenceRecord } from '../store/types.js';
 import { orderOfEvent } from '../delivery/order.js';
@@ -68,7 +68,7 @@ export async function simulateRouting(ctx: ServiceContext, input: unknown): Prom
   const decisions: Simulation['decisions'] = await decideRoutersSliced(v.event, snap, new TimeSlicer());
   // Step 1 of ingestion (silences), with the recovery exception read from the deliveries as they are now.
   const now = ctx.now();
-  const match = snap.silences?.length ? silenceFor(v.event, snap.silences, now) : null;
+  const match = snap.silences?.length ? silenceFor(v.event, silenceCandidates(snap, v.event), now) : null;
   if (match?.silence) {
     const order = orderOfEvent(v.event, now, 0);
     for (const [i, d] of decisions.entries()) {

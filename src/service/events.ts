@@ -7,12 +7,19 @@ import type { LogLimiter } from '../log/limiter.js';
 import { validateEvent } from '../events/schemas.js';
 import { orderOfEvent } from '../delivery/order.js';
 import { familyOfType, type EventTypeId, type InternalEvent } from '../events/families.js';
-import { eventMonitored, matchRoutersSliced } from '../routing/match.js';
+import { eventMonitored, matchRoutersSliced, silenceCandidates } from '../routing/match.js';
 import { TimeSlicer } from '../routing/slicer.js';
 import type { RoutingMetrics } from '../routing/metrics.js';
 import type { RoutingSnapshots } from '../routing/snapshot.js';
 import type { NewDelivery, StoreOps } from '../store/types.js';
-import { silenceFor, silenceVerdict, type PreviousDelivery } from '../silences/decide.js';
+import {
+  mergeSilenceMatches,
+  silenceFor,
+  silenceVerdict,
+  type CompiledSilence,
+  type PreviousDelivery,
+  type SilenceMatch,
+} from '../silences/decide.js';
 import type { ServiceContext, ServiceRuntime } from './context.js';
 import { ValidationErrors, type FieldError } from './errors.js';
 
@@ -161,7 +168,7 @@ async function planEvents(
       createdAt: now,
       ...order,
     }));
-    await applySilences(ctx, reader, snap, event, deliveries, plannedStatus, deps, now);
+    await applySilences(ctx, reader, snap, event, deliveries, plannedStatus, deps, now, slicer);
     planned.push({ event, eventId, family, deliveries });
   }
   deps.log.debug({ events: events.length }, 'routed events');
@@ -182,9 +189,11 @@ async function applySilences(
   plannedStatus: Map<string, PreviousDelivery>,
   deps: IngestDeps,
   now: number,
+  slicer: TimeSlicer,
 ): Promise<void> {
   const keyOf = (d: NewDelivery) => `${d.integrationId}\u0000${d.orderKey ?? ''}`;
-  const match = deliveries.length && snap.silences?.length ? silenceFor(event, snap.silences, now) : null;
+  const match =
+    deliveries.length && snap.silences?.length ? await silenceForSliced(event, silenceCandidates(snap, event), now, slicer) : null;
   for (const e of match?.errors ?? []) {
     if (deps.logLimiter && !deps.logLimiter.admit(deps.log, 'warn', ctx.companyId, 'silence_evaluation')) continue;
     deps.log.warn(
@@ -213,6 +222,23 @@ async function applySilences(
     }
     if (d.orderKey) plannedStatus.set(key, d.silenceId ? 'SILENCED' : 'PENDING');
   }
+}
+
+/** Silences evaluated per event: up to the company's quota, each within the CEL budget; yield between chunks. */
+const SILENCE_CHUNK = 32;
+
+async function silenceForSliced(
+  event: InternalEvent,
+  silences: readonly CompiledSilence[],
+  now: number,
+  slicer: TimeSlicer,
+): Promise<SilenceMatch> {
+  let m: SilenceMatch = { silence: null, errors: [] };
+  for (let i = 0; i < silences.length; i += SILENCE_CHUNK) {
+    m = mergeSilenceMatches(m, silenceFor(event, silences.slice(i, i + SILENCE_CHUNK), now));
+    if (slicer.due()) await slicer.yield();
+  }
+  return m;
 }
 
 async function writePlanned(tx: StoreOps, companyId: string, planned: PlannedEvent[], now: number): Promise<void> {

@@ -114,6 +114,12 @@ export function silenceFor(event: InternalEvent, silences: readonly CompiledSile
   return { silence: best, errors };
 }
 
+/** The answer over two parts of a silence list (silenceFor of a list = merge of silenceFor of its parts). */
+export function mergeSilenceMatches(a: SilenceMatch, b: SilenceMatch): SilenceMatch {
+  const silence = a.silence === null ? b.silence : b.silence === null || ranksBefore(a.silence, b.silence) ? a.silence : b.silence;
+  return { silence, errors: [...a.errors, ...b.errors] };
+}
+
 function ranksBefore(a: SilenceRecord, b: SilenceRecord): boolean {
   const ea = effectiveEnd(a);
   const eb = effectiveEnd(b);

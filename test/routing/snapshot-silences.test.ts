@@ -4,11 +4,12 @@
  * (invalidate on this replica, the fingerprint on the others). A real SQLite store.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { silenceCandidates, type RoutingSnapshot } from '../../src/routing/match.js';
 import { RoutingSnapshots } from '../../src/routing/snapshot.js';
-import { silenceFor } from '../../src/silences/decide.js';
+import { compileSilence, silenceFor } from '../../src/silences/decide.js';
 import { openStore } from '../../src/store/index.js';
 import type { SilenceRecord, Store } from '../../src/store/types.js';
-import { issuerNotReady } from '../fixtures/events.js';
+import { issuerActive, issuerNotReady } from '../fixtures/events.js';
 
 const C = 'company-snapshot-silences';
 let store: Store;
@@ -70,5 +71,47 @@ describe('routing snapshot silences', () => {
     await store.expireSilence(C, s.id, now);
     now += 1;
     expect((await other.get(C)).silences).toEqual([]);
+  });
+});
+
+describe('silence candidates (prefilter index)', () => {
+  it('silenceFor over the candidates equals silenceFor over every silence, and evaluates few', () => {
+    const values = ['letsencrypt-prod', 'letsencrypt-staging', 'vault', 'x'];
+    const clusters = ['prod-eu-west-1', 'staging-us-east-2'];
+    const matchers = [
+      (i: number) => `data.issuerName == "${values[i % 4]}"`,
+      (i: number) => `data.clusterName == "${clusters[i % 2]}" && type.endsWith(".notready")`,
+      (i: number) => `data.issuerName in ["${values[i % 4]}", "${values[(i + 1) % 4]}"]`,
+      () => 'true',
+      (i: number) => `data.namespace.startsWith("${['cert', 'ing', 'x'][i % 3]}")`,
+      () => 'int(data.statusMessage) == 1',
+    ];
+    const records = Array.from({ length: 120 }, (_, i) =>
+      silence(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, {
+        matcher: matchers[i % matchers.length]!(i),
+        endsAt: now + (i % 7) * 60_000 + 60_000,
+        startsAt: i % 11 === 0 ? now + 1000 : now - 1000,
+      }),
+    );
+    const compiled = records.map((r) => compileSilence(r));
+    const snap: RoutingSnapshot = {
+      companyId: C,
+      byFamily: new Map(),
+      integrations: new Map(),
+      monitoring: { enabled: true, applicationIds: [], includeUnassignedCertificates: true },
+      silences: compiled,
+    };
+    let evaluated = 0;
+    let events = 0;
+    for (const issuerName of [...values, 'other'])
+      for (const clusterName of clusters)
+        for (const namespace of ['cert-manager', 'ingress', 'zzz'])
+          for (const e of [issuerNotReady({ issuerName, clusterName, namespace }), issuerActive({ issuerName, clusterName, namespace })]) {
+            const candidates = silenceCandidates(snap, e);
+            expect(silenceFor(e, candidates, now)).toEqual(silenceFor(e, compiled, now));
+            evaluated += candidates.length;
+            events++;
+          }
+    expect(evaluated / events).toBeLessThan(compiled.length * 0.75); // equality/in/prefix matchers that cannot match are left out
   });
 });

@@ -7,6 +7,7 @@ import {
   compileSilence,
   effectiveEnd,
   isSentRecovery,
+  mergeSilenceMatches,
   silenceFor,
   silenceState,
   silenceVerdict,
@@ -131,6 +132,27 @@ describe('silenceFor', () => {
           now,
         ).silence?.id,
       ).toBe(a.id);
+  });
+
+  it('silenceFor of a list is the merge of silenceFor of its parts, wherever the list is cut', () => {
+    const list = [
+      silence({ id: '00000000-0000-4000-8000-00000000000c', endsAt: 13 * H }),
+      silence({
+        id: '00000000-0000-4000-8000-00000000000e',
+        matcher: 'int(data.statusMessage) == 1',
+        eventTypeId: 'certmgr-issuer-health-notification-config',
+      }),
+      silence({ id: '00000000-0000-4000-8000-00000000000a', endsAt: 14 * H }),
+      silence({ id: '00000000-0000-4000-8000-00000000000b', endsAt: 14 * H }),
+      silence({ id: '00000000-0000-4000-8000-00000000000d', matcher: 'false' }),
+    ].map((s) => compileSilence(s));
+    const whole = silenceFor(prod, list, now);
+    expect(whole.silence?.id).toBe('00000000-0000-4000-8000-00000000000a');
+    expect(whole.errors).toHaveLength(1);
+    for (let cut = 0; cut <= list.length; cut++) {
+      const merged = mergeSilenceMatches(silenceFor(prod, list.slice(0, cut), now), silenceFor(prod, list.slice(cut), now));
+      expect(merged).toEqual(whole);
+    }
   });
 
   it('a matcher that errors does not silence and is reported', () => {
