@@ -71,11 +71,19 @@ export async function simulateRouting(ctx: ServiceContext, input: unknown): Prom
   const match = snap.silences?.length ? silenceFor(v.event, silenceCandidates(snap, v.event), now) : null;
   if (match?.silence) {
     const order = orderOfEvent(v.event, now, 0);
+    // one read per integration (at most the integrations quota), whatever the number of routers
+    const previousOf = new Map<string, Promise<string | null>>();
+    const previousFor = (integrationId: string) => {
+      let p = previousOf.get(integrationId);
+      if (!p) {
+        p = ctx.store.previousDeliveryStatus(ctx.companyId, integrationId, order.orderKey, { ...order, id: 'ffffffff' });
+        previousOf.set(integrationId, p);
+      }
+      return p;
+    };
     for (const [i, d] of decisions.entries()) {
       if (d.verdict !== 'MATCHED') continue;
-      const previous = v.event.type.endsWith('.active')
-        ? await ctx.store.previousDeliveryStatus(ctx.companyId, d.router.integrationId, order.orderKey, { ...order, id: 'ffffffff' })
-        : null;
+      const previous = v.event.type.endsWith('.active') ? await previousFor(d.router.integrationId) : null;
       const silence = silenceVerdict(v.event.type, match.silence, previous);
       if (silence) decisions[i] = { ...d, verdict: 'SILENCED', silence };
     }
