@@ -215,10 +215,7 @@ async function applySilences(
             });
       }
       const silence = silenceVerdict(event.type, match.silence, previous);
-      if (silence) {
-        d.silenceId = silence.id;
-        deps.metrics.silenced.inc({ event_type_id: familyOfType(event.type).eventTypeId });
-      }
+      if (silence) d.silenceId = silence.id;
     }
     if (d.orderKey) plannedStatus.set(key, d.silenceId ? 'SILENCED' : 'PENDING');
   }
@@ -252,6 +249,9 @@ function reportAccepted(planned: PlannedEvent[], deps: IngestDeps): AcceptedEven
   for (const p of planned) {
     deps.metrics.eventsReceived.inc({ type: p.event.type });
     if (p.deliveries.length) deps.metrics.matches.inc({ event_type_id: p.family }, p.deliveries.length);
+    // counted once committed, like the others
+    const silenced = p.deliveries.filter((d) => d.silenceId !== undefined).length;
+    if (silenced) deps.metrics.silenced.inc({ event_type_id: p.family }, silenced);
   }
   deps.onAccepted?.();
   return planned.map((p) => ({ id: p.eventId, deliveries: p.deliveries.length }));
