@@ -76,7 +76,9 @@ export async function simulateRouting(ctx: ServiceContext, input: unknown): Prom
     const previousFor = (integrationId: string) => {
       let p = previousOf.get(integrationId);
       if (!p) {
-        p = ctx.store.previousDeliveryStatus(ctx.companyId, integrationId, order.orderKey, { ...order, id: 'ffffffff' });
+        p = ctx.store
+          .previousDelivery(ctx.companyId, integrationId, order.orderKey, { ...order, id: 'ffffffff' })
+          .then((x) => x?.status ?? null);
         previousOf.set(integrationId, p);
       }
       return p;

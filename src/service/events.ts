@@ -14,10 +14,11 @@ import type { RoutingSnapshots } from '../routing/snapshot.js';
 import type { NewDelivery, StoreOps } from '../store/types.js';
 import {
   mergeSilenceMatches,
+  newestEarlierStatus,
   silenceFor,
   silenceVerdict,
   type CompiledSilence,
-  type PreviousDelivery,
+  type KeyedDelivery,
   type SilenceMatch,
 } from '../silences/decide.js';
 import type { ServiceContext, ServiceRuntime } from './context.js';
@@ -141,8 +142,8 @@ async function planEvents(
   const slicer = new TimeSlicer();
   deps.log.debug({ events: events.length }, 'routing events');
   const planned: PlannedEvent[] = [];
-  // the status of each (integration, order key)'s newest delivery planned in this batch (the recovery exception)
-  const plannedStatus = new Map<string, PreviousDelivery>();
+  // the deliveries planned in this request per (integration, order key): the recovery exception looks at them too
+  const plannedByKey = new Map<string, KeyedDelivery[]>();
   for (const [index, event] of events.entries()) {
     const eventId = ctx.newId();
     // order per key (issue 8): the correlation key, the event's own time and the acceptance sequence
@@ -168,7 +169,7 @@ async function planEvents(
       createdAt: now,
       ...order,
     }));
-    await applySilences(ctx, reader, snap, event, deliveries, plannedStatus, deps, now, slicer);
+    await applySilences(ctx, reader, snap, event, deliveries, plannedByKey, deps, now, slicer);
     planned.push({ event, eventId, family, deliveries });
   }
   deps.log.debug({ events: events.length }, 'routed events');
@@ -186,7 +187,7 @@ async function applySilences(
   snap: Snapshot,
   event: InternalEvent,
   deliveries: NewDelivery[],
-  plannedStatus: Map<string, PreviousDelivery>,
+  plannedByKey: Map<string, KeyedDelivery[]>,
   deps: IngestDeps,
   now: number,
   slicer: TimeSlicer,
@@ -203,21 +204,18 @@ async function applySilences(
   }
   for (const d of deliveries) {
     const key = keyOf(d);
+    const self = { orderAt: d.orderAt ?? now, orderSeq: d.orderSeq ?? now * 1000, id: d.id };
+    let planned = plannedByKey.get(key);
+    if (!planned) plannedByKey.set(key, (planned = []));
     if (match?.silence) {
-      let previous: PreviousDelivery = null;
-      if (event.type.endsWith('.active') && d.orderKey) {
-        previous = plannedStatus.has(key)
-          ? (plannedStatus.get(key) ?? null)
-          : await reader.previousDeliveryStatus(ctx.companyId, d.integrationId, d.orderKey, {
-              orderAt: d.orderAt ?? now,
-              orderSeq: d.orderSeq ?? now * 1000,
-              id: d.id,
-            });
-      }
+      const previous =
+        event.type.endsWith('.active') && d.orderKey
+          ? newestEarlierStatus(self, [await reader.previousDelivery(ctx.companyId, d.integrationId, d.orderKey, self), ...planned])
+          : null;
       const silence = silenceVerdict(event.type, match.silence, previous);
       if (silence) d.silenceId = silence.id;
     }
-    if (d.orderKey) plannedStatus.set(key, d.silenceId ? 'SILENCED' : 'PENDING');
+    if (d.orderKey) planned.push({ ...self, status: d.silenceId ? 'SILENCED' : 'PENDING' });
   }
 }
 

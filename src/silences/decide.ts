@@ -6,6 +6,7 @@
 import { compileFilter, FilterCompileError, type CompiledFilter } from '../cel/index.js';
 import { EVENT_TYPE_IDS, familyOfType, type EventTypeId, type InternalEvent } from '../events/families.js';
 import type { SilenceRecord } from '../model/records.js';
+import { compareOrder } from '../delivery/order.js';
 
 export type SilenceState = 'PENDING' | 'ACTIVE' | 'EXPIRED';
 
@@ -128,6 +129,24 @@ function ranksBefore(a: SilenceRecord, b: SilenceRecord): boolean {
 
 /** Status of the newest earlier delivery of the same (integration, order key); null when there is none. */
 export type PreviousDelivery = string | null;
+
+/** A delivery of a key with its position in key order (delivery/order.ts). */
+export interface KeyedDelivery {
+  status: string;
+  orderAt: number;
+  orderSeq: number;
+  id: string;
+}
+
+/**
+ * The status of the newest of `candidates` older than `self` in key order: the stored one (the store's newest
+ * earlier) and those planned in the same request, whose events may come in any order.
+ */
+export function newestEarlierStatus(self: Omit<KeyedDelivery, 'status'>, candidates: readonly (KeyedDelivery | null)[]): PreviousDelivery {
+  let best: KeyedDelivery | null = null;
+  for (const c of candidates) if (c && compareOrder(c, self) < 0 && (best === null || compareOrder(c, best) > 0)) best = c;
+  return best?.status ?? null;
+}
 
 /**
  * The recovery exception: a recovery (`.active`) whose trigger was sent, i.e. the newest earlier delivery of

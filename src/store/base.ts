@@ -119,7 +119,7 @@ export abstract class SqlStore implements Store {
   listSilences: StoreOps['listSilences'] = (...a) => this.ops.listSilences(...a);
   listLiveSilences: StoreOps['listLiveSilences'] = (...a) => this.ops.listLiveSilences(...a);
   deleteOldestEndedSilences: StoreOps['deleteOldestEndedSilences'] = (...a) => this.ops.deleteOldestEndedSilences(...a);
-  previousDeliveryStatus: StoreOps['previousDeliveryStatus'] = (...a) => this.ops.previousDeliveryStatus(...a);
+  previousDelivery: StoreOps['previousDelivery'] = (...a) => this.ops.previousDelivery(...a);
 
   claimDeliveries: DeliveryQueueOps['claimDeliveries'] = (...a) => this.queue.claimDeliveries(...a);
   releaseClaims: DeliveryQueueOps['releaseClaims'] = (...a) => this.queue.releaseClaims(...a);

@@ -3,7 +3,7 @@
  * read the ingestion's recovery exception needs from deliveries.
  */
 import { isEventTypeId, type EventTypeId } from '../events/families.js';
-import type { SilenceListFilter, SilenceOps, SilencePatch, SilenceRecord } from './types.js';
+import type { DeliveryStatus, SilenceListFilter, SilenceOps, SilencePatch, SilenceRecord } from './types.js';
 import { int, intOrNull, str, strOrNull } from './rows.js';
 import { type SqlDb, type SqlRow, type SqlValue, placeholders } from './sqldb.js';
 
@@ -175,15 +175,22 @@ export function createSilenceOps(db: SqlDb): SilenceOps {
       );
     },
 
-    async previousDeliveryStatus(companyId, integrationId, orderKey, before) {
+    async previousDelivery(companyId, integrationId, orderKey, before) {
       const row = await db.get(
-        `SELECT status FROM deliveries
+        `SELECT status, order_at, order_seq, id FROM deliveries
          WHERE company_id = ? AND integration_id = ? AND order_key = ?
            AND (order_at, order_seq, id) < (?, ?, ?)
          ORDER BY order_at DESC, order_seq DESC, id DESC LIMIT 1`,
         [companyId, integrationId, orderKey, before.orderAt, before.orderSeq, before.id],
       );
-      return row ? str(row, 'status') : null;
+      return row
+        ? {
+            status: str(row, 'status') as DeliveryStatus,
+            orderAt: int(row, 'order_at'),
+            orderSeq: int(row, 'order_seq'),
+            id: str(row, 'id'),
+          }
+        : null;
     },
   };
 }

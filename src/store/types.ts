@@ -488,13 +488,13 @@ export interface SilenceOps {
    */
   deleteOldestEndedSilences(companyId: string, now: number, n: number): Promise<number>;
   /**
-   * The status of the newest delivery of (integration, order key) older than `before` in key order
-   * (delivery/order.ts): the recovery exception's question "was the trigger sent?". Reads deliveries_order_idx.
+   * The newest delivery of (integration, order key) older than `before` in key order (delivery/order.ts), with its
+   * status and position: the recovery exception's question "was the trigger sent?". Reads deliveries_order_idx.
    */
-  previousDeliveryStatus(
+  previousDelivery(
     companyId: string,
     integrationId: string,
     orderKey: string,
     before: { orderAt: number; orderSeq: number; id: string },
-  ): Promise<string | null>;
+  ): Promise<{ status: DeliveryStatus; orderAt: number; orderSeq: number; id: string } | null>;
 }

@@ -8,6 +8,7 @@ import {
   effectiveEnd,
   isSentRecovery,
   mergeSilenceMatches,
+  newestEarlierStatus,
   silenceFor,
   silenceState,
   silenceVerdict,
@@ -184,5 +185,20 @@ describe('the recovery exception', () => {
     const s = silence();
     expect(silenceVerdict(type, s, previous)).toBe(want ? null : s);
     expect(silenceVerdict(type, null, previous)).toBeNull();
+  });
+});
+
+describe('newestEarlierStatus (the stored one and those planned in the same request)', () => {
+  const self = { orderAt: 10, orderSeq: 5, id: 'm' };
+  const k = (status: string, orderAt: number, orderSeq = 0, id = 'x') => ({ status, orderAt, orderSeq, id });
+  it.each([
+    ['none', [], null],
+    ['the stored one', [k('DELIVERED', 5)], 'DELIVERED'],
+    ['no stored one, a planned older', [null, k('SILENCED', 9)], 'SILENCED'],
+    ['a planned one newer than the stored one wins', [k('DELIVERED', 5), k('SILENCED', 9)], 'SILENCED'],
+    ['a planned one later in key order is ignored (events of a request in any order)', [k('DELIVERED', 5), k('SILENCED', 11)], 'DELIVERED'],
+    ['same time: the sequence, then the id decide', [k('SILENCED', 10, 4), k('PENDING', 10, 5, 'a'), k('DEAD', 10, 5, 'z')], 'PENDING'],
+  ] as const)('%s', (_n, candidates, want) => {
+    expect(newestEarlierStatus(self, candidates)).toBe(want);
   });
 });

@@ -119,7 +119,7 @@ export function silencesContract(name: string, makeStore: () => Promise<Store>):
       expect(await store.countForQuota('silences', B)).toBe(1);
     });
 
-    it('stores SILENCED deliveries (never claimed, not blocking their key) and the previous status of a key', async () => {
+    it('stores SILENCED deliveries (never claimed, not blocking their key) and the previous delivery of a key', async () => {
       const integrationId = randomUUID();
       const silenceId = randomUUID();
       const ev1 = eventRecord(A);
@@ -134,11 +134,16 @@ export function silencesContract(name: string, makeStore: () => Promise<Store>):
       const [silenced] = await store.listDeliveries(A, { eventId: ev2.id });
       expect(silenced).toMatchObject({ status: 'SILENCED', silenceId, attempts: 0 });
       expect(await store.listDeliveries(A, { status: 'SILENCED' })).toHaveLength(1);
-      expect(await store.previousDeliveryStatus(A, integrationId, key, { orderAt: 3, orderSeq: 3, id: d3.id })).toBe('SILENCED');
-      expect(await store.previousDeliveryStatus(A, integrationId, key, { orderAt: 2, orderSeq: 2, id: d2.id })).toBeNull();
-      expect(await store.previousDeliveryStatus(B, integrationId, key, { orderAt: 3, orderSeq: 3, id: d3.id })).toBeNull();
+      expect(await store.previousDelivery(A, integrationId, key, { orderAt: 3, orderSeq: 3, id: d3.id })).toEqual({
+        status: 'SILENCED',
+        orderAt: 2,
+        orderSeq: 2,
+        id: d2.id,
+      });
+      expect(await store.previousDelivery(A, integrationId, key, { orderAt: 2, orderSeq: 2, id: d2.id })).toBeNull();
+      expect(await store.previousDelivery(B, integrationId, key, { orderAt: 3, orderSeq: 3, id: d3.id })).toBeNull();
       await store.insertDeliveries([d1, d3]);
-      expect(await store.previousDeliveryStatus(A, integrationId, key, { orderAt: 2, orderSeq: 2, id: d2.id })).toBe('PENDING');
+      expect((await store.previousDelivery(A, integrationId, key, { orderAt: 2, orderSeq: 2, id: d2.id }))?.status).toBe('PENDING');
       // claims: d1 (the head), and d3 once d1 is done; the SILENCED d2 is never claimed nor in the way
       const far = T * 2;
       const first = await store.claimDeliveries(far, 1000, 60_000);
