@@ -140,6 +140,7 @@ export async function run(print: (line: string) => void = console.log): Promise<
     listRouters: async () => routers,
     listIntegrations: async () => [integration],
     getMonitoringConfig: async () => null,
+    listLiveSilences: async () => [],
   } as unknown as Store;
   const snap: RoutingSnapshot = await new RoutingSnapshots(store).get('c');
   const events = Array.from({ length: 1000 }, (_, i) => (i % 2 ? withNames(25, 30) : message(2000)));

@@ -200,6 +200,7 @@ async function loadSnapshot(family: EventTypeId, filters: string[]): Promise<Rou
     listRouters: async () => routers,
     listIntegrations: async () => [integration],
     getMonitoringConfig: async () => monitoring,
+    listLiveSilences: async () => [],
     routingFingerprint: async () => 'bench',
   } as unknown as Store;
   return new RoutingSnapshots(store).get(COMPANY);

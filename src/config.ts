@@ -73,6 +73,8 @@ export interface ServeConfig {
   maxCertificatesPerCompany: number;
   /** Notification templates (issue 11) a company may have. */
   maxTemplatesPerCompany: number;
+  /** Silences (issue 11) a company may have, not counting ended ones. */
+  maxSilencesPerCompany: number;
   clusterSilenceAfterMs: number;
   serviceUrl: string | undefined;
   serviceApiKey: string | undefined;
@@ -203,6 +205,11 @@ export const SERVE_FLAGS: FlagSpec[] = [
     name: 'max-certificates-per-company',
     kind: 'int',
     help: 'inventory: certificates a company may hold over all its clusters; a report growing past it is refused (default 2000000)',
+  },
+  {
+    name: 'max-silences-per-company',
+    kind: 'int',
+    help: 'active and pending silences a company may have; one more is refused with QUOTA_EXCEEDED (default 1000)',
   },
   {
     name: 'cluster-silence-after',
@@ -515,6 +522,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     maxClustersPerCompany: int(flags, env, 'max-clusters-per-company', DEFAULT_QUOTAS.maxClustersPerCompany, 1, 1_000_000),
     maxCertificatesPerCompany: int(flags, env, 'max-certificates-per-company', DEFAULT_QUOTAS.maxCertificatesPerCompany, 1, 1_000_000_000),
     maxTemplatesPerCompany: int(flags, env, 'max-templates-per-company', DEFAULT_QUOTAS.maxTemplatesPerCompany, 1, 100_000),
+    maxSilencesPerCompany: int(flags, env, 'max-silences-per-company', DEFAULT_QUOTAS.maxSilencesPerCompany, 1, 100_000),
     clusterSilenceAfterMs: int(flags, env, 'cluster-silence-after', 900_000, 1, 30 * 86_400_000),
     serviceUrl,
     serviceApiKey: one(flags, env, 'service-api-key'),

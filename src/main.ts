@@ -190,6 +190,7 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
       maxClustersPerCompany: cfg.maxClustersPerCompany,
       maxCertificatesPerCompany: cfg.maxCertificatesPerCompany,
       maxTemplatesPerCompany: cfg.maxTemplatesPerCompany,
+      maxSilencesPerCompany: cfg.maxSilencesPerCompany,
     },
     clusterSilenceAfterMs: cfg.clusterSilenceAfterMs,
   });

@@ -11,6 +11,8 @@
  *   only warns (the object is accepted and reports Ignored).
  * - NotificationTemplate: the ajv validator, then every Liquid part is compiled as the service does; a part
  *   that does not compile denies with `spec.parts.<TYPE>.<field>: line L, column C: <reason>`.
+ * - NotificationSilence: the ajv validator, endsAt after startsAt, then the matcher is compiled like the service
+ *   does (its family, or every family it compiles for); an error denies with `spec.matcher: line L, column C: …`.
  *
  * An UPDATE that leaves `spec` unchanged (finalizers, labels, annotations, a deletion in progress) is always
  * allowed: an object stored before the webhook existed, or under older filter rules, must stay deletable and
@@ -29,10 +31,12 @@ import {
   validateMonitoringSpec,
   validateProviderSpec,
   validateRouterSpec,
+  validateSilenceSpec,
   validateTemplateSpec,
   type ProviderType,
 } from '../api/index.js';
-import { validateFilter } from '../cel/index.js';
+import { FilterCompileError, validateFilter } from '../cel/index.js';
+import { compileMatcher } from '../silences/decide.js';
 import { ServiceError } from '../service/errors.js';
 import { requireParts } from '../service/templates.js';
 
@@ -74,7 +78,7 @@ export interface AdmissionDecision {
   errors: string[];
   warnings: string[];
   /** For logs and metrics: which kind was checked, or `other`. */
-  checked: 'NotificationRouter' | 'NotificationProvider' | 'MonitoringConfig' | 'NotificationTemplate' | 'other';
+  checked: 'NotificationRouter' | 'NotificationProvider' | 'MonitoringConfig' | 'NotificationTemplate' | 'NotificationSilence' | 'other';
 }
 
 /** The body is not an AdmissionReview this webhook can answer (HTTP 400; the apiserver applies failurePolicy). */
@@ -153,7 +157,13 @@ const deny = (checked: AdmissionDecision['checked'], errors: string[], warnings:
 export function decideAdmission(req: AdmissionRequest): AdmissionDecision {
   if (req.kind.group !== GROUP || req.kind.version !== VERSION) return allow('other');
   const kind = req.kind.kind;
-  if (kind !== 'NotificationRouter' && kind !== 'NotificationProvider' && kind !== 'MonitoringConfig' && kind !== 'NotificationTemplate')
+  if (
+    kind !== 'NotificationRouter' &&
+    kind !== 'NotificationProvider' &&
+    kind !== 'MonitoringConfig' &&
+    kind !== 'NotificationTemplate' &&
+    kind !== 'NotificationSilence'
+  )
     return allow('other');
   if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return allow(kind);
 
@@ -175,6 +185,8 @@ export function decideAdmission(req: AdmissionRequest): AdmissionDecision {
       return checkMonitoringConfig(spec, nameOf(obj) ?? req.name);
     case 'NotificationTemplate':
       return checkTemplate(spec);
+    case 'NotificationSilence':
+      return checkSilence(spec);
   }
 }
 
@@ -189,6 +201,22 @@ function checkTemplate(spec: unknown): AdmissionDecision {
     throw e;
   }
   return allow('NotificationTemplate');
+}
+
+function checkSilence(spec: unknown): AdmissionDecision {
+  const v = validateSilenceSpec(spec);
+  if (!v.ok) return deny('NotificationSilence', v.errors);
+  const { startsAt, endsAt, matcher, eventTypeId } = v.value;
+  if (startsAt !== undefined && Date.parse(endsAt) <= Date.parse(startsAt))
+    return deny('NotificationSilence', ['spec.endsAt: must be after spec.startsAt']);
+  try {
+    compileMatcher(matcher, eventTypeId ?? null);
+  } catch (e) {
+    if (!(e instanceof FilterCompileError)) throw e;
+    const where = eventTypeId === undefined ? ' (for every event family: set spec.eventTypeId to check against one)' : '';
+    return deny('NotificationSilence', [`spec.matcher: line ${e.line}, column ${e.column}: ${e.reason}${where}`]);
+  }
+  return allow('NotificationSilence');
 }
 
 function nameOf(obj: Record<string, unknown>): string | undefined {

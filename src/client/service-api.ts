@@ -5,6 +5,8 @@
  * (managedBy, type, generation) are below. Errors become ServiceApiError (errors.ts) with the service's own
  * message only.
  */
+import * as silences from './silences.js';
+import type { SilenceInput, SilenceView } from './silences.js';
 import { GraphQLClient } from 'graphql-request';
 import type { MonitoringConfigInput } from '../model/monitoring.js';
 import type { IntegrationType, RouterGeneration } from '../store/types.js';
@@ -121,6 +123,12 @@ export interface ServiceApi {
   getMonitoringConfig(): Promise<MonitoringConfigView>;
   /** `opts.manager`: write as that manager of record (another one's record is refused: kind 'conflict') */
   putMonitoringConfig(v: MonitoringConfigInput, opts?: MonitoringWriteOptions): Promise<MonitoringConfigView>;
+  /** Silences not ended (pending and active). */
+  listSilences(): Promise<SilenceView[]>;
+  createSilence(input: SilenceInput): Promise<SilenceView>;
+  updateSilence(id: string, input: Partial<SilenceInput>): Promise<SilenceView>;
+  /** Ends it now; a silence already gone is not an error. */
+  expireSilence(id: string): Promise<void>;
 }
 
 const INTEGRATION_FIELDS = 'id name enabled type emailTo emailFrom webhookSigned managedBy';
@@ -350,5 +358,19 @@ export class GraphQLServiceApi implements ServiceApi {
 
   putMonitoringConfig(v: MonitoringConfigInput, opts?: MonitoringWriteOptions): Promise<MonitoringConfigView> {
     return putMonitoringConfig(this.http, v, opts);
+  }
+
+  private readonly req = <T>(what: string, doc: string, variables?: Record<string, unknown>) => this.request<T>(what, doc, variables);
+  listSilences(): Promise<SilenceView[]> {
+    return silences.listLiveSilences(this.req);
+  }
+  createSilence(input: SilenceInput): Promise<SilenceView> {
+    return silences.createSilence(this.req, input);
+  }
+  updateSilence(id: string, input: Partial<SilenceInput>): Promise<SilenceView> {
+    return silences.updateSilence(this.req, id, input);
+  }
+  expireSilence(id: string): Promise<void> {
+    return silences.expireSilence(this.req, id);
   }
 }

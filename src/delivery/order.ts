@@ -22,7 +22,8 @@
  *                 'in-order' mode (every other type): a newer delivery of the key was already sent or is
  *                 being sent (DELIVERED or IN_FLIGHT): D arrived late and sending it would break the order.
  *   - send:       otherwise.
- * A DEAD or SUPERSEDED older delivery no longer blocks: the newer one proceeds.
+ * A DEAD, SUPERSEDED or SILENCED older delivery no longer blocks: the newer one proceeds. A SILENCED delivery
+ * (issue 11: recorded, never sent) carries no state to the receiver, so it supersedes nothing.
  */
 import type { InternalEvent } from '../events/families.js';
 import { correlationKeyOf, viewOf } from '../integrations/render.js';
@@ -86,6 +87,6 @@ export function orderVerdict(mode: OrderMode, self: OrderPosition, others: reado
   const older = others.filter((o) => compareOrder(o, self) < 0);
   const newer = others.filter((o) => compareOrder(o, self) > 0);
   if (older.some((o) => OPEN.has(o.status))) return 'wait';
-  if (mode === 'supersede' ? newer.length > 0 : newer.some((o) => SENT.has(o.status))) return 'superseded';
+  if (mode === 'supersede' ? newer.some((o) => o.status !== 'SILENCED') : newer.some((o) => SENT.has(o.status))) return 'superseded';
   return 'send';
 }

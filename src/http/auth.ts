@@ -41,6 +41,8 @@ export function forbiddenMessage(scope: ApiKeyScope, op: ApiOperation): string {
 export interface KeyIdentity {
   companyId: string;
   scope: ApiKeyScope;
+  /** Who the key is, for records' authors (a silence's createdBy): `api-key:` and a short prefix of the key's SHA-256. */
+  keyId?: string;
 }
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
@@ -59,7 +61,9 @@ export class ApiKeyRing {
     if (typeof key !== 'string' || key === '') return null;
     const h = digest(key);
     let found: KeyIdentity | null = null;
-    for (const e of this.entries) if (timingSafeEqual(e.hash, h) && found === null) found = { companyId: e.companyId, scope: e.scope };
+    for (const e of this.entries)
+      if (timingSafeEqual(e.hash, h) && found === null)
+        found = { companyId: e.companyId, scope: e.scope, keyId: `api-key:${e.hash.toString('hex', 0, 6)}` };
     return found;
   }
   /** Returns the company of the key, or null. */

@@ -26,6 +26,7 @@ export const LOG_CAUSES = [
   'delivery_store_error',
   'cluster_silence',
   'reminder_cap',
+  'silence_evaluation',
 ] as const;
 export type LogCause = (typeof LOG_CAUSES)[number];
 

@@ -99,3 +99,29 @@ export interface TemplateRecord {
   createdAt: number;
   updatedAt: number;
 }
+
+/**
+ * A silence (issue 11, docs/silences.md): while active, notifications of events its CEL matcher accepts are
+ * recorded SILENCED and not sent. `eventTypeId` null: the matcher applies to every family it compiles for.
+ */
+export interface SilenceRecord {
+  id: string;
+  companyId: string;
+  /** CEL over `type` and `data`, the routers' dialect and limits; never empty. */
+  matcher: string;
+  eventTypeId: EventTypeId | null;
+  /**
+   * The families the silence applies to, found when it was stored (eventTypeId, or every family the matcher
+   * compiles for): listings need no compile, and the routing snapshot compiles the matcher for these only.
+   */
+  eventTypeIds: EventTypeId[];
+  startsAt: number;
+  endsAt: number;
+  comment: string;
+  createdBy: string;
+  managedBy: string | null;
+  createdAt: number;
+  updatedAt: number;
+  /** Set by expireSilence (or the CR's deletion): the silence ends then, whatever endsAt said. */
+  expiredAt: number | null;
+}

@@ -31,14 +31,14 @@ export function secretValueMessage(e: ServiceApiError, uses: readonly SecretUse[
 }
 
 /** `line L, column C: reason` from the service's INVALID_FILTER_EXPRESSION error. */
-export function invalidFilterMessage(e: ServiceApiError): string {
+export function invalidFilterMessage(e: ServiceApiError, specField = 'spec.filter'): string {
   const line = e.details['line'];
   const column = e.details['column'];
   // the service's message is "<field>: <line>:<column>: <reason>"
   const reason = e.serviceMessage.replace(/^[\w.[\]]+:\s*/, '').replace(/^\d+:\d+:\s*/, '');
   return typeof line === 'number' && typeof column === 'number'
-    ? `spec.filter: line ${line}, column ${column}: ${reason}`
-    : `spec.filter: ${reason}`;
+    ? `${specField}: line ${line}, column ${column}: ${reason}`
+    : `${specField}: ${reason}`;
 }
 
 /**
@@ -47,7 +47,7 @@ export function invalidFilterMessage(e: ServiceApiError): string {
  */
 export function throwServiceFailure(
   e: unknown,
-  context: 'provider' | 'router' | 'monitoring' | 'template',
+  context: 'provider' | 'router' | 'monitoring' | 'template' | 'silence',
   secretUses: readonly SecretUse[] = [],
 ): never {
   if (!(e instanceof ServiceApiError)) throw e;
@@ -56,7 +56,7 @@ export function throwServiceFailure(
     case 'unauthenticated':
       throw new WaitError(Reason.ServiceUnavailable, e.message);
     case 'invalid-filter':
-      throw new TerminalError(Reason.InvalidFilter, invalidFilterMessage(e));
+      throw new TerminalError(Reason.InvalidFilter, invalidFilterMessage(e, context === 'silence' ? 'spec.matcher' : 'spec.filter'));
     case 'bad-input': {
       const field = typeof e.details['field'] === 'string' ? e.details['field'] : '';
       if (context === 'provider' && SECRET_FIELD.test(field)) {

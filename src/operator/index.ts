@@ -12,12 +12,14 @@ import type { Logger } from 'pino';
 import { MonitoringConfigKind, type MonitoringConfig } from '../api/monitoringconfig.js';
 import { NotificationProviderKind, type NotificationProvider } from '../api/notificationprovider.js';
 import { NotificationRouterKind, type NotificationRouter } from '../api/notificationrouter.js';
+import { NotificationSilenceKind, type NotificationSilence } from '../api/notificationsilence.js';
 import { FIELD_MANAGER } from '../api/meta.js';
 import { monitoringHandler } from './reconcilers/monitoring.js';
 import { providerHandler, providersUsingSecret } from './reconcilers/provider.js';
 import { routerHandler, routersUsingProvider } from './reconcilers/router.js';
 import { routersUsingTemplate, templateHandler } from './reconcilers/template.js';
 import { NotificationTemplateKind, type NotificationTemplate } from '../api/notificationtemplate.js';
+import { silenceHandler } from './reconcilers/silence.js';
 import {
   Controller,
   keyOf,
@@ -186,6 +188,7 @@ class Term {
     const routers = crInformer<NotificationRouter>(NotificationRouterKind);
     const configs = crInformer<MonitoringConfig>(MonitoringConfigKind);
     const templates = crInformer<NotificationTemplate>(NotificationTemplateKind);
+    const silences = crInformer<NotificationSilence>(NotificationSilenceKind);
     const secrets = informerOf<V1Secret>('secrets', SECRETS, (page) => kube.listSecrets(ns, page));
 
     const w = opts.waits ?? {};
@@ -244,6 +247,7 @@ class Term {
     );
     const monitoringCluster = opts.cluster ?? opts.clusterId;
     controllerOf(monitoringHandler({ service, configs, ...(monitoringCluster ? { cluster: monitoringCluster } : {}) }), configs);
+    controllerOf(silenceHandler({ service, silences, ...(opts.cluster ? { cluster: opts.cluster } : {}) }), silences);
 
     // a Secret change re-applies the providers that read it; a provider change re-evaluates its routers
     watchRelated(secrets, providerC, (s) => providersUsingSecret(providers.list(), s.metadata?.namespace ?? '', s.metadata?.name ?? ''));

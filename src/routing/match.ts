@@ -8,6 +8,7 @@ import { familyOf, familyOfType, type EventTypeId, type InternalEvent } from '..
 import type { IntegrationRecord, MonitoringConfigRecord, RouterRecord } from '../model/records.js';
 import { isMonitored } from '../model/monitoring.js';
 import type { CompiledRouter } from './compiled-router.js';
+import type { CompiledSilence } from '../silences/decide.js';
 import { buildPrefilterIndex, type PrefilterIndex } from './index-prefilter.js';
 import type { TimeSlicer } from './slicer.js';
 
@@ -27,6 +28,8 @@ export interface RoutingSnapshot {
   byFamily: ReadonlyMap<EventTypeId, readonly CompiledRouter[]>;
   integrations: ReadonlyMap<string, IntegrationRecord>;
   monitoring: Pick<MonitoringConfigRecord, 'enabled' | 'applicationIds' | 'includeUnassignedCertificates'>;
+  /** Silences not ended when the snapshot was built (issue 11); their state is decided at each event's time. */
+  silences?: readonly CompiledSilence[];
 }
 
 const EXPIRATION_FAMILY: EventTypeId = 'cert-expiry-ext-notification-config';
@@ -135,4 +138,29 @@ export function routingIndex(snap: RoutingSnapshot, family: EventTypeId): Prefil
     byFamily.set(family, index);
   }
   return index;
+}
+
+/** Per snapshot and family: the silences that apply to the family and a prefilter index over their matchers. */
+const silenceIndexes = new WeakMap<RoutingSnapshot, Map<EventTypeId, { silences: CompiledSilence[]; index: PrefilterIndex }>>();
+
+/**
+ * The snapshot's silences whose matcher may be true for the event (issue 11): the same prefilter index as the
+ * routers', so an event is checked against the few silences that can match it, not all of the company's
+ * (silenceFor over these gives the same answer as over all: the others evaluate to exactly false).
+ */
+export function silenceCandidates(snap: RoutingSnapshot, event: { type: string; data: unknown }): CompiledSilence[] {
+  if (!snap.silences?.length) return [];
+  const family = familyOfType(event.type as InternalEvent['type']).eventTypeId;
+  let byFamily = silenceIndexes.get(snap);
+  if (!byFamily) silenceIndexes.set(snap, (byFamily = new Map()));
+  let entry = byFamily.get(family);
+  if (!entry) {
+    const silences = snap.silences.filter((s) => s.matchers.has(family));
+    // the index reads only `filter`; a silence is not a router, its record is never looked at
+    const asRouters = silences.map((s) => ({ record: s.record as unknown as RouterRecord, filter: s.matchers.get(family) ?? null }));
+    entry = { silences, index: buildPrefilterIndex(asRouters, familyOf(family).types) };
+    byFamily.set(family, entry);
+  }
+  const list = entry.silences;
+  return entry.index.candidates(event).map((i) => list[i]!);
 }

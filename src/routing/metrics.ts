@@ -6,6 +6,8 @@ export interface RoutingMetrics {
   matches: Counter<'event_type_id'>;
   celErrors: Counter<'event_type_id'>;
   notMonitored: Counter;
+  /** (event, router) notifications recorded SILENCED (issue 11). */
+  silenced: Counter<'event_type_id'>;
 }
 
 export function createRoutingMetrics(registry: Registry): RoutingMetrics {
@@ -25,6 +27,12 @@ export function createRoutingMetrics(registry: Registry): RoutingMetrics {
     celErrors: new Counter({
       name: 'certmgr_notify_cel_evaluation_errors_total',
       help: 'Filter evaluations that errored (no notification)',
+      labelNames: ['event_type_id'],
+      registers: [registry],
+    }),
+    silenced: new Counter({
+      name: 'certmgr_notify_notifications_silenced_total',
+      help: '(event, router) notifications recorded SILENCED by an active silence, by event type identifier',
       labelNames: ['event_type_id'],
       registers: [registry],
     }),

@@ -15,7 +15,8 @@
 import { compileFilter, FilterCompileError, type CompiledFilter } from '../cel/index.js';
 import { EVENT_TYPE_IDS, type EventTypeId } from '../events/families.js';
 import { defaultMonitoringConfig } from '../model/monitoring.js';
-import type { IntegrationRecord, RouterRecord, Store } from '../store/types.js';
+import type { IntegrationRecord, RouterRecord, SilenceRecord, Store } from '../store/types.js';
+import { compileSilence, type CompiledSilence } from '../silences/decide.js';
 import type { CompiledRouter } from './compiled-router.js';
 import { routingIndex, type RoutingSnapshot } from './match.js';
 import { TenantLru, type EvictionReason, type LruLimits, type LruStats } from './tenant-lru.js';
@@ -34,7 +35,12 @@ interface Entry {
 interface Compiled {
   filter: CompiledFilter | null;
   error?: string;
+  /** the compile error itself (a silence's matcher tries every family: compileMatcher needs its position) */
+  err?: FilterCompileError;
 }
+
+/** Silences read per snapshot: the quota's ceiling (--max-silences-per-company is at most 100,000). */
+const MAX_SNAPSHOT_SILENCES = 100_000;
 
 export interface RoutingCacheLimits {
   filters: LruLimits;
@@ -61,8 +67,13 @@ export function filterBytes(expression: string): number {
 }
 
 /** Estimated heap bytes of a snapshot: its compiled filters, router and integration records. */
-function snapshotBytes(routers: readonly RouterRecord[], integrations: readonly IntegrationRecord[]): number {
+function snapshotBytes(
+  routers: readonly RouterRecord[],
+  integrations: readonly IntegrationRecord[],
+  silences: readonly SilenceRecord[],
+): number {
   let n = 4096;
+  for (const s of silences) n += 1024 + 2 * s.comment.length + filterBytes(s.matcher);
   for (const r of routers) n += 1024 + 2 * r.name.length + filterBytes(r.filter);
   for (const i of integrations) n += 2048 + 2 * i.name.length;
   return n;
@@ -199,15 +210,37 @@ export class RoutingSnapshots {
     return c.error !== undefined ? { record: r, filter: null, compileError: c.error } : { record: r, filter: c.filter };
   }
 
+  /** A filter from the company's cache (compiled on a miss); throws its FilterCompileError (silence matchers). */
+  private cachedFilter(companyId: string, expression: string, eventTypeId: EventTypeId, used: Set<string>): CompiledFilter {
+    const key = filterKey(eventTypeId, expression);
+    used.add(key);
+    let c = this.compiled.get(companyId, key);
+    if (!c) {
+      try {
+        c = { filter: compileFilter(expression, eventTypeId) };
+      } catch (e) {
+        if (!(e instanceof FilterCompileError)) throw e;
+        c = { filter: null, error: e.message, err: e };
+      }
+      this.compiled.set(companyId, key, c, filterBytes(expression));
+    }
+    if (c.filter) return c.filter;
+    throw c.err ?? new FilterCompileError(c.error ?? 'does not compile', 1, 1);
+  }
+
   private async load(companyId: string, entry: Entry): Promise<RoutingSnapshot> {
-    const [routers, integrations, monitoring] = await Promise.all([
+    const [routers, integrations, monitoring, silenceRecords] = await Promise.all([
       this.store.listRouters(companyId),
       this.store.listIntegrations(companyId),
       this.store.getMonitoringConfig(companyId),
+      this.store.listLiveSilences(companyId, (this.opts.now ?? Date.now)(), MAX_SNAPSHOT_SILENCES),
     ]);
     const byFamily = new Map<EventTypeId, CompiledRouter[]>(EVENT_TYPE_IDS.map((id) => [id, []]));
     const used = new Set<string>();
     for (const r of routers) byFamily.get(r.eventTypeId)?.push(this.compile(companyId, r, used));
+    const silences: CompiledSilence[] = silenceRecords.map((s) =>
+      compileSilence(s, (expression, eventTypeId) => this.cachedFilter(companyId, expression, eventTypeId, used)),
+    );
     // filters of deleted or changed routers are not kept for this company
     this.compiled.retainOnly(companyId, used);
     const snapshot: RoutingSnapshot = {
@@ -215,13 +248,14 @@ export class RoutingSnapshots {
       byFamily,
       integrations: new Map(integrations.map((i) => [i.id, i])),
       monitoring: monitoring ?? defaultMonitoringConfig(companyId),
+      silences,
     };
     // Build the prefilter indexes now rather than on the first event (filter constraints are cached per filter).
     for (const id of EVENT_TYPE_IDS) routingIndex(snapshot, id);
     // the real size, now known; too large a snapshot is not kept (rebuilt when next needed)
     entry.resolved = snapshot;
     if (this.cache.has(companyId, SNAPSHOT) && this.cache.get(companyId, SNAPSHOT) === entry)
-      this.cache.resize(companyId, SNAPSHOT, snapshotBytes(routers, integrations));
+      this.cache.resize(companyId, SNAPSHOT, snapshotBytes(routers, integrations, silenceRecords));
     return snapshot;
   }
 }

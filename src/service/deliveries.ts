@@ -1,12 +1,14 @@
 /** Operating deliveries: listing, routing simulation and test sends. */
 import type { InternalEvent } from '../events/families.js';
 import { validateEvent } from '../events/schemas.js';
-import { decideRoutersSliced, eventMonitored, type RouterDecision, type RoutingSnapshot } from '../routing/match.js';
+import { decideRoutersSliced, eventMonitored, silenceCandidates, type RouterDecision, type RoutingSnapshot } from '../routing/match.js';
 import type { Notification } from '../integrations/types.js';
 import { compileTemplate, renderTemplate, TemplateRenderError } from '../templates/engine.js';
 import { templateVariables } from '../templates/variables.js';
 import { TimeSlicer } from '../routing/slicer.js';
-import type { DeliveryFilter, DeliveryRecord, DeliveryStatus } from '../store/types.js';
+import type { DeliveryFilter, DeliveryRecord, DeliveryStatus, SilenceRecord } from '../store/types.js';
+import { orderOfEvent } from '../delivery/order.js';
+import { silenceFor, silenceVerdict } from '../silences/decide.js';
 import type { ServiceContext, ServiceRuntime } from './context.js';
 import { ServiceError, ValidationErrors } from './errors.js';
 import { getIntegration, requireDeliverable } from './integrations.js';
@@ -59,14 +61,19 @@ export interface SimulatedRender {
 export interface Simulation {
   event: InternalEvent;
   monitored: boolean;
-  decisions: (RouterDecision & { rendered?: SimulatedRender })[];
+  /** MATCHED decisions a silence would mute carry verdict SILENCED and the silence; matched ones their rendered template. */
+  decisions: (Omit<RouterDecision, 'verdict'> & {
+    verdict: RouterDecision['verdict'] | 'SILENCED';
+    silence?: SilenceRecord;
+    rendered?: SimulatedRender;
+  })[];
 }
 
 /** Templates rendered per simulateRouting call at most (each render is bounded; this bounds their number). */
 const MAX_SIMULATED_RENDERS = 10;
 
 /** The MATCHED routers' templates rendered as the worker would (first MAX_SIMULATED_RENDERS of them). */
-async function renderSimulated(ctx: ServiceContext, event: InternalEvent, snap: RoutingSnapshot, decisions: RouterDecision[]) {
+async function renderSimulated(ctx: ServiceContext, event: InternalEvent, snap: RoutingSnapshot, decisions: Simulation['decisions']) {
   let budget = MAX_SIMULATED_RENDERS;
   const now = ctx.now();
   const out: Simulation['decisions'] = [];
@@ -115,7 +122,31 @@ export async function simulateRouting(ctx: ServiceContext, input: unknown): Prom
   // recompile all of the company's routers (and a tenant could keep the cache churning with it)
   const snap = await rt.snapshots.current(ctx.companyId);
   // Evaluates every router of the family: in time slices, like event ingestion.
-  const decisions = await decideRoutersSliced(v.event, snap, new TimeSlicer());
+  const decisions: Simulation['decisions'] = await decideRoutersSliced(v.event, snap, new TimeSlicer());
+  // Step 1 of ingestion (silences), with the recovery exception read from the deliveries as they are now.
+  const now = ctx.now();
+  const match = snap.silences?.length ? silenceFor(v.event, silenceCandidates(snap, v.event), now) : null;
+  if (match?.silence) {
+    const order = orderOfEvent(v.event, now, 0);
+    // one read per integration (at most the integrations quota), whatever the number of routers
+    const previousOf = new Map<string, Promise<string | null>>();
+    const previousFor = (integrationId: string) => {
+      let p = previousOf.get(integrationId);
+      if (!p) {
+        p = ctx.store
+          .previousDelivery(ctx.companyId, integrationId, order.orderKey, { ...order, id: 'ffffffff' })
+          .then((x) => x?.status ?? null);
+        previousOf.set(integrationId, p);
+      }
+      return p;
+    };
+    for (const [i, d] of decisions.entries()) {
+      if (d.verdict !== 'MATCHED') continue;
+      const previous = v.event.type.endsWith('.active') ? await previousFor(d.router.integrationId) : null;
+      const silence = silenceVerdict(v.event.type, match.silence, previous);
+      if (silence) decisions[i] = { ...d, verdict: 'SILENCED', silence };
+    }
+  }
   return {
     event: v.event,
     monitored: eventMonitored(v.event, snap.monitoring),

@@ -7,12 +7,21 @@ import type { LogLimiter } from '../log/limiter.js';
 import { validateEvent } from '../events/schemas.js';
 import { orderOfEvent } from '../delivery/order.js';
 import { familyOfType, type EventTypeId, type InternalEvent } from '../events/families.js';
-import { eventMonitored, matchRoutersSliced } from '../routing/match.js';
+import { eventMonitored, matchRoutersSliced, silenceCandidates } from '../routing/match.js';
 import { TimeSlicer } from '../routing/slicer.js';
 import type { RoutingMetrics } from '../routing/metrics.js';
 import type { RoutingSnapshots } from '../routing/snapshot.js';
 import type { NewDelivery, StoreOps } from '../store/types.js';
 import { applyReminders, reminderCandidates, type ReminderCandidate } from '../reminders/ingest.js';
+import {
+  mergeSilenceMatches,
+  newestEarlierStatus,
+  silenceFor,
+  silenceVerdict,
+  type CompiledSilence,
+  type KeyedDelivery,
+  type SilenceMatch,
+} from '../silences/decide.js';
 import type { ServiceContext, ServiceRuntime } from './context.js';
 import { ValidationErrors, type FieldError } from './errors.js';
 
@@ -93,7 +102,7 @@ type Snapshot = Awaited<ReturnType<RoutingSnapshots['get']>>;
 export async function acceptEvents(ctx: ServiceContext, events: InternalEvent[], deps: IngestDeps): Promise<AcceptedEvent[]> {
   const snap = await deps.snapshots.get(ctx.companyId);
   const now = ctx.now();
-  const planned = await planEvents(ctx, snap, events, deps, now);
+  const planned = await planEvents(ctx, ctx.store, snap, events, deps, now);
   await ctx.store.transaction((tx) => writePlanned(tx, ctx.companyId, planned, now, deps));
   return reportAccepted(planned, deps);
 }
@@ -111,7 +120,7 @@ export async function acceptEventsInTransaction(
   deps: IngestDeps,
 ): Promise<{ accepted: AcceptedEvent[]; committed(): void }> {
   const now = ctx.now();
-  const planned = await planEvents(ctx, snap, events, deps, now);
+  const planned = await planEvents(ctx, tx, snap, events, deps, now);
   await writePlanned(tx, ctx.companyId, planned, now, deps);
   let reported = false;
   return {
@@ -125,6 +134,7 @@ export async function acceptEventsInTransaction(
 
 async function planEvents(
   ctx: ServiceContext,
+  reader: StoreOps,
   snap: Snapshot,
   events: InternalEvent[],
   deps: IngestDeps,
@@ -135,6 +145,8 @@ async function planEvents(
   const slicer = new TimeSlicer();
   deps.log.debug({ events: events.length }, 'routing events');
   const planned: PlannedEvent[] = [];
+  // the deliveries planned in this request per (integration, order key): the recovery exception looks at them too
+  const plannedByKey = new Map<string, KeyedDelivery[]>();
   for (const [index, event] of events.entries()) {
     const eventId = ctx.newId();
     // order per key (issue 8): the correlation key, the event's own time and the acceptance sequence
@@ -160,10 +172,74 @@ async function planEvents(
       createdAt: now,
       ...order,
     }));
-    planned.push({ event, eventId, family, deliveries, reminders: reminderCandidates(event, family, eventId, order, matched) });
+    await applySilences(ctx, reader, snap, event, deliveries, plannedByKey, deps, now, slicer);
+    // a silenced (event, router) opens no reminder (an .active still closes one: reminders/ingest.ts)
+    const silencedRouters = new Set(deliveries.filter((d) => d.silenceId).map((d) => d.routerId));
+    const reminders = reminderCandidates(event, family, eventId, order, matched, (r) => !silencedRouters.has(r.id));
+    planned.push({ event, eventId, family, deliveries, reminders });
   }
   deps.log.debug({ events: events.length }, 'routed events');
   return planned;
+}
+
+/**
+ * Pipeline step 1 (issue 11, docs/silences.md): an active silence whose matcher accepts the event turns its
+ * deliveries SILENCED, except a recovery whose trigger was sent (the newest earlier delivery of the same
+ * (integration, order key) exists and is not SILENCED). The store is read only for a silenced recovery.
+ */
+async function applySilences(
+  ctx: ServiceContext,
+  reader: StoreOps,
+  snap: Snapshot,
+  event: InternalEvent,
+  deliveries: NewDelivery[],
+  plannedByKey: Map<string, KeyedDelivery[]>,
+  deps: IngestDeps,
+  now: number,
+  slicer: TimeSlicer,
+): Promise<void> {
+  const keyOf = (d: NewDelivery) => `${d.integrationId}\u0000${d.orderKey ?? ''}`;
+  const match =
+    deliveries.length && snap.silences?.length ? await silenceForSliced(event, silenceCandidates(snap, event), now, slicer) : null;
+  for (const e of match?.errors ?? []) {
+    if (deps.logLimiter && !deps.logLimiter.admit(deps.log, 'warn', ctx.companyId, 'silence_evaluation')) continue;
+    deps.log.warn(
+      { companyId: ctx.companyId, silenceId: e.silence.id, eventType: event.type, error: e.error },
+      'silence matcher failed; not silenced',
+    );
+  }
+  for (const d of deliveries) {
+    const key = keyOf(d);
+    const self = { orderAt: d.orderAt ?? now, orderSeq: d.orderSeq ?? now * 1000, id: d.id };
+    let planned = plannedByKey.get(key);
+    if (!planned) plannedByKey.set(key, (planned = []));
+    if (match?.silence) {
+      const previous =
+        event.type.endsWith('.active') && d.orderKey
+          ? newestEarlierStatus(self, [await reader.previousDelivery(ctx.companyId, d.integrationId, d.orderKey, self), ...planned])
+          : null;
+      const silence = silenceVerdict(event.type, match.silence, previous);
+      if (silence) d.silenceId = silence.id;
+    }
+    if (d.orderKey) planned.push({ ...self, status: d.silenceId ? 'SILENCED' : 'PENDING' });
+  }
+}
+
+/** Silences evaluated per event: up to the company's quota, each within the CEL budget; yield between chunks. */
+const SILENCE_CHUNK = 32;
+
+async function silenceForSliced(
+  event: InternalEvent,
+  silences: readonly CompiledSilence[],
+  now: number,
+  slicer: TimeSlicer,
+): Promise<SilenceMatch> {
+  let m: SilenceMatch = { silence: null, errors: [] };
+  for (let i = 0; i < silences.length; i += SILENCE_CHUNK) {
+    m = mergeSilenceMatches(m, silenceFor(event, silences.slice(i, i + SILENCE_CHUNK), now));
+    if (slicer.due()) await slicer.yield();
+  }
+  return m;
 }
 
 async function writePlanned(tx: StoreOps, companyId: string, planned: PlannedEvent[], now: number, deps: IngestDeps): Promise<void> {
@@ -189,6 +265,9 @@ function reportAccepted(planned: PlannedEvent[], deps: IngestDeps): AcceptedEven
   for (const p of planned) {
     deps.metrics.eventsReceived.inc({ type: p.event.type });
     if (p.deliveries.length) deps.metrics.matches.inc({ event_type_id: p.family }, p.deliveries.length);
+    // counted once committed, like the others
+    const silenced = p.deliveries.filter((d) => d.silenceId !== undefined).length;
+    if (silenced) deps.metrics.silenced.inc({ event_type_id: p.family }, silenced);
   }
   deps.onAccepted?.();
   return planned.map((p) => ({ id: p.eventId, deliveries: p.deliveries.length }));

@@ -17,6 +17,8 @@ export interface Quotas {
   maxCertificatesPerCompany: number;
   /** Notification templates (issue 11). */
   maxTemplatesPerCompany: number;
+  /** Silences (issue 11): active and pending ones; ended ones are deleted, oldest first, to make room. */
+  maxSilencesPerCompany: number;
 }
 
 export const DEFAULT_QUOTAS: Readonly<Quotas> = {
@@ -25,6 +27,7 @@ export const DEFAULT_QUOTAS: Readonly<Quotas> = {
   maxClustersPerCompany: 1000,
   maxCertificatesPerCompany: 2_000_000,
   maxTemplatesPerCompany: 200,
+  maxSilencesPerCompany: 1000,
 };
 
 const LIMIT_OF: Record<QuotaKind, { key: keyof Quotas; what: string; flag: string }> = {
@@ -32,6 +35,7 @@ const LIMIT_OF: Record<QuotaKind, { key: keyof Quotas; what: string; flag: strin
   integrations: { key: 'maxIntegrationsPerCompany', what: 'integrations', flag: '--max-integrations-per-company' },
   clusters: { key: 'maxClustersPerCompany', what: 'clusters', flag: '--max-clusters-per-company' },
   templates: { key: 'maxTemplatesPerCompany', what: 'templates', flag: '--max-templates-per-company' },
+  silences: { key: 'maxSilencesPerCompany', what: 'silences', flag: '--max-silences-per-company' },
 };
 
 /** Pure: the error for a company holding `count` records of a kind whose limit is `limit`, if one more is refused. */
@@ -46,9 +50,14 @@ function quotaError(kind: QuotaKind, count: number, limit: number): ServiceError
   );
 }
 
+/** The limit of a kind for these quotas. */
+export function quotaLimit(kind: QuotaKind, quotas: Partial<Quotas> | undefined): number {
+  return quotas?.[LIMIT_OF[kind].key] ?? DEFAULT_QUOTAS[LIMIT_OF[kind].key];
+}
+
 /** Inside the create's transaction: throws QUOTA_EXCEEDED when the company already holds its limit. */
 export async function requireQuota(tx: StoreOps, companyId: string, kind: QuotaKind, quotas: Partial<Quotas> | undefined): Promise<void> {
-  const limit = quotas?.[LIMIT_OF[kind].key] ?? DEFAULT_QUOTAS[LIMIT_OF[kind].key];
+  const limit = quotaLimit(kind, quotas);
   const err = quotaError(kind, await tx.countForQuota(kind, companyId), limit);
   if (err) throw err;
 }

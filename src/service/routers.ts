@@ -26,7 +26,7 @@ const CREATE_MUTATION: Record<RouterGeneration, string> = {
   ROUTING_CONFIGURATION: 'createNotificationRoutingConfiguration',
 };
 
-function requireEventTypeId(field: string, v: unknown): EventTypeId {
+export function requireEventTypeId(field: string, v: unknown): EventTypeId {
   if (!isEventTypeId(v)) throw badInput(field, `${field} must be one of ${EVENT_TYPE_IDS.join(', ')}; got ${JSON.stringify(v)}`);
   return v;
 }
@@ -48,7 +48,7 @@ function requireFilter(field: string, v: unknown, eventTypeId: EventTypeId): str
 }
 
 /** 1-based line and column (in code points) of the UTF-16 `index` in `s`. */
-function positionOf(s: string, index: number): { line: number; column: number } {
+export function positionOf(s: string, index: number): { line: number; column: number } {
   const before = s.slice(0, index);
   const lineStart = before.lastIndexOf('\n') + 1;
   return { line: before.split('\n').length, column: codePointLength(before.slice(lineStart)) + 1 };

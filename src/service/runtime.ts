@@ -32,9 +32,10 @@ export function createRuntime(opts: {
     smtpFrom: opts.cfg.smtpFrom,
     ...(opts.cfg.smtpUrl ? { smtpUrl: opts.cfg.smtpUrl } : {}),
   };
-  // a company's compiled filters fit its router quota (2 per router: an update briefly holds old and new)
+  // a company's compiled filters fit its router quota (2 per router: an update briefly holds old and new) and its
+  // silences' matchers (one per family a silence applies to: at most 4)
   const filters = DEFAULT_ROUTING_CACHE_LIMITS.filters;
-  const maxEntriesPerTenant = Math.max(filters.maxEntriesPerTenant, 2 * opts.cfg.maxRoutersPerCompany);
+  const maxEntriesPerTenant = Math.max(filters.maxEntriesPerTenant, 2 * opts.cfg.maxRoutersPerCompany + 4 * opts.cfg.maxSilencesPerCompany);
   const snapshots = new RoutingSnapshots(opts.store, {
     limits: { filters: { ...filters, maxEntriesPerTenant, maxEntries: Math.max(filters.maxEntries, maxEntriesPerTenant) } },
   });

@@ -127,6 +127,14 @@ export abstract class SqlStore implements Store {
   deleteTemplates: StoreOps['deleteTemplates'] = (...a) => this.ops.deleteTemplates(...a);
   listRoutersByTemplate: StoreOps['listRoutersByTemplate'] = (...a) => this.ops.listRoutersByTemplate(...a);
   getRouterTemplate: StoreOps['getRouterTemplate'] = (...a) => this.ops.getRouterTemplate(...a);
+  createSilence: StoreOps['createSilence'] = (...a) => this.ops.createSilence(...a);
+  getSilence: StoreOps['getSilence'] = (...a) => this.ops.getSilence(...a);
+  updateSilence: StoreOps['updateSilence'] = (...a) => this.ops.updateSilence(...a);
+  expireSilence: StoreOps['expireSilence'] = (...a) => this.ops.expireSilence(...a);
+  listSilences: StoreOps['listSilences'] = (...a) => this.ops.listSilences(...a);
+  listLiveSilences: StoreOps['listLiveSilences'] = (...a) => this.ops.listLiveSilences(...a);
+  deleteOldestEndedSilences: StoreOps['deleteOldestEndedSilences'] = (...a) => this.ops.deleteOldestEndedSilences(...a);
+  previousDelivery: StoreOps['previousDelivery'] = (...a) => this.ops.previousDelivery(...a);
 
   claimDeliveries: DeliveryQueueOps['claimDeliveries'] = (...a) => this.queue.claimDeliveries(...a);
   releaseClaims: DeliveryQueueOps['releaseClaims'] = (...a) => this.queue.releaseClaims(...a);

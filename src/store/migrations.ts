@@ -54,6 +54,29 @@ function ddl(f: (t: DialectTypes) => string[]): Record<Dialect, string[]> {
   return { sqlite: f(TYPES.sqlite), postgres: f(TYPES.postgres) };
 }
 
+/** Silences (version 11): one row per silence; `expired_at` set by expireSilence. */
+const SILENCES_TABLE = (bigint: string, table: string) => `CREATE TABLE silences (
+  id TEXT PRIMARY KEY,
+  company_id TEXT NOT NULL,
+  matcher TEXT NOT NULL,
+  event_type_id TEXT,
+  event_type_ids TEXT NOT NULL,
+  starts_at ${bigint} NOT NULL,
+  ends_at ${bigint} NOT NULL,
+  comment TEXT NOT NULL,
+  created_by TEXT NOT NULL,
+  managed_by TEXT,
+  created_at ${bigint} NOT NULL,
+  updated_at ${bigint} NOT NULL,
+  expired_at ${bigint},
+  CHECK (ends_at > starts_at)
+)${table}`;
+const SILENCES_INDEXES = [
+  // the routing snapshot's read (not yet ended) and the listing by state
+  `CREATE INDEX silences_company_ends_idx ON silences (company_id, ends_at)`,
+  `CREATE INDEX silences_company_created_idx ON silences (company_id, created_at, id)`,
+];
+
 /**
  * Order per key: "is an older delivery of this key still open?" (the claim) reads the partial index
  * of open rows; "is there a newer one?" (supersede) reads the full one from the delivery's position on.
@@ -364,6 +387,69 @@ export const MIGRATIONS: readonly Migration[] = [
     ]),
   },
   {
+    // Issue 11, silences (docs/silences.md): maintenance windows whose matcher (CEL, like a router filter) mutes
+    // notifications, and the SILENCED delivery status with the silence it was recorded under. SQLite cannot
+    // change a CHECK constraint in place, so its deliveries table is rebuilt (same columns, rows and indexes,
+    // plus silence_id), as in version 3. Silenced rows are terminal: the claim's partial indexes leave them out.
+    // Active silences are read per company at every routing snapshot build: (company_id, ends_at).
+    version: 11,
+    name: 'silences; deliveries: SILENCED status, silence_id',
+    up: {
+      sqlite: [
+        SILENCES_TABLE('INTEGER', ' STRICT'),
+        ...SILENCES_INDEXES,
+        `CREATE TABLE deliveries_v11 (
+          id TEXT PRIMARY KEY,
+          company_id TEXT NOT NULL,
+          event_id TEXT NOT NULL,
+          router_id TEXT NOT NULL,
+          router_name TEXT NOT NULL,
+          integration_id TEXT NOT NULL,
+          status TEXT NOT NULL CHECK (status IN ('PENDING', 'IN_FLIGHT', 'DELIVERED', 'DEAD', 'SUPERSEDED', 'SILENCED')),
+          attempts INTEGER NOT NULL CHECK (attempts >= 0),
+          next_attempt_at INTEGER NOT NULL,
+          lease_until INTEGER,
+          last_error TEXT,
+          last_status_code INTEGER,
+          created_at INTEGER NOT NULL,
+          updated_at INTEGER NOT NULL,
+          delivered_at INTEGER,
+          order_key TEXT,
+          order_at INTEGER NOT NULL,
+          order_seq INTEGER NOT NULL,
+          claimed_by TEXT,
+          silence_id TEXT,
+          CHECK (status <> 'IN_FLIGHT' OR lease_until IS NOT NULL),
+          UNIQUE (company_id, event_id, router_id),
+          FOREIGN KEY (company_id, event_id) REFERENCES events (company_id, id) ON DELETE CASCADE
+        ) STRICT`,
+        `INSERT INTO deliveries_v11 (id, company_id, event_id, router_id, router_name, integration_id, status, attempts,
+           next_attempt_at, lease_until, last_error, last_status_code, created_at, updated_at, delivered_at,
+           order_key, order_at, order_seq, claimed_by, silence_id)
+         SELECT id, company_id, event_id, router_id, router_name, integration_id, status, attempts,
+           next_attempt_at, lease_until, last_error, last_status_code, created_at, updated_at, delivered_at,
+           order_key, order_at, order_seq, claimed_by, NULL
+         FROM deliveries`,
+        `DROP TABLE deliveries`,
+        `ALTER TABLE deliveries_v11 RENAME TO deliveries`,
+        `CREATE INDEX deliveries_claim_idx ON deliveries (next_attempt_at, id) WHERE status IN ('PENDING', 'IN_FLIGHT')`,
+        `CREATE INDEX deliveries_dead_idx ON deliveries (company_id, created_at DESC, id DESC) WHERE status = 'DEAD'`,
+        `CREATE INDEX deliveries_company_created_idx ON deliveries (company_id, created_at DESC, id DESC)`,
+        `CREATE INDEX deliveries_company_integration_idx ON deliveries (company_id, integration_id, created_at DESC, id DESC)`,
+        ...ORDER_INDEXES,
+        `CREATE INDEX deliveries_claimed_by_idx ON deliveries (claimed_by) WHERE status = 'IN_FLIGHT'`,
+      ],
+      postgres: [
+        SILENCES_TABLE('BIGINT', ''),
+        ...SILENCES_INDEXES,
+        `ALTER TABLE deliveries DROP CONSTRAINT deliveries_status_check`,
+        `ALTER TABLE deliveries ADD CONSTRAINT deliveries_status_check
+           CHECK (status IN ('PENDING', 'IN_FLIGHT', 'DELIVERED', 'DEAD', 'SUPERSEDED', 'SILENCED'))`,
+        `ALTER TABLE deliveries ADD COLUMN silence_id TEXT`,
+      ],
+    },
+  },
+  {
     // Issue 11, reminders (docs/reminders.md, src/reminders/): one row per (router, orderKey) with the position of
     // the event it speaks for; written only towards newer positions, so concurrent transactions cannot undo a
     // newer state. Closed rows (is_open false) are markers kept for a day against older events arriving late.
@@ -401,7 +487,7 @@ export const MIGRATIONS: readonly Migration[] = [
           router_id TEXT NOT NULL,
           router_name TEXT NOT NULL,
           integration_id TEXT NOT NULL,
-          status TEXT NOT NULL CHECK (status IN ('PENDING', 'IN_FLIGHT', 'DELIVERED', 'DEAD', 'SUPERSEDED')),
+          status TEXT NOT NULL CHECK (status IN ('PENDING', 'IN_FLIGHT', 'DELIVERED', 'DEAD', 'SUPERSEDED', 'SILENCED')),
           attempts INTEGER NOT NULL CHECK (attempts >= 0),
           next_attempt_at INTEGER NOT NULL,
           lease_until INTEGER,
@@ -414,16 +500,17 @@ export const MIGRATIONS: readonly Migration[] = [
           order_at INTEGER NOT NULL,
           order_seq INTEGER NOT NULL,
           claimed_by TEXT,
+          silence_id TEXT,
           reminder INTEGER NOT NULL DEFAULT 0 CHECK (reminder IN (0, 1)),
           CHECK (status <> 'IN_FLIGHT' OR lease_until IS NOT NULL),
           FOREIGN KEY (company_id, event_id) REFERENCES events (company_id, id) ON DELETE CASCADE
         ) STRICT`,
         `INSERT INTO deliveries_v13 (id, company_id, event_id, router_id, router_name, integration_id, status, attempts,
            next_attempt_at, lease_until, last_error, last_status_code, created_at, updated_at, delivered_at,
-           order_key, order_at, order_seq, claimed_by, reminder)
+           order_key, order_at, order_seq, claimed_by, silence_id, reminder)
          SELECT id, company_id, event_id, router_id, router_name, integration_id, status, attempts,
            next_attempt_at, lease_until, last_error, last_status_code, created_at, updated_at, delivered_at,
-           order_key, order_at, order_seq, claimed_by, 0
+           order_key, order_at, order_seq, claimed_by, silence_id, 0
          FROM deliveries`,
         `DROP TABLE deliveries`,
         `ALTER TABLE deliveries_v13 RENAME TO deliveries`,

@@ -29,6 +29,7 @@ import { createExpiryOps } from './expiry.js';
 import { createInventoryOps } from './inventory-repo.js';
 import { createReminderOps } from './reminders.js';
 import { createTemplateOps } from './templates-repo.js';
+import { createSilenceOps } from './silences.js';
 import { type SecretBox } from './secret-box.js';
 import { type SqlDb, type SqlValue, diagnostic, placeholders } from './sqldb.js';
 import type {
@@ -79,6 +80,7 @@ const QUOTA_TABLES: Record<QuotaKind, string> = {
   integrations: 'integrations',
   clusters: 'clusters',
   templates: 'templates',
+  silences: 'silences',
 };
 
 function unique(ids: string[]): string[] {
@@ -125,6 +127,7 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
     ...createInventoryOps(db),
     ...createReminderOps(db),
     ...createTemplateOps(db),
+    ...createSilenceOps(db),
 
     async getMonitoringConfig(companyId) {
       const row = await db.get(`SELECT ${MC} FROM monitoring_configs WHERE company_id = ?`, [companyId]);
@@ -178,10 +181,12 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
                 (SELECT coalesce(sum(updated_at), 0) FROM routers WHERE company_id = ?) AS rs,
                 (SELECT count(*) FROM integrations WHERE company_id = ?) AS ic,
                 (SELECT coalesce(sum(updated_at), 0) FROM integrations WHERE company_id = ?) AS isum,
-                (SELECT coalesce(max(updated_at), 0) FROM monitoring_configs WHERE company_id = ?) AS mu`,
-        [companyId, companyId, companyId, companyId, companyId],
+                (SELECT coalesce(max(updated_at), 0) FROM monitoring_configs WHERE company_id = ?) AS mu,
+                (SELECT count(*) FROM silences WHERE company_id = ?) AS sc,
+                (SELECT coalesce(sum(updated_at), 0) FROM silences WHERE company_id = ?) AS ss`,
+        [companyId, companyId, companyId, companyId, companyId, companyId, companyId],
       );
-      return [row?.rc, row?.rs, row?.ic, row?.isum, row?.mu].map(String).join(':');
+      return [row?.rc, row?.rs, row?.ic, row?.isum, row?.mu, row?.sc, row?.ss].map(String).join(':');
     },
 
     async listRouters(companyId) {
@@ -334,7 +339,8 @@ const olderOpen = (t: 'd' | 'w', pg = false) => `EXISTS (
 const HEAD = (pg: boolean) => `NOT ${olderOpen('d', pg)}`;
 /** A newer delivery of the UPDATE target's key that makes it obsolete, per mode (reads deliveries_order_idx). */
 const NEWER: Record<'supersede' | 'in-order', string> = {
-  supersede: '',
+  // a SILENCED delivery carries no state to the receiver: it makes nothing obsolete
+  supersede: ` AND n.status <> 'SILENCED'`,
   'in-order': ` AND n.status IN ('IN_FLIGHT', 'DELIVERED')`,
 };
 /**

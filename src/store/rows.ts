@@ -329,6 +329,7 @@ export const DELIVERY_COLUMNS = [
   'order_seq',
   'claimed_by',
   'reminder',
+  'silence_id',
 ] as const;
 
 export function newDeliveryToRow(r: NewDelivery): SqlValue[] {
@@ -339,7 +340,7 @@ export function newDeliveryToRow(r: NewDelivery): SqlValue[] {
     r.routerId,
     r.routerName,
     r.integrationId,
-    'PENDING',
+    r.silenceId === undefined ? 'PENDING' : 'SILENCED',
     0,
     r.createdAt, // due at once
     null,
@@ -353,6 +354,7 @@ export function newDeliveryToRow(r: NewDelivery): SqlValue[] {
     r.orderSeq ?? r.createdAt * 1000,
     null,
     r.reminder ?? false,
+    r.silenceId ?? null,
   ];
 }
 
@@ -378,5 +380,6 @@ export function rowToDelivery(row: SqlRow): DeliveryRecord {
     orderSeq: int(row, 'order_seq'),
     claimedBy: strOrNull(row, 'claimed_by'),
     reminder: bool(row, 'reminder'),
+    silenceId: strOrNull(row, 'silence_id'),
   };
 }

@@ -51,7 +51,7 @@ describe.skipIf(skip)('admission webhook (real apiserver)', () => {
             apiGroups: [GROUP],
             apiVersions: [VERSION],
             operations: ['CREATE', 'UPDATE'],
-            resources: ['notificationrouters', 'notificationproviders', 'monitoringconfigs'],
+            resources: ['notificationrouters', 'notificationproviders', 'monitoringconfigs', 'notificationsilences'],
             scope: '*',
           },
         ],
@@ -191,6 +191,29 @@ describe.skipIf(skip)('admission webhook (real apiserver)', () => {
     );
     expect(mc.ok, mc.stderr).toBe(true);
     expect(mc.stderr).toContain('Warning: MonitoringConfig "other" is ignored: only the one named "default" is applied');
+  });
+
+  it('kubectl apply of a NotificationSilence whose matcher does not compile fails with its position', async () => {
+    const manifest = (matcher: string) =>
+      [
+        `apiVersion: ${GROUP}/${VERSION}`,
+        'kind: NotificationSilence',
+        `metadata: { name: maintenance, namespace: ${NS} }`,
+        'spec:',
+        `  matcher: ${JSON.stringify(matcher)}`,
+        `  eventTypeId: ${ISSUER}`,
+        '  endsAt: "2030-01-01T02:00:00Z"',
+        '  comment: ingress upgrade',
+        '',
+      ].join('\n');
+    const bad = await kubectlApply(manifest("data.issuerName == 'x' && data.nope"));
+    expect(bad.ok).toBe(false);
+    expect(bad.stderr).toContain(
+      `admission webhook "${WEBHOOK}" denied the request: spec.matcher: line 1, column 32: event data of ${ISSUER} has no field 'nope'`,
+    );
+    const good = await kubectlApply(manifest("data.issuerName == 'x'"));
+    expect(good.ok, good.stderr).toBe(true);
+    expect(good.stdout).toMatch(/notificationsilence.notify.certmgr.io\/maintenance created/);
   });
 
   it('an object stored with a bad filter stays editable (metadata) and deletable (finalizer removal)', async () => {

@@ -7,7 +7,7 @@ const ISSUER = 'certmgr-issuer-health-notification-config';
 const CERT = 'certmgr-cert-resource-health-notification-config';
 const EXPIRY = 'cert-expiry-ext-notification-config';
 
-type Kind = 'NotificationRouter' | 'NotificationProvider' | 'MonitoringConfig';
+type Kind = 'NotificationRouter' | 'NotificationProvider' | 'MonitoringConfig' | 'NotificationSilence';
 
 function review(
   kind: Kind | { group: string; version: string; kind: string },
@@ -54,7 +54,59 @@ interface Row {
   warnings?: (string | RegExp)[];
 }
 
+const silence = (over: Record<string, unknown> = {}): Record<string, unknown> => ({
+  matcher: 'data.clusterName == "prod"',
+  endsAt: '2030-01-01T02:00:00Z',
+  comment: 'upgrade',
+  ...over,
+});
+
 const rows: Row[] = [
+  // silences
+  { name: 'silence', review: review('NotificationSilence', 'CREATE', silence()), allowed: true },
+  {
+    name: 'silence with a matcher that does not parse',
+    review: review('NotificationSilence', 'CREATE', silence({ matcher: 'data.clusterName ==' })),
+    allowed: false,
+    message: /^spec\.matcher: line 1, column \d+: /,
+  },
+  {
+    name: 'silence with a field no family has',
+    review: review('NotificationSilence', 'CREATE', silence({ matcher: 'data.nope == 1' })),
+    allowed: false,
+    message: /^spec\.matcher: line 1, column 6: .*set spec\.eventTypeId/,
+  },
+  {
+    name: 'silence with a field its family lacks',
+    review: review('NotificationSilence', 'CREATE', silence({ matcher: 'data.daysUntilExpiry < 3', eventTypeId: ISSUER })),
+    allowed: false,
+    message: /^spec\.matcher: line 1, column 6: /,
+  },
+  {
+    name: 'silence ending before it starts',
+    review: review('NotificationSilence', 'CREATE', silence({ startsAt: '2030-01-01T03:00:00Z' })),
+    allowed: false,
+    message: 'spec.endsAt: must be after spec.startsAt',
+  },
+  {
+    name: 'silence without a comment',
+    review: review('NotificationSilence', 'CREATE', silence({ comment: undefined })),
+    allowed: false,
+    message: /comment/,
+  },
+  {
+    name: 'silence with a bad time',
+    review: review('NotificationSilence', 'CREATE', silence({ endsAt: 'tomorrow' })),
+    allowed: false,
+    message: /spec\.endsAt/,
+  },
+  {
+    name: 'silence update leaving a stored bad spec unchanged',
+    review: review('NotificationSilence', 'UPDATE', silence({ matcher: 'data.nope == 1' }), {
+      oldSpec: silence({ matcher: 'data.nope == 1' }),
+    }),
+    allowed: true,
+  },
   // routers
   { name: 'router without filter', review: review('NotificationRouter', 'CREATE', router(undefined)), allowed: true },
   { name: 'router with empty filter', review: review('NotificationRouter', 'CREATE', router('  ')), allowed: true },

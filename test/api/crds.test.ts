@@ -8,6 +8,7 @@ import {
   MonitoringConfigKind,
   NotificationProviderKind,
   NotificationRouterKind,
+  NotificationSilenceKind,
   validateMonitoringSpec,
   validateProviderSpec,
   validateRouterSpec,
@@ -48,6 +49,7 @@ describe('CRD YAML', () => {
     expect(cols(NotificationRouterKind)).toEqual(['Ready', 'Event Type', 'Provider', 'Enabled', 'Age']);
     expect(cols(NotificationProviderKind)).toEqual(['Ready', 'Type', 'Enabled', 'Age']);
     expect(cols(MonitoringConfigKind)).toEqual(['Ready', 'Enabled', 'Thresholds', 'Age']);
+    expect(cols(NotificationSilenceKind)).toEqual(['Ready', 'State', 'Starts', 'Ends', 'Age']);
   });
 
   it('schemas are structural: no $ref/definitions, no type arrays, every property typed, junctors untyped', () => {

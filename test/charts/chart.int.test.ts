@@ -77,6 +77,7 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         'CustomResourceDefinition/notificationproviders.notify.certmgr.io',
         'CustomResourceDefinition/notificationrouters.notify.certmgr.io',
         'CustomResourceDefinition/notificationtemplates.notify.certmgr.io',
+        'CustomResourceDefinition/notificationsilences.notify.certmgr.io',
         'Deployment/rel-certmgr-notify',
         'PersistentVolumeClaim/rel-certmgr-notify-data',
         'Role/rel-certmgr-notify-leader-election',
@@ -92,7 +93,13 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
     ).rules;
     const can = (group: string, resource: string, verb: string) =>
       rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
-    for (const r of ['notificationproviders', 'notificationrouters', 'monitoringconfigs', 'notificationtemplates']) {
+    for (const r of [
+      'notificationproviders',
+      'notificationrouters',
+      'monitoringconfigs',
+      'notificationtemplates',
+      'notificationsilences',
+    ]) {
       expect(can('notify.certmgr.io', r, 'watch')).toBe(true);
       expect(can('notify.certmgr.io', `${r}/status`, 'patch')).toBe(true);
       expect(can('notify.certmgr.io', `${r}/finalizers`, 'update')).toBe(true);
@@ -318,7 +325,13 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
             apiGroups: ['notify.certmgr.io'],
             apiVersions: ['v1alpha1'],
             operations: ['CREATE', 'UPDATE'],
-            resources: ['notificationrouters', 'notificationproviders', 'monitoringconfigs', 'notificationtemplates'],
+            resources: [
+              'notificationrouters',
+              'notificationproviders',
+              'monitoringconfigs',
+              'notificationtemplates',
+              'notificationsilences',
+            ],
           },
         ],
       });
@@ -717,7 +730,13 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         const rules = rulesOf(op, 'ClusterRole');
         const can = (group: string, resource: string, verb: string) =>
           rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
-        for (const r of ['monitoringconfigs', 'notificationproviders', 'notificationrouters', 'notificationtemplates']) {
+        for (const r of [
+          'monitoringconfigs',
+          'notificationproviders',
+          'notificationrouters',
+          'notificationtemplates',
+          'notificationsilences',
+        ]) {
           expect(can('notify.certmgr.io', r, 'watch')).toBe(true);
           expect(can('notify.certmgr.io', `${r}/status`, 'patch')).toBe(true);
           expect(can('notify.certmgr.io', `${r}/finalizers`, 'update')).toBe(true);

@@ -53,6 +53,10 @@ describe('orderVerdict', () => {
     ['newer delivered, webhook: late, superseded', 'in-order', [k('DELIVERED', 11)], 'superseded'],
     ['newer in flight, webhook: late, superseded', 'in-order', [k('IN_FLIGHT', 10, 6)], 'superseded'],
     ['newer dead, webhook: sent', 'in-order', [k('DEAD', 12)], 'send'],
+    ['older silenced: proceeds (terminal, never sent)', 'in-order', [k('SILENCED', 9)], 'send'],
+    ['older silenced, incident: proceeds', 'supersede', [k('SILENCED', 9)], 'send'],
+    ['newer silenced, incident: sent (a silenced notification carries no state)', 'supersede', [k('SILENCED', 11)], 'send'],
+    ['newer silenced, webhook: sent', 'in-order', [k('SILENCED', 11)], 'send'],
     ['same time and sequence: the id decides', 'supersede', [k('PENDING', 10, 5, 'z')], 'superseded'],
     ['same time and sequence, smaller id is older: wait', 'supersede', [k('PENDING', 10, 5, 'a')], 'wait'],
   ];

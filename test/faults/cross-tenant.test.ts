@@ -135,7 +135,7 @@ function isListSlot(op: string, path: string): boolean {
 // ---------------------------------------------------------------------------------------------------------------
 // What each id slot names, and a valid base call per operation (A's own ids where an id is needed)
 
-type Kind = 'integration' | 'router' | 'routingConfiguration' | 'event' | 'template' | 'cluster';
+type Kind = 'integration' | 'router' | 'routingConfiguration' | 'event' | 'template' | 'cluster' | 'silence';
 const ID_SLOTS: Record<string, Kind[]> = {
   'Query.integration.id': ['integration'],
   'Query.notificationRouter.id': ['router', 'routingConfiguration'],
@@ -157,6 +157,9 @@ const ID_SLOTS: Record<string, Kind[]> = {
   'Query.notificationTemplate.id': ['template'],
   'Mutation.updateNotificationTemplate.id': ['template'],
   'Mutation.deleteNotificationTemplates.ids': ['template'],
+  'Query.silence.id': ['silence'],
+  'Mutation.expireSilence.id': ['silence'],
+  'Mutation.updateSilence.id': ['silence'],
 };
 
 interface Objects {
@@ -169,6 +172,7 @@ interface Objects {
   spareTemplate: string;
   /** an inventory cluster (agent-reported id) */
   cluster: string;
+  silence: string;
   names: string[];
 }
 
@@ -200,6 +204,9 @@ const BASE: Record<string, (own: Objects) => Record<string, unknown>> = {
   'Query.notificationTemplate': (a) => ({ id: a.template }),
   'Mutation.updateNotificationTemplate': (a) => ({ id: a.template, input: { name: 'renamed by A' } }),
   'Mutation.deleteNotificationTemplates': (a) => ({ ids: [a.spareTemplate] }),
+  'Query.silence': (a) => ({ id: a.silence }),
+  'Mutation.expireSilence': (a) => ({ id: a.silence }),
+  'Mutation.updateSilence': (a) => ({ id: a.silence, input: { comment: 'changed by A' } }),
 };
 
 /** REST routes: their path parameters, and whether each names a stored object (none does today). */
@@ -343,8 +350,16 @@ async function populate(svc: TestService, key: string, tag: string): Promise<Obj
     }),
   });
   if (inv.status !== 200) throw new Error(`fixture: inventory ${inv.status} ${await inv.text()}`);
+  const sil = await must(svc, key, `mutation($i: CreateSilenceInput!) { createSilence(input: $i) { id } }`, {
+    i: {
+      matcher: `data.issuerName == "${n('silenced-issuer')}"`,
+      endsAt: new Date(Date.now() + 86_400_000).toISOString(),
+      comment: n('maintenance'),
+    },
+  });
   return {
     cluster,
+    silence: sil.createSilence.id,
     integrations,
     router: r.createNotificationRouter.id,
     routingConfiguration: rc.createNotificationRoutingConfiguration.id,
@@ -364,6 +379,7 @@ const TEMPLATE_STATE = `query { notificationTemplates ${selection(schema.getType
 const INVENTORY_STATE = `query {
   clusters { nodes { id name agentVersion certificateCount snapshotComplete firstSeenAt lastSeenAt } }
   certificates(first: 20) { nodes { clusterId clusterName namespace secretName serial subject issuer applicationIds places { clusterId secretName } } }
+  silences(first: 10) { nodes ${selection(schema.getType('Silence') as GraphQLOutputType)} }
 }`;
 
 /** A company's whole state as its own key sees it (integrations, routers, deliveries with their events, monitoring). */

@@ -102,6 +102,9 @@ const queryField: fc.Arbitrary<string> = fc.oneof(
       ([t, d]) =>
         `simulateRouting(event: { type: ${gqlString(t)}, data: ${d} }) { eventType eventTypeId monitored routers { verdict error wouldNotify router { id } } }`,
     ),
+  fc
+    .tuple(fc.constantFrom('ACTIVE', 'PENDING', 'EXPIRED'), fc.constantFrom(1, 100, 500, 501, 100000))
+    .map(([st, n]) => `silences(state: ${st}, first: ${n}) { nodes { id matcher comment state } pageInfo { hasNextPage endCursor } }`),
   fc.constant('__typename'),
   fc.constant('__schema { types { name fields { name args { name } } } }'),
 );
@@ -152,6 +155,16 @@ const mutationField: fc.Arbitrary<string> = fc.oneof(
         `createNotificationRoutingConfiguration(name: ${gqlString(n)}, eventTypeId: ${gqlString(t)}, integrationId: ${i}, advancedFilterExpression: ${gqlString(f)}) { id }`,
     ),
   idLiteral.map((id) => `testIntegration(id: ${id}) { outcome statusCode error responseBody latencyMs }`),
+  fc
+    .tuple(filter, weirdString(), fc.option(eventTypeId, { nil: undefined }), fc.oneof(fc.constant('2099-01-01T00:00:00Z'), weirdString()))
+    .map(
+      ([m, c, t, e]) =>
+        `createSilence(input: { matcher: ${gqlString(m)}, comment: ${gqlString(c)}, endsAt: ${gqlString(e)}${t === undefined ? '' : `, eventTypeId: ${gqlString(t)}`} }) { id state eventTypeIds }`,
+    ),
+  fc
+    .tuple(idLiteral, filter, weirdString())
+    .map(([id, m, c]) => `updateSilence(id: ${id}, input: { matcher: ${gqlString(m)}, comment: ${gqlString(c)} }) { id }`),
+  idLiteral.map((id) => `expireSilence(id: ${id}) { id state expiredAt }`),
 );
 
 /** A field repeated under `n` aliases (finding 5: 100 aliases of deliveries(first: 500) answered 10 MB). */

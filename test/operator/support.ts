@@ -86,7 +86,8 @@ export async function startTestOperator(
 // ---------------------------------------------------------------------------------------------------------
 // objects
 
-export type Plural = 'notificationproviders' | 'notificationrouters' | 'monitoringconfigs' | 'notificationtemplates';
+export type Plural =
+  'notificationproviders' | 'notificationrouters' | 'monitoringconfigs' | 'notificationtemplates' | 'notificationsilences';
 
 export interface CR extends KubernetesObject {
   spec?: Record<string, unknown>;

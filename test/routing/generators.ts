@@ -212,6 +212,7 @@ const memoryStore = {
   listRouters: async () => current.routers,
   listIntegrations: async () => current.integrations,
   getMonitoringConfig: async () => current.monitoring,
+  listLiveSilences: async () => [],
   // every snapshotOf() invalidates first, so the fingerprint only has to exist
   routingFingerprint: async () => 'memory',
 } as unknown as Store;

@@ -118,6 +118,7 @@ function pendingRecord(d: NewDelivery): DeliveryRecord {
     orderSeq: d.orderSeq ?? d.createdAt * 1000,
     claimedBy: null,
     reminder: d.reminder ?? false,
+    silenceId: null,
   };
 }
 

@@ -11,6 +11,7 @@ import { inventoryContract } from './contract-inventory.js';
 import { policyContract } from './contract-policy.js';
 import { reminderContract } from './contract-reminders.js';
 import { templatesContract } from './contract-templates.js';
+import { silencesContract } from './contract-silences.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'certmgr-notify-sqlite-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,6 +22,7 @@ policyContract('sqlite::memory:', () => openStore('sqlite::memory:'));
 reminderContract('sqlite::memory:', () => openStore('sqlite::memory:'));
 reminderContract('sqlite file', () => openStore(`sqlite:${join(dir, `reminders-${randomUUID()}.db`)}`));
 templatesContract('sqlite::memory:', () => openStore('sqlite::memory:'));
+silencesContract('sqlite::memory:', () => openStore('sqlite::memory:'));
 storeContract('sqlite file', () => openStore(`sqlite:${join(dir, `contract-${randomUUID()}.db`)}`));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -14,6 +14,9 @@ import type { CertificatePlace, ClusterRecord, DeliveryRecord, ListedCertificate
 import * as inventory from '../../service/inventory.js';
 import * as templates from '../../service/templates.js';
 import { TEMPLATE_PART_KEYS, type TemplateRecord } from '../../model/records.js';
+import * as silences from '../../service/silences.js';
+import { effectiveEnd, silenceState } from '../../silences/decide.js';
+import type { SilenceRecord } from '../../store/types.js';
 import { ServiceError } from '../../service/errors.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -93,6 +96,7 @@ function deliveryView(d: DeliveryRecord, ctx: ServiceContext) {
     routerName: d.routerName,
     integrationId: d.integrationId,
     reminder: d.reminder,
+    silenceId: d.silenceId,
     event: async () => {
       const e = await ctx.store.getEvent(ctx.companyId, d.eventId);
       return e ? { id: e.id, type: e.type, receivedAt: iso(e.receivedAt) } : null;
@@ -118,6 +122,24 @@ function clusterView(c: ClusterRecord, ctx: ServiceContext, now: number) {
 }
 
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
+
+function silenceView(s: SilenceRecord, now: number) {
+  return {
+    id: s.id,
+    matcher: s.matcher,
+    eventTypeId: s.eventTypeId,
+    eventTypeIds: s.eventTypeId !== null ? [s.eventTypeId] : s.eventTypeIds,
+    startsAt: iso(s.startsAt),
+    endsAt: iso(s.endsAt),
+    comment: s.comment,
+    createdBy: s.createdBy,
+    managedBy: s.managedBy,
+    state: silenceState(s, now),
+    createdAt: iso(s.createdAt),
+    updatedAt: iso(s.updatedAt),
+    expiredAt: isoOrNull(s.expiredAt),
+  };
+}
 
 /** The places of a page's certificates, read in one query when the first node's `places` is resolved. */
 function placesLoader(ctx: ServiceContext, page: ListedCertificate[]) {
@@ -261,9 +283,26 @@ export const rootValue: Record<string, Resolver> = {
               error: d.rendered.error ?? null,
             }
           : null,
+        silencedBy: d.silence ? { id: d.silence.id, comment: d.silence.comment, endsAt: iso(effectiveEnd(d.silence)) } : null,
       })),
     };
   },
+  silences: async (a, ctx) => {
+    const now = ctx.now();
+    const page = await silences.listSilences(ctx, a);
+    const last = page.nodes.at(-1);
+    return {
+      nodes: page.nodes.map((s) => silenceView(s, now)),
+      pageInfo: { hasNextPage: page.hasNextPage, endCursor: last ? silences.encodeSilenceCursor(last) : null },
+    };
+  },
+  silence: async (a, ctx) => {
+    const s = await silences.getSilence(ctx, a.id);
+    return s ? silenceView(s, ctx.now()) : null;
+  },
+  createSilence: async (a, ctx) => silenceView(await silences.createSilence(ctx, a.input), ctx.now()),
+  expireSilence: async (a, ctx) => silenceView(await silences.expireSilence(ctx, a.id), ctx.now()),
+  updateSilence: async (a, ctx) => silenceView(await silences.updateSilence(ctx, a.id, a.input), ctx.now()),
   testIntegration: async (a, ctx) => {
     const r = await deliveries.testIntegration(ctx, a.id);
     // responseBody stays in the schema for old clients but is always null: receivers' answers are not reflected.
