@@ -205,6 +205,13 @@ describe('serve --kube on', () => {
       ruleId: 2,
       notificationDate: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$/),
       certificateRef: id,
+      // the hub's additions (docs/expiry.md "Event fields")
+      certificateName: 'web',
+      namespace: 'shop',
+      clusterName: 'e2e',
+      notAfter: x509.validToDate.toISOString(),
+      daysUntilExpiry: 10,
+      dnsNames: ['web.example.com'],
     });
     // and the message: certificate name and id, serial number, issuer, application, days left, validity end
     expect(body.data.message).toBe(
