@@ -87,7 +87,8 @@ function buildWith(n: Notification, r: Rendered, caps: Caps): GoogleChatMessage 
     .slice(0, GOOGLE_CHAT_LIMITS.widgets)
     .map((f) => ({
       decoratedText: {
-        topLabel: truncateChars(f.name, 100),
+        // a group's label name is the router's groupBy field as written: escaped like any text
+        topLabel: escapeHtml(truncateChars(f.name, 100)),
         text: escapeHtml(truncateChars(f.value, caps.fact || 100)),
         wrapText: true,
       },
