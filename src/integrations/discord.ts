@@ -10,7 +10,7 @@
  * Retry-After header; other 4xx dead.
  */
 import { checkTenantUrl, postAndClassify, truncateChars } from './http.js';
-import { renderNotification, SEVERITY_COLOR, type Severity } from './render.js';
+import { renderNotification, SEVERITY_COLOR, type MemberLine, type Severity } from './render.js';
 import {
   DEFAULT_EGRESS,
   type DeliveryResult,
@@ -34,11 +34,35 @@ export const DISCORD_LIMITS = {
 
 const EMOJI: Record<Severity, string> = { critical: '🔴', error: '🟠', warning: '⚠️', info: '✅' };
 
-/** Facts shown as the embed description rather than as a field. */
+/** Facts shown as the embed description rather than as a field (Details: a group's listing, its own fields). */
 const BODY_FACTS = new Set(['Message', 'Details']);
+
+/** A member list as one field of at most 1024 characters: whole lines, the rest counted in "and N more". */
+function memberField(heading: string, lines: readonly MemberLine[], more: number): { name: string; value: string; inline: boolean } {
+  const out: string[] = [];
+  let used = 0;
+  let left = more;
+  for (const [i, m] of lines.entries()) {
+    const line = truncateChars(`• ${m.name}${m.detail ? `: ${m.detail}` : ''}`, 300);
+    if (used + [...line].length + 1 + 30 > DISCORD_LIMITS.fieldValue) {
+      left += lines.length - i;
+      break;
+    }
+    out.push(line);
+    used += [...line].length + 1;
+  }
+  if (left > 0) out.push(`and ${left} more`);
+  return {
+    name: truncateChars(heading, DISCORD_LIMITS.fieldName),
+    value: truncateChars(out.join('\n'), DISCORD_LIMITS.fieldValue),
+    inline: false,
+  };
+}
 
 export interface DiscordEmbed {
   title: string;
+  /** The runbook: the title links to it. */
+  url?: string;
   description: string;
   color: number;
   fields: Array<{ name: string; value: string; inline: boolean }>;
@@ -62,24 +86,34 @@ export function buildDiscordMessage(n: Notification): {
   allowed_mentions: { parse: string[] };
 } {
   const r = renderNotification(n);
-  const body = r.facts.find((f) => BODY_FACTS.has(f.name))?.value;
+  const g = r.group;
+  // a template's text, else the event's message, else (a group) the summary: the listing has its own fields
+  const body = r.text ?? (g ? null : r.facts.find((f) => BODY_FACTS.has(f.name))?.value);
+  const members = [];
+  if (g && g.firingCount > 0) members.push(memberField(`${g.firingLabel} (${g.firingCount})`, g.firing, g.moreFiring));
+  if (g && g.resolvedCount > 0) members.push(memberField(`Recovered (${g.resolvedCount})`, g.resolved, g.moreResolved));
   const embed: DiscordEmbed = {
     title: truncateChars(r.title, DISCORD_LIMITS.title),
     description: truncateChars(body ?? r.summary, DISCORD_LIMITS.description),
     color: parseInt(SEVERITY_COLOR[r.severity].slice(1), 16),
-    fields: r.facts
-      .filter((f) => !BODY_FACTS.has(f.name))
-      .slice(0, DISCORD_LIMITS.fields)
-      .map((f) => ({
-        name: truncateChars(f.name, DISCORD_LIMITS.fieldName),
-        value: truncateChars(f.value, DISCORD_LIMITS.fieldValue),
-        inline: f.value.length <= 40,
-      })),
+    // member lists first: the 6000 budget drops facts from the end before them
+    fields: [
+      ...members,
+      ...r.facts
+        .filter((f) => !BODY_FACTS.has(f.name))
+        .map((f) => ({
+          name: truncateChars(f.name, DISCORD_LIMITS.fieldName),
+          value: truncateChars(f.value, DISCORD_LIMITS.fieldValue),
+          inline: f.value.length <= 40,
+        })),
+    ].slice(0, DISCORD_LIMITS.fields),
     timestamp: new Date(n.occurredAt).toISOString(),
     footer: {
-      text: truncateChars(`certmgr-notify · ${r.severity}${n.reminder ? ' · reminder' : ''} · ${n.event.type}`, DISCORD_LIMITS.footer),
+      text: truncateChars(`certmgr-notify · ${r.severity}${r.reminder ? ' · reminder' : ''} · ${n.event.type}`, DISCORD_LIMITS.footer),
     },
   };
+  // runbookUrlOf admits only http(s) URLs of at most 2048 characters; it stays a field too (the URL shown)
+  if (r.runbookUrl) embed.url = r.runbookUrl;
   // the 6000 budget: fields go first (from the end), then the description shrinks
   while (embedChars(embed) > DISCORD_LIMITS.total && embed.fields.length > 0) embed.fields.pop();
   const over = embedChars(embed) - DISCORD_LIMITS.total;

@@ -11,7 +11,7 @@
  * 2xx delivered; 429/5xx/network retry (Retry-After honoured); other 4xx dead.
  */
 import { checkTenantUrl, postAndClassify, truncateChars } from './http.js';
-import { incidentKeyOf, renderNotification } from './render.js';
+import { incidentKeyOf, renderNotification, type MemberLine, type Rendered } from './render.js';
 import {
   DEFAULT_EGRESS,
   type DeliveryResult,
@@ -42,17 +42,63 @@ export interface GoogleChatMessage {
   thread: { threadKey: string };
 }
 
-/** The message (pure), within the limits above: facts are dropped from the end until it fits. */
-export function buildGoogleChatMessage(n: Notification): GoogleChatMessage {
-  const r = renderNotification(n);
-  const widgets: Record<string, unknown>[] = r.facts.slice(0, GOOGLE_CHAT_LIMITS.widgets).map((f) => ({
+/** Facts shown elsewhere than as a fact widget: a group's member listing (its own sections), the runbook (a button). */
+const NOT_FACTS = new Set(['Details', 'Runbook']);
+
+/** Caps tried in order until the message fits 32,000 bytes (the last: title, counts and the runbook only). */
+const CAPS = [
+  { text: 4000, fact: 1000, members: 10 },
+  { text: 1000, fact: 200, members: 5 },
+  { text: 0, fact: 0, members: 0 },
+] as const;
+type Caps = (typeof CAPS)[number];
+
+type Widget = Record<string, unknown>;
+const paragraph = (text: string): Widget => ({ textParagraph: { text } });
+
+/** A section listing members: one widget each (name escaped, detail below), then "and N more". */
+function memberSection(heading: string, lines: readonly MemberLine[], more: number, caps: Caps): Widget {
+  const shown = lines.slice(0, caps.members);
+  const left = more + lines.length - shown.length;
+  const widgets: Widget[] = shown.map((m) => ({
     decoratedText: {
-      topLabel: truncateChars(f.name, 100),
-      text: escapeHtml(truncateChars(f.value, GOOGLE_CHAT_LIMITS.widgetText)),
+      text: escapeHtml(truncateChars(m.name, caps.fact)),
+      ...(m.detail ? { bottomLabel: escapeHtml(truncateChars(m.detail, caps.fact)) } : {}),
       wrapText: true,
     },
   }));
-  const build = (w: Record<string, unknown>[]): GoogleChatMessage => ({
+  if (left > 0) widgets.push(paragraph(`<i>and ${left} more</i>`));
+  return { header: escapeHtml(heading), widgets };
+}
+
+function buildWith(n: Notification, r: Rendered, caps: Caps): GoogleChatMessage {
+  const sections: Widget[] = [];
+  const top: Widget[] = [];
+  if (r.reminder) top.push(paragraph('<b>Reminder</b>: still firing, sent again at the router&#39;s repeat interval'));
+  // a template's text (an event's own message is the Message fact already)
+  const message = r.facts.find((f) => f.name === 'Message')?.value;
+  if (caps.text && r.text && r.text !== message) top.push(paragraph(escapeHtml(truncateChars(r.text, caps.text))));
+  if (top.length) sections.push({ widgets: top });
+  const g = r.group;
+  if (g && g.firingCount > 0) sections.push(memberSection(`${g.firingLabel} (${g.firingCount})`, g.firing, g.moreFiring, caps));
+  if (g && g.resolvedCount > 0) sections.push(memberSection(`Recovered (${g.resolvedCount})`, g.resolved, g.moreResolved, caps));
+  const facts: Widget[] = r.facts
+    .filter((f) => !NOT_FACTS.has(f.name))
+    .slice(0, GOOGLE_CHAT_LIMITS.widgets)
+    .map((f) => ({
+      decoratedText: {
+        // a group's label name is the router's groupBy field as written: escaped like any text
+        topLabel: escapeHtml(truncateChars(f.name, 100)),
+        text: escapeHtml(truncateChars(f.value, caps.fact || 100)),
+        wrapText: true,
+      },
+    }));
+  if (facts.length) sections.push({ widgets: facts });
+  if (r.runbookUrl) {
+    // runbookUrlOf admits only http(s) URLs of at most 2048 characters
+    sections.push({ widgets: [{ buttonList: { buttons: [{ text: 'Runbook', onClick: { openLink: { url: r.runbookUrl } } }] } }] });
+  }
+  return {
     text: truncateChars(neutralize(r.summary), GOOGLE_CHAT_LIMITS.text),
     cardsV2: [
       {
@@ -60,18 +106,26 @@ export function buildGoogleChatMessage(n: Notification): GoogleChatMessage {
         card: {
           header: {
             title: truncateChars(r.title, GOOGLE_CHAT_LIMITS.header),
-            subtitle: `certmgr-notify · ${r.severity}${n.reminder ? ' · reminder' : ''} · ${n.event.type}`,
+            subtitle: `certmgr-notify · ${r.severity}${r.reminder ? ' · reminder' : ''} · ${n.event.type}`,
           },
-          sections: [{ widgets: w }],
+          sections,
         },
       },
     ],
     thread: { threadKey: truncateChars(incidentKeyOf(n), GOOGLE_CHAT_LIMITS.threadKey) },
-  });
-  let msg = build(widgets);
-  while (widgets.length > 1 && Buffer.byteLength(JSON.stringify(msg)) > GOOGLE_CHAT_LIMITS.messageBytes) {
-    widgets.pop();
-    msg = build(widgets);
+  };
+}
+
+/**
+ * The message (pure): the summary as `text`; a card with the reminder mark, the template's text, one section per
+ * member list ("and N more"), the facts and a Runbook button; built with smaller caps until within 32,000 bytes.
+ */
+export function buildGoogleChatMessage(n: Notification): GoogleChatMessage {
+  const r = renderNotification(n);
+  let msg = buildWith(n, r, CAPS[0]);
+  for (const caps of CAPS) {
+    msg = buildWith(n, r, caps);
+    if (Buffer.byteLength(JSON.stringify(msg)) <= GOOGLE_CHAT_LIMITS.messageBytes) break;
   }
   return msg;
 }

@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { checkTargetUrl, postAndClassify, truncateChars, type HttpContext } from './http.js';
-import { incidentActionOf, incidentKeyOf, renderNotification, type Severity } from './render.js';
+import { incidentActionOf, incidentKeyOf, memberLines, renderNotification, type Rendered, type Severity } from './render.js';
 import type { DeliveryResult, IntegrationDescriptor, IntegrationOptions, Notification, Notifier } from './types.js';
 
 const DEFAULT_OPSGENIE_API_URL = 'https://api.opsgenie.com';
@@ -69,6 +69,34 @@ function boundedDetails(entries: Array<[string, string]>): Record<string, string
   return out;
 }
 
+/**
+ * The description (plain text, 15,000): the summary, a template's text, a group's firing and recovered members
+ * ("and N more"), the runbook, then the facts. Members come before the facts so a cut drops facts first.
+ */
+function opsgenieDescription(r: Rendered): string {
+  const out = [r.summary];
+  if (r.text) out.push('', truncateChars(r.text, 4000));
+  const g = r.group;
+  if (g && g.firingCount > 0) out.push('', `${g.firingLabel} (${g.firingCount}):`, ...memberLines(g.firing, g.moreFiring));
+  if (g && g.resolvedCount > 0) out.push('', `Recovered (${g.resolvedCount}):`, ...memberLines(g.resolved, g.moreResolved));
+  if (r.runbookUrl) out.push('', `Runbook: ${r.runbookUrl}`);
+  const facts = r.facts.filter((f) => f.name !== 'Details' && f.name !== 'Runbook');
+  if (facts.length) out.push('', ...facts.map((f) => `${f.name}: ${f.value}`));
+  return out.join('\n');
+}
+
+/** A group's key and counts as details (Opsgenie filters and integrations read details). */
+function groupDetails(r: Rendered): Array<[string, string]> {
+  const g = r.group;
+  if (!g) return [];
+  return [
+    ['groupKey', g.key],
+    ['firingCount', String(g.firingCount)],
+    ['resolvedCount', String(g.resolvedCount)],
+    ['allResolved', String(g.allResolved)],
+  ];
+}
+
 /** A tag: Opsgenie refuses spaces and commas in tags; at most 50 characters. */
 const tag = (s: string): string => truncateChars(s.replace(/[\s,]+/g, '_'), OPSGENIE_LIMITS.tag);
 
@@ -77,7 +105,7 @@ export function buildOpsgenieAlert(n: Notification): OpsgenieAlert {
   const r = renderNotification(n);
   const v = r.view;
   const health = v.kind !== 'certificateExpiration';
-  const description = [r.summary, '', ...r.facts.map((f) => `${f.name}: ${f.value}`)].join('\n');
+  const description = opsgenieDescription(r);
   const tags = ['certmgr-notify', v.kind, r.severity];
   if (health && (v.cluster.name || v.cluster.id)) tags.push(`cluster:${v.cluster.name || v.cluster.id}`);
   if (n.reminder) tags.push('reminder');
@@ -97,7 +125,11 @@ export function buildOpsgenieAlert(n: Notification): OpsgenieAlert {
       ['eventType', n.event.type],
       ['eventId', n.eventId],
       ['router', n.router.name],
-      ...r.facts.map((f): [string, string] => [f.name, f.value]),
+      ...groupDetails(r),
+      ...(r.runbookUrl ? [['runbookUrl', r.runbookUrl] as [string, string]] : []),
+      ...(r.reminder ? [['reminder', 'true'] as [string, string]] : []),
+      // the member listing is in the description; details keep the short facts
+      ...r.facts.filter((f) => f.name !== 'Details' && f.name !== 'Runbook').map((f): [string, string] => [f.name, f.value]),
     ]),
   };
 }

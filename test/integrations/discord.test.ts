@@ -6,7 +6,20 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildDiscordMessage, discordRetryAfterMs, DISCORD_LIMITS, embedChars } from '../../src/integrations/discord.js';
 import { createNotifier } from '../../src/integrations/index.js';
-import { ALL_TYPES, EVENTS, integration, notification, opts, startReceiver, type Receiver } from './helpers.js';
+import type { Notification, NotificationGroup } from '../../src/integrations/types.js';
+import {
+  ALL_TYPES,
+  EVENTS,
+  groupNotification,
+  integration,
+  notification,
+  opts,
+  outageGroup,
+  startReceiver,
+  type Receiver,
+} from './helpers.js';
+
+const RUNBOOK = 'https://runbooks.example/issuer-outage';
 
 const TOKEN = 'dQw4w9WgXcQ-s3cr3t-webhook-t0ken';
 const NOW = Date.parse('2026-03-01T12:00:00Z');
@@ -74,6 +87,93 @@ describe('DISCORD webhook against a loopback receiver', () => {
       expect([...f.value].length).toBeLessThanOrEqual(DISCORD_LIMITS.fieldValue);
     }
     expect(embedChars(e)).toBeLessThanOrEqual(DISCORD_LIMITS.total);
+  });
+
+  describe('messages (the same texts as the other channels)', () => {
+    const outage = (over: Partial<Notification> = {}) => groupNotification(hook(), outageGroup(200, 3, 20, { runbookUrl: RUNBOOK }), over);
+    const sendN = (n: Notification) => createNotifier('DISCORD', opts({ clock: () => NOW })).send(n);
+
+    it('a group: a field per member list with "and N more", the runbook as the embed url; mentions off', async () => {
+      expect((await sendN(outage())).outcome).toBe('delivered');
+      const b = JSON.parse(rx.requests[0]!.body) as ReturnType<typeof buildDiscordMessage>;
+      expect(b.allowed_mentions).toEqual({ parse: [] });
+      const e = b.embeds[0]!;
+      expect(e.title).toBe('Issuer letsencrypt-prod in cluster prod: 200 certificates not ready, 3 recovered');
+      expect(e.url).toBe(RUNBOOK);
+      expect(e.description).toMatch(/^Issuer letsencrypt-prod in cluster prod: 200 certificates not ready, 3 recovered \(/);
+      expect(e.fields[0]!.name).toBe('Not ready (200)');
+      const firing = e.fields[0]!.value.split('\n');
+      expect(firing[0]).toBe('• Certificate team-0/shop-0: IssuerNotReady');
+      expect(firing).toHaveLength(11);
+      expect(firing[10]).toBe('and 190 more');
+      expect(e.fields[1]!.name).toBe('Recovered (3)');
+      expect(e.fields[1]!.value.split('\n')).toHaveLength(3);
+      expect(e.fields.map((f) => f.name)).toEqual([
+        'Not ready (200)',
+        'Recovered (3)',
+        'Issuer',
+        'Cluster',
+        'Not ready',
+        'Recovered',
+        'Runbook',
+        'Router',
+      ]);
+      expect(e.fields.some((f) => f.name === 'Details')).toBe(false);
+      expect(e.footer.text).toBe('certmgr-notify · error · evt.healthstatus.certmgr-certificate-resource.notready');
+    });
+
+    it('a reminder: "Reminder:" title, the Reminder field first after the members, the footer', () => {
+      const e = buildDiscordMessage(outage({ reminder: true })).embeds[0]!;
+      expect(e.title).toMatch(/^Reminder: Issuer letsencrypt-prod/);
+      expect(e.fields[2]).toEqual({ name: 'Reminder', value: 'still not ready: 200', inline: true });
+      expect(e.footer.text).toContain(' · reminder · ');
+      const single = buildDiscordMessage(notification(hook(), EVENTS['evt.healthstatus.certmgr-issuer.notready'], { reminder: true }));
+      expect(single.embeds[0]!.title).toBe('Reminder: Issuer letsencrypt-prod in cluster prod is not ready');
+      expect(single.content).toMatch(/^🔴 Reminder: /);
+    });
+
+    it("a template's text is the description; a single event's runbook is the embed url", () => {
+      const m = buildDiscordMessage(outage({ rendered: { title: 'Outage', text: 'Call the PKI on-call @everyone' } }));
+      expect(m.embeds[0]!.title).toBe('Outage');
+      expect(m.embeds[0]!.description).toBe('Call the PKI on-call @everyone');
+      expect(m.allowed_mentions).toEqual({ parse: [] });
+      const data = { ...EVENTS['evt.healthstatus.certmgr-issuer.notready'].data, runbookUrl: RUNBOOK };
+      const single = buildDiscordMessage(notification(hook(), { type: 'evt.healthstatus.certmgr-issuer.notready', data }));
+      expect(single.embeds[0]!.url).toBe(RUNBOOK);
+      expect(single.embeds[0]!.fields.find((f) => f.name === 'Runbook')?.value).toBe(RUNBOOK);
+      const bad = { ...data, runbookUrl: 'javascript:alert(1)' };
+      expect(
+        buildDiscordMessage(notification(hook(), { type: 'evt.healthstatus.certmgr-issuer.notready', data: bad })).embeds[0]!.url,
+      ).toBeUndefined();
+    });
+
+    it('a group of 10,000 members with huge field values: within every embed limit, members kept before facts', async () => {
+      const HUGE = '𝕏<&>*_['.repeat(40_000);
+      const g: NotificationGroup = outageGroup(10_000, 10_000, 10_000, {
+        statusReason: HUGE,
+        statusMessage: HUGE,
+        certificateName: HUGE,
+        namespace: HUGE,
+        runbookUrl: RUNBOOK,
+      });
+      g.labels = { 'data.issuerName': HUGE, 'data.clusterName': HUGE, [HUGE]: HUGE };
+      const n = groupNotification(hook(), g, { reminder: true, rendered: { title: HUGE, text: HUGE } });
+      expect((await sendN(n)).outcome).toBe('delivered');
+      const m = JSON.parse(rx.requests[0]!.body) as ReturnType<typeof buildDiscordMessage>;
+      expect([...m.content].length).toBeLessThanOrEqual(DISCORD_LIMITS.content);
+      const e = m.embeds[0]!;
+      expect([...e.title].length).toBeLessThanOrEqual(DISCORD_LIMITS.title);
+      expect([...e.description].length).toBeLessThanOrEqual(DISCORD_LIMITS.description);
+      expect(e.fields.length).toBeLessThanOrEqual(DISCORD_LIMITS.fields);
+      for (const f of e.fields) {
+        expect([...f.name].length).toBeLessThanOrEqual(DISCORD_LIMITS.fieldName);
+        expect([...f.value].length).toBeLessThanOrEqual(DISCORD_LIMITS.fieldValue);
+      }
+      expect(embedChars(e)).toBeLessThanOrEqual(DISCORD_LIMITS.total);
+      expect(e.url).toBe(RUNBOOK);
+      expect(e.fields[0]!.name).toBe('Not ready (10000)');
+      expect(e.fields[0]!.value).toMatch(/and \d+ more$/);
+    });
   });
 
   it("429: the body's retry_after (seconds, fractional) is honoured over the header", async () => {

@@ -8,7 +8,20 @@ import type { EventType, InternalEvent } from '../../src/events/families.js';
 import { createNotifier } from '../../src/integrations/index.js';
 import { buildOpsgenieAlert, OPSGENIE_LIMITS, opsgenieUrl } from '../../src/integrations/opsgenie.js';
 import type { GroupMember, Notification, NotificationGroup } from '../../src/integrations/types.js';
-import { ALL_TYPES, CLUSTER_ID, EVENTS, integration, notification, opts, startReceiver, type Receiver } from './helpers.js';
+import {
+  ALL_TYPES,
+  CLUSTER_ID,
+  EVENTS,
+  groupNotification,
+  integration,
+  notification,
+  opts,
+  outageGroup,
+  startReceiver,
+  type Receiver,
+} from './helpers.js';
+
+const RUNBOOK = 'https://runbooks.example/issuer-outage';
 
 const API_KEY = 'eb243592-faa2-4ba2-a551-1afdf565c889';
 const ISSUER_ALIAS = `certmgr:issuer:${CLUSTER_ID}:cert-manager:letsencrypt-prod`;
@@ -188,6 +201,93 @@ describe('OPSGENIE (Alert API v2) against a loopback receiver', () => {
       await send(done);
       expect(JSON.parse(rx.requests[0]!.body).alias).toBe('certmgr:group:r1:0123456789abcdef');
       expect(rx.requests[1]!.path).toBe(`/v2/alerts/${encodeURIComponent('certmgr:group:r1:0123456789abcdef')}/close?identifierType=alias`);
+    });
+  });
+
+  describe('messages (the same texts as the other channels)', () => {
+    const outage = (over: Partial<Notification> = {}) => groupNotification(integ, outageGroup(200, 3, 20, { runbookUrl: RUNBOOK }), over);
+
+    it('a group: the description lists firing and recovered members with "and N more"; details carry key, counts and runbook', async () => {
+      await send(outage());
+      const a = JSON.parse(rx.requests[0]!.body) as ReturnType<typeof buildOpsgenieAlert>;
+      expect(rx.requests[0]!.path).toBe('/v2/alerts');
+      expect(a.alias).toBe('grp:0123456789abcdef');
+      expect(a.message).toBe('Issuer letsencrypt-prod in cluster prod: 200 certificates not ready, 3 recovered');
+      const lines = a.description.split('\n');
+      expect(lines).toContain('Not ready (200):');
+      expect(lines).toContain('- Certificate team-0/shop-0: IssuerNotReady');
+      expect(lines).toContain('and 190 more');
+      expect(lines).toContain('Recovered (3):');
+      expect(lines.some((l) => l.startsWith('- Certificate team-4/shop-200'))).toBe(true);
+      expect(lines).toContain(`Runbook: ${RUNBOOK}`);
+      expect(lines.filter((l) => l.startsWith('- Certificate'))).toHaveLength(13);
+      expect(a.details).toMatchObject({
+        groupKey: 'grp:0123456789abcdef',
+        firingCount: '200',
+        resolvedCount: '3',
+        allResolved: 'false',
+        runbookUrl: RUNBOOK,
+      });
+      expect(a.details['Details']).toBeUndefined();
+    });
+
+    it('a reminder says so in message, description and details', () => {
+      const a = buildOpsgenieAlert(outage({ reminder: true }));
+      expect(a.message).toMatch(/^Reminder: Issuer letsencrypt-prod/);
+      expect(a.description).toMatch(/^Reminder: /);
+      expect(a.description).toContain('Reminder: still not ready: 200');
+      expect(a.details['reminder']).toBe('true');
+      expect(a.tags).toEqual(expect.arrayContaining(['reminder', 'group']));
+    });
+
+    it("a template's title and text replace the computed ones", () => {
+      const a = buildOpsgenieAlert(outage({ rendered: { title: 'Outage of LE prod', text: 'Call the PKI on-call.\nThen wait.' } }));
+      expect(a.message).toBe('Outage of LE prod');
+      expect(a.description.split('\n').slice(0, 4)).toEqual([
+        'Outage of LE prod: Call the PKI on-call. Then wait.',
+        '',
+        'Call the PKI on-call.',
+        'Then wait.',
+      ]);
+    });
+
+    it('a single event: its runbook in details and description', () => {
+      const data = { ...EVENTS['evt.healthstatus.certmgr-issuer.notready'].data, runbookUrl: RUNBOOK };
+      const a = buildOpsgenieAlert(notification(integ, ev('evt.healthstatus.certmgr-issuer.notready', data)));
+      expect(a.details['runbookUrl']).toBe(RUNBOOK);
+      expect(a.description).toContain(`Runbook: ${RUNBOOK}`);
+      expect(a.details['groupKey']).toBeUndefined();
+    });
+
+    it('the group closes (alias = group key) when all recovered; the close note is the summary', async () => {
+      await send(groupNotification(integ, outageGroup(0, 200, 20)));
+      expect(rx.requests[0]!.path).toBe(`/v2/alerts/${encodeURIComponent('grp:0123456789abcdef')}/close?identifierType=alias`);
+      expect(JSON.parse(rx.requests[0]!.body).note).toMatch(/^Issuer letsencrypt-prod in cluster prod: all 200 recovered/);
+    });
+
+    it('a group of 10,000 members with huge field values: every field within its limit', async () => {
+      const HUGE = '𝕏<&>*_['.repeat(40_000);
+      const g = outageGroup(10_000, 10_000, 10_000, {
+        statusReason: HUGE,
+        statusMessage: HUGE,
+        certificateName: HUGE,
+        namespace: HUGE,
+        runbookUrl: RUNBOOK,
+      });
+      g.labels = { 'data.issuerName': HUGE, 'data.clusterName': HUGE, [HUGE]: HUGE };
+      const n = groupNotification(integ, g, { reminder: true, rendered: { title: HUGE, text: HUGE } });
+      expect((await send(n)).outcome).toBe('delivered');
+      const body = rx.requests[0]!.body;
+      expect(Buffer.byteLength(body)).toBeLessThan(200_000);
+      const a = JSON.parse(body) as ReturnType<typeof buildOpsgenieAlert>;
+      expect([...a.message].length).toBeLessThanOrEqual(OPSGENIE_LIMITS.message);
+      expect([...a.description].length).toBeLessThanOrEqual(OPSGENIE_LIMITS.description);
+      expect([...a.entity].length).toBeLessThanOrEqual(OPSGENIE_LIMITS.entity);
+      const detailChars = Object.entries(a.details).reduce((s, [k, v]) => s + [...k].length + [...v].length, 0);
+      expect(detailChars).toBeLessThanOrEqual(OPSGENIE_LIMITS.details);
+      // the group's identity survives the cut
+      expect(a.details).toMatchObject({ groupKey: 'grp:0123456789abcdef', firingCount: '10000', resolvedCount: '10000' });
+      expect(a.description).toContain('and 9990 more');
     });
   });
 
