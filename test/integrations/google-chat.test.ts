@@ -169,7 +169,7 @@ describe('GOOGLE_CHAT incoming webhook against a loopback receiver', () => {
     it("a template's text is a paragraph, escaped; a single event's runbook is a button", () => {
       const m = buildGoogleChatMessage(outage({ rendered: { title: 'Outage', text: 'Call <b>PKI</b> & <users/all>' } }));
       expect(sectionsOf(m)[0]!.widgets).toEqual([{ textParagraph: { text: 'Call &lt;b&gt;PKI&lt;/b&gt; &amp; &lt;users/all&gt;' } }]);
-      expect(m.text).toBe('Outage: Call ‹b›PKI‹/b› & ‹users/all›');
+      expect(m.text).toBe('Call ‹b›PKI‹/b› & ‹users/all›'); // a template's text is the summary (docs/templates.md)
       const data = { ...EVENTS['evt.healthstatus.certmgr-issuer.notready'].data, runbookUrl: RUNBOOK };
       const single = buildGoogleChatMessage(notification(chat(), { type: 'evt.healthstatus.certmgr-issuer.notready', data }));
       const widgets = sectionsOf(single).flatMap((s) => s.widgets);

@@ -244,7 +244,7 @@ describe('OPSGENIE (Alert API v2) against a loopback receiver', () => {
       const a = buildOpsgenieAlert(outage({ rendered: { title: 'Outage of LE prod', text: 'Call the PKI on-call.\nThen wait.' } }));
       expect(a.message).toBe('Outage of LE prod');
       expect(a.description.split('\n').slice(0, 4)).toEqual([
-        'Outage of LE prod: Call the PKI on-call. Then wait.',
+        'Call the PKI on-call. Then wait.', // the template's text is the summary (docs/templates.md)
         '',
         'Call the PKI on-call.',
         'Then wait.',
