@@ -40,6 +40,13 @@ import { decide, DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_AGE_MS, DEFAULT_MAX_DELAY_MS
 import { orderModeOf } from './order.js';
 import { RateLimiter, type RateLimit } from './rate-limit.js';
 import { SecretKeyError } from '../store/secret-box.js';
+import { parseSnapshot } from '../grouping/snapshot.js';
+
+/** A group notification's `group` (and `reminder` for a repeat) from the snapshot its delivery was written with. */
+function groupOf(d: ClaimedDelivery): Pick<Notification, 'group' | 'reminder'> {
+  const snap = d.groupSnapshot === undefined ? null : parseSnapshot(d.groupSnapshot);
+  return snap ? { group: snap.group, ...(snap.reminder ? { reminder: true } : {}) } : {};
+}
 
 /** Why the integration's secrets (decrypted on first access) cannot be read, or null. The message names row and key id only. */
 function unreadableSecrets(integration: IntegrationRecord): string | null {
@@ -548,6 +555,7 @@ export class DeliveryWorker {
       router: { id: d.routerId, name: d.routerName },
       integration,
       attempt: d.attempts,
+      ...groupOf(d),
     };
     const started = performance.now();
     const result = await this.#send(type, notification);

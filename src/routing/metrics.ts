@@ -6,6 +6,8 @@ export interface RoutingMetrics {
   matches: Counter<'event_type_id'>;
   celErrors: Counter<'event_type_id'>;
   notMonitored: Counter;
+  /** Grouping (docs/grouping.md): events past their group's member limit (counted, no member row). */
+  groupMembersCapped: Counter;
 }
 
 export function createRoutingMetrics(registry: Registry): RoutingMetrics {
@@ -31,6 +33,11 @@ export function createRoutingMetrics(registry: Registry): RoutingMetrics {
     notMonitored: new Counter({
       name: 'certmgr_notify_events_not_monitored_total',
       help: 'Expiration events dropped because the monitoring configuration does not monitor them',
+      registers: [registry],
+    }),
+    groupMembersCapped: new Counter({
+      name: 'certmgr_notify_group_members_capped_total',
+      help: 'Events of new group members past the per-group member limit: counted in the group, no member row kept',
       registers: [registry],
     }),
   };

@@ -12,6 +12,7 @@ import { TimeSlicer } from '../routing/slicer.js';
 import type { RoutingMetrics } from '../routing/metrics.js';
 import type { RoutingSnapshots } from '../routing/snapshot.js';
 import type { NewDelivery, StoreOps } from '../store/types.js';
+import { addGroupMembers, isGrouped, type GroupedMatch } from '../grouping/ingest.js';
 import type { ServiceContext, ServiceRuntime } from './context.js';
 import { ValidationErrors, type FieldError } from './errors.js';
 
@@ -83,6 +84,8 @@ interface PlannedEvent {
   eventId: string;
   family: EventTypeId;
   deliveries: NewDelivery[];
+  /** Matches of routers with groupBy: members of a group, no delivery row (docs/grouping.md). */
+  grouped: GroupedMatch[];
 }
 
 type Snapshot = Awaited<ReturnType<RoutingSnapshots['get']>>;
@@ -91,8 +94,8 @@ export async function acceptEvents(ctx: ServiceContext, events: InternalEvent[],
   const snap = await deps.snapshots.get(ctx.companyId);
   const now = ctx.now();
   const planned = await planEvents(ctx, snap, events, deps, now);
-  await ctx.store.transaction((tx) => writePlanned(tx, ctx.companyId, planned, now));
-  return reportAccepted(planned, deps);
+  const capped = await ctx.store.transaction((tx) => writePlanned(tx, ctx, planned, now));
+  return reportAccepted(planned, deps, capped);
 }
 
 /**
@@ -109,12 +112,12 @@ export async function acceptEventsInTransaction(
 ): Promise<{ accepted: AcceptedEvent[]; committed(): void }> {
   const now = ctx.now();
   const planned = await planEvents(ctx, snap, events, deps, now);
-  await writePlanned(tx, ctx.companyId, planned, now);
+  const capped = await writePlanned(tx, ctx, planned, now);
   let reported = false;
   return {
     accepted: planned.map((p) => ({ id: p.eventId, deliveries: p.deliveries.length })),
     committed() {
-      if (!reported) reportAccepted(planned, deps);
+      if (!reported) reportAccepted(planned, deps, capped);
       reported = true;
     },
   };
@@ -147,7 +150,10 @@ async function planEvents(
         'filter evaluation failed; no notification',
       );
     }
-    const deliveries: NewDelivery[] = matched.map((r) => ({
+    const grouped: GroupedMatch[] = matched.filter(isGrouped).map((router) => ({ router, eventId, event, order }));
+    const deliveries: NewDelivery[] = matched
+      .filter((r) => !isGrouped(r))
+      .map((r) => ({
       id: ctx.newId(),
       companyId: ctx.companyId,
       eventId,
@@ -157,24 +163,30 @@ async function planEvents(
       createdAt: now,
       ...order,
     }));
-    planned.push({ event, eventId, family, deliveries });
+    planned.push({ event, eventId, family, deliveries, grouped });
   }
   deps.log.debug({ events: events.length }, 'routed events');
   return planned;
 }
 
-async function writePlanned(tx: StoreOps, companyId: string, planned: PlannedEvent[], now: number): Promise<void> {
-  if (!planned.length) return;
+/** Returns how many group members went past their group's member limit. */
+async function writePlanned(tx: StoreOps, ctx: ServiceContext, planned: PlannedEvent[], now: number): Promise<number> {
+  if (!planned.length) return 0;
+  const companyId = ctx.companyId;
   const deliveries = planned.flatMap((p) => p.deliveries);
   await tx.insertEvents(planned.map((p) => ({ id: p.eventId, companyId, type: p.event.type, data: p.event.data, receivedAt: now })));
   if (deliveries.length) await tx.insertDeliveries(deliveries);
+  const grouped = planned.flatMap((p) => p.grouped);
+  return grouped.length ? addGroupMembers(tx, companyId, grouped, now, () => ctx.newId()) : 0;
 }
 
-function reportAccepted(planned: PlannedEvent[], deps: IngestDeps): AcceptedEvent[] {
+function reportAccepted(planned: PlannedEvent[], deps: IngestDeps, capped = 0): AcceptedEvent[] {
   for (const p of planned) {
     deps.metrics.eventsReceived.inc({ type: p.event.type });
-    if (p.deliveries.length) deps.metrics.matches.inc({ event_type_id: p.family }, p.deliveries.length);
+    const matches = p.deliveries.length + p.grouped.length;
+    if (matches) deps.metrics.matches.inc({ event_type_id: p.family }, matches);
   }
+  if (capped) deps.metrics.groupMembersCapped.inc(capped);
   deps.onAccepted?.();
   return planned.map((p) => ({ id: p.eventId, deliveries: p.deliveries.length }));
 }

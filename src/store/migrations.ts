@@ -342,6 +342,55 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE routers ADD COLUMN repeat_interval_ms ${t.bigint}`,
     ]),
   },
+  {
+    // Issue 11, grouping (docs/grouping.md): a grouped router's events become members of a group (one per router and
+    // groupBy values); a flusher writes one delivery per group notification, with a snapshot of what it says
+    // (deliveries.group_snapshot) so a retry sends the same content, under order_key = group_key.
+    version: 12,
+    name: 'grouping: notification_groups, notification_group_members, deliveries.group_key + group_snapshot',
+    up: ddl((t) => [
+      `CREATE TABLE notification_groups (
+        id TEXT PRIMARY KEY,
+        company_id TEXT NOT NULL,
+        router_id TEXT NOT NULL,
+        group_key TEXT NOT NULL,
+        labels TEXT NOT NULL,
+        router_name TEXT NOT NULL,
+        integration_id TEXT NOT NULL,
+        group_wait_ms ${t.bigint} NOT NULL,
+        group_interval_ms ${t.bigint} NOT NULL,
+        repeat_interval_ms ${t.bigint},
+        created_at ${t.bigint} NOT NULL,
+        next_flush_at ${t.bigint},
+        last_flush_at ${t.bigint},
+        ${t.bool('changed')},
+        ${t.bool('sent_firing')},
+        member_count ${t.bigint} NOT NULL,
+        overflow_firing ${t.bigint} NOT NULL,
+        overflow_transient ${t.bigint} NOT NULL,
+        last_event_id TEXT NOT NULL,
+        last_flush_event_id TEXT,
+        UNIQUE (company_id, router_id, group_key)
+      )${t.table}`,
+      // the flusher reads the most overdue groups; idle groups (nothing to send until a change) stay out of it
+      `CREATE INDEX notification_groups_due_idx ON notification_groups (next_flush_at, id) WHERE next_flush_at IS NOT NULL`,
+      `CREATE TABLE notification_group_members (
+        group_id TEXT NOT NULL REFERENCES notification_groups (id) ON DELETE CASCADE,
+        member_key TEXT NOT NULL,
+        event_id TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('firing', 'resolved')),
+        ${t.bool('transient')},
+        order_at ${t.bigint} NOT NULL,
+        order_seq ${t.bigint} NOT NULL,
+        accepted_at ${t.bigint} NOT NULL,
+        PRIMARY KEY (group_id, member_key)
+      )${t.table}`,
+      // a notification lists the newest members of each state
+      `CREATE INDEX notification_group_members_list_idx ON notification_group_members (group_id, state, order_at, order_seq)`,
+      `ALTER TABLE deliveries ADD COLUMN group_key TEXT`,
+      `ALTER TABLE deliveries ADD COLUMN group_snapshot TEXT`,
+    ]),
+  },
 ];
 
 // Catch numbering mistakes at load time rather than in production.

@@ -26,6 +26,7 @@ import {
   rowToRouter,
 } from './rows.js';
 import { createExpiryOps } from './expiry.js';
+import { createGroupOps } from './groups.js';
 import { createInventoryOps } from './inventory-repo.js';
 import { type SecretBox } from './secret-box.js';
 import { type SqlDb, type SqlValue, diagnostic, placeholders } from './sqldb.js';
@@ -116,6 +117,7 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
   return {
     ...createExpiryOps(db),
     ...createInventoryOps(db),
+    ...createGroupOps(db),
 
     async getMonitoringConfig(companyId) {
       const row = await db.get(`SELECT ${MC} FROM monitoring_configs WHERE company_id = ?`, [companyId]);

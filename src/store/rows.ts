@@ -328,6 +328,8 @@ export const DELIVERY_COLUMNS = [
   'order_at',
   'order_seq',
   'claimed_by',
+  'group_key',
+  'group_snapshot',
 ] as const;
 
 export function newDeliveryToRow(r: NewDelivery): SqlValue[] {
@@ -351,6 +353,8 @@ export function newDeliveryToRow(r: NewDelivery): SqlValue[] {
     r.orderAt ?? r.createdAt,
     r.orderSeq ?? r.createdAt * 1000,
     null,
+    r.groupKey ?? null,
+    r.groupSnapshot ?? null,
   ];
 }
 
@@ -375,5 +379,12 @@ export function rowToDelivery(row: SqlRow): DeliveryRecord {
     orderAt: int(row, 'order_at'),
     orderSeq: int(row, 'order_seq'),
     claimedBy: strOrNull(row, 'claimed_by'),
+    ...groupOfRow(row),
   };
+}
+
+function groupOfRow(row: SqlRow): Pick<DeliveryRecord, 'groupKey' | 'groupSnapshot'> {
+  const key = strOrNull(row, 'group_key');
+  const snapshot = strOrNull(row, 'group_snapshot');
+  return key === null || snapshot === null ? {} : { groupKey: key, groupSnapshot: snapshot };
 }
