@@ -5,6 +5,7 @@ import { MIGRATIONS } from '../../src/store/migrations.js';
 import { dropSchema, randomSchema, testDatabaseUrl } from '../support/postgres.js';
 import { eventRecord, integration, newDelivery, storeContract } from './contract.js';
 import { inventoryContract } from './contract-inventory.js';
+import { groupsContract } from './contract-groups.js';
 
 // Real PostgreSQL (started by test/support/global-setup.ts unless DATABASE_URL is set).
 // This file works in its own random schemas and drops them at the end.
@@ -23,6 +24,7 @@ afterAll(async () => {
 
 storeContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
 inventoryContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
+groupsContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
 
 describe('PostgreSQL specifics', () => {
   it('the expiry try-lock: one transaction per company holds it; another gets false at once; free after commit', async () => {

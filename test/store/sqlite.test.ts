@@ -8,12 +8,14 @@ import { openStore } from '../../src/store/index.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
 import { integration, router, storeContract } from './contract.js';
 import { inventoryContract } from './contract-inventory.js';
+import { groupsContract } from './contract-groups.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'certmgr-notify-sqlite-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 storeContract('sqlite::memory:', () => openStore('sqlite::memory:'));
 inventoryContract('sqlite::memory:', () => openStore('sqlite::memory:'));
+groupsContract('sqlite::memory:', () => openStore('sqlite::memory:'));
 storeContract('sqlite file', () => openStore(`sqlite:${join(dir, `contract-${randomUUID()}.db`)}`));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
