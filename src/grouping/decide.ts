@@ -189,6 +189,9 @@ export function planFlush(group: GroupRow, counts: MemberCounts, now: number, ev
   const g: GroupRow = { ...group };
   if (send) {
     g.lastFlushAt = now;
+    // the event the notification was written under is the group's newest from now on (a repeat's copy included),
+    // so the next repeat copies again and never reuses an event of this router (one delivery per event and router)
+    g.lastEventId = eventId;
     g.lastFlushEventId = eventId;
     g.changed = false;
     g.sentFiring ||= persistent > 0;
