@@ -27,7 +27,7 @@ export const GROUPING_LIMITS = {
 } as const;
 
 /** The label value of a group past the router's group limit. */
-export const OVERFLOW_LABEL = '(other)';
+const OVERFLOW_LABEL = '(other)';
 
 /** The value of an event field path ('type' or 'data.a.b') as a label: '' when absent or not a scalar. */
 export function fieldValue(event: InternalEvent, path: string): string {

@@ -7,7 +7,16 @@ import type { EventOrder } from '../delivery/order.js';
 import type { InternalEvent } from '../events/families.js';
 import type { RouterRecord } from '../model/records.js';
 import type { StoreOps } from '../store/types.js';
-import { applyMembers, GROUPING_LIMITS, groupOf, memberStateOf, overflowGroupOf, type GroupIdentity, type GroupRow, type MemberRow } from './decide.js';
+import {
+  applyMembers,
+  GROUPING_LIMITS,
+  groupOf,
+  memberStateOf,
+  overflowGroupOf,
+  type GroupIdentity,
+  type GroupRow,
+  type MemberRow,
+} from './decide.js';
 
 /** One (event, grouped router) match of an accepted event. */
 export interface GroupedMatch {
@@ -118,7 +127,14 @@ async function withinGroupLimit(
   return ids.map((i) => (existing.has(i.key) || admitted.has(i.key) ? i : overflow));
 }
 
-function initialGroup(companyId: string, router: RouterRecord, id: GroupIdentity, firstEventId: string, now: number, rowId: string): GroupRow {
+function initialGroup(
+  companyId: string,
+  router: RouterRecord,
+  id: GroupIdentity,
+  firstEventId: string,
+  now: number,
+  rowId: string,
+): GroupRow {
   return {
     id: rowId,
     companyId,

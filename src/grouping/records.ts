@@ -45,4 +45,3 @@ export interface GroupRow {
   lastEventId: string;
   lastFlushEventId: string | null;
 }
-

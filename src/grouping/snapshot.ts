@@ -5,7 +5,7 @@
  */
 import { isEventType } from '../events/families.js';
 import type { GroupMember, NotificationGroup } from '../integrations/types.js';
-import type { ListedMember } from '../store/groups.js';
+import type { ListedMember } from '../store/types.js';
 import type { FlushPlan, GroupRow } from './decide.js';
 
 export interface GroupSnapshot {
@@ -21,7 +21,12 @@ function memberOf(m: ListedMember): GroupMember[] {
 }
 
 /** The snapshot of a send: `firing` and `resolved` are the newest members of each state (at most 20), newest first. */
-export function snapshotOf(group: GroupRow, send: NonNullable<FlushPlan['send']>, firing: ListedMember[], resolved: ListedMember[]): GroupSnapshot {
+export function snapshotOf(
+  group: GroupRow,
+  send: NonNullable<FlushPlan['send']>,
+  firing: ListedMember[],
+  resolved: ListedMember[],
+): GroupSnapshot {
   return {
     v: 1,
     group: {
@@ -41,7 +46,14 @@ export function snapshotOf(group: GroupRow, send: NonNullable<FlushPlan['send']>
 export function parseSnapshot(text: string): GroupSnapshot | null {
   try {
     const v = JSON.parse(text) as Partial<GroupSnapshot> | null;
-    if (!v || v.v !== 1 || !v.group || typeof v.group.key !== 'string' || !Array.isArray(v.group.firing) || !Array.isArray(v.group.resolved))
+    if (
+      !v ||
+      v.v !== 1 ||
+      !v.group ||
+      typeof v.group.key !== 'string' ||
+      !Array.isArray(v.group.firing) ||
+      !Array.isArray(v.group.resolved)
+    )
       return null;
     return { v: 1, group: v.group, reminder: v.reminder === true };
   } catch {

@@ -154,15 +154,15 @@ async function planEvents(
     const deliveries: NewDelivery[] = matched
       .filter((r) => !isGrouped(r))
       .map((r) => ({
-      id: ctx.newId(),
-      companyId: ctx.companyId,
-      eventId,
-      routerId: r.id,
-      routerName: r.name,
-      integrationId: r.integrationId,
-      createdAt: now,
-      ...order,
-    }));
+        id: ctx.newId(),
+        companyId: ctx.companyId,
+        eventId,
+        routerId: r.id,
+        routerName: r.name,
+        integrationId: r.integrationId,
+        createdAt: now,
+        ...order,
+      }));
     planned.push({ event, eventId, family, deliveries, grouped });
   }
   deps.log.debug({ events: events.length }, 'routed events');

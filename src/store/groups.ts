@@ -9,45 +9,7 @@
 import type { GroupRow, MemberRow } from '../grouping/records.js';
 import { bool, int, intOrNull, json, str, strOrNull } from './rows.js';
 import { type SqlDb, type SqlRow, placeholders } from './sqldb.js';
-
-export interface ListedMember extends MemberRow {
-  /** The member's newest event (events are immutable); null if it is gone. */
-  event: { type: string; data: Record<string, unknown>; receivedAt: number } | null;
-}
-
-export interface GroupOps {
-  /**
-   * Inside a transaction: the groups of one router with these keys, created from `init` when missing (same order
-   * as `init`), and locked until the transaction ends (PostgreSQL). Callers pass keys in a stable order (sorted) so
-   * two transactions never wait on each other in a cycle.
-   */
-  lockGroups(init: GroupRow[]): Promise<GroupRow[]>;
-  /** Groups of the router (the groups-per-router limit). */
-  countRouterGroups(companyId: string, routerId: string): Promise<number>;
-  /** Which of these groups of the router exist (their keys). */
-  existingGroupKeys(companyId: string, routerId: string, keys: string[]): Promise<string[]>;
-  /** Stored members of a group with these keys. */
-  getGroupMembers(groupId: string, memberKeys: string[]): Promise<MemberRow[]>;
-  /** Insert or replace members of a group. */
-  putGroupMembers(groupId: string, rows: MemberRow[]): Promise<void>;
-  /** Writes the group's mutable state (everything but its identity). */
-  saveGroup(row: GroupRow): Promise<void>;
-  /**
-   * Inside a transaction: up to `limit` groups with nextFlushAt <= now, most overdue first, locked (PostgreSQL:
-   * FOR UPDATE SKIP LOCKED, so replicas flushing at once take different groups).
-   */
-  lockDueGroups(now: number, limit: number): Promise<GroupRow[]>;
-  /** Stored members per state (firing split into persistent and transient). */
-  groupMemberCounts(groupId: string): Promise<{ firing: number; transient: number; resolved: number }>;
-  /** A group's members of one state with their events, newest first (by event order), at most `limit` (≤ 100). */
-  listGroupMembers(groupId: string, state: 'firing' | 'resolved', limit: number): Promise<ListedMember[]>;
-  /** Deletes the group's resolved and transient members; returns how many. */
-  dropSettledMembers(groupId: string): Promise<number>;
-  /** Deletes the group and its members. */
-  deleteGroup(groupId: string): Promise<void>;
-  /** Over all companies: open groups (a gauge). */
-  countGroups(): Promise<number>;
-}
+import type { GroupOps } from './types.js';
 
 const GROUP_COLUMNS = [
   'id',
@@ -173,7 +135,10 @@ export function createGroupOps(db: SqlDb): GroupOps {
     },
 
     async countRouterGroups(companyId, routerId) {
-      const row = await db.get(`SELECT count(*) AS n FROM notification_groups WHERE company_id = ? AND router_id = ?`, [companyId, routerId]);
+      const row = await db.get(`SELECT count(*) AS n FROM notification_groups WHERE company_id = ? AND router_id = ?`, [
+        companyId,
+        routerId,
+      ]);
       return Number(row?.['n'] ?? 0);
     },
 

@@ -4,7 +4,7 @@
  * group's first notification, and restarts on the same store: the group's ONE notification is delivered, once.
  * SQLite file and PostgreSQL.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, it } from 'vitest';
 import * as ops from '../../src/client/operations.js';
 import { certificateResourceNotReady } from '../fixtures/events.js';
 import { startReceiver, type Receiver } from '../integrations/helpers.js';
@@ -29,9 +29,12 @@ describe.concurrent('a crash during groupWait', () => {
       procs.push(svc);
       const { createWebhookIntegration: w } = await svc
         .gql()
-        .request<{ createWebhookIntegration: { id: string } }>(`mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`, {
-          i: { name: 'hook', url: `${hook.url}/hook` },
-        });
+        .request<{ createWebhookIntegration: { id: string } }>(
+          `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`,
+          {
+            i: { name: 'hook', url: `${hook.url}/hook` },
+          },
+        );
       await svc.gql().request(ops.CreateNotificationRouter, {
         details: { name: 'certs', eventTypeId: 'certmgr-cert-resource-health-notification-config' },
         filterConfig: { advancedFilterExpression: '' },
@@ -40,7 +43,11 @@ describe.concurrent('a crash during groupWait', () => {
         policyConfig: { groupBy: ['data.issuerName'], groupWait: '6s', groupInterval: '1s' },
       });
       const events = Array.from({ length: 50 }, (_, i) =>
-        certificateResourceNotReady({ issuerName: 'broken-ca', certificateName: `cert-${i}`, statusTransition: new Date(Date.now() - 1000 + i).toISOString() }),
+        certificateResourceNotReady({
+          issuerName: 'broken-ca',
+          certificateName: `cert-${i}`,
+          statusTransition: new Date(Date.now() - 1000 + i).toISOString(),
+        }),
       );
       const accepted = await svc.postEvents(events);
       expect(accepted).toHaveLength(50);

@@ -91,7 +91,17 @@ describe('group identity', () => {
 });
 
 describe('applyMembers (ingestion)', () => {
-  const cases: Array<{ name: string; g: Partial<GroupRow>; existing: MemberRow[]; incoming: MemberRow[]; now: number; cap?: number; want: Partial<GroupRow>; upserts: number; capped: number }> = [
+  const cases: Array<{
+    name: string;
+    g: Partial<GroupRow>;
+    existing: MemberRow[];
+    incoming: MemberRow[];
+    now: number;
+    cap?: number;
+    want: Partial<GroupRow>;
+    upserts: number;
+    capped: number;
+  }> = [
     {
       name: 'a new group: the first flush stays at first member + groupWait',
       g: {},

@@ -39,11 +39,19 @@ describe('grouping over a store, clock passed in', () => {
   });
 
   let seq = 0;
-  async function accept(events: InternalEvent[], opts: { limits?: { membersPerGroup: number; groupsPerRouter: number }; rt?: RouterRecord } = {}) {
+  async function accept(
+    events: InternalEvent[],
+    opts: { limits?: { membersPerGroup: number; groupsPerRouter: number }; rt?: RouterRecord } = {},
+  ) {
     const recs = events.map((e) => ({ id: randomUUID(), companyId: C, type: e.type, data: e.data, receivedAt: now }));
     return store.transaction(async (tx) => {
       await tx.insertEvents(recs);
-      const matches = events.map((event, i) => ({ router: opts.rt ?? r, eventId: recs[i]!.id, event, order: orderOfEvent(event, now, seq++ % 1000) }));
+      const matches = events.map((event, i) => ({
+        router: opts.rt ?? r,
+        eventId: recs[i]!.id,
+        event,
+        order: orderOfEvent(event, now, seq++ % 1000),
+      }));
       return addGroupMembers(tx, C, matches, now, randomUUID, opts.limits);
     });
   }
@@ -122,7 +130,10 @@ describe('grouping over a store, clock passed in', () => {
   it('expiration members are told once; the group then ends (no resolve)', async () => {
     const rt = router(C, 'i1', { eventTypeId: 'cert-expiry-ext-notification-config', groupBy: ['type'], groupWaitMs: 0 });
     const uuid = (n: number) => `7e3f9b1c-2a4d-4e6f-8a0b-c1d2e3f4a5b${n}`;
-    await accept([1, 2].map((n) => expiringCertificate({ message: `Certificate x (id ${uuid(n)}) expires in 14 days` })), { rt });
+    await accept(
+      [1, 2].map((n) => expiringCertificate({ message: `Certificate x (id ${uuid(n)}) expires in 14 days` })),
+      { rt },
+    );
     expect(await flusher.flushDue()).toBe(1);
     expect((await snapshots())[0]!.group).toMatchObject({ firingCount: 2, allResolved: false });
     expect(await store.countGroups()).toBe(0);
@@ -130,8 +141,16 @@ describe('grouping over a store, clock passed in', () => {
 
   it('limits: members past the per-group limit are counted without rows; groups past the per-router limit share "(other)"', async () => {
     const limits = { membersPerGroup: 3, groupsPerRouter: 3 };
-    expect(await accept(['a', 'b', 'c', 'd', 'e'].map((n) => cert(n, 'notready')), { limits })).toBe(2);
-    await accept(['x', 'y', 'z', 'w'].map((n) => cert(n, 'notready', `issuer-${n}`)), { limits });
+    expect(
+      await accept(
+        ['a', 'b', 'c', 'd', 'e'].map((n) => cert(n, 'notready')),
+        { limits },
+      ),
+    ).toBe(2);
+    await accept(
+      ['x', 'y', 'z', 'w'].map((n) => cert(n, 'notready', `issuer-${n}`)),
+      { limits },
+    );
     // 3 groups: 'le', issuer-x, and the overflow group (one place is kept for it) holding y, z, w
     expect(await store.countRouterGroups(C, r.id)).toBe(3);
     now += 30 * S;

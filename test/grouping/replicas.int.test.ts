@@ -26,7 +26,9 @@ describe('flushers on two replicas (PostgreSQL)', () => {
       const C = `company-${randomUUID()}`;
       const r = router(C, 'i1', { groupBy: ['data.issuerName'], groupWaitMs: 0 });
       const now = Date.now();
-      const events = Array.from({ length: 90 }, (_, i) => certificateResourceNotReady({ issuerName: `issuer-${i % 30}`, certificateName: `c-${i}` }));
+      const events = Array.from({ length: 90 }, (_, i) =>
+        certificateResourceNotReady({ issuerName: `issuer-${i % 30}`, certificateName: `c-${i}` }),
+      );
       const recs = events.map((e) => ({ id: randomUUID(), companyId: C, type: e.type, data: e.data, receivedAt: now }));
       await a.transaction(async (tx) => {
         await tx.insertEvents(recs);

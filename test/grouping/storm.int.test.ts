@@ -54,18 +54,24 @@ describe.each(['sqlite', 'postgres'] as const)(`an issuer outage of ${N} certifi
   });
 
   const post = async (events: unknown[]) => {
-    const res = await svc.rest('/v1/events', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(events) });
+    const res = await svc.rest('/v1/events', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(events),
+    });
     expect(res.status).toBe(202);
   };
-  const groupDeliveries = async () =>
-    (await svc.store.listDeliveries(COMPANY_A, { limit: 1000 })).filter((d) => d.groupKey !== undefined);
+  const groupDeliveries = async () => (await svc.store.listDeliveries(COMPANY_A, { limit: 1000 })).filter((d) => d.groupKey !== undefined);
 
   it('one notification per router, one incident; then one "all recovered" and one resolve', async () => {
     const { createWebhookIntegration: w } = await svc
       .gql()
-      .request<{ createWebhookIntegration: { id: string } }>(`mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`, {
-        i: { name: 'hook', url: `${hook.url}/hook` },
-      });
+      .request<{ createWebhookIntegration: { id: string } }>(
+        `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`,
+        {
+          i: { name: 'hook', url: `${hook.url}/hook` },
+        },
+      );
     const { createIncidentMgmtIntegration: p } = await svc
       .gql()
       .request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, {
@@ -102,7 +108,12 @@ describe.each(['sqlite', 'postgres'] as const)(`an issuer outage of ${N} certifi
     const big = first.map((d) => parseSnapshot(d.groupSnapshot!)!).filter((s) => s.group.labels['data.issuerName'] === ISSUER);
     expect(big).toHaveLength(2); // one per router
     for (const s of big) {
-      expect(s.group).toMatchObject({ firingCount: N, resolvedCount: 0, allResolved: false, labels: { 'data.clusterId': CLUSTER_PROD.id } });
+      expect(s.group).toMatchObject({
+        firingCount: N,
+        resolvedCount: 0,
+        allResolved: false,
+        labels: { 'data.clusterId': CLUSTER_PROD.id },
+      });
       expect(s.group.firing).toHaveLength(20);
       expect(s.group.firing[0]!.event.data['certificateName']).toBe(`cert-${N - 1}`); // newest first
       expect(s.group.key).not.toContain(ISSUER);
@@ -118,9 +129,7 @@ describe.each(['sqlite', 'postgres'] as const)(`an issuer outage of ${N} certifi
       const ds = await groupDeliveries();
       return ds.length === 6 && ds.every((d) => d.status === 'DELIVERED') ? ds : undefined;
     });
-    const last = all
-      .filter((d) => !first.some((f) => f.id === d.id))
-      .map((d) => parseSnapshot(d.groupSnapshot!)!);
+    const last = all.filter((d) => !first.some((f) => f.id === d.id)).map((d) => parseSnapshot(d.groupSnapshot!)!);
     expect(last).toHaveLength(2);
     for (const s of last) expect(s.group).toMatchObject({ allResolved: true, firingCount: 0, resolvedCount: N, firing: [] });
     expect(hook.requests).toHaveLength(3);

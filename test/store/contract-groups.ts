@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { GroupRow, MemberRow } from '../../src/grouping/records.js';
 import type { Store } from '../../src/store/types.js';
 
-export function groupRow(companyId: string, over: Partial<GroupRow> = {}): GroupRow {
+function groupRow(companyId: string, over: Partial<GroupRow> = {}): GroupRow {
   return {
     id: randomUUID(),
     companyId,
@@ -65,7 +65,9 @@ export function groupsContract(name: string, makeStore: () => Promise<Store>): v
       const first = await store.transaction((tx) => tx.lockGroups([g1, g2]));
       expect(first).toEqual([g1, g2]);
       // a second init for g1's key keeps the stored row (its id and state)
-      const again = await store.transaction((tx) => tx.lockGroups([{ ...g1, id: randomUUID(), changed: true }, groupRow(A, { key: g2.key })]));
+      const again = await store.transaction((tx) =>
+        tx.lockGroups([{ ...g1, id: randomUUID(), changed: true }, groupRow(A, { key: g2.key })]),
+      );
       expect(again).toEqual([g1, g2]);
       expect(await store.countRouterGroups(A, 'r1')).toBe(2);
       expect(await store.countRouterGroups(A, 'r2')).toBe(0);
@@ -76,7 +78,17 @@ export function groupsContract(name: string, makeStore: () => Promise<Store>): v
     it('saveGroup writes the mutable state; members upsert by key; counts and lists by state, newest first, with events', async () => {
       const g = groupRow(A);
       await store.transaction((tx) => tx.lockGroups([g]));
-      const saved = { ...g, changed: true, sentFiring: true, nextFlushAt: null, lastFlushAt: 5, memberCount: 4, overflowFiring: 2, lastFlushEventId: 'x', repeatIntervalMs: 60_000 };
+      const saved = {
+        ...g,
+        changed: true,
+        sentFiring: true,
+        nextFlushAt: null,
+        lastFlushAt: 5,
+        memberCount: 4,
+        overflowFiring: 2,
+        lastFlushEventId: 'x',
+        repeatIntervalMs: 60_000,
+      };
       await store.saveGroup(saved);
       expect(await store.transaction((tx) => tx.lockGroups([g]))).toEqual([saved]);
 
