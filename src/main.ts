@@ -32,6 +32,7 @@ import type { Clock } from './runtime/timers.js';
 import { ingestDepsOf } from './service/events.js';
 import { registerClusterGauge, startSilenceWatch } from './inventory/silence.js';
 import { TemplateRenderer } from './templates/renderer.js';
+import { GroupFlusher } from './grouping/flusher.js';
 
 export interface RunningService {
   url: string;
@@ -328,6 +329,19 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
         { name: 'delivery', log },
       )
     : undefined;
+  // grouping (docs/grouping.md): group notifications are written where deliveries are made, while leading (the
+  // flusher locks the groups it works on, so several flushers would be safe too)
+  const flusher = w ? new GroupFlusher({ store, log, registry: metrics.registry, onWritten: () => w.kick() }) : undefined;
+  const grouping = flusher
+    ? runWhileLeading(
+        leadership,
+        async () => {
+          flusher.start();
+          return flusher;
+        },
+        { name: 'grouping', log },
+      )
+    : undefined;
   // one replica logs clusters falling silent (every replica serves the gauge)
   const silence = runWhileLeading(
     leadership,
@@ -351,7 +365,7 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
     /**
      * Shutdown order: (0) the expiry and reminder scanners (a running transaction commits or rolls back while the
      * store is open), (1) the emitter (its events still reach this process's API), (2) the operator's
-     * controllers (in-flight reconciles call the API too), (3) the delivery worker (in-flight sends finish or
+     * controllers (in-flight reconciles call the API too), (3) the group flusher (its batch commits), the delivery worker (in-flight sends finish or
      * go back to PENDING), each awaited; (4) leadership: the Lease is released only now, so the next leader
      * never runs alongside this replica's roles; (5) the admission webhook, the HTTP server, outbound
      * connections, the store.
@@ -361,6 +375,7 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
       await reminders.stop();
       await emitter?.stop();
       await operator?.stop();
+      await grouping?.stop();
       await delivery?.stop();
       await silence.stop();
       await leadership.stop();

@@ -41,6 +41,13 @@ import { orderModeOf } from './order.js';
 import { RateLimiter, type RateLimit } from './rate-limit.js';
 import { SecretKeyError } from '../store/secret-box.js';
 import type { TemplateRenderer } from '../templates/renderer.js';
+import { parseSnapshot } from '../grouping/snapshot.js';
+
+/** A group notification's `group` (and `reminder` for a repeat) from the snapshot its delivery was written with. */
+function groupOf(d: ClaimedDelivery): Pick<Notification, 'group' | 'reminder'> {
+  const snap = d.groupSnapshot === undefined ? null : parseSnapshot(d.groupSnapshot);
+  return snap ? { group: snap.group, ...(snap.reminder ? { reminder: true } : {}) } : {};
+}
 
 /** Why the integration's secrets (decrypted on first access) cannot be read, or null. The message names row and key id only. */
 function unreadableSecrets(integration: IntegrationRecord): string | null {
@@ -554,6 +561,7 @@ export class DeliveryWorker {
       integration,
       attempt: d.attempts,
       ...(d.reminder ? { reminder: true } : {}),
+      ...groupOf(d),
     };
     try {
       // a template that does not render sends the default message (counted by the renderer), never a dead letter

@@ -8,6 +8,8 @@ export interface RoutingMetrics {
   notMonitored: Counter;
   /** (event, router) notifications recorded SILENCED (issue 11). */
   silenced: Counter<'event_type_id'>;
+  /** Grouping (docs/grouping.md): events past their group's member limit (counted, no member row). */
+  groupMembersCapped: Counter;
 }
 
 export function createRoutingMetrics(registry: Registry): RoutingMetrics {
@@ -39,6 +41,11 @@ export function createRoutingMetrics(registry: Registry): RoutingMetrics {
     notMonitored: new Counter({
       name: 'certmgr_notify_events_not_monitored_total',
       help: 'Expiration events dropped because the monitoring configuration does not monitor them',
+      registers: [registry],
+    }),
+    groupMembersCapped: new Counter({
+      name: 'certmgr_notify_group_members_capped_total',
+      help: 'Events of new group members past the per-group member limit: counted in the group, no member row kept',
       registers: [registry],
     }),
   };

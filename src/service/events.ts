@@ -22,6 +22,7 @@ import {
   type KeyedDelivery,
   type SilenceMatch,
 } from '../silences/decide.js';
+import { addGroupMembers, isGrouped, type GroupedMatch } from '../grouping/ingest.js';
 import type { ServiceContext, ServiceRuntime } from './context.js';
 import { ValidationErrors, type FieldError } from './errors.js';
 
@@ -95,6 +96,8 @@ interface PlannedEvent {
   deliveries: NewDelivery[];
   /** step 4, reminders (docs/reminders.md): the (event, router) pairs of routers that keep reminders */
   reminders: ReminderCandidate[];
+  /** Matches of routers with groupBy: members of a group, no delivery row (docs/grouping.md). */
+  grouped: GroupedMatch[];
 }
 
 type Snapshot = Awaited<ReturnType<RoutingSnapshots['get']>>;
@@ -103,8 +106,8 @@ export async function acceptEvents(ctx: ServiceContext, events: InternalEvent[],
   const snap = await deps.snapshots.get(ctx.companyId);
   const now = ctx.now();
   const planned = await planEvents(ctx, ctx.store, snap, events, deps, now);
-  await ctx.store.transaction((tx) => writePlanned(tx, ctx.companyId, planned, now, deps));
-  return reportAccepted(planned, deps);
+  const capped = await ctx.store.transaction((tx) => writePlanned(tx, ctx, planned, now, deps));
+  return reportAccepted(planned, deps, capped);
 }
 
 /**
@@ -121,12 +124,12 @@ export async function acceptEventsInTransaction(
 ): Promise<{ accepted: AcceptedEvent[]; committed(): void }> {
   const now = ctx.now();
   const planned = await planEvents(ctx, tx, snap, events, deps, now);
-  await writePlanned(tx, ctx.companyId, planned, now, deps);
+  const capped = await writePlanned(tx, ctx, planned, now, deps);
   let reported = false;
   return {
     accepted: planned.map((p) => ({ id: p.eventId, deliveries: p.deliveries.length })),
     committed() {
-      if (!reported) reportAccepted(planned, deps);
+      if (!reported) reportAccepted(planned, deps, capped);
       reported = true;
     },
   };
@@ -172,11 +175,23 @@ async function planEvents(
       createdAt: now,
       ...order,
     }));
+    // step 1, silences: decided for every matched router, grouped or not
     await applySilences(ctx, reader, snap, event, deliveries, plannedByKey, deps, now, slicer);
-    // a silenced (event, router) opens no reminder (an .active still closes one: reminders/ingest.ts)
-    const silencedRouters = new Set(deliveries.filter((d) => d.silenceId).map((d) => d.routerId));
+    // step 2, grouping: a grouped router's match that is not silenced becomes a group member (no delivery row).
+    // A grouped router's recovery is never silenced: its trigger may have gone out in a group notification, and
+    // the group must see every member recover to resolve (docs/silences.md).
+    const routerOf = new Map(matched.map((r) => [r.id, r]));
+    const grouped: GroupedMatch[] = [];
+    const rows: NewDelivery[] = [];
+    for (const d of deliveries) {
+      const router = routerOf.get(d.routerId)!;
+      if (isGrouped(router) && (!d.silenceId || event.type.endsWith('.active'))) grouped.push({ router, eventId, event, order });
+      else rows.push(d);
+    }
+    // step 4, reminders: a silenced (event, router) opens no reminder (an .active still closes one: reminders/ingest.ts)
+    const silencedRouters = new Set(rows.filter((d) => d.silenceId).map((d) => d.routerId));
     const reminders = reminderCandidates(event, family, eventId, order, matched, (r) => !silencedRouters.has(r.id));
-    planned.push({ event, eventId, family, deliveries, reminders });
+    planned.push({ event, eventId, family, deliveries: rows, reminders, grouped });
   }
   deps.log.debug({ events: events.length }, 'routed events');
   return planned;
@@ -242,8 +257,10 @@ async function silenceForSliced(
   return m;
 }
 
-async function writePlanned(tx: StoreOps, companyId: string, planned: PlannedEvent[], now: number, deps: IngestDeps): Promise<void> {
-  if (!planned.length) return;
+/** Returns how many group members went past their group's member limit. */
+async function writePlanned(tx: StoreOps, ctx: ServiceContext, planned: PlannedEvent[], now: number, deps: IngestDeps): Promise<number> {
+  if (!planned.length) return 0;
+  const companyId = ctx.companyId;
   const deliveries = planned.flatMap((p) => p.deliveries);
   await tx.insertEvents(planned.map((p) => ({ id: p.eventId, companyId, type: p.event.type, data: p.event.data, receivedAt: now })));
   if (deliveries.length) await tx.insertDeliveries(deliveries);
@@ -259,16 +276,20 @@ async function writePlanned(tx: StoreOps, companyId: string, planned: PlannedEve
       { companyId, refused: reminders.refused },
       'open reminders at their cap (docs/reminders.md#limits): no reminder for these resources',
     );
+  const grouped = planned.flatMap((p) => p.grouped);
+  return grouped.length ? addGroupMembers(tx, companyId, grouped, now, () => ctx.newId()) : 0;
 }
 
-function reportAccepted(planned: PlannedEvent[], deps: IngestDeps): AcceptedEvent[] {
+function reportAccepted(planned: PlannedEvent[], deps: IngestDeps, capped = 0): AcceptedEvent[] {
   for (const p of planned) {
     deps.metrics.eventsReceived.inc({ type: p.event.type });
-    if (p.deliveries.length) deps.metrics.matches.inc({ event_type_id: p.family }, p.deliveries.length);
+    const matches = p.deliveries.length + p.grouped.length;
+    if (matches) deps.metrics.matches.inc({ event_type_id: p.family }, matches);
     // counted once committed, like the others
     const silenced = p.deliveries.filter((d) => d.silenceId !== undefined).length;
     if (silenced) deps.metrics.silenced.inc({ event_type_id: p.family }, silenced);
   }
+  if (capped) deps.metrics.groupMembersCapped.inc(capped);
   deps.onAccepted?.();
   return planned.map((p) => ({ id: p.eventId, deliveries: p.deliveries.length }));
 }

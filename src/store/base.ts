@@ -135,6 +135,18 @@ export abstract class SqlStore implements Store {
   listLiveSilences: StoreOps['listLiveSilences'] = (...a) => this.ops.listLiveSilences(...a);
   deleteOldestEndedSilences: StoreOps['deleteOldestEndedSilences'] = (...a) => this.ops.deleteOldestEndedSilences(...a);
   previousDelivery: StoreOps['previousDelivery'] = (...a) => this.ops.previousDelivery(...a);
+  lockGroups: StoreOps['lockGroups'] = (...a) => this.ops.lockGroups(...a);
+  countRouterGroups: StoreOps['countRouterGroups'] = (...a) => this.ops.countRouterGroups(...a);
+  existingGroupKeys: StoreOps['existingGroupKeys'] = (...a) => this.ops.existingGroupKeys(...a);
+  getGroupMembers: StoreOps['getGroupMembers'] = (...a) => this.ops.getGroupMembers(...a);
+  putGroupMembers: StoreOps['putGroupMembers'] = (...a) => this.ops.putGroupMembers(...a);
+  saveGroup: StoreOps['saveGroup'] = (...a) => this.ops.saveGroup(...a);
+  lockDueGroups: StoreOps['lockDueGroups'] = (...a) => this.ops.lockDueGroups(...a);
+  groupMemberCounts: StoreOps['groupMemberCounts'] = (...a) => this.ops.groupMemberCounts(...a);
+  listGroupMembers: StoreOps['listGroupMembers'] = (...a) => this.ops.listGroupMembers(...a);
+  dropSettledMembers: StoreOps['dropSettledMembers'] = (...a) => this.ops.dropSettledMembers(...a);
+  deleteGroup: StoreOps['deleteGroup'] = (...a) => this.ops.deleteGroup(...a);
+  countGroups: StoreOps['countGroups'] = (...a) => this.ops.countGroups(...a);
 
   claimDeliveries: DeliveryQueueOps['claimDeliveries'] = (...a) => this.queue.claimDeliveries(...a);
   releaseClaims: DeliveryQueueOps['releaseClaims'] = (...a) => this.queue.releaseClaims(...a);

@@ -450,6 +450,55 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
+    // Issue 11, grouping (docs/grouping.md): a grouped router's events become members of a group (one per router and
+    // groupBy values); a flusher writes one delivery per group notification, with a snapshot of what it says
+    // (deliveries.group_snapshot) so a retry sends the same content, under order_key = group_key.
+    version: 12,
+    name: 'grouping: notification_groups, notification_group_members, deliveries.group_key + group_snapshot',
+    up: ddl((t) => [
+      `CREATE TABLE notification_groups (
+        id TEXT PRIMARY KEY,
+        company_id TEXT NOT NULL,
+        router_id TEXT NOT NULL,
+        group_key TEXT NOT NULL,
+        labels TEXT NOT NULL,
+        router_name TEXT NOT NULL,
+        integration_id TEXT NOT NULL,
+        group_wait_ms ${t.bigint} NOT NULL,
+        group_interval_ms ${t.bigint} NOT NULL,
+        repeat_interval_ms ${t.bigint},
+        created_at ${t.bigint} NOT NULL,
+        next_flush_at ${t.bigint},
+        last_flush_at ${t.bigint},
+        ${t.bool('changed')},
+        ${t.bool('sent_firing')},
+        member_count ${t.bigint} NOT NULL,
+        overflow_firing ${t.bigint} NOT NULL,
+        overflow_transient ${t.bigint} NOT NULL,
+        last_event_id TEXT NOT NULL,
+        last_flush_event_id TEXT,
+        UNIQUE (company_id, router_id, group_key)
+      )${t.table}`,
+      // the flusher reads the most overdue groups; idle groups (nothing to send until a change) stay out of it
+      `CREATE INDEX notification_groups_due_idx ON notification_groups (next_flush_at, id) WHERE next_flush_at IS NOT NULL`,
+      `CREATE TABLE notification_group_members (
+        group_id TEXT NOT NULL REFERENCES notification_groups (id) ON DELETE CASCADE,
+        member_key TEXT NOT NULL,
+        event_id TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('firing', 'resolved')),
+        ${t.bool('transient')},
+        order_at ${t.bigint} NOT NULL,
+        order_seq ${t.bigint} NOT NULL,
+        accepted_at ${t.bigint} NOT NULL,
+        PRIMARY KEY (group_id, member_key)
+      )${t.table}`,
+      // a notification lists the newest members of each state
+      `CREATE INDEX notification_group_members_list_idx ON notification_group_members (group_id, state, order_at, order_seq)`,
+      `ALTER TABLE deliveries ADD COLUMN group_key TEXT`,
+      `ALTER TABLE deliveries ADD COLUMN group_snapshot TEXT`,
+    ]),
+  },
+  {
     // Issue 11, reminders (docs/reminders.md, src/reminders/): one row per (router, orderKey) with the position of
     // the event it speaks for; written only towards newer positions, so concurrent transactions cannot undo a
     // newer state. Closed rows (is_open false) are markers kept for a day against older events arriving late.
@@ -478,6 +527,7 @@ export const MIGRATIONS: readonly Migration[] = [
         `CREATE INDEX reminders_due_idx ON reminders (next_due_at)`,
         `CREATE INDEX reminders_open_idx ON reminders (company_id, router_id) WHERE is_open = 1`,
         `CREATE INDEX reminders_event_idx ON reminders (company_id, event_id)`,
+        // (The rebuild keeps the columns of 11 and 12: silence_id, group_key, group_snapshot.)
         // A reminder delivery repeats its event's (event, router): UNIQUE (company_id, event_id, router_id) now
         // holds for the other rows only (partial unique index). SQLite cannot drop a table constraint: rebuilt.
         `CREATE TABLE deliveries_v13 (
@@ -501,16 +551,18 @@ export const MIGRATIONS: readonly Migration[] = [
           order_seq INTEGER NOT NULL,
           claimed_by TEXT,
           silence_id TEXT,
+          group_key TEXT,
+          group_snapshot TEXT,
           reminder INTEGER NOT NULL DEFAULT 0 CHECK (reminder IN (0, 1)),
           CHECK (status <> 'IN_FLIGHT' OR lease_until IS NOT NULL),
           FOREIGN KEY (company_id, event_id) REFERENCES events (company_id, id) ON DELETE CASCADE
         ) STRICT`,
         `INSERT INTO deliveries_v13 (id, company_id, event_id, router_id, router_name, integration_id, status, attempts,
            next_attempt_at, lease_until, last_error, last_status_code, created_at, updated_at, delivered_at,
-           order_key, order_at, order_seq, claimed_by, silence_id, reminder)
+           order_key, order_at, order_seq, claimed_by, silence_id, group_key, group_snapshot, reminder)
          SELECT id, company_id, event_id, router_id, router_name, integration_id, status, attempts,
            next_attempt_at, lease_until, last_error, last_status_code, created_at, updated_at, delivered_at,
-           order_key, order_at, order_seq, claimed_by, silence_id, 0
+           order_key, order_at, order_seq, claimed_by, silence_id, group_key, group_snapshot, 0
          FROM deliveries`,
         `DROP TABLE deliveries`,
         `ALTER TABLE deliveries_v13 RENAME TO deliveries`,

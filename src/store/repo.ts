@@ -26,6 +26,7 @@ import {
   rowToRouter,
 } from './rows.js';
 import { createExpiryOps } from './expiry.js';
+import { createGroupOps } from './groups.js';
 import { createInventoryOps } from './inventory-repo.js';
 import { createReminderOps } from './reminders.js';
 import { createTemplateOps } from './templates-repo.js';
@@ -128,6 +129,7 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
     ...createReminderOps(db),
     ...createTemplateOps(db),
     ...createSilenceOps(db),
+    ...createGroupOps(db),
 
     async getMonitoringConfig(companyId) {
       const row = await db.get(`SELECT ${MC} FROM monitoring_configs WHERE company_id = ?`, [companyId]);

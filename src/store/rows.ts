@@ -330,6 +330,8 @@ export const DELIVERY_COLUMNS = [
   'claimed_by',
   'reminder',
   'silence_id',
+  'group_key',
+  'group_snapshot',
 ] as const;
 
 export function newDeliveryToRow(r: NewDelivery): SqlValue[] {
@@ -355,6 +357,8 @@ export function newDeliveryToRow(r: NewDelivery): SqlValue[] {
     null,
     r.reminder ?? false,
     r.silenceId ?? null,
+    r.groupKey ?? null,
+    r.groupSnapshot ?? null,
   ];
 }
 
@@ -381,5 +385,12 @@ export function rowToDelivery(row: SqlRow): DeliveryRecord {
     claimedBy: strOrNull(row, 'claimed_by'),
     reminder: bool(row, 'reminder'),
     silenceId: strOrNull(row, 'silence_id'),
+    ...groupOfRow(row),
   };
+}
+
+function groupOfRow(row: SqlRow): Pick<DeliveryRecord, 'groupKey' | 'groupSnapshot'> {
+  const key = strOrNull(row, 'group_key');
+  const snapshot = strOrNull(row, 'group_snapshot');
+  return key === null || snapshot === null ? {} : { groupKey: key, groupSnapshot: snapshot };
 }

@@ -7,6 +7,7 @@
  */
 import type { EventTypeId } from '../events/families.js';
 import type { IntegrationRecord, MonitoringConfigRecord, RouterRecord, SilenceRecord, TemplateRecord } from '../model/records.js';
+import type { GroupRow, MemberRow } from '../grouping/records.js';
 
 // The records are domain types (src/model/); re-exported because every store caller names them from here.
 export type {
@@ -42,7 +43,7 @@ export type RouterPatch = Partial<
 export type QuotaKind = 'routers' | 'integrations' | 'clusters' | 'templates' | 'silences';
 
 /** Operations available inside and outside a transaction. */
-export interface StoreOps extends ExpiryOps, InventoryOps, ReminderOps, TemplateOps, SilenceOps {
+export interface StoreOps extends ExpiryOps, InventoryOps, ReminderOps, TemplateOps, SilenceOps, GroupOps {
   getMonitoringConfig(companyId: string): Promise<MonitoringConfigRecord | null>;
   /** Insert or replace the company's single CERTIFICATE_EXPIRATION configuration (keyed by companyId). */
   putMonitoringConfig(rec: MonitoringConfigRecord): Promise<MonitoringConfigRecord>;
@@ -191,6 +192,48 @@ export interface TemplateOps {
   getRouterTemplate(companyId: string, routerId: string): Promise<TemplateRecord | null>;
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// Grouping (issue 11, docs/grouping.md; src/store/groups.ts): groups of a router's events and their members.
+
+export interface ListedMember extends MemberRow {
+  /** The member's newest event (events are immutable); null if it is gone. */
+  event: { type: string; data: Record<string, unknown>; receivedAt: number } | null;
+}
+
+export interface GroupOps {
+  /**
+   * Inside a transaction: the groups of one router with these keys, created from `init` when missing (same order
+   * as `init`), and locked until the transaction ends (PostgreSQL). Callers pass keys in a stable order (sorted) so
+   * two transactions never wait on each other in a cycle.
+   */
+  lockGroups(init: GroupRow[]): Promise<GroupRow[]>;
+  /** Groups of the router (the groups-per-router limit). */
+  countRouterGroups(companyId: string, routerId: string): Promise<number>;
+  /** Which of these groups of the router exist (their keys). */
+  existingGroupKeys(companyId: string, routerId: string, keys: string[]): Promise<string[]>;
+  /** Stored members of a group with these keys. */
+  getGroupMembers(groupId: string, memberKeys: string[]): Promise<MemberRow[]>;
+  /** Insert or replace members of a group. */
+  putGroupMembers(groupId: string, rows: MemberRow[]): Promise<void>;
+  /** Writes the group's mutable state (everything but its identity). */
+  saveGroup(row: GroupRow): Promise<void>;
+  /**
+   * Inside a transaction: up to `limit` groups with nextFlushAt <= now, most overdue first, locked (PostgreSQL:
+   * FOR UPDATE SKIP LOCKED, so replicas flushing at once take different groups).
+   */
+  lockDueGroups(now: number, limit: number): Promise<GroupRow[]>;
+  /** Stored members per state (firing split into persistent and transient). */
+  groupMemberCounts(groupId: string): Promise<{ firing: number; transient: number; resolved: number }>;
+  /** A group's members of one state with their events, newest first (by event order), at most `limit` (≤ 100). */
+  listGroupMembers(groupId: string, state: 'firing' | 'resolved', limit: number): Promise<ListedMember[]>;
+  /** Deletes the group's resolved and transient members; returns how many. */
+  dropSettledMembers(groupId: string): Promise<number>;
+  /** Deletes the group and its members. */
+  deleteGroup(groupId: string): Promise<void>;
+  /** Over all companies: open groups (a gauge). */
+  countGroups(): Promise<number>;
+}
+
 export interface ReencryptReport {
   /** Integrations looked at. */
   checked: number;
@@ -271,11 +314,17 @@ export interface DeliveryRecord {
   reminder: boolean;
   /** SILENCED: the silence it was recorded under (null otherwise). */
   silenceId: string | null;
+  /**
+   * A group notification (docs/grouping.md): the group's key (also its orderKey) and the JSON snapshot of what it
+   * says (src/grouping/snapshot.ts), so every attempt sends the same. Absent on a single event's delivery.
+   */
+  groupKey?: string;
+  groupSnapshot?: string;
 }
 
 /** Without order fields a delivery is unordered (orderAt = createdAt, orderSeq = createdAt × 1000). */
 export type NewDelivery = Pick<DeliveryRecord, 'id' | 'companyId' | 'eventId' | 'routerId' | 'routerName' | 'integrationId' | 'createdAt'> &
-  Partial<Pick<DeliveryRecord, 'orderKey' | 'orderAt' | 'orderSeq' | 'reminder'>> & {
+  Partial<Pick<DeliveryRecord, 'orderKey' | 'orderAt' | 'orderSeq' | 'reminder' | 'groupKey' | 'groupSnapshot'>> & {
     /** Written SILENCED (terminal, never claimed) under this silence instead of PENDING. */
     silenceId?: string;
   };

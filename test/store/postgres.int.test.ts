@@ -9,6 +9,7 @@ import { policyContract } from './contract-policy.js';
 import { reminderContract } from './contract-reminders.js';
 import { templatesContract } from './contract-templates.js';
 import { silencesContract } from './contract-silences.js';
+import { groupsContract } from './contract-groups.js';
 
 // Real PostgreSQL (started by test/support/global-setup.ts unless DATABASE_URL is set).
 // This file works in its own random schemas and drops them at the end.
@@ -31,6 +32,7 @@ policyContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
 reminderContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
 templatesContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
 silencesContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
+groupsContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
 
 describe('PostgreSQL specifics', () => {
   it('the expiry try-lock: one transaction per company holds it; another gets false at once; free after commit', async () => {

@@ -12,6 +12,7 @@ import { policyContract } from './contract-policy.js';
 import { reminderContract } from './contract-reminders.js';
 import { templatesContract } from './contract-templates.js';
 import { silencesContract } from './contract-silences.js';
+import { groupsContract } from './contract-groups.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'certmgr-notify-sqlite-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -23,6 +24,7 @@ reminderContract('sqlite::memory:', () => openStore('sqlite::memory:'));
 reminderContract('sqlite file', () => openStore(`sqlite:${join(dir, `reminders-${randomUUID()}.db`)}`));
 templatesContract('sqlite::memory:', () => openStore('sqlite::memory:'));
 silencesContract('sqlite::memory:', () => openStore('sqlite::memory:'));
+groupsContract('sqlite::memory:', () => openStore('sqlite::memory:'));
 storeContract('sqlite file', () => openStore(`sqlite:${join(dir, `contract-${randomUUID()}.db`)}`));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

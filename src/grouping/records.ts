@@ -1,0 +1,47 @@
+/** The grouping records (issue 11, docs/grouping.md): what the store keeps per group and member. Plain data. */
+
+/** One member of a group, as stored: a resource (its correlation key) and its newest event. */
+export interface MemberRow {
+  memberKey: string;
+  eventId: string;
+  state: 'firing' | 'resolved';
+  transient: boolean;
+  /** Order of its newest event (delivery/order.ts): an older event arriving late does not replace it. */
+  orderAt: number;
+  orderSeq: number;
+  /** When its newest event was accepted. */
+  acceptedAt: number;
+}
+
+/** A group's durable state (one row of notification_groups). */
+export interface GroupRow {
+  id: string;
+  companyId: string;
+  routerId: string;
+  key: string;
+  labels: Record<string, string>;
+  /** The router's name, integration and timing as of its newest member (a later router change applies from then). */
+  routerName: string;
+  integrationId: string;
+  groupWaitMs: number;
+  groupIntervalMs: number;
+  repeatIntervalMs: number | null;
+  createdAt: number;
+  /** When the flusher should look at the group next; null: nothing to do until a member changes. */
+  nextFlushAt: number | null;
+  /** When a notification for the group was last written; null: still in its groupWait. */
+  lastFlushAt: number | null;
+  /** Something changed since the last notification (a new member, a member's state). */
+  changed: boolean;
+  /** A notification with a (non-transient) firing member was sent: a later "all recovered" is meaningful. */
+  sentFiring: boolean;
+  /** Member rows stored. */
+  memberCount: number;
+  /** Past the member limit: health members firing without a row (+1 per `.notready`, -1 per `.active`, never < 0). */
+  overflowFiring: number;
+  /** Past the member limit: expiration events without a row since the last notification. */
+  overflowTransient: number;
+  /** The newest event accepted into the group, and the one the last notification was written under. */
+  lastEventId: string;
+  lastFlushEventId: string | null;
+}
