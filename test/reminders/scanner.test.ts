@@ -20,7 +20,7 @@ import { serviceContext } from '../../src/service/context.js';
 import { acceptEvents, type IngestDeps } from '../../src/service/events.js';
 import { openStore } from '../../src/store/index.js';
 import type { RouterRecord, SilenceRecord, Store } from '../../src/store/types.js';
-import { integration, router } from '../store/contract.js';
+import { eventRecord, integration, router } from '../store/contract.js';
 import { issuerActive, issuerNotReady } from '../fixtures/events.js';
 
 const MIN = 60_000;
@@ -269,6 +269,50 @@ describe('reminders: ingestion and scanner on a real store', () => {
       now += 5 * MIN;
       expect(await silenced.scanOnce()).toMatchObject({ sent: 1, silenced: 0 });
       expect(await reminders()).toEqual([expect.objectContaining({ status: 'PENDING', silenceId: null })]);
+    });
+
+    it('a row of a company the pre-read did not see is put back due, then sent by the next round', async () => {
+      await withRouter();
+      await accept([issuerNotReady(issuer(1))]);
+      await silence({ matcher: 'false' }); // C has an active silence: its silencer is read, and writes D's row first
+      const D = `company-d-${randomUUID()}`;
+      const i = await store.createIntegration(integration(D));
+      const r = await store.createRouter(router(D, i.id, { repeatIntervalMs: 5 * MIN }));
+      const ev = eventRecord(D);
+      await store.insertEvent(ev);
+      const row = {
+        companyId: D,
+        routerId: r.id,
+        orderKey: 'certmgr:issuer:c1:ns:late',
+        open: true,
+        eventId: ev.id,
+        eventTypeId: r.eventTypeId,
+        integrationId: i.id,
+        orderAt: 1,
+        orderSeq: 1,
+        nextDueAt: T0 + 5 * MIN,
+        updatedAt: T0,
+      };
+      const snapshots = new RoutingSnapshots(store, { now: () => now });
+      const late = snapshotSilencer(snapshots);
+      let once = true;
+      const racing = new ReminderScanner({
+        store,
+        log: pino({ level: 'silent' }),
+        clock,
+        // between the pre-read and the claim, D's row becomes due (as if another writer put it there)
+        silencer: async (companyId) => {
+          if (once) await store.putRemindersIfNewer([row]);
+          once = false;
+          return late(companyId);
+        },
+      });
+      now += 5 * MIN;
+      expect(await racing.scanOnce()).toMatchObject({ sent: 1, silenced: 0 });
+      expect(await store.listDeliveries(D, { limit: 10 })).toEqual([]);
+      expect((await store.getReminders(D, [row]))[0]).toMatchObject({ nextDueAt: now, count: 0 });
+      expect(await racing.scanOnce()).toMatchObject({ sent: 1 });
+      expect(await store.listDeliveries(D, { limit: 10 })).toEqual([expect.objectContaining({ reminder: true, status: 'PENDING' })]);
     });
 
     it("another company's silence does not apply", async () => {
