@@ -28,6 +28,7 @@ import { createHttpMetrics } from './http/metrics.js';
 import { createRuntime } from './service/runtime.js';
 import { ExpiryScanner } from './expiry/scanner.js';
 import { ReminderScanner } from './reminders/scanner.js';
+import { snapshotSilencer } from './reminders/silences.js';
 import type { Clock } from './runtime/timers.js';
 import { ingestDepsOf } from './service/events.js';
 import { registerClusterGauge, startSilenceWatch } from './inventory/silence.js';
@@ -314,6 +315,9 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
     intervalMs: cfg.reminderScanIntervalMs,
     registry: metrics.registry,
     onWritten: () => runtime.kickDelivery(),
+    // a reminder inside an active silence is recorded SILENCED, decided like ingestion over the routing snapshot
+    silencer: snapshotSilencer(runtime.snapshots),
+    silencedCounter: runtime.routingMetrics.silenced,
     ...(hooks.clock ? { clock: hooks.clock } : {}),
   });
   reminders.start();

@@ -34,7 +34,7 @@ export function createRoutingMetrics(registry: Registry): RoutingMetrics {
     }),
     silenced: new Counter({
       name: 'certmgr_notify_notifications_silenced_total',
-      help: '(event, router) notifications recorded SILENCED by an active silence, by event type identifier',
+      help: '(event, router) notifications and reminders recorded SILENCED by an active silence, by event type identifier',
       labelNames: ['event_type_id'],
       registers: [registry],
     }),

@@ -117,6 +117,7 @@ export abstract class SqlStore implements Store {
   putRemindersIfNewer: StoreOps['putRemindersIfNewer'] = (...a) => this.ops.putRemindersIfNewer(...a);
   countOpenReminders: StoreOps['countOpenReminders'] = (...a) => this.ops.countOpenReminders(...a);
   claimDueReminders: StoreOps['claimDueReminders'] = (...a) => this.ops.claimDueReminders(...a);
+  dueReminderCompanies: StoreOps['dueReminderCompanies'] = (...a) => this.ops.dueReminderCompanies(...a);
   reminderTargets: StoreOps['reminderTargets'] = (...a) => this.ops.reminderTargets(...a);
   rescheduleReminders: StoreOps['rescheduleReminders'] = (...a) => this.ops.rescheduleReminders(...a);
   deleteReminders: StoreOps['deleteReminders'] = (...a) => this.ops.deleteReminders(...a);

@@ -28,6 +28,8 @@ const COLS = COLUMNS.join(', ');
 const CHUNK = 500;
 /** Upper bound of one claim, whatever the caller asks. */
 const MAX_CLAIM = 5_000;
+/** Upper bound of the due window dueReminderCompanies looks at. */
+const MAX_DUE_WINDOW = 4 * MAX_CLAIM;
 
 function rowToReminder(row: SqlRow): ReminderRecord {
   return {
@@ -139,6 +141,22 @@ export function createReminderOps(db: SqlDb): ReminderOps {
         [holdUntil, now, n],
       );
       return rows.map(rowToReminder);
+    },
+
+    async dueReminderCompanies(now, limit) {
+      const n = Math.max(0, Math.min(MAX_DUE_WINDOW, Math.floor(limit)));
+      if (n === 0) return [];
+      // the due window reads reminders_due_idx; the silence check one (company_id, ends_at) range per company
+      const rows = await db.all(
+        `SELECT d.company_id,
+                CASE WHEN EXISTS (SELECT 1 FROM silences s WHERE s.company_id = d.company_id AND s.ends_at > ?
+                  AND s.starts_at <= ? AND (s.expired_at IS NULL OR s.expired_at > ?)) THEN 1 ELSE 0 END AS active
+         FROM (SELECT DISTINCT company_id FROM
+                 (SELECT company_id FROM reminders WHERE next_due_at <= ? ORDER BY next_due_at LIMIT ?) AS w) AS d
+         ORDER BY d.company_id`,
+        [now, now, now, now, n],
+      );
+      return rows.map((r) => ({ companyId: str(r, 'company_id'), activeSilence: int(r, 'active') === 1 }));
     },
 
     async reminderTargets(pairs) {

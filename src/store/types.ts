@@ -599,6 +599,12 @@ export interface ReminderOps {
    * stay locked until the transaction ends. Use inside a transaction that also writes the outcome.
    */
   claimDueReminders(now: number, limit: number, holdUntil: number): Promise<ReminderRecord[]>;
+  /**
+   * The distinct companies of the first `limit` rows due at `now` (the order claimDueReminders takes them in), each
+   * with whether a silence of the company is active at `now`: read before the scanner's transaction, so it knows
+   * which companies' silences to load (a routing snapshot reads the store, which SQLite serializes).
+   */
+  dueReminderCompanies(now: number, limit: number): Promise<{ companyId: string; activeSilence: boolean }[]>;
   /** The routers (and their integrations' enabled flag) of these (company, router) pairs, by `${companyId}/${routerId}`. */
   reminderTargets(pairs: { companyId: string; routerId: string }[]): Promise<Map<string, ReminderTarget>>;
   /** Sets next_due_at (and count + 1 when `sent`) of claimed rows. */

@@ -6,7 +6,8 @@
  *
  * - a `.notready` is delivered, then reminders arrive (Delivery.reminder true, the same event) while unhealthy;
  * - the `.active` arrives after every reminder of its resource, and none comes after it;
- * - a restart (the same store) keeps the reminder: the next one still comes.
+ * - a restart (the same store) keeps the reminder: the next one still comes;
+ * - a silence created while unhealthy records the next reminder SILENCED (never sent); after expireSilence they come again.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -188,5 +189,48 @@ describe.each(['sqlite', 'postgres'] as const)('reminders through the service on
     });
     expect(b[b.length - 1]!.delivery).toMatchObject({ reminder: true, event: { type: 'evt.healthstatus.certmgr-issuer.notready' } });
     expect((await hitsFor(A.issuerName)).length).toBe(4);
+  });
+
+  it('a silence created while B is unhealthy records its next reminder SILENCED (not received); after expireSilence they arrive again', async () => {
+    const silencedReminders = async () =>
+      (
+        await gql().request<{ deliveries: { nodes: (Listed & { silenceId: string | null })[] } }>(
+          `{ deliveries(filter: { status: SILENCED }, first: 50) { nodes { id reminder status silenceId event { id type } } } }`,
+        )
+      ).deliveries.nodes;
+    // every earlier reminder delivered: what the receiver saw from here on is what the silence let through
+    const before = await waitFor('B settled', async () => {
+      const hs = await hitsFor(B.issuerName);
+      return hs.every((h) => h.delivery?.status === 'DELIVERED') ? hs.length : undefined;
+    });
+    const { createSilence: silence } = await gql().request<{ createSilence: { id: string } }>(
+      `mutation ($i: CreateSilenceInput!) { createSilence(input: $i) { id } }`,
+      {
+        i: {
+          matcher: `data.issuerName == "${B.issuerName}"`,
+          endsAt: new Date(Date.now() + 3_600_000).toISOString(),
+          comment: 'issuer B migration',
+        },
+      },
+    );
+    ahead += MINUTE + 1_000;
+    const [recorded] = await waitFor('B reminder recorded SILENCED', async () => {
+      const nodes = await silencedReminders();
+      return nodes.length ? nodes : undefined;
+    });
+    expect(recorded).toMatchObject({ reminder: true, silenceId: silence.id, event: { type: 'evt.healthstatus.certmgr-issuer.notready' } });
+    await gql().request(`mutation ($id: UUID!) { expireSilence(id: $id) { id } }`, { id: silence.id });
+    ahead += MINUTE + 1_000;
+    const b = await waitFor('B reminded after the silence expired', async () => {
+      const hs = await hitsFor(B.issuerName);
+      return hs.length > before ? hs : undefined;
+    });
+    // the silenced reminder was never sent: exactly one more request, the reminder after the silence
+    expect(b).toHaveLength(before + 1);
+    expect(b[b.length - 1]!.delivery).toMatchObject({ reminder: true, status: 'DELIVERED' });
+    expect(b.map((h) => h.id)).not.toContain(recorded!.id);
+    expect(await silencedReminders()).toHaveLength(1);
+    const metrics = await (await fetch(`${svc.url}/metrics`)).text();
+    expect(metrics).toContain('certmgr_notify_notifications_silenced_total{event_type_id="certmgr-issuer-health-notification-config"} 1');
   });
 });

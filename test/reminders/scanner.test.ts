@@ -12,14 +12,15 @@ import { DeliveryWorker } from '../../src/delivery/worker.js';
 import type { Notification } from '../../src/integrations/types.js';
 import { REMINDER_LIMITS } from '../../src/reminders/decide.js';
 import { ReminderScanner } from '../../src/reminders/scanner.js';
+import { snapshotSilencer } from '../../src/reminders/silences.js';
 import { createRoutingMetrics } from '../../src/routing/metrics.js';
 import { RoutingSnapshots } from '../../src/routing/snapshot.js';
 import type { Clock } from '../../src/runtime/timers.js';
 import { serviceContext } from '../../src/service/context.js';
 import { acceptEvents, type IngestDeps } from '../../src/service/events.js';
 import { openStore } from '../../src/store/index.js';
-import type { RouterRecord, Store } from '../../src/store/types.js';
-import { integration, router } from '../store/contract.js';
+import type { RouterRecord, SilenceRecord, Store } from '../../src/store/types.js';
+import { eventRecord, integration, router } from '../store/contract.js';
 import { issuerActive, issuerNotReady } from '../fixtures/events.js';
 
 const MIN = 60_000;
@@ -189,6 +190,138 @@ describe('reminders: ingestion and scanner on a real store', () => {
       [i.id, true],
     ]);
     expect(seen[1]!.eventId).toBe(seen[0]!.eventId);
+  });
+
+  describe('silences: a reminder inside an active silence is recorded SILENCED', () => {
+    let silenced: ReminderScanner;
+    beforeEach(() => {
+      // the snapshot's live silences are those of the test's time, not the wall clock's
+      const snapshots = new RoutingSnapshots(store, { now: () => now });
+      silenced = new ReminderScanner({
+        store,
+        log: pino({ level: 'silent' }),
+        clock,
+        silencer: snapshotSilencer(snapshots),
+        silencedCounter: deps.metrics.silenced,
+      });
+    });
+    const silence = (over: Partial<SilenceRecord>): Promise<SilenceRecord> =>
+      store.createSilence({
+        id: randomUUID(),
+        companyId: C,
+        matcher: 'data.issuerName == "issuer-1"',
+        eventTypeId: null,
+        eventTypeIds: ['certmgr-issuer-health-notification-config'],
+        startsAt: now - MIN,
+        endsAt: now + 60 * MIN,
+        comment: 'maintenance',
+        createdBy: 'ops@example.com',
+        managedBy: null,
+        createdAt: now,
+        updatedAt: now,
+        expiredAt: null,
+        ...over,
+      });
+
+    it('an active silence matching the event: SILENCED with its id, the slot taken; sent again once expired', async () => {
+      const { r } = await withRouter();
+      const a = issuer(1);
+      await accept([issuerNotReady(a), issuerNotReady(issuer(2))]);
+      const s = await silence({});
+      now += 5 * MIN;
+      expect(await silenced.scanOnce()).toMatchObject({ sent: 1, silenced: 1 });
+      const first = await reminders();
+      expect(first.find((d) => d.status === 'SILENCED')).toMatchObject({ silenceId: s.id, routerId: r.id, reminder: true });
+      expect(first.find((d) => d.status === 'PENDING')).toMatchObject({ silenceId: null });
+      // the silenced one took its slot: nothing due before the next interval, not counted as sent
+      now += 5 * MIN - 1;
+      expect(await silenced.scanOnce()).toMatchObject({ sent: 0, silenced: 0 });
+      const key = { routerId: r.id, orderKey: `certmgr:issuer:${issuerNotReady().data.clusterId}:cert-manager:${a.issuerName}` };
+      expect((await store.getReminders(C, [key]))[0]).toMatchObject({ count: 0, nextDueAt: now + 1 });
+      now += 1;
+      expect(await silenced.scanOnce()).toMatchObject({ sent: 1, silenced: 1 });
+      await store.expireSilence(C, s.id, now);
+      now += 5 * MIN;
+      expect(await silenced.scanOnce()).toMatchObject({ sent: 2, silenced: 0 });
+      expect((await reminders()).map((d) => d.status).sort()).toEqual(['PENDING', 'PENDING', 'PENDING', 'PENDING', 'SILENCED', 'SILENCED']);
+      expect(await registry.getSingleMetricAsString('certmgr_notify_notifications_silenced_total')).toContain(
+        'event_type_id="certmgr-issuer-health-notification-config"} 2',
+      );
+    });
+
+    it.each([
+      ['matching another resource', { matcher: 'data.issuerName == "issuer-9"' }],
+      [
+        'of another family',
+        {
+          eventTypeId: 'certmgr-cert-resource-health-notification-config',
+          eventTypeIds: ['certmgr-cert-resource-health-notification-config'],
+          matcher: 'true',
+        },
+      ],
+      ['pending (starts later)', { startsAt: T0 + 6 * MIN }],
+      ['expired (expireSilence)', { expiredAt: T0 + MIN }],
+      ['ended (endsAt)', { startsAt: T0 - 60 * MIN, endsAt: T0 + MIN }],
+    ] as [string, Partial<SilenceRecord>][])('a silence %s leaves the reminder PENDING', async (_, over) => {
+      await withRouter();
+      await accept([issuerNotReady(issuer(1))]);
+      await silence(over);
+      now += 5 * MIN;
+      expect(await silenced.scanOnce()).toMatchObject({ sent: 1, silenced: 0 });
+      expect(await reminders()).toEqual([expect.objectContaining({ status: 'PENDING', silenceId: null })]);
+    });
+
+    it('a row of a company the pre-read did not see is put back due, then sent by the next round', async () => {
+      await withRouter();
+      await accept([issuerNotReady(issuer(1))]);
+      await silence({ matcher: 'false' }); // C has an active silence: its silencer is read, and writes D's row first
+      const D = `company-d-${randomUUID()}`;
+      const i = await store.createIntegration(integration(D));
+      const r = await store.createRouter(router(D, i.id, { repeatIntervalMs: 5 * MIN }));
+      const ev = eventRecord(D);
+      await store.insertEvent(ev);
+      const row = {
+        companyId: D,
+        routerId: r.id,
+        orderKey: 'certmgr:issuer:c1:ns:late',
+        open: true,
+        eventId: ev.id,
+        eventTypeId: r.eventTypeId,
+        integrationId: i.id,
+        orderAt: 1,
+        orderSeq: 1,
+        nextDueAt: T0 + 5 * MIN,
+        updatedAt: T0,
+      };
+      const snapshots = new RoutingSnapshots(store, { now: () => now });
+      const late = snapshotSilencer(snapshots);
+      let once = true;
+      const racing = new ReminderScanner({
+        store,
+        log: pino({ level: 'silent' }),
+        clock,
+        // between the pre-read and the claim, D's row becomes due (as if another writer put it there)
+        silencer: async (companyId) => {
+          if (once) await store.putRemindersIfNewer([row]);
+          once = false;
+          return late(companyId);
+        },
+      });
+      now += 5 * MIN;
+      expect(await racing.scanOnce()).toMatchObject({ sent: 1, silenced: 0 });
+      expect(await store.listDeliveries(D, { limit: 10 })).toEqual([]);
+      expect((await store.getReminders(D, [row]))[0]).toMatchObject({ nextDueAt: now, count: 0 });
+      expect(await racing.scanOnce()).toMatchObject({ sent: 1 });
+      expect(await store.listDeliveries(D, { limit: 10 })).toEqual([expect.objectContaining({ reminder: true, status: 'PENDING' })]);
+    });
+
+    it("another company's silence does not apply", async () => {
+      await withRouter();
+      await accept([issuerNotReady(issuer(1))]);
+      await silence({ companyId: `other-${randomUUID()}` });
+      now += 5 * MIN;
+      expect(await silenced.scanOnce()).toMatchObject({ sent: 1, silenced: 0 });
+    });
   });
 
   describe('order proof: a reminder is never sent after the .active that ended it', () => {

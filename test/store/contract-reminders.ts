@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ReminderRecord, Store } from '../../src/store/types.js';
+import type { ReminderRecord, SilenceRecord, Store } from '../../src/store/types.js';
 import { eventRecord, integration, newDelivery, router } from './contract.js';
 
 type Put = Omit<ReminderRecord, 'count'>;
@@ -123,6 +123,51 @@ export function reminderContract(name: string, makeStore: () => Promise<Store>):
       expect(await store.claimDueReminders(35, 0, 1)).toEqual([]);
       expect(await store.deleteReminders(rows)).toBe(4);
       expect(await store.deleteReminders(rows)).toBe(0);
+    });
+
+    it('dueReminderCompanies: the companies of the first due rows, each with whether a silence is active now', async () => {
+      const C = `company-c-${randomUUID()}`;
+      const rows = [
+        await rec(A, { nextDueAt: 300 }),
+        await rec(B, { nextDueAt: 301 }),
+        await rec(A, { nextDueAt: 302 }),
+        await rec(C, { nextDueAt: 303 }),
+        await rec(C, { nextDueAt: 900 }),
+      ];
+      await store.putRemindersIfNewer(rows);
+      const silence = (companyId: string, over: Partial<SilenceRecord>) =>
+        store.createSilence({
+          id: randomUUID(),
+          companyId,
+          matcher: 'true',
+          eventTypeId: null,
+          eventTypeIds: ['certmgr-issuer-health-notification-config'],
+          startsAt: 100,
+          endsAt: 1_000,
+          comment: 'c',
+          createdBy: 'x',
+          managedBy: null,
+          createdAt: 1,
+          updatedAt: 1,
+          expiredAt: null,
+          ...over,
+        });
+      await silence(A, {}); // active at 350
+      await silence(B, { startsAt: 400 }); // pending
+      await silence(B, { expiredAt: 200 }); // expired
+      await silence(C, { endsAt: 350 }); // ended at 350 exactly
+      expect(await store.dueReminderCompanies(350, 10)).toEqual(
+        [
+          { companyId: A, activeSilence: true },
+          { companyId: B, activeSilence: false },
+          { companyId: C, activeSilence: false },
+        ].sort((x, y) => (x.companyId < y.companyId ? -1 : 1)),
+      );
+      // the first two due rows (300, 301): A and B only; nothing due before 300
+      expect((await store.dueReminderCompanies(350, 2)).map((c) => c.companyId).sort()).toEqual([A, B].sort());
+      expect(await store.dueReminderCompanies(299, 10)).toEqual([]);
+      expect(await store.dueReminderCompanies(350, 0)).toEqual([]);
+      await store.deleteReminders(rows);
     });
 
     it('two concurrent claims never take the same row', async () => {
