@@ -430,6 +430,8 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
       expect(await eventsFor('outage')).toEqual([]);
       proxy.unblock();
       await waitEvents('outage', 1);
+      // the hub stores the event before the emitter has read its 202: wait for the sender to take it off
+      await waitFor('sent', () => emitter!.stats().pendingEvents === 0, { timeoutMs: 10_000 });
       expect(emitter.stats().pendingEvents).toBe(0);
 
       // stopped while the service is unreachable: not recorded as sent, so the next leader sends it
