@@ -181,7 +181,25 @@ function buildTeamsMessage(n: Notification): Record<string, unknown> {
   return msg;
 }
 
-function chatNotifier(type: IntegrationType, build: (n: Notification) => Record<string, unknown>, opts: IntegrationOptions): Notifier {
+/** What a chat type changes in the common send: the URL posted to, the content type, a look at the result. */
+export interface ChatPost {
+  /** The URL to POST to, from the stored webhook URL (Google Chat adds its reply option). */
+  postUrl?: (webhookUrl: string) => string;
+  contentType?: string;
+  /** Reads more out of the answer (Discord's JSON retry_after on a 429). */
+  afterPost?: (result: DeliveryResult) => DeliveryResult;
+}
+
+/**
+ * The send of every incoming-webhook chat type: the stored webhook URL checked against the egress policy, the
+ * message built by `build`, one POST through the shared client and its status classification.
+ */
+export function chatNotifier(
+  type: IntegrationType,
+  build: (n: Notification) => object,
+  opts: IntegrationOptions,
+  post: ChatPost = {},
+): Notifier {
   const egress = opts.egress ?? DEFAULT_EGRESS;
   return {
     type,
@@ -189,10 +207,16 @@ function chatNotifier(type: IntegrationType, build: (n: Notification) => Record<
       const url = n.integration.secrets['webhookUrl'];
       const bad = checkTenantUrl(url, 'webhook URL', egress);
       if (bad || !url) return { outcome: 'dead', error: bad ?? 'webhook URL is not configured' };
-      return postAndClassify(
-        { url, body: JSON.stringify(build(n)), secrets: Object.values(n.integration.secrets) },
+      const result = await postAndClassify(
+        {
+          url: post.postUrl ? post.postUrl(url) : url,
+          body: JSON.stringify(build(n)),
+          ...(post.contentType ? { contentType: post.contentType } : {}),
+          secrets: Object.values(n.integration.secrets),
+        },
         { timeoutMs: opts.timeoutMs, userAgent: opts.userAgent, clock: opts.clock ?? Date.now, signal, dispatcher: egress.dispatcher() },
       );
+      return post.afterPost ? post.afterPost(result) : result;
     },
   };
 }
@@ -205,7 +229,8 @@ function createTeamsNotifier(opts: IntegrationOptions): Notifier {
   return chatNotifier('TEAMS', buildTeamsMessage, opts);
 }
 
-const CHAT_PARAMS: readonly ParamField[] = [
+/** The one parameter of every incoming-webhook chat type. */
+export const CHAT_PARAMS: readonly ParamField[] = [
   { input: 'webhookUrl', kind: 'destination', required: true, into: 'secrets', key: 'webhookUrl' },
 ];
 

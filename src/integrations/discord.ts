@@ -9,16 +9,10 @@
  * 2xx delivered; 429/5xx/network retry: the 429 body's `retry_after` (seconds, fractional) is honoured, else the
  * Retry-After header; other 4xx dead.
  */
-import { checkTenantUrl, postAndClassify, truncateChars } from './http.js';
+import { chatNotifier, CHAT_PARAMS } from './chat.js';
+import { truncateChars } from './http.js';
 import { renderNotification, SEVERITY_COLOR, type MemberLine, type Severity } from './render.js';
-import {
-  DEFAULT_EGRESS,
-  type DeliveryResult,
-  type IntegrationDescriptor,
-  type IntegrationOptions,
-  type Notification,
-  type Notifier,
-} from './types.js';
+import { type IntegrationDescriptor, type IntegrationOptions, type Notification, type Notifier } from './types.js';
 
 export const DISCORD_LIMITS = {
   content: 2000,
@@ -144,31 +138,23 @@ export function discordRetryAfterMs(body: string | undefined): number | undefine
 }
 
 function createDiscordNotifier(opts: IntegrationOptions): Notifier {
-  const egress = opts.egress ?? DEFAULT_EGRESS;
-  return {
-    type: 'DISCORD',
-    async send(n: Notification, signal?: AbortSignal): Promise<DeliveryResult> {
-      const url = n.integration.secrets['webhookUrl'];
-      const bad = checkTenantUrl(url, 'webhook URL', egress);
-      if (bad || !url) return { outcome: 'dead', error: bad ?? 'webhook URL is not configured' };
-      const result = await postAndClassify(
-        { url: discordPostUrl(url), body: JSON.stringify(buildDiscordMessage(n)), secrets: Object.values(n.integration.secrets) },
-        { timeoutMs: opts.timeoutMs, userAgent: opts.userAgent, clock: opts.clock ?? Date.now, signal, dispatcher: egress.dispatcher() },
-      );
+  return chatNotifier('DISCORD', buildDiscordMessage, opts, {
+    postUrl: discordPostUrl,
+    afterPost(result) {
       if (result.statusCode === 429) {
         const after = discordRetryAfterMs(result.responseBody);
         if (after !== undefined) result.retryAfterMs = after;
       }
       return result;
     },
-  };
+  });
 }
 
 /** Discord allows 5 requests per 2 s per webhook and about 30 messages per minute per channel: 0.5/s, burst 5. */
 export const discord: IntegrationDescriptor = {
   type: 'DISCORD',
   api: { createMutation: 'createDiscordIntegration', paramsField: 'discordParams' },
-  params: [{ input: 'webhookUrl', kind: 'destination', required: true, into: 'secrets', key: 'webhookUrl' }],
+  params: CHAT_PARAMS,
   orderMode: 'in-order',
   rateLimit: { ratePerSec: 0.5, burst: 5 },
   providerType: 'Discord',

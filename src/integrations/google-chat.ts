@@ -10,16 +10,10 @@
  * < and > become ‹ › so no `<users/all>` mention or `<url|label>` link can be injected.
  * 2xx delivered; 429/5xx/network retry (Retry-After honoured); other 4xx dead.
  */
-import { checkTenantUrl, postAndClassify, truncateChars } from './http.js';
+import { chatNotifier, CHAT_PARAMS } from './chat.js';
+import { truncateChars } from './http.js';
 import { incidentKeyOf, renderNotification, type MemberLine, type Rendered } from './render.js';
-import {
-  DEFAULT_EGRESS,
-  type DeliveryResult,
-  type IntegrationDescriptor,
-  type IntegrationOptions,
-  type Notification,
-  type Notifier,
-} from './types.js';
+import { type IntegrationDescriptor, type IntegrationOptions, type Notification, type Notifier } from './types.js';
 
 /** Limits kept (Google Chat: a message ≤ 32,000 bytes; text ≤ 4,096 characters; thread keys ≤ 4,000). */
 export const GOOGLE_CHAT_LIMITS = {
@@ -138,31 +132,17 @@ function googleChatPostUrl(webhookUrl: string): string {
 }
 
 function createGoogleChatNotifier(opts: IntegrationOptions): Notifier {
-  const egress = opts.egress ?? DEFAULT_EGRESS;
-  return {
-    type: 'GOOGLE_CHAT',
-    async send(n: Notification, signal?: AbortSignal): Promise<DeliveryResult> {
-      const url = n.integration.secrets['webhookUrl'];
-      const bad = checkTenantUrl(url, 'webhook URL', egress);
-      if (bad || !url) return { outcome: 'dead', error: bad ?? 'webhook URL is not configured' };
-      return postAndClassify(
-        {
-          url: googleChatPostUrl(url),
-          body: JSON.stringify(buildGoogleChatMessage(n)),
-          contentType: 'application/json; charset=UTF-8',
-          secrets: Object.values(n.integration.secrets),
-        },
-        { timeoutMs: opts.timeoutMs, userAgent: opts.userAgent, clock: opts.clock ?? Date.now, signal, dispatcher: egress.dispatcher() },
-      );
-    },
-  };
+  return chatNotifier('GOOGLE_CHAT', buildGoogleChatMessage, opts, {
+    postUrl: googleChatPostUrl,
+    contentType: 'application/json; charset=UTF-8',
+  });
 }
 
 /** Google Chat allows about one message per second per space (its per-space write quota): 1/s, burst 3. */
 export const googleChat: IntegrationDescriptor = {
   type: 'GOOGLE_CHAT',
   api: { createMutation: 'createGoogleChatIntegration', paramsField: 'googleChatParams' },
-  params: [{ input: 'webhookUrl', kind: 'destination', required: true, into: 'secrets', key: 'webhookUrl' }],
+  params: CHAT_PARAMS,
   orderMode: 'in-order',
   rateLimit: { ratePerSec: 1, burst: 3 },
   providerType: 'GoogleChat',
