@@ -3,8 +3,11 @@
  *
  * - `send(events)` resolves once the service accepted them (202) and rejects only when this process stops
  *   or the service rejects an event as invalid (400, naming its index): nothing is ever dropped silently.
- * - Concurrent sends within `batchDelayMs` go out in one request of up to `batchMax` events (the service
- *   takes 1,000); one request at a time, in order.
+ * - No fixed wait: when no request is in flight, what was sent goes out on the next turn of the event loop
+ *   (`setImmediate`: the sends of one tick, e.g. a burst of reconciles, share a request). While a request is in
+ *   flight, sends queue up and go out together as soon as it is answered, up to `batchMax` events a request
+ *   (the service takes 1,000): batches form only under load. One request at a time, in order (a second
+ *   concurrent request could overtake a retrying one; the hub keeps the order it receives).
  * - Network errors, timeouts, 408/429/5xx and 401/403/404 (a key being rotated, a service starting) are
  *   retried with exponential backoff and jitter for as long as it takes; the events wait in memory.
  *   413 splits the batch.
@@ -68,8 +71,6 @@ export interface EventSenderOptions extends ServiceHttpOptions {
   clock?: Clock;
   /** events per request; default 100 */
   batchMax?: number;
-  /** wait this long for more events before a request; default 20 ms */
-  batchDelayMs?: number;
   /** default 500 ms doubling to 30 s, 20 % jitter */
   backoff?: BackoffPolicy;
   metrics?: SenderMetrics;
@@ -97,7 +98,8 @@ export class EventSender implements EventSink {
   private readonly http: ServiceHttp;
   private readonly abort = new AbortController();
   private running: Promise<void> | undefined;
-  private timer: unknown;
+  /** a dispatch is armed for the next turn of the event loop */
+  private armed: NodeJS.Immediate | undefined;
   private stopped = false;
   private batchMax: number;
   readonly stats = { requests: 0, accepted: 0, failures: 0, dropped: 0 };
@@ -141,8 +143,8 @@ export class EventSender implements EventSink {
   /** Rejects everything still queued (SenderStoppedError) and aborts the request in flight. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
-    this.timer = undefined;
+    if (this.armed !== undefined) clearImmediate(this.armed);
+    this.armed = undefined;
     this.abort.abort();
     await this.running?.catch(() => {});
     this.failAll();
@@ -155,15 +157,17 @@ export class EventSender implements EventSink {
   }
 
   private schedule(): void {
-    if (this.running || this.timer !== undefined || this.stopped) return;
-    const delay = this.queue.length >= this.batchMax ? 0 : (this.opts.batchDelayMs ?? 20);
-    this.timer = this.clock.setTimeout(() => {
-      this.timer = undefined;
+    if (this.running || this.armed !== undefined || this.stopped) return;
+    // not a timer: the clock's setTimeout(0) is ≥ 1 ms, and a fake clock would hold every send until it ticks
+    this.armed = setImmediate(() => {
+      this.armed = undefined;
+      if (this.running || this.stopped || !this.queue.length) return;
+      // the loop sends what queued up meanwhile as soon as each request is answered
       this.running = this.loop().finally(() => {
         this.running = undefined;
         if (this.queue.length && !this.stopped) this.schedule();
       });
-    }, delay);
+    });
   }
 
   private async loop(): Promise<void> {

@@ -61,7 +61,7 @@ const accept = (r: Req, res: ServerResponse): void => {
 };
 
 const sender = (url: string, extra: Partial<ConstructorParameters<typeof EventSender>[0]> = {}) =>
-  new EventSender({ url, apiKey: () => 'emitter-key-0123456789', log, backoff: { baseMs: 10, maxMs: 40 }, batchDelayMs: 10, ...extra });
+  new EventSender({ url, apiKey: () => 'emitter-key-0123456789', log, backoff: { baseMs: 10, maxMs: 40 }, ...extra });
 
 describe('EventSender', () => {
   it('batches concurrent sends into one request with the API key', async () => {
@@ -72,6 +72,29 @@ describe('EventSender', () => {
     expect(svc.reqs).toHaveLength(1);
     expect(svc.reqs[0]!.key).toBe('emitter-key-0123456789');
     expect(svc.reqs[0]!.events.map((e) => e.data['issuerName'])).toEqual(['a', 'b', 'c', 'd']);
+    await s.stop();
+  });
+
+  it('sends at once when idle; while a request is in flight, later sends queue and go out together when it is answered', async () => {
+    const held: (() => void)[] = [];
+    const svc = await service((r, res, n) => (n === 1 ? held.push(() => accept(r, res)) : accept(r, res)));
+    // a clock whose timers never fire: a send that waited for a timer would never leave
+    const frozen = { now: () => 0, setTimeout: () => 0, clearTimeout: () => {} };
+    const s = sender(svc.url, { clock: frozen });
+    const first = s.send([issuerEvent('a')]);
+    // the first request left without waiting for more events: it is at the service, unanswered
+    for (let i = 0; i < 400 && svc.reqs.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(svc.reqs.map((r) => r.events.length)).toEqual([1]);
+    // sent on separate turns of the event loop while that request is in flight
+    const later: Promise<unknown>[] = [];
+    for (const n of ['b', 'c', 'd']) {
+      later.push(s.send([issuerEvent(n)]));
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(svc.reqs).toHaveLength(1);
+    held[0]!();
+    await Promise.all([first, ...later]);
+    expect(svc.reqs.map((r) => r.events.map((e) => e.data['issuerName']).join(''))).toEqual(['a', 'bcd']);
     await s.stop();
   });
 
