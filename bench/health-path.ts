@@ -1,0 +1,427 @@
+/**
+ * Health path latency (issue 12): an Issuer's Ready condition written through the status subresource of a REAL
+ * kube-apiserver v1.20.2 + etcd (test/support/kube.ts, watch cache on as in production, etcd on /dev/shm) →
+ * the webhook received by a loopback HTTP receiver, with the product as `serve --kube on` runs it, in this
+ * process: operator + emitter + hub + delivery worker, SQLite, grace period 0, a Webhook provider and a router
+ * made from CRs.
+ *
+ * Baseline in the same run: a bare client-node watch on the same kind of resource that POSTs to the same
+ * receiver on each change of Ready (watch-to-POST). The two run one after the other on Issuers of two
+ * namespaces (the product's emitter watches only its own), so neither loads the other.
+ *
+ * Two variants of BENCH_HEALTH_FLIPS flips (default 1,000), Ready alternating False/True:
+ *  - idle: one Issuer, one flip at a time (the next once the previous reached the receiver);
+ *  - loaded: BENCH_HEALTH_CONCURRENCY Issuers (default 50) flipping at once, each the same closed loop.
+ * Latency = receiver arrival − the start of the status write. Prints p50/p90/p99/max per variant, product vs
+ * bare, and for the idle product where the time goes: timestamps along the path (the status write answered;
+ * the watch event as a probe watch in this process sees it; POST /v1/events leaving the emitter and answered;
+ * the webhook request leaving the delivery worker), from node:diagnostics_channel (undici, http server).
+ *
+ *   node --import tsx bench/health-path.ts
+ *   BENCH_HEALTH_FLIPS=200 BENCH_HEALTH_CONCURRENCY=20 node --import tsx bench/health-path.ts
+ */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import { CustomObjectsApi, PatchStrategy, Watch, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { loadServeConfig } from '../src/config.js';
+import { startService, type RunningService } from '../src/main.js';
+import { installCertManagerCrds } from '../test/fixtures/cert-manager-crds.js';
+import { Kube, installCrds, provider, router, secret } from '../test/operator/support.js';
+import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, type KubeEnv } from '../test/support/kube.js';
+
+const num = (s: string | undefined, d: number): number => (s ? Number(s) : d);
+const FLIPS = num(process.env['BENCH_HEALTH_FLIPS'], 1000);
+const CONCURRENCY = num(process.env['BENCH_HEALTH_CONCURRENCY'], 50);
+/** idle: pause after each arrival, so a flip finds the process quiet (the previous flip's state write done) */
+const GAP_MS = num(process.env['BENCH_HEALTH_GAP_MS'], 50);
+/** where the SQLite file lives (default the OS temp dir, on disk: every commit is fsynced, synchronous=FULL) */
+const STORE_DIR = process.env['BENCH_HEALTH_STORE_DIR'] ?? tmpdir();
+const PRODUCT_NS = 'bench-product';
+const BARE_NS = 'bench-bare';
+const KEY = 'bench-health-key-0123456789';
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const now = (): number => performance.now();
+
+// ---------------------------------------------------------------------------------------------------------
+// the receiver: resolves the waiter of (path, issuer name, Ready status)
+
+type Ready = 'True' | 'False';
+interface Arrival {
+  at: number;
+}
+const waiters = new Map<string, (a: Arrival) => void>();
+const waitKey = (path: string, name: string, ready: Ready): string => `${path} ${name} ${ready}`;
+
+function arrived(path: string, body: string, at: number): void {
+  let name: string | undefined;
+  let ready: Ready | undefined;
+  try {
+    const b = JSON.parse(body) as { type?: string; name?: string; ready?: Ready; data?: { resource?: { name?: string } } };
+    name = path === '/bare' ? b.name : b.data?.resource?.name;
+    ready = path === '/bare' ? b.ready : b.type?.endsWith('.notready') ? 'False' : 'True';
+  } catch {
+    return;
+  }
+  if (!name || !ready) return;
+  const k = waitKey(path, name, ready);
+  const w = waiters.get(k);
+  if (w) {
+    waiters.delete(k);
+    w({ at });
+  }
+}
+
+async function startReceiver(): Promise<{ url: string; server: Server }> {
+  const server = createServer((req: IncomingMessage, res) => {
+    const at = now();
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      res.writeHead(204).end();
+      arrived(req.url ?? '', body, at);
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+function expectArrival(path: string, name: string, ready: Ready, timeoutMs = 30_000): Promise<Arrival> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => {
+      waiters.delete(waitKey(path, name, ready));
+      reject(new Error(`no ${path} arrival for ${name} Ready=${ready} within ${timeoutMs} ms`));
+    }, timeoutMs);
+    waiters.set(waitKey(path, name, ready), (a) => {
+      clearTimeout(t);
+      resolve(a);
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Issuers and their status writes
+
+const issuer = (ns: string, name: string) =>
+  ({ apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name, namespace: ns }, spec: { selfSigned: {} } }) as never;
+
+function writeReady(custom: CustomObjectsApi, ns: string, name: string, ready: Ready): Promise<unknown> {
+  const at = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+  return custom.patchNamespacedCustomObjectStatus(
+    {
+      group: 'cert-manager.io',
+      version: 'v1',
+      plural: 'issuers',
+      namespace: ns,
+      name,
+      body: {
+        status: {
+          conditions: [
+            {
+              type: 'Ready',
+              status: ready,
+              reason: ready === 'True' ? 'IsReady' : 'ErrInitIssuer',
+              message: ready === 'True' ? 'signing' : 'bench flip',
+              lastTransitionTime: at,
+              observedGeneration: 1,
+            },
+          ],
+        },
+      },
+    },
+    mergePatch,
+  );
+}
+
+interface Flip {
+  start: number;
+  written: number;
+  end: number;
+}
+
+/** `flips` flips over `names` (one closed loop per name); each waits for its arrival before the next. */
+async function flipLoop(
+  custom: CustomObjectsApi,
+  ns: string,
+  path: string,
+  names: string[],
+  flips: number,
+  gapMs: number,
+  onFlip?: (f: Partial<Flip>) => void,
+): Promise<Flip[]> {
+  const out: Flip[] = [];
+  let left = flips;
+  const state = new Map(names.map((n) => [n, 'True' as Ready]));
+  await Promise.all(
+    names.map(async (name) => {
+      while (left > 0) {
+        left--;
+        const ready: Ready = state.get(name) === 'True' ? 'False' : 'True';
+        state.set(name, ready);
+        const arrival = expectArrival(path, name, ready);
+        const f: Partial<Flip> = { start: now() };
+        onFlip?.(f);
+        await writeReady(custom, ns, name, ready);
+        f.written = now();
+        f.end = (await arrival).at;
+        out.push(f as Flip);
+        if (gapMs) await new Promise((r) => setTimeout(r, gapMs));
+      }
+    }),
+  );
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// the bare baseline: a client-node watch that POSTs on each change of Ready
+
+async function startBareWatcher(kc: KubeConfig, receiver: string): Promise<() => void> {
+  const last = new Map<string, string>();
+  const watch = new Watch(kc);
+  const ctl = await watch.watch(
+    `/apis/cert-manager.io/v1/namespaces/${BARE_NS}/issuers`,
+    {},
+    (type: string, obj: { metadata?: { name?: string }; status?: { conditions?: { type: string; status: string }[] } }) => {
+      const name = obj.metadata?.name ?? '';
+      const ready = obj.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? '';
+      if (type === 'DELETED' || last.get(name) === ready) return;
+      last.set(name, ready);
+      if (!ready) return;
+      void fetch(`${receiver}/bare`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name, ready }),
+      })
+        .then((r) => r.arrayBuffer())
+        .catch(() => {});
+    },
+    () => {},
+  );
+  return () => ctl.abort();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// where the time goes (idle product): timestamps of the path's steps for the flip in progress
+
+interface Marks {
+  start: number;
+  written?: number;
+  watch?: number;
+  postEvents?: number;
+  hubIn?: number;
+  accepted?: number;
+  deliver?: number;
+  statePatch?: number;
+  statePatched?: number;
+}
+
+function tracePath(receiverOrigin: string, kubeServer: string): { current: Marks | undefined; stop(): void } {
+  const t: { current: Marks | undefined; stop(): void } = { current: undefined, stop: () => {} };
+  const reqs = new WeakMap<object, string>();
+  const onCreate = (m: unknown): void => {
+    const { request } = m as { request: { origin: string | URL; path: string; method: string } };
+    const origin = String(request.origin);
+    const c = t.current;
+    if (!c) return;
+    if (request.path === '/v1/events' && request.method === 'POST') c.postEvents ??= now();
+    else if (origin.startsWith(receiverOrigin)) c.deliver ??= now();
+    else if (origin.startsWith(kubeServer) && request.path.includes('/configmaps/') && request.method === 'PATCH') {
+      c.statePatch ??= now();
+      reqs.set(request, 'state');
+    }
+  };
+  const onHeaders = (m: unknown): void => {
+    const { request } = m as { request: object };
+    if (reqs.get(request) === 'state' && t.current) t.current.statePatched ??= now();
+  };
+  const onServerStart = (m: unknown): void => {
+    const { request } = m as { request: IncomingMessage };
+    if (request.url === '/v1/events' && t.current) t.current.hubIn ??= now();
+  };
+  const onServerFinish = (m: unknown): void => {
+    const { request } = m as { request: IncomingMessage };
+    if (request.url === '/v1/events' && t.current) t.current.accepted ??= now();
+  };
+  const subs: [string, (m: unknown) => void][] = [
+    ['undici:request:create', onCreate],
+    ['undici:request:headers', onHeaders],
+    ['http.server.request.start', onServerStart],
+    ['http.server.response.finish', onServerFinish],
+  ];
+  for (const [name, fn] of subs) subscribe(name, fn);
+  t.stop = () => {
+    for (const [name, fn] of subs) unsubscribe(name, fn);
+  };
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+const pct = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+const ms = (v: number): string => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
+
+function stats(xs: number[]): { p50: number; p90: number; p99: number; max: number } {
+  const s = [...xs].sort((a, b) => a - b);
+  return { p50: pct(s, 0.5), p90: pct(s, 0.9), p99: pct(s, 0.99), max: s.at(-1) ?? NaN };
+}
+
+async function waitUntil(what: string, fn: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (await fn().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+export async function run(): Promise<void> {
+  await ensureKubeBinaries();
+  const env: KubeEnv = await startKubeEnv({ watchCache: true });
+  const dir = mkdtempSync(join(STORE_DIR, 'cmn-bench-health-'));
+  const receiver = await startReceiver();
+  let svc: RunningService | undefined;
+  let stopBare: (() => void) | undefined;
+  const savedKubeconfig = process.env['KUBECONFIG'];
+  try {
+    const kc = env.kubeConfig();
+    await installCrds(kc);
+    await installCertManagerCrds(kc);
+    await ensureNamespace(kc, PRODUCT_NS);
+    await ensureNamespace(kc, BARE_NS);
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const loadedNames = (p: string) => Array.from({ length: CONCURRENCY }, (_, i) => `${p}-${i}`);
+    for (const ns of [PRODUCT_NS, BARE_NS])
+      for (const n of ['solo', ...loadedNames('busy')]) {
+        await applyManifest(kc, issuer(ns, n));
+        await writeReady(custom, ns, n, 'True');
+      }
+
+    process.env['KUBECONFIG'] = env.kubeconfigPath;
+    const cfg = loadServeConfig(
+      [
+        ...['--port', '0', '--host', '127.0.0.1', '--store', `sqlite:${join(dir, 'db')}`, '--kube', 'on'],
+        ...['--api-key', KEY, '--leader-elect', 'false', '--egress-allow', '127.0.0.1/32'],
+        ...['--emitter-watch-namespace', PRODUCT_NS, '--emitter-namespace', 'default', '--health-grace-period', '0'],
+      ],
+      {},
+    );
+    svc = await startService(cfg, pino({ level: 'silent' }));
+
+    // the notification setup, as CRs: a Webhook provider and a router of every Issuer health event
+    await applyManifest(kc, secret(PRODUCT_NS, 'hook', { url: `${receiver.url}/product` }));
+    await applyManifest(kc, provider(PRODUCT_NS, 'hook', { type: 'Webhook', webhook: { urlSecretRef: { name: 'hook', key: 'url' } } }));
+    await applyManifest(
+      kc,
+      router(PRODUCT_NS, 'issuers', { eventTypeId: 'certmgr-issuer-health-notification-config', providerRef: { name: 'hook' } }),
+    );
+    await new Kube(kc).waitCondition('notificationrouters', 'issuers', PRODUCT_NS, { status: 'True' }, 120_000);
+    // the emitter is running once a flip goes through (its caches synced, the router in the hub's snapshot)
+    await waitUntil(
+      'the first flip through the product',
+      async () => {
+        const a = expectArrival('/product', 'solo', 'False', 5_000);
+        await writeReady(custom, PRODUCT_NS, 'solo', 'False');
+        await a;
+        const b = expectArrival('/product', 'solo', 'True', 5_000);
+        await writeReady(custom, PRODUCT_NS, 'solo', 'True');
+        await b;
+        return true;
+      },
+      120_000,
+    );
+
+    const warm = Math.min(50, FLIPS);
+    await flipLoop(custom, PRODUCT_NS, '/product', ['solo'], warm, GAP_MS);
+    const trace = tracePath(receiver.url, env.server);
+    // a probe: when a watch client in this process sees the write (the emitter's informer sees it about then)
+    const probe = await new Watch(kc).watch(
+      `/apis/cert-manager.io/v1/namespaces/${PRODUCT_NS}/issuers`,
+      {},
+      (_type: string, obj: { metadata?: { name?: string } }) => {
+        if (obj.metadata?.name === 'solo' && trace.current) trace.current.watch ??= now();
+      },
+      () => {},
+    );
+    const marks: Marks[] = [];
+    const productIdle = await flipLoop(custom, PRODUCT_NS, '/product', ['solo'], FLIPS, GAP_MS, (f) => {
+      const m: Marks = { start: f.start! };
+      marks.push(m);
+      trace.current = m;
+    });
+    for (let i = 0; i < productIdle.length; i++) marks[i]!.written = productIdle[i]!.written;
+    trace.current = undefined;
+    probe.abort();
+    const productLoaded = await flipLoop(custom, PRODUCT_NS, '/product', loadedNames('busy'), FLIPS, 0);
+
+    // the product stays up (idle: nothing it watches changes) while the bare watcher runs
+    stopBare = await startBareWatcher(kc, receiver.url);
+    await flipLoop(custom, BARE_NS, '/bare', ['solo'], warm, GAP_MS);
+    const bareIdle = await flipLoop(custom, BARE_NS, '/bare', ['solo'], FLIPS, GAP_MS);
+    const bareLoaded = await flipLoop(custom, BARE_NS, '/bare', loadedNames('busy'), FLIPS, 0);
+
+    const lat = (fs: Flip[]) => stats(fs.map((f) => f.end - f.start));
+    console.log(
+      `\nstatus write → webhook received, ${FLIPS} flips per row (Ready alternating False/True; grace 0; ` +
+        `idle: one Issuer, ${GAP_MS} ms pause after each arrival; loaded: ${CONCURRENCY} Issuers at once, no pause; ` +
+        `SQLite in ${STORE_DIR}), ms:\n`,
+    );
+    console.log('| variant | path | p50 | p90 | p99 | max | product / bare (p50, p99) |');
+    console.log('|---|---|---:|---:|---:|---:|---:|');
+    for (const [variant, p, b] of [
+      ['idle', lat(productIdle), lat(bareIdle)],
+      [`loaded (${CONCURRENCY})`, lat(productLoaded), lat(bareLoaded)],
+    ] as const) {
+      console.log(
+        `| ${variant} | product (serve --kube on) | ${ms(p.p50)} | ${ms(p.p90)} | ${ms(p.p99)} | ${ms(p.max)} | ${(p.p50 / b.p50).toFixed(2)}×, ${(p.p99 / b.p99).toFixed(2)}× |`,
+      );
+      console.log(`| ${variant} | bare watch → POST | ${ms(b.p50)} | ${ms(b.p90)} | ${ms(b.p99)} | ${ms(b.max)} | |`);
+    }
+
+    // where the time goes, idle product: each step's share (ms from the previous step), p50 / p99
+    const steps: [string, (m: Marks) => number | undefined, (m: Marks) => number | undefined][] = [
+      ['status write answered by the apiserver', (m) => m.start, (m) => m.written],
+      ['status write start → a probe watch in this process sees it', (m) => m.start, (m) => m.watch],
+      [
+        'probe watch event → POST /v1/events leaves the emitter (informer, workqueue, reconcile, sender)',
+        (m) => m.watch,
+        (m) => m.postEvents,
+      ],
+      ['→ the hub starts handling it', (m) => m.postEvents, (m) => m.hubIn],
+      ['→ 202 written (validate, route, one SQLite transaction)', (m) => m.hubIn, (m) => m.accepted],
+      ['→ the webhook request leaves the delivery worker (kick, claim, render)', (m) => m.accepted, (m) => m.deliver],
+      ['→ the receiver has it', (m) => m.deliver, (m) => productIdle[marks.indexOf(m)]?.end],
+      ['(beside the path) state ConfigMap PATCH after the 202, its duration', (m) => m.statePatch, (m) => m.statePatched],
+    ];
+    console.log('\nidle product, where the time goes (ms between successive steps; flips where each step was seen):\n');
+    console.log('| step | flips | p50 | p90 | p99 |');
+    console.log('|---|---:|---:|---:|---:|');
+    for (const [name, from, to] of steps) {
+      const d = marks
+        .map((m) => (from(m) !== undefined && to(m) !== undefined ? to(m)! - from(m)! : undefined))
+        .filter((x): x is number => x !== undefined);
+      if (!d.length) continue;
+      const s = stats(d);
+      console.log(`| ${name} | ${d.length} | ${ms(s.p50)} | ${ms(s.p90)} | ${ms(s.p99)} |`);
+    }
+    trace.stop();
+  } finally {
+    stopBare?.();
+    await svc?.close();
+    receiver.server.closeAllConnections();
+    receiver.server.close();
+    await env.stop();
+    rmSync(dir, { recursive: true, force: true });
+    if (savedKubeconfig === undefined) delete process.env['KUBECONFIG'];
+    else process.env['KUBECONFIG'] = savedKubeconfig;
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await run();
