@@ -145,7 +145,12 @@ interface Flip {
   start: number;
   written: number;
   end: number;
+  /** when the probe watch saw the write (product phases) */
+  watched?: number;
 }
+
+/** The probe watch's first sighting of (name, Ready) since the flip that wrote it started. */
+const probeSeen = new Map<string, number>();
 
 /** `flips` flips over `names` (one closed loop per name); each waits for its arrival before the next. */
 async function flipLoop(
@@ -168,10 +173,13 @@ async function flipLoop(
         state.set(name, ready);
         const arrival = expectArrival(path, name, ready);
         const f: Partial<Flip> = { start: now() };
+        probeSeen.delete(`${name} ${ready}`);
         onFlip?.(f);
         await writeReady(custom, ns, name, ready);
         f.written = now();
         f.end = (await arrival).at;
+        const watched = probeSeen.get(`${name} ${ready}`);
+        if (watched !== undefined) f.watched = watched;
         out.push(f as Flip);
         if (gapMs) await new Promise((r) => setTimeout(r, gapMs));
       }
@@ -221,6 +229,31 @@ interface Marks {
   deliver?: number;
   statePatch?: number;
   statePatched?: number;
+  /** durations (ms) of the store calls on the path: the ingestion transaction, the delivery claim */
+  txnMs?: number;
+  claimMs?: number;
+}
+
+/** Times the store calls on the path (the worker and the hub call them on this object). */
+function timeStore(store: RunningService['store'], trace: { current: Marks | undefined }): void {
+  const transaction = store.transaction.bind(store);
+  const claim = store.claimDeliveries.bind(store);
+  store.transaction = async (fn) => {
+    const c = trace.current;
+    const t = now();
+    try {
+      return await transaction(fn);
+    } finally {
+      if (c && c.hubIn !== undefined && c.txnMs === undefined) c.txnMs = now() - t;
+    }
+  };
+  store.claimDeliveries = async (...args) => {
+    const c = trace.current;
+    const t = now();
+    const rows = await claim(...args);
+    if (c && rows.length && c.claimMs === undefined) c.claimMs = now() - t;
+    return rows;
+  };
 }
 
 function tracePath(receiverOrigin: string, kubeServer: string): { current: Marks | undefined; stop(): void } {
@@ -341,12 +374,17 @@ export async function run(): Promise<void> {
     const warm = Math.min(50, FLIPS);
     await flipLoop(custom, PRODUCT_NS, '/product', ['solo'], warm, GAP_MS);
     const trace = tracePath(receiver.url, env.server);
+    timeStore(svc.store, trace);
     // a probe: when a watch client in this process sees the write (the emitter's informer sees it about then)
     const probe = await new Watch(kc).watch(
       `/apis/cert-manager.io/v1/namespaces/${PRODUCT_NS}/issuers`,
       {},
-      (_type: string, obj: { metadata?: { name?: string } }) => {
-        if (obj.metadata?.name === 'solo' && trace.current) trace.current.watch ??= now();
+      (_type: string, obj: { metadata?: { name?: string }; status?: { conditions?: { type: string; status: string }[] } }) => {
+        const t = now();
+        const name = obj.metadata?.name ?? '';
+        const k = `${name} ${obj.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? ''}`;
+        if (!probeSeen.has(k)) probeSeen.set(k, t);
+        if (name === 'solo' && trace.current) trace.current.watch ??= t;
       },
       () => {},
     );
@@ -358,8 +396,8 @@ export async function run(): Promise<void> {
     });
     for (let i = 0; i < productIdle.length; i++) marks[i]!.written = productIdle[i]!.written;
     trace.current = undefined;
-    probe.abort();
     const productLoaded = await flipLoop(custom, PRODUCT_NS, '/product', loadedNames('busy'), FLIPS, 0);
+    probe.abort();
 
     // the product stays up (idle: nothing it watches changes) while the bare watcher runs
     stopBare = await startBareWatcher(kc, receiver.url);
@@ -385,6 +423,20 @@ export async function run(): Promise<void> {
       console.log(`| ${variant} | bare watch → POST | ${ms(b.p50)} | ${ms(b.p90)} | ${ms(b.p99)} | ${ms(b.max)} | |`);
     }
 
+    console.log('\nproduct, split at the probe watch (ms): the apiserver (write → watch event) and the product (watch event → webhook):\n');
+    console.log('| variant | part | p50 | p90 | p99 |');
+    console.log('|---|---|---:|---:|---:|');
+    for (const [variant, fs] of [
+      ['idle', productIdle],
+      ['loaded', productLoaded],
+    ] as const) {
+      const seen = fs.filter((f) => f.watched !== undefined);
+      const a = stats(seen.map((f) => f.watched! - f.start));
+      const b = stats(seen.map((f) => f.end - f.watched!));
+      console.log(`| ${variant} | apiserver: status write → watch event | ${ms(a.p50)} | ${ms(a.p90)} | ${ms(a.p99)} |`);
+      console.log(`| ${variant} | product: watch event → webhook received | ${ms(b.p50)} | ${ms(b.p90)} | ${ms(b.p99)} |`);
+    }
+
     // where the time goes, idle product: each step's share (ms from the previous step), p50 / p99
     const steps: [string, (m: Marks) => number | undefined, (m: Marks) => number | undefined][] = [
       ['status write answered by the apiserver', (m) => m.start, (m) => m.written],
@@ -398,6 +450,8 @@ export async function run(): Promise<void> {
       ['→ 202 written (validate, route, one SQLite transaction)', (m) => m.hubIn, (m) => m.accepted],
       ['→ the webhook request leaves the delivery worker (kick, claim, render)', (m) => m.accepted, (m) => m.deliver],
       ['→ the receiver has it', (m) => m.deliver, (m) => productIdle[marks.indexOf(m)]?.end],
+      ['(inside the 202 step) the ingestion transaction (SQLite: one commit)', () => 0, (m) => m.txnMs],
+      ['(inside the 202 step) the delivery claim (SQLite: one commit)', () => 0, (m) => m.claimMs],
       ['(beside the path) state ConfigMap PATCH after the 202, its duration', (m) => m.statePatch, (m) => m.statePatched],
     ];
     console.log('\nidle product, where the time goes (ms between successive steps; flips where each step was seen):\n');
