@@ -256,12 +256,20 @@ function timeStore(store: RunningService['store'], trace: { current: Marks | und
   };
 }
 
-function tracePath(receiverOrigin: string, kubeServer: string): { current: Marks | undefined; stop(): void } {
-  const t: { current: Marks | undefined; stop(): void } = { current: undefined, stop: () => {} };
+interface Trace {
+  current: Marks | undefined;
+  /** POST /v1/events requests the emitter made */
+  posts: number;
+  stop(): void;
+}
+
+function tracePath(receiverOrigin: string, kubeServer: string): Trace {
+  const t: Trace = { current: undefined, posts: 0, stop: () => {} };
   const reqs = new WeakMap<object, string>();
   const onCreate = (m: unknown): void => {
     const { request } = m as { request: { origin: string | URL; path: string; method: string } };
     const origin = String(request.origin);
+    if (request.path === '/v1/events' && request.method === 'POST') t.posts++;
     const c = t.current;
     if (!c) return;
     if (request.path === '/v1/events' && request.method === 'POST') c.postEvents ??= now();
@@ -396,8 +404,10 @@ export async function run(): Promise<void> {
     });
     for (let i = 0; i < productIdle.length; i++) marks[i]!.written = productIdle[i]!.written;
     trace.current = undefined;
+    const idlePosts = trace.posts;
     const productLoaded = await flipLoop(custom, PRODUCT_NS, '/product', loadedNames('busy'), FLIPS, 0);
     probe.abort();
+    const loadedPosts = trace.posts - idlePosts;
 
     // the product stays up (idle: nothing it watches changes) while the bare watcher runs
     stopBare = await startBareWatcher(kc, receiver.url);
@@ -423,6 +433,10 @@ export async function run(): Promise<void> {
       console.log(`| ${variant} | bare watch → POST | ${ms(b.p50)} | ${ms(b.p90)} | ${ms(b.p99)} | ${ms(b.max)} | |`);
     }
 
+    console.log(
+      `\nPOST /v1/events requests of the emitter: idle ${idlePosts} for ${productIdle.length} flips, loaded ${loadedPosts} for ` +
+        `${productLoaded.length} flips (${(productLoaded.length / Math.max(1, loadedPosts)).toFixed(2)} events a request)`,
+    );
     console.log('\nproduct, split at the probe watch (ms): the apiserver (write → watch event) and the product (watch event → webhook):\n');
     console.log('| variant | part | p50 | p90 | p99 |');
     console.log('|---|---|---:|---:|---:|');
