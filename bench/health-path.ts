@@ -260,11 +260,13 @@ interface Trace {
   current: Marks | undefined;
   /** POST /v1/events requests the emitter made */
   posts: number;
+  /** new connections to the apiserver (client-node 2.0.1 builds an undici Agent per request: one TLS handshake each) */
+  kubeConnects: number;
   stop(): void;
 }
 
 function tracePath(receiverOrigin: string, kubeServer: string): Trace {
-  const t: Trace = { current: undefined, posts: 0, stop: () => {} };
+  const t: Trace = { current: undefined, posts: 0, kubeConnects: 0, stop: () => {} };
   const reqs = new WeakMap<object, string>();
   const onCreate = (m: unknown): void => {
     const { request } = m as { request: { origin: string | URL; path: string; method: string } };
@@ -291,7 +293,13 @@ function tracePath(receiverOrigin: string, kubeServer: string): Trace {
     const { request } = m as { request: IncomingMessage };
     if (request.url === '/v1/events' && t.current) t.current.accepted ??= now();
   };
+  const kubePort = new URL(kubeServer).port;
+  const onConnected = (m: unknown): void => {
+    const { connectParams } = m as { connectParams: { port?: string | number } };
+    if (String(connectParams.port) === kubePort) t.kubeConnects++;
+  };
   const subs: [string, (m: unknown) => void][] = [
+    ['undici:client:connected', onConnected],
     ['undici:request:create', onCreate],
     ['undici:request:headers', onHeaders],
     ['http.server.request.start', onServerStart],
@@ -405,6 +413,7 @@ export async function run(): Promise<void> {
     for (let i = 0; i < productIdle.length; i++) marks[i]!.written = productIdle[i]!.written;
     trace.current = undefined;
     const idlePosts = trace.posts;
+    const idleConnects = trace.kubeConnects;
     const productLoaded = await flipLoop(custom, PRODUCT_NS, '/product', loadedNames('busy'), FLIPS, 0);
     probe.abort();
     const loadedPosts = trace.posts - idlePosts;
@@ -437,6 +446,10 @@ export async function run(): Promise<void> {
       `\nPOST /v1/events requests of the emitter: idle ${idlePosts} for ${productIdle.length} flips, loaded ${loadedPosts} for ` +
         `${productLoaded.length} flips (${(productLoaded.length / Math.max(1, loadedPosts)).toFixed(2)} events a request)`,
     );
+    console.log(
+      `new TLS connections to the apiserver during the idle product flips (the status writes of this bench and the ` +
+        `emitter's state writes, both client-node): ${idleConnects} for ${productIdle.length} flips`,
+    );
     console.log('\nproduct, split at the probe watch (ms): the apiserver (write → watch event) and the product (watch event → webhook):\n');
     console.log('| variant | part | p50 | p90 | p99 |');
     console.log('|---|---|---:|---:|---:|');
@@ -461,11 +474,15 @@ export async function run(): Promise<void> {
         (m) => m.postEvents,
       ],
       ['→ the hub starts handling it', (m) => m.postEvents, (m) => m.hubIn],
-      ['→ 202 written (validate, route, one SQLite transaction)', (m) => m.hubIn, (m) => m.accepted],
-      ['→ the webhook request leaves the delivery worker (kick, claim, render)', (m) => m.accepted, (m) => m.deliver],
+      [
+        '→ the webhook request leaves the delivery worker (validate, route, ingestion commit, kick, claim, render)',
+        (m) => m.hubIn,
+        (m) => m.deliver,
+      ],
       ['→ the receiver has it', (m) => m.deliver, (m) => productIdle[marks.indexOf(m)]?.end],
-      ['(inside the 202 step) the ingestion transaction (SQLite: one commit)', () => 0, (m) => m.txnMs],
-      ['(inside the 202 step) the delivery claim (SQLite: one commit)', () => 0, (m) => m.claimMs],
+      ['(inside the hub step) the ingestion transaction (SQLite: one commit)', () => 0, (m) => m.txnMs],
+      ['(inside the hub step) the delivery claim (SQLite: one commit)', () => 0, (m) => m.claimMs],
+      ['(beside the path) the 202 flushed, after the worker started sending', (m) => m.deliver, (m) => m.accepted],
       ['(beside the path) state ConfigMap PATCH after the 202, its duration', (m) => m.statePatch, (m) => m.statePatched],
     ];
     console.log('\nidle product, where the time goes (ms between successive steps; flips where each step was seen):\n');
