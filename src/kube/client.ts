@@ -14,6 +14,7 @@ import {
   type V1Secret,
 } from '@kubernetes/client-node';
 import { FIELD_MANAGER, GROUP, VERSION, type KindDef } from '../api/meta.js';
+import { reuseKubeDispatchers } from './dispatchers.js';
 import { isNotFound } from './errors.js';
 import type { ListPage } from './informer.js';
 
@@ -49,6 +50,7 @@ export class KubeClient {
     readonly kc: KubeConfig,
     readonly fieldManager = FIELD_MANAGER,
   ) {
+    reuseKubeDispatchers(kc);
     this.custom = kc.makeApiClient(CustomObjectsApi);
     this.core = kc.makeApiClient(CoreV1Api);
     this.coordination = kc.makeApiClient(CoordinationV1Api);
