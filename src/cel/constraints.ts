@@ -194,6 +194,14 @@ class Extractor {
       const other = y.data.get(k);
       if (other) data.set(k, { ...c, values: new Set([...c.values, ...other.values]) });
     }
+    // Different string predicates on one path (`startsWith('a') || endsWith('b')`, `== 'a' || contains('b')`):
+    // each implies its literal occurs in the string, so the string contains one of them.
+    for (const [path, cx] of bestStringConstraints(x)) {
+      const cy = bestStringConstraints(y).get(path);
+      const k = `substring|string|${path}`;
+      if (!cy || data.has(k) || [...data.values()].some((c) => c.valueType === 'string' && JSON.stringify(c.path) === path)) continue;
+      data.set(k, { path: cx.path, kind: 'substring', valueType: 'string', values: new Set([...cx.values, ...cy.values]) });
+    }
     const types = x.types && y.types ? new Set([...x.types, ...y.types]) : undefined;
     return { types, exact: x.exact && y.exact, data };
   }
@@ -203,6 +211,18 @@ class Extractor {
     const inner = x.types;
     return { types: new Set(this.familyTypes.filter((t) => !inner.has(t))), exact: true, data: new Map() };
   }
+}
+
+/** By JSON path: the most selective string equality, substring, prefix or suffix constraint of `info` on it. */
+function bestStringConstraints(info: Info): Map<string, DataConstraint> {
+  const best = new Map<string, DataConstraint>();
+  for (const c of info.data.values()) {
+    if (c.valueType !== 'string' || c.kind === 'contains') continue;
+    const path = JSON.stringify(c.path);
+    const prev = best.get(path);
+    if (!prev || literalSelectivity(c) > literalSelectivity(prev)) best.set(path, c);
+  }
+  return best;
 }
 
 const STRING_KINDS: Partial<Record<string, StringKind>> = { contains: 'substring', startsWith: 'prefix', endsWith: 'suffix' };

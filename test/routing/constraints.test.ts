@@ -282,6 +282,42 @@ describe('filterConstraints: substring, prefix and suffix predicates', () => {
       },
     ],
     [
+      'disjunction of different string predicates: contains one of the literals',
+      "data.statusMessage.contains('x') || data.statusMessage.startsWith('yz')",
+      ISSUER,
+      {
+        types: null,
+        data: ['substring:string statusMessage ["x","yz"]'],
+      },
+    ],
+    [
+      'disjunction with an equality',
+      "data.namespace == 'a' || data.namespace.endsWith('b')",
+      ISSUER,
+      {
+        types: null,
+        data: ['substring:string namespace ["a","b"]'],
+      },
+    ],
+    [
+      'disjunction: same kinds unite as they are',
+      "(data.namespace.startsWith('a') && data.namespace.endsWith('c')) || data.namespace.startsWith('b')",
+      ISSUER,
+      {
+        types: null,
+        data: ['prefix:string namespace ["a","b"]'],
+      },
+    ],
+    [
+      'disjunction: the most selective of each side',
+      "(data.namespace.startsWith('a') && data.namespace.endsWith('cd')) || data.namespace.contains('b')",
+      ISSUER,
+      {
+        types: null,
+        data: ['substring:string namespace ["b","cd"]'],
+      },
+    ],
+    [
       'prefix and suffix on one path: both',
       "data.message.startsWith('a') && data.message.endsWith('b')",
       EXPIRY,
@@ -370,7 +406,6 @@ describe('filterConstraints: conservative (no constraint)', () => {
     ["data.clusterId == 'a' || type.endsWith('.active')", ISSUER],
     ["!data.clusterName.startsWith('prod')", CERT],
     ["data.statusMessage.contains('x') || data.namespace == 'a'", ISSUER],
-    ["data.statusMessage.contains('x') || data.statusMessage.startsWith('y')", ISSUER],
     ['data.statusMessage.contains(data.namespace)', ISSUER],
     ["data.statusMessage.contains('x') == false", ISSUER],
     ["data.statusMessage.matches('abc')", ISSUER], // not anchored
@@ -394,7 +429,9 @@ describe('filterConstraints: conservative (no constraint)', () => {
     ["type.matches('notready$')", ISSUER],
     ['type.endsWith(data.namespace)', ISSUER],
     ['[1].exists(data, data == 1) && true', ISSUER],
-    ["data.namespace == 'a' || data.namespace.contains('b')", ISSUER],
+    ["data.namespace == 'a' || data.clusterName.contains('b')", ISSUER],
+    ["data.namespace.startsWith('a') || data.clusterName.endsWith('b')", ISSUER],
+    ["data.message.startsWith('a') || 'a' in data.applicationIds", EXPIRY],
   ])('%j', (expr, id) => {
     const s = of(expr, id);
     expect(s.data).toEqual([]);

@@ -170,6 +170,11 @@ const HEALTH_STRINGS: FilterGen[] = [
   (r) => `data.statusMessage.contains(${q(pick(r, POOLS.substrings))}) && data.statusMessage.contains(${q(pick(r, POOLS.substrings))})`,
   (r) => `data.namespace == ${q(pick(r, POOLS.namespaces))} && data.statusMessage.contains(${q(pick(r, POOLS.substrings))})`,
   (r) => `data.clusterName.matches(${q(pick(r, POOLS.regexPrefixes))}) && data.statusReason.startsWith(${q(pick(r, POOLS.prefixes))})`,
+  // Mixed kinds under ||: the index files them under "contains one of the literals".
+  (r) => `data.statusMessage.startsWith(${q(pick(r, POOLS.prefixes))}) || data.statusMessage.endsWith(${q(pick(r, POOLS.suffixes))})`,
+  (r) => `data.namespace == ${q(pick(r, POOLS.namespaces))} || data.namespace.contains(${q(pick(r, ['manager', 'op', 'x', '']))})`,
+  (r) =>
+    `(data.clusterName.startsWith(${q(pick(r, POOLS.prefixes))}) && int(data.namespace) == 1) || data.clusterName.endsWith(${q(pick(r, POOLS.suffixes))})`,
   // matches() on the short fields is cheap enough to be indexed (on the free-text ones it is priced per event).
   (r) => `data.statusReason.matches(${q(pick(r, POOLS.regexPrefixes))})`,
   (r) => `data.namespace.matches(${q(pick(r, POOLS.regexPrefixes))}) || data.namespace.startsWith('gate')`,
