@@ -240,9 +240,10 @@ export function literalSelectivity(c: DataConstraint): number {
 
 /**
  * The literal every match of an RE2 pattern starts with when the pattern is anchored (`^abc…`): the plain
- * ASCII characters (or `\`-escaped punctuation) after `^`, without the last one when a quantifier follows.
- * Undefined when the pattern is not anchored that way, has a top-level `|`, or the prefix is empty. Anything
- * unusual stops the prefix early (`(?i)` flags, classes, groups, non-ASCII), which only makes it shorter.
+ * ASCII characters (or `\`-escaped punctuation) after `^`, up to the first other token. Unless that token is
+ * `$` or the end, the last character is left out: a quantifier may follow it, also after tokens that add
+ * nothing (`^ab?`, `^ab(?i)?`, `^ab\Q\E*`). Undefined when the pattern is not anchored that way, has a
+ * top-level `|`, or the prefix is empty. Anything unusual (flags, classes, groups, non-ASCII) ends the prefix.
  */
 export function regexLiteralPrefix(pattern: string): string | undefined {
   if (!pattern.startsWith('^') || hasTopLevelAlternation(pattern)) return undefined;
@@ -250,20 +251,17 @@ export function regexLiteralPrefix(pattern: string): string | undefined {
   let i = 1;
   while (i < pattern.length) {
     const ch = pattern[i] as string;
-    let lit: string;
     if (ch === '\\') {
       const next = pattern[i + 1];
       if (next === undefined || !/^[!-/:-@[-`{-~]$/.test(next)) break; // \d, \Q, \x41, \pL ...: stop
-      lit = next;
+      prefix += next;
       i += 2;
     } else if (/^[ -~]$/.test(ch) && !'.+*?()[]{}|^$'.includes(ch)) {
-      lit = ch;
+      prefix += ch;
       i += 1;
     } else break;
-    const after = pattern[i];
-    if (after !== undefined && '*+?{'.includes(after)) break; // this one may repeat zero times (or several): not part of it
-    prefix += lit;
   }
+  if (i < pattern.length && pattern[i] !== '$') prefix = prefix.slice(0, -1);
   return prefix === '' ? undefined : prefix;
 }
 

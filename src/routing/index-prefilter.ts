@@ -16,11 +16,12 @@
  * For an event: candidates = the type's always-candidates ∪ for each bucket the routers under the event's
  * value(s) (or the literals found in it) at the bucket's path. When the event's field is missing or not of
  * the bucket's shape, the whole bucket is a candidate, because then the filter could error rather than be false.
+ * Constraints are decisive (a violated one means the filter is exactly false, not an error), so the full
+ * filter evaluated on the candidates gives the same matches and the same errors as evaluating every router.
  *
- * Costs: building is linear in the routers and their literals' length; an event costs one lookup per bucket,
- * or one scan of the field's string (O(length + literals found); the event schema bounds the length). Constraints are decisive
- * (a violated one means the filter is exactly false, not an error), so the full filter evaluated on the
- * candidates gives the same matches and the same errors as evaluating every router.
+ * Costs: building is linear in the routers and their literals (each cut to MAX_INDEXED_LITERAL code units);
+ * an event costs one lookup per bucket, or one scan of the field's string (O(length + literals found); the
+ * event schema bounds the length).
  */
 import { literalSelectivity } from '../cel/constraints.js';
 import { FILTER_LIMITS, filterConstraints, type ConstraintValue, type DataConstraint } from '../cel/index.js';
@@ -100,10 +101,11 @@ export function buildPrefilterIndex(
         ti.buckets.push(b);
       }
       b.all.push(ordinal);
-      for (const v of chosen.values) {
+      for (const value of chosen.values) {
+        const v = indexedLiteral(chosen.kind, value);
         const list = b.byValue.get(v);
-        if (list) list.push(ordinal);
-        else b.byValue.set(v, [ordinal]);
+        if (!list) b.byValue.set(v, [ordinal]);
+        else if (list[list.length - 1] !== ordinal) list.push(ordinal);
       }
     }
   });
@@ -179,6 +181,18 @@ function rank(c: DataConstraint): number {
   if (c.kind === 'equals') return c.values.size;
   if (c.kind === 'contains') return 1e9 + c.values.size;
   return 2e15 - 2 * literalSelectivity(c) + (c.kind === 'substring' ? 1 : 0);
+}
+
+/**
+ * Code units of a literal kept in the index: a string containing (starting with) a literal contains (starts
+ * with) its first ones, and one ending with it ends with its last ones, so a shortened literal is still a
+ * decisive condition, and the matchers' size stays linear in the literals' count, not their length.
+ */
+const MAX_INDEXED_LITERAL = 64;
+
+function indexedLiteral(kind: DataConstraint['kind'], v: ConstraintValue): ConstraintValue {
+  if (typeof v !== 'string' || v.length <= MAX_INDEXED_LITERAL || kind === 'equals' || kind === 'contains') return v;
+  return kind === 'suffix' ? v.slice(-MAX_INDEXED_LITERAL) : v.slice(0, MAX_INDEXED_LITERAL);
 }
 
 /** The value at `data.<path>` (own properties of plain objects only), or undefined. */
