@@ -262,6 +262,27 @@ describe('prefilter index: tables', () => {
     expect(outcome(matchRouters(long, snap)).errors).toEqual([['costly', expect.stringMatching(/exceeds the budget/)]]);
   });
 
+  it('long literals are indexed by their first (last, for endsWith) 64 code units', async () => {
+    const long = 'ACME account '.repeat(10); // 130 code units
+    const routers = [
+      router('c', ISSUER, `data.statusMessage.contains('${long}')`),
+      router('s', ISSUER, `data.statusMessage.endsWith('${long}')`),
+    ];
+    const snap = await snapshotOf(routers);
+    const index = routingIndex(snap, ISSUER);
+    const ev = (statusMessage: string): InternalEvent => ({
+      type: 'evt.healthstatus.certmgr-issuer.notready',
+      data: { ...samples['evt.healthstatus.certmgr-issuer.notready'].data, statusMessage },
+    });
+    expect(index.candidates(ev(`x ${long} y`))).toEqual([0]);
+    expect(index.candidates(ev(`x ${long}`))).toEqual([0, 1]);
+    expect(outcome(matchRouters(ev(`x ${long}`), snap)).matched).toEqual(['c', 's']);
+    // The kept part only: candidates, evaluated to false.
+    expect(index.candidates(ev(`${long.slice(0, 64)} ${long.slice(-64)}`))).toEqual([0, 1]);
+    expect(outcome(matchRouters(ev(`${long.slice(0, 64)} ${long.slice(-64)}`), snap))).toEqual({ matched: [], errors: [] });
+    expect(index.candidates(ev(`${long.slice(0, 63)} ${long.slice(-63)}`))).toEqual([]);
+  });
+
   it('an event of another family gets every included router as a candidate (no shortcut)', async () => {
     const snap = await snapshotOf([
       router('a', ISSUER, "data.namespace == 'a'"),

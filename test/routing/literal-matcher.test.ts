@@ -62,6 +62,30 @@ describe('SubstringMatcher', () => {
   });
 });
 
+describe('wide nodes (more children than a sibling list holds)', () => {
+  it('equals includes() / startsWith() / endsWith() over a large alphabet', () => {
+    const chars = fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzé😀'.split(''), '\u0301');
+    const str = (max: number) => fc.array(chars, { maxLength: max }).map((xs) => xs.join(''));
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(str(3), { minLength: 20, maxLength: 200 }),
+        fc.array(str(60), { minLength: 1, maxLength: 4 }),
+        (literals, strings) => {
+          const sub = new SubstringMatcher(literals);
+          const pre = new AffixMatcher(literals, 'prefix');
+          const suf = new AffixMatcher(literals, 'suffix');
+          for (const s of strings) {
+            expect(sorted(collect(sub, s))).toEqual(expected(literals, s, (x, l) => x.includes(l)));
+            expect(sorted(collect(pre, s))).toEqual(expected(literals, s, (x, l) => x.startsWith(l)));
+            expect(sorted(collect(suf, s))).toEqual(expected(literals, s, (x, l) => x.endsWith(l)));
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
+
 describe('AffixMatcher', () => {
   it.each<[string, 'prefix' | 'suffix', string[], string, string[]]>([
     ['prefixes, nested', 'prefix', ['', 'F', 'Fail', 'Failed', 'Faile!'], 'Failed to register', ['', 'F', 'Fail', 'Failed']],
