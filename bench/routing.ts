@@ -4,14 +4,17 @@
  *   (b) the same CEL filters, brute force (every router evaluated, as decideRouters does),
  *   (c) the same filters written as plain JS predicates, brute force,
  * all in one run. Filters follow the spec patterns with distinct values per router (cluster ids, cluster
- * names, namespaces, issuer names; application ids, rule ids), plus a share of filters the index cannot use.
+ * names, namespaces, issuer names; application ids, rule ids), plus a share of substring filters
+ * (`data.statusMessage.contains('…')`, and in one mix `startsWith` / `endsWith`), which the index finds by
+ * scanning the event's string once.
  *
  * Run: `npm run bench` (all benches) or `node --import tsx bench/routing.ts`.
  * Knobs (environment): BENCH_CELL_MS (measuring time per cell, default 1200), BENCH_SIZES (default
- * 10,1000,10000), BENCH_UNINDEXED (share of un-indexable filters, default 0.1).
+ * 10,1000,10000), BENCH_SUBSTRING (share of substring filters, default 0.1; BENCH_UNINDEXED is the old name).
  */
 import { pathToFileURL } from 'node:url';
-import type { EventTypeId, InternalEvent } from '../src/events/families.js';
+import { familyOf, type EventTypeId, type InternalEvent } from '../src/events/families.js';
+import { buildPrefilterIndex } from '../src/routing/index-prefilter.js';
 import { decideRouters, matchRouters, routingIndex, type RoutingSnapshot } from '../src/routing/match.js';
 import { RoutingSnapshots } from '../src/routing/snapshot.js';
 import type { IntegrationRecord, MonitoringConfigRecord, RouterRecord, Store } from '../src/store/types.js';
@@ -21,9 +24,9 @@ import { ROUTER_POLICY_DEFAULTS } from '../src/model/records.js';
 export interface RoutingBenchOptions {
   cellMs?: number;
   sizes?: number[];
-  unindexedShare?: number;
-  /** Also run the health mix with no un-indexable filter (default true). */
-  withoutUnindexed?: boolean;
+  substringShare?: number;
+  /** Also run the health mix with no substring filter (default true). */
+  withoutSubstring?: boolean;
   /** Where the table goes (default: console.log). */
   print?: (line: string) => void;
 }
@@ -37,7 +40,7 @@ interface BenchRouter {
 interface Scenario {
   name: string;
   family: EventTypeId;
-  routers(n: number, unindexedShare: number): BenchRouter[];
+  routers(n: number, substringShare: number): BenchRouter[];
   /** The i-th event of the pool for n routers (values drawn from the routers' value space). */
   event(i: number, n: number, rand: () => number): InternalEvent;
 }
@@ -52,16 +55,32 @@ const namespace = (i: number) => `ns-${i}`;
 const issuerName = (i: number) => `issuer-${i}`;
 const word = (i: number) => `w${i}x`;
 
+/** `data.statusMessage.contains('w<i>x')`. */
+const containsWord = (i: number): BenchRouter => {
+  const w = word(i);
+  return { cel: `data.statusMessage.contains('${w}')`, js: (e) => str(e.data.statusMessage)?.includes(w) === true };
+};
+
+/** contains, startsWith and endsWith in turn, each with the router's own word. */
+const affixWord = (i: number): BenchRouter => {
+  const w = word(i);
+  switch (i % 3) {
+    case 0:
+      return containsWord(i);
+    case 1:
+      return { cel: `data.statusMessage.startsWith('${w} ')`, js: (e) => str(e.data.statusMessage)?.startsWith(`${w} `) === true };
+    default:
+      return { cel: `data.statusMessage.endsWith(' ${w}')`, js: (e) => str(e.data.statusMessage)?.endsWith(` ${w}`) === true };
+  }
+};
+
 /** Spec patterns of the issuer health family, one per router, with values unique to that router. */
-const HEALTH: Scenario = {
-  name: 'issuer health',
+const healthScenario = (name: string, substring: (i: number) => BenchRouter, message: (pickI: () => number) => string): Scenario => ({
+  name,
   family: 'certmgr-issuer-health-notification-config',
-  routers(n, unindexedShare) {
+  routers(n, substringShare) {
     return Array.from({ length: n }, (_, i): BenchRouter => {
-      if (unindexed(i, unindexedShare)) {
-        const w = word(i);
-        return { cel: `data.statusMessage.contains('${w}')`, js: (e) => str(e.data.statusMessage)?.includes(w) === true };
-      }
+      if (everyKth(i, substringShare)) return substring(i);
       switch (i % 4) {
         case 0: {
           const [a, b] = [clusterId(i), clusterId(i + 1)];
@@ -101,11 +120,24 @@ const HEALTH: Scenario = {
       clusterName: clusterName(pickI()),
       namespace: namespace(pickI()),
       issuerName: issuerName(pickI()),
-      statusMessage: `Failed to register ACME account (${word(pickI())}): 400 urn:ietf:params:acme:error:invalidEmail`,
+      statusMessage: message(pickI),
     };
     return rand() < 0.5 ? issuerNotReady(data) : issuerActive(data);
   },
-};
+});
+
+const HEALTH = healthScenario(
+  'issuer health',
+  containsWord,
+  (pickI) => `Failed to register ACME account (${word(pickI())}): 400 urn:ietf:params:acme:error:invalidEmail`,
+);
+
+const HEALTH_AFFIX = healthScenario(
+  'issuer health, contains/startsWith/endsWith',
+  affixWord,
+  (pickI) =>
+    `${word(pickI())} Failed to register ACME account (${word(pickI())}): 400 urn:ietf:params:acme:error:invalidEmail ${word(pickI())}`,
+);
 
 const appId = (i: number) => `app-${i}`;
 
@@ -113,9 +145,9 @@ const appId = (i: number) => `app-${i}`;
 const EXPIRY: Scenario = {
   name: 'expiration',
   family: 'cert-expiry-ext-notification-config',
-  routers(n, unindexedShare) {
+  routers(n, substringShare) {
     return Array.from({ length: n }, (_, i): BenchRouter => {
-      if (unindexed(i, unindexedShare)) {
+      if (everyKth(i, substringShare)) {
         const w = word(i);
         return { cel: `data.message.contains('${w}')`, js: (e) => str(e.data.message)?.includes(w) === true };
       }
@@ -141,8 +173,8 @@ const EXPIRY: Scenario = {
   },
 };
 
-/** Spreads the un-indexable routers evenly (every k-th router). */
-function unindexed(i: number, share: number): boolean {
+/** Spreads the substring routers evenly (every k-th router). */
+function everyKth(i: number, share: number): boolean {
   if (share <= 0) return false;
   const every = Math.max(1, Math.round(1 / share));
   return i % every === every - 1;
@@ -235,6 +267,7 @@ interface Row {
   scenario: string;
   routers: number;
   loadMs: number;
+  indexMs: number;
   candidates: number;
   matches: number;
   index: Cell;
@@ -245,21 +278,22 @@ interface Row {
 export async function runRoutingBench(opts: RoutingBenchOptions = {}): Promise<Row[]> {
   const cellMs = opts.cellMs ?? Number(process.env.BENCH_CELL_MS ?? 1200);
   const sizes = opts.sizes ?? (process.env.BENCH_SIZES ?? '10,1000,10000').split(',').map(Number);
-  const share = opts.unindexedShare ?? Number(process.env.BENCH_UNINDEXED ?? 0.1);
+  const share = opts.substringShare ?? Number(process.env.BENCH_SUBSTRING ?? process.env.BENCH_UNINDEXED ?? 0.1);
   const print = opts.print ?? ((l: string) => console.log(l));
   print(`routing bench: ${sizes.join(' / ')} routers of one family, ~${cellMs} ms per cell`);
   print(`node ${process.version}, ${process.arch}`);
 
   const rows: Row[] = [];
-  // The spec-like mixes with un-indexable filters, then the health mix with none (the index's own scaling).
+  // The spec-like mixes with substring filters, then the health mix with none (the index's own scaling).
   const runs: [Scenario, number][] = [
     [HEALTH, share],
     [EXPIRY, share],
+    [HEALTH_AFFIX, share],
   ];
-  if (share > 0 && opts.withoutUnindexed !== false) runs.push([HEALTH, 0]);
-  for (const [scenario, unindexedShare] of runs) {
+  if (share > 0 && opts.withoutSubstring !== false) runs.push([HEALTH, 0]);
+  for (const [scenario, substringShare] of runs) {
     for (const n of sizes) {
-      const routers = scenario.routers(n, unindexedShare);
+      const routers = scenario.routers(n, substringShare);
       const rand = rng(42 + n);
       const events = Array.from({ length: POOL }, (_, i) => scenario.event(i, n, rand));
 
@@ -271,6 +305,10 @@ export async function runRoutingBench(opts: RoutingBenchOptions = {}): Promise<R
       const loadMs = performance.now() - t0;
       const index = routingIndex(snap, scenario.family);
       const family = snap.byFamily.get(scenario.family) ?? [];
+      // The index alone (load ms also compiles every filter): a fresh build over the compiled routers.
+      const t1 = performance.now();
+      buildPrefilterIndex(family, familyOf(scenario.family).types);
+      const indexMs = performance.now() - t1;
       const predicates: Predicate[] = routers.map((r) => r.js);
 
       // The three must agree before they are timed.
@@ -300,9 +338,13 @@ export async function runRoutingBench(opts: RoutingBenchOptions = {}): Promise<R
         return m;
       });
       rows.push({
-        scenario: `${scenario.name}, ${Math.round(unindexedShare * 100)}% un-idx`,
+        scenario:
+          substringShare > 0
+            ? `${scenario.name}, ${Math.round(substringShare * 100)}% substring filters`
+            : `${scenario.name}, no substring filters`,
         routers: n,
         loadMs,
+        indexMs,
         candidates: candidates / checkN,
         matches: matches / checkN,
         index: indexCell,
@@ -316,7 +358,8 @@ export async function runRoutingBench(opts: RoutingBenchOptions = {}): Promise<R
   print('');
   print('(a) CEL + index: matchRouters (prefilter index, full filter on candidates only). (b) CEL brute force: every');
   print("router's compiled filter. (c) JS brute force: the same filters as hand-written predicates, every router.");
-  print('cand./ev: routers the index evaluates per event; match/ev: routers that fire; load: store → compiled + indexed snapshot.');
+  print('cand./ev: routers the index evaluates per event; match/ev: routers that fire; load: store → compiled + indexed snapshot;');
+  print('index: building the prefilter index alone over the compiled routers.');
   return rows;
 }
 
@@ -333,6 +376,7 @@ function table(rows: Row[]): string[] {
     'family',
     'routers',
     'load ms',
+    'index ms',
     'cand./ev',
     'match/ev',
     '(a) CEL+index ev/s',
@@ -349,6 +393,7 @@ function table(rows: Row[]): string[] {
     r.scenario,
     r.routers.toLocaleString('en-US'),
     r.loadMs.toFixed(0),
+    r.indexMs.toFixed(1),
     r.candidates.toFixed(2),
     r.matches.toFixed(2),
     fmtRate(r.index),

@@ -9,10 +9,13 @@
  * Recognised (anywhere under `&&`/`||`/`!`, outside comprehensions; anything else contributes nothing):
  * - `data.<path> == <string or number literal>` (either side), `data.<path> in [<literals>]`
  * - `<string or number literal> in data.<path>` (list membership)
+ * - `data.<path>.contains('lit')`, `.startsWith('lit')`, `.endsWith('lit')`, and `.matches('^lit…')` as the
+ *   prefix `lit` (see regexLiteralPrefix): each is exactly false for a string field without the literal there
  * - pure `type` predicates: `type == '..'`, `type != '..'`, `type in [..]`, `type.endsWith/startsWith/contains('..')`
  *   and their `&&`, `||`, `!` combinations, evaluated at compile time for each concrete type of the family.
- * Composition: `a && b` keeps the constraints of both sides (equalities on the same path are intersected);
- * `a || b` keeps only what both sides constrain, as the union of their values; `!a` only for pure type predicates.
+ * Composition: `a && b` keeps the constraints of both sides (equalities on the same path are intersected; of
+ * two substring/prefix/suffix constraints of one kind on one path, the more selective); `a || b` keeps only
+ * what both sides constrain, as the union of their values; `!a` only for pure type predicates.
  */
 import type { EventType } from '../events/families.js';
 import type { FieldNode, ObjectFieldNode } from '../events/field-tree.js';
@@ -20,15 +23,20 @@ import type { Node } from './ast.js';
 
 export type ConstraintValue = string | number;
 
+/** Constraints on where literals occur in a string field. */
+export type StringKind = 'substring' | 'prefix' | 'suffix';
+
 export interface DataConstraint {
   /** Field names below `data`, e.g. `['subject', 'commonName']` or `['SANs', 'DNS Names']`. */
   path: readonly string[];
   /**
    * `equals`: the field's value is one of `values`. `contains`: the field is a list with an element in `values`.
+   * `substring` / `prefix` / `suffix` (valueType string): the field is a string containing / starting with /
+   * ending with one of `values` (UTF-16 code units, as String.prototype.includes/startsWith/endsWith).
    * Decisive only when the event's field is present and is a `valueType` (a list of them for `contains`);
    * a missing field or a value of another shape tells nothing (evaluate the filter).
    */
-  kind: 'equals' | 'contains';
+  kind: 'equals' | 'contains' | StringKind;
   valueType: 'string' | 'number';
   /** All of `valueType`; numbers are finite, safe integers when they came from int literals. */
   values: ReadonlySet<ConstraintValue>;
@@ -90,10 +98,10 @@ class Extractor {
           return NOTHING();
       }
     }
+    const arg = a && node.args.length === 1 ? stringLiteral(a) : undefined;
+    if (arg === undefined) return NOTHING();
     // type.endsWith('...') and friends: evaluated for each concrete type.
-    if (isTypeIdent(node.target) && a && node.args.length === 1) {
-      const arg = stringLiteral(a);
-      if (arg === undefined) return NOTHING();
+    if (isTypeIdent(node.target)) {
       switch (node.fn) {
         case 'endsWith':
           return this.exactTypes((t) => t.endsWith(arg));
@@ -102,8 +110,16 @@ class Extractor {
         case 'contains':
           return this.exactTypes((t) => t.includes(arg));
       }
+      return NOTHING();
     }
-    return NOTHING();
+    // On a string these are false (never an error) without the literal; on anything else the index evaluates.
+    const path = dataPath(node.target);
+    if (!path) return NOTHING();
+    const kind = STRING_KINDS[node.fn];
+    const literal = node.fn === 'matches' ? regexLiteralPrefix(arg) : arg;
+    const fnKind = node.fn === 'matches' ? 'prefix' : kind;
+    if (!fnKind || literal === undefined) return NOTHING();
+    return this.dataInfo({ path, kind: fnKind, valueType: 'string', values: new Set([literal]) });
   }
 
   private comparison(equal: boolean, a: Node, b: Node): Info {
@@ -164,8 +180,9 @@ class Extractor {
       const prev = data.get(k);
       if (!prev) data.set(k, c);
       // Both equalities hold: the value is in both sets. (Two `contains` are both true, but "contains one of
-      // the intersection" is not implied; keep the first.)
+      // the intersection" is not implied; keep the first. Same for the string kinds: keep the more selective.)
       else if (c.kind === 'equals') data.set(k, { ...c, values: new Set([...prev.values].filter((v) => c.values.has(v))) });
+      else if (c.kind !== 'contains' && literalSelectivity(c) > literalSelectivity(prev)) data.set(k, c);
     }
     const types = x.types && y.types ? new Set([...x.types].filter((t) => y.types?.has(t))) : (x.types ?? y.types);
     return { types: types && new Set(types), exact: x.exact && y.exact, data };
@@ -177,6 +194,14 @@ class Extractor {
       const other = y.data.get(k);
       if (other) data.set(k, { ...c, values: new Set([...c.values, ...other.values]) });
     }
+    // Different string predicates on one path (`startsWith('a') || endsWith('b')`, `== 'a' || contains('b')`):
+    // each implies its literal occurs in the string, so the string contains one of them.
+    for (const [path, cx] of bestStringConstraints(x)) {
+      const cy = bestStringConstraints(y).get(path);
+      const k = `substring|string|${path}`;
+      if (!cy || data.has(k) || [...data.values()].some((c) => c.valueType === 'string' && JSON.stringify(c.path) === path)) continue;
+      data.set(k, { path: cx.path, kind: 'substring', valueType: 'string', values: new Set([...cx.values, ...cy.values]) });
+    }
     const types = x.types && y.types ? new Set([...x.types, ...y.types]) : undefined;
     return { types, exact: x.exact && y.exact, data };
   }
@@ -186,6 +211,86 @@ class Extractor {
     const inner = x.types;
     return { types: new Set(this.familyTypes.filter((t) => !inner.has(t))), exact: true, data: new Map() };
   }
+}
+
+/** By JSON path: the most selective string equality, substring, prefix or suffix constraint of `info` on it. */
+function bestStringConstraints(info: Info): Map<string, DataConstraint> {
+  const best = new Map<string, DataConstraint>();
+  for (const c of info.data.values()) {
+    if (c.valueType !== 'string' || c.kind === 'contains') continue;
+    const path = JSON.stringify(c.path);
+    const prev = best.get(path);
+    if (!prev || literalSelectivity(c) > literalSelectivity(prev)) best.set(path, c);
+  }
+  return best;
+}
+
+const STRING_KINDS: Partial<Record<string, StringKind>> = { contains: 'substring', startsWith: 'prefix', endsWith: 'suffix' };
+
+/**
+ * How selective a set of literals is (higher: fewer strings have one): fewer literals first, then a longer
+ * shortest literal (a short literal occurs in many strings; the empty one in all). Used to choose between
+ * constraints here and in the routing index.
+ */
+export function literalSelectivity(c: DataConstraint): number {
+  let shortest = Infinity;
+  for (const v of c.values) shortest = Math.min(shortest, String(v).length);
+  return -c.values.size * 1_000_000 + Math.min(shortest, 999_999);
+}
+
+/**
+ * The literal every match of an RE2 pattern starts with when the pattern is anchored (`^abc…`): the plain
+ * ASCII characters (or `\`-escaped punctuation) after `^`, up to the first other token. Unless that token is
+ * `$` or the end, the last character is left out: a quantifier may follow it, also after tokens that add
+ * nothing (`^ab?`, `^ab(?i)?`, `^ab\Q\E*`). Undefined when the pattern is not anchored that way, has a
+ * top-level `|`, or the prefix is empty. Anything unusual (flags, classes, groups, non-ASCII) ends the prefix.
+ */
+export function regexLiteralPrefix(pattern: string): string | undefined {
+  if (!pattern.startsWith('^') || hasTopLevelAlternation(pattern)) return undefined;
+  let prefix = '';
+  let i = 1;
+  while (i < pattern.length) {
+    const ch = pattern[i] as string;
+    if (ch === '\\') {
+      const next = pattern[i + 1];
+      if (next === undefined || !/^[!-/:-@[-`{-~]$/.test(next)) break; // \d, \Q, \x41, \pL ...: stop
+      prefix += next;
+      i += 2;
+    } else if (/^[ -~]$/.test(ch) && !'.+*?()[]{}|^$'.includes(ch)) {
+      prefix += ch;
+      i += 1;
+    } else break;
+  }
+  if (i < pattern.length && pattern[i] !== '$') prefix = prefix.slice(0, -1);
+  return prefix === '' ? undefined : prefix;
+}
+
+/** A `|` outside groups and classes (then a `^` at the start anchors only the first alternative); conservative: unbalanced counts as yes. */
+function hasTopLevelAlternation(pattern: string): boolean {
+  let depth = 0;
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i];
+    if (ch === '\\') i++;
+    else if (ch === '[') {
+      // A class: `]` right after `[` or `[^` is a member; `[:alpha:]` inside is a named class.
+      i++;
+      if (pattern[i] === '^') i++;
+      if (pattern[i] === ']') i++;
+      for (; i < pattern.length && pattern[i] !== ']'; i++) {
+        if (pattern[i] === '\\') i++;
+        else if (pattern.startsWith('[:', i)) {
+          const end = pattern.indexOf(':]', i + 2);
+          if (end < 0) return true;
+          i = end + 1;
+        }
+      }
+      if (i >= pattern.length) return true;
+    } else if (ch === '(') depth++;
+    else if (ch === ')') {
+      if (--depth < 0) return true;
+    } else if (ch === '|' && depth === 0) return true;
+  }
+  return depth !== 0;
 }
 
 function keyOf(c: DataConstraint): string {

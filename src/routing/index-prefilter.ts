@@ -3,21 +3,31 @@
  * lookups instead of evaluating every filter.
  *
  * Each router's filter yields necessary conditions (src/cel/constraints.ts): the concrete types it can match
- * and equalities / list memberships on `data` fields. The index keeps one sub-index per concrete type
- * (a router is in the sub-index of each type it allows), and in it files each router under at most one data
- * constraint (an equality with the fewest values first, then a list membership): Map<value, routers> per
- * (path, kind, value type) bucket. Routers without a usable data constraint (including filters that do not
- * compile, which must still report their error) are always candidates.
+ * and equalities / list memberships / substrings, prefixes and suffixes on `data` fields. The index keeps one
+ * sub-index per concrete type (a router is in the sub-index of each type it allows), and in it files each
+ * router under at most one data constraint (see pickConstraint: an equality with the fewest values first,
+ * then a list membership, then the most selective literals): per (path, kind, value type) bucket, a
+ * Map<value, routers>, and for the string kinds a matcher over the bucket's literals (src/routing/literal-matcher.ts)
+ * that finds every literal occurring in (starting, ending) the event's string in one pass. Routers without a
+ * usable data constraint (including filters that do not compile, which must still report their error, and
+ * filters that may exceed the evaluation budget, whose error does not depend on the constraint) are always
+ * candidates.
  *
  * For an event: candidates = the type's always-candidates ∪ for each bucket the routers under the event's
- * value(s) at the bucket's path. When the event's field is missing or not of the bucket's shape, the whole
- * bucket is a candidate, because then the filter could error rather than be false. Constraints are decisive
- * (a violated one means the filter is exactly false, not an error), so the full filter evaluated on the
- * candidates gives the same matches and the same errors as evaluating every router.
+ * value(s) (or the literals found in it) at the bucket's path. When the event's field is missing or not of
+ * the bucket's shape, the whole bucket is a candidate, because then the filter could error rather than be false.
+ * Constraints are decisive (a violated one means the filter is exactly false, not an error), so the full
+ * filter evaluated on the candidates gives the same matches and the same errors as evaluating every router.
+ *
+ * Costs: building is linear in the routers and their literals (each cut to MAX_INDEXED_LITERAL code units);
+ * an event costs one lookup per bucket, or one scan of the field's string (O(length + literals found); the
+ * event schema bounds the length).
  */
-import { filterConstraints, type ConstraintValue, type DataConstraint } from '../cel/index.js';
+import { literalSelectivity } from '../cel/constraints.js';
+import { FILTER_LIMITS, filterConstraints, type ConstraintValue, type DataConstraint } from '../cel/index.js';
 import type { EventType } from '../events/families.js';
 import type { CompiledRouter } from './compiled-router.js';
+import { AffixMatcher, SubstringMatcher } from './literal-matcher.js';
 
 interface Bucket {
   path: readonly string[];
@@ -27,6 +37,9 @@ interface Bucket {
   byValue: Map<ConstraintValue, number[]>;
   /** Every router ordinal in the bucket (ascending): the candidates when the event's value is not usable. */
   all: number[];
+  /** String kinds: the literals (keys of byValue) found in a string, and their routers by literal index. */
+  matcher?: { forEachIn(s: string, found: (literal: number) => void): void };
+  byLiteral?: number[][];
 }
 
 interface TypeIndex {
@@ -65,7 +78,9 @@ export function buildPrefilterIndex(
       stats.excluded++;
       return;
     }
-    const constraints = r.filter ? filterConstraints(r.filter) : undefined;
+    // Over the per-event budget in the worst case: it may fail on a large event whatever its constraints say.
+    const priced = (r.filter?.estimatedCost ?? 0) > FILTER_LIMITS.maxEvaluationCost;
+    const constraints = r.filter && !priced ? filterConstraints(r.filter) : undefined;
     const chosen = constraints && pickConstraint(constraints.data);
     if (chosen) stats.indexed++;
     else stats.always++;
@@ -86,13 +101,23 @@ export function buildPrefilterIndex(
         ti.buckets.push(b);
       }
       b.all.push(ordinal);
-      for (const v of chosen.values) {
+      for (const value of chosen.values) {
+        const v = indexedLiteral(chosen.kind, value);
         const list = b.byValue.get(v);
-        if (list) list.push(ordinal);
-        else b.byValue.set(v, [ordinal]);
+        if (!list) b.byValue.set(v, [ordinal]);
+        else if (list[list.length - 1] !== ordinal) list.push(ordinal);
       }
     }
   });
+
+  for (const buckets of bucketsByType.values()) {
+    for (const b of buckets.values()) {
+      if (b.kind === 'equals' || b.kind === 'contains') continue;
+      const literals = [...b.byValue.keys()] as string[];
+      b.matcher = b.kind === 'substring' ? new SubstringMatcher(literals) : new AffixMatcher(literals, b.kind);
+      b.byLiteral = [...b.byValue.values()];
+    }
+  }
 
   let everyIncluded: number[] | undefined;
   return {
@@ -115,6 +140,12 @@ export function buildPrefilterIndex(
             const hit = b.byValue.get(value as ConstraintValue);
             if (hit) add(hit);
           }
+        } else if (b.matcher) {
+          if (typeof value !== 'string') add(b.all);
+          else {
+            const byLiteral = b.byLiteral as number[][];
+            b.matcher.forEachIn(value, (lit) => add(byLiteral[lit] as number[]));
+          }
         } else if (!Array.isArray(value) || !value.every((e) => typeof e === b.valueType)) {
           add(b.all);
         } else {
@@ -131,12 +162,37 @@ export function buildPrefilterIndex(
   };
 }
 
-/** The most selective constraint: an equality with the fewest values, else a list membership with the fewest. */
+/**
+ * The most selective constraint: an equality with the fewest values, else a list membership with the fewest,
+ * else a substring/prefix/suffix constraint with the fewest literals, the longest shortest one, and a prefix
+ * or suffix before a substring at a tie (it has one place to be).
+ */
 function pickConstraint(data: readonly DataConstraint[]): DataConstraint | undefined {
   let best: DataConstraint | undefined;
-  const rank = (c: DataConstraint): number => (c.kind === 'equals' ? 0 : 1_000_000) + c.values.size;
-  for (const c of data) if (!best || rank(c) < rank(best)) best = c;
+  let bestRank = Infinity;
+  for (const c of data) {
+    const r = rank(c);
+    if (r < bestRank) [best, bestRank] = [c, r];
+  }
   return best;
+}
+
+function rank(c: DataConstraint): number {
+  if (c.kind === 'equals') return c.values.size;
+  if (c.kind === 'contains') return 1e9 + c.values.size;
+  return 2e15 - 2 * literalSelectivity(c) + (c.kind === 'substring' ? 1 : 0);
+}
+
+/**
+ * Code units of a literal kept in the index: a string containing (starting with) a literal contains (starts
+ * with) its first ones, and one ending with it ends with its last ones, so a shortened literal is still a
+ * decisive condition, and the matchers' size stays linear in the literals' count, not their length.
+ */
+const MAX_INDEXED_LITERAL = 64;
+
+function indexedLiteral(kind: DataConstraint['kind'], v: ConstraintValue): ConstraintValue {
+  if (typeof v !== 'string' || v.length <= MAX_INDEXED_LITERAL || kind === 'equals' || kind === 'contains') return v;
+  return kind === 'suffix' ? v.slice(-MAX_INDEXED_LITERAL) : v.slice(0, MAX_INDEXED_LITERAL);
 }
 
 /** The value at `data.<path>` (own properties of plain objects only), or undefined. */

@@ -1,9 +1,11 @@
 /**
  * Unit tests of the constraint extraction that feeds the routing prefilter index (src/cel/constraints.ts).
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileFilter, filterConstraints, type CompiledFilter, type FilterConstraints } from '../../src/cel/index.js';
 import type { EventTypeId } from '../../src/events/families.js';
+import { regexLiteralPrefix } from '../../src/cel/constraints.js';
 
 const ISSUER: EventTypeId = 'certmgr-issuer-health-notification-config';
 const CERT: EventTypeId = 'certmgr-cert-resource-health-notification-config';
@@ -147,7 +149,7 @@ describe('filterConstraints: forms', () => {
       ISSUER,
       {
         types: [I_NR],
-        data: ['equals:string clusterName ["c"]', 'equals:string namespace ["ns"]'],
+        data: ['equals:string clusterName ["c"]', 'equals:string namespace ["ns"]', 'substring:string statusReason ["x"]'],
       },
     ],
     ['type ==', `type == '${I_A}'`, ISSUER, { types: [I_A], data: [] }],
@@ -174,16 +176,273 @@ describe('filterConstraints: forms', () => {
   });
 });
 
+describe('filterConstraints: substring, prefix and suffix predicates', () => {
+  it.each<[string, string, EventTypeId, ReturnType<typeof summary>]>([
+    ['contains', "data.statusMessage.contains('ACME')", ISSUER, { types: null, data: ['substring:string statusMessage ["ACME"]'] }],
+    ['startsWith', "data.clusterName.startsWith('prod')", CERT, { types: null, data: ['prefix:string clusterName ["prod"]'] }],
+    [
+      'endsWith',
+      "data.subject.commonName.endsWith('.example.com')",
+      CERT,
+      {
+        types: null,
+        data: ['suffix:string subject/commonName [".example.com"]'],
+      },
+    ],
+    ['index syntax', "data['message'].contains('x')", EXPIRY, { types: null, data: ['substring:string message ["x"]'] }],
+    [
+      'empty literal (true for every string, still a string test)',
+      "data.message.contains('')",
+      EXPIRY,
+      {
+        types: null,
+        data: ['substring:string message [""]'],
+      },
+    ],
+    ['unicode literal', "data.message.endsWith('für 😀')", EXPIRY, { types: null, data: ['suffix:string message ["für 😀"]'] }],
+    [
+      'regex literal prefix',
+      "data.statusReason.matches('^ErrUpdate.*Account$')",
+      ISSUER,
+      {
+        types: null,
+        data: ['prefix:string statusReason ["ErrUpdat"]'],
+      },
+    ],
+    [
+      'regex: escaped punctuation, quantified last character dropped',
+      "data.clusterName.matches('^prod\\.eu-1+')",
+      ISSUER,
+      {
+        types: null,
+        data: ['prefix:string clusterName ["prod.eu-"]'],
+      },
+    ],
+    [
+      'regex: alternation inside a group',
+      "data.clusterName.matches('^prod-(eu|us)')",
+      ISSUER,
+      {
+        types: null,
+        data: ['prefix:string clusterName ["prod"]'],
+      },
+    ],
+    [
+      'conjunct of a larger &&',
+      "type.endsWith('.notready') && data.statusMessage.contains('w7x') && size(data.namespace) > 2",
+      ISSUER,
+      {
+        types: [I_NR],
+        data: ['substring:string statusMessage ["w7x"]'],
+      },
+    ],
+    [
+      'equality beside it: both kept (the index prefers the equality)',
+      "data.namespace == 'ns' && data.statusMessage.contains('x')",
+      ISSUER,
+      {
+        types: null,
+        data: ['equals:string namespace ["ns"]', 'substring:string statusMessage ["x"]'],
+      },
+    ],
+    [
+      'disjunction: one of the literals',
+      "data.statusMessage.contains('a') || data.statusMessage.contains('bc')",
+      ISSUER,
+      {
+        types: null,
+        data: ['substring:string statusMessage ["a","bc"]'],
+      },
+    ],
+    [
+      'guarded disjunction',
+      "(type.endsWith('.active') && data.message.startsWith('a')) || data.message.startsWith('b')",
+      EXPIRY,
+      {
+        types: null,
+        data: ['prefix:string message ["a","b"]'],
+      },
+    ],
+    [
+      'two on one path: the longer literal',
+      "data.statusMessage.contains('a') && data.statusMessage.contains('bcd')",
+      ISSUER,
+      {
+        types: null,
+        data: ['substring:string statusMessage ["bcd"]'],
+      },
+    ],
+    [
+      'two on one path: one literal before two',
+      "(data.statusMessage.contains('a') || data.statusMessage.contains('b')) && data.statusMessage.contains('c')",
+      ISSUER,
+      {
+        types: null,
+        data: ['substring:string statusMessage ["c"]'],
+      },
+    ],
+    [
+      'disjunction of different string predicates: contains one of the literals',
+      "data.statusMessage.contains('x') || data.statusMessage.startsWith('yz')",
+      ISSUER,
+      {
+        types: null,
+        data: ['substring:string statusMessage ["x","yz"]'],
+      },
+    ],
+    [
+      'disjunction with an equality',
+      "data.namespace == 'a' || data.namespace.endsWith('b')",
+      ISSUER,
+      {
+        types: null,
+        data: ['substring:string namespace ["a","b"]'],
+      },
+    ],
+    [
+      'disjunction: same kinds unite as they are',
+      "(data.namespace.startsWith('a') && data.namespace.endsWith('c')) || data.namespace.startsWith('b')",
+      ISSUER,
+      {
+        types: null,
+        data: ['prefix:string namespace ["a","b"]'],
+      },
+    ],
+    [
+      'disjunction: the most selective of each side',
+      "(data.namespace.startsWith('a') && data.namespace.endsWith('cd')) || data.namespace.contains('b')",
+      ISSUER,
+      {
+        types: null,
+        data: ['substring:string namespace ["b","cd"]'],
+      },
+    ],
+    [
+      'prefix and suffix on one path: both',
+      "data.message.startsWith('a') && data.message.endsWith('b')",
+      EXPIRY,
+      {
+        types: null,
+        data: ['prefix:string message ["a"]', 'suffix:string message ["b"]'],
+      },
+    ],
+  ])('%s', (_n, expr, id, expected) => {
+    expect(of(expr, id)).toEqual(expected);
+  });
+});
+
+describe('regexLiteralPrefix', () => {
+  it.each<[string, string | undefined]>([
+    ['^abc', 'abc'],
+    ['^abc$', 'abc'],
+    ['^ab c:d/e_f-g', 'ab c:d/e_f-g'],
+    ['^abc*', 'ab'],
+    ['^abc+', 'ab'],
+    ['^abc?', 'ab'],
+    ['^abc{2}', 'ab'],
+    ['^a\\.b', 'a.b'],
+    ['^a\\.+', 'a'],
+    ['^a\\d', undefined],
+    ['^ab\\d', 'a'],
+    ['^a\\Qb', undefined],
+    ['^ab\\Q\\E*', 'a'],
+    ['^ab[c|d]', 'a'],
+    ['^ab(c|d)e', 'a'],
+    ['^ab[[:alpha:]|]', 'a'],
+    ['^ab[]|]', 'a'],
+    ['^abé', 'a'],
+    ['^ab|c', undefined],
+    ['^ab(c)|d', undefined],
+    ['^ab\\|c', 'ab|c'],
+    ['^ab)|(c', undefined],
+    ['^ab(c', undefined],
+    ['^ab[c', undefined],
+    ['abc', undefined],
+    ['^', undefined],
+    ['^*', undefined],
+    ['^.abc', undefined],
+    ['^(?i)abc', undefined],
+    ['^ab(?i)?', 'a'],
+    ['^ab(?i:c)', 'a'],
+    ['\\Aabc', undefined],
+  ])('%j → %j', (pattern, want) => {
+    expect(regexLiteralPrefix(pattern)).toBe(want);
+  });
+});
+
+describe('regexLiteralPrefix against the RE2 engine CEL runs', () => {
+  it('every string a generated pattern matches starts with its literal prefix', () => {
+    const token = fc.constantFrom(
+      'a',
+      'b',
+      'ab',
+      '.',
+      '*',
+      '+',
+      '?',
+      '{2}',
+      '|',
+      '(',
+      ')',
+      '[ab]',
+      '[]a]',
+      '\\.',
+      '\\d',
+      '(?i)',
+      '$',
+      '^',
+      '\\Q\\E',
+      '()',
+      '\\b',
+      '(?i:a)',
+    );
+    const subject = fc.array(fc.constantFrom('a', 'b', 'A', '.', '|', ']', '1'), { maxLength: 8 }).map((xs) => xs.join(''));
+    let checked = 0;
+    fc.assert(
+      fc.property(fc.array(token, { maxLength: 6 }), fc.array(subject, { minLength: 1, maxLength: 8 }), (tokens, subjects) => {
+        const pattern = '^' + tokens.join('');
+        const prefix = regexLiteralPrefix(pattern);
+        if (prefix === undefined) return;
+        let f: CompiledFilter;
+        try {
+          f = compileFilter(`data.message.matches(${JSON.stringify(pattern)})`, EXPIRY);
+        } catch {
+          return; // not a valid RE2 pattern: rejected when the router is saved
+        }
+        for (const message of [...subjects, ...subjects.map((x) => prefix + x)]) {
+          const r = f.evaluate({ type: 'evt.policy.expiringcertificates.failed', data: { message } });
+          if (r.matched) {
+            checked++;
+            expect(message.startsWith(prefix), `${pattern} matched ${message}`).toBe(true);
+          }
+        }
+      }),
+      { numRuns: 1500 },
+    );
+    expect(checked).toBeGreaterThan(100);
+  });
+});
+
 describe('filterConstraints: conservative (no constraint)', () => {
   it.each<[string, EventTypeId]>([
     ['', ISSUER],
     ['   ', EXPIRY],
-    ["data.statusMessage.contains('x')", ISSUER],
     ["data.namespace != 'x'", ISSUER],
     ["!(data.namespace == 'x')", ISSUER],
     ["data.clusterId == 'a' || data.namespace == 'b'", ISSUER],
     ["data.clusterId == 'a' || type.endsWith('.active')", ISSUER],
-    ["data.clusterName.startsWith('prod')", CERT],
+    ["!data.clusterName.startsWith('prod')", CERT],
+    ["data.statusMessage.contains('x') || data.namespace == 'a'", ISSUER],
+    ['data.statusMessage.contains(data.namespace)', ISSUER],
+    ["data.statusMessage.contains('x') == false", ISSUER],
+    ["data.statusMessage.matches('abc')", ISSUER], // not anchored
+    ["data.statusMessage.matches('^a*bc')", ISSUER], // the first character may be absent
+    ["data.statusMessage.matches('^abc|^x')", ISSUER], // top-level alternation
+    ["data.statusMessage.matches('^(?i)abc')", ISSUER], // flags
+    ["data.statusMessage.matches('^.bc')", ISSUER],
+    ["data.statusMessage.matches('^')", ISSUER],
+    ["data.SANs['DNS Names'].exists(n, n.endsWith('.example.com'))", CERT],
+    ["['a'].exists(data, data.contains('x'))", ISSUER],
     ['data.namespace == data.clusterName', CERT],
     ["data.SANs['DNS Names'].exists(n, n == 'a.example.com')", CERT],
     ["data.applicationIds.exists(a, a == 'x')", EXPIRY],
@@ -197,7 +456,9 @@ describe('filterConstraints: conservative (no constraint)', () => {
     ["type.matches('notready$')", ISSUER],
     ['type.endsWith(data.namespace)', ISSUER],
     ['[1].exists(data, data == 1) && true', ISSUER],
-    ["data.namespace == 'a' || data.namespace.contains('b')", ISSUER],
+    ["data.namespace == 'a' || data.clusterName.contains('b')", ISSUER],
+    ["data.namespace.startsWith('a') || data.clusterName.endsWith('b')", ISSUER],
+    ["data.message.startsWith('a') || 'a' in data.applicationIds", EXPIRY],
   ])('%j', (expr, id) => {
     const s = of(expr, id);
     expect(s.data).toEqual([]);

@@ -50,7 +50,74 @@ const POOLS = {
   issuerNames: ['letsencrypt-prod', 'letsencrypt-staging', 'ca-issuer', 'vault-issuer'],
   resourceIds: ['9a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d', '5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a'],
   reasons: ['ErrUpdateACMEAccount', 'DoesNotExist', 'Ready', 'ACMEAccountRegistered'],
-  words: ['ACME', 'Secret', 'expired', 'x'],
+  words: ['ACME', 'Secret', 'expired', 'x', 'für', '😀', 'cafe\u0301'],
+  /** Overlapping, empty, unicode and over-long literals for contains / startsWith / endsWith / matches('^…'). */
+  substrings: [
+    'ACME',
+    'AC',
+    'CME',
+    'ACME ACME',
+    'Secret',
+    'ret',
+    '',
+    'happened to the',
+    'für',
+    'ü',
+    '😀',
+    'e',
+    'é',
+    'e\u0301',
+    'x',
+    'log for details',
+    'AC'.repeat(200),
+  ],
+  prefixes: [
+    '',
+    'A',
+    'ACME',
+    'Secret ',
+    'x',
+    'prod',
+    'pro',
+    'cert-',
+    'cert-manager',
+    'cert-manager-and-more',
+    'letsencrypt-',
+    'Certificate for ',
+    'für',
+    '😀',
+  ],
+  suffixes: [
+    '',
+    's',
+    'details',
+    'for details',
+    'manager',
+    '-1',
+    '-prod',
+    'issuer',
+    'days',
+    ' 7 days',
+    'example.com',
+    '.example.com',
+    '😀',
+    '\u0301',
+  ],
+  regexPrefixes: [
+    '^ACME',
+    '^ACMEE?',
+    '^Secre\\w',
+    '^ACME .*resource$',
+    '^Secret\\s',
+    '^x+',
+    '^prod-(eu|us)',
+    '^Err',
+    '^cert-manager$',
+    '^Certificate for pay',
+    '^ErrU?pdate',
+    '^Er+',
+    '^cert-?manager',
+  ],
   commonNames: ['shop.example.com', 'api.internal.example.org', 'a.example.com'],
   dnsNames: ['shop.example.com', 'www.shop.example.com', 'api.internal.example.org'],
   appIds: ['payments-app', 'checkout-app', 'inventory-app', 'billing-app', "o'brien-app"],
@@ -88,11 +155,44 @@ const HEALTH_INDEXABLE: FilterGen[] = [
   () => 'false',
 ];
 
+/** Substring, prefix, suffix and anchored-regex predicates on the health families' strings (now indexable). */
+const HEALTH_STRINGS: FilterGen[] = [
+  (r) => `data.statusMessage.contains(${q(pick(r, POOLS.substrings))})`,
+  (r) => `data.statusMessage.startsWith(${q(pick(r, POOLS.prefixes))})`,
+  (r) => `data.statusMessage.endsWith(${q(pick(r, POOLS.suffixes))})`,
+  (r) => `data.statusMessage.matches(${q(pick(r, POOLS.regexPrefixes))})`,
+  (r) => `type.endsWith(${q(suffix(r))}) && data.statusMessage.contains(${q(pick(r, POOLS.substrings))})`,
+  (r) => `data.clusterName.startsWith(${q(pick(r, POOLS.prefixes))}) && data.statusMessage.contains(${q(pick(r, POOLS.substrings))})`,
+  (r) => `data.namespace.endsWith(${q(pick(r, POOLS.suffixes))}) || data.namespace.endsWith(${q(pick(r, POOLS.suffixes))})`,
+  (r) =>
+    `data.issuerName.startsWith(${q(pick(r, POOLS.prefixes))}) || (type.endsWith('.active') && data.issuerName.startsWith(${q(pick(r, POOLS.prefixes))}))`,
+  (r) => `data.statusMessage.contains(${q(pick(r, POOLS.substrings))}) || data.statusMessage.contains(${q(pick(r, POOLS.substrings))})`,
+  (r) => `data.statusMessage.contains(${q(pick(r, POOLS.substrings))}) && data.statusMessage.contains(${q(pick(r, POOLS.substrings))})`,
+  (r) => `data.namespace == ${q(pick(r, POOLS.namespaces))} && data.statusMessage.contains(${q(pick(r, POOLS.substrings))})`,
+  (r) => `data.clusterName.matches(${q(pick(r, POOLS.regexPrefixes))}) && data.statusReason.startsWith(${q(pick(r, POOLS.prefixes))})`,
+  // Mixed kinds under ||: the index files them under "contains one of the literals".
+  (r) => `data.statusMessage.startsWith(${q(pick(r, POOLS.prefixes))}) || data.statusMessage.endsWith(${q(pick(r, POOLS.suffixes))})`,
+  (r) => `data.namespace == ${q(pick(r, POOLS.namespaces))} || data.namespace.contains(${q(pick(r, ['manager', 'op', 'x', '']))})`,
+  (r) =>
+    `(data.clusterName.startsWith(${q(pick(r, POOLS.prefixes))}) && int(data.namespace) == 1) || data.clusterName.endsWith(${q(pick(r, POOLS.suffixes))})`,
+  // matches() on the short fields is cheap enough to be indexed (on the free-text ones it is priced per event).
+  (r) => `data.statusReason.matches(${q(pick(r, POOLS.regexPrefixes))})`,
+  (r) => `data.namespace.matches(${q(pick(r, POOLS.regexPrefixes))}) || data.namespace.startsWith('gate')`,
+  // Errors when the literal is found (or, for types without the field, always): the index must not hide them.
+  (r) => `int(data.namespace) == 1 && data.statusMessage.contains(${q(pick(r, POOLS.substrings))})`,
+  (r) => `data.unhealthyDuration.startsWith(${q(pick(r, ['1h', '0h', '']))})`,
+  (r) => `data.resourceId.endsWith(${q(pick(r, ['4d', '1a', '']))}) && data.statusMessage.contains(${q(pick(r, POOLS.words))})`,
+  // Over the per-event budget on long messages, whatever the namespace: always a candidate.
+  (r) => `data.namespace == ${q(pick(r, POOLS.namespaces))} && data.statusMessage.matches('A.*C.*E')`,
+  (r) => `data.statusMessage.startsWith(${q(pick(r, POOLS.prefixes))}) && data.statusMessage.matches('A.*C.*E')`,
+];
+
 const HEALTH_OTHER: FilterGen[] = [
   () => '',
-  (r) => `data.statusMessage.contains(${q(pick(r, POOLS.words))})`,
   (r) => `data.namespace != ${q(pick(r, POOLS.namespaces))}`,
-  () => "data.clusterName.startsWith('prod')",
+  () => "!data.clusterName.startsWith('prod')",
+  (r) => `data.statusMessage.contains(${q(pick(r, POOLS.words))}) || data.clusterName == ${q(pick(r, POOLS.clusterNames))}`,
+  () => "data.statusReason.matches('Err')",
   (r) => `data.clusterId == ${q(pick(r, POOLS.clusterIds))} || data.namespace == ${q(pick(r, POOLS.namespaces))}`,
   () => "data.statusReason.matches('^Err')",
   () => 'size(data.statusMessage) > 60',
@@ -111,6 +211,8 @@ const CERT_ONLY: FilterGen[] = [
   (r) => `type.endsWith('.notready') && ${q(pick(r, POOLS.dnsNames))} in data.SANs['DNS Names']`,
   () => "data.SANs['DNS Names'].exists(n, n.endsWith('.example.com'))",
   () => "data.subject.organizations.exists(o, o == 'Example GmbH')",
+  (r) => `data.subject.commonName.endsWith(${q(pick(r, POOLS.suffixes))})`,
+  (r) => `type.endsWith('.notready') && data.subject.commonName.startsWith(${q(pick(r, ['shop', 'api.', 'a', '']))})`,
 ];
 
 const EXPIRY_INDEXABLE: FilterGen[] = [
@@ -126,12 +228,23 @@ const EXPIRY_INDEXABLE: FilterGen[] = [
   (r) => `${q(pick(r, POOLS.appIds))} in data.applicationIds && ${q(pick(r, POOLS.appIds))} in data.applicationIds`,
 ];
 
+const EXPIRY_STRINGS: FilterGen[] = [
+  (r) => `data.message.contains(${q(pick(r, [...POOLS.appIds, ...POOLS.substrings, 'payments', 'no application']))})`,
+  (r) => `data.message.startsWith(${q(pick(r, POOLS.prefixes))})`,
+  (r) => `data.message.endsWith(${q(pick(r, POOLS.suffixes))})`,
+  (r) => `data.message.matches(${q(pick(r, POOLS.regexPrefixes))})`,
+  (r) => `data.name.endsWith(${q(pick(r, [' 7 days', '30 days', 'days', '']))}) && data.message.contains(${q(pick(r, POOLS.appIds))})`,
+  (r) => `${q(pick(r, POOLS.appIds))} in data.applicationIds && data.message.contains(${q(pick(r, POOLS.substrings))})`,
+  (r) => `data.message.contains(${q(pick(r, POOLS.appIds))}) || data.message.contains(${q(pick(r, POOLS.appIds))})`,
+  (r) => `data.ruleId == ${pick(r, POOLS.ruleIds)} || data.message.contains('x')`,
+];
+
 const EXPIRY_OTHER: FilterGen[] = [
   () => '',
   () => "data.applicationIds.exists(a, a.startsWith('pay'))",
   () => 'size(data.applicationIds) == 0',
   () => 'data.ruleId > 2',
-  () => "data.message.contains('payments')",
+  () => "data.message.contains('payments') || data.ruleId == 2",
   (r) => `data.applicationIds[0] == ${q(pick(r, POOLS.appIds))}`,
   () => 'data.ruleId == 1 || data.threshold == 7',
   () => "data.ruleId == 'x'",
@@ -139,9 +252,13 @@ const EXPIRY_OTHER: FilterGen[] = [
 
 /** A random filter for the family: `indexableShare` of them from the spec-like patterns. */
 function randomFilter(r: Rng, id: EventTypeId, indexableShare = 0.75): string {
-  if (id === 'cert-expiry-ext-notification-config') return pick(r, chance(r, indexableShare) ? EXPIRY_INDEXABLE : EXPIRY_OTHER)(r, id);
+  // A third of the indexable ones are substring/prefix/suffix predicates.
+  const strings = chance(r, 1 / 3);
+  if (id === 'cert-expiry-ext-notification-config') {
+    return pick(r, chance(r, indexableShare) ? (strings ? EXPIRY_STRINGS : EXPIRY_INDEXABLE) : EXPIRY_OTHER)(r, id);
+  }
   const indexable = id === 'certmgr-cert-resource-health-notification-config' ? [...HEALTH_INDEXABLE, ...CERT_ONLY] : HEALTH_INDEXABLE;
-  return pick(r, chance(r, indexableShare) ? indexable : HEALTH_OTHER)(r, id);
+  return pick(r, chance(r, indexableShare) ? (strings ? HEALTH_STRINGS : indexable) : HEALTH_OTHER)(r, id);
 }
 
 const INTEGRATIONS: IntegrationRecord[] = [
@@ -250,7 +367,7 @@ function wellFormed(r: Rng, type: EventType): InternalEvent {
     namespace: pick(r, POOLS.namespaces),
     issuerName: pick(r, POOLS.issuerNames),
     statusReason: pick(r, POOLS.reasons),
-    statusMessage: `${pick(r, POOLS.words)} ${pick(r, POOLS.words)} happened to the resource, see the controller log for details`,
+    statusMessage: statusMessage(r),
   };
   const cert = () => ({
     subject: {
@@ -290,6 +407,14 @@ function wellFormed(r: Rng, type: EventType): InternalEvent {
   }
 }
 
+/** Mostly short, with the pools' words; sometimes a literal alone, empty, or long enough to exceed the evaluation budget of costly filters. */
+function statusMessage(r: Rng): string {
+  const roll = r();
+  if (roll < 0.05) return `${pick(r, POOLS.words)} ${'ACME '.repeat(6000)}resource`;
+  if (roll < 0.1) return pick(r, [...POOLS.substrings, ...POOLS.prefixes, ...POOLS.suffixes]);
+  return `${pick(r, POOLS.words)} ${pick(r, POOLS.words)} happened to the resource, see the controller log for details`;
+}
+
 /** Data the schema would reject: missing fields, other types, odd containers. The index must fall back, not guess. */
 function malform(r: Rng, data: Record<string, unknown>): void {
   const field = pick(r, [
@@ -304,6 +429,9 @@ function malform(r: Rng, data: Record<string, unknown>): void {
     'ruleId',
     'threshold',
     'name',
+    'statusMessage',
+    'statusReason',
+    'message',
   ]);
   const value = pick(r, [
     undefined,

@@ -194,6 +194,95 @@ describe('prefilter index: tables', () => {
     expect(outcome(matchRouters(withData({ applicationIds: { 'payments-app': 1 }, ruleId: 2n }), snap)).matched).toEqual(['pay', 'rule2']);
   });
 
+  it('substring, prefix, suffix and regex-prefix routers: candidates from one scan of the string', async () => {
+    const routers = [
+      router('acme', ISSUER, "data.statusMessage.contains('ACME')"),
+      router('cme', ISSUER, "data.statusMessage.contains('CME') || data.statusMessage.contains('zz')"),
+      router('empty', ISSUER, "data.statusMessage.contains('')"),
+      router('pre', ISSUER, "data.statusMessage.startsWith('Failed')"),
+      router('suf', ISSUER, "type.endsWith('.notready') && data.statusMessage.endsWith('invalidEmail')"),
+      router('re', ISSUER, "data.statusReason.matches('^ErrU?pdate')"),
+      router('long', ISSUER, `data.statusMessage.contains('${'x'.repeat(1900)}')`),
+      router('eq', ISSUER, "data.namespace == 'shop' && data.statusMessage.contains('ACME')"),
+      router('uni', ISSUER, "data.statusMessage.contains('é')"),
+      router('err', ISSUER, "int(data.namespace) == 1 && data.statusMessage.contains('ACME')"),
+      router('dur', ISSUER, "data.unhealthyDuration.startsWith('1h')"),
+    ];
+    const snap = await snapshotOf(routers);
+    const index = routingIndex(snap, ISSUER);
+    expect(index.stats).toEqual({ routers: 11, indexed: 11, always: 0, excluded: 0 });
+    const base = samples['evt.healthstatus.certmgr-issuer.notready'];
+    const ev = (data: Record<string, unknown>, type: EventType = base.type): InternalEvent => ({ type, data: { ...base.data, ...data } });
+    const ids = (ordinals: readonly number[]) => ordinals.map((o) => routers[o]?.id);
+
+    const failed = ev({ statusMessage: 'Failed to register ACME account: invalidEmail', statusReason: 'ErrUpdate' });
+    expect(ids(index.candidates(failed))).toEqual(['acme', 'cme', 'empty', 'pre', 'suf', 're', 'err', 'dur']);
+    expect(outcome(matchRouters(failed, snap))).toEqual({
+      matched: ['acme', 'cme', 'empty', 'pre', 'suf', 're'],
+      errors: [
+        ['err', expect.any(String)],
+        ['dur', expect.stringMatching(/unhealthyDuration/)],
+      ],
+    });
+    // `^ErrU?pdate` needs only "Err" in front; "é" as e + combining accent is not "é"; on `.active` `suf` is no candidate.
+    const odd = ev({ statusMessage: 'Faild to cafe\u0301 zz', statusReason: 'Errpdate' });
+    expect(ids(index.candidates(odd))).toEqual(['cme', 'empty', 're', 'dur']);
+    expect(outcome(matchRouters(odd, snap)).matched).toEqual(['cme', 'empty', 're']);
+    expect(
+      ids(index.candidates(ev({ statusMessage: 'café invalidEmail', statusReason: 'Ready' }, 'evt.healthstatus.certmgr-issuer.active'))),
+    ).toEqual(['empty', 'uni', 'dur']);
+    expect(ids(index.candidates(ev({ statusMessage: '', namespace: 'shop', statusReason: 'Ready' })))).toEqual(['empty', 'eq', 'dur']);
+    // A field that is not a string, or missing: every router of the bucket (they error, not false).
+    for (const statusMessage of [42, null, ['ACME'], undefined]) {
+      const e = ev({ statusMessage, statusReason: 'Ready' });
+      if (statusMessage === undefined) delete e.data.statusMessage;
+      expect(ids(index.candidates(e))).toEqual(['acme', 'cme', 'empty', 'pre', 'suf', 'long', 'uni', 'err', 'dur']);
+      expect(outcome(matchRouters(e, snap)).errors).toHaveLength(9);
+    }
+  });
+
+  it('prefers an equality, then the most selective literals; costly filters are always candidates', async () => {
+    const routers = [
+      router('eq', ISSUER, "data.statusMessage.contains('ACME') && data.namespace == 'shop'"),
+      router('longer', ISSUER, "data.statusMessage.contains('A') && data.statusMessage.startsWith('The ACME')"),
+      router(
+        'fewer',
+        ISSUER,
+        "data.statusMessage.endsWith('server') && (data.statusMessage.contains('A') || data.statusMessage.contains('B'))",
+      ),
+      router('costly', ISSUER, "data.namespace == 'shop' && data.statusMessage.matches('A.*C.*E')"),
+    ];
+    const snap = await snapshotOf(routers);
+    const index = routingIndex(snap, ISSUER);
+    expect(index.stats).toEqual({ routers: 4, indexed: 3, always: 1, excluded: 0 });
+    const active = samples['evt.healthstatus.certmgr-issuer.active']; // cert-manager; "The ACME account was registered with the ACME server"
+    expect(index.candidates(active)).toEqual([1, 2, 3]);
+    expect(index.candidates({ type: active.type, data: { ...active.data, statusMessage: 'A' } })).toEqual([3]);
+    const long = { type: active.type, data: { ...active.data, statusMessage: 'ACME '.repeat(6000) } };
+    expect(outcome(matchRouters(long, snap)).errors).toEqual([['costly', expect.stringMatching(/exceeds the budget/)]]);
+  });
+
+  it('long literals are indexed by their first (last, for endsWith) 64 code units', async () => {
+    const long = 'ACME account '.repeat(10); // 130 code units
+    const routers = [
+      router('c', ISSUER, `data.statusMessage.contains('${long}')`),
+      router('s', ISSUER, `data.statusMessage.endsWith('${long}')`),
+    ];
+    const snap = await snapshotOf(routers);
+    const index = routingIndex(snap, ISSUER);
+    const ev = (statusMessage: string): InternalEvent => ({
+      type: 'evt.healthstatus.certmgr-issuer.notready',
+      data: { ...samples['evt.healthstatus.certmgr-issuer.notready'].data, statusMessage },
+    });
+    expect(index.candidates(ev(`x ${long} y`))).toEqual([0]);
+    expect(index.candidates(ev(`x ${long}`))).toEqual([0, 1]);
+    expect(outcome(matchRouters(ev(`x ${long}`), snap)).matched).toEqual(['c', 's']);
+    // The kept part only: candidates, evaluated to false.
+    expect(index.candidates(ev(`${long.slice(0, 64)} ${long.slice(-64)}`))).toEqual([0, 1]);
+    expect(outcome(matchRouters(ev(`${long.slice(0, 64)} ${long.slice(-64)}`), snap))).toEqual({ matched: [], errors: [] });
+    expect(index.candidates(ev(`${long.slice(0, 63)} ${long.slice(-63)}`))).toEqual([]);
+  });
+
   it('an event of another family gets every included router as a candidate (no shortcut)', async () => {
     const snap = await snapshotOf([
       router('a', ISSUER, "data.namespace == 'a'"),
