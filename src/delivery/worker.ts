@@ -562,9 +562,15 @@ export class DeliveryWorker {
     }
 
     // The fence at send time: an obsolete delivery is not sent (before the rate limiter: it costs no slot).
-    // An unordered row (no order key) has no newer one of its key: nothing to check.
+    // Nothing to check for an unordered row (no order key), nor in 'in-order' mode when the claim saw no newer one
+    // sent (none can be sent while this one is open: see ClaimedDelivery.newerSent).
+    const mode = orderModeOf(type);
     try {
-      if (d.orderKey !== null && (await this.#fences.add({ id: d.id, attemptNo: d.attempts, mode: orderModeOf(type) }))) {
+      if (
+        d.orderKey !== null &&
+        (mode === 'supersede' || d.newerSent) &&
+        (await this.#fences.add({ id: d.id, attemptNo: d.attempts, mode }))
+      ) {
         this.#metrics?.superseded.inc({ integration_type: type });
         if (this.#admit('debug', d, 'delivery_superseded'))
           this.#log.debug(

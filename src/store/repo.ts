@@ -318,10 +318,34 @@ function pageSize(limit: number | undefined): number {
   return Math.min(DELIVERY_PAGE_MAX, Math.max(1, Math.floor(limit)));
 }
 
-function asClaimed(d: DeliveryRecord, e: EventRecord): ClaimedDelivery {
+function asClaimed(d: DeliveryRecord, e: EventRecord, newerSent: boolean): ClaimedDelivery {
   if (d.status !== 'IN_FLIGHT' || d.leaseUntil === null) throw new Error(`store: claimed delivery ${d.id} is not IN_FLIGHT`);
-  return { ...d, status: 'IN_FLIGHT', leaseUntil: d.leaseUntil, event: { type: e.type, data: e.data, receivedAt: e.receivedAt } };
+  return {
+    ...d,
+    status: 'IN_FLIGHT',
+    leaseUntil: d.leaseUntil,
+    event: { type: e.type, data: e.data, receivedAt: e.receivedAt },
+    newerSent,
+  };
 }
+
+/**
+ * `EXISTS (sub)` for the per-row order checks. On PostgreSQL a scalar subquery instead: an EXISTS may be planned
+ * as a semi/anti join, and with statistics that predate a burst (the open rows were few when the table was last
+ * analyzed) PostgreSQL joins by scanning the whole order index for every candidate row (measured: 7 s for one
+ * claim over a 2,000-row backlog). A scalar subquery always runs as a per-row probe with the row's values as
+ * index conditions. SQLite plans these as probes already (INDEXED BY where it matters).
+ */
+const exists = (sub: string, pg: boolean) => (pg ? `((${sub} LIMIT 1) IS NOT NULL)` : `EXISTS (${sub})`);
+
+/** A newer delivery of `t`'s key was sent or is being sent ('in-order' mode's NEWER; reads deliveries_order_idx). */
+const newerSent = (t: string, pg: boolean) =>
+  exists(
+    `SELECT 1 FROM deliveries n
+  WHERE n.company_id = ${t}.company_id AND n.integration_id = ${t}.integration_id AND n.order_key = ${t}.order_key
+    AND (n.order_at, n.order_seq, n.id) > (${t}.order_at, ${t}.order_seq, ${t}.id) AND n.status IN ('IN_FLIGHT', 'DELIVERED')`,
+    pg,
+  );
 
 /**
  * Due for a claim: PENDING and due, or IN_FLIGHT with an expired lease. A claim sets next_attempt_at
@@ -335,11 +359,14 @@ const DUE = `status IN ('PENDING', 'IN_FLIGHT') AND next_attempt_at <= ? AND (st
  * Reads deliveries_order_open_idx (SQLite is told to: it would pick the full order index, whose range holds
  * the key's whole history). The claim's outer table must be aliased `d`.
  */
-const olderOpen = (t: 'd' | 'w', pg = false) => `EXISTS (
-  SELECT 1 FROM deliveries o${pg ? '' : ' INDEXED BY deliveries_order_open_idx'}
+const olderOpen = (t: 'd' | 'w', pg = false) =>
+  exists(
+    `SELECT 1 FROM deliveries o${pg ? '' : ' INDEXED BY deliveries_order_open_idx'}
   WHERE o.company_id = ${t}.company_id AND o.integration_id = ${t}.integration_id AND o.order_key = ${t}.order_key
     AND o.status IN ('PENDING', 'IN_FLIGHT')
-    AND (o.order_at, o.order_seq, o.id) < (${t}.order_at, ${t}.order_seq, ${t}.id))`;
+    AND (o.order_at, o.order_seq, o.id) < (${t}.order_at, ${t}.order_seq, ${t}.id)`,
+    pg,
+  );
 const HEAD = (pg: boolean) => `NOT ${olderOpen('d', pg)}`;
 /** A newer delivery of the UPDATE target's key that makes it obsolete, per mode (reads deliveries_order_idx). */
 const NEWER: Record<'supersede' | 'in-order', string> = {
@@ -355,16 +382,18 @@ const NEWER: Record<'supersede' | 'in-order', string> = {
  * unpark (a crash between the two statements, a head deleted by retention) costs at most one lease.
  */
 const PARK_WINDOW = 4;
+/** The next open (PENDING) delivery of head `h`'s key, if any: a scalar subquery. */
+const NEXT_OPEN = `SELECT o.id FROM deliveries o
+      WHERE o.company_id = h.company_id AND o.integration_id = h.integration_id AND o.order_key = h.order_key
+        AND o.status IN ('PENDING', 'IN_FLIGHT') AND o.status = 'PENDING' AND o.id <> h.id
+      ORDER BY o.order_at, o.order_seq, o.id LIMIT 1`;
 /**
  * UNPARK for several finished heads at once: for each, its key's next open delivery is made due. Parameters: now,
  * now, then the heads' ids. (The IN list names the partial index's predicate, so SQLite uses it.)
  */
 const UNPARK = (pg: boolean, heads: number) => `UPDATE deliveries SET next_attempt_at = ?
   WHERE next_attempt_at > ? AND id IN (
-    SELECT (SELECT o.id FROM deliveries o${pg ? '' : ' INDEXED BY deliveries_order_open_idx'}
-      WHERE o.company_id = h.company_id AND o.integration_id = h.integration_id AND o.order_key = h.order_key
-        AND o.status IN ('PENDING', 'IN_FLIGHT') AND o.status = 'PENDING' AND o.id <> h.id
-      ORDER BY o.order_at, o.order_seq, o.id LIMIT 1)
+    SELECT (${NEXT_OPEN.replace('FROM deliveries o', `FROM deliveries o${pg ? '' : ' INDEXED BY deliveries_order_open_idx'}`)})
     FROM deliveries h WHERE h.id IN (${placeholders(heads)}) AND h.order_key IS NOT NULL)`;
 /**
  * The rows of a batched, fenced update: `v(vid, vattempts, …)` joined to deliveries by id. The casts give
@@ -411,16 +440,29 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
           o.kind === 'delivered' ? null : diagnostic(o.error),
           o.statusCode,
         );
-      const rows = await db.all(
-        `${valuesCte('vid, vattempts, vstatus, vnext, verr, vcode', '?, CAST(? AS INTEGER), ?, CAST(? AS BIGINT), ?, CAST(? AS INTEGER)', chunk.length)}
-         UPDATE deliveries SET status = v.vstatus,
+      const update = `UPDATE deliveries SET status = v.vstatus,
            next_attempt_at = CASE WHEN v.vstatus = 'PENDING' THEN v.vnext ELSE deliveries.next_attempt_at END,
            delivered_at = CASE WHEN v.vstatus = 'DELIVERED' THEN CAST(? AS BIGINT) ELSE deliveries.delivered_at END,
            updated_at = CAST(? AS BIGINT), lease_until = NULL, last_error = v.verr, last_status_code = v.vcode
-         FROM v WHERE ${FENCE_V}
-         RETURNING id, status, order_key`,
-        [...params, now, now],
-      );
+         FROM v WHERE ${FENCE_V}`;
+      const cte = valuesCte('vid, vattempts, vstatus, vnext, verr, vcode', '?, CAST(? AS INTEGER), ?, CAST(? AS BIGINT), ?, CAST(? AS INTEGER)', chunk.length);
+      if (pg) {
+        // One round trip: the outcomes and UNPARK for the heads that left the queue. UNPARK's rows are PENDING in
+        // the statement's snapshot, the outcomes' IN_FLIGHT: never the same row.
+        const rows = await db.all(
+          `${cte},
+           done AS (${update} RETURNING deliveries.id, deliveries.status, deliveries.company_id, deliveries.integration_id, deliveries.order_key),
+           unparked AS (
+             UPDATE deliveries SET next_attempt_at = ?
+             WHERE next_attempt_at > ? AND id IN (
+               SELECT (${NEXT_OPEN}) FROM done h WHERE h.status <> 'PENDING' AND h.order_key IS NOT NULL))
+           SELECT id FROM done`,
+          [...params, now, now, now, now],
+        );
+        for (const r of rows) applied.add(String(r['id']));
+        continue;
+      }
+      const rows = await db.all(`${cte} ${update} RETURNING id, status, order_key`, [...params, now, now]);
       const heads: string[] = [];
       for (const r of rows) {
         applied.add(String(r['id']));
@@ -443,11 +485,13 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
         const rows = await db.all(
           `${valuesCte('vid, vattempts', '?, CAST(? AS INTEGER)', chunk.length)}
            UPDATE deliveries SET status = 'SUPERSEDED', updated_at = CAST(? AS BIGINT), lease_until = NULL, attempts = attempts - 1
-           FROM v WHERE ${FENCE_V} AND deliveries.attempts > 0 AND EXISTS (
-             SELECT 1 FROM deliveries n
+           FROM v WHERE ${FENCE_V} AND deliveries.attempts > 0 AND ${exists(
+             `SELECT 1 FROM deliveries n
              WHERE n.company_id = deliveries.company_id AND n.integration_id = deliveries.integration_id
                AND n.order_key = deliveries.order_key
-               AND (n.order_at, n.order_seq, n.id) > (deliveries.order_at, deliveries.order_seq, deliveries.id)${NEWER[mode]})
+               AND (n.order_at, n.order_seq, n.id) > (deliveries.order_at, deliveries.order_seq, deliveries.id)${NEWER[mode]}`,
+             pg,
+           )}
            RETURNING id`,
           [...chunk.flatMap((c) => [c.id, c.attemptNo]), now],
         );
@@ -466,22 +510,23 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
       const lease = now + Math.max(1, Math.floor(leaseMs));
       const set = `status = 'IN_FLIGHT', lease_until = ?, next_attempt_at = ?, attempts = attempts + 1, updated_at = ?, claimed_by = ?`;
       let claimed: ClaimedDelivery[];
-      await db.run(
-        `UPDATE deliveries SET next_attempt_at = ?
+      const park = `UPDATE deliveries SET next_attempt_at = ?
          WHERE id IN (
            SELECT w.id FROM (
              SELECT id, status, company_id, integration_id, order_key, order_at, order_seq
              FROM deliveries${pg ? '' : ' INDEXED BY deliveries_claim_idx'} WHERE ${DUE}
              ORDER BY next_attempt_at, id LIMIT ?${pg ? ' FOR UPDATE SKIP LOCKED' : ''}) w
-           WHERE w.status = 'PENDING' AND w.order_key IS NOT NULL AND ${olderOpen('w', pg)})`,
-        [lease, now, now, n * PARK_WINDOW],
-      );
+           WHERE w.status = 'PENDING' AND w.order_key IS NOT NULL AND ${olderOpen('w', pg)})`;
+      const parkParams = [lease, now, now, n * PARK_WINDOW];
       if (pg) {
-        // One statement: lock due rows, skipping those another claimer holds, then update them.
-        // A row another transaction claimed and committed meanwhile is re-checked against DUE
-        // (READ COMMITTED re-evaluation) and dropped, so no row is handed out twice.
+        // One statement (one round trip): park, then lock due heads, skipping those another claimer holds, and
+        // update them. Both parts see the statement's snapshot, so the park helps the next claims, not this one;
+        // they touch different rows (blocked ones, heads). A row another transaction claimed and committed
+        // meanwhile is re-checked against DUE (READ COMMITTED re-evaluation) and dropped, so no row is handed
+        // out twice.
         const rows = await db.all(
-          `WITH claimed AS (
+          `WITH parked AS (${park}),
+           claimed AS (
              UPDATE deliveries SET ${set}
              WHERE id IN (
                SELECT id FROM deliveries d WHERE ${DUE} AND ${HEAD(true)}
@@ -489,9 +534,10 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
                FOR UPDATE SKIP LOCKED)
              RETURNING ${DL}
            )
-           SELECT claimed.*, e.type AS event_type, e.data AS event_data, e.received_at AS event_received_at
+           SELECT claimed.*, e.type AS event_type, e.data AS event_data, e.received_at AS event_received_at,
+             ${newerSent('claimed', true)} AS newer_sent
            FROM claimed JOIN events e ON e.company_id = claimed.company_id AND e.id = claimed.event_id`,
-          [lease, lease, now, owner, now, now, n],
+          [...parkParams, lease, lease, now, owner, now, now, n],
         );
         claimed = rows.map((row) =>
           asClaimed(
@@ -503,9 +549,11 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
               data: row['event_data'],
               received_at: row['event_received_at'],
             }),
+            row['newer_sent'] === true,
           ),
         );
       } else {
+        await db.run(park, parkParams);
         // SQLite has one writer at a time (across processes too), so the plain statement is atomic.
         // Its RETURNING cannot see joined tables; events are immutable, so reading them after is safe.
         const rows = await db.all(
@@ -525,11 +573,19 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
                 (r) => [String(r['id']), rowToEvent(r)] as const,
               ),
         );
+        const ordered = deliveries.filter((d) => d.orderKey !== null).map((d) => d.id);
+        const sent = new Set(
+          ordered.length === 0
+            ? []
+            : (
+                await db.all(`SELECT d.id FROM deliveries d WHERE d.id IN (${placeholders(ordered.length)}) AND ${newerSent('d', false)}`, ordered)
+              ).map((r) => String(r['id'])),
+        );
         claimed = [];
         for (const d of deliveries) {
           const e = events.get(d.eventId);
           // An event deleted in between takes its deliveries with it (ON DELETE CASCADE).
-          if (e) claimed.push(asClaimed(d, e));
+          if (e) claimed.push(asClaimed(d, e, sent.has(d.id)));
         }
       }
       return claimed.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

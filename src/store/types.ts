@@ -344,6 +344,12 @@ export interface ClaimedDelivery extends DeliveryRecord {
   status: 'IN_FLIGHT';
   leaseUntil: number;
   event: { type: string; data: Record<string, unknown>; receivedAt: number };
+  /**
+   * When claimed, a newer delivery of its key was IN_FLIGHT or DELIVERED: 'in-order' mode's fence would supersede
+   * it. False is final for that mode (no newer one can be sent while this one is open: the claim hands out heads
+   * only), so the worker skips that fence; true still goes through the atomic supersede().
+   */
+  newerSent: boolean;
 }
 
 /** An attempt's outcome for DeliveryQueueOps.recordOutcomes (what markDelivered / markRetry / markDead take). */

@@ -619,8 +619,9 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
             nextAttemptAt: t + 5_000, // claimable again when the lease ends
             updatedAt: t,
             event: { type: ev.type, data: ev.data, receivedAt: ev.receivedAt },
+            newerSent: false,
           } satisfies ClaimedDelivery);
-          const { event: _e, ...rec } = c;
+          const { event: _e, newerSent: _n, ...rec } = c;
           expect(await get(A, c.id)).toEqual(rec);
         }
         // Claimed rows are not handed out again while their lease holds; the future one is not due.
