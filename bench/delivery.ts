@@ -158,7 +158,15 @@ export async function run(): Promise<void> {
   const rcv = await receiver();
   // the body the worker sends for a bench event (ids of the same length)
   const now = Date.now();
-  const integration = { id: randomUUID(), companyId: COMPANY, name: 'bench', type: 'WEBHOOK' as const, enabled: true, config: {}, secrets: {} };
+  const integration = {
+    id: randomUUID(),
+    companyId: COMPANY,
+    name: 'bench',
+    type: 'WEBHOOK' as const,
+    enabled: true,
+    config: {},
+    secrets: {},
+  };
   const body = JSON.stringify(
     buildCloudEvent({
       id: randomUUID(),
@@ -179,12 +187,13 @@ export async function run(): Promise<void> {
   const engines: [string, () => Promise<Store>][] = [];
   if (ENGINES.has('sqlite')) engines.push(['durable, SQLite file', () => openStore(`sqlite:${join(dir, 'bench.db')}`)]);
   let pgServer: Awaited<ReturnType<typeof startPostgres>> | undefined;
-  if (ENGINES.has('postgres')) try {
-    const url = process.env.DATABASE_URL ?? (pgServer = await startPostgres()).url;
-    engines.push(['durable, PostgreSQL', () => openStore(url, { schema: `bench_${randomUUID().slice(0, 8)}` })]);
-  } catch (e) {
-    console.log(`(PostgreSQL not available: ${(e as Error).message.split('\n')[0]})`);
-  }
+  if (ENGINES.has('postgres'))
+    try {
+      const url = process.env.DATABASE_URL ?? (pgServer = await startPostgres()).url;
+      engines.push(['durable, PostgreSQL', () => openStore(url, { schema: `bench_${randomUUID().slice(0, 8)}` })]);
+    } catch (e) {
+      console.log(`(PostgreSQL not available: ${(e as Error).message.split('\n')[0]})`);
+    }
   for (const [name, open] of engines) {
     const store = await open();
     await durable(store, rcv); // warm-up round (JIT, connections), not counted

@@ -52,8 +52,8 @@ export class Batcher<I, R> {
       for (const g of group) {
         try {
           const [r] = await this.#flush([g.item]);
-          if (r === undefined) throw new Error('batcher: no result for an item');
-          g.resolve(r);
+          if (r === undefined) g.reject(new Error('batcher: no result for an item'));
+          else g.resolve(r);
         } catch (e) {
           g.reject(e);
         }

@@ -485,7 +485,8 @@ export class DeliveryWorker {
 
   #freeSendSlot(): void {
     const next = this.#sendWaiters.shift();
-    if (next) next(); // the slot passes on
+    if (next)
+      next(); // the slot passes on
     else this.#sending--;
   }
 

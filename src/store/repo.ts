@@ -445,7 +445,11 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
            delivered_at = CASE WHEN v.vstatus = 'DELIVERED' THEN CAST(? AS BIGINT) ELSE deliveries.delivered_at END,
            updated_at = CAST(? AS BIGINT), lease_until = NULL, last_error = v.verr, last_status_code = v.vcode
          FROM v WHERE ${FENCE_V}`;
-      const cte = valuesCte('vid, vattempts, vstatus, vnext, verr, vcode', '?, CAST(? AS INTEGER), ?, CAST(? AS BIGINT), ?, CAST(? AS INTEGER)', chunk.length);
+      const cte = valuesCte(
+        'vid, vattempts, vstatus, vnext, verr, vcode',
+        '?, CAST(? AS INTEGER), ?, CAST(? AS BIGINT), ?, CAST(? AS INTEGER)',
+        chunk.length,
+      );
       if (pg) {
         // One round trip: the outcomes and UNPARK for the heads that left the queue. UNPARK's rows are PENDING in
         // the statement's snapshot, the outcomes' IN_FLIGHT: never the same row.
@@ -578,7 +582,10 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
           ordered.length === 0
             ? []
             : (
-                await db.all(`SELECT d.id FROM deliveries d WHERE d.id IN (${placeholders(ordered.length)}) AND ${newerSent('d', false)}`, ordered)
+                await db.all(
+                  `SELECT d.id FROM deliveries d WHERE d.id IN (${placeholders(ordered.length)}) AND ${newerSent('d', false)}`,
+                  ordered,
+                )
               ).map((r) => String(r['id'])),
         );
         claimed = [];

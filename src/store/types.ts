@@ -354,9 +354,7 @@ export interface ClaimedDelivery extends DeliveryRecord {
 
 /** An attempt's outcome for DeliveryQueueOps.recordOutcomes (what markDelivered / markRetry / markDead take). */
 export type DeliveryOutcome = { id: string; attemptNo: number; statusCode: number | null } & (
-  | { kind: 'delivered' }
-  | { kind: 'retry'; nextAttemptAt: number; error: string }
-  | { kind: 'dead'; error: string }
+  { kind: 'delivered' } | { kind: 'retry'; nextAttemptAt: number; error: string } | { kind: 'dead'; error: string }
 );
 
 /** One claimed delivery to check before sending (DeliveryQueueOps.supersedeMany). */
