@@ -1,11 +1,18 @@
 /**
  * The delivery worker: drains the outbox (store `deliveries`) into the integrations, at least once.
  *
- *   loop:  claim up to (free slots) due deliveries  ──►  for each, concurrently:
+ *   loop:  claim up to batchSize due deliveries (while ≤ concurrency are held)  ──►  for each, concurrently:
  *            integration gone or disabled ─────────────► DEAD (visible: API, metric, warn log)
  *            a newer one for the key makes it obsolete ─► SUPERSEDED (not sent; attempt not counted)
  *            rate limited ─────────────────────────────► deferred (PENDING at its slot; attempt not counted)
  *            notifier.send(notification, signal) ──────► decide(): DELIVERED | PENDING at T | DEAD
+ *
+ * Round trips (issue 12): one claim statement per batch (joined with the events; it also says whether a newer
+ * delivery of the key was already sent, so the 'in-order' fence runs only then), one integration read per
+ * integration per batch, and the fences and outcomes of attempts that end together grouped into one statement each
+ * (batcher.ts: flushed when the previous flush is done, no fixed wait). The next batch is claimed while the
+ * current one sends (at most 2 × concurrency claims held; a claim still ours for a whole attempt is sent, else it
+ * is handed back uncounted).
  *
  * Durability: a delivery is only DELIVERED after the receiver said so; a crash at any point leaves
  * the row PENDING or IN_FLIGHT, and an IN_FLIGHT row whose lease expired is claimed again (by this
