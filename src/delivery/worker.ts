@@ -1,11 +1,18 @@
 /**
  * The delivery worker: drains the outbox (store `deliveries`) into the integrations, at least once.
  *
- *   loop:  claim up to (free slots) due deliveries  ──►  for each, concurrently:
+ *   loop:  claim up to batchSize due deliveries (while ≤ concurrency are held)  ──►  for each, concurrently:
  *            integration gone or disabled ─────────────► DEAD (visible: API, metric, warn log)
  *            a newer one for the key makes it obsolete ─► SUPERSEDED (not sent; attempt not counted)
  *            rate limited ─────────────────────────────► deferred (PENDING at its slot; attempt not counted)
  *            notifier.send(notification, signal) ──────► decide(): DELIVERED | PENDING at T | DEAD
+ *
+ * Round trips (issue 12): one claim statement per batch (joined with the events; it also says whether a newer
+ * delivery of the key was already sent, so the 'in-order' fence runs only then), one integration read per
+ * integration per batch, and the fences and outcomes of attempts that end together grouped into one statement each
+ * (batcher.ts: flushed when the previous flush is done, no fixed wait). The next batch is claimed while the
+ * current one sends (at most 2 × concurrency claims held; a claim still ours for a whole attempt is sent, else it
+ * is handed back uncounted).
  *
  * Durability: a delivery is only DELIVERED after the receiver said so; a crash at any point leaves
  * the row PENDING or IN_FLIGHT, and an IN_FLIGHT row whose lease expired is claimed again (by this
@@ -35,7 +42,17 @@ import { isEventType } from '../events/families.js';
 import type { DeliveryResult, Notification, Notifier } from '../integrations/types.js';
 import type { Logger } from '../log/logger.js';
 import { LogLimiter, type LogCause, type LogLevel } from '../log/limiter.js';
-import type { ClaimedDelivery, DeliveryQueueOps, DeliveryStats, IntegrationRecord, IntegrationType, StoreOps } from '../store/types.js';
+import type {
+  ClaimedDelivery,
+  DeliveryOutcome,
+  DeliveryQueueOps,
+  DeliveryStats,
+  IntegrationRecord,
+  IntegrationType,
+  StoreOps,
+  SupersedeCheck,
+} from '../store/types.js';
+import { Batcher } from './batcher.js';
 import { decide, DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_AGE_MS, DEFAULT_MAX_DELAY_MS, errorOf, type Decision } from './backoff.js';
 import { orderModeOf } from './order.js';
 import { RateLimiter, type RateLimit } from './rate-limit.js';
@@ -61,9 +78,12 @@ function unreadableSecrets(integration: IntegrationRecord): string | null {
 }
 
 export interface DeliveryWorkerOptions {
-  /** Sends in flight at once. Default 8. */
+  /**
+   * Sends in flight at once. Default 8. The worker holds at most twice as many claims: the next batch is claimed
+   * while the current sends run, and outcomes are written behind the sends.
+   */
   concurrency: number;
-  /** Most rows claimed per claim query (never more than the free slots). Default = concurrency. */
+  /** Most rows claimed per claim query. Default = concurrency. */
   batchSize: number;
   /** How often to look for due work when idle. Default 500 ms; kick() wakes the worker at once. */
   pollIntervalMs: number;
@@ -283,7 +303,11 @@ export class DeliveryWorker {
 
   #running = false;
   #loop: Promise<void> | undefined;
+  /** Claimed deliveries being processed (until their outcome is written): at most 2 × concurrency. */
   #inFlight = new Set<Promise<void>>();
+  /** Sends in progress (at most concurrency) and the claimed deliveries waiting for one, in claim order. */
+  #sending = 0;
+  #sendWaiters: (() => void)[] = [];
   #abort = new AbortController();
   #wake: (() => void) | undefined;
   /** While the loop sleeps: wake it no later than `at` (epoch ms). */
@@ -297,6 +321,13 @@ export class DeliveryWorker {
   /** The last claim filled every free slot, so more may be due: a finished send should claim again. */
   #backlog = false;
   #claimFailures = 0;
+  /**
+   * Write-behind (batcher.ts): the fences and the outcomes of attempts that end while a statement runs go
+   * together in the next one. A caller still waits for its own row's result, so nothing is sent before its fence
+   * and a slot is only freed once its outcome is written (or known not written: then its lease expires, at least once).
+   */
+  readonly #fences: Batcher<SupersedeCheck, boolean>;
+  readonly #outcomes: Batcher<DeliveryOutcome, boolean>;
 
   constructor(deps: DeliveryWorkerDeps) {
     this.options = workerOptions(deps.options);
@@ -311,13 +342,15 @@ export class DeliveryWorker {
     this.#owner = deps.instanceId || null;
     this.#templates = deps.templates;
     this.#metrics = deps.metrics ? createMetrics(deps.metrics, deps.store, this.#clock) : undefined;
+    this.#fences = new Batcher((items) => this.#store.supersedeMany(items, this.#clock()));
+    this.#outcomes = new Batcher((items) => this.#store.recordOutcomes(items, this.#clock()));
   }
 
   get running(): boolean {
     return this.#running;
   }
 
-  /** Sends in flight right now. */
+  /** Claimed deliveries in progress right now (waiting for a send slot, sending, or having their outcome written). */
   get inFlight(): number {
     return this.#inFlight.size;
   }
@@ -385,10 +418,13 @@ export class DeliveryWorker {
       let passed = 0;
       while (passed < this.#dueHints.length && this.#dueHints[passed]! <= at) passed++;
       if (passed) this.#dueHints.splice(0, passed);
-      const free = this.options.concurrency - this.#inFlight.size;
-      let full = free <= 0;
-      if (free > 0) {
-        const limit = Math.min(free, this.options.batchSize);
+      // Claim while at most `concurrency` claims are held (the sends in progress), up to twice that: the next
+      // batch is ready when a send slot frees, and a claimed row waits at most one attempt for its slot.
+      const held = this.#inFlight.size;
+      const C = this.options.concurrency;
+      let full = held > C;
+      if (!full) {
+        const limit = Math.min(2 * C - held, this.options.batchSize);
         let batch: ClaimedDelivery[] = [];
         try {
           batch = await this.#store.claimDeliveries(this.#clock(), limit, this.options.leaseMs, this.#owner);
@@ -400,12 +436,20 @@ export class DeliveryWorker {
             this.#log.error({ err, failures: this.#claimFailures }, 'delivery worker: claiming deliveries failed');
           }
         }
-        for (const d of batch) this.#track(this.#process(d), d.orderKey !== null);
+        // One read per integration per claim batch (the record decrypts its secrets once).
+        const integrations = new Map<string, Promise<IntegrationRecord | null>>();
+        const integrationOf = (d: ClaimedDelivery) => {
+          const key = `${d.companyId}/${d.integrationId}`;
+          let p = integrations.get(key);
+          if (!p) integrations.set(key, (p = this.#getIntegration(d.companyId, d.integrationId)));
+          return p;
+        };
+        for (const d of batch) this.#track(this.#process(d, integrationOf), d.orderKey !== null);
         full = batch.length === limit;
       }
       this.#backlog = full;
       if (!this.#running) break;
-      if (full && this.#inFlight.size < this.options.concurrency) continue;
+      if (full && this.#inFlight.size <= C) continue;
       if (this.#kicked) continue;
       // Sleep for the poll interval (after failed claims: back off, up to 10 intervals), or less when
       // a retry or a rate-limited delivery of ours falls due sooner, or until kicked.
@@ -435,6 +479,22 @@ export class DeliveryWorker {
         };
       });
     }
+  }
+
+  /** Resolves when this delivery may send (at most `concurrency` sends at once; waiters in claim order). */
+  #sendSlot(): Promise<void> {
+    if (this.#sending < this.options.concurrency) {
+      this.#sending++;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => this.#sendWaiters.push(resolve));
+  }
+
+  #freeSendSlot(): void {
+    const next = this.#sendWaiters.shift();
+    if (next)
+      next(); // the slot passes on
+    else this.#sending--;
   }
 
   #noteDue(at: number): void {
@@ -474,10 +534,10 @@ export class DeliveryWorker {
     return n;
   }
 
-  async #process(d: ClaimedDelivery): Promise<void> {
+  async #process(d: ClaimedDelivery, integrationOf: (d: ClaimedDelivery) => Promise<IntegrationRecord | null>): Promise<void> {
     let integration: IntegrationRecord | null;
     try {
-      integration = await this.#getIntegration(d.companyId, d.integrationId);
+      integration = await integrationOf(d);
     } catch (err) {
       // The store is unreachable: leave the claim; it is retaken when its lease expires.
       if (this.#admit('error', d, 'delivery_store_error'))
@@ -510,8 +570,15 @@ export class DeliveryWorker {
     }
 
     // The fence at send time: an obsolete delivery is not sent (before the rate limiter: it costs no slot).
+    // Nothing to check for an unordered row (no order key), nor in 'in-order' mode when the claim saw no newer one
+    // sent (none can be sent while this one is open: see ClaimedDelivery.newerSent).
+    const mode = orderModeOf(type);
     try {
-      if (await this.#store.supersede(d.id, d.attempts, this.#clock(), orderModeOf(type))) {
+      if (
+        d.orderKey !== null &&
+        (mode === 'supersede' || d.newerSent) &&
+        (await this.#fences.add({ id: d.id, attemptNo: d.attempts, mode }))
+      ) {
         this.#metrics?.superseded.inc({ integration_type: type });
         if (this.#admit('debug', d, 'delivery_superseded'))
           this.#log.debug(
@@ -574,9 +641,22 @@ export class DeliveryWorker {
         this.#log.error({ err, deliveryId: d.id }, 'delivery worker: could not load the router template');
       return;
     }
-    const started = performance.now();
-    const result = await this.#send(type, notification);
-    this.#metrics?.attemptDuration.observe({ integration_type: type }, (performance.now() - started) / 1000);
+    await this.#sendSlot();
+    let result: DeliveryResult;
+    try {
+      // Waited for a slot: still ours for a whole attempt, and not shutting down? Else hand it back (not counted).
+      const at = this.#clock();
+      if (this.#abort.signal.aborted || at + this.options.attemptTimeoutMs > d.leaseUntil) {
+        this.#limiter.release(d.id);
+        await this.#store.deferDelivery(d.id, d.attempts, at, at).catch(() => {}); // else: lease expiry
+        return;
+      }
+      const started = performance.now();
+      result = await this.#send(type, notification);
+      this.#metrics?.attemptDuration.observe({ integration_type: type }, (performance.now() - started) / 1000);
+    } finally {
+      this.#freeSendSlot();
+    }
 
     const at = this.#clock();
     let decision: Decision;
@@ -632,20 +712,16 @@ export class DeliveryWorker {
   }
 
   async #record(d: ClaimedDelivery, type: IntegrationType | typeof UNKNOWN_TYPE, decision: Decision): Promise<void> {
-    const now = this.#clock();
     let applied: boolean;
+    const { id, attempts: attemptNo } = d;
     try {
-      switch (decision.kind) {
-        case 'delivered':
-          applied = await this.#store.markDelivered(d.id, d.attempts, now, decision.statusCode);
-          break;
-        case 'retry':
-          applied = await this.#store.markRetry(d.id, d.attempts, decision.at, decision.error, decision.statusCode, now);
-          break;
-        case 'dead':
-          applied = await this.#store.markDead(d.id, d.attempts, now, decision.error, decision.statusCode);
-          break;
-      }
+      applied = await this.#outcomes.add(
+        decision.kind === 'retry'
+          ? { id, attemptNo, kind: 'retry', nextAttemptAt: decision.at, error: decision.error, statusCode: decision.statusCode }
+          : decision.kind === 'dead'
+            ? { id, attemptNo, kind: 'dead', error: decision.error, statusCode: decision.statusCode }
+            : { id, attemptNo, kind: 'delivered', statusCode: decision.statusCode },
+      );
     } catch (err) {
       // Not recorded: the claim expires and the delivery is attempted again (at-least-once).
       if (this.#admit('error', d, 'delivery_store_error'))

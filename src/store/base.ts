@@ -155,6 +155,8 @@ export abstract class SqlStore implements Store {
   markRetry: DeliveryQueueOps['markRetry'] = (...a) => this.queue.markRetry(...a);
   supersede: DeliveryQueueOps['supersede'] = (...a) => this.queue.supersede(...a);
   markDead: DeliveryQueueOps['markDead'] = (...a) => this.queue.markDead(...a);
+  recordOutcomes: DeliveryQueueOps['recordOutcomes'] = (...a) => this.queue.recordOutcomes(...a);
+  supersedeMany: DeliveryQueueOps['supersedeMany'] = (...a) => this.queue.supersedeMany(...a);
   deferDelivery: DeliveryQueueOps['deferDelivery'] = (...a) => this.queue.deferDelivery(...a);
   deliveryStats: DeliveryQueueOps['deliveryStats'] = (...a) => this.queue.deliveryStats(...a);
   oldestPendingAge: DeliveryQueueOps['oldestPendingAge'] = (...a) => this.queue.oldestPendingAge(...a);

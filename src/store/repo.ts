@@ -35,6 +35,7 @@ import { type SecretBox } from './secret-box.js';
 import { type SqlDb, type SqlValue, diagnostic, placeholders } from './sqldb.js';
 import type {
   ClaimedDelivery,
+  DeliveryOutcome,
   DeliveryQueueOps,
   DeliveryRecord,
   DeliveryStats,
@@ -45,6 +46,7 @@ import type {
   ReencryptReport,
   RouterRecord,
   StoreOps,
+  SupersedeCheck,
 } from './types.js';
 
 const MC = MONITORING_CONFIG_COLUMNS.join(', ');
@@ -316,10 +318,34 @@ function pageSize(limit: number | undefined): number {
   return Math.min(DELIVERY_PAGE_MAX, Math.max(1, Math.floor(limit)));
 }
 
-function asClaimed(d: DeliveryRecord, e: EventRecord): ClaimedDelivery {
+function asClaimed(d: DeliveryRecord, e: EventRecord, newerSent: boolean): ClaimedDelivery {
   if (d.status !== 'IN_FLIGHT' || d.leaseUntil === null) throw new Error(`store: claimed delivery ${d.id} is not IN_FLIGHT`);
-  return { ...d, status: 'IN_FLIGHT', leaseUntil: d.leaseUntil, event: { type: e.type, data: e.data, receivedAt: e.receivedAt } };
+  return {
+    ...d,
+    status: 'IN_FLIGHT',
+    leaseUntil: d.leaseUntil,
+    event: { type: e.type, data: e.data, receivedAt: e.receivedAt },
+    newerSent,
+  };
 }
+
+/**
+ * `EXISTS (sub)` for the per-row order checks. On PostgreSQL a scalar subquery instead: an EXISTS may be planned
+ * as a semi/anti join, and with statistics that predate a burst (the open rows were few when the table was last
+ * analyzed) PostgreSQL joins by scanning the whole order index for every candidate row (measured: 7 s for one
+ * claim over a 2,000-row backlog). A scalar subquery always runs as a per-row probe with the row's values as
+ * index conditions. SQLite plans these as probes already (INDEXED BY where it matters).
+ */
+const exists = (sub: string, pg: boolean) => (pg ? `((${sub} LIMIT 1) IS NOT NULL)` : `EXISTS (${sub})`);
+
+/** A newer delivery of `t`'s key was sent or is being sent ('in-order' mode's NEWER; reads deliveries_order_idx). */
+const newerSent = (t: string, pg: boolean) =>
+  exists(
+    `SELECT 1 FROM deliveries n
+  WHERE n.company_id = ${t}.company_id AND n.integration_id = ${t}.integration_id AND n.order_key = ${t}.order_key
+    AND (n.order_at, n.order_seq, n.id) > (${t}.order_at, ${t}.order_seq, ${t}.id) AND n.status IN ('IN_FLIGHT', 'DELIVERED')`,
+    pg,
+  );
 
 /**
  * Due for a claim: PENDING and due, or IN_FLIGHT with an expired lease. A claim sets next_attempt_at
@@ -333,11 +359,14 @@ const DUE = `status IN ('PENDING', 'IN_FLIGHT') AND next_attempt_at <= ? AND (st
  * Reads deliveries_order_open_idx (SQLite is told to: it would pick the full order index, whose range holds
  * the key's whole history). The claim's outer table must be aliased `d`.
  */
-const olderOpen = (t: 'd' | 'w', pg = false) => `EXISTS (
-  SELECT 1 FROM deliveries o${pg ? '' : ' INDEXED BY deliveries_order_open_idx'}
+const olderOpen = (t: 'd' | 'w', pg = false) =>
+  exists(
+    `SELECT 1 FROM deliveries o${pg ? '' : ' INDEXED BY deliveries_order_open_idx'}
   WHERE o.company_id = ${t}.company_id AND o.integration_id = ${t}.integration_id AND o.order_key = ${t}.order_key
     AND o.status IN ('PENDING', 'IN_FLIGHT')
-    AND (o.order_at, o.order_seq, o.id) < (${t}.order_at, ${t}.order_seq, ${t}.id))`;
+    AND (o.order_at, o.order_seq, o.id) < (${t}.order_at, ${t}.order_seq, ${t}.id)`,
+    pg,
+  );
 const HEAD = (pg: boolean) => `NOT ${olderOpen('d', pg)}`;
 /** A newer delivery of the UPDATE target's key that makes it obsolete, per mode (reads deliveries_order_idx). */
 const NEWER: Record<'supersede' | 'in-order', string> = {
@@ -353,19 +382,131 @@ const NEWER: Record<'supersede' | 'in-order', string> = {
  * unpark (a crash between the two statements, a head deleted by retention) costs at most one lease.
  */
 const PARK_WINDOW = 4;
-/** Parameters: now, the key's finished head's id, now. (The IN list names the partial index's predicate, so SQLite uses it.) */
-const UNPARK = (pg: boolean) => `UPDATE deliveries SET next_attempt_at = ?
-  WHERE id = (
-    SELECT o.id FROM deliveries o${pg ? '' : ' INDEXED BY deliveries_order_open_idx'} JOIN deliveries h
-      ON o.company_id = h.company_id AND o.integration_id = h.integration_id AND o.order_key = h.order_key
-    WHERE h.id = ? AND o.status IN ('PENDING', 'IN_FLIGHT') AND o.status = 'PENDING' AND o.id <> h.id
-    ORDER BY o.order_at, o.order_seq, o.id LIMIT 1)
-  AND next_attempt_at > ?`;
+/** The next open (PENDING) delivery of head `h`'s key, if any: a scalar subquery. */
+const NEXT_OPEN = `SELECT o.id FROM deliveries o
+      WHERE o.company_id = h.company_id AND o.integration_id = h.integration_id AND o.order_key = h.order_key
+        AND o.status IN ('PENDING', 'IN_FLIGHT') AND o.status = 'PENDING' AND o.id <> h.id
+      ORDER BY o.order_at, o.order_seq, o.id LIMIT 1`;
+/**
+ * UNPARK for several finished heads at once: for each, its key's next open delivery is made due. Parameters: now,
+ * now, then the heads' ids. (The IN list names the partial index's predicate, so SQLite uses it.)
+ */
+const UNPARK = (pg: boolean, heads: number) => `UPDATE deliveries SET next_attempt_at = ?
+  WHERE next_attempt_at > ? AND id IN (
+    SELECT (${NEXT_OPEN.replace('FROM deliveries o', `FROM deliveries o${pg ? '' : ' INDEXED BY deliveries_order_open_idx'}`)})
+    FROM deliveries h WHERE h.id IN (${placeholders(heads)}) AND h.order_key IS NOT NULL)`;
+/**
+ * The rows of a batched, fenced update: `v(vid, vattempts, …)` joined to deliveries by id. The casts give
+ * PostgreSQL the VALUES' types (its parameters are untyped text otherwise); SQLite ignores them (affinity only).
+ */
+const valuesCte = (columns: string, row: string, n: number) =>
+  `WITH v(${columns}) AS (VALUES ${Array.from({ length: n }, () => `(${row})`).join(', ')})`;
+/** Fencing for the batched updates: the row is still IN_FLIGHT with the attempt the outcome belongs to. */
+const FENCE_V = `deliveries.id = v.vid AND deliveries.status = 'IN_FLIGHT' AND deliveries.attempts = v.vattempts`;
+/** Outcomes per statement (6 parameters each; well under both engines' parameter limits). */
+const OUTCOME_CHUNK = 500;
+const OUTCOME_STATUS = { delivered: 'DELIVERED', retry: 'PENDING', dead: 'DEAD' } as const;
+
 /** Fencing: only the holder of the current attempt may record its outcome. Parameters: id, attemptNo. */
 const FENCE = `id = ? AND status = 'IN_FLIGHT' AND attempts = ?`;
 
 /** The worker-side outbox operations (each one atomic on its own; see DeliveryQueueOps). */
 export function createQueueOps(db: SqlDb): DeliveryQueueOps {
+  const pg = db.dialect === 'postgres';
+
+  /** When a key's head left the queue (DELIVERED, DEAD, SUPERSEDED), its next open delivery is due at once. */
+  async function unpark(heads: string[], now: number): Promise<void> {
+    for (let i = 0; i < heads.length; i += OUTCOME_CHUNK) {
+      const chunk = heads.slice(i, i + OUTCOME_CHUNK);
+      await db.run(UNPARK(pg, chunk.length), [now, now, ...chunk]);
+    }
+  }
+
+  /**
+   * One fenced UPDATE for a chunk of outcomes (each row gets its own status, due time, error and code), then one
+   * UNPARK for the ordered ones that left the queue. Not one transaction: a crash in between costs one lease.
+   */
+  async function recordOutcomes(outcomes: readonly DeliveryOutcome[], now: number): Promise<boolean[]> {
+    const applied = new Set<string>();
+    for (let i = 0; i < outcomes.length; i += OUTCOME_CHUNK) {
+      const chunk = outcomes.slice(i, i + OUTCOME_CHUNK);
+      const params: SqlValue[] = [];
+      for (const o of chunk)
+        params.push(
+          o.id,
+          o.attemptNo,
+          OUTCOME_STATUS[o.kind],
+          o.kind === 'retry' ? o.nextAttemptAt : null,
+          o.kind === 'delivered' ? null : diagnostic(o.error),
+          o.statusCode,
+        );
+      const update = `UPDATE deliveries SET status = v.vstatus,
+           next_attempt_at = CASE WHEN v.vstatus = 'PENDING' THEN v.vnext ELSE deliveries.next_attempt_at END,
+           delivered_at = CASE WHEN v.vstatus = 'DELIVERED' THEN CAST(? AS BIGINT) ELSE deliveries.delivered_at END,
+           updated_at = CAST(? AS BIGINT), lease_until = NULL, last_error = v.verr, last_status_code = v.vcode
+         FROM v WHERE ${FENCE_V}`;
+      const cte = valuesCte(
+        'vid, vattempts, vstatus, vnext, verr, vcode',
+        '?, CAST(? AS INTEGER), ?, CAST(? AS BIGINT), ?, CAST(? AS INTEGER)',
+        chunk.length,
+      );
+      if (pg) {
+        // One round trip: the outcomes and UNPARK for the heads that left the queue. UNPARK's rows are PENDING in
+        // the statement's snapshot, the outcomes' IN_FLIGHT: never the same row.
+        const rows = await db.all(
+          `${cte},
+           done AS (${update} RETURNING deliveries.id, deliveries.status, deliveries.company_id, deliveries.integration_id, deliveries.order_key),
+           unparked AS (
+             UPDATE deliveries SET next_attempt_at = ?
+             WHERE next_attempt_at > ? AND id IN (
+               SELECT (${NEXT_OPEN}) FROM done h WHERE h.status <> 'PENDING' AND h.order_key IS NOT NULL))
+           SELECT id FROM done`,
+          [...params, now, now, now, now],
+        );
+        for (const r of rows) applied.add(String(r['id']));
+        continue;
+      }
+      const rows = await db.all(`${cte} ${update} RETURNING id, status, order_key`, [...params, now, now]);
+      const heads: string[] = [];
+      for (const r of rows) {
+        applied.add(String(r['id']));
+        if (r['status'] !== 'PENDING' && r['order_key'] !== null) heads.push(String(r['id']));
+      }
+      if (heads.length) await unpark(heads, now);
+    }
+    return outcomes.map((o) => applied.has(o.id));
+  }
+
+  /** The fence at send time for several claimed deliveries: one check-and-set per mode present (see supersede). */
+  async function supersedeMany(items: readonly SupersedeCheck[], now: number): Promise<boolean[]> {
+    const superseded = new Set<string>();
+    for (const mode of ['supersede', 'in-order'] as const) {
+      const mine = items.filter((c) => c.mode === mode);
+      for (let i = 0; i < mine.length; i += OUTCOME_CHUNK) {
+        const chunk = mine.slice(i, i + OUTCOME_CHUNK);
+        // One statement: the check and the change are atomic, and fenced like the outcomes. The attempt
+        // is not counted (nothing was sent).
+        const rows = await db.all(
+          `${valuesCte('vid, vattempts', '?, CAST(? AS INTEGER)', chunk.length)}
+           UPDATE deliveries SET status = 'SUPERSEDED', updated_at = CAST(? AS BIGINT), lease_until = NULL, attempts = attempts - 1
+           FROM v WHERE ${FENCE_V} AND deliveries.attempts > 0 AND ${exists(
+             `SELECT 1 FROM deliveries n
+             WHERE n.company_id = deliveries.company_id AND n.integration_id = deliveries.integration_id
+               AND n.order_key = deliveries.order_key
+               AND (n.order_at, n.order_seq, n.id) > (deliveries.order_at, deliveries.order_seq, deliveries.id)${NEWER[mode]}`,
+             pg,
+           )}
+           RETURNING id`,
+          [...chunk.flatMap((c) => [c.id, c.attemptNo]), now],
+        );
+        const ids = rows.map((r) => String(r['id']));
+        for (const id of ids) superseded.add(id);
+        if (ids.length) await unpark(ids, now);
+      }
+    }
+    return items.map((c) => superseded.has(c.id));
+  }
+
   return {
     async claimDeliveries(now, limit, leaseMs, owner = null) {
       const n = Math.floor(limit);
@@ -373,23 +514,23 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
       const lease = now + Math.max(1, Math.floor(leaseMs));
       const set = `status = 'IN_FLIGHT', lease_until = ?, next_attempt_at = ?, attempts = attempts + 1, updated_at = ?, claimed_by = ?`;
       let claimed: ClaimedDelivery[];
-      const pg = db.dialect === 'postgres';
-      await db.run(
-        `UPDATE deliveries SET next_attempt_at = ?
+      const park = `UPDATE deliveries SET next_attempt_at = ?
          WHERE id IN (
            SELECT w.id FROM (
              SELECT id, status, company_id, integration_id, order_key, order_at, order_seq
              FROM deliveries${pg ? '' : ' INDEXED BY deliveries_claim_idx'} WHERE ${DUE}
              ORDER BY next_attempt_at, id LIMIT ?${pg ? ' FOR UPDATE SKIP LOCKED' : ''}) w
-           WHERE w.status = 'PENDING' AND w.order_key IS NOT NULL AND ${olderOpen('w', pg)})`,
-        [lease, now, now, n * PARK_WINDOW],
-      );
+           WHERE w.status = 'PENDING' AND w.order_key IS NOT NULL AND ${olderOpen('w', pg)})`;
+      const parkParams = [lease, now, now, n * PARK_WINDOW];
       if (pg) {
-        // One statement: lock due rows, skipping those another claimer holds, then update them.
-        // A row another transaction claimed and committed meanwhile is re-checked against DUE
-        // (READ COMMITTED re-evaluation) and dropped, so no row is handed out twice.
+        // One statement (one round trip): park, then lock due heads, skipping those another claimer holds, and
+        // update them. Both parts see the statement's snapshot, so the park helps the next claims, not this one;
+        // they touch different rows (blocked ones, heads). A row another transaction claimed and committed
+        // meanwhile is re-checked against DUE (READ COMMITTED re-evaluation) and dropped, so no row is handed
+        // out twice.
         const rows = await db.all(
-          `WITH claimed AS (
+          `WITH parked AS (${park}),
+           claimed AS (
              UPDATE deliveries SET ${set}
              WHERE id IN (
                SELECT id FROM deliveries d WHERE ${DUE} AND ${HEAD(true)}
@@ -397,9 +538,10 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
                FOR UPDATE SKIP LOCKED)
              RETURNING ${DL}
            )
-           SELECT claimed.*, e.type AS event_type, e.data AS event_data, e.received_at AS event_received_at
+           SELECT claimed.*, e.type AS event_type, e.data AS event_data, e.received_at AS event_received_at,
+             ${newerSent('claimed', true)} AS newer_sent
            FROM claimed JOIN events e ON e.company_id = claimed.company_id AND e.id = claimed.event_id`,
-          [lease, lease, now, owner, now, now, n],
+          [...parkParams, lease, lease, now, owner, now, now, n],
         );
         claimed = rows.map((row) =>
           asClaimed(
@@ -411,9 +553,11 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
               data: row['event_data'],
               received_at: row['event_received_at'],
             }),
+            row['newer_sent'] === true,
           ),
         );
       } else {
+        await db.run(park, parkParams);
         // SQLite has one writer at a time (across processes too), so the plain statement is atomic.
         // Its RETURNING cannot see joined tables; events are immutable, so reading them after is safe.
         const rows = await db.all(
@@ -433,11 +577,22 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
                 (r) => [String(r['id']), rowToEvent(r)] as const,
               ),
         );
+        const ordered = deliveries.filter((d) => d.orderKey !== null).map((d) => d.id);
+        const sent = new Set(
+          ordered.length === 0
+            ? []
+            : (
+                await db.all(
+                  `SELECT d.id FROM deliveries d WHERE d.id IN (${placeholders(ordered.length)}) AND ${newerSent('d', false)}`,
+                  ordered,
+                )
+              ).map((r) => String(r['id'])),
+        );
         claimed = [];
         for (const d of deliveries) {
           const e = events.get(d.eventId);
           // An event deleted in between takes its deliveries with it (ON DELETE CASCADE).
-          if (e) claimed.push(asClaimed(d, e));
+          if (e) claimed.push(asClaimed(d, e, sent.has(d.id)));
         }
       }
       return claimed.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -451,52 +606,20 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
       );
     },
 
-    async markDelivered(id, attemptNo, now, statusCode) {
-      const n = await db.run(
-        `UPDATE deliveries SET status = 'DELIVERED', delivered_at = ?, updated_at = ?, lease_until = NULL,
-           last_error = NULL, last_status_code = ?
-         WHERE ${FENCE}`,
-        [now, now, statusCode, id, attemptNo],
-      );
-      if (n > 0) await db.run(UNPARK(db.dialect === 'postgres'), [now, id, now]);
-      return n > 0;
-    },
+    markDelivered: async (id, attemptNo, now, statusCode) =>
+      (await recordOutcomes([{ id, attemptNo, kind: 'delivered', statusCode }], now))[0]!,
 
-    async markRetry(id, attemptNo, nextAttemptAt, error, statusCode, now) {
-      const n = await db.run(
-        `UPDATE deliveries SET status = 'PENDING', next_attempt_at = ?, updated_at = ?, lease_until = NULL,
-           last_error = ?, last_status_code = ?
-         WHERE ${FENCE}`,
-        [nextAttemptAt, now, diagnostic(error), statusCode, id, attemptNo],
-      );
-      return n > 0;
-    },
+    markRetry: async (id, attemptNo, nextAttemptAt, error, statusCode, now) =>
+      (await recordOutcomes([{ id, attemptNo, kind: 'retry', nextAttemptAt, error, statusCode }], now))[0]!,
 
-    async supersede(id, attemptNo, now, mode) {
-      // One statement: the check and the change are atomic, and fenced like the outcomes. The attempt
-      // is not counted (nothing was sent).
-      const n = await db.run(
-        `UPDATE deliveries SET status = 'SUPERSEDED', updated_at = ?, lease_until = NULL, attempts = attempts - 1
-         WHERE ${FENCE} AND attempts > 0 AND EXISTS (
-           SELECT 1 FROM deliveries n
-           WHERE n.company_id = deliveries.company_id AND n.integration_id = deliveries.integration_id
-             AND n.order_key = deliveries.order_key
-             AND (n.order_at, n.order_seq, n.id) > (deliveries.order_at, deliveries.order_seq, deliveries.id)${NEWER[mode]})`,
-        [now, id, attemptNo],
-      );
-      if (n > 0) await db.run(UNPARK(db.dialect === 'postgres'), [now, id, now]);
-      return n > 0;
-    },
+    markDead: async (id, attemptNo, now, error, statusCode) =>
+      (await recordOutcomes([{ id, attemptNo, kind: 'dead', error, statusCode }], now))[0]!,
 
-    async markDead(id, attemptNo, now, error, statusCode) {
-      const n = await db.run(
-        `UPDATE deliveries SET status = 'DEAD', updated_at = ?, lease_until = NULL, last_error = ?, last_status_code = ?
-         WHERE ${FENCE}`,
-        [now, diagnostic(error), statusCode, id, attemptNo],
-      );
-      if (n > 0) await db.run(UNPARK(db.dialect === 'postgres'), [now, id, now]);
-      return n > 0;
-    },
+    recordOutcomes,
+
+    supersede: async (id, attemptNo, now, mode) => (await supersedeMany([{ id, attemptNo, mode }], now))[0]!,
+
+    supersedeMany,
 
     async deferDelivery(id, attemptNo, nextAttemptAt, now) {
       const n = await db.run(

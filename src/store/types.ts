@@ -344,6 +344,24 @@ export interface ClaimedDelivery extends DeliveryRecord {
   status: 'IN_FLIGHT';
   leaseUntil: number;
   event: { type: string; data: Record<string, unknown>; receivedAt: number };
+  /**
+   * When claimed, a newer delivery of its key was IN_FLIGHT or DELIVERED: 'in-order' mode's fence would supersede
+   * it. False is final for that mode (no newer one can be sent while this one is open: the claim hands out heads
+   * only), so the worker skips that fence; true still goes through the atomic supersede().
+   */
+  newerSent: boolean;
+}
+
+/** An attempt's outcome for DeliveryQueueOps.recordOutcomes (what markDelivered / markRetry / markDead take). */
+export type DeliveryOutcome = { id: string; attemptNo: number; statusCode: number | null } & (
+  { kind: 'delivered' } | { kind: 'retry'; nextAttemptAt: number; error: string } | { kind: 'dead'; error: string }
+);
+
+/** One claimed delivery to check before sending (DeliveryQueueOps.supersedeMany). */
+export interface SupersedeCheck {
+  id: string;
+  attemptNo: number;
+  mode: 'supersede' | 'in-order';
 }
 
 /**
@@ -397,6 +415,13 @@ export interface DeliveryQueueOps {
   supersede(id: string, attemptNo: number, now: number, mode: 'supersede' | 'in-order'): Promise<boolean>;
   /** Gave up (permanent failure or maximum age): DEAD, with the error kept. Terminal. */
   markDead(id: string, attemptNo: number, now: number, error: string, statusCode: number | null): Promise<boolean>;
+  /**
+   * markDelivered / markRetry / markDead of several attempts at once (the worker's write-behind): one statement
+   * for all of them, fenced per row like the single methods. Returns, per outcome in order, whether it applied.
+   */
+  recordOutcomes(outcomes: readonly DeliveryOutcome[], now: number): Promise<boolean[]>;
+  /** supersede() of several claimed deliveries at once (one statement per mode). Returns, per item in order, whether it was superseded. */
+  supersedeMany(items: readonly SupersedeCheck[], now: number): Promise<boolean[]>;
   /**
    * Hands the claim back without counting the attempt (rate-limited: nothing was sent): PENDING,
    * due at nextAttemptAt, attempts - 1. lastError and lastStatusCode are left alone.

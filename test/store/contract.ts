@@ -602,6 +602,52 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
         expect((await claimAll(A, now() + 1e9)).length).toBe(0);
       });
 
+      it('recordOutcomes: several attempts in one call, each fenced on its own and applied as its single method would', async () => {
+        const t = now();
+        const { ds } = await accept(A, 4, (i) => ({ createdAt: t - 1000 * (4 - i) }));
+        const claimed = await claimAll(A, t, 5_000);
+        expect(claimed.map((c) => c.id)).toEqual(ds.map((d) => d.id));
+        const [a, b, c, d] = claimed as [ClaimedDelivery, ClaimedDelivery, ClaimedDelivery, ClaimedDelivery];
+        const applied = await store.recordOutcomes(
+          [
+            { id: a.id, attemptNo: 1, kind: 'delivered', statusCode: 200 },
+            { id: b.id, attemptNo: 1, kind: 'retry', nextAttemptAt: t + 60_000, error: 'HTTP 503\u0000', statusCode: 503 },
+            { id: c.id, attemptNo: 1, kind: 'dead', error: 'HTTP 404', statusCode: 404 },
+            { id: d.id, attemptNo: 2, kind: 'delivered', statusCode: 200 }, // a stale attempt number: fenced out
+          ],
+          t + 100,
+        );
+        expect(applied).toEqual([true, true, true, false]);
+        expect(await get(A, a.id)).toMatchObject({
+          status: 'DELIVERED',
+          deliveredAt: t + 100,
+          lastStatusCode: 200,
+          lastError: null,
+          leaseUntil: null,
+        });
+        expect(await get(A, b.id)).toMatchObject({
+          status: 'PENDING',
+          nextAttemptAt: t + 60_000,
+          lastError: 'HTTP 503\uFFFD',
+          lastStatusCode: 503,
+          deliveredAt: null,
+        });
+        expect(await get(A, c.id)).toMatchObject({
+          status: 'DEAD',
+          lastError: 'HTTP 404',
+          lastStatusCode: 404,
+          deliveredAt: null,
+          leaseUntil: null,
+        });
+        expect(await get(A, d.id)).toMatchObject({ status: 'IN_FLIGHT', attempts: 1 });
+        // the same outcome again: the row moved on, nothing applies
+        expect(await store.recordOutcomes([{ id: a.id, attemptNo: 1, kind: 'dead', error: 'x', statusCode: null }], t + 200)).toEqual([
+          false,
+        ]);
+        expect(await store.recordOutcomes([], t)).toEqual([]);
+        expect(await store.supersedeMany([], t)).toEqual([]);
+      });
+
       it('claim takes due rows only, oldest first, up to the limit, joined with the event', async () => {
         const t = now();
         const { ev, ds } = await accept(A, 5, (i) => ({ createdAt: t - 1000 * (5 - i) })); // due, oldest first
@@ -619,8 +665,9 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
             nextAttemptAt: t + 5_000, // claimable again when the lease ends
             updatedAt: t,
             event: { type: ev.type, data: ev.data, receivedAt: ev.receivedAt },
+            newerSent: false,
           } satisfies ClaimedDelivery);
-          const { event: _e, ...rec } = c;
+          const { event: _e, newerSent: _n, ...rec } = c;
           expect(await get(A, c.id)).toEqual(rec);
         }
         // Claimed rows are not handed out again while their lease holds; the future one is not due.
