@@ -161,6 +161,8 @@ export interface StartKubeEnvOptions {
   keepDir?: boolean;
   /** extra kube-apiserver flags, e.g. ['--v=4']. */
   apiserverArgs?: string[];
+  /** extra etcd flags, e.g. ['--quota-backend-bytes=8589934592'] (bench/scale.ts). */
+  etcdArgs?: string[];
   /** namespace for the kubeconfig context. Default 'default'. */
   namespace?: string;
 }
@@ -511,6 +513,7 @@ async function startOnce(bins: KubeBinaries, opts: StartKubeEnvOptions): Promise
         '--initial-cluster-state=new',
         '--log-level=warn',
         '--logger=zap',
+        ...(opts.etcdArgs ?? []),
       ],
       dir,
     );
