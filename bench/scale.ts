@@ -217,10 +217,16 @@ async function runProduct(kube: KubeEnv): Promise<ProductResult> {
 }
 
 const cell = (p: Phase | undefined): string =>
-  !p ? '—' : p.error ? `**fails**: ${p.error.split('\n')[0]!.slice(0, 160)} (peak ${mib(p.peakRss)})` : `${secs(p.syncMs!)}, ${mib(p.peakRss)}`;
+  !p
+    ? '—'
+    : p.error
+      ? `**fails**: ${p.error.split('\n')[0]!.slice(0, 160)} (peak ${mib(p.peakRss)})`
+      : `${secs(p.syncMs!)}, ${mib(p.peakRss)}`;
 
 function printTables(rows: Row[]): void {
-  console.log('\n| N | product: initial sync, peak RSS | product after relist: sync, peak RSS | bare informer: sync, peak RSS | peak RSS product / bare |');
+  console.log(
+    '\n| N | product: initial sync, peak RSS | product after relist: sync, peak RSS | bare informer: sync, peak RSS | peak RSS product / bare |',
+  );
   console.log('|---|---|---|---|---|');
   for (const r of rows) {
     const ratio = r.bare && !r.bare.error && !r.product.initial.error ? `${(r.product.initial.peakRss / r.bare.peakRss).toFixed(2)}×` : '—';
@@ -245,7 +251,9 @@ function printTables(rows: Row[]): void {
       const ok = p.syncMs <= GOAL.syncMs && p.peakRss <= GOAL.rss;
       return `${label}: ${ok ? 'met' : 'NOT MET'} (sync ${secs(p.syncMs)} ≤ 60 s: ${p.syncMs <= GOAL.syncMs ? 'yes' : 'no'}, peak ${mib(p.peakRss)} ≤ 400 MiB: ${p.peakRss <= GOAL.rss ? 'yes' : 'no'})`;
     };
-    console.log(`\ngoal at N = ${goal.n.toLocaleString('en')}: ${check('initial', goal.product.initial)}; ${check('after relist', goal.product.relist)}`);
+    console.log(
+      `\ngoal at N = ${goal.n.toLocaleString('en')}: ${check('initial', goal.product.initial)}; ${check('after relist', goal.product.relist)}`,
+    );
   }
 }
 

@@ -50,7 +50,21 @@ export function generateTlsMaterial(count: number): TlsMaterial[] {
   const dir = mkdtempSync(join(tmpdir(), 'cmn-scale-certs-'));
   const ssl = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
   try {
-    ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '3650', '-subj', '/O=Bench Corp/CN=Bench CA');
+    ssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-days',
+      '3650',
+      '-subj',
+      '/O=Bench Corp/CN=Bench CA',
+    );
     const ca = readFileSync(join(dir, 'ca.crt'), 'utf8');
     const out: TlsMaterial[] = [];
     for (let i = 0; i < count; i++) {
@@ -106,7 +120,9 @@ export const namespaceOf = (i: number, l: Layout): string => `scale-${pad(i % l.
 const certName = (i: number): string => `app-${pad(i, 6)}`;
 
 function issuerRefOf(i: number): { name: string; kind: string; group: string } {
-  return i % 2 ? { name: 'letsencrypt', kind: 'ClusterIssuer', group: 'cert-manager.io' } : { name: 'ca-issuer', kind: 'Issuer', group: 'cert-manager.io' };
+  return i % 2
+    ? { name: 'letsencrypt', kind: 'ClusterIssuer', group: 'cert-manager.io' }
+    : { name: 'ca-issuer', kind: 'Issuer', group: 'cert-manager.io' };
 }
 
 function dnsNamesOf(i: number, ns: string): string[] {
@@ -140,7 +156,14 @@ function certificateStatusOf(i: number, l: Layout, m: TlsMaterial): Record<strin
     status: {
       conditions: [
         ready
-          ? { type: 'Ready', status: 'True', reason: 'Ready', message: 'Certificate is up to date and has not expired', lastTransitionTime: at, observedGeneration: 1 }
+          ? {
+              type: 'Ready',
+              status: 'True',
+              reason: 'Ready',
+              message: 'Certificate is up to date and has not expired',
+              lastTransitionTime: at,
+              observedGeneration: 1,
+            }
           : {
               type: 'Ready',
               status: 'False',
@@ -290,7 +313,17 @@ export async function forEachConcurrent(from: number, to: number, concurrency: n
 export async function createScaffolding(w: ApiWriter, l: Layout): Promise<void> {
   const cm = `/apis/${CERT_MANAGER_API_VERSION}`;
   const readyStatus = {
-    status: { conditions: [{ type: 'Ready', status: 'True', reason: 'ACMEAccountRegistered', message: 'The ACME account was registered with the ACME server', observedGeneration: 1 }] },
+    status: {
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'ACMEAccountRegistered',
+          message: 'The ACME account was registered with the ACME server',
+          observedGeneration: 1,
+        },
+      ],
+    },
   };
   await w.send('POST', `${cm}/clusterissuers`, {
     apiVersion: CERT_MANAGER_API_VERSION,
@@ -354,7 +387,12 @@ export async function grow(w: ApiWriter, l: Layout, material: TlsMaterial[], fro
       data: { 'settings.txt': NOISE },
     });
   });
-  return { objects: 2 * (to - from) + 2 * (nTo - nFrom), requests: w.requests - req0, retries: w.retries - retry0, ms: performance.now() - t0 };
+  return {
+    objects: 2 * (to - from) + 2 * (nTo - nFrom),
+    requests: w.requests - req0,
+    retries: w.retries - retry0,
+    ms: performance.now() - t0,
+  };
 }
 
 // ---------------------------------------------------------------------------
@@ -491,7 +529,10 @@ export async function runBareInformer(kubeconfigPath: string, timeoutMs: number)
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   const result = await new Promise<BareResult>((resolve) => {
     const synced = new Set<string>();
-    const timer = setTimeout(() => resolve({ peakRss: Math.max(mem.hwm, mem.maxRss), error: `not synced within ${secs(timeoutMs)}` }), timeoutMs);
+    const timer = setTimeout(
+      () => resolve({ peakRss: Math.max(mem.hwm, mem.maxRss), error: `not synced within ${secs(timeoutMs)}` }),
+      timeoutMs,
+    );
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       for (;;) {
@@ -515,7 +556,10 @@ export async function runBareInformer(kubeconfigPath: string, timeoutMs: number)
     void exited.then((code) => {
       clearTimeout(timer);
       const last = err.trim().split('\n').slice(-3).join(' | ');
-      resolve({ peakRss: mem.maxRss, error: `exited with ${code}: ${/ERR_STRING_TOO_LONG|heap out of memory/.exec(err)?.[0] ?? last.slice(0, 300)}` });
+      resolve({
+        peakRss: mem.maxRss,
+        error: `exited with ${code}: ${/ERR_STRING_TOO_LONG|heap out of memory/.exec(err)?.[0] ?? last.slice(0, 300)}`,
+      });
     });
   });
   mem.stop();
