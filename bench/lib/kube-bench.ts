@@ -12,7 +12,7 @@ import { Pool } from 'undici';
 import { CERT_MANAGER_API_VERSION } from '../../test/fixtures/cert-manager-crds.js';
 import { startKubeEnv, type KubeEnv } from '../../test/support/kube.js';
 
-export const MIB = 1024 * 1024;
+const MIB = 1024 * 1024;
 export const mib = (bytes: number): string => `${Math.round(bytes / MIB)} MiB`;
 export const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -116,7 +116,7 @@ export interface Layout {
   notReadyEvery: number;
 }
 
-export const namespaceOf = (i: number, l: Layout): string => `scale-${pad(i % l.namespaces, 3)}`;
+const namespaceOf = (i: number, l: Layout): string => `scale-${pad(i % l.namespaces, 3)}`;
 const certName = (i: number): string => `app-${pad(i, 6)}`;
 
 function issuerRefOf(i: number): { name: string; kind: string; group: string } {
@@ -301,7 +301,7 @@ export async function servingAgainAt(env: KubeEnv, during: () => Promise<void>):
 }
 
 /** Runs `fn(i)` for i in [from, to) with `concurrency` calls in flight. */
-export async function forEachConcurrent(from: number, to: number, concurrency: number, fn: (i: number) => Promise<void>): Promise<void> {
+async function forEachConcurrent(from: number, to: number, concurrency: number, fn: (i: number) => Promise<void>): Promise<void> {
   let next = from;
   const worker = async (): Promise<void> => {
     while (next < to) await fn(next++);
