@@ -129,7 +129,7 @@ async function scrape(svc: ServiceProcess): Promise<{ pages: Map<string, number>
   return { pages, snapshotsApplied };
 }
 
-async function runProduct(kube: KubeEnv): Promise<ProductResult> {
+async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<ProductResult> {
   const dbDir = mkdtempSync(join(tmpdir(), 'cmn-scale-db-'));
   const t0 = Date.now();
   const svc = await startServiceProcess(
@@ -183,7 +183,15 @@ async function runProduct(kube: KubeEnv): Promise<ProductResult> {
     const initialPages = new Map(before.pages); // one whole list each, unless an informer restarted meanwhile
     mem.resetPeak();
     const tKill = Date.now();
-    const serving = await servingAgainAt(kube, () => kube.restartApiServer());
+    log(`product initial ${cell(initial)}; restarting the apiserver`);
+    // at 100,000 Secrets, under load, the new apiserver's watch cache takes minutes to fill before /readyz
+    let serving: number | undefined;
+    try {
+      serving = await servingAgainAt(kube, () => kube.restartApiServer({ readyTimeoutMs: TIMEOUT_MS }));
+    } catch (e) {
+      const error = `apiserver restart failed: ${(e as Error).message.split('\n')[0]}`;
+      return { initial, relist: { peakRss: peak(), apiserverRestartMs: Date.now() - tKill, error } };
+    }
     // from the new apiserver's first answer (it serves lists before its /readyz says ready)
     const tReady = serving ?? Date.now();
     const apiserverRestartMs = tReady - tKill;
@@ -280,7 +288,7 @@ export async function run(): Promise<void> {
       const created = await grow(writer, LAYOUT, material, have, n);
       have = n;
       log(`N=${n}: created ${created.objects} objects in ${secs(created.ms)} (${Math.round(created.objects / (created.ms / 1000))}/s)`);
-      const product = await runProduct(kube);
+      const product = await runProduct(kube, (s) => log(`N=${n}: ${s}`));
       log(`N=${n}: product initial ${cell(product.initial)}; after relist ${cell(product.relist)}`);
       const row: Row = { n, created, product };
       if (env.BENCH_SCALE_BARE !== '0') {
