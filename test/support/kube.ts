@@ -161,6 +161,8 @@ export interface StartKubeEnvOptions {
   keepDir?: boolean;
   /** extra kube-apiserver flags, e.g. ['--v=4']. */
   apiserverArgs?: string[];
+  /** extra etcd flags, e.g. ['--quota-backend-bytes=8589934592'] (bench/scale.ts). */
+  etcdArgs?: string[];
   /** namespace for the kubeconfig context. Default 'default'. */
   namespace?: string;
 }
@@ -194,7 +196,7 @@ export interface KubeEnv {
    * data). Open watches break; requests in between get ECONNREFUSED.
    * `downMs` keeps it down that long before restarting.
    */
-  restartApiServer(opts?: { downMs?: number }): Promise<void>;
+  restartApiServer(opts?: { downMs?: number; readyTimeoutMs?: number }): Promise<void>;
   /** last `lines` of a component log */
   logTail(component: 'etcd' | 'kube-apiserver' | 'kube-controller-manager', lines?: number): string;
   /** stop all processes and remove the temp dir (unless keepDir). Idempotent. */
@@ -474,10 +476,10 @@ async function startOnce(bins: KubeBinaries, opts: StartKubeEnvOptions): Promise
     ...(opts.apiserverArgs ?? []),
   ];
   const readyz = async (): Promise<boolean> => (await httpsGet(`${server}/readyz`, token)).status === 200;
-  const startApi = async (): Promise<void> => {
+  const startApi = async (readyTimeoutMs = 60_000): Promise<void> => {
     procs.api = spawnProc('kube-apiserver', bins.kubeApiserver, apiserverArgs(), dir);
     writePids();
-    await waitUntil('kube-apiserver /readyz', readyz, Math.max(deadline, Date.now() + 60_000), [procs.etcd!, procs.api!]);
+    await waitUntil('kube-apiserver /readyz', readyz, Math.max(deadline, Date.now() + readyTimeoutMs), [procs.etcd!, procs.api!]);
   };
 
   let stopped = false;
@@ -511,6 +513,7 @@ async function startOnce(bins: KubeBinaries, opts: StartKubeEnvOptions): Promise
         '--initial-cluster-state=new',
         '--log-level=warn',
         '--logger=zap',
+        ...(opts.etcdArgs ?? []),
       ],
       dir,
     );
@@ -614,12 +617,12 @@ async function startOnce(bins: KubeBinaries, opts: StartKubeEnvOptions): Promise
       await etcdPost(etcdEndpoint, '/v3/kv/compaction', { revision: String(rev), physical: true });
       return rev;
     },
-    async restartApiServer({ downMs = 0 } = {}): Promise<void> {
+    async restartApiServer({ downMs = 0, readyTimeoutMs }: { downMs?: number; readyTimeoutMs?: number } = {}): Promise<void> {
       if (stopped) throw new Error('kube env is stopped');
       await killProc(procs.api);
       writePids();
       if (downMs > 0) await sleep(downMs);
-      await startApi();
+      await startApi(readyTimeoutMs);
     },
     logTail(component, lines = 40): string {
       return fileTail(join(dir, `${component}.log`), lines);

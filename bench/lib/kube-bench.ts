@@ -1,0 +1,570 @@
+/**
+ * Helpers of bench/scale.ts: a dedicated kube-apiserver + etcd sized for 100,000s of objects, fast concurrent
+ * object creation (keep-alive, N requests in flight), cert-manager-like Certificates and TLS Secrets, a sampler
+ * of a child process's memory (/proc/<pid>/status) and the bare client-node informer baseline.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { CERT_MANAGER_API_VERSION } from '../../test/fixtures/cert-manager-crds.js';
+import { startKubeEnv, type KubeEnv } from '../../test/support/kube.js';
+
+const MIB = 1024 * 1024;
+export const mib = (bytes: number): string => `${Math.round(bytes / MIB)} MiB`;
+export const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * etcd with its backend quota raised (the default 2 GiB fills up around 100,000 TLS Secrets plus their
+ * revisions) and the apiserver's watch cache on, as in production: after an apiserver restart, a watch from a
+ * resourceVersion older than the new cache gets 410 and the informers relist.
+ */
+export function startScaleKube(o: { quotaBytes: number; etcdOnTmpfs: boolean }): Promise<KubeEnv> {
+  return startKubeEnv({
+    watchCache: true,
+    etcdOnTmpfs: o.etcdOnTmpfs,
+    startTimeoutMs: 180_000,
+    etcdArgs: [`--quota-backend-bytes=${o.quotaBytes}`, '--snapshot-count=100000'],
+    // the bench's writers and the informers' big LISTs at once; the apiserver's defaults are 400/200
+    apiserverArgs: ['--max-requests-inflight=1000', '--max-mutating-requests-inflight=500'],
+  });
+}
+
+// ---------------------------------------------------------------------------
+// certificates
+
+export interface TlsMaterial {
+  /** leaf + CA, PEM (cert-manager's tls.crt with a chain) */
+  crt: string;
+  key: string;
+  ca: string;
+  notBefore: Date;
+  notAfter: Date;
+}
+
+/** `count` distinct RSA-2048 leaf certificates signed by one CA (openssl), 90 days, as cert-manager issues them. */
+export function generateTlsMaterial(count: number): TlsMaterial[] {
+  const dir = mkdtempSync(join(tmpdir(), 'cmn-scale-certs-'));
+  const ssl = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  try {
+    ssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-days',
+      '3650',
+      '-subj',
+      '/O=Bench Corp/CN=Bench CA',
+    );
+    const ca = readFileSync(join(dir, 'ca.crt'), 'utf8');
+    const out: TlsMaterial[] = [];
+    for (let i = 0; i < count; i++) {
+      const cn = `app-${i}.bench.example.com`;
+      writeFileSync(join(dir, 'ext.cnf'), `subjectAltName=DNS:${cn},DNS:www.${cn}\nextendedKeyUsage=serverAuth\n`);
+      ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', `/CN=${cn}`);
+      ssl(
+        'x509',
+        '-req',
+        '-in',
+        'leaf.csr',
+        '-CA',
+        'ca.crt',
+        '-CAkey',
+        'ca.key',
+        '-set_serial',
+        `0x${randomBytes(16).toString('hex')}`,
+        '-days',
+        '90',
+        '-extfile',
+        'ext.cnf',
+        '-out',
+        'leaf.crt',
+      );
+      const now = new Date();
+      out.push({
+        crt: readFileSync(join(dir, 'leaf.crt'), 'utf8') + ca,
+        key: readFileSync(join(dir, 'leaf.key'), 'utf8'),
+        ca,
+        notBefore: now,
+        notAfter: new Date(now.getTime() + 90 * 86_400_000),
+      });
+    }
+    return out;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------
+// objects
+
+const b64 = (s: string): string => Buffer.from(s).toString('base64');
+const pad = (n: number, w: number): string => String(n).padStart(w, '0');
+
+export interface Layout {
+  namespaces: number;
+  /** every `notReadyEvery`-th Certificate is Ready=False */
+  notReadyEvery: number;
+}
+
+const namespaceOf = (i: number, l: Layout): string => `scale-${pad(i % l.namespaces, 3)}`;
+const certName = (i: number): string => `app-${pad(i, 6)}`;
+
+function issuerRefOf(i: number): { name: string; kind: string; group: string } {
+  return i % 2
+    ? { name: 'letsencrypt', kind: 'ClusterIssuer', group: 'cert-manager.io' }
+    : { name: 'ca-issuer', kind: 'Issuer', group: 'cert-manager.io' };
+}
+
+function dnsNamesOf(i: number, ns: string): string[] {
+  return [`${certName(i)}.bench.example.com`, `${certName(i)}.${ns}.svc.cluster.local`];
+}
+
+function certificateOf(i: number, l: Layout): Record<string, unknown> {
+  const ns = namespaceOf(i, l);
+  const name = certName(i);
+  return {
+    apiVersion: CERT_MANAGER_API_VERSION,
+    kind: 'Certificate',
+    metadata: { name, namespace: ns, labels: { 'app.kubernetes.io/name': name, 'app.kubernetes.io/part-of': 'bench' } },
+    spec: {
+      secretName: `${name}-tls`,
+      commonName: `${name}.bench.example.com`,
+      dnsNames: dnsNamesOf(i, ns),
+      duration: '2160h0m0s',
+      renewBefore: '360h0m0s',
+      issuerRef: issuerRefOf(i),
+      privateKey: { algorithm: 'RSA', size: 2048, rotationPolicy: 'Always' },
+      usages: ['digital signature', 'key encipherment', 'server auth'],
+    },
+  };
+}
+
+function certificateStatusOf(i: number, l: Layout, m: TlsMaterial): Record<string, unknown> {
+  const ready = i % l.notReadyEvery !== 0;
+  const at = m.notBefore.toISOString().replace(/\.\d+Z$/, 'Z');
+  return {
+    status: {
+      conditions: [
+        ready
+          ? {
+              type: 'Ready',
+              status: 'True',
+              reason: 'Ready',
+              message: 'Certificate is up to date and has not expired',
+              lastTransitionTime: at,
+              observedGeneration: 1,
+            }
+          : {
+              type: 'Ready',
+              status: 'False',
+              reason: 'Failed',
+              message: 'The certificate request has failed to complete and will be retried: the ACME order failed (bench)',
+              lastTransitionTime: at,
+              observedGeneration: 1,
+            },
+      ],
+      notBefore: at,
+      notAfter: m.notAfter.toISOString().replace(/\.\d+Z$/, 'Z'),
+      renewalTime: new Date(m.notAfter.getTime() - 15 * 86_400_000).toISOString().replace(/\.\d+Z$/, 'Z'),
+      revision: 1,
+    },
+  };
+}
+
+/** The Secret cert-manager writes for Certificate `i`: its labels and annotations, tls.crt (leaf + CA), tls.key, ca.crt. */
+function tlsSecretOf(i: number, l: Layout, m: TlsMaterial): Record<string, unknown> {
+  const ns = namespaceOf(i, l);
+  const ref = issuerRefOf(i);
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'kubernetes.io/tls',
+    metadata: {
+      name: `${certName(i)}-tls`,
+      namespace: ns,
+      labels: { 'controller.cert-manager.io/fao': 'true' },
+      annotations: {
+        'cert-manager.io/alt-names': dnsNamesOf(i, ns).join(','),
+        'cert-manager.io/certificate-name': certName(i),
+        'cert-manager.io/common-name': `${certName(i)}.bench.example.com`,
+        'cert-manager.io/ip-sans': '',
+        'cert-manager.io/issuer-group': ref.group,
+        'cert-manager.io/issuer-kind': ref.kind,
+        'cert-manager.io/issuer-name': ref.name,
+        'cert-manager.io/uri-sans': '',
+      },
+    },
+    data: { 'tls.crt': b64(m.crt), 'tls.key': b64(m.key), 'ca.crt': b64(m.ca) },
+  };
+}
+
+const NOISE = randomBytes(768).toString('base64'); // ~1 KiB of data per noise object
+
+// ---------------------------------------------------------------------------
+// writing
+
+/** Raw JSON requests to the apiserver over `connections` keep-alive connections, one request in flight each. */
+export class ApiWriter {
+  private readonly pool: Pool;
+  requests = 0;
+  retries = 0;
+
+  constructor(
+    private readonly env: KubeEnv,
+    readonly connections: number,
+  ) {
+    this.pool = new Pool(env.server, { connections, connect: { rejectUnauthorized: false }, keepAliveTimeout: 30_000 });
+  }
+
+  /** POST (a 409 Already Exists counts as done: a rerun or a retry after a lost answer) or PATCH (merge). */
+  async send(method: 'POST' | 'PATCH', path: string, body: unknown): Promise<void> {
+    const payload = JSON.stringify(body);
+    for (let attempt = 1; ; attempt++) {
+      this.requests++;
+      try {
+        const r = await this.pool.request({
+          path,
+          method,
+          headers: {
+            authorization: `Bearer ${this.env.token}`,
+            'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
+            accept: 'application/json',
+          },
+          body: payload,
+        });
+        const text = await r.body.text();
+        if (r.statusCode < 300 || (method === 'POST' && r.statusCode === 409)) return;
+        if ((r.statusCode === 429 || r.statusCode >= 500) && attempt < 8) {
+          this.retries++;
+          await sleep(100 * attempt);
+          continue;
+        }
+        throw new Error(`${method} ${path}: HTTP ${r.statusCode} ${text.slice(0, 300)}`);
+      } catch (e) {
+        if (attempt >= 8 || (e as Error).message.startsWith(`${method} ${path}: HTTP`)) throw e;
+        this.retries++;
+        await sleep(100 * attempt);
+      }
+    }
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+/**
+ * While `during` runs (an apiserver restart), polls `/version` every 100 ms: the first answer after a failed
+ * poll is the new apiserver serving, which can be well before its /readyz is 200 (clients list and watch then).
+ */
+export async function servingAgainAt(env: KubeEnv, during: () => Promise<void>): Promise<number | undefined> {
+  const pool = new Pool(env.server, { connections: 1, connect: { rejectUnauthorized: false }, pipelining: 0 });
+  let down = false;
+  let servingAt: number | undefined;
+  let done = false;
+  const poller = (async () => {
+    while (!done && servingAt === undefined) {
+      try {
+        const r = await pool.request({
+          path: '/version',
+          method: 'GET',
+          headers: { authorization: `Bearer ${env.token}`, connection: 'close' },
+          headersTimeout: 2000,
+          bodyTimeout: 2000,
+        });
+        await r.body.text();
+        if (down && r.statusCode === 200) servingAt = Date.now();
+      } catch {
+        down = true;
+      }
+      await sleep(100);
+    }
+  })();
+  try {
+    await during();
+  } finally {
+    done = true;
+    await poller;
+    await pool.close();
+  }
+  return servingAt;
+}
+
+/** Runs `fn(i)` for i in [from, to) with `concurrency` calls in flight. */
+async function forEachConcurrent(from: number, to: number, concurrency: number, fn: (i: number) => Promise<void>): Promise<void> {
+  let next = from;
+  const worker = async (): Promise<void> => {
+    while (next < to) await fn(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(0, to - from)) }, worker));
+}
+
+/** Namespaces, one Issuer per namespace and a ClusterIssuer, all Ready. Idempotent. */
+export async function createScaffolding(w: ApiWriter, l: Layout): Promise<void> {
+  const cm = `/apis/${CERT_MANAGER_API_VERSION}`;
+  const readyStatus = {
+    status: {
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'ACMEAccountRegistered',
+          message: 'The ACME account was registered with the ACME server',
+          observedGeneration: 1,
+        },
+      ],
+    },
+  };
+  await w.send('POST', `${cm}/clusterissuers`, {
+    apiVersion: CERT_MANAGER_API_VERSION,
+    kind: 'ClusterIssuer',
+    metadata: { name: 'letsencrypt' },
+    spec: { acme: { server: 'https://acme-v02.api.letsencrypt.org/directory', privateKeySecretRef: { name: 'letsencrypt-account' } } },
+  });
+  await w.send('PATCH', `${cm}/clusterissuers/letsencrypt/status`, readyStatus);
+  await forEachConcurrent(0, l.namespaces, w.connections, async (n) => {
+    const ns = namespaceOf(n, l);
+    await w.send('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    await w.send('POST', `${cm}/namespaces/${ns}/issuers`, {
+      apiVersion: CERT_MANAGER_API_VERSION,
+      kind: 'Issuer',
+      metadata: { name: 'ca-issuer', namespace: ns },
+      spec: { ca: { secretName: 'bench-ca' } },
+    });
+    await w.send('PATCH', `${cm}/namespaces/${ns}/issuers/ca-issuer/status`, readyStatus);
+  });
+}
+
+export interface GrowStats {
+  objects: number;
+  requests: number;
+  retries: number;
+  ms: number;
+}
+
+/**
+ * Certificates (create + status) and their TLS Secrets for i in [from, to), plus noise for j in [from/10, to/10):
+ * an Opaque Secret and a ConfigMap each.
+ */
+export async function grow(w: ApiWriter, l: Layout, material: TlsMaterial[], from: number, to: number): Promise<GrowStats> {
+  const t0 = performance.now();
+  const req0 = w.requests;
+  const retry0 = w.retries;
+  const cm = `/apis/${CERT_MANAGER_API_VERSION}`;
+  await forEachConcurrent(from, to, w.connections, async (i) => {
+    const ns = namespaceOf(i, l);
+    const m = material[i % material.length]!;
+    await w.send('POST', `/api/v1/namespaces/${ns}/secrets`, tlsSecretOf(i, l, m));
+    await w.send('POST', `${cm}/namespaces/${ns}/certificates`, certificateOf(i, l));
+    await w.send('PATCH', `${cm}/namespaces/${ns}/certificates/${certName(i)}/status`, certificateStatusOf(i, l, m));
+  });
+  const nFrom = Math.floor(from / 10);
+  const nTo = Math.floor(to / 10);
+  await forEachConcurrent(nFrom, nTo, w.connections, async (j) => {
+    const ns = namespaceOf(j, l);
+    const name = `noise-${pad(j, 6)}`;
+    await w.send('POST', `/api/v1/namespaces/${ns}/secrets`, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'Opaque',
+      metadata: { name, namespace: ns },
+      data: { 'config.json': b64(NOISE) },
+    });
+    await w.send('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: ns },
+      data: { 'settings.txt': NOISE },
+    });
+  });
+  return {
+    objects: 2 * (to - from) + 2 * (nTo - nFrom),
+    requests: w.requests - req0,
+    retries: w.retries - retry0,
+    ms: performance.now() - t0,
+  };
+}
+
+// ---------------------------------------------------------------------------
+// memory of a child process
+
+/** VmRSS sampled every `everyMs` (its maximum) and the kernel's high-water mark VmHWM, which `resetPeak` resets. */
+export class MemorySampler {
+  maxRss = 0;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    readonly pid: number,
+    everyMs = 200,
+  ) {
+    this.timer = setInterval(() => this.sample(), everyMs);
+    this.sample();
+  }
+
+  private field(name: 'VmRSS' | 'VmHWM'): number | undefined {
+    try {
+      const m = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${this.pid}/status`, 'utf8'));
+      return m ? Number(m[1]) * 1024 : undefined;
+    } catch {
+      return undefined; // exited
+    }
+  }
+
+  sample(): void {
+    const rss = this.field('VmRSS');
+    if (rss !== undefined && rss > this.maxRss) this.maxRss = rss;
+  }
+
+  /** current VmRSS (0 once the process is gone) */
+  get rss(): number {
+    return this.field('VmRSS') ?? 0;
+  }
+
+  /** the kernel's peak RSS since start or the last resetPeak (0 once the process is gone) */
+  get hwm(): number {
+    return this.field('VmHWM') ?? 0;
+  }
+
+  /** `echo 5 > /proc/<pid>/clear_refs` resets VmHWM to the current RSS (Linux ≥ 4.0) */
+  resetPeak(): void {
+    writeFileSync(`/proc/${this.pid}/clear_refs`, '5');
+    this.maxRss = 0;
+    this.sample();
+  }
+
+  /** utime + stime, clock ticks */
+  cpuTicks(): number {
+    try {
+      const stat = readFileSync(`/proc/${this.pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return Number(f[11]) + Number(f[12]);
+    } catch {
+      return 0;
+    }
+  }
+
+  /** Resolves once the process used under 5% of a core over `windowMs` (its work after a sync is done), or after `maxMs`. */
+  async quiet(windowMs = 3000, maxMs = 120_000): Promise<void> {
+    const end = Date.now() + maxMs;
+    let prev = this.cpuTicks();
+    while (Date.now() < end) {
+      await sleep(windowMs);
+      const now = this.cpuTicks();
+      // 100 ticks per second
+      if (now - prev < (windowMs / 1000) * 100 * 0.05) return;
+      prev = now;
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// baseline: a bare client-node informer
+
+/**
+ * The baseline child: plain Node (no tsx, no bundle), client-node's ListWatch with its default unpaginated
+ * list, for the TLS Secrets (field selector) and the Certificates of every namespace, as an operator written
+ * with client-node's makeInformer would do. It prints one JSON line per informer synced or failed.
+ */
+const BARE_INFORMER_SOURCE = (clientNodeUrl: string): string => `
+import { CoreV1Api, CustomObjectsApi, KubeConfig, ListWatch, Watch } from ${JSON.stringify(clientNodeUrl)};
+const kc = new KubeConfig();
+kc.loadFromFile(process.env.KUBECONFIG);
+const core = kc.makeApiClient(CoreV1Api);
+const custom = kc.makeApiClient(CustomObjectsApi);
+const t0 = Number(process.env.BENCH_T0 ?? Date.now());
+const say = (o) => process.stdout.write(JSON.stringify({ ...o, ms: Date.now() - t0 }) + '\\n');
+const informer = (name, path, list, fieldSelector) => {
+  let synced = false;
+  const lw = new ListWatch(path, new Watch(kc), async () => {
+    const l = await list();
+    setImmediate(() => { if (!synced) { synced = true; say({ informer: name, synced: true, objects: lw.list().length }); } });
+    return l;
+  }, false, undefined, fieldSelector);
+  lw.on('error', (e) => say({ informer: name, error: String(e?.code ?? e?.name ?? 'error') + ': ' + String(e?.message ?? e).slice(0, 200) }));
+  return lw;
+};
+const tls = 'type=kubernetes.io/tls';
+await Promise.all([
+  informer('tls-secrets', '/api/v1/secrets', () => core.listSecretForAllNamespaces({ fieldSelector: tls }), tls).start(),
+  informer('certificates', '/apis/cert-manager.io/v1/certificates', () => custom.listClusterCustomObject({ group: 'cert-manager.io', version: 'v1', plural: 'certificates' })).start(),
+]);
+setInterval(() => {}, 1 << 30);
+`;
+
+export interface BareResult {
+  /** ms from spawn until both informers synced; undefined on failure */
+  syncMs?: number;
+  peakRss: number;
+  error?: string;
+}
+
+/** Runs the bare informer child until both informers synced (or one failed, or `timeoutMs`); its sync time and VmHWM. */
+export async function runBareInformer(kubeconfigPath: string, timeoutMs: number): Promise<BareResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'cmn-bare-informer-'));
+  const file = join(dir, 'bare-informer.mjs');
+  writeFileSync(file, BARE_INFORMER_SOURCE(import.meta.resolve('@kubernetes/client-node')));
+  const t0 = Date.now();
+  const child = spawn(process.execPath, [file], {
+    env: { ...process.env, KUBECONFIG: kubeconfigPath, BENCH_T0: String(t0), NODE_OPTIONS: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const mem = new MemorySampler(child.pid!);
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()).length > 100_000 && (err = err.slice(-50_000)));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const result = await new Promise<BareResult>((resolve) => {
+    const synced = new Set<string>();
+    const timer = setTimeout(
+      () => resolve({ peakRss: Math.max(mem.hwm, mem.maxRss), error: `not synced within ${secs(timeoutMs)}` }),
+      timeoutMs,
+    );
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      for (;;) {
+        const nl = out.indexOf('\n');
+        if (nl < 0) break;
+        const line = JSON.parse(out.slice(0, nl)) as { informer: string; synced?: boolean; error?: string; ms: number };
+        out = out.slice(nl + 1);
+        if (line.error) {
+          clearTimeout(timer);
+          resolve({ peakRss: Math.max(mem.hwm, mem.maxRss), error: `${line.informer}: ${line.error} (after ${secs(line.ms)})` });
+        } else if (line.synced) {
+          synced.add(line.informer);
+          if (synced.size === 2) {
+            clearTimeout(timer);
+            // the peak may come just after the lists are applied: let the process settle first
+            void mem.quiet(1000, 15_000).then(() => resolve({ syncMs: line.ms, peakRss: Math.max(mem.hwm, mem.maxRss) }));
+          }
+        }
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      const last = err.trim().split('\n').slice(-3).join(' | ');
+      resolve({
+        peakRss: mem.maxRss,
+        error: `exited with ${code}: ${/ERR_STRING_TOO_LONG|heap out of memory/.exec(err)?.[0] ?? last.slice(0, 300)}`,
+      });
+    });
+  });
+  mem.stop();
+  if (child.exitCode === null) child.kill('SIGKILL');
+  await exited;
+  rmSync(dir, { recursive: true, force: true });
+  return result;
+}

@@ -1,0 +1,309 @@
+/**
+ * Issue 12 "Scale": the agent at N cert-manager Certificates + N TLS Secrets (plus noise) on the real
+ * kube-apiserver + etcd, next to a bare client-node informer of the same objects in the same run.
+ *
+ * For each N of BENCH_SCALE_SIZES (default 10000,30000,100000; the objects grow from one size to the next):
+ *   1. creates the objects (concurrent keep-alive requests; the creation rate is printed);
+ *   2. runs the built bundle `serve --kube on` (SQLite in a temp dir): initial sync = spawn → every emitter
+ *      informer synced (the "… part running" logs) and the hub accepted the first inventory report; peak RSS =
+ *      VmHWM (and VmRSS sampled every 200 ms) once the process is idle again. Then the apiserver is restarted
+ *      (etcd kept; the watch cache starts over, so every watch gets 410 and relists): sync after relist =
+ *      the new apiserver's first answer → every emitter informer read a whole list again (certmgr_notify_informer_list_pages_total)
+ *      and the new inventory snapshot's first report was accepted; its peak RSS from a reset VmHWM;
+ *   3. the baseline: plain Node with client-node's ListWatch (unpaginated list, as makeInformer does) of the TLS
+ *      Secrets and the Certificates: sync time and peak RSS, or its failure.
+ *
+ *   node_modules/.bin/node --import tsx bench/scale.ts
+ *   BENCH_SCALE_SIZES=10000 node_modules/.bin/node --import tsx bench/scale.ts
+ *
+ * Knobs: BENCH_SCALE_SIZES, BENCH_SCALE_CONCURRENCY (requests in flight while creating, default 48),
+ * BENCH_SCALE_NAMESPACES (100), BENCH_SCALE_TIMEOUT_MS (per sync, default 900000), BENCH_SCALE_ETCD_QUOTA_BYTES
+ * (8 GiB), BENCH_SCALE_ETCD_TMPFS (1: etcd data on /dev/shm; 0: a temp dir on disk), BENCH_SCALE_BARE (0 skips
+ * the baseline), BENCH_SCALE_RELIST (0 skips the relist).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { startServiceProcess, type ServiceProcess } from '../test/e2e/service-process.js';
+import { installCertManagerCrds } from '../test/fixtures/cert-manager-crds.js';
+import { installCrds } from '../test/operator/support.js';
+import { setupBinary } from '../test/support/binary.js';
+import type { KubeEnv } from '../test/support/kube.js';
+import {
+  ApiWriter,
+  MemorySampler,
+  createScaffolding,
+  generateTlsMaterial,
+  grow,
+  mib,
+  runBareInformer,
+  secs,
+  servingAgainAt,
+  startScaleKube,
+  type BareResult,
+  type GrowStats,
+  type Layout,
+} from './lib/kube-bench.js';
+
+const env = process.env;
+const SIZES = (env.BENCH_SCALE_SIZES ?? '10000,30000,100000')
+  .split(',')
+  .map((s) => Number(s.trim()))
+  .filter((n) => Number.isInteger(n) && n > 0)
+  .sort((a, b) => a - b);
+const CONCURRENCY = Number(env.BENCH_SCALE_CONCURRENCY ?? 48);
+const TIMEOUT_MS = Number(env.BENCH_SCALE_TIMEOUT_MS ?? 900_000);
+const LAYOUT: Layout = { namespaces: Number(env.BENCH_SCALE_NAMESPACES ?? 100), notReadyEvery: 33 };
+const KEY = 'scale-bench-key-0123456789';
+/** the issue's goal at N = 100,000 */
+const GOAL = { n: 100_000, rss: 400 * 1024 * 1024, syncMs: 60_000 };
+
+interface Phase {
+  syncMs?: number;
+  peakRss: number;
+  error?: string;
+}
+
+interface ProductResult {
+  initial: Phase & { operatorMs?: number; emitterMs?: number; firstReportMs?: number; restRss?: number };
+  relist?: Phase & { apiserverRestartMs: number };
+}
+
+interface Row {
+  n: number;
+  created: GrowStats;
+  product: ProductResult;
+  bare?: BareResult;
+}
+
+interface LogLine {
+  msg?: string;
+  time?: number | string;
+  reason?: string;
+}
+
+/** The product's JSON log lines, read incrementally from its output. */
+class LogTail {
+  private offset = 0;
+  readonly seen: { msg: string; at: number; reason?: string }[] = [];
+  constructor(private readonly svc: ServiceProcess) {}
+
+  poll(): void {
+    const out = this.svc.output();
+    const end = out.lastIndexOf('\n') + 1;
+    if (end <= this.offset) return;
+    for (const l of out.slice(this.offset, end).split('\n')) {
+      if (!l.startsWith('{')) continue;
+      try {
+        const j = JSON.parse(l) as LogLine;
+        const at = typeof j.time === 'number' ? j.time : j.time ? Date.parse(j.time) : Date.now();
+        if (j.msg) this.seen.push({ msg: j.msg, at, ...(j.reason ? { reason: j.reason } : {}) });
+      } catch {
+        /* not a log line */
+      }
+    }
+    this.offset = end;
+  }
+
+  first(msg: string, after = 0): number | undefined {
+    return this.seen.find((s) => s.msg === msg && s.at >= after)?.at;
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const exited = (svc: ServiceProcess): boolean => svc.proc.exitCode !== null || svc.proc.signalCode !== null;
+const tail = (svc: ServiceProcess): string => svc.output().trim().split('\n').slice(-5).join('\n');
+
+/** `certmgr_notify_informer_list_pages_total` by informer, and the inventory snapshot reports the hub applied. */
+async function scrape(svc: ServiceProcess): Promise<{ pages: Map<string, number>; snapshotsApplied: number }> {
+  const text = await (await fetch(`${svc.url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+  const pages = new Map<string, number>();
+  let snapshotsApplied = 0;
+  for (const l of text.split('\n')) {
+    const p = /^certmgr_notify_informer_list_pages_total\{informer="([^"]+)"\} (\d+)/.exec(l);
+    if (p) pages.set(p[1]!, Number(p[2]));
+    const r = /^certmgr_notify_inventory_reports_total\{(?=[^}]*kind="snapshot")(?=[^}]*outcome="applied")[^}]*\} (\d+)/.exec(l);
+    if (r) snapshotsApplied += Number(r[1]);
+  }
+  return { pages, snapshotsApplied };
+}
+
+async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<ProductResult> {
+  const dbDir = mkdtempSync(join(tmpdir(), 'cmn-scale-db-'));
+  const t0 = Date.now();
+  const svc = await startServiceProcess(
+    [
+      '--kube',
+      'on',
+      '--store',
+      `sqlite:${join(dbDir, 'db')}`,
+      '--leader-elect',
+      'false',
+      '--lease-namespace',
+      'default',
+      '--cluster-name',
+      'bench',
+    ],
+    KEY,
+    { KUBECONFIG: kube.kubeconfigPath },
+  );
+  const mem = new MemorySampler(svc.proc.pid!);
+  const logs = new LogTail(svc);
+  const peak = (): number => Math.max(mem.hwm, mem.maxRss);
+  try {
+    // 1. initial sync
+    const deadline = Date.now() + TIMEOUT_MS;
+    let initial: ProductResult['initial'] | undefined;
+    while (!initial) {
+      logs.poll();
+      const health = logs.first('emitter health part running');
+      const inventory = logs.first('emitter inventory part running');
+      const report = logs.first('the hub accepted the first inventory report');
+      const operator = logs.first('operator controllers running');
+      if (health !== undefined && inventory !== undefined && report !== undefined) {
+        await mem.quiet(3000, 120_000);
+        initial = {
+          syncMs: Math.max(health, inventory, report) - t0,
+          emitterMs: Math.max(health, inventory) - t0,
+          firstReportMs: report - t0,
+          ...(operator !== undefined ? { operatorMs: operator - t0 } : {}),
+          peakRss: peak(),
+          restRss: mem.rss,
+        };
+      } else if (exited(svc) || Date.now() > deadline) {
+        const why = exited(svc) ? `exited (${svc.proc.exitCode ?? svc.proc.signalCode})` : `not synced within ${secs(TIMEOUT_MS)}`;
+        return { initial: { peakRss: peak(), error: `${why}: ${tail(svc).slice(0, 600)}` } };
+      } else await sleep(200);
+    }
+    if (env.BENCH_SCALE_RELIST === '0') return { initial };
+
+    // 2. relist: restart the apiserver (etcd kept)
+    const before = await scrape(svc);
+    const initialPages = new Map(before.pages); // one whole list each, unless an informer restarted meanwhile
+    mem.resetPeak();
+    const tKill = Date.now();
+    log(`product initial ${cell(initial)}; restarting the apiserver`);
+    // at 100,000 Secrets, under load, the new apiserver's watch cache takes minutes to fill before /readyz
+    let serving: number | undefined;
+    try {
+      serving = await servingAgainAt(kube, () => kube.restartApiServer({ readyTimeoutMs: TIMEOUT_MS }));
+    } catch (e) {
+      const error = `apiserver restart failed: ${(e as Error).message.split('\n')[0]}`;
+      return { initial, relist: { peakRss: peak(), apiserverRestartMs: Date.now() - tKill, error } };
+    }
+    // from the new apiserver's first answer (it serves lists before its /readyz says ready)
+    const tReady = serving ?? Date.now();
+    const apiserverRestartMs = tReady - tKill;
+    const relistDeadline = Date.now() + TIMEOUT_MS;
+    let listedAt: number | undefined;
+    for (;;) {
+      logs.poll();
+      if (exited(svc)) return { initial, relist: { peakRss: peak(), apiserverRestartMs, error: `exited: ${tail(svc).slice(0, 600)}` } };
+      if (Date.now() > relistDeadline)
+        return { initial, relist: { peakRss: peak(), apiserverRestartMs, error: `no complete relist within ${secs(TIMEOUT_MS)}` } };
+      const now = await scrape(svc).catch(() => undefined);
+      if (now) {
+        const relisted = [...initialPages].every(([inf, n]) => (now.pages.get(inf) ?? 0) - (before.pages.get(inf) ?? 0) >= n);
+        if (relisted) listedAt ??= Date.now();
+        // a relist of the TLS Secrets starts a new inventory snapshot: done once its first report is applied
+        const resync = logs.seen.some((s) => s.msg === 'inventory snapshot' && s.at >= tKill);
+        const snapshotDone = resync && now.snapshotsApplied > before.snapshotsApplied;
+        if (listedAt !== undefined && (snapshotDone || (!resync && Date.now() - listedAt > 2000))) {
+          const syncMs = (snapshotDone ? Date.now() : listedAt) - tReady;
+          await mem.quiet(3000, 120_000);
+          return { initial, relist: { syncMs, peakRss: peak(), apiserverRestartMs } };
+        }
+      }
+      await sleep(250);
+    }
+  } finally {
+    mem.stop();
+    await svc.kill('SIGKILL');
+    rmSync(dbDir, { recursive: true, force: true });
+  }
+}
+
+const cell = (p: Phase | undefined): string =>
+  !p
+    ? '—'
+    : p.error
+      ? `**fails**: ${p.error.split('\n')[0]!.slice(0, 160)} (peak ${mib(p.peakRss)})`
+      : `${secs(p.syncMs!)}, ${mib(p.peakRss)}`;
+
+function printTables(rows: Row[]): void {
+  console.log(
+    '\n| N | product: initial sync, peak RSS | product after relist: sync, peak RSS | bare informer: sync, peak RSS | peak RSS product / bare |',
+  );
+  console.log('|---|---|---|---|---|');
+  for (const r of rows) {
+    const ratio = r.bare && !r.bare.error && !r.product.initial.error ? `${(r.product.initial.peakRss / r.bare.peakRss).toFixed(2)}×` : '—';
+    console.log(`| ${r.n.toLocaleString('en')} | ${cell(r.product.initial)} | ${cell(r.product.relist)} | ${cell(r.bare)} | ${ratio} |`);
+  }
+  console.log(
+    '\n| N | objects created | creation: objects/s (requests/s, retries) | product: operator synced | emitter synced | first inventory report | RSS at rest | apiserver down (kill → serving) |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const r of rows) {
+    const c = r.created;
+    const i = r.product.initial;
+    const t = (ms: number | undefined): string => (ms === undefined ? '—' : secs(ms));
+    console.log(
+      `| ${r.n.toLocaleString('en')} | ${c.objects.toLocaleString('en')} in ${secs(c.ms)} | ${Math.round(c.objects / (c.ms / 1000))} (${Math.round(c.requests / (c.ms / 1000))}, ${c.retries}) | ${t(i.operatorMs)} | ${t(i.emitterMs)} | ${t(i.firstReportMs)} | ${i.restRss ? mib(i.restRss) : '—'} | ${r.product.relist ? secs(r.product.relist.apiserverRestartMs) : '—'} |`,
+    );
+  }
+  const goal = rows.find((r) => r.n >= GOAL.n);
+  if (goal) {
+    const check = (label: string, p: Phase | undefined): string => {
+      if (!p || p.error || p.syncMs === undefined) return `${label}: NOT MET (${p?.error?.split('\n')[0] ?? 'not measured'})`;
+      const ok = p.syncMs <= GOAL.syncMs && p.peakRss <= GOAL.rss;
+      return `${label}: ${ok ? 'met' : 'NOT MET'} (sync ${secs(p.syncMs)} ≤ 60 s: ${p.syncMs <= GOAL.syncMs ? 'yes' : 'no'}, peak ${mib(p.peakRss)} ≤ 400 MiB: ${p.peakRss <= GOAL.rss ? 'yes' : 'no'})`;
+    };
+    console.log(
+      `\ngoal at N = ${goal.n.toLocaleString('en')}: ${check('initial', goal.product.initial)}; ${check('after relist', goal.product.relist)}`,
+    );
+  }
+}
+
+export async function run(): Promise<void> {
+  if (!SIZES.length) throw new Error('BENCH_SCALE_SIZES: no size');
+  const t0 = Date.now();
+  const cleanupBinary = await setupBinary();
+  const log = (s: string): void => void process.stderr.write(`[scale ${secs(Date.now() - t0)}] ${s}\n`);
+  const kube = await startScaleKube({
+    quotaBytes: Number(env.BENCH_SCALE_ETCD_QUOTA_BYTES ?? 8 * 1024 ** 3),
+    etcdOnTmpfs: env.BENCH_SCALE_ETCD_TMPFS !== '0',
+  });
+  const writer = new ApiWriter(kube, CONCURRENCY);
+  const rows: Row[] = [];
+  try {
+    const kc = kube.kubeConfig();
+    await installCrds(kc);
+    await installCertManagerCrds(kc);
+    const material = generateTlsMaterial(8);
+    await createScaffolding(writer, LAYOUT);
+    log(`apiserver ${kube.server} ready; CRDs, ${LAYOUT.namespaces} namespaces and issuers created`);
+    let have = 0;
+    for (const n of SIZES) {
+      const created = await grow(writer, LAYOUT, material, have, n);
+      have = n;
+      log(`N=${n}: created ${created.objects} objects in ${secs(created.ms)} (${Math.round(created.objects / (created.ms / 1000))}/s)`);
+      const product = await runProduct(kube, (s) => log(`N=${n}: ${s}`));
+      log(`N=${n}: product initial ${cell(product.initial)}; after relist ${cell(product.relist)}`);
+      const row: Row = { n, created, product };
+      if (env.BENCH_SCALE_BARE !== '0') {
+        row.bare = await runBareInformer(kube.kubeconfigPath, TIMEOUT_MS);
+        log(`N=${n}: bare informer ${cell(row.bare)}`);
+      }
+      rows.push(row);
+      printTables(rows);
+    }
+  } finally {
+    await writer.close();
+    await kube.stop();
+    await cleanupBinary();
+  }
+  log('done');
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await run();
