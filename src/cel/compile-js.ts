@@ -138,6 +138,17 @@ class Compiler {
           const s = b.literal.value;
           return negate ? (c) => strNe(lhs(c), s) : (c) => strEq(lhs(c), s);
         }
+        if (b?.kind === 'literal' && (b.literal.type === 'int' || b.literal.type === 'double')) {
+          const lhs = this.compile(a as Node, scope);
+          const n = b.literal.value;
+          // numbers are equal across int and double; nothing else equals a number
+          return (c) => {
+            const v = lhs(c);
+            if (v === ERR) return ERR;
+            const eq = (typeof v === 'number' || typeof v === 'bigint') && v == n;
+            return negate ? !eq : eq;
+          };
+        }
         return binary(this.all(operands, scope, 2), negate ? (x, y) => !equals(x, y) : equals);
       }
       case '_<_':
@@ -157,6 +168,20 @@ class Compiler {
           return (c) => {
             const v = lhs(c);
             return v === ERR ? ERR : typeof v === 'string' && set.has(v);
+          };
+        }
+        if (a?.kind === 'literal' && a.literal.type === 'string') {
+          const lit = a.literal.value;
+          const rhs = this.compile(b as Node, scope);
+          return (c) => {
+            const l = rhs(c);
+            if (!Array.isArray(l)) return l === ERR ? ERR : inOp(lit, l);
+            // a string equals only the same string; the others are converted in order, as the interpreter does
+            for (const e of l as unknown[]) {
+              if (e === lit) return true;
+              checked(e);
+            }
+            return false;
           };
         }
         return binary(this.all(operands, scope, 2), inOp);

@@ -119,8 +119,8 @@ export function compileFilter(expression: string, eventTypeId: EventTypeId, opti
       }
       if (fast) {
         const r = runCompiled(fast, event.type, event.data);
-        if (r === true) return { matched: true };
-        if (r === false) return { matched: false };
+        if (r === true) return MATCHED;
+        if (r === false) return NOT_MATCHED;
       }
       // an error or a non-bool result: the interpreter words it (rare, so its cost does not matter)
       const result = program({ type: event.type, data: event.data as CelInput });
@@ -133,6 +133,9 @@ export function compileFilter(expression: string, eventTypeId: EventTypeId, opti
   sourceTrees.set(compiled, tree);
   return compiled;
 }
+
+const MATCHED: FilterResult = Object.freeze({ matched: true });
+const NOT_MATCHED: FilterResult = Object.freeze({ matched: false });
 
 /** The compiled closure's result; undefined when it could not decide (it threw). */
 function runCompiled(fast: CompiledJs, type: string, data: unknown): unknown {
