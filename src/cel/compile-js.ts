@@ -193,9 +193,23 @@ class Compiler {
       case '_+_':
         return binary(this.all(operands, scope, 2), add);
       case '_-_':
-        return binary(this.all(operands, scope, 2), (x, y) => numeric(x, y, (a, b) => a - b, (a, b) => a - b));
+        return binary(this.all(operands, scope, 2), (x, y) =>
+          numeric(
+            x,
+            y,
+            (a, b) => a - b,
+            (a, b) => a - b,
+          ),
+        );
       case '_*_':
-        return binary(this.all(operands, scope, 2), (x, y) => numeric(x, y, (a, b) => a * b, (a, b) => a * b));
+        return binary(this.all(operands, scope, 2), (x, y) =>
+          numeric(
+            x,
+            y,
+            (a, b) => a * b,
+            (a, b) => a * b,
+          ),
+        );
       case '_/_':
         return binary(this.all(operands, scope, 2), divide);
       case '_%_':
@@ -530,7 +544,7 @@ function index(o: unknown, k: unknown): unknown {
   }
 }
 
-export function equals(a: unknown, b: unknown): boolean {
+function equals(a: unknown, b: unknown): boolean {
   const ta = typeof a;
   const tb = typeof b;
   if (ta !== 'object' && a === b) return true;

@@ -99,6 +99,7 @@ export function compileFilter(expression: string, eventTypeId: EventTypeId, opti
   const budget = options.maxEvaluationCost ?? FILTER_LIMITS.maxEvaluationCost;
   const { program, tree, estimatedCost, fast: compiledJs } = compileProgram(expression, eventTypeId, maxEstimatedCost);
   const fast = options.interpreterOnly ? undefined : compiledJs;
+  if (!compiledJs) interpretedFilters++;
   const compiled: CompiledFilter = {
     expression,
     eventTypeId,
@@ -144,6 +145,13 @@ function runCompiled(fast: CompiledJs, type: string, data: unknown): unknown {
   } catch {
     return undefined;
   }
+}
+
+let interpretedFilters = 0;
+
+/** Non-empty filters compiled so far that evaluate on the interpreter (a monotonic count, for a metric). */
+export function interpretedFilterCount(): number {
+  return interpretedFilters;
 }
 
 /** The shape of an event's data, shared by every router pricing the same event (lazy; events are not mutated after validation). */
