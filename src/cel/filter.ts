@@ -7,6 +7,7 @@ import { familyOf, isEventTypeId, type EventTypeId } from '../events/families.js
 import { FAMILY_FIELD_TREES } from '../events/schemas.js';
 import { startOffset, toSourceTree, type Node, type SourceTree } from './ast.js';
 import { checkFilterTree } from './check.js';
+import { compileToJs, type CompiledJs } from './compile-js.js';
 import { extractConstraints, type FilterConstraints } from './constraints.js';
 import { estimateCost, shapeOfField, shapeOfValue, type Shape } from './cost.js';
 import { FilterCompileError } from './errors.js';
@@ -39,6 +40,8 @@ export interface CompileOptions {
   maxEstimatedCost?: number;
   /** Overrides FILTER_LIMITS.maxEvaluationCost. */
   maxEvaluationCost?: number;
+  /** Evaluate with @bufbuild/cel's interpreter only (the reference, for differential tests and benches). */
+  interpreterOnly?: boolean;
 }
 
 export interface FilterResult {
@@ -55,6 +58,12 @@ export interface CompiledFilter {
   readonly matchesAll: boolean;
   /** Worst-case cost of one evaluation under the event size limits (0 for an empty filter). */
   readonly estimatedCost: number;
+  /**
+   * How events are evaluated: `compiled`, by JavaScript closures (src/cel/compile-js.ts; the interpreter only
+   * for an event they cannot decide, e.g. to word an error); `interpreted`, by @bufbuild/cel's planned
+   * program, for a filter using something the compiler does not cover. Absent on filters compileFilter did not make.
+   */
+  readonly engine?: 'compiled' | 'interpreted';
   evaluate(event: { type: string; data: unknown }): FilterResult;
 }
 
@@ -81,18 +90,22 @@ export function compileFilter(expression: string, eventTypeId: EventTypeId, opti
       eventTypeId,
       matchesAll: true,
       estimatedCost: 0,
+      engine: 'compiled',
       evaluate: (event) => (familyTypes.has(event.type) ? { matched: true } : outsideFamily(event.type)),
     };
   }
 
   const maxEstimatedCost = options.maxEstimatedCost ?? FILTER_LIMITS.maxEstimatedCost;
   const budget = options.maxEvaluationCost ?? FILTER_LIMITS.maxEvaluationCost;
-  const { program, tree, estimatedCost } = compileProgram(expression, eventTypeId, maxEstimatedCost);
+  const { program, tree, estimatedCost, fast: compiledJs } = compileProgram(expression, eventTypeId, maxEstimatedCost);
+  const fast = options.interpreterOnly ? undefined : compiledJs;
+  if (!compiledJs) interpretedFilters++;
   const compiled: CompiledFilter = {
     expression,
     eventTypeId,
     matchesAll: false,
     estimatedCost,
+    engine: fast ? 'compiled' : 'interpreted',
     evaluate(event) {
       if (!familyTypes.has(event.type)) return outsideFamily(event.type);
       // Only a filter whose worst case is over the budget can exceed it: then price this event before running.
@@ -105,6 +118,12 @@ export function compileFilter(expression: string, eventTypeId: EventTypeId, opti
           };
         }
       }
+      if (fast) {
+        const r = runCompiled(fast, event.type, event.data);
+        if (r === true) return MATCHED;
+        if (r === false) return NOT_MATCHED;
+      }
+      // an error or a non-bool result: the interpreter words it (rare, so its cost does not matter)
       const result = program({ type: event.type, data: event.data as CelInput });
       if (result === true) return { matched: true };
       if (result === false) return { matched: false };
@@ -114,6 +133,25 @@ export function compileFilter(expression: string, eventTypeId: EventTypeId, opti
   };
   sourceTrees.set(compiled, tree);
   return compiled;
+}
+
+const MATCHED: FilterResult = Object.freeze({ matched: true });
+const NOT_MATCHED: FilterResult = Object.freeze({ matched: false });
+
+/** The compiled closure's result; undefined when it could not decide (it threw). */
+function runCompiled(fast: CompiledJs, type: string, data: unknown): unknown {
+  try {
+    return fast(type, data);
+  } catch {
+    return undefined;
+  }
+}
+
+let interpretedFilters = 0;
+
+/** Non-empty filters compiled so far that evaluate on the interpreter (a monotonic count, for a metric). */
+export function interpretedFilterCount(): number {
+  return interpretedFilters;
 }
 
 /** The shape of an event's data, shared by every router pricing the same event (lazy; events are not mutated after validation). */
@@ -159,7 +197,7 @@ function compileProgram(
   source: string,
   eventTypeId: EventTypeId,
   maxEstimatedCost: number,
-): { program: ReturnType<typeof plan>; tree: SourceTree; estimatedCost: number } {
+): { program: ReturnType<typeof plan>; tree: SourceTree; estimatedCost: number; fast: CompiledJs | undefined } {
   if (source.length > FILTER_LIMITS.maxLength) {
     throw FilterCompileError.at(source, FILTER_LIMITS.maxLength, `expression is longer than ${FILTER_LIMITS.maxLength} characters`);
   }
@@ -191,7 +229,7 @@ function compileProgram(
   }
   // After the cost check, so folding itself is cheap.
   foldLiterals(tree, parsed, source, env);
-  return { program: plan(env, parsed), tree, estimatedCost: estimate.cost };
+  return { program: plan(env, parsed), tree, estimatedCost: estimate.cost, fast: compileToJs(tree.root) };
 }
 
 /** Where to point at an expensive node: the name of a method or macro call, else where the node starts. */

@@ -1,4 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { interpretedFilterCount } from '../cel/index.js';
 import type { RoutingCacheStats } from './snapshot.js';
 
 export interface RoutingMetrics {
@@ -82,6 +83,18 @@ export function registerRoutingCacheMetrics(registry: Registry, stats: () => Rou
     collect() {
       const s = stats();
       for (const c of caches) this.set({ cache: c }, s[c].tenants);
+    },
+  });
+  // src/cel counts the filters it could not compile to closures; the counter catches up at scrape time
+  let interpretedSeen = 0;
+  new Counter({
+    name: 'certmgr_notify_cel_interpreted_filters_total',
+    help: 'Filters compiled for the CEL interpreter because they use something the JavaScript compiler does not cover (uint, timestamp, duration, type values, map literals)',
+    registers: [registry],
+    collect() {
+      const n = interpretedFilterCount();
+      if (n > interpretedSeen) this.inc(n - interpretedSeen);
+      interpretedSeen = n;
     },
   });
   // the caches count evictions themselves; the counter catches up with them at scrape time

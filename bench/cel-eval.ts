@@ -1,0 +1,164 @@
+/**
+ * One CEL filter evaluation (issue 12): the spec's filter patterns (bench/routing.ts) and the un-indexable
+ * `contains` ones, each evaluated as the product does (CompiledFilter.evaluate, closures from
+ * src/cel/compile-js.ts), with @bufbuild/cel's interpreter only (the previous engine), and as a hand-written JS
+ * predicate, over the same events in the same run: ns per evaluation and the ratios.
+ *
+ * Run: `node --import tsx bench/cel-eval.ts` (about 30 s). Knobs: BENCH_CEL_EVAL_MS (time per cell, default 1000).
+ */
+import { pathToFileURL } from 'node:url';
+import { compileFilter, type CompiledFilter } from '../src/cel/index.js';
+import type { EventTypeId, InternalEvent } from '../src/events/families.js';
+import { expiringCertificate, issuerActive, issuerNotReady } from '../test/fixtures/events.js';
+
+const CELL_MS = Number(process.env.BENCH_CEL_EVAL_MS ?? 1000);
+const ISSUER: EventTypeId = 'certmgr-issuer-health-notification-config';
+const EXPIRY: EventTypeId = 'cert-expiry-ext-notification-config';
+
+type Predicate = (e: InternalEvent) => boolean;
+interface Case {
+  name: string;
+  family: EventTypeId;
+  cel: string;
+  js: Predicate;
+  events: InternalEvent[];
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const a = 'c0ffee00-0000-4000-8000-000000000007';
+const b = 'c0ffee00-0000-4000-8000-000000000008';
+
+function issuerEvents(): InternalEvent[] {
+  return Array.from({ length: 64 }, (_, i) => {
+    const data = {
+      clusterId: i % 8 === 0 ? a : `c0ffee00-0000-4000-8000-${i.toString(16).padStart(12, '0')}`,
+      clusterName: `cluster-${i % 10}`,
+      namespace: `ns-${i % 10}`,
+      issuerName: `issuer-${i % 10}`,
+      statusMessage: `Failed to register ACME account (w${i}x): 400 urn:ietf:params:acme:error:invalidEmail`,
+    };
+    return i % 2 === 0 ? issuerNotReady(data) : issuerActive(data);
+  });
+}
+
+function expiryEvents(): InternalEvent[] {
+  return Array.from({ length: 64 }, (_, i) => {
+    const apps = Array.from({ length: 1 + (i % 3) }, (_, k) => `app-${(i + k) % 10}`);
+    return expiringCertificate({
+      applicationIds: apps,
+      ruleId: 1 + (i % 10),
+      message: `Certificate for ${apps.join(', ')} (w${i}x) expires in 14 days`,
+    });
+  });
+}
+
+function cases(): Case[] {
+  const issuer = issuerEvents();
+  const expiry = expiryEvents();
+  return [
+    {
+      name: 'issuer: type suffix and one of two cluster ids',
+      family: ISSUER,
+      cel: `type.endsWith('.notready') && (data.clusterId == '${a}' || data.clusterId == '${b}')`,
+      js: (e) => e.type.endsWith('.notready') && (e.data.clusterId === a || e.data.clusterId === b),
+      events: issuer,
+    },
+    {
+      name: 'issuer: type suffix and namespace',
+      family: ISSUER,
+      cel: "type.endsWith('.notready') && (data.namespace == 'ns-3')",
+      js: (e) => e.type.endsWith('.notready') && e.data.namespace === 'ns-3',
+      events: issuer,
+    },
+    {
+      name: 'issuer: type suffix and issuer name',
+      family: ISSUER,
+      cel: "type.endsWith('.active') && data.issuerName == 'issuer-3'",
+      js: (e) => e.type.endsWith('.active') && e.data.issuerName === 'issuer-3',
+      events: issuer,
+    },
+    {
+      name: 'issuer: statusMessage.contains (un-indexable)',
+      family: ISSUER,
+      cel: "data.statusMessage.contains('w7x')",
+      js: (e) => str(e.data.statusMessage)?.includes('w7x') === true,
+      events: issuer,
+    },
+    {
+      name: "expiry: 'app' in applicationIds",
+      family: EXPIRY,
+      cel: "'app-3' in data.applicationIds",
+      js: (e) => Array.isArray(e.data.applicationIds) && e.data.applicationIds.includes('app-3'),
+      events: expiry,
+    },
+    {
+      name: 'expiry: ruleId == n',
+      family: EXPIRY,
+      cel: 'data.ruleId == 3',
+      js: (e) => e.data.ruleId === 3,
+      events: expiry,
+    },
+    {
+      name: 'expiry: message.contains (un-indexable)',
+      family: EXPIRY,
+      cel: "data.message.contains('w7x')",
+      js: (e) => str(e.data.message)?.includes('w7x') === true,
+      events: expiry,
+    },
+  ];
+}
+
+/** ns per evaluation: the events cycled for CELL_MS after a warm-up; the sink keeps the work from being dropped. */
+function measure(events: readonly InternalEvent[], evaluate: (e: InternalEvent) => boolean): number {
+  let sink = 0;
+  const runFor = (ms: number): { n: number; ns: number } => {
+    const start = process.hrtime.bigint();
+    const until = start + BigInt(ms) * 1_000_000n;
+    let n = 0;
+    for (;;) {
+      for (const e of events) if (evaluate(e)) sink++;
+      n += events.length;
+      if ((n & 0x3ff) < events.length && process.hrtime.bigint() > until) break;
+    }
+    return { n, ns: Number(process.hrtime.bigint() - start) };
+  };
+  runFor(Math.max(50, CELL_MS / 5));
+  const { n, ns } = runFor(CELL_MS);
+  if (sink < 0) console.log(sink);
+  return ns / n;
+}
+
+export async function run(): Promise<void> {
+  const rows: string[][] = [];
+  for (const c of cases()) {
+    const fast: CompiledFilter = compileFilter(c.cel, c.family);
+    const slow: CompiledFilter = compileFilter(c.cel, c.family, { interpreterOnly: true });
+    for (const e of c.events) {
+      const want = c.js(e);
+      if (fast.evaluate(e).matched !== want || slow.evaluate(e).matched !== want) {
+        throw new Error(`${c.name}: CEL and JS disagree on an event`);
+      }
+    }
+    const js = measure(c.events, c.js);
+    const compiled = measure(c.events, (e) => fast.evaluate(e).matched);
+    const interpreted = measure(c.events, (e) => slow.evaluate(e).matched);
+    rows.push([
+      c.name,
+      `\`${c.cel.length > 60 ? `${c.cel.slice(0, 57)}...` : c.cel}\``,
+      fast.engine ?? '',
+      js.toFixed(0),
+      compiled.toFixed(0),
+      interpreted.toFixed(0),
+      `${(compiled / js).toFixed(2)}×`,
+      `${(interpreted / js).toFixed(1)}×`,
+    ]);
+  }
+  console.log('One filter evaluation, ns/eval (CompiledFilter.evaluate, family check and FilterResult included, for both CEL');
+  console.log('engines; the JS predicate alone). Ratios against the hand-written JS of the same run.');
+  console.log('');
+  console.log('| filter | expression | engine | JS ns | compiled ns | interpreter ns | compiled / JS | interpreter / JS |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await run();

@@ -1,0 +1,93 @@
+/**
+ * Table tests of the compiled closures' CEL semantics (src/cel/compile-js.ts), each checked against the
+ * interpreter-only filter too: heterogeneous equality, int overflow, division by zero, error absorption by
+ * && / || and the comprehensions, missing keys, has() on null, and what falls back to the interpreter.
+ */
+import { describe, expect, it } from 'vitest';
+import { compileFilter, interpretedFilterCount } from '../../src/cel/index.js';
+import type { EventTypeId, InternalEvent } from '../../src/events/families.js';
+import { expiringCertificate } from '../fixtures/events.js';
+
+const EXPIRY: EventTypeId = 'cert-expiry-ext-notification-config';
+const event: InternalEvent = expiringCertificate({ applicationIds: ['payments-app', 'billing-app'], ruleId: 3, threshold: 14 });
+const withNull: InternalEvent = { ...event, data: { ...event.data, message: null } };
+const { message: _message, ...noMessage } = event.data as Record<string, unknown>;
+/** `data.message` is in the schema, not in this event: a missing key at run time. */
+const missing: InternalEvent = { ...event, data: noMessage };
+
+const both = (expr: string, e: InternalEvent = event) => {
+  const fast = compileFilter(expr, EXPIRY);
+  const slow = compileFilter(expr, EXPIRY, { interpreterOnly: true });
+  return { fast, got: fast.evaluate(e), want: slow.evaluate(e) };
+};
+
+describe('compiled CEL filters', () => {
+  it.each([
+    ['data.ruleId == 3', true],
+    ['data.ruleId == 3.0', true],
+    ['data.ruleId != 3', false],
+    ['data.ruleId < 4', true],
+    ['data.threshold > 13.5', true],
+    ["data.ruleId == '3'", false],
+    ["'payments-app' in data.applicationIds", true],
+    ["'x' in data.applicationIds", false],
+    ["data.applicationIds == ['payments-app', 'billing-app']", true],
+    ["data.applicationIds.exists(a, a.startsWith('bill'))", true],
+    ["data.applicationIds.all(a, a.endsWith('-app'))", true],
+    ["data.applicationIds.exists_one(a, a.contains('app'))", false],
+    ["data.applicationIds.filter(a, a.startsWith('p')).size() == 1", true],
+    ['[data.name].map(a, size(a) > 0) == [true]', true],
+    ["'ruleId' in data && has(data.threshold) && !has(data.message)", true],
+    ["data.name.matches('^Cert')", true],
+    // error absorption: false && error, true || error
+    ["data.message == 'x' || true", true],
+    ["false && data.message == 'x'", false],
+    ["data.message == 'x' && false", false],
+    ['int(data.ruleId) + 9223372036854775807 > 0 || true', true],
+    ["data.applicationIds.exists(a, int(a) == 1 || a == 'billing-app')", true],
+  ])('%s is %s, like the interpreter', (expr, matched) => {
+    const { fast, got, want } = both(expr, missing);
+    expect(fast.engine).toBe('compiled');
+    expect(got).toEqual({ matched });
+    expect(want).toEqual(got);
+  });
+
+  it.each([
+    ["data.message == 'x'", "has no 'message'"],
+    ['int(data.ruleId) / (int(data.ruleId) - 3) == 1', 'division by zero'],
+    ['int(data.ruleId) + 9223372036854775807 > 0', 'overflow'],
+    ['dyn(data.ruleId) + 1 == 4.0', 'no matching overload'],
+    ['data.applicationIds.exists_one(a, int(a) == 1)', 'conversion'],
+    ["data.applicationIds[5] == 'x'", 'out of bounds'],
+  ])("%s errs with the interpreter's message", (expr, phrase) => {
+    const { got, want } = both(expr, missing);
+    expect(got.matched).toBe(false);
+    expect(got.error).toContain('evaluation error');
+    expect(got).toEqual(want);
+    expect(got.error).toContain(phrase);
+  });
+
+  it('has() is false for a null value, and the value compares to null', () => {
+    for (const expr of ['has(data.message)', 'data.message == null', "data.message.contains('x')"]) {
+      const { got, want } = both(expr, withNull);
+      expect(got).toEqual(want);
+    }
+    expect(both('has(data.message)', withNull).got).toEqual({ matched: false });
+  });
+
+  it('falls back to the interpreter, and counts it, for what the compiler does not cover', () => {
+    const before = interpretedFilterCount();
+    for (const expr of [
+      "timestamp(data.notAfter) > timestamp('2020-01-01T00:00:00Z')",
+      'uint(data.ruleId) == 3u',
+      'type(data.ruleId) == double',
+      "{'a': 1}['a'] == data.ruleId",
+    ]) {
+      const { fast, got, want } = both(expr);
+      expect(fast.engine).toBe('interpreted');
+      expect(got).toEqual(want);
+    }
+    // each expression compiled twice by `both`
+    expect(interpretedFilterCount() - before).toBe(8);
+  });
+});
