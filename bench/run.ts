@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 
 const BENCHES = [
   'routing',
+  'cel-eval',
   'delivery',
   'cel-budget',
   'requests',
@@ -17,6 +18,8 @@ const BENCHES = [
   'api-polish',
   'emitter-sanitize',
   'order',
+  'health-path',
+  'scale',
 ] as const;
 
 for (const name of BENCHES) {
