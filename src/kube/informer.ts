@@ -153,7 +153,7 @@ export class ResilientInformer<T extends KubernetesObject, R extends KubernetesO
           this.stats.pages++;
           this.opts.onListPage?.();
           first ??= page;
-          for (const o of page.items ?? []) items.push(transform ? transform(o) : (o as unknown as T));
+          for (const o of page.items ?? []) items.push(this.cachedOrNew(o, transform));
           // typed lists (core API) name it _continue, custom objects (plain JSON) continue
           const meta = page.metadata as { _continue?: string; continue?: string; resourceVersion?: string } | undefined;
           cont = meta?._continue || meta?.continue || undefined;
@@ -178,6 +178,20 @@ export class ResilientInformer<T extends KubernetesObject, R extends KubernetesO
         items,
       } as KubernetesListObject<T>;
     }
+  }
+
+  /**
+   * On a relist, the cached object when the listed one has its resourceVersion (the same object, unchanged):
+   * a relist of 100,000 objects then holds one copy of each, not the cache plus the new list until client-node
+   * swaps them, and does not transform (parse) again what did not change.
+   */
+  private cachedOrNew(o: R, transform: ((obj: R) => T) | undefined): T {
+    const md = o.metadata;
+    if (md?.name !== undefined && md.resourceVersion) {
+      const cached = this.lw.get(md.name, md.namespace);
+      if (cached?.metadata?.resourceVersion === md.resourceVersion) return cached;
+    }
+    return transform ? transform(o) : (o as unknown as T);
   }
 
   get hasSynced(): boolean {
