@@ -10,6 +10,7 @@ import { ResilientInformer, type ListPage } from '../kube/informer.js';
 import type { BackoffPolicy, Clock } from '../runtime/timers.js';
 import { HEALTH_KINDS, type CertManagerObject, type HealthKind } from './health/observe.js';
 import { TLS_SECRET_TYPE, tlsSecretFacts, type TlsSecretFacts } from './inventory/facts.js';
+import { intern } from './intern.js';
 
 const CERT_MANAGER: Record<HealthKind, ResourceRef> = {
   Issuer: { group: 'cert-manager.io', version: 'v1', plural: 'issuers', kind: 'Issuer', namespaced: true },
@@ -90,24 +91,6 @@ const NOTIFY_ANNOTATION_PREFIX = 'notify.certmgr.io/';
 /** Conditions observe() and the inventory read; cert-manager's others are not kept. */
 const KEPT_CONDITIONS = new Set(['Ready', 'Issuing']);
 
-/**
- * Values shared by most objects (apiVersion, condition types, statuses and reasons, issuer names, namespaces) as
- * one string each rather than one copy per object: JSON.parse allocates every value anew. Bounded: cleared
- * when full (strings in the cache stay valid; only the sharing of later copies is lost).
- */
-const shared = new Map<string, string>();
-const MAX_SHARED = 10_000;
-function intern(v: string): string;
-function intern(v: string | undefined): string | undefined;
-function intern(v: string | undefined): string | undefined {
-  if (v === undefined || v.length > 128) return v;
-  const hit = shared.get(v);
-  if (hit !== undefined) return hit;
-  if (shared.size >= MAX_SHARED) shared.clear();
-  shared.set(v, v);
-  return v;
-}
-
 function notifyAnnotations(a: Record<string, string> | undefined): Record<string, string> | undefined {
   if (!a) return undefined;
   let out: Record<string, string> | undefined;
@@ -173,14 +156,19 @@ export function certManagerFacts(o: CertManagerObject): CertManagerObject {
     if (Array.isArray(st.conditions))
       kept.conditions = st.conditions
         .filter((c) => c && typeof c.type === 'string' && KEPT_CONDITIONS.has(c.type))
-        .map((c) => ({
-          type: intern(c.type),
-          ...(c.status !== undefined ? { status: intern(c.status) } : {}),
-          ...(c.reason !== undefined ? { reason: intern(c.reason) } : {}),
-          ...(c.message !== undefined ? { message: c.message } : {}),
-          ...(c.lastTransitionTime !== undefined ? { lastTransitionTime: c.lastTransitionTime } : {}),
-          ...(c.observedGeneration !== undefined ? { observedGeneration: c.observedGeneration } : {}),
-        }));
+        .map((c) =>
+          // of Issuing, observe() reads the status only
+          c.type === 'Ready'
+            ? {
+                type: intern(c.type),
+                ...(c.status !== undefined ? { status: intern(c.status) } : {}),
+                ...(c.reason !== undefined ? { reason: intern(c.reason) } : {}),
+                ...(c.message !== undefined ? { message: intern(c.message) } : {}),
+                ...(c.lastTransitionTime !== undefined ? { lastTransitionTime: c.lastTransitionTime } : {}),
+                ...(c.observedGeneration !== undefined ? { observedGeneration: c.observedGeneration } : {}),
+              }
+            : { type: intern(c.type), ...(c.status !== undefined ? { status: intern(c.status) } : {}) },
+        );
     if (st.notAfter !== undefined) kept.notAfter = st.notAfter;
     if (st.failedIssuanceAttempts !== undefined) kept.failedIssuanceAttempts = st.failedIssuanceAttempts;
     out.status = kept;
