@@ -23,7 +23,7 @@ export interface SecretMeta extends KubernetesObject {
 export const PROVIDER_SECRETS_FIELD_SELECTOR = 'type!=kubernetes.io/tls';
 
 /** Name, namespace, uid, resourceVersion: everything else (data, labels, annotations, managedFields) is dropped. */
-export function secretMeta(s: KubernetesObject): SecretMeta {
+function secretMeta(s: KubernetesObject): SecretMeta {
   const md = s.metadata ?? {};
   return {
     apiVersion: 'v1',
