@@ -10,6 +10,7 @@ import { ResilientInformer, type ListPage } from '../kube/informer.js';
 import type { BackoffPolicy, Clock } from '../runtime/timers.js';
 import { HEALTH_KINDS, type CertManagerObject, type HealthKind } from './health/observe.js';
 import { TLS_SECRET_TYPE, tlsSecretFacts, type TlsSecretFacts } from './inventory/facts.js';
+import { intern } from './intern.js';
 
 const CERT_MANAGER: Record<HealthKind, ResourceRef> = {
   Issuer: { group: 'cert-manager.io', version: 'v1', plural: 'issuers', kind: 'Issuer', namespaced: true },
@@ -62,7 +63,7 @@ export function emitterInformers(o: {
       path: collectionPath(r, ns),
       list: (page) => o.kube.list<CertManagerObject>(r, ns, page),
       relistAfterError: true,
-      transform: withoutBookkeeping,
+      transform: certManagerFacts,
     });
     all.push(inf as unknown as ResilientInformer<never>);
     return inf;
@@ -85,11 +86,92 @@ export function emitterInformers(o: {
   return { cm, facts, all };
 }
 
-/** managedFields and kubectl's last-applied copy are often most of an object's size, and nothing here reads them. */
-function withoutBookkeeping(o: CertManagerObject): CertManagerObject {
-  const md = o.metadata;
-  if (!md) return o;
-  const { managedFields: _m, annotations, ...rest } = md;
-  const { 'kubectl.kubernetes.io/last-applied-configuration': _l, ...kept } = annotations ?? {};
-  return { ...o, metadata: { ...rest, ...(annotations ? { annotations: kept } : {}) } };
+/** Annotations the emitter reads on cert-manager objects (policy.ts, inventory/facts.ts): all under this prefix. */
+const NOTIFY_ANNOTATION_PREFIX = 'notify.certmgr.io/';
+/** Conditions observe() and the inventory read; cert-manager's others are not kept. */
+const KEPT_CONDITIONS = new Set(['Ready', 'Issuing']);
+
+function notifyAnnotations(a: Record<string, string> | undefined): Record<string, string> | undefined {
+  if (!a) return undefined;
+  let out: Record<string, string> | undefined;
+  for (const [k, v] of Object.entries(a)) if (k.startsWith(NOTIFY_ANNOTATION_PREFIX)) (out ??= {})[intern(k)] = v;
+  return out;
+}
+
+const strings = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
+
+/**
+ * What the emitter keeps of an Issuer, ClusterIssuer or Certificate: the fields observe() (health), policy.ts and
+ * the inventory (facts.ts, reporter.ts) read, nothing else. A Certificate as the apiserver sends it is several
+ * KiB (managedFields, kubectl's last-applied copy, every condition, spec fields nobody here reads); this is a
+ * few hundred bytes, which is what bounds the agent's memory at 100,000 Certificates.
+ */
+export function certManagerFacts(o: CertManagerObject): CertManagerObject {
+  const md = o.metadata ?? {};
+  const annotations = notifyAnnotations(md.annotations);
+  const out: CertManagerObject = {
+    ...(o.apiVersion !== undefined ? { apiVersion: intern(o.apiVersion) } : {}),
+    ...(o.kind !== undefined ? { kind: intern(o.kind) } : {}),
+    metadata: {
+      ...(md.name !== undefined ? { name: md.name } : {}),
+      ...(md.namespace !== undefined ? { namespace: intern(md.namespace) } : {}),
+      ...(md.uid !== undefined ? { uid: md.uid } : {}),
+      // ListWatch compares it to tell an update from a relisted copy
+      ...(md.resourceVersion !== undefined ? { resourceVersion: md.resourceVersion } : {}),
+      ...(md.generation !== undefined ? { generation: md.generation } : {}),
+      ...(md.creationTimestamp !== undefined ? { creationTimestamp: md.creationTimestamp } : {}),
+      ...(annotations ? { annotations } : {}),
+    },
+  };
+  const spec = o.spec;
+  if (spec) {
+    const kept: NonNullable<CertManagerObject['spec']> = {};
+    if (typeof spec.commonName === 'string') kept.commonName = spec.commonName;
+    const dnsNames = strings(spec.dnsNames);
+    if (dnsNames) kept.dnsNames = dnsNames;
+    if (typeof spec.secretName === 'string') kept.secretName = spec.secretName;
+    const r = spec.issuerRef;
+    if (r && typeof r === 'object')
+      kept.issuerRef = {
+        ...(r.name !== undefined ? { name: intern(r.name) } : {}),
+        ...(r.kind !== undefined ? { kind: intern(r.kind) } : {}),
+        ...(r.group !== undefined ? { group: intern(r.group) } : {}),
+      };
+    const templateAnnotations = notifyAnnotations(spec.secretTemplate?.annotations);
+    if (templateAnnotations) kept.secretTemplate = { annotations: templateAnnotations };
+    const sub = spec.subject;
+    if (sub && typeof sub === 'object') {
+      const subject: NonNullable<NonNullable<CertManagerObject['spec']>['subject']> = {};
+      for (const f of ['organizations', 'countries', 'organizationalUnits', 'localities', 'provinces'] as const) {
+        const v = strings(sub[f]);
+        if (v) subject[f] = v;
+      }
+      kept.subject = subject;
+    }
+    out.spec = kept;
+  }
+  const st = o.status;
+  if (st) {
+    const kept: NonNullable<CertManagerObject['status']> = {};
+    if (Array.isArray(st.conditions))
+      kept.conditions = st.conditions
+        .filter((c) => c && typeof c.type === 'string' && KEPT_CONDITIONS.has(c.type))
+        .map((c) =>
+          // of Issuing, observe() reads the status only
+          c.type === 'Ready'
+            ? {
+                type: intern(c.type),
+                ...(c.status !== undefined ? { status: intern(c.status) } : {}),
+                ...(c.reason !== undefined ? { reason: intern(c.reason) } : {}),
+                ...(c.message !== undefined ? { message: intern(c.message) } : {}),
+                ...(c.lastTransitionTime !== undefined ? { lastTransitionTime: c.lastTransitionTime } : {}),
+                ...(c.observedGeneration !== undefined ? { observedGeneration: c.observedGeneration } : {}),
+              }
+            : { type: intern(c.type), ...(c.status !== undefined ? { status: intern(c.status) } : {}) },
+        );
+    if (st.notAfter !== undefined) kept.notAfter = st.notAfter;
+    if (st.failedIssuanceAttempts !== undefined) kept.failedIssuanceAttempts = st.failedIssuanceAttempts;
+    out.status = kept;
+  }
+  return out;
 }

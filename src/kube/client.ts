@@ -12,6 +12,7 @@ import {
   type KubernetesListObject,
   type KubernetesObject,
   type V1Secret,
+  Watch,
 } from '@kubernetes/client-node';
 import { FIELD_MANAGER, GROUP, VERSION, type KindDef } from '../api/meta.js';
 import { reuseKubeDispatchers } from './dispatchers.js';
@@ -39,6 +40,14 @@ export function collectionPath(r: ResourceRef, namespace?: string): string {
 export const SECRETS: ResourceRef = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true };
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+/**
+ * Metadata only (PartialObjectMetadata, GA since Kubernetes 1.15): the apiserver sends no `data`, so a Secret's
+ * values never reach this process. Plain JSON after the comma: a server without it sends whole objects, which
+ * the caller's transform then reduces (the same result, more bytes on the wire).
+ */
+const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+const METADATA_WATCH_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+const metadataList = setHeaderOptions('Accept', METADATA_LIST_ACCEPT);
 const applyPatch = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 
 export class KubeClient {
@@ -121,6 +130,26 @@ export class KubeClient {
       namespace ? await this.core.listNamespacedSecret({ namespace, ...q }) : await this.core.listSecretForAllNamespaces(q)
     ) as KubernetesListObject<V1Secret>;
   }
+
+  /** `listSecrets` without the Secrets' data: names, versions, labels, annotations (see METADATA_LIST_ACCEPT). */
+  async listSecretsMetadata(namespace?: string, page?: ListPage, fieldSelector?: string): Promise<KubernetesListObject<KubernetesObject>> {
+    const q = { ...pageQuery(page), ...(fieldSelector !== undefined ? { fieldSelector } : {}) };
+    return (
+      namespace
+        ? await this.core.listNamespacedSecret({ namespace, ...q }, metadataList)
+        : await this.core.listSecretForAllNamespaces(q, metadataList)
+    ) as KubernetesListObject<KubernetesObject>;
+  }
+}
+
+/** A Watch whose events carry metadata only (see METADATA_WATCH_ACCEPT). */
+export function metadataWatch(kc: KubeConfig): Watch {
+  const config = Object.create(kc) as KubeConfig;
+  config.applySecurityAuthentication = async (ctx) => {
+    await kc.applySecurityAuthentication(ctx);
+    ctx.setHeaderParam('Accept', METADATA_WATCH_ACCEPT);
+  };
+  return new Watch(config);
 }
 
 function pageQuery(page: ListPage | undefined): { limit?: number; _continue?: string } {

@@ -137,29 +137,38 @@ export class ResilientInformer<T extends KubernetesObject, R extends KubernetesO
 
   /**
    * Every page of the list, each transformed before the next is read (only the transformed objects are
-   * kept). An expired continue token (410: etcd compacted the list's revision meanwhile) starts the list over.
+   * kept). The next page is requested before the current one is transformed, so the apiserver reads and
+   * encodes it while this process parses certificates (at most two raw pages in memory). An expired continue
+   * token (410: etcd compacted the list's revision meanwhile) starts the list over.
    */
   private async listAllPages(): Promise<KubernetesListObject<T>> {
     const limit = this.opts.pageSize ?? DEFAULT_PAGE_SIZE;
     const transform = this.opts.transform;
+    const request = (cont?: string): Promise<KubernetesListObject<R>> =>
+      this.opts.list({ limit, ...(cont !== undefined ? { continue: cont } : {}) });
     for (let restarts = 0; ; restarts++) {
       const items: T[] = [];
       let cont: string | undefined;
-      let first: KubernetesListObject<R> | undefined;
+      let head: { apiVersion?: string; kind?: string } | undefined;
       let resourceVersion: string | undefined;
+      let next: Promise<KubernetesListObject<R>> | undefined = request();
       try {
-        do {
-          const page = await this.opts.list({ limit, ...(cont !== undefined ? { continue: cont } : {}) });
+        while (next) {
+          const page: KubernetesListObject<R> = await next;
+          next = undefined;
           this.stats.pages++;
           this.opts.onListPage?.();
-          first ??= page;
-          for (const o of page.items ?? []) items.push(transform ? transform(o) : (o as unknown as T));
+          head ??= { apiVersion: page.apiVersion, kind: page.kind };
           // typed lists (core API) name it _continue, custom objects (plain JSON) continue
           const meta = page.metadata as { _continue?: string; continue?: string; resourceVersion?: string } | undefined;
           cont = meta?._continue || meta?.continue || undefined;
           resourceVersion = meta?.resourceVersion;
-        } while (cont !== undefined);
+          // awaited at the top of the loop, right after this synchronous transform: never an unhandled rejection
+          if (cont !== undefined) next = request(cont);
+          for (const o of page.items ?? []) items.push(this.cachedOrNew(o, transform));
+        }
       } catch (e) {
+        void next?.catch(() => {}); // a prefetched page nobody reads
         if (cont !== undefined && kubeErrorCode(e) === 410 && restarts < MAX_LIST_RESTARTS) {
           this.stats.listRestarts++;
           this.opts.log.info(
@@ -172,12 +181,26 @@ export class ResilientInformer<T extends KubernetesObject, R extends KubernetesO
       }
       // the watch starts from the revision of the whole (consistent) list, which every page shares
       return {
-        apiVersion: first?.apiVersion ?? 'v1',
-        kind: first?.kind ?? 'List',
+        apiVersion: head?.apiVersion ?? 'v1',
+        kind: head?.kind ?? 'List',
         metadata: { ...(resourceVersion !== undefined ? { resourceVersion } : {}) },
         items,
       } as KubernetesListObject<T>;
     }
+  }
+
+  /**
+   * On a relist, the cached object when the listed one has its resourceVersion (the same object, unchanged):
+   * a relist of 100,000 objects then holds one copy of each, not the cache plus the new list until client-node
+   * swaps them, and does not transform (parse) again what did not change.
+   */
+  private cachedOrNew(o: R, transform: ((obj: R) => T) | undefined): T {
+    const md = o.metadata;
+    if (md?.name !== undefined && md.resourceVersion) {
+      const cached = this.lw.get(md.name, md.namespace);
+      if (cached?.metadata?.resourceVersion === md.resourceVersion) return cached;
+    }
+    return transform ? transform(o) : (o as unknown as T);
   }
 
   get hasSynced(): boolean {

@@ -1,12 +1,12 @@
 /**
- * Composition root of the Kubernetes operator: informers (providers, routers, monitoring configs, Secrets),
+ * Composition root of the Kubernetes operator: informers (providers, routers, monitoring configs, Secrets' names),
  * one controller (keyed workqueue) per kind, leader election on a Lease, the service API client.
  * Only the leader runs informers and controllers; `isLeader` / `onStartedLeading` let other roles (emitter,
  * delivery) follow the same leadership. `stop()` drains in-flight reconciles and releases the lease.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { KubeConfig, KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { Gauge, Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { MonitoringConfigKind, type MonitoringConfig } from '../api/monitoringconfig.js';
@@ -20,6 +20,7 @@ import { routerHandler, routersUsingProvider } from './reconcilers/router.js';
 import { routersUsingTemplate, templateHandler } from './reconcilers/template.js';
 import { NotificationTemplateKind, type NotificationTemplate } from '../api/notificationtemplate.js';
 import { silenceHandler } from './reconcilers/silence.js';
+import { providerSecretsInformer } from './secrets.js';
 import {
   Controller,
   keyOf,
@@ -34,7 +35,7 @@ import { SecretApiKey, type ApiKey, type SecretKeySelector } from '../client/api
 import { reconcileMetricsFor } from '../runtime/metrics.js';
 import { GraphQLServiceApi, type ServiceApi } from '../client/service-api.js';
 import type { BaseStatus } from '../runtime/status.js';
-import { KubeClient, SECRETS, collectionPath, resourceOf, type ResourceRef } from '../kube/client.js';
+import { KubeClient, collectionPath, resourceOf, type ResourceRef } from '../kube/client.js';
 import { k8sEventRecorder } from '../kube/events.js';
 import { ResilientInformer, type ListPage } from '../kube/informer.js';
 import { detectKubeConfig, loadKubeConfig } from '../kube/kubeconfig.js';
@@ -189,7 +190,15 @@ class Term {
     const configs = crInformer<MonitoringConfig>(MonitoringConfigKind);
     const templates = crInformer<NotificationTemplate>(NotificationTemplateKind);
     const silences = crInformer<NotificationSilence>(NotificationSilenceKind);
-    const secrets = informerOf<V1Secret>('secrets', SECRETS, (page) => kube.listSecrets(ns, page));
+    // names and versions only, never a Secret's data (src/operator/secrets.ts)
+    const secrets = providerSecretsInformer({
+      kube,
+      namespace: ns,
+      log,
+      ...(opts.informerBackoff ? { backoff: opts.informerBackoff } : {}),
+      ...(opts.clock ? { clock: opts.clock } : {}),
+    });
+    this.informers.push(secrets as unknown as ResilientInformer<KubernetesObject>);
 
     const w = opts.waits ?? {};
     const controllerOf = <T extends KubernetesObject & { status?: BaseStatus }>(
@@ -216,7 +225,7 @@ class Term {
       providerHandler({
         service,
         providers,
-        secrets,
+        readSecret: (namespace, name) => kube.getSecret(namespace, name),
         ...(opts.cluster ? { cluster: opts.cluster } : {}),
         ...(w.secretRetryMs !== undefined ? { secretRetryMs: w.secretRetryMs } : {}),
         ...(w.deletionRetryMs !== undefined ? { deletionRetryMs: w.deletionRetryMs } : {}),

@@ -182,7 +182,11 @@ export function watchPrimary<T extends KubernetesObject>(informer: ResilientInfo
 }
 
 /** Enqueue the keys `map` returns for any change of a related object. */
-export function watchRelated<T extends KubernetesObject>(informer: ResilientInformer<T>, c: Controller, map: (o: T) => string[]): void {
+export function watchRelated<T extends KubernetesObject>(
+  informer: Pick<ResilientInformer<T, never>, 'on'>,
+  c: Controller,
+  map: (o: T) => string[],
+): void {
   const h = (o: T): void => {
     for (const k of map(o)) c.enqueue(k);
   };

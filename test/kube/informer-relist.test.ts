@@ -141,3 +141,44 @@ describe('ResilientInformer relistAfterError', () => {
     expect(t.watch.last.query['resourceVersion']).toBe('10');
   });
 });
+
+describe('ResilientInformer relist: one copy of unchanged objects', () => {
+  it('keeps the cached object of an unchanged resourceVersion and transforms only what changed', async () => {
+    const clock = new FakeClock();
+    const watch = new ScriptedWatch();
+    let items = [obj('a', '5', 'True'), obj('b', '6', 'True')];
+    const transformed: string[] = [];
+    const inf = new ResilientInformer<KubernetesObject & { ready: string; kept: true }, KubernetesObject & { ready: string }>({
+      name: 'certificates',
+      kc: {} as never,
+      path: '/apis/cert-manager.io/v1/certificates',
+      list: async () => ({ metadata: { resourceVersion: '20' }, items }) as never,
+      transform: (o) => {
+        transformed.push(`${o.metadata?.name}@${o.metadata?.resourceVersion}`);
+        return { metadata: o.metadata, ready: o.ready, kept: true };
+      },
+      log: pino({ level: 'silent' }),
+      backoff: { baseMs: 100, maxMs: 400 },
+      clock,
+      watch: watch as unknown as Watch,
+      relistAfterError: true,
+    });
+    const updates: string[] = [];
+    inf.on('update', (o) => updates.push(o.metadata?.name ?? ''));
+    await inf.start();
+    await flush();
+    const a = inf.get('a', 'ns');
+    expect(transformed).toEqual(['a@5', 'b@6']);
+    // b changed while the watch was down; a did not
+    items = [obj('a', '5', 'True'), obj('b', '9', 'False')];
+    watch.last.done(cut());
+    await clock.advance(100);
+    await flush();
+    expect(inf.stats.lists).toBe(2);
+    expect(transformed).toEqual(['a@5', 'b@6', 'b@9']);
+    expect(inf.get('a', 'ns')).toBe(a); // the same object, not a second copy
+    expect(inf.get('b', 'ns')).toMatchObject({ ready: 'False', kept: true });
+    expect(updates).toEqual(['b']);
+    await inf.stop();
+  });
+});

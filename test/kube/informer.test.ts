@@ -229,3 +229,38 @@ describe('ResilientInformer', () => {
     expect(t.inf.stats.errors).toBe(0);
   });
 });
+
+describe('ResilientInformer paginated list', () => {
+  it('requests the next page before transforming the current one; the result is every page, in order', async () => {
+    const log: string[] = [];
+    const pages: Record<string, { items: KubernetesObject[]; next?: string }> = {
+      '': { items: [obj('a', '1'), obj('b', '2')], next: 'p2' },
+      p2: { items: [obj('c', '3')], next: 'p3' },
+      p3: { items: [obj('d', '4')] },
+    };
+    const inf = new ResilientInformer<KubernetesObject>({
+      name: 'things',
+      kc: {} as never,
+      path: '/apis/x/v1/things',
+      pageSize: 2,
+      list: async (page) => {
+        log.push(`list ${page.continue ?? 'first'}`);
+        const p = pages[page.continue ?? '']!;
+        return { metadata: { resourceVersion: '9', ...(p.next ? { continue: p.next } : {}) }, items: p.items } as never;
+      },
+      transform: (o) => {
+        log.push(`transform ${o.metadata?.name}`);
+        return o;
+      },
+      log: pino({ level: 'silent' }),
+      clock: new FakeClock(),
+      watch: new ScriptedWatch() as unknown as Watch,
+    });
+    await inf.start();
+    await inf.synced;
+    expect(log).toEqual(['list first', 'list p2', 'transform a', 'transform b', 'list p3', 'transform c', 'transform d']);
+    expect(inf.list().map((o) => o.metadata?.name)).toEqual(['a', 'b', 'c', 'd']);
+    expect(inf.stats.pages).toBe(3);
+    await inf.stop();
+  });
+});

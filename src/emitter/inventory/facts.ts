@@ -12,6 +12,7 @@ import type { CertManagerObject } from '../health/observe.js';
 import { commonNameOf, dnsNamesOf, oneLine } from './x509.js';
 import { POLICY_ANNOTATIONS, resourcePolicyOf } from '../policy.js';
 import { runbookUrlProblem } from '../../validation/formats.js';
+import { intern } from '../intern.js';
 
 export const CERTIFICATE_NAME_ANNOTATION = 'cert-manager.io/certificate-name';
 /** The Secret type the TLS Secret informer lists (a field selector: other Secrets never reach the agent). */
@@ -106,8 +107,9 @@ export function parseChain(pem: string): ParsedChain | null {
     subject: oneLine(subjectDn),
     ...(cn !== undefined ? { commonName: cn } : {}),
     dnsNames: dnsNamesOf(leaf.subjectAltName),
-    issuer: oneLine(leaf.issuer),
-    chainNotAfter: iso(earliest),
+    // shared by every certificate of one issuer (and intermediate)
+    issuer: intern(oneLine(leaf.issuer)),
+    chainNotAfter: intern(iso(earliest)),
   };
 }
 
@@ -124,21 +126,27 @@ export function tlsSecretFacts(s: V1Secret): TlsSecretFacts {
   const annotations: Record<string, string> = {};
   for (const k of [CERTIFICATE_NAME_ANNOTATION, APPLICATION_IDS_ANNOTATION, ...POLICY_ANNOTATIONS]) {
     const v = md.annotations?.[k];
-    if (v !== undefined) annotations[k] = v;
+    if (v !== undefined) annotations[k] = intern(v);
   }
   return {
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: {
       name: md.name ?? '',
-      namespace: md.namespace ?? '',
+      namespace: intern(md.namespace ?? ''),
       ...(md.uid !== undefined ? { uid: md.uid } : {}),
       ...(md.resourceVersion !== undefined ? { resourceVersion: md.resourceVersion } : {}),
-      ...(md.labels ? { labels: { ...md.labels } } : {}),
+      ...(md.labels ? { labels: internValues(md.labels) } : {}),
       ...(Object.keys(annotations).length ? { annotations } : {}),
     },
     chain,
   };
+}
+
+function internValues(r: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(r)) out[k] = intern(v);
+  return out;
 }
 
 export function locationKey(l: CertificateLocation): string {

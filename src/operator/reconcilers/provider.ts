@@ -1,11 +1,11 @@
 /** NotificationProvider → an integration in the service. */
-import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { validateProviderSpec } from '../../api/index.js';
 import { Reason } from '../../api/meta.js';
 import { NotificationProviderKind, type NotificationProvider } from '../../api/notificationprovider.js';
 import { resourceOf } from '../../kube/client.js';
 import type { ResilientInformer } from '../../kube/informer.js';
+import { describeKubeError } from '../../kube/errors.js';
 import {
   desiredIntegration,
   managedByKey,
@@ -14,6 +14,8 @@ import {
   planIntegrationUpdate,
   resolveSecrets,
   secretRefsOf,
+  type SecretObject,
+  type SecretUse,
 } from '../desired.js';
 import { throwServiceFailure } from '../errors.js';
 import { TerminalError, WaitError, objectKey, type Applied, type Cleaned, type ResourceHandler } from '../../runtime/controller.js';
@@ -23,7 +25,11 @@ import type { ServiceApi } from '../../client/service-api.js';
 export interface ProviderHandlerDeps {
   service: ServiceApi;
   providers: ResilientInformer<NotificationProvider>;
-  secrets: ResilientInformer<V1Secret>;
+  /**
+   * GET of a Secret (undefined: not found). Read per reconcile, not cached: the operator caches only Secrets'
+   * names (src/operator/secrets.ts), so no Secret value outlives the reconcile that applies it.
+   */
+  readSecret: (namespace: string, name: string) => Promise<SecretObject | undefined>;
   /** suffix of managedBy when several clusters share one service */
   cluster?: string;
   /** how often to look again while a Secret is missing (its creation is watched, too) */
@@ -50,6 +56,27 @@ export function providersUsingSecret(providers: readonly NotificationProvider[],
     if (secretRefsOf(v.value).some((u) => u.ref.name === secretName)) out.push(objectKey(namespace, p.metadata?.name ?? ''));
   }
   return out;
+}
+
+/**
+ * The referenced Secrets, each read once. A read that fails (403, connection) leaves the Secret out: the
+ * reconcile then waits as for a missing one, and the message says why.
+ */
+async function readSecrets(
+  uses: readonly SecretUse[],
+  namespace: string,
+  read: ProviderHandlerDeps['readSecret'],
+): Promise<{ found: Map<string, SecretObject>; failed?: string }> {
+  const found = new Map<string, SecretObject>();
+  for (const name of new Set(uses.map((u) => u.ref.name))) {
+    try {
+      const s = await read(namespace, name);
+      if (s) found.set(name, s);
+    } catch (e) {
+      return { found, failed: `Secret ${namespace}/${name} could not be read: ${describeKubeError(e)}` };
+    }
+  }
+  return { found };
 }
 
 export function providerHandler(deps: ProviderHandlerDeps): ResourceHandler<NotificationProvider> {
@@ -80,7 +107,10 @@ export function providerHandler(deps: ProviderHandlerDeps): ResourceHandler<Noti
       if (missing) throw new TerminalError(Reason.InvalidSpec, missing);
 
       const uses = secretRefsOf(spec);
-      const secrets = resolveSecrets(uses, o.namespace, (name) => deps.secrets.get(name, o.namespace) as never);
+      const read = await readSecrets(uses, o.namespace, deps.readSecret);
+      const secrets = read.failed
+        ? { ok: false as const, message: read.failed }
+        : resolveSecrets(uses, o.namespace, (n) => read.found.get(n));
       if (!secrets.ok) throw new WaitError(Reason.SecretNotFound, secrets.message, { requeueAfter: deps.secretRetryMs ?? 60_000 });
 
       const desired = desiredIntegration(o, spec, secrets.values, deps.cluster);
