@@ -146,7 +146,8 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
       'bench',
     ],
     KEY,
-    { KUBECONFIG: kube.kubeconfigPath },
+    // BENCH_SCALE_NODE_OPTIONS: the heap flags a pod would get (Node sizes its heap from the container's limit)
+    { KUBECONFIG: kube.kubeconfigPath, NODE_OPTIONS: process.env['BENCH_SCALE_NODE_OPTIONS'] ?? '' },
   );
   const mem = new MemorySampler(svc.proc.pid!);
   const logs = new LogTail(svc);
@@ -275,6 +276,7 @@ export async function run(): Promise<void> {
     etcdOnTmpfs: env.BENCH_SCALE_ETCD_TMPFS !== '0',
   });
   const writer = new ApiWriter(kube, CONCURRENCY);
+  console.log(`product node flags: ${process.env['BENCH_SCALE_NODE_OPTIONS'] || '(Node defaults)'}`);
   const rows: Row[] = [];
   try {
     const kc = kube.kubeConfig();
