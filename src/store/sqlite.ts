@@ -1,6 +1,6 @@
 /**
  * SQLite store on Node's built-in node:sqlite (no native addon): WAL, synchronous=FULL (every
- * commit is fsynced), foreign keys on, busy timeout for other processes holding the file.
+ * commit is fsynced, except delivery claims: see claimDeliveries), foreign keys on, busy timeout for other processes holding the file.
  *
  * node:sqlite is synchronous and the one connection is shared by all async callers, so an async
  * FIFO mutex serializes work: a transaction holds it from BEGIN to COMMIT/ROLLBACK (its
@@ -18,7 +18,9 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import { SqlStore } from './base.js';
 import { Mutex, TxScope } from './concurrency.js';
 import { StoreError, fromSqliteError } from './errors.js';
+import { createQueueOps } from './repo.js';
 import { assertStorableParams, type SqlDb, type SqlRow, type SqlValue } from './sqldb.js';
+import type { DeliveryQueueOps } from './types.js';
 
 const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 const STATEMENT_CACHE_MAX = 256;
@@ -184,6 +186,29 @@ export class SqliteStore extends SqlStore {
       }
     });
   }
+
+  /**
+   * Claims commit at synchronous=NORMAL: no fsync (node:sqlite fsyncs on the event loop, and claims were
+   * most of a delivery's fsyncs). In WAL mode a NORMAL commit survives a process crash; only an OS crash or
+   * power loss can drop it, and a dropped claim only makes its rows due again: they are sent again, which
+   * at-least-once allows. The next FULL commit (an outcome, an ingestion) fsyncs the WAL up to and including
+   * the claim's frames, so nothing committed after a claim can outlive it. The mutex is held from setting
+   * NORMAL to restoring FULL, so no other statement commits at NORMAL.
+   */
+  override claimDeliveries: DeliveryQueueOps['claimDeliveries'] = (...a) => {
+    this.guard.assertOutside('a store operation');
+    return this.#mutex.run(async () => {
+      this.#assertOpen();
+      const scope = new TxScope();
+      this.#db.exec('PRAGMA synchronous = NORMAL');
+      try {
+        return await createQueueOps(this.#dbFor(scope)).claimDeliveries(...a);
+      } finally {
+        scope.done = true;
+        this.#db.exec('PRAGMA synchronous = FULL');
+      }
+    });
+  };
 
   async ping(): Promise<void> {
     this.guard.assertOutside('store.ping()');

@@ -1,12 +1,12 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { randomUUID } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
-import { integration, router, storeContract } from './contract.js';
+import { eventRecord, integration, newDelivery, router, storeContract } from './contract.js';
 import { inventoryContract } from './contract-inventory.js';
 import { policyContract } from './contract-policy.js';
 import { reminderContract } from './contract-reminders.js';
@@ -114,6 +114,84 @@ describe('SQLite specifics', () => {
     expect(await s2.getIntegration(A, i.id)).toEqual(i);
     await s1.close();
     await s2.close();
+  });
+});
+
+describe('durability level per write (synchronous: 1 = NORMAL, 2 = FULL)', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  /**
+   * Wraps every statement the store prepares so that, when it runs, the connection's own PRAGMA synchronous
+   * is read first: the level its commit (autocommit or COMMIT) is made at.
+   */
+  function recordLevels(failing?: RegExp) {
+    const seen: { sql: string; level: number }[] = [];
+    const prepare = DatabaseSync.prototype.prepare;
+    vi.spyOn(DatabaseSync.prototype, 'prepare').mockImplementation(function (this: DatabaseSync, sql: string) {
+      const stmt = prepare.call(this, sql);
+      const level = () => Number(prepare.call(this, 'PRAGMA synchronous').get()!['synchronous']);
+      return new Proxy(stmt, {
+        get: (target, prop) => {
+          const v: unknown = Reflect.get(target, prop);
+          if (typeof v !== 'function') return v;
+          if (prop !== 'run' && prop !== 'all' && prop !== 'get') return v.bind(target);
+          return (...args: unknown[]) => {
+            seen.push({ sql: sql.replace(/\s+/g, ' ').trim(), level: level() });
+            if (failing?.test(sql)) throw new Error('injected failure');
+            return (v as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      }) as StatementSync;
+    });
+    const levels = (re: RegExp) => [...new Set(seen.filter((s) => re.test(s.sql)).map((s) => s.level))];
+    return { seen, levels };
+  }
+
+  const CLAIM = /^UPDATE deliveries SET status = 'IN_FLIGHT'/;
+
+  it('claims commit at NORMAL; ingestion, outcomes and everything else at FULL', async () => {
+    const { seen, levels } = recordLevels();
+    const store = await openStore(`sqlite:${join(dir, `sync-${randomUUID()}.db`)}`);
+    await store.migrate();
+    const A = randomUUID();
+    const ev = eventRecord(A);
+    await store.transaction(async (tx) => {
+      await tx.insertEvent(ev);
+      await tx.insertDeliveries([newDelivery(ev), newDelivery(ev)]);
+    });
+    const before = seen.length;
+    const claimed = await store.claimDeliveries(Date.now() + 1000, 10, 60_000, 'pod-a');
+    const during = seen.splice(before);
+    expect(claimed).toHaveLength(2);
+    const [d1, d2] = claimed;
+    expect(await store.recordOutcomes([{ id: d1!.id, attemptNo: 1, statusCode: 200, kind: 'delivered' }], Date.now())).toEqual([true]);
+    expect(await store.markDelivered(d2!.id, 1, Date.now(), 200)).toBe(true);
+    await store.close();
+
+    // every statement of the claim ran at NORMAL, its claiming UPDATE among them
+    expect(during.some((s) => CLAIM.test(s.sql))).toBe(true);
+    expect([...new Set(during.map((s) => s.level))]).toEqual([1]);
+    // everything else at FULL: migrations, ingestion, the outcomes (both set delivered_at)
+    expect(levels(/^INSERT INTO events/)).toEqual([2]);
+    expect(levels(/^INSERT INTO deliveries/)).toEqual([2]);
+    expect(levels(/^COMMIT/)).toEqual([2]);
+    expect(seen.filter((s) => /delivered_at = CASE/.test(s.sql))).toHaveLength(2);
+    expect(levels(/delivered_at = CASE/)).toEqual([2]);
+    expect([...new Set(seen.map((s) => s.level))]).toEqual([2]);
+  });
+
+  it('a claim that fails still puts the connection back to FULL', async () => {
+    const { levels } = recordLevels(CLAIM);
+    const store = await openStore(`sqlite:${join(dir, `sync-${randomUUID()}.db`)}`);
+    await store.migrate();
+    const ev = eventRecord(randomUUID());
+    await store.insertEvent(ev);
+    await store.insertDeliveries([newDelivery(ev)]);
+    await expect(store.claimDeliveries(Date.now() + 1000, 10, 60_000)).rejects.toThrow('injected failure');
+    await store.insertEvent(eventRecord(ev.companyId));
+    await store.close();
+    expect(levels(CLAIM)).toEqual([1]);
+    expect(levels(/^INSERT INTO events/)).toEqual([2]);
   });
 });
 
