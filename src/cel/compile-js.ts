@@ -47,7 +47,9 @@ export function compileToJs(root: Node): CompiledJs | undefined {
     throw e;
   }
   const slots = compiler.slots;
-  return (type, data) => fn({ t: type, d: checked(data), v: slots > 0 ? new Array<unknown>(slots) : NO_VARS });
+  // decided once here, not per evaluation: only comprehensions need variable slots
+  if (slots === 0) return (type, data) => fn({ t: type, d: checked(data), v: NO_VARS });
+  return (type, data) => fn({ t: type, d: checked(data), v: new Array<unknown>(slots) });
 }
 
 const NO_VARS: unknown[] = [];
