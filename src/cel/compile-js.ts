@@ -53,6 +53,8 @@ export function compileToJs(root: Node): CompiledJs | undefined {
 }
 
 const NO_VARS: unknown[] = [];
+/** 2^53: every integer up to it is exactly a double. */
+const MAX_EXACT = 9007199254740992n;
 const MAX_INT = 9223372036854775807n;
 const MIN_INT = -9223372036854775808n;
 
@@ -143,6 +145,16 @@ class Compiler {
         if (b?.kind === 'literal' && (b.literal.type === 'int' || b.literal.type === 'double')) {
           const lhs = this.compile(a as Node, scope);
           const n = b.literal.value;
+          // `number == bigint` is a slow runtime call in V8: compare as a double when the literal is exactly one
+          const d = typeof n === 'bigint' && n >= -MAX_EXACT && n <= MAX_EXACT ? Number(n) : undefined;
+          if (d !== undefined) {
+            return (c) => {
+              const v = lhs(c);
+              if (v === ERR) return ERR;
+              const eq = typeof v === 'number' ? v === d : typeof v === 'bigint' && v === n;
+              return negate ? !eq : eq;
+            };
+          }
           // numbers are equal across int and double; nothing else equals a number
           return (c) => {
             const v = lhs(c);
