@@ -72,8 +72,10 @@ class Compiler {
       case 'ident':
         return this.ident(node.name, scope);
       case 'select': {
-        const operand = this.compile(node.operand, scope);
         const field = node.field;
+        // `data.field`, the usual filter: one closure call fewer
+        if (node.operand.kind === 'ident' && node.operand.name === 'data' && !scope.has('data')) return (c) => select(c.d, field);
+        const operand = this.compile(node.operand, scope);
         return (c) => select(operand(c), field);
       }
       case 'list': {
