@@ -47,10 +47,14 @@ export function compileToJs(root: Node): CompiledJs | undefined {
     throw e;
   }
   const slots = compiler.slots;
-  return (type, data) => fn({ t: type, d: checked(data), v: slots > 0 ? new Array<unknown>(slots) : NO_VARS });
+  // decided once here, not per evaluation: only comprehensions need variable slots
+  if (slots === 0) return (type, data) => fn({ t: type, d: checked(data), v: NO_VARS });
+  return (type, data) => fn({ t: type, d: checked(data), v: new Array<unknown>(slots) });
 }
 
 const NO_VARS: unknown[] = [];
+/** 2^53: every integer up to it is exactly a double. */
+const MAX_EXACT = 9007199254740992n;
 const MAX_INT = 9223372036854775807n;
 const MIN_INT = -9223372036854775808n;
 
@@ -68,8 +72,10 @@ class Compiler {
       case 'ident':
         return this.ident(node.name, scope);
       case 'select': {
-        const operand = this.compile(node.operand, scope);
         const field = node.field;
+        // `data.field`, the usual filter: one closure call fewer
+        if (node.operand.kind === 'ident' && node.operand.name === 'data' && !scope.has('data')) return (c) => select(c.d, field);
+        const operand = this.compile(node.operand, scope);
         return (c) => select(operand(c), field);
       }
       case 'list': {
@@ -141,6 +147,16 @@ class Compiler {
         if (b?.kind === 'literal' && (b.literal.type === 'int' || b.literal.type === 'double')) {
           const lhs = this.compile(a as Node, scope);
           const n = b.literal.value;
+          // `number == bigint` is a slow runtime call in V8: compare as a double when the literal is exactly one
+          const d = typeof n === 'bigint' && n >= -MAX_EXACT && n <= MAX_EXACT ? Number(n) : undefined;
+          if (d !== undefined) {
+            return (c) => {
+              const v = lhs(c);
+              if (v === ERR) return ERR;
+              const eq = typeof v === 'number' ? v === d : typeof v === 'bigint' && v === n;
+              return negate ? !eq : eq;
+            };
+          }
           // numbers are equal across int and double; nothing else equals a number
           return (c) => {
             const v = lhs(c);

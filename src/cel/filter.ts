@@ -78,7 +78,7 @@ const env = celEnv();
  */
 export function compileFilter(expression: string, eventTypeId: EventTypeId, options: CompileOptions = {}): CompiledFilter {
   if (!isEventTypeId(eventTypeId)) throw new RangeError(`unknown event type identifier ${JSON.stringify(eventTypeId)}`);
-  const familyTypes: ReadonlySet<string> = new Set(familyOf(eventTypeId).types);
+  const inFamily = familyTest(familyOf(eventTypeId).types);
   const outsideFamily = (type: unknown): FilterResult => ({
     matched: false,
     error: `event type ${JSON.stringify(String(type).slice(0, 100))} is not in ${eventTypeId}`,
@@ -91,7 +91,7 @@ export function compileFilter(expression: string, eventTypeId: EventTypeId, opti
       matchesAll: true,
       estimatedCost: 0,
       engine: 'compiled',
-      evaluate: (event) => (familyTypes.has(event.type) ? { matched: true } : outsideFamily(event.type)),
+      evaluate: (event) => (inFamily(event.type) ? MATCHED : outsideFamily(event.type)),
     };
   }
 
@@ -107,7 +107,7 @@ export function compileFilter(expression: string, eventTypeId: EventTypeId, opti
     estimatedCost,
     engine: fast ? 'compiled' : 'interpreted',
     evaluate(event) {
-      if (!familyTypes.has(event.type)) return outsideFamily(event.type);
+      if (!inFamily(event.type)) return outsideFamily(event.type);
       // Only a filter whose worst case is over the budget can exceed it: then price this event before running.
       if (estimatedCost > budget) {
         const actual = estimateCost(tree.root, dataShape(event.data), event.type.length).cost;
@@ -125,8 +125,8 @@ export function compileFilter(expression: string, eventTypeId: EventTypeId, opti
       }
       // an error or a non-bool result: the interpreter words it (rare, so its cost does not matter)
       const result = program({ type: event.type, data: event.data as CelInput });
-      if (result === true) return { matched: true };
-      if (result === false) return { matched: false };
+      if (result === true) return MATCHED;
+      if (result === false) return NOT_MATCHED;
       if (isCelError(result)) return { matched: false, error: describeEvalError(result, tree, expression) };
       return { matched: false, error: `filter result is ${runtimeKind(result)}, not bool` };
     },
@@ -137,6 +137,15 @@ export function compileFilter(expression: string, eventTypeId: EventTypeId, opti
 
 const MATCHED: FilterResult = Object.freeze({ matched: true });
 const NOT_MATCHED: FilterResult = Object.freeze({ matched: false });
+
+/** Membership in a family's types: string comparisons for the usual one or two types (cheaper than a Set lookup per evaluation). */
+function familyTest(types: readonly string[]): (type: string) => boolean {
+  const [a, b] = types;
+  if (types.length === 1 && a !== undefined) return (type) => type === a;
+  if (types.length === 2 && a !== undefined && b !== undefined) return (type) => type === a || type === b;
+  const set: ReadonlySet<string> = new Set(types);
+  return (type) => set.has(type);
+}
 
 /** The compiled closure's result; undefined when it could not decide (it threw). */
 function runCompiled(fast: CompiledJs, type: string, data: unknown): unknown {
