@@ -14,15 +14,16 @@ interface Closable {
 
 /** Option sets kept; a rotated client certificate makes a new one, the oldest is closed (gracefully). */
 const MAX_DISPATCHERS = 4;
-const patched = new WeakSet<KubeConfig>();
+/** The dispatcher cache of every patched KubeConfig (for dropKubeConnections). */
+const caches = new WeakMap<KubeConfig, Map<string, unknown>>();
 
 /** Makes `kc` reuse its undici dispatchers. Idempotent; a no-op when client-node's internals differ. */
 export function reuseKubeDispatchers(kc: KubeConfig): void {
   const target = kc as unknown as { createDispatcher?: CreateDispatcher };
   const original = target.createDispatcher;
-  if (typeof original !== 'function' || patched.has(kc)) return;
-  patched.add(kc);
+  if (typeof original !== 'function' || caches.has(kc)) return;
   const cache = new Map<string, unknown>();
+  caches.set(kc, cache);
   target.createDispatcher = (cluster, agentOptions) => {
     const key = optionsKey(cluster, agentOptions);
     const hit = cache.get(key);
@@ -55,4 +56,16 @@ function optionsKey(cluster: unknown, agentOptions: unknown): string {
     put(Array.isArray(v) ? v.map((x) => (Buffer.isBuffer(x) ? x.toString('base64') : x)) : v);
   }
   return h.digest('hex');
+}
+
+/**
+ * Forgets `kc`'s pooled connections: the next requests open new ones. Called when a watch passed nothing for its
+ * idle timeout, the sign of a half-open path (no FIN, no RST): a pooled keep-alive connection on it would make the
+ * next LIST hang too. Requests in flight finish on their own (close() is graceful).
+ */
+export function dropKubeConnections(kc: KubeConfig): void {
+  const cache = caches.get(kc);
+  if (!cache) return;
+  for (const d of cache.values()) void (d as Closable).close?.().catch(() => undefined);
+  cache.clear();
 }

@@ -436,7 +436,8 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
           o.id,
           o.attemptNo,
           OUTCOME_STATUS[o.kind],
-          o.kind === 'retry' ? o.nextAttemptAt : null,
+          // written a little after the attempt ended (grouped): a retry is never due before the row says it changed
+          o.kind === 'retry' ? Math.max(o.nextAttemptAt, now) : null,
           o.kind === 'delivered' ? null : diagnostic(o.error),
           o.statusCode,
         );

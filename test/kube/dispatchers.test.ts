@@ -1,6 +1,6 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { reuseKubeDispatchers } from '../../src/kube/dispatchers.js';
+import { dropKubeConnections, reuseKubeDispatchers } from '../../src/kube/dispatchers.js';
 
 type Create = (cluster: unknown, agentOptions: unknown) => { close(): Promise<void>; closed?: boolean } | undefined;
 
@@ -51,5 +51,21 @@ describe('reuseKubeDispatchers', () => {
     const kc = kubeConfig();
     reuseKubeDispatchers(kc);
     expect(create(kc)(null, {})).toBeUndefined();
+  });
+});
+
+describe('dropKubeConnections', () => {
+  it('closes the pooled dispatchers: the next request gets a new one', async () => {
+    const kc = kubeConfig();
+    reuseKubeDispatchers(kc);
+    const after = create(kc);
+    const cluster = kc.getCurrentCluster();
+    const opts = { ca: Buffer.from('ca') };
+    const first = after(cluster, opts)!;
+    dropKubeConnections(kc);
+    await new Promise((r) => setImmediate(r));
+    expect((first as unknown as { closed: boolean }).closed).toBe(true);
+    expect(after(cluster, opts)).not.toBe(first);
+    dropKubeConnections(kubeConfig()); // never patched: nothing to do
   });
 });
