@@ -15,7 +15,6 @@ import {
   Watch,
 } from '@kubernetes/client-node';
 import { FIELD_MANAGER, GROUP, VERSION, type KindDef } from '../api/meta.js';
-import { reuseKubeDispatchers } from './dispatchers.js';
 import { isNotFound } from './errors.js';
 import type { ListPage } from './informer.js';
 
@@ -59,7 +58,6 @@ export class KubeClient {
     readonly kc: KubeConfig,
     readonly fieldManager = FIELD_MANAGER,
   ) {
-    reuseKubeDispatchers(kc);
     this.custom = kc.makeApiClient(CustomObjectsApi);
     this.core = kc.makeApiClient(CoreV1Api);
     this.coordination = kc.makeApiClient(CoordinationV1Api);

@@ -6,7 +6,6 @@
  */
 import { ListWatch, Watch, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { dropKubeConnections } from './dispatchers.js';
 import { describeKubeError, kubeErrorCode, missingResourceMessage } from './errors.js';
 import { backoffDelay, realClock, type BackoffPolicy, type Clock } from '../runtime/timers.js';
 
@@ -122,7 +121,7 @@ export class ResilientInformer<T extends KubernetesObject, R extends KubernetesO
       });
       return list;
     };
-    const base = dropConnectionsOnIdleTimeout(opts.watch ?? new Watch(opts.kc), opts.kc);
+    const base = opts.watch ?? new Watch(opts.kc);
     const watch = opts.fieldSelector !== undefined || transform ? filteredWatch<T, R>(base, opts.fieldSelector, transform) : base;
     const lwWatch = opts.relistAfterError ? this.relistingWatch(watch) : watch;
     this.lw = new ListWatch<T>(opts.path, lwWatch, listFn, false);
@@ -295,20 +294,6 @@ export class ResilientInformer<T extends KubernetesObject, R extends KubernetesO
       void this.lw.start().catch((e: unknown) => this.onError(e));
     }, delay);
   }
-}
-
-/**
- * `watch`, except that a watch ended by client-node's idle timeout (nothing passed for 30 s) first drops the
- * client's pooled connections: on a half-open path they are dead too, and the relist would wait on one.
- */
-function dropConnectionsOnIdleTimeout(watch: Watch, kc: KubeConfig): Watch {
-  const w = Object.create(watch) as Watch;
-  w.watch = (path, query, cb, done) =>
-    watch.watch(path, query, cb, (err: unknown) => {
-      if ((err as { name?: unknown } | null)?.name === 'TimeoutError') dropKubeConnections(kc);
-      done(err);
-    });
-  return w;
 }
 
 /** `watch` with a field selector added to its query and `transform` applied to every watched object. */
