@@ -115,9 +115,15 @@ class Compiler {
     const operands = node.target ? [node.target, ...node.args] : node.args;
     switch (node.fn) {
       case '_&&_':
-        return and(operands.map((o) => this.compile(o, scope)));
+        return junction(
+          operands.map((o) => this.compile(o, scope)),
+          false,
+        );
       case '_||_':
-        return or(operands.map((o) => this.compile(o, scope)));
+        return junction(
+          operands.map((o) => this.compile(o, scope)),
+          true,
+        );
       case '_?_:_': {
         const [cond, t, f] = this.all(operands, scope, 3) as [Fn, Fn, Fn];
         return (c) => {
@@ -427,47 +433,29 @@ function literal(l: Literal): unknown {
   }
 }
 
-function and(fns: Fn[]): Fn {
+/**
+ * `&&` (decisive = false) and `||` (decisive = true) with CEL's error absorption: any operand equal to `decisive`
+ * decides, whatever the others are (errors included); otherwise an error or non-bool operand makes an error.
+ */
+function junction(fns: Fn[], decisive: boolean): Fn {
   const [a, b] = fns;
   if (fns.length === 2 && a && b) {
     return (c) => {
       const x = a(c);
-      if (x === false) return false;
+      if (x === decisive) return decisive;
       const y = b(c);
-      if (y === false) return false;
-      return x === true && y === true ? true : ERR;
+      if (y === decisive) return decisive;
+      return x === !decisive && y === !decisive ? !decisive : ERR;
     };
   }
   return (c) => {
     let failed = false;
     for (const f of fns) {
       const v = f(c);
-      if (v === false) return false;
-      if (v !== true) failed = true;
+      if (v === decisive) return decisive;
+      if (v !== !decisive) failed = true;
     }
-    return failed ? ERR : true;
-  };
-}
-
-function or(fns: Fn[]): Fn {
-  const [a, b] = fns;
-  if (fns.length === 2 && a && b) {
-    return (c) => {
-      const x = a(c);
-      if (x === true) return true;
-      const y = b(c);
-      if (y === true) return true;
-      return x === false && y === false ? false : ERR;
-    };
-  }
-  return (c) => {
-    let failed = false;
-    for (const f of fns) {
-      const v = f(c);
-      if (v === true) return true;
-      if (v !== false) failed = true;
-    }
-    return failed ? ERR : false;
+    return failed ? ERR : !decisive;
   };
 }
 
