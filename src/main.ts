@@ -8,9 +8,10 @@ import type { Logger } from 'pino';
 import { ConfigError, type ApiKeyEntry, type ServeConfig } from './config.js';
 import { openStore } from './store/index.js';
 import { SecretKeyError, openSecretBox, secretKeySource, type SecretKeySource } from './store/secret-box.js';
-import type { Store } from './store/types.js';
+import type { IntegrationType, Store } from './store/types.js';
 import { ApiKeyRing } from './http/auth.js';
 import { DeliveryWorker } from './delivery/index.js';
+import type { RateLimit } from './delivery/rate-limit.js';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import {
   DEFAULT_LEASE_NAME,
@@ -125,6 +126,8 @@ export interface ServiceHooks {
    * waiting out a repeatInterval (at least 1 minute).
    */
   clock?: Clock;
+  /** Overrides of the per-integration delivery rate limits (a bench measuring latency, not the limiter). */
+  rateLimits?: Partial<Record<IntegrationType, RateLimit>>;
 }
 
 export async function startService(cfg: ServeConfig, log: Logger, hooks: ServiceHooks = {}): Promise<RunningService> {
@@ -177,7 +180,14 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
   const ring = new ApiKeyRing(operatorKey ? [...keys, { key: operatorKey, companyId: cfg.companyId }] : keys);
   const metrics = createHttpMetrics();
   let worker: DeliveryWorker | undefined;
-  const runtime = createRuntime({ store, cfg, log, registry: metrics.registry, kick: () => worker?.kick() });
+  const runtime = createRuntime({
+    store,
+    cfg,
+    log,
+    registry: metrics.registry,
+    kick: () => worker?.kick(),
+    ...(hooks.rateLimits ? { rateLimits: hooks.rateLimits } : {}),
+  });
   const app = createApp({
     store,
     keys: ring,

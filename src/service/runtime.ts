@@ -2,7 +2,7 @@
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { ServeConfig } from '../config.js';
-import { RateLimiter } from '../delivery/rate-limit.js';
+import { RateLimiter, type RateLimit } from '../delivery/rate-limit.js';
 import { createEgressRefusedCounter, EgressPolicy } from '../integrations/egress.js';
 import { createNotifier } from '../integrations/index.js';
 import { LogLimiter } from '../log/limiter.js';
@@ -18,6 +18,8 @@ export function createRuntime(opts: {
   log: Logger;
   registry: Registry;
   kick?: () => void;
+  /** Per-integration-type overrides of the delivery rate limits (benches lift them; users get the defaults). */
+  rateLimits?: Partial<Record<IntegrationType, RateLimit>>;
 }): ServiceRuntime {
   const notifiers = new Map<IntegrationType, Notifier>();
   // One policy (and so one pooled dispatcher) for every tenant destination of this process.
@@ -50,7 +52,7 @@ export function createRuntime(opts: {
     },
     egress,
     // Shared with the delivery worker: test sends spend the same per-integration budget.
-    rateLimiter: new RateLimiter(),
+    rateLimiter: new RateLimiter(opts.rateLimits),
     kickDelivery: () => opts.kick?.(),
     log: opts.log,
     logLimiter: new LogLimiter(opts.log, {
