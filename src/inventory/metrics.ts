@@ -10,7 +10,7 @@ import type { Store } from '../store/types.js';
 
 /** Upper bounds (days left, inclusive) of the finite buckets, after `expired`; the last bucket is open. */
 const BUCKET_DAYS = [7, 14, 30] as const;
-export const DAYS_LEFT_BUCKETS = ['expired', '1-7', '8-14', '15-30', '31+'] as const;
+const DAYS_LEFT_BUCKETS = ['expired', '1-7', '8-14', '15-30', '31+'] as const;
 type DaysLeftBucket = (typeof DAYS_LEFT_BUCKETS)[number];
 
 /** The notAfter bounds to count at or before: `now` (expired: days left ≤ 0), then now + 7, 14, 30 days. */

@@ -18,7 +18,8 @@ describe('emitter heartbeat (certmgr_notify_emitter_last_sync_timestamp_seconds)
   it('is 0 until the hub accepts a report, then the time of the last accepted one; a refused report leaves it', async () => {
     const registry = new Registry();
     const m = metricsFor(registry);
-    const value = async () => (await registry.getSingleMetric('certmgr_notify_emitter_last_sync_timestamp_seconds')!.get()).values[0]?.value;
+    const value = async () =>
+      (await registry.getSingleMetric('certmgr_notify_emitter_last_sync_timestamp_seconds')!.get()).values[0]?.value;
     expect(await value()).toBe(0);
     m.inventory.report('delta', 'retry');
     expect(await value()).toBe(0);
