@@ -469,6 +469,9 @@ describe('Helm chart observability objects', () => {
     const referenced = new Set<string>();
     for (const p of dashboard().panels)
       for (const t of p.targets ?? []) for (const n of metricNames(t.expr)) referenced.add(`dashboard: ${n}`);
+    // the variables' label_values queries too (a process metric: the agent has it as well)
+    for (const v of dashboard().templating.list)
+      for (const n of metricNames(JSON.stringify(v.query))) referenced.add(`dashboard variable: ${n}`);
     for (const extra of [[], AGENT])
       for (const r of rulesOf(await template(...ALL_ON, ...extra))) for (const n of metricNames(r.expr)) referenced.add(`rules: ${n}`);
     expect(referenced.size).toBeGreaterThanOrEqual(20);
