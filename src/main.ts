@@ -33,6 +33,7 @@ import { snapshotSilencer } from './reminders/silences.js';
 import type { Clock } from './runtime/timers.js';
 import { ingestDepsOf } from './service/events.js';
 import { registerClusterGauge, startSilenceWatch } from './inventory/silence.js';
+import { registerCertificateExpiryGauge } from './inventory/metrics.js';
 import { TemplateRenderer } from './templates/renderer.js';
 import { GroupFlusher } from './grouping/flusher.js';
 
@@ -207,6 +208,7 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
     clusterSilenceAfterMs: cfg.clusterSilenceAfterMs,
   });
   registerClusterGauge(metrics.registry, store, cfg.clusterSilenceAfterMs, Date.now, log);
+  registerCertificateExpiryGauge(metrics.registry, store, Date.now, log);
   setHandler(app);
   const port = (server.address() as AddressInfo).port;
   const host = cfg.host === '0.0.0.0' || cfg.host === '::' ? '127.0.0.1' : cfg.host;

@@ -3,6 +3,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { HealthMetrics } from './health/controller.js';
 import type { SenderMetrics } from '../client/events.js';
 import type { InventoryMetrics } from './inventory/reporter.js';
+import type { InventoryOutcome } from '../client/inventory.js';
 
 export interface EmitterMetrics {
   sender: SenderMetrics;
@@ -12,6 +13,15 @@ export interface EmitterMetrics {
 }
 
 const metricsByRegistry = new WeakMap<Registry, EmitterMetrics>();
+
+/**
+ * Whether an inventory report's outcome proves the emitter is in sync with the hub: the hub has its state (applied,
+ * or a retry it already had). The reporter sends an empty delta as a heartbeat when idle, so this advances at
+ * least every heartbeat interval while the emitter works: the dead man's switch of docs/runbooks.md.
+ */
+export function reportIsSync(outcome: InventoryOutcome['kind']): boolean {
+  return outcome === 'applied' || outcome === 'duplicate';
+}
 
 export function metricsFor(registry: Registry): EmitterMetrics {
   const have = metricsByRegistry.get(registry);
@@ -66,6 +76,11 @@ export function metricsFor(registry: Registry): EmitterMetrics {
     help: 'Coalesced inventory changes not yet reported',
     registers: [registry],
   });
+  const lastSync = new Gauge({
+    name: 'certmgr_notify_emitter_last_sync_timestamp_seconds',
+    help: 'When the hub last accepted an inventory report of this emitter (snapshot, delta or idle heartbeat), Unix time; 0 before the first',
+    registers: [registry],
+  });
   const pages = new Counter({
     name: 'certmgr_notify_informer_list_pages_total',
     help: 'LIST pages read by the emitter informers (paginated lists)',
@@ -81,7 +96,10 @@ export function metricsFor(registry: Registry): EmitterMetrics {
     },
     health: { unhealthy: (kind, n) => unhealthy.set({ kind }, n) },
     inventory: {
-      report: (kind, outcome) => reports.inc({ kind, outcome }),
+      report: (kind, outcome) => {
+        reports.inc({ kind, outcome });
+        if (reportIsSync(outcome)) lastSync.setToCurrentTime();
+      },
       resync: (reason) => resyncs.inc({ reason }),
       certificates: (n) => certificates.set(n),
       pendingChanges: (n) => pendingChanges.set(n),

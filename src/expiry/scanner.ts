@@ -47,6 +47,7 @@ export interface ExpiryScannerOptions {
 
 interface ScanMetrics {
   companyScans: Counter<'outcome'>;
+  unrouted: Counter;
   lastScan: Gauge;
   duration: Gauge;
 }
@@ -57,6 +58,11 @@ function scanMetrics(registry: Registry): ScanMetrics {
       name: 'certmgr_notify_expiry_company_scans_total',
       help: 'Expiry scans of a company, by outcome: scanned, disabled (configuration off), recent (scanned moments ago by a replica), busy (another replica scanning), failed',
       labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    unrouted: new Counter({
+      name: 'certmgr_notify_expiration_events_unrouted_total',
+      help: 'Expiration events the expiry scan accepted that no enabled router matched: a certificate crossed a threshold and nobody was notified',
       registers: [registry],
     }),
     lastScan: new Gauge({
@@ -223,13 +229,23 @@ export class ExpiryScanner {
         const { events, marks, outcomes } = decidePage(companyId, certs, stored, config, now);
         const accepted = events.length ? await acceptEventsInTransaction(ctx, tx, snap, events, ingest) : undefined;
         if (marks.length) await tx.putExpiryMarks(marks);
-        return { rows: take.length, certificates: certs.length, events: events.length, outcomes, committed: accepted?.committed, next };
+        return {
+          rows: take.length,
+          certificates: certs.length,
+          events: events.length,
+          unmatched: accepted?.unmatched ?? 0,
+          outcomes,
+          committed: accepted?.committed,
+          next,
+        };
       });
       if (!page) {
         log.debug({ companyId }, 'another scanner holds the expiry lock of this company; left to it');
         return { ...report, skipped: 'busy' };
       }
       page.committed?.();
+      // counted once committed, like certmgr_notify_events_received_total
+      if (page.unmatched) this.#metrics?.unrouted.inc(page.unmatched);
       report.pages++;
       report.rows += page.rows;
       report.certificates += page.certificates;

@@ -121,18 +121,27 @@ export async function acceptEventsInTransaction(
   snap: Snapshot,
   events: InternalEvent[],
   deps: IngestDeps,
-): Promise<{ accepted: AcceptedEvent[]; committed(): void }> {
+): Promise<{ accepted: AcceptedEvent[]; unmatched: number; committed(): void }> {
   const now = ctx.now();
   const planned = await planEvents(ctx, tx, snap, events, deps, now);
   const capped = await writePlanned(tx, ctx, planned, now, deps);
   let reported = false;
   return {
     accepted: planned.map((p) => ({ id: p.eventId, deliveries: p.deliveries.length })),
+    unmatched: unmatchedEvents(planned),
     committed() {
       if (!reported) reportAccepted(planned, deps, capped);
       reported = true;
     },
   };
+}
+
+/**
+ * Events no enabled router matched: no delivery row, no group member (a silenced match is a match: its row is
+ * recorded SILENCED). The expiry scan counts these (certmgr_notify_expiration_events_unrouted_total).
+ */
+export function unmatchedEvents(planned: readonly Pick<PlannedEvent, 'deliveries' | 'grouped'>[]): number {
+  return planned.filter((p) => p.deliveries.length === 0 && p.grouped.length === 0).length;
 }
 
 async function planEvents(

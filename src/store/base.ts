@@ -111,6 +111,7 @@ export abstract class SqlStore implements Store {
   listInventory: StoreOps['listInventory'] = (...a) => this.ops.listInventory(...a);
   listCertificatePlaces: StoreOps['listCertificatePlaces'] = (...a) => this.ops.listCertificatePlaces(...a);
   clusterCounts: StoreOps['clusterCounts'] = (...a) => this.ops.clusterCounts(...a);
+  inventoryNotAfterCounts: StoreOps['inventoryNotAfterCounts'] = (...a) => this.ops.inventoryNotAfterCounts(...a);
   clustersToMarkSilent: StoreOps['clustersToMarkSilent'] = (...a) => this.ops.clustersToMarkSilent(...a);
   markClusterSilent: StoreOps['markClusterSilent'] = (...a) => this.ops.markClusterSilent(...a);
   getReminders: StoreOps['getReminders'] = (...a) => this.ops.getReminders(...a);

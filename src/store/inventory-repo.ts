@@ -350,6 +350,13 @@ export function createInventoryOps(db: SqlDb): InventoryOps {
       return { silent, reporting: Number(row?.['total'] ?? 0) - silent };
     },
 
+    async inventoryNotAfterCounts(bounds) {
+      // bounds are numbers the caller computed (never user text); placeholders all the same
+      const cols = bounds.map((_, i) => `coalesce(sum(CASE WHEN not_after <= ? THEN 1 ELSE 0 END), 0) AS b${i}`);
+      const row = await db.get(`SELECT ${[...cols, 'count(not_after) AS total'].join(', ')} FROM inventory_certificates`, [...bounds]);
+      return { atOrBefore: bounds.map((_, i) => Number(row?.[`b${i}`] ?? 0)), total: Number(row?.['total'] ?? 0) };
+    },
+
     async clustersToMarkSilent(silentBefore, limit) {
       // the partial index clusters_not_silenced_idx (migration 8) holds exactly these rows, by last_seen_at
       const rows = await db.all(

@@ -566,6 +566,11 @@ export interface InventoryOps {
   ): Promise<CertificatePlace[]>;
   /** Over all companies: clusters last seen before `silentBefore` and the others (a gauge). */
   clusterCounts(silentBefore: number): Promise<{ silent: number; reporting: number }>;
+  /**
+   * Over all companies (a gauge): inventory rows whose notAfter is at or before each bound (cumulative, in the
+   * order given), and `total` rows that have a notAfter. One scan of the table.
+   */
+  inventoryNotAfterCounts(bounds: readonly number[]): Promise<{ atOrBefore: number[]; total: number }>;
   /** Over all companies: clusters last seen before `silentBefore` and not yet marked silent, oldest first. */
   clustersToMarkSilent(silentBefore: number, limit: number): Promise<ClusterRecord[]>;
   /**

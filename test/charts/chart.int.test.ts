@@ -819,11 +819,17 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
           ['-f', join(EX, f)],
           ['deployment.apps/rel-certmgr-notify', 'clusterrole.rbac.authorization.k8s.io/rel-certmgr-notify'],
         ]);
+      // this apiserver is Kubernetes 1.20 (no policy/v1): templates/pdb.yaml picks v1beta1 from the capabilities
+      const apiVersions = ['--api-versions', 'policy/v1beta1/PodDisruptionBudget'];
       for (const [name, args, created] of cases) {
-        const { stdout } = await run(helm, ['template', 'rel', CHART, '--namespace', 'default', '--include-crds', ...args], {
-          env: helmEnv,
-          maxBuffer: 32 << 20,
-        });
+        const { stdout } = await run(
+          helm,
+          ['template', 'rel', CHART, '--namespace', 'default', '--include-crds', ...apiVersions, ...args],
+          {
+            env: helmEnv,
+            maxBuffer: 32 << 20,
+          },
+        );
         const file = join(dir, `${name}.yaml`);
         writeFileSync(file, stdout);
         const out = await run(kubectl, [...kc, 'apply', '--dry-run=server', '-f', file], { env: process.env });

@@ -240,6 +240,26 @@ export function inventoryContract(name: string, makeStore: () => Promise<Store>)
       expect(both[1]).toMatchObject({ clusterName: 'one', secretName: 'own' });
     });
 
+    it('notAfter counts (the days-left gauge): cumulative at each bound, over every company; rows without notAfter not counted', async () => {
+      const t = 3_000_000_000_000 + Math.floor(Math.random() * 1_000_000_000) * 100; // a time range no other test uses
+      const bounds = [t, t + 10, t + 20];
+      const before = await store.inventoryNotAfterCounts(bounds);
+      const c = cluster(A);
+      await store.upsertInventory(A, c.id, 'e', [
+        cert(A, c.id, 'a', { notAfter: t }),
+        cert(A, c.id, 'b', { notAfter: t + 5 }),
+        cert(A, c.id, 'c', { notAfter: t + 20 }),
+        cert(A, c.id, 'd', { notAfter: t + 21 }),
+        cert(A, c.id, 'n', { notAfter: null }),
+      ]);
+      await store.upsertInventory(B, c.id, 'e', [cert(B, c.id, 'a', { notAfter: t + 10 })]);
+      const after = await store.inventoryNotAfterCounts(bounds);
+      // rows of other tests lie before t (all of them, in this range): only differences are this test's
+      expect(after.atOrBefore.map((n, i) => n - before.atOrBefore[i]!)).toEqual([1, 3, 4]);
+      expect(after.total - before.total).toBe(5);
+      expect(await store.inventoryNotAfterCounts([])).toEqual({ atOrBefore: [], total: after.total });
+    });
+
     it('silence: counts silent and reporting clusters; lists the clusters to mark; marks each once, a report clears', async () => {
       const t = 1_000_000_000 + Math.floor(Math.random() * 1_000_000_000) * 10; // a time range no other test uses
       const before = await store.clusterCounts(t);
