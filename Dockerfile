@@ -33,6 +33,9 @@ LABEL org.opencontainers.image.title="certmgr-notify" \
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/dist ./dist
+# /data owned by the user before VOLUME (later changes to a volume path are discarded): a new named volume copies
+# this directory's owner, so `docker run -v name:/data` is writable without a chown
+RUN mkdir -p /data && chown 1000:1000 /data
 # The node user of the base image, by number: the kubelet can only enforce runAsNonRoot on a numeric user
 # (the chart's podSecurityContext uses the same uid/gid).
 USER 1000:1000

@@ -9,7 +9,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, posix, relative } from 'node:path';
+import { join, posix, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../src/tools/gen-crds.js';
@@ -73,6 +73,9 @@ describe('the container image (Dockerfile replayed without Docker)', () => {
   const dataDir = join(work, 'data');
   const tmpDir = join(work, 'tmp');
   const ranCommands: string[] = [];
+  /** the runtime stage's RUN lines: checked, not replayed (they touch the image's root) */
+  const runtimeRuns: string[] = [];
+  const RUNTIME_OPS = ['ARG', 'LABEL', 'ENV', 'WORKDIR', 'COPY', 'RUN', 'USER', 'VOLUME', 'EXPOSE', 'ENTRYPOINT', 'CMD'];
   let child: ChildProcess | undefined;
   let output = '';
   let port = 0;
@@ -124,7 +127,9 @@ describe('the container image (Dockerfile replayed without Docker)', () => {
     // --- runtime stage: its root holds only what COPY --from=build copies
     workdir = '/';
     for (const ins of runtime.instructions) {
+      if (!RUNTIME_OPS.includes(ins.op)) throw new Error(`runtime stage: ${ins.op} is not replayed`);
       if (ins.op === 'WORKDIR') workdir = posix.resolve(workdir, ins.args);
+      if (ins.op === 'RUN') runtimeRuns.push(ins.args);
       if (ins.op !== 'COPY') continue;
       const c = parseCopy(ins);
       if (c.from !== 'build') throw new Error(`runtime stage: COPY ${ins.args} does not come from the build stage`);
@@ -215,6 +220,10 @@ describe('the container image (Dockerfile replayed without Docker)', () => {
   it('runs as a numeric non-root user, keeps state in /data (a VOLUME) and starts node with no loader flags', () => {
     expect(last(runtime, 'USER')!.args).toMatch(/^[1-9]\d*:[1-9]\d*$/);
     expect(ops(runtime, 'VOLUME').flatMap(execForm)).toEqual(['/data']);
+    // the only RUN of the runtime stage creates /data owned by the user, before VOLUME (after it, changes are lost)
+    expect(runtimeRuns).toEqual([`mkdir -p /data && chown ${last(runtime, 'USER')!.args} /data`]);
+    const order = runtime.instructions.map((i) => i.op);
+    expect(order.indexOf('RUN')).toBeLessThan(order.indexOf('VOLUME'));
     const entry = execForm(last(runtime, 'ENTRYPOINT')!);
     expect(entry).toEqual(['node', '--enable-source-maps', 'dist/certmgr-notify.mjs']);
     const cmd = execForm(last(runtime, 'CMD')!);

@@ -23,7 +23,8 @@ async function shellcheck(args: string[]): Promise<string> {
     return '';
   } catch (e) {
     const err = e as NodeJS.ErrnoException & { stdout?: string };
-    if (err.code === 'ENOENT') throw new Error('shellcheck is not installed: apt-get install -y shellcheck (as .ci/run does)');
+    if (err.code === 'ENOENT')
+      throw new Error('shellcheck is not installed: apt-get install -y shellcheck (as .ci/run does)', { cause: e });
     if (typeof err.stdout === 'string' && err.stdout) return err.stdout;
     throw e;
   }
