@@ -159,7 +159,10 @@ describe('the container image (Dockerfile replayed without Docker)', () => {
       const m = /^(\w+)=(.*)$/.exec(ins.args);
       if (m) imageEnv[m[1]!] = m[2]!;
     }
-    const argv = [...execForm(last(runtime, 'ENTRYPOINT')!), ...execForm(last(runtime, 'CMD')!)].map((a) => a.replaceAll('/data', dataDir));
+    // the VOLUME /data becomes the temporary data directory (as `/data/…` and `sqlite:/data/…`)
+    const argv = [...execForm(last(runtime, 'ENTRYPOINT')!), ...execForm(last(runtime, 'CMD')!)].map((a) =>
+      a.replace(/(^|:)\/data(?=\/|$)/, `$1${dataDir}`),
+    );
     port = await freePort();
     child = spawn(argv[0] === 'node' ? join(NODE_BIN_DIR, 'node') : argv[0]!, argv.slice(1), {
       cwd: inRoot(runtimeRoot, workdir, '.'),
