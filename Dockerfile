@@ -36,6 +36,9 @@ COPY --from=build /app/dist ./dist
 # /data owned by the user before VOLUME (later changes to a volume path are discarded): a new named volume copies
 # this directory's owner, so `docker run -v name:/data` is writable without a chown
 RUN mkdir -p /data && chown 1000:1000 /data
+# The program needs node only: the base image's package managers (and their bundled dependencies, which
+# vulnerability scanners report) leave the runtime filesystem
+RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-*
 # The node user of the base image, by number: the kubelet can only enforce runAsNonRoot on a numeric user
 # (the chart's podSecurityContext uses the same uid/gid).
 USER 1000:1000
