@@ -117,13 +117,17 @@ kc -n cert-alerts create secret generic webhook --from-literal="url=${RECEIVER_U
 
 log "a broken issuer: CA issuer payments/broken-ca whose Secret does not exist"
 kc create namespace payments >/dev/null
-kc apply -f - >/dev/null <<'EOF'
-apiVersion: cert-manager.io/v1
+broken_issuer='apiVersion: cert-manager.io/v1
 kind: Issuer
 metadata: { name: broken-ca, namespace: payments }
 spec:
-  ca: { secretName: does-not-exist }
-EOF
+  ca: { secretName: does-not-exist }'
+# cert-manager's webhook can refuse for a few seconds after its Deployment is Available
+for attempt in 1 2 3 4 5 6 7 8 9 10; do
+  if printf '%s\n' "$broken_issuer" | kc apply -f - >/dev/null; then break; fi
+  [ "$attempt" -lt 10 ] || die "cert-manager did not accept the Issuer"
+  sleep 6
+done
 
 log "waiting up to ${TIMEOUT}s for the notification at the receiver"
 deadline=$(($(date +%s) + TIMEOUT))
