@@ -1,20 +1,52 @@
-# certmgr-notify: service, operator and emitter in one image.
-# The image runs the single-file bundle (scripts/build.mjs): no node_modules, no transpiling at start-up, so a
-# restarted pod is serving in about a second (tsx took 2.5–4 s).
-FROM node:24-bookworm-slim AS build
+# certmgr-notify: service, operator, emitter and agent in one image (README "Container image").
+#
+# Stage 1 builds with the full dependency tree (esbuild is a devDependency); stage 2 ships only dist/: the
+# single-file bundle (every production dependency inlined, no node_modules, no TypeScript loader), its source map,
+# the GraphQL schema it reads at start-up and the console's static build (dist/ui). A restarted pod serves in
+# about a second. test/image/image.int.test.ts runs this file's build commands and the runtime stage's files and
+# entrypoint outside Docker (there is no Docker engine in CI).
+#
+# Base image: an exact Node release, the one package-lock.json's `node` devDependency pins, so the image runs the
+# Node the test suite ran (the image test checks both agree). Pin a digest too when your registry policy wants
+# it (`docker buildx imagetools inspect node:<tag>`); a digest cannot be resolved from CI here (no registry
+# access), and an exact tag plus Renovate/Dependabot keeps security rebuilds a one-line change.
+ARG NODE_IMAGE=node:24.21.0-trixie-slim
+
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
 COPY scripts ./scripts
 COPY src ./src
 RUN node scripts/build.mjs dist
 
-FROM node:24-bookworm-slim
+FROM ${NODE_IMAGE}
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="certmgr-notify" \
+      org.opencontainers.image.description="Notifies people when cert-manager certificates or issuers are in trouble: service, operator, emitter and agent in one binary" \
+      org.opencontainers.image.source="https://github.com/certmgr-notify/certmgr-notify" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}"
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/dist ./dist
-COPY crds ./crds
-USER node
+# /data owned by the user before VOLUME (later changes to a volume path are discarded): a new named volume copies
+# this directory's owner, so `docker run -v name:/data` is writable without a chown
+RUN mkdir -p /data && chown 1000:1000 /data
+# The program needs node only: the base image's package managers (and their bundled dependencies, which
+# vulnerability scanners report) leave the runtime filesystem
+RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-*
+# The node user of the base image, by number: the kubelet can only enforce runAsNonRoot on a numeric user
+# (the chart's podSecurityContext uses the same uid/gid).
+USER 1000:1000
+# Everything the program writes: the SQLite store, its generated secret key and API key (/data), temporary files
+# (/tmp). The root filesystem can be read-only (the chart's default); the CRDs are not read at run time (install
+# them from crds/ or the chart).
+VOLUME ["/data"]
 EXPOSE 8080
+# No HEALTHCHECK: Kubernetes ignores it and probes /healthz and /readyz (the chart's liveness/readiness probes).
 ENTRYPOINT ["node", "--enable-source-maps", "dist/certmgr-notify.mjs"]
-CMD ["serve", "--store", "sqlite:/tmp/certmgr-notify/certmgr-notify.db", "--api-key-path", "/tmp/certmgr-notify/api-key"]
+CMD ["serve", "--store", "sqlite:/data/certmgr-notify.db", "--api-key-path", "/data/api-key"]

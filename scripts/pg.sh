@@ -46,8 +46,8 @@ as_pg() {
 
 # A port nobody listens on right now (below Linux's ephemeral range, which starts at 32768).
 pick_port() {
-  local port i
-  for i in $(seq 1 50); do
+  local port
+  for _ in $(seq 1 50); do
     port=$((15000 + RANDOM % 17000))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then printf '%s\n' "$port"; return; fi
   done
