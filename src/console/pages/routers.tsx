@@ -110,9 +110,10 @@ function RouterForm({ api, data, draft, onDone }: { api: PageProps['api']; data:
         </label>
       </div>
       <div class="grid">
-        <label>
-          Integration
+        <div>
+          <label for="router-integration">Integration</label>
           <select
+            id="router-integration"
             name="integration"
             required
             value={d.integrationId}
@@ -127,10 +128,15 @@ function RouterForm({ api, data, draft, onDone }: { api: PageProps['api']; data:
               </option>
             ))}
           </select>
-        </label>
-        <label>
-          Template
-          <select name="template" value={d.templateId} onChange={(e) => setD({ ...d, templateId: e.currentTarget.value })}>
+        </div>
+        <div>
+          <label for="router-template">Template</label>
+          <select
+            id="router-template"
+            name="template"
+            value={d.templateId}
+            onChange={(e) => setD({ ...d, templateId: e.currentTarget.value })}
+          >
             <option value="">the integration's default text</option>
             {data.notificationTemplates.nodes.map((t) => (
               <option key={t.id} value={t.id}>
@@ -138,7 +144,7 @@ function RouterForm({ api, data, draft, onDone }: { api: PageProps['api']; data:
               </option>
             ))}
           </select>
-        </label>
+        </div>
       </div>
       <CelEditor
         api={api}
