@@ -144,6 +144,7 @@ export function createApp(deps: AppDeps): express.Express {
     const { companyId, scope } = id;
     res.locals.scope = scope;
     res.locals.ctx = serviceContext(deps.store, companyId, {
+      scope,
       ...(id.keyId ? { caller: id.keyId } : {}),
       ...(deps.now ? { now: deps.now } : {}),
       ...(deps.onChange ? { onChange: deps.onChange } : {}),
