@@ -19,6 +19,8 @@ export interface ServiceRuntime {
   egress: EgressPolicy;
   /** Per-integration send budget, shared by the delivery worker and testIntegration. */
   rateLimiter: RateLimiter;
+  /** --public-url: the template variable consoleUrl (simulateRouting renders as the worker does). */
+  publicUrl?: string | undefined;
   /** Wakes the delivery worker after events were accepted. */
   kickDelivery(): void;
   log: Logger;
