@@ -15,7 +15,7 @@ export interface HealthEventIn {
 }
 
 /** Health events have types ending .notready / .active; expiration events are no resource's health. */
-export function healthState(type: string): 'unhealthy' | 'healthy' | null {
+function healthState(type: string): 'unhealthy' | 'healthy' | null {
   if (!type.startsWith('evt.healthstatus.')) return null;
   if (type.endsWith('.notready')) return 'unhealthy';
   if (type.endsWith('.active')) return 'healthy';
