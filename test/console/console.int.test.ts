@@ -82,6 +82,11 @@ beforeAll(async () => {
     if (m.type() === 'error' || m.type() === 'warning') consoleErrors.push(`${m.type()}: ${m.text()}`);
   });
   page.on('pageerror', (e) => consoleErrors.push(`pageerror: ${e.message}`));
+  // which request a "Failed to load resource" error was about (the browser's message names no URL)
+  page.on('response', (r) => {
+    if (r.status() >= 400)
+      consoleErrors.push(`HTTP ${r.status()} ${r.request().method()} ${r.url()} ${r.request().postData()?.slice(0, 300) ?? ''}`);
+  });
 }, 180_000);
 
 afterAll(async () => {

@@ -23,7 +23,7 @@ interface UnhealthyResource {
 }
 
 const UNHEALTHY = `query Unhealthy {
-  unhealthyResources(first: 500) {
+  unhealthyResources(first: 100) {
     nodes {
       kind namespace name cluster type since reason message
       deliveries { id status attempts routerName createdAt integration { name } }
@@ -105,7 +105,7 @@ export function HealthPage({ api }: PageProps) {
           </table>
         </div>
       )}
-      {q.data?.unhealthyResources.pageInfo.hasNextPage && <p>Showing the first 500.</p>}
+      {q.data?.unhealthyResources.pageInfo.hasNextPage && <p>Showing the 100 longest unhealthy.</p>}
     </section>
   );
 }
