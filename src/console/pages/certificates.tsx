@@ -76,7 +76,7 @@ export function CertificatesPage({ api }: PageProps) {
       <PageHeader title="Certificates" />
       <form
         class="filters"
-        role="search"
+        aria-label="Filter certificates"
         onSubmit={(e) => {
           e.preventDefault();
           setApplied(serverFilter(form));

@@ -130,8 +130,7 @@ export function DeliveriesPage({ api, canWrite }: PageProps) {
                   </td>
                   <td>{d.attempts}</td>
                   <td>
-                    {d.lastStatusCode !== null && <span>HTTP {d.lastStatusCode} </span>}
-                    <small>{d.lastError ?? ''}</small>
+                    {d.lastError ? <small>{d.lastError}</small> : d.lastStatusCode !== null ? <small>HTTP {d.lastStatusCode}</small> : null}
                   </td>
                   {canWrite && (
                     <td>
