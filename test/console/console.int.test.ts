@@ -297,6 +297,32 @@ describe('web console (Chromium)', () => {
     await shot('templates');
   });
 
+  it('edits, disables and enables the router; try-it on a recent stored event', async () => {
+    await go('Routers');
+    const row = page.locator('tr[data-router="issuers to receiver"]');
+    await row.getByRole('button', { name: 'Edit issuers to receiver' }).click();
+    const form = page.getByRole('form', { name: 'Edit router issuers to receiver' });
+    await form.getByLabel('Filter (CEL over type and data)').fill('type.endsWith(".notready")');
+    await page.getByText('Filter valid').waitFor();
+    await form.getByRole('button', { name: 'Save router' }).click();
+    await row.locator('code', { hasText: 'type.endsWith(".notready")' }).waitFor();
+    await row.getByRole('button', { name: 'Disable issuers to receiver' }).click();
+    await row.locator('.tag-disabled').waitFor();
+    await row.getByRole('button', { name: 'Enable issuers to receiver' }).click();
+    await row.locator('.tag-enabled').waitFor();
+
+    // the issuer event posted above, as the hub stored it
+    const tryIt = page.getByRole('form', { name: 'Try routing' });
+    const recent = tryIt.getByLabel('Or a recent event');
+    await expect.poll(() => recent.locator('option').count()).toBeGreaterThan(1);
+    await recent.selectOption({ index: 1 });
+    expect(await tryIt.getByLabel('Event data (JSON)').inputValue()).toContain('letsencrypt-prod');
+    await tryIt.getByRole('button', { name: 'Simulate' }).click();
+    const sim = page.locator('.simulation tr', { hasText: 'issuers to receiver' });
+    await sim.waitFor();
+    expect(await sim.textContent()).toContain('MATCHED');
+  });
+
   it('logs out (the key is gone), and a read key sees no create, edit or retry controls', async () => {
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByLabel('API key').waitFor();
