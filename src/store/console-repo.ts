@@ -12,7 +12,7 @@ const DL = DELIVERY_COLUMNS.join(', ');
 /** Rows per multi-row upsert (8 parameters each). */
 const HEALTH_CHUNK = 500;
 
-/** Rows at or after the order position, newest event first then newest row: what "newest first" means for a streak. */
+/** A streak's deliveries, newest first (reminders share their event's order position: created_at tells them apart). */
 const STREAK_ORDER = 'ORDER BY created_at DESC, id DESC';
 
 export function createConsoleOps(db: SqlDb): ConsoleOps {
@@ -103,12 +103,14 @@ export function createConsoleOps(db: SqlDb): ConsoleOps {
     },
 
     async listStreakDeliveries(companyId, resourceKey, from, limit) {
-      // through deliveries_order_idx, which leads with the integration: one range per integration of the company
+      // The streak's rows through deliveries_order_idx (one range per integration of the company), then the newest:
+      // materialized first, or a planner would walk the company's whole history by created_at to find 10.
       const rows = await db.all(
-        `SELECT ${DL} FROM deliveries
-         WHERE company_id = ? AND integration_id IN (SELECT id FROM integrations WHERE company_id = ?)
-           AND order_key = ? AND (order_at, order_seq) >= (?, ?)
-         ${STREAK_ORDER} LIMIT ?`,
+        `WITH s AS MATERIALIZED (
+           SELECT ${DL} FROM deliveries${db.dialect === 'sqlite' ? ' INDEXED BY deliveries_order_idx' : ''}
+           WHERE company_id = ? AND integration_id IN (SELECT id FROM integrations WHERE company_id = ?)
+             AND order_key = ? AND (order_at, order_seq) >= (?, ?))
+         SELECT ${DL} FROM s ${STREAK_ORDER} LIMIT ?`,
         [companyId, companyId, resourceKey, from.orderAt, from.orderSeq, Math.max(1, Math.floor(limit))],
       );
       return rows.map(rowToDelivery);
