@@ -3,12 +3,13 @@
  * Builds the shipped binary: one ESM file with every dependency bundled (esbuild), plus the GraphQL schema it
  * reads at start-up. `node dist/certmgr-notify.mjs serve` starts in under a second where `bin/certmgr-notify.js`
  * (tsx, transpiling on load) takes 2.5–4 s: that is the pod's restart time and the fault suite's restart cost.
+ * Also builds the web console (src/console, docs/console.md) into `<outdir>/ui`, which the hub serves at /ui.
  *
- *   node scripts/build.mjs [outdir]     (default: dist)
+ *   node scripts/build.mjs [outdir] [--console-only]     (default: dist)
  */
 import { build } from 'esbuild';
-import { copyFileSync, mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join, relative, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
 
@@ -33,7 +34,52 @@ export async function buildBinary(outdir = join(root, 'dist')) {
   return outfile;
 }
 
+/**
+ * Bundles the console (src/console/main.tsx, Preact + Pico CSS) into `<outdir>/ui/`: index.html and content-hashed
+ * files under assets/ (so they can be cached for long while index.html is not). Nothing inline: the hub's CSP
+ * allows scripts and styles from files only. Returns the ui directory.
+ */
+export async function buildConsole(outdir = join(root, 'dist')) {
+  const ui = join(outdir, 'ui');
+  rmSync(ui, { recursive: true, force: true }); // old hashed files would pile up
+  const assets = join(ui, 'assets');
+  const src = join(root, 'src/console');
+  const result = await build({
+    entryPoints: [join(src, 'main.tsx')],
+    outdir: assets,
+    entryNames: '[name]-[hash]',
+    assetNames: '[name]-[hash]',
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: ['es2022', 'chrome111', 'firefox111', 'safari16.4'],
+    minify: true,
+    sourcemap: 'linked',
+    tsconfig: join(src, 'tsconfig.json'),
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    define: { 'process.env.NODE_ENV': '"production"' },
+    metafile: true,
+    logLevel: 'warning',
+  });
+  const entry = Object.entries(result.metafile.outputs).find(([, o]) => o.entryPoint !== undefined);
+  if (!entry || !entry[1].cssBundle) throw new Error('console build: no entry script or stylesheet in the output');
+  const url = (file) => `/ui/assets/${basename(file)}`;
+  const tags = [
+    `<link rel="stylesheet" href="${url(entry[1].cssBundle)}" />`,
+    `<script type="module" src="${url(entry[0])}"></script>`,
+  ].join('\n    ');
+  const html = readFileSync(join(src, 'index.html'), 'utf8');
+  if (!html.includes('<!-- assets -->')) throw new Error('src/console/index.html: the <!-- assets --> marker is missing');
+  writeFileSync(join(ui, 'index.html'), html.replace('<!-- assets -->', tags));
+  copyFileSync(join(src, 'favicon.svg'), join(ui, 'favicon.svg'));
+  return ui;
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const out = await buildBinary(process.argv[2] ? resolve(process.argv[2]) : undefined);
-  console.log(`built ${out}`);
+  const args = process.argv.slice(2);
+  const dir = args.find((a) => !a.startsWith('--'));
+  const outdir = dir ? resolve(dir) : undefined;
+  if (!args.includes('--console-only')) console.log(`built ${relative(process.cwd(), await buildBinary(outdir))}`);
+  console.log(`built ${relative(process.cwd(), await buildConsole(outdir))}/`);
 }

@@ -4,6 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { DEFAULT_QUOTAS } from './service/quotas.js';
 import { parseEgressAllow, type EgressAllow } from './integrations/egress.js';
@@ -106,6 +108,10 @@ export interface ServeConfig {
   };
   /** Deprecated flags given (accepted, without effect): one warning each at the start. */
   deprecations: string[];
+  /** The web console's built files, served at /ui (src/http/console.ts). */
+  consoleDir: string;
+  /** The hub's external URL without a trailing slash (template variable consoleUrl); undefined: not known. */
+  publicUrl: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -298,6 +304,16 @@ export const SERVE_FLAGS: FlagSpec[] = [
     kind: 'int',
     help: 'deprecated, no effect: the service reads its monitoring configuration at every expiry scan',
   },
+  {
+    name: 'console-dir',
+    kind: 'string',
+    help: "the web console's built files, served at /ui (default: ui next to the bundle, i.e. dist/ui; from source <repo>/dist/ui)",
+  },
+  {
+    name: 'public-url',
+    kind: 'string',
+    help: "the hub's external http(s) URL, e.g. https://certmgr-notify.example.com: notifications link to its console (template variable consoleUrl)",
+  },
 ];
 
 export type RawFlags = Map<string, string[]>;
@@ -449,6 +465,31 @@ function isHttpUrl(v: string): boolean {
   }
 }
 
+/**
+ * Where the console's build is by default: `ui` next to the running code. In the bundle (dist/certmgr-notify.mjs)
+ * that is dist/ui; run from source (src/config.ts) it is <repo>/dist/ui, where npm run build:console writes.
+ */
+export function defaultConsoleDir(moduleUrl: string = import.meta.url): string {
+  const here = dirname(fileURLToPath(moduleUrl));
+  return basename(here) === 'src' ? join(here, '..', 'dist', 'ui') : join(here, 'ui');
+}
+
+/** --public-url: an absolute http(s) URL without credentials, query or fragment; returned without trailing slashes. */
+function publicUrlOf(v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new ConfigError(`--public-url must be an http(s) URL, got '${v.slice(0, 200)}'`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new ConfigError(`--public-url must be an http(s) URL, got '${v.slice(0, 200)}'`);
+  if (u.username || u.password || u.search || u.hash)
+    throw new ConfigError('--public-url must not carry credentials, a query or a fragment: notifications show it');
+  return `${u.origin}${u.pathname.replace(/\/+$/, '')}`;
+}
+
 export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeConfig {
   const flags = parseFlags(argv, SERVE_FLAGS);
   const companyId = (one(flags, env, 'company-id') ?? DEFAULT_COMPANY_ID).toLowerCase();
@@ -551,6 +592,8 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
       maxPendingEvents: int(flags, env, 'max-pending-events', 10_000, 1, 10_000_000),
     },
     deprecations: legacyExpiryFlags(one(flags, env, 'emitter-expiry'), one(flags, env, 'expiry-config-poll')),
+    consoleDir: one(flags, env, 'console-dir') ?? defaultConsoleDir(),
+    publicUrl: publicUrlOf(one(flags, env, 'public-url')),
   };
 }
 

@@ -206,6 +206,7 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
       maxSilencesPerCompany: cfg.maxSilencesPerCompany,
     },
     clusterSilenceAfterMs: cfg.clusterSilenceAfterMs,
+    consoleDir: cfg.consoleDir,
   });
   registerClusterGauge(metrics.registry, store, cfg.clusterSilenceAfterMs, Date.now, log);
   registerCertificateExpiryGauge(metrics.registry, store, Date.now, log);
@@ -218,7 +219,7 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
       store,
       notifiers: (type) => runtime.notifierFor(type),
       rateLimiter: runtime.rateLimiter,
-      templates: new TemplateRenderer(store, metrics.registry),
+      templates: new TemplateRenderer(store, metrics.registry, { publicUrl: cfg.publicUrl }),
       instanceId: cfg.instanceId,
       logger: log, // the worker adds its own component key
       metrics: metrics.registry,

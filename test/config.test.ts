@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_COMPANY_ID, loadAgentConfig, loadServeConfig } from '../src/config.js';
+import { ConfigError, DEFAULT_COMPANY_ID, defaultConsoleDir, loadAgentConfig, loadServeConfig } from '../src/config.js';
 
 describe('loadServeConfig', () => {
   it('has the documented defaults', () => {
@@ -215,5 +215,32 @@ describe('serve: the old emitter expiry flags and the pending bound', () => {
       expect(() => loadServeConfig(['--emitter-expiry', mode], {})).toThrow(
         `--emitter-expiry ${mode}: the emitter no longer evaluates expiry (the service does, over the certificate inventory)`,
       );
+  });
+});
+
+describe('serve: the console (issue 13)', () => {
+  it('--console-dir: flag or environment; default ui next to the bundle, <repo>/dist/ui from source', () => {
+    expect(loadServeConfig(['--console-dir', '/srv/ui'], {}).consoleDir).toBe('/srv/ui');
+    expect(loadServeConfig([], { CERTMGR_NOTIFY_CONSOLE_DIR: '/env/ui' }).consoleDir).toBe('/env/ui');
+    expect(defaultConsoleDir('file:///app/dist/certmgr-notify.mjs')).toBe('/app/dist/ui');
+    expect(defaultConsoleDir('file:///repo/src/config.ts')).toBe('/repo/dist/ui');
+    expect(loadServeConfig([], {}).consoleDir).toBe(join(new URL('..', import.meta.url).pathname, 'dist', 'ui'));
+  });
+
+  it('--public-url: an http(s) URL without trailing slash, credentials, query or fragment; absent by default', () => {
+    expect(loadServeConfig([], {}).publicUrl).toBeUndefined();
+    expect(loadServeConfig(['--public-url', 'https://hub.example.com/'], {}).publicUrl).toBe('https://hub.example.com');
+    expect(loadServeConfig([], { CERTMGR_NOTIFY_PUBLIC_URL: 'http://hub.example.com:8080/notify//' }).publicUrl).toBe(
+      'http://hub.example.com:8080/notify',
+    );
+    for (const bad of [
+      'hub.example.com',
+      'ftp://hub.example.com',
+      'https://u:p@hub.example.com',
+      'https://hub.example.com/?a=1',
+      'https://hub/#x',
+    ])
+      expect(() => loadServeConfig(['--public-url', bad], {}), bad).toThrow(ConfigError);
+    expect(() => loadServeConfig(['--public-url', 'nope'], {})).toThrow(/--public-url must be an http\(s\) URL/);
   });
 });

@@ -26,6 +26,7 @@ import { monitoringRouter } from './rest/monitoring-config.js';
 import { exportCertificatesCsv, postInventory } from './rest/inventory.js';
 import { INVENTORY_INFLIGHT, InflightLimiter } from './inflight.js';
 import { graphqlHandler } from './graphql/handler.js';
+import { mountConsole } from './console.js';
 
 /** Default per-request deadline (--request-timeout). */
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -46,6 +47,8 @@ export interface AppDeps {
   quotas?: ServiceContext['quotas'];
   /** Inventory: when a cluster's agent counts as silent (--cluster-silence-after; default 15 min). */
   clusterSilenceAfterMs?: number;
+  /** The web console's built files (--console-dir), served at /ui; absent: no console routes. */
+  consoleDir?: string;
 }
 
 declare global {
@@ -144,6 +147,7 @@ export function createApp(deps: AppDeps): express.Express {
     const { companyId, scope } = id;
     res.locals.scope = scope;
     res.locals.ctx = serviceContext(deps.store, companyId, {
+      scope,
       ...(id.keyId ? { caller: id.keyId } : {}),
       ...(deps.now ? { now: deps.now } : {}),
       ...(deps.onChange ? { onChange: deps.onChange } : {}),
@@ -278,6 +282,9 @@ export function createApp(deps: AppDeps): express.Express {
       sendError(res, 405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on /v1/events; use POST`);
     });
   }
+
+  // the web console (issue 13): static files, no key (the page sends one with each API call)
+  if (deps.consoleDir !== undefined) mountConsole(app, deps.consoleDir);
 
   app.use((req, res) => sendError(res, 404, 'NOT_FOUND', `no such endpoint: ${req.method} ${req.path}`));
 

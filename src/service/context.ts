@@ -8,6 +8,7 @@ import type { RoutingMetrics } from '../routing/metrics.js';
 import type { RoutingSnapshots } from '../routing/snapshot.js';
 import type { IntegrationType, Store } from '../store/types.js';
 import type { Quotas } from './quotas.js';
+import type { ApiKeyScope } from '../config.js';
 
 /** Process-wide parts the event and delivery operations need (absent in a config-only service). */
 export interface ServiceRuntime {
@@ -18,6 +19,8 @@ export interface ServiceRuntime {
   egress: EgressPolicy;
   /** Per-integration send budget, shared by the delivery worker and testIntegration. */
   rateLimiter: RateLimiter;
+  /** --public-url: the template variable consoleUrl (simulateRouting renders as the worker does). */
+  publicUrl?: string | undefined;
   /** Wakes the delivery worker after events were accepted. */
   kickDelivery(): void;
   log: Logger;
@@ -35,6 +38,8 @@ export interface ServiceContext {
   onChange?: (what: 'integrations' | 'routers' | 'monitoring' | 'silences', companyId: string, changedIds?: readonly string[]) => void;
   /** Who calls (the API key's id), when known: the default author of what it creates (a silence's createdBy). */
   caller?: string;
+  /** The API key's scope, when the request came with one (the console's viewer query). */
+  scope?: ApiKeyScope;
   /** Per-company quotas (defaults: DEFAULT_QUOTAS). */
   quotas?: Partial<Quotas>;
   runtime?: ServiceRuntime;

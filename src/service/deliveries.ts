@@ -103,7 +103,10 @@ async function renderSimulated(ctx: ServiceContext, event: InternalEvent, snap: 
       attempt: 1,
     };
     try {
-      out.push({ ...d, rendered: await renderTemplate(compiled.template, integration.type, templateVariables(n)) });
+      out.push({
+        ...d,
+        rendered: await renderTemplate(compiled.template, integration.type, templateVariables(n, { publicUrl: ctx.runtime?.publicUrl })),
+      });
     } catch (err) {
       out.push({ ...d, rendered: { error: err instanceof TemplateRenderError ? err.message : 'render failed' } });
     }

@@ -5,7 +5,8 @@
 import type { Logger } from 'pino';
 import type { LogLimiter } from '../log/limiter.js';
 import { validateEvent } from '../events/schemas.js';
-import { orderOfEvent } from '../delivery/order.js';
+import { orderOfEvent, type EventOrder } from '../delivery/order.js';
+import { foldHealth } from './health.js';
 import { familyOfType, type EventTypeId, type InternalEvent } from '../events/families.js';
 import { eventMonitored, matchRoutersSliced, silenceCandidates } from '../routing/match.js';
 import { TimeSlicer } from '../routing/slicer.js';
@@ -98,6 +99,8 @@ interface PlannedEvent {
   reminders: ReminderCandidate[];
   /** Matches of routers with groupBy: members of a group, no delivery row (docs/grouping.md). */
   grouped: GroupedMatch[];
+  /** Its order fields: the health page's resource key and position (src/service/health.ts). */
+  order: EventOrder;
 }
 
 type Snapshot = Awaited<ReturnType<RoutingSnapshots['get']>>;
@@ -200,7 +203,7 @@ async function planEvents(
     // step 4, reminders: a silenced (event, router) opens no reminder (an .active still closes one: reminders/ingest.ts)
     const silencedRouters = new Set(rows.filter((d) => d.silenceId).map((d) => d.routerId));
     const reminders = reminderCandidates(event, family, eventId, order, matched, (r) => !silencedRouters.has(r.id));
-    planned.push({ event, eventId, family, deliveries: rows, reminders, grouped });
+    planned.push({ event, eventId, family, deliveries: rows, reminders, grouped, order });
   }
   deps.log.debug({ events: events.length }, 'routed events');
   return planned;
@@ -273,6 +276,12 @@ async function writePlanned(tx: StoreOps, ctx: ServiceContext, planned: PlannedE
   const deliveries = planned.flatMap((p) => p.deliveries);
   await tx.insertEvents(planned.map((p) => ({ id: p.eventId, companyId, type: p.event.type, data: p.event.data, receivedAt: now })));
   if (deliveries.length) await tx.insertDeliveries(deliveries);
+  // the console's health page (after the events: a health row references its event)
+  const health = foldHealth(
+    companyId,
+    planned.map((p) => ({ eventId: p.eventId, type: p.event.type, order: p.order, receivedAt: now })),
+  );
+  if (health.length) await tx.putResourceHealth(health);
   // after the events: a reminder row references its event
   const reminders = await applyReminders(
     tx,

@@ -32,7 +32,7 @@ export function requireEventTypeId(field: string, v: unknown): EventTypeId {
 }
 
 /** Throws INVALID_FILTER_EXPRESSION with the compile error and its position. */
-function requireFilter(field: string, v: unknown, eventTypeId: EventTypeId): string {
+export function requireFilter(field: string, v: unknown, eventTypeId: EventTypeId): string {
   if (v == null) return '';
   if (typeof v !== 'string') throw badInput(field, `${field} must be a string`);
   // Before the CEL parser: a NUL or a bidi override inside a string literal would otherwise be stored.

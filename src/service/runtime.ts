@@ -54,6 +54,7 @@ export function createRuntime(opts: {
     // Shared with the delivery worker: test sends spend the same per-integration budget.
     rateLimiter: new RateLimiter(opts.rateLimits),
     kickDelivery: () => opts.kick?.(),
+    publicUrl: opts.cfg.publicUrl,
     log: opts.log,
     logLimiter: new LogLimiter(opts.log, {
       limits: { perMinute: opts.cfg.logRateLimitPerMinute, burst: opts.cfg.logRateBurst },

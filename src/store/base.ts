@@ -149,6 +149,11 @@ export abstract class SqlStore implements Store {
   dropSettledMembers: StoreOps['dropSettledMembers'] = (...a) => this.ops.dropSettledMembers(...a);
   deleteGroup: StoreOps['deleteGroup'] = (...a) => this.ops.deleteGroup(...a);
   countGroups: StoreOps['countGroups'] = (...a) => this.ops.countGroups(...a);
+  listEvents: StoreOps['listEvents'] = (...a) => this.ops.listEvents(...a);
+  putResourceHealth: StoreOps['putResourceHealth'] = (...a) => this.ops.putResourceHealth(...a);
+  listUnhealthyResources: StoreOps['listUnhealthyResources'] = (...a) => this.ops.listUnhealthyResources(...a);
+  listStreakDeliveries: StoreOps['listStreakDeliveries'] = (...a) => this.ops.listStreakDeliveries(...a);
+  retryDeadDelivery: StoreOps['retryDeadDelivery'] = (...a) => this.ops.retryDeadDelivery(...a);
 
   claimDeliveries: DeliveryQueueOps['claimDeliveries'] = (...a) => this.queue.claimDeliveries(...a);
   releaseClaims: DeliveryQueueOps['releaseClaims'] = (...a) => this.queue.releaseClaims(...a);

@@ -627,6 +627,35 @@ export const MIGRATIONS: readonly Migration[] = [
       ],
     },
   },
+  {
+    // Issue 13, the console (src/store/console-repo.ts): the events listing reads events newest first per company
+    // (and per type), and the health page reads resource_health: per resource (the correlation key, the order key
+    // of its deliveries) its newest health event and, while that is a .notready, the streak's first .notready
+    // (`since`, its receivedAt, and its order position). Ingestion keeps it (src/events/health.ts), so the page
+    // reads one index range, however long the events' history. Health events stored before this version are not
+    // in it: a resource appears with its next health event.
+    version: 15,
+    name: 'console: events listing indexes, resource_health',
+    up: ddl((t) => [
+      `CREATE INDEX events_company_received_idx ON events (company_id, received_at, id)`,
+      `CREATE INDEX events_company_type_received_idx ON events (company_id, type, received_at, id)`,
+      `CREATE TABLE resource_health (
+        company_id TEXT NOT NULL,
+        resource_key TEXT NOT NULL,
+        event_id TEXT NOT NULL,
+        order_at ${t.bigint} NOT NULL,
+        order_seq ${t.bigint} NOT NULL,
+        since ${t.bigint},
+        since_order_at ${t.bigint},
+        since_order_seq ${t.bigint},
+        PRIMARY KEY (company_id, resource_key),
+        FOREIGN KEY (company_id, event_id) REFERENCES events (company_id, id) ON DELETE CASCADE
+      )${t.table}`,
+      // since is set exactly while the resource is unhealthy: the page is this partial index, in order
+      `CREATE INDEX resource_health_unhealthy_idx ON resource_health (company_id, since, resource_key) WHERE since IS NOT NULL`,
+      `CREATE INDEX resource_health_event_idx ON resource_health (company_id, event_id)`,
+    ]),
+  },
 ];
 
 // Catch numbering mistakes at load time rather than in production.

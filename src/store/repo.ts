@@ -31,6 +31,7 @@ import { createInventoryOps } from './inventory-repo.js';
 import { createReminderOps } from './reminders.js';
 import { createTemplateOps } from './templates-repo.js';
 import { createSilenceOps } from './silences.js';
+import { createConsoleOps } from './console-repo.js';
 import { type SecretBox } from './secret-box.js';
 import { type SqlDb, type SqlValue, diagnostic, placeholders } from './sqldb.js';
 import type {
@@ -132,6 +133,7 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
     ...createTemplateOps(db),
     ...createSilenceOps(db),
     ...createGroupOps(db),
+    ...createConsoleOps(db),
 
     async getMonitoringConfig(companyId) {
       const row = await db.get(`SELECT ${MC} FROM monitoring_configs WHERE company_id = ?`, [companyId]);

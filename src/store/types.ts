@@ -43,7 +43,7 @@ export type RouterPatch = Partial<
 export type QuotaKind = 'routers' | 'integrations' | 'clusters' | 'templates' | 'silences';
 
 /** Operations available inside and outside a transaction. */
-export interface StoreOps extends ExpiryOps, InventoryOps, ReminderOps, TemplateOps, SilenceOps, GroupOps {
+export interface StoreOps extends ExpiryOps, InventoryOps, ReminderOps, TemplateOps, SilenceOps, GroupOps, ConsoleOps {
   getMonitoringConfig(companyId: string): Promise<MonitoringConfigRecord | null>;
   /** Insert or replace the company's single CERTIFICATE_EXPIRATION configuration (keyed by companyId). */
   putMonitoringConfig(rec: MonitoringConfigRecord): Promise<MonitoringConfigRecord>;
@@ -688,4 +688,67 @@ export interface SilenceOps {
     orderKey: string,
     before: { orderAt: number; orderSeq: number; id: string },
   ): Promise<{ status: DeliveryStatus; orderAt: number; orderSeq: number; id: string } | null>;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The console's reads and the dead-letter retry (issue 13, src/store/console-repo.ts; migration 15).
+
+/** Keyset position of an event in the events listing (newest first). */
+export interface EventCursor {
+  receivedAt: number;
+  id: string;
+}
+
+/**
+ * What a batch of accepted health events does to one resource's health row (src/events/health.ts folds them):
+ * its newest event, and the first .notready of the unhealthy streak it ends in (null: it ends healthy).
+ */
+export interface ResourceHealthWrite {
+  companyId: string;
+  resourceKey: string;
+  eventId: string;
+  orderAt: number;
+  orderSeq: number;
+  /** receivedAt and order position of the streak's first .notready; null when the newest event is an .active. */
+  since: { at: number; orderAt: number; orderSeq: number } | null;
+  /** True when the streak began inside the batch (an .active before it, or none stored): the stored since is replaced. */
+  fresh: boolean;
+}
+
+/** A resource whose newest health event is a .notready, with that event. */
+export interface UnhealthyResourceRecord {
+  resourceKey: string;
+  since: number;
+  sinceOrderAt: number;
+  sinceOrderSeq: number;
+  event: EventRecord;
+}
+
+export interface UnhealthyCursor {
+  since: number;
+  resourceKey: string;
+}
+
+export interface ConsoleOps {
+  /** The company's events newest first (received_at, id), optionally of one type, after the cursor, at most `limit`. */
+  listEvents(companyId: string, filter: { type?: string }, after: EventCursor | null, limit: number): Promise<EventRecord[]>;
+  /** Applies folded health writes: a row changes only for a newer event (order position), per ResourceHealthWrite. */
+  putResourceHealth(writes: readonly ResourceHealthWrite[]): Promise<void>;
+  /** Unhealthy resources, longest unhealthy first (since, resource key), after the cursor, at most `limit`. */
+  listUnhealthyResources(companyId: string, after: UnhealthyCursor | null, limit: number): Promise<UnhealthyResourceRecord[]>;
+  /**
+   * Deliveries of a resource's streak: its order key, at or after the streak's first position, to integrations the
+   * company still has; newest first, at most `limit`.
+   */
+  listStreakDeliveries(
+    companyId: string,
+    resourceKey: string,
+    from: { orderAt: number; orderSeq: number },
+    limit: number,
+  ): Promise<DeliveryRecord[]>;
+  /**
+   * retryDelivery: a DEAD delivery of the company becomes PENDING, due at `now`, attempts and lastError kept, in one
+   * statement. Returns the updated record, or the current status when it was not DEAD (null: no such delivery).
+   */
+  retryDeadDelivery(companyId: string, id: string, now: number): Promise<{ retried: DeliveryRecord } | { status: DeliveryStatus } | null>;
 }

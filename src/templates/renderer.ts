@@ -10,7 +10,7 @@ import { Counter, type Registry } from 'prom-client';
 import type { Notification, RenderedMessage } from '../integrations/types.js';
 import type { TemplateRecord } from '../model/records.js';
 import { compileTemplate, renderTemplate, type CompiledTemplate } from './engine.js';
-import { templateVariables } from './variables.js';
+import { templateVariables, type VariableOptions } from './variables.js';
 
 const TEMPLATE_RENDER_FAILURES = 'certmgr_notify_template_render_failures_total';
 /**
@@ -30,9 +30,11 @@ export class TemplateRenderer {
   readonly #cache = new Map<string, { compiled: CompiledTemplate | null; chars: number }>();
   #cachedChars = 0;
   readonly #failures: Counter<'integration_type' | 'reason'> | undefined;
+  readonly #variables: VariableOptions;
 
-  constructor(source: TemplateSource, registry?: Registry) {
+  constructor(source: TemplateSource, registry?: Registry, variables: VariableOptions = {}) {
     this.#source = source;
+    this.#variables = variables;
     if (registry)
       this.#failures =
         (registry.getSingleMetric(TEMPLATE_RENDER_FAILURES) as Counter<'integration_type' | 'reason'> | undefined) ??
@@ -76,7 +78,7 @@ export class TemplateRenderer {
       return undefined;
     }
     try {
-      return await renderTemplate(compiled, type, templateVariables(n));
+      return await renderTemplate(compiled, type, templateVariables(n, this.#variables));
     } catch {
       this.#failures?.inc({ integration_type: type, reason: 'render' });
       return undefined;

@@ -19,8 +19,19 @@ function clusterOf(event: InternalEvent, view: ReturnType<typeof render>['view']
   return { id: str(event.data['clusterId']), name: str(event.data['clusterName']) };
 }
 
+export interface VariableOptions {
+  /** --public-url (no trailing slash): consoleUrl links to the console's page for the event; absent: null. */
+  publicUrl?: string | undefined;
+}
+
+/** The console page of an event (docs/console.md hash routes): health events their health page, expiration the inventory. */
+function consoleUrlOf(publicUrl: string | undefined, kind: string): string | null {
+  if (!publicUrl) return null;
+  return `${publicUrl}/ui/#/${kind === 'certificateExpiration' ? 'certificates' : 'health'}`;
+}
+
 /** Everything a template can name; absent facts are null (Liquid renders null as empty). */
-export function templateVariables(n: Notification): Record<string, unknown> {
+export function templateVariables(n: Notification, opts: VariableOptions = {}): Record<string, unknown> {
   const d = n.event.data;
   const r = render(n.event, n.router);
   return {
@@ -38,8 +49,7 @@ export function templateVariables(n: Notification): Record<string, unknown> {
     daysUntilExpiry: int(d['daysUntilExpiry']),
     notAfter: str(d['notAfter']),
     runbookUrl: str(d['runbookUrl']),
-    // the console does not exist yet (issue 11: "a link to the console once it exists")
-    consoleUrl: null,
+    consoleUrl: consoleUrlOf(opts.publicUrl, r.view.kind),
     reminder: n.reminder === true,
     group: n.group
       ? {

@@ -135,7 +135,7 @@ function isListSlot(op: string, path: string): boolean {
 // ---------------------------------------------------------------------------------------------------------------
 // What each id slot names, and a valid base call per operation (A's own ids where an id is needed)
 
-type Kind = 'integration' | 'router' | 'routingConfiguration' | 'event' | 'template' | 'cluster' | 'silence';
+type Kind = 'integration' | 'router' | 'routingConfiguration' | 'event' | 'template' | 'cluster' | 'silence' | 'delivery';
 const ID_SLOTS: Record<string, Kind[]> = {
   'Query.integration.id': ['integration'],
   'Query.notificationRouter.id': ['router', 'routingConfiguration'],
@@ -160,6 +160,7 @@ const ID_SLOTS: Record<string, Kind[]> = {
   'Query.silence.id': ['silence'],
   'Mutation.expireSilence.id': ['silence'],
   'Mutation.updateSilence.id': ['silence'],
+  'Mutation.retryDelivery.id': ['delivery'],
 };
 
 interface Objects {
@@ -173,6 +174,8 @@ interface Objects {
   /** an inventory cluster (agent-reported id) */
   cluster: string;
   silence: string;
+  /** the delivery of `event` (PENDING: no worker runs) */
+  delivery: string;
   names: string[];
 }
 
@@ -207,6 +210,7 @@ const BASE: Record<string, (own: Objects) => Record<string, unknown>> = {
   'Query.silence': (a) => ({ id: a.silence }),
   'Mutation.expireSilence': (a) => ({ id: a.silence }),
   'Mutation.updateSilence': (a) => ({ id: a.silence, input: { comment: 'changed by A' } }),
+  'Mutation.retryDelivery': (a) => ({ id: a.delivery }),
 };
 
 /** REST routes: their path parameters, and whether each names a stored object (none does today). */
@@ -357,8 +361,11 @@ async function populate(svc: TestService, key: string, tag: string): Promise<Obj
       comment: n('maintenance'),
     },
   });
+  const delivery = (await must(svc, key, `query($e: UUID) { deliveries(filter: { eventId: $e }) { nodes { id } } }`, { e: event }))
+    .deliveries.nodes[0].id as string;
   return {
     cluster,
+    delivery,
     silence: sil.createSilence.id,
     integrations,
     router: r.createNotificationRouter.id,

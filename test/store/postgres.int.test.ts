@@ -10,6 +10,7 @@ import { reminderContract } from './contract-reminders.js';
 import { templatesContract } from './contract-templates.js';
 import { silencesContract } from './contract-silences.js';
 import { groupsContract } from './contract-groups.js';
+import { consoleContract } from './contract-console.js';
 
 // Real PostgreSQL (started by test/support/global-setup.ts unless DATABASE_URL is set).
 // This file works in its own random schemas and drops them at the end.
@@ -33,6 +34,7 @@ reminderContract(`postgres (schema ${schema})`, () => openStore(url, { schema })
 templatesContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
 silencesContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
 groupsContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
+consoleContract(`postgres (schema ${schema})`, () => openStore(url, { schema }));
 
 describe('PostgreSQL specifics', () => {
   it('the expiry try-lock: one transaction per company holds it; another gets false at once; free after commit', async () => {

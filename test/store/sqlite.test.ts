@@ -13,6 +13,7 @@ import { reminderContract } from './contract-reminders.js';
 import { templatesContract } from './contract-templates.js';
 import { silencesContract } from './contract-silences.js';
 import { groupsContract } from './contract-groups.js';
+import { consoleContract } from './contract-console.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'certmgr-notify-sqlite-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,6 +26,7 @@ reminderContract('sqlite file', () => openStore(`sqlite:${join(dir, `reminders-$
 templatesContract('sqlite::memory:', () => openStore('sqlite::memory:'));
 silencesContract('sqlite::memory:', () => openStore('sqlite::memory:'));
 groupsContract('sqlite::memory:', () => openStore('sqlite::memory:'));
+consoleContract('sqlite::memory:', () => openStore('sqlite::memory:'));
 storeContract('sqlite file', () => openStore(`sqlite:${join(dir, `contract-${randomUUID()}.db`)}`));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

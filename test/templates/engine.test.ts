@@ -193,6 +193,18 @@ describe('template variables', () => {
     });
   });
 
+  it('consoleUrl: with --public-url, the console page of the event (health or certificates); null without', async () => {
+    const pub = { publicUrl: 'https://hub.example.com/notify' };
+    expect(templateVariables(notification(), pub).consoleUrl).toBe('https://hub.example.com/notify/ui/#/health');
+    expect(templateVariables(notification({ event: expiringCertificate() }), pub).consoleUrl).toBe(
+      'https://hub.example.com/notify/ui/#/certificates',
+    );
+    expect(templateVariables(notification(), {}).consoleUrl).toBeNull();
+    expect(await renderOne('<{{ consoleUrl }}|console>', templateVariables(notification(), pub))).toBe(
+      '<https://hub.example.com/notify/ui/#/health|console>',
+    );
+  });
+
   it('mistyped hub fields are null, not passed through', () => {
     const ev = expiringCertificate();
     const n = notification({ event: { ...ev, data: { ...ev.data, daysUntilExpiry: '3', runbookUrl: 42 } } });

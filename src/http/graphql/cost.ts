@@ -32,6 +32,7 @@ import {
   type ValueNode,
   parse,
 } from 'graphql';
+import { STREAK_DELIVERIES } from '../../service/console.js';
 
 export interface GraphqlLimits {
   /** graphql parse() stops after this many tokens: bounds parse time and AST size. */
@@ -62,6 +63,9 @@ export const GRAPHQL_LIMITS: GraphqlLimits = {
   assumedListSize: 100,
   maxValueDepth: 32,
 };
+
+/** Lists without `first` whose size the resolver caps below assumedListSize: costed at that cap (`Type.field`). */
+const CAPPED_LISTS: ReadonlyMap<string, number> = new Map([['UnhealthyResource.deliveries', STREAK_DELIVERIES]]);
 
 export type CostLimit = 'tokens' | 'depth' | 'aliases' | 'fields' | 'first' | 'cost' | 'valueDepth';
 
@@ -221,7 +225,8 @@ export function measureRequest(
           const list = type !== undefined && isListType(getNullableType(type));
           // a list multiplies its children by its page size; a paginated non-list (a connection) hands the
           // page size down to the list inside it
-          const factor = intro || !list ? 1 : (first ?? listSize);
+          const capped = parent ? CAPPED_LISTS.get(`${parent.name}.${sel.name.value}`) : undefined;
+          const factor = intro || !list ? 1 : (first ?? capped ?? listSize);
           const childList = !list && first !== undefined ? first : limits.assumedListSize;
           const child = selection(sel.selectionSet, type ? getNamedType(type) : undefined, intro, childList);
           m = {

@@ -18,6 +18,8 @@ import * as silences from '../../service/silences.js';
 import { effectiveEnd, silenceState } from '../../silences/decide.js';
 import type { SilenceRecord } from '../../store/types.js';
 import { ServiceError } from '../../service/errors.js';
+import * as consoleOps from '../../service/console.js';
+import type { EventRecord, UnhealthyResourceRecord } from '../../store/types.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -201,6 +203,21 @@ function certificateView(c: ListedCertificate, now: number, places: (c: ListedCe
   };
 }
 
+function storedEventView(e: EventRecord) {
+  return { id: e.id, type: e.type, data: e.data, receivedAt: iso(e.receivedAt) };
+}
+
+function unhealthyView(r: UnhealthyResourceRecord, ctx: ServiceContext) {
+  return {
+    ...consoleOps.resourceOf(r.event),
+    type: r.event.type,
+    since: iso(r.since),
+    latestEvent: storedEventView(r.event),
+    // read only when selected: one query per resource (the cost model counts them, cost.ts)
+    deliveries: async () => (await consoleOps.streakDeliveries(ctx, r)).map((d) => deliveryView(d, ctx)),
+  };
+}
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- GraphQL validated the arguments against the schema
 type Args = Record<string, any>;
 type Resolver = (args: Args, ctx: ServiceContext) => unknown;
@@ -303,6 +320,26 @@ export const rootValue: Record<string, Resolver> = {
   createSilence: async (a, ctx) => silenceView(await silences.createSilence(ctx, a.input), ctx.now()),
   expireSilence: async (a, ctx) => silenceView(await silences.expireSilence(ctx, a.id), ctx.now()),
   updateSilence: async (a, ctx) => silenceView(await silences.updateSilence(ctx, a.id, a.input), ctx.now()),
+  // the console (issue 13)
+  viewer: (_a, ctx) => consoleOps.viewer(ctx),
+  validateFilter: (a) => consoleOps.validateFilter(a.eventTypeId, a.expression),
+  events: async (a, ctx) => {
+    const page = await consoleOps.listEvents(ctx, a);
+    const last = page.nodes.at(-1);
+    return {
+      nodes: page.nodes.map(storedEventView),
+      pageInfo: { hasNextPage: page.hasNextPage, endCursor: last ? consoleOps.encodeEventCursor(last) : null },
+    };
+  },
+  unhealthyResources: async (a, ctx) => {
+    const page = await consoleOps.listUnhealthyResources(ctx, a);
+    const last = page.nodes.at(-1);
+    return {
+      nodes: page.nodes.map((r) => unhealthyView(r, ctx)),
+      pageInfo: { hasNextPage: page.hasNextPage, endCursor: last ? consoleOps.encodeUnhealthyCursor(last) : null },
+    };
+  },
+  retryDelivery: async (a, ctx) => deliveryView(await consoleOps.retryDelivery(ctx, a.id), ctx),
   testIntegration: async (a, ctx) => {
     const r = await deliveries.testIntegration(ctx, a.id);
     // responseBody stays in the schema for old clients but is always null: receivers' answers are not reflected.

@@ -1,0 +1,307 @@
+import { useState } from 'preact/hooks';
+import type { PageProps } from '../app.js';
+import { CelEditor } from '../components/cel-editor.js';
+import { Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
+import { TryIt } from '../components/try-it.js';
+import { useAction, useQuery } from '../hooks.js';
+
+export interface EventType {
+  id: string;
+  displayName: string;
+  types: string[];
+}
+
+interface Router {
+  id: string;
+  name: string;
+  enabled: boolean;
+  generation: 'ROUTER' | 'ROUTING_CONFIGURATION';
+  managedBy: string | null;
+  eventType: { id: string; displayName: string };
+  notificationRouterFilterConfig: { advancedFilterExpression: string | null };
+  notificationRouterIntegrationConfig: { notificationRouterIntegrationID: string; notificationRouterTemplateID: string | null };
+}
+
+const ROUTERS = `query Routers {
+  searchNotificationRoutingConfigurations {
+    nodes {
+      id name enabled generation managedBy
+      eventType { id displayName }
+      notificationRouterFilterConfig { advancedFilterExpression }
+      notificationRouterIntegrationConfig { notificationRouterIntegrationID notificationRouterTemplateID }
+    }
+  }
+  eventTypes { id displayName types }
+  integrations { nodes { id name type } }
+  notificationTemplates { nodes { id name } }
+}`;
+
+const CREATE = `mutation CreateRouter($details: NotificationRouterConfigDetailsInput!, $filterConfig: NotificationRouterFilterConfigInput!, $integrationConfig: NotificationRouterIntegrationConfigurationInput!) {
+  createNotificationRouter(details: $details, filterConfig: $filterConfig, integrationConfig: $integrationConfig) { id }
+}`;
+const UPDATE = `mutation UpdateRouter($id: UUID!, $input: UpdateNotificationRouterConfigurationInput!) {
+  updateNotificationRouter(id: $id, updateNotificationRouterConfigurationInput: $input) { id enabled }
+}`;
+const ENABLE_OLD = `mutation EnableRoutingConfiguration($id: UUID!, $enabled: Boolean) { updateNotificationRoutingConfiguration(id: $id, enabled: $enabled) { id enabled } }`;
+
+type Data = {
+  searchNotificationRoutingConfigurations: { nodes: Router[] };
+  eventTypes: EventType[];
+  integrations: { nodes: { id: string; name: string; type: string }[] };
+  notificationTemplates: { nodes: { id: string; name: string }[] };
+};
+
+interface Draft {
+  id?: string;
+  name: string;
+  eventTypeId: string;
+  integrationId: string;
+  templateId: string;
+  filter: string;
+  enabled: boolean;
+}
+
+function RouterForm({ api, data, draft, onDone }: { api: PageProps['api']; data: Data; draft: Draft; onDone: (saved: boolean) => void }) {
+  const [d, setD] = useState(draft);
+  const [valid, setValid] = useState<boolean | undefined>();
+  const action = useAction();
+  const editing = d.id !== undefined;
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const ok = await action.run(() =>
+      editing
+        ? api(UPDATE, {
+            id: d.id,
+            input: {
+              name: d.name,
+              eventTypeId: d.eventTypeId,
+              integrationId: d.integrationId,
+              // no way to clear a template through this input: an empty choice keeps the stored one out of the request
+              ...(d.templateId ? { templateId: d.templateId } : {}),
+              advancedFilterExpression: d.filter,
+              enabled: d.enabled,
+            },
+          })
+        : api(CREATE, {
+            details: { name: d.name, eventTypeId: d.eventTypeId, enabled: d.enabled },
+            filterConfig: { advancedFilterExpression: d.filter },
+            integrationConfig: { integrationId: d.integrationId, ...(d.templateId ? { templateId: d.templateId } : {}) },
+          }),
+    );
+    if (ok) onDone(true);
+  };
+  return (
+    <form onSubmit={submit} aria-label={editing ? `Edit router ${draft.name}` : 'New router'} class="router-form">
+      <h2>{editing ? `Edit ${draft.name}` : 'New router'}</h2>
+      <div class="grid">
+        <label>
+          Name
+          <input name="router-name" required value={d.name} onInput={(e) => setD({ ...d, name: e.currentTarget.value })} />
+        </label>
+        <label>
+          Event family
+          <select name="event-type" value={d.eventTypeId} onChange={(e) => setD({ ...d, eventTypeId: e.currentTarget.value })}>
+            {data.eventTypes.map((t) => (
+              <option key={t.id} value={t.id}>
+                {t.displayName}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <div class="grid">
+        <div>
+          <label for="router-integration">Integration</label>
+          <select
+            id="router-integration"
+            name="integration"
+            required
+            value={d.integrationId}
+            onChange={(e) => setD({ ...d, integrationId: e.currentTarget.value })}
+          >
+            <option value="" disabled>
+              choose…
+            </option>
+            {data.integrations.nodes.map((i) => (
+              <option key={i.id} value={i.id}>
+                {i.name} ({i.type})
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label for="router-template">Template</label>
+          <select
+            id="router-template"
+            name="template"
+            value={d.templateId}
+            onChange={(e) => setD({ ...d, templateId: e.currentTarget.value })}
+          >
+            <option value="">the integration's default text</option>
+            {data.notificationTemplates.nodes.map((t) => (
+              <option key={t.id} value={t.id}>
+                {t.name}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
+      <CelEditor
+        api={api}
+        id="router-filter"
+        label="Filter (CEL over type and data)"
+        eventTypeId={d.eventTypeId}
+        value={d.filter}
+        onChange={(filter) => setD({ ...d, filter })}
+        onValidity={setValid}
+      />
+      <label>
+        <input
+          type="checkbox"
+          role="switch"
+          name="enabled"
+          checked={d.enabled}
+          onChange={(e) => setD({ ...d, enabled: e.currentTarget.checked })}
+        />
+        Enabled
+      </label>
+      <ErrorNote error={action.error} />
+      <div class="actions">
+        <button type="submit" disabled={action.pending || valid === false} aria-busy={action.pending ? 'true' : undefined}>
+          {editing ? 'Save router' : 'Create router'}
+        </button>
+        <button type="button" class="secondary outline" onClick={() => onDone(false)}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function RoutersPage({ api, canWrite }: PageProps) {
+  const q = useQuery<Data>(api, ROUTERS);
+  const [draft, setDraft] = useState<Draft | undefined>();
+  const action = useAction();
+  const data = q.data;
+  const routers = data?.searchNotificationRoutingConfigurations.nodes ?? [];
+  const integrationName = (id: string) => data?.integrations.nodes.find((i) => i.id === id)?.name ?? 'deleted integration';
+
+  const toggle = async (r: Router) => {
+    await action.run(() =>
+      r.generation === 'ROUTER'
+        ? api(UPDATE, { id: r.id, input: { enabled: !r.enabled } })
+        : api(ENABLE_OLD, { id: r.id, enabled: !r.enabled }),
+    );
+    q.reload();
+  };
+  const newDraft = (): Draft => ({
+    name: '',
+    eventTypeId: data?.eventTypes[0]?.id ?? '',
+    integrationId: data?.integrations.nodes[0]?.id ?? '',
+    templateId: '',
+    filter: '',
+    enabled: true,
+  });
+
+  return (
+    <section>
+      <PageHeader title="Routers">
+        {canWrite && data && !draft && (
+          <button type="button" onClick={() => setDraft(newDraft())}>
+            New router
+          </button>
+        )}
+      </PageHeader>
+      <p>A router sends the events of one family that its filter accepts to one integration.</p>
+      <ErrorNote error={q.error} />
+      <ErrorNote error={action.error} />
+      <Loading loading={q.loading && !q.data} />
+      {data && draft && (
+        <RouterForm
+          key={draft.id ?? 'new'}
+          api={api}
+          data={data}
+          draft={draft}
+          onDone={(saved) => {
+            setDraft(undefined);
+            if (saved) q.reload();
+          }}
+        />
+      )}
+      <Empty when={!!data && routers.length === 0}>No router yet.</Empty>
+      {routers.length > 0 && (
+        <div class="overflow-auto">
+          <table class="striped">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Family</th>
+                <th scope="col">Filter</th>
+                <th scope="col">Integration</th>
+                <th scope="col">State</th>
+                {canWrite && <th scope="col">Actions</th>}
+              </tr>
+            </thead>
+            <tbody>
+              {routers.map((r) => (
+                <tr key={r.id} data-router={r.name}>
+                  <td>
+                    <strong>{r.name}</strong>
+                    {r.managedBy && (
+                      <>
+                        <br />
+                        <small>managed by {r.managedBy}</small>
+                      </>
+                    )}
+                  </td>
+                  <td>{r.eventType.displayName}</td>
+                  <td>
+                    <code>{r.notificationRouterFilterConfig.advancedFilterExpression || 'every event'}</code>
+                  </td>
+                  <td>{integrationName(r.notificationRouterIntegrationConfig.notificationRouterIntegrationID)}</td>
+                  <td>
+                    <Tag value={r.enabled ? 'ENABLED' : 'DISABLED'} />
+                  </td>
+                  {canWrite && (
+                    <td class="actions">
+                      {r.generation === 'ROUTER' && (
+                        <button
+                          type="button"
+                          class="outline"
+                          aria-label={`Edit ${r.name}`}
+                          onClick={() =>
+                            setDraft({
+                              id: r.id,
+                              name: r.name,
+                              eventTypeId: r.eventType.id,
+                              integrationId: r.notificationRouterIntegrationConfig.notificationRouterIntegrationID,
+                              templateId: r.notificationRouterIntegrationConfig.notificationRouterTemplateID ?? '',
+                              filter: r.notificationRouterFilterConfig.advancedFilterExpression ?? '',
+                              enabled: r.enabled,
+                            })
+                          }
+                        >
+                          Edit
+                        </button>
+                      )}
+                      <button
+                        type="button"
+                        class="secondary outline"
+                        disabled={action.pending}
+                        aria-label={`${r.enabled ? 'Disable' : 'Enable'} ${r.name}`}
+                        onClick={() => toggle(r)}
+                      >
+                        {r.enabled ? 'Disable' : 'Enable'}
+                      </button>
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {data && <TryIt api={api} eventTypes={data.eventTypes} />}
+    </section>
+  );
+}
