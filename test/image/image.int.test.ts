@@ -6,7 +6,7 @@
  * GraphQL with the generated key, the console at /ui/, no TypeScript loader, a clean stop on SIGTERM.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, posix, relative } from 'node:path';
@@ -80,12 +80,9 @@ describe('the container image (Dockerfile replayed without Docker)', () => {
   let output = '';
   let port = 0;
   let exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  // console-ui's scripts/build.mjs gains buildConsole (dist/ui); until that is merged the build writes no console
-  let consoleBuilt = false;
 
   beforeAll(async () => {
     if (!buildStage) throw new Error('Dockerfile: no stage named "build"');
-    consoleBuilt = typeof ((await import(join(REPO_ROOT, 'scripts/build.mjs'))) as Record<string, unknown>)['buildConsole'] === 'function';
 
     // --- build stage: COPY from the context (minus .dockerignore), RUN verbatim, in a copy of the repository
     let workdir = '/';
@@ -208,7 +205,7 @@ describe('the container image (Dockerfile replayed without Docker)', () => {
     for (const s of dockerfile.stages) expect(s.from).toMatch(new RegExp(`^node:${node!.replace(/\./g, '\\.')}-[a-z]+-slim$`));
   });
 
-  it('ships dist/ only: the bundle, its source map, the schema (and the console); no node_modules, no TypeScript', () => {
+  it('ships dist/ only: the bundle, its source map, the schema and the console; no node_modules, no TypeScript', () => {
     const all = files(runtimeRoot);
     expect(all.length).toBeGreaterThan(0);
     for (const f of all) expect(f).toMatch(/^app\/dist\//);
@@ -216,8 +213,7 @@ describe('the container image (Dockerfile replayed without Docker)', () => {
       expect.arrayContaining(['app/dist/certmgr-notify.mjs', 'app/dist/certmgr-notify.mjs.map', 'app/dist/schema.graphql']),
     );
     expect(all.filter((f) => /node_modules|\.[cm]?ts$|(^|\/)tsx(\/|$)/.test(f))).toEqual([]);
-    if (consoleBuilt) expect(all).toContain('app/dist/ui/index.html');
-    else expect(all.filter((f) => f.startsWith('app/dist/ui/'))).toEqual([]);
+    expect(all).toContain('app/dist/ui/index.html');
   });
 
   it('runs as a numeric non-root user, keeps state in /data (a VOLUME) and starts node with no loader flags', () => {
@@ -270,15 +266,10 @@ describe('the container image (Dockerfile replayed without Docker)', () => {
     expect(statSync(join(runtimeRoot, 'app', 'dist', 'certmgr-notify.mjs')).mode & 0o222).toBe(0);
   });
 
-  it('serves the console at /ui/ when the build made one', async () => {
+  it('serves the console at /ui/ (the build stage built it into dist/ui)', async () => {
     const res = await fetch(`http://127.0.0.1:${port}/ui/`);
-    if (consoleBuilt) {
-      expect(res.status).toBe(200);
-      expect(await res.text()).toBe(readFileSync(join(runtimeRoot, 'app/dist/ui/index.html'), 'utf8'));
-    } else {
-      expect(res.status).toBe(404);
-      expect(existsSync(join(runtimeRoot, 'app/dist/ui'))).toBe(false);
-    }
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe(readFileSync(join(runtimeRoot, 'app/dist/ui/index.html'), 'utf8'));
   });
 
   it('stops cleanly on SIGTERM', async () => {
