@@ -61,10 +61,26 @@ export function compileToJs(root: Node, types: readonly string[]): CompiledJs[] 
 function compileFor(root: Node, type: string | undefined): CompiledJs {
   const compiler = new Compiler(type);
   const fn = compiler.compile(root, new Map());
+  if (compiler.isConstant(fn)) {
+    constantClosures.add(fn as CompiledJs);
+    return fn as CompiledJs;
+  }
   const slots = compiler.slots;
   // only comprehensions need variable slots: otherwise the root closure is called as it is
   if (slots === 0) return fn as CompiledJs;
   return (d) => fn(d, new Array<unknown>(slots));
+}
+
+/** Closures whose value does not depend on the event's data (a filter settled by `type` alone, or by literals). */
+const constantClosures = new WeakSet<CompiledJs>();
+
+/**
+ * The value of a closure that reads no data (e.g. `type.endsWith('.notready') && …` for the other type), else
+ * undefined. The interpreter binds `data` lazily and short-circuits like the closures, so for such a closure it does
+ * not read the data either: the value holds for any data, even data that isEventData refuses.
+ */
+export function constantValue(fn: CompiledJs): unknown {
+  return constantClosures.has(fn) ? fn({}) : undefined;
 }
 
 /**
@@ -72,7 +88,18 @@ function compileFor(root: Node, type: string | undefined): CompiledJs {
  * (a validated event's always is). Anything else (null, a list, a class instance) is left to the interpreter.
  */
 export function isEventData(d: unknown): d is Data {
-  return typeof d === 'object' && d !== null && !Array.isArray(d) && Object.getPrototypeOf(d) === Object.prototype;
+  return typeof d === 'object' && d !== null && protoOf(d) === Object.prototype;
+}
+
+/**
+ * An object's prototype, read through Object.prototype's `__proto__` accessor: V8 inlines it, whereas
+ * Object.getPrototypeOf is a call into C++ (profiled: about 20 ns, more than a whole hand-written predicate). An
+ * own `__proto__` key (JSON.parse makes one) hides the accessor: the answer is then not Object.prototype, so such
+ * data goes to the interpreter, the safe side. Only JavaScript code defining `__proto__` on a prototype could
+ * make it lie; event data is JSON.
+ */
+function protoOf(o: object): unknown {
+  return (o as { __proto__?: unknown }).__proto__;
 }
 
 function readsType(node: Node): boolean {
@@ -128,6 +155,10 @@ class Compiler {
     const c = this.constant(value);
     if (typeof value === 'boolean' || value === ERR) this.bools.add(c);
     return c;
+  }
+
+  isConstant(fn: Fn): boolean {
+    return this.constants.has(fn);
   }
 
   private constant(value: unknown): Fn {
@@ -714,7 +745,7 @@ function numNe(v: unknown, n: number | bigint): unknown {
  */
 function checked(v: unknown): unknown {
   if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return v;
-  if (typeof v === 'object' && (v === null || Array.isArray(v) || Object.getPrototypeOf(v) === Object.prototype)) return v;
+  if (typeof v === 'object' && (v === null || Array.isArray(v) || protoOf(v) === Object.prototype)) return v;
   throw BAIL;
 }
 

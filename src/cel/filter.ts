@@ -7,7 +7,7 @@ import { familyOf, isEventTypeId, type EventTypeId } from '../events/families.js
 import { FAMILY_FIELD_TREES } from '../events/schemas.js';
 import { startOffset, toSourceTree, type Node, type SourceTree } from './ast.js';
 import { checkFilterTree } from './check.js';
-import { compileToJs, isEventData, type CompiledJs } from './compile-js.js';
+import { compileToJs, constantValue, isEventData, type CompiledJs } from './compile-js.js';
 import { extractConstraints, type FilterConstraints } from './constraints.js';
 import { estimateCost, shapeOfField, shapeOfValue, type Shape } from './cost.js';
 import { FilterCompileError } from './errors.js';
@@ -164,11 +164,21 @@ function fastEvaluate(types: readonly string[], fns: readonly CompiledJs[], othe
   const [a, b] = types;
   const [fa, fb] = fns;
   if (types.length <= 2 && fa) {
+    // a type whose closure reads no data has its result here already (no call, no data check)
+    const ra = fa && settled(fa);
+    const rb = fb && settled(fb);
     return (event) => {
       const t = event.type;
-      const f = t === a ? fa : t === b ? fb : undefined;
+      let f: CompiledJs | undefined;
+      if (t === a) {
+        if (ra) return ra;
+        f = fa;
+      } else if (t === b) {
+        if (rb) return rb;
+        f = fb;
+      }
       const data = f && eventData(event.data);
-      if (data) {
+      if (f && data) {
         let r: unknown;
         try {
           r = f(data);
@@ -187,6 +197,12 @@ function fastEvaluate(types: readonly string[], fns: readonly CompiledJs[], othe
     if (r === false) return NOT_MATCHED;
     return otherwise(event);
   };
+}
+
+/** The result of a closure that reads no data, when it is true or false. */
+function settled(fn: CompiledJs): FilterResult | undefined {
+  const v = constantValue(fn);
+  return v === true ? MATCHED : v === false ? NOT_MATCHED : undefined;
 }
 
 /** The compiled closures' result; undefined when they could not decide (outside the family, odd data, it threw). */
