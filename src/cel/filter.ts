@@ -156,8 +156,7 @@ type Evaluate = CompiledFilter['evaluate'];
 
 /**
  * The hot path (routing evaluates the prefilter index's candidates with it): the family check is the pick of the
- * event type's closure, the data check is remembered for the last event (routing evaluates many filters on one
- * event), and true/false comes back without allocating. Anything else (an event outside the family, data the
+ * event type's closure, then one data check and one call, and true/false comes back without allocating. Anything else (an event outside the family, data the
  * closures do not take, an error, a non-bool, unsure) goes to `otherwise`, which checks again and words it.
  */
 function fastEvaluate(types: readonly string[], fns: readonly CompiledJs[], otherwise: Evaluate): Evaluate {
@@ -217,13 +216,8 @@ function runCompiled(fns: readonly CompiledJs[], types: readonly string[], event
   }
 }
 
-/** The last event data that passed isEventData (one event at a time is routed through many filters). */
-let lastData: object | undefined;
 function eventData(d: unknown): Parameters<CompiledJs>[0] | undefined {
-  if (d === lastData) return d as Parameters<CompiledJs>[0];
-  if (!isEventData(d)) return undefined;
-  lastData = d;
-  return d;
+  return isEventData(d) ? d : undefined;
 }
 
 let interpretedFilters = 0;
