@@ -23,34 +23,106 @@ export const ERR: unique symbol = Symbol('cel error');
 class Bail {}
 const BAIL = new Bail();
 
-interface Ctx {
-  t: unknown;
-  d: unknown;
-  /** Comprehension variables, one slot per comprehension of the expression. */
-  v: unknown[];
-}
-type Fn = (c: Ctx) => unknown;
+/**
+ * A compiled node: `(data, vars) => value | ERR`, throws when unsure. Two plain arguments rather than a context
+ * object, so an evaluation allocates nothing (vars: one slot per comprehension variable; unused without one).
+ */
+type Fn = (d: Data, v: unknown[]) => unknown;
+/** Event data that passed isEventData: a plain object (a CEL map). */
+type Data = Record<string, unknown>;
 
-/** `(type, data) => value | ERR`, throws when unsure. */
-export type CompiledJs = (type: string, data: unknown) => unknown;
+/**
+ * The closure of a filter for one event type of its family: `(data) => value | ERR`, throws when unsure. `data`
+ * must pass isEventData (the caller checks it once per evaluation, before picking the closure of the type).
+ */
+export type CompiledJs = (data: Data) => unknown;
 
 class Unsupported extends Error {}
 
-/** The closure of a checked filter, or undefined when it uses something this compiler does not cover. */
-export function compileToJs(root: Node): CompiledJs | undefined {
-  const compiler = new Compiler();
-  let fn: Fn;
+/**
+ * The closures of a checked filter, one per type of `types` (the event family's, in order), or undefined when the
+ * filter uses something this compiler does not cover. Each is specialised to its type: `type` is a constant there,
+ * so `type.endsWith('.notready') && …` costs nothing at run time (false for the other type, dropped for this one).
+ */
+export function compileToJs(root: Node, types: readonly string[]): CompiledJs[] | undefined {
   try {
-    fn = compiler.compile(root, new Map());
+    // one closure for every type when the filter does not read `type`
+    if (!readsType(root)) {
+      const fn = compileFor(root, undefined);
+      return types.map(() => fn);
+    }
+    return types.map((t) => compileFor(root, t));
   } catch (e) {
     if (e instanceof Unsupported) return undefined;
     throw e;
   }
-  const slots = compiler.slots;
-  // decided once here, not per evaluation: only comprehensions need variable slots
-  if (slots === 0) return (type, data) => fn({ t: type, d: checked(data), v: NO_VARS });
-  return (type, data) => fn({ t: type, d: checked(data), v: new Array<unknown>(slots) });
 }
+
+function compileFor(root: Node, type: string | undefined): CompiledJs {
+  const compiler = new Compiler(type);
+  const fn = compiler.compile(root, new Map());
+  if (compiler.isConstant(fn)) {
+    constantClosures.add(fn as CompiledJs);
+    return fn as CompiledJs;
+  }
+  const slots = compiler.slots;
+  // only comprehensions need variable slots: otherwise the root closure is called as it is
+  if (slots === 0) return fn as CompiledJs;
+  return (d) => fn(d, new Array<unknown>(slots));
+}
+
+/** Closures whose value does not depend on the event's data (a filter settled by `type` alone, or by literals). */
+const constantClosures = new WeakSet<CompiledJs>();
+
+/**
+ * The value of a closure that reads no data (e.g. `type.endsWith('.notready') && …` for the other type), else
+ * undefined. The interpreter binds `data` lazily and short-circuits like the closures, so for such a closure it does
+ * not read the data either: the value holds for any data, even data that isEventData refuses.
+ */
+export function constantValue(fn: CompiledJs): unknown {
+  return constantClosures.has(fn) ? fn({}) : undefined;
+}
+
+/**
+ * Whether the event's data is what the interpreter reads as a map and the compiled closures expect: a plain object
+ * (a validated event's always is). Anything else (null, a list, a class instance) is left to the interpreter.
+ */
+export function isEventData(d: unknown): d is Data {
+  return typeof d === 'object' && d !== null && protoOf(d) === Object.prototype;
+}
+
+/**
+ * An object's prototype, read through Object.prototype's `__proto__` accessor: V8 inlines it, whereas
+ * Object.getPrototypeOf is a call into C++ (profiled: about 20 ns, more than a whole hand-written predicate). An
+ * own `__proto__` key (JSON.parse makes one) hides the accessor: the answer is then not Object.prototype, so such
+ * data goes to the interpreter, the safe side. Only JavaScript code defining `__proto__` on a prototype could
+ * make it lie; event data is JSON.
+ */
+function protoOf(o: object): unknown {
+  return (o as { __proto__?: unknown }).__proto__;
+}
+
+function readsType(node: Node): boolean {
+  switch (node.kind) {
+    case 'ident':
+      return node.name === 'type';
+    case 'select':
+      return readsType(node.operand);
+    case 'list':
+      return node.elements.some(readsType);
+    case 'call':
+      return (node.target !== undefined && readsType(node.target)) || node.args.some(readsType);
+    default:
+      return false;
+  }
+}
+
+/**
+ * Whether a field can be read as `o[name]`: on a plain object (all the maps here), a name that is not a property of
+ * Object.prototype reads the object's own property or undefined, as Object.hasOwn would tell. (Assumes nobody adds
+ * properties to Object.prototype at run time, which would break far more than this.)
+ */
+const plainReadable = (name: string): boolean => !(name in Object.prototype);
 
 const NO_VARS: unknown[] = [];
 /** 2^53: every integer up to it is exactly a double. */
@@ -62,35 +134,98 @@ type Scope = ReadonlyMap<string, number>;
 
 class Compiler {
   slots = 0;
+  /** Closures of the parts that do not depend on the event's data (their value, computed once here). */
+  private readonly constants = new Map<Fn, unknown>();
+  /** Closures that give only true, false or ERR (or throw): a junction of one of them needs no bool check. */
+  private readonly bools = new Set<Fn>();
+
+  /** type: the event type this closure is for (`type` is a constant), undefined when the filter does not read it. */
+  constructor(private readonly type: string | undefined) {}
 
   compile(node: Node, scope: Scope): Fn {
+    const fn = this.compileNode(node, scope);
+    if (this.constants.has(fn) || !this.closed(node, scope)) return fn;
+    // a part without data or loop variables: evaluate it once, now (it is pure); unsure stays to run time
+    let value: unknown;
+    try {
+      value = fn({}, NO_VARS);
+    } catch {
+      return fn;
+    }
+    const c = this.constant(value);
+    if (typeof value === 'boolean' || value === ERR) this.bools.add(c);
+    return c;
+  }
+
+  isConstant(fn: Fn): boolean {
+    return this.constants.has(fn);
+  }
+
+  private constant(value: unknown): Fn {
+    const fn: Fn = () => value;
+    this.constants.set(fn, value);
+    return fn;
+  }
+
+  private bool(fn: Fn): Fn {
+    this.bools.add(fn);
+    return fn;
+  }
+
+  /** Whether the node's value is the same for every event (no data, no loop variable, no macro). */
+  private closed(node: Node, scope: Scope): boolean {
     switch (node.kind) {
-      case 'literal': {
-        const value = literal(node.literal);
-        return () => value;
-      }
+      case 'literal':
+        return true;
+      case 'ident':
+        return node.name === 'type' && !scope.has('type') && this.type !== undefined;
+      case 'select':
+        return this.closed(node.operand, scope);
+      case 'list':
+        return node.elements.every((e) => this.closed(e, scope));
+      case 'call':
+        return (
+          !node.macro && (node.target === undefined || this.closed(node.target, scope)) && node.args.every((a) => this.closed(a, scope))
+        );
+      default:
+        return false;
+    }
+  }
+
+  /** The field name of `data.name` (data not shadowed) when it can be read directly. */
+  private dataField(node: Node | undefined, scope: Scope): string | undefined {
+    if (node?.kind !== 'select' || node.operand.kind !== 'ident' || node.operand.name !== 'data' || scope.has('data')) return undefined;
+    return plainReadable(node.field) ? node.field : undefined;
+  }
+
+  private compileNode(node: Node, scope: Scope): Fn {
+    switch (node.kind) {
+      case 'literal':
+        return this.constant(literal(node.literal));
       case 'ident':
         return this.ident(node.name, scope);
       case 'select': {
         const field = node.field;
-        // `data.field`, the usual filter: one closure call fewer
-        if (node.operand.kind === 'ident' && node.operand.name === 'data' && !scope.has('data')) return (c) => select(c.d, field);
+        const direct = this.dataField(node, scope);
+        // `data.field`, the usual filter: a direct read of the checked data
+        if (direct !== undefined) return (d) => checkedField(d[direct]);
+        if (node.operand.kind === 'ident' && node.operand.name === 'data' && !scope.has('data')) return (d) => select(d, field);
         const operand = this.compile(node.operand, scope);
-        return (c) => select(operand(c), field);
+        if (plainReadable(field)) return (d, v) => selectPlain(operand(d, v), field);
+        return (d, v) => select(operand(d, v), field);
       }
       case 'list': {
         if (node.elements.every((e) => e.kind === 'literal')) {
           // never mutated: list results are always fresh arrays
-          const value = node.elements.map((e) => literal((e as Node & { kind: 'literal' }).literal));
-          return () => value;
+          return this.constant(node.elements.map((e) => literal((e as Node & { kind: 'literal' }).literal)));
         }
         const elements = node.elements.map((e) => this.compile(e, scope));
-        return (c) => {
+        return (d, v) => {
           const out: unknown[] = [];
           for (const e of elements) {
-            const v = e(c);
-            if (v === ERR) return ERR;
-            out.push(v);
+            const x = e(d, v);
+            if (x === ERR) return ERR;
+            out.push(x);
           }
           return out;
         };
@@ -104,9 +239,12 @@ class Compiler {
 
   private ident(name: string, scope: Scope): Fn {
     const slot = scope.get(name);
-    if (slot !== undefined) return (c) => c.v[slot];
-    if (name === 'type') return (c) => c.t;
-    if (name === 'data') return (c) => c.d;
+    if (slot !== undefined) return (_d, v) => v[slot];
+    if (name === 'type') {
+      if (this.type === undefined) throw new Error('compiled without the event type');
+      return this.constant(this.type);
+    }
+    if (name === 'data') return (d) => d;
     // type names (`int`, `string`, ...) are type values: not represented here
     throw new Unsupported();
   }
@@ -115,101 +253,50 @@ class Compiler {
     const operands = node.target ? [node.target, ...node.args] : node.args;
     switch (node.fn) {
       case '_&&_':
-        return junction(
+        return this.junction(
           operands.map((o) => this.compile(o, scope)),
           false,
         );
       case '_||_':
-        return junction(
+        return this.junction(
           operands.map((o) => this.compile(o, scope)),
           true,
         );
       case '_?_:_': {
         const [cond, t, f] = this.all(operands, scope, 3) as [Fn, Fn, Fn];
-        return (c) => {
-          const v = cond(c);
-          return v === true ? t(c) : v === false ? f(c) : ERR;
+        if (this.constants.has(cond)) {
+          const v = this.constants.get(cond);
+          return v === true ? t : v === false ? f : this.constant(ERR);
+        }
+        return (d, vars) => {
+          const v = cond(d, vars);
+          return v === true ? t(d, vars) : v === false ? f(d, vars) : ERR;
         };
       }
       case '_[_]': {
         const [operand, key] = this.all(operands, scope, 2) as [Fn, Fn];
-        return (c) => {
-          const o = operand(c);
+        return (d, v) => {
+          const o = operand(d, v);
           if (o === ERR) return ERR;
-          const k = key(c);
+          const k = key(d, v);
           return k === ERR ? ERR : index(o, k);
         };
       }
       case '_==_':
-      case '_!=_': {
-        const negate = node.fn === '_!=_';
-        const [a, b] = operands;
-        // the spec patterns: `field == 'literal'`
-        if (b?.kind === 'literal' && b.literal.type === 'string') {
-          const lhs = this.compile(a as Node, scope);
-          const s = b.literal.value;
-          return negate ? (c) => strNe(lhs(c), s) : (c) => strEq(lhs(c), s);
-        }
-        if (b?.kind === 'literal' && (b.literal.type === 'int' || b.literal.type === 'double')) {
-          const lhs = this.compile(a as Node, scope);
-          const n = b.literal.value;
-          // `number == bigint` is a slow runtime call in V8: compare as a double when the literal is exactly one
-          const d = typeof n === 'bigint' && n >= -MAX_EXACT && n <= MAX_EXACT ? Number(n) : undefined;
-          if (d !== undefined) {
-            return (c) => {
-              const v = lhs(c);
-              if (v === ERR) return ERR;
-              const eq = typeof v === 'number' ? v === d : typeof v === 'bigint' && v === n;
-              return negate ? !eq : eq;
-            };
-          }
-          // numbers are equal across int and double; nothing else equals a number
-          return (c) => {
-            const v = lhs(c);
-            if (v === ERR) return ERR;
-            const eq = (typeof v === 'number' || typeof v === 'bigint') && v == n;
-            return negate ? !eq : eq;
-          };
-        }
-        return binary(this.all(operands, scope, 2), negate ? (x, y) => !equals(x, y) : equals);
-      }
+      case '_!=_':
+        return this.bool(this.equality(node.fn === '_!=_', operands, scope));
       case '_<_':
-        return binary(this.all(operands, scope, 2), (x, y) => relate(x, y, lt));
+        return this.bool(binary(this.all(operands, scope, 2), (x, y) => relate(x, y, lt)));
       case '_<=_':
-        return binary(this.all(operands, scope, 2), (x, y) => relate(x, y, le));
+        return this.bool(binary(this.all(operands, scope, 2), (x, y) => relate(x, y, le)));
       case '_>_':
-        return binary(this.all(operands, scope, 2), (x, y) => relate(x, y, gt));
+        return this.bool(binary(this.all(operands, scope, 2), (x, y) => relate(x, y, gt)));
       case '_>=_':
-        return binary(this.all(operands, scope, 2), (x, y) => relate(x, y, ge));
-      case '@in': {
-        const [a, b] = operands;
-        if (b?.kind === 'list' && b.elements.length > 0 && b.elements.every((e) => e.kind === 'literal' && e.literal.type === 'string')) {
-          const set = new Set(b.elements.map((e) => (e as { literal: { value: string } }).literal.value));
-          const lhs = this.compile(a as Node, scope);
-          // a string is only equal to a string; anything else is in no list of strings
-          return (c) => {
-            const v = lhs(c);
-            return v === ERR ? ERR : typeof v === 'string' && set.has(v);
-          };
-        }
-        if (a?.kind === 'literal' && a.literal.type === 'string') {
-          const lit = a.literal.value;
-          const rhs = this.compile(b as Node, scope);
-          return (c) => {
-            const l = rhs(c);
-            if (!Array.isArray(l)) return l === ERR ? ERR : inOp(lit, l);
-            // a string equals only the same string; the others are converted in order, as the interpreter does
-            for (const e of l as unknown[]) {
-              if (e === lit) return true;
-              checked(e);
-            }
-            return false;
-          };
-        }
-        return binary(this.all(operands, scope, 2), inOp);
-      }
+        return this.bool(binary(this.all(operands, scope, 2), (x, y) => relate(x, y, ge)));
+      case '@in':
+        return this.bool(this.membership(operands, scope));
       case '!_':
-        return unary(this.all(operands, scope, 1), (x) => (typeof x === 'boolean' ? !x : ERR));
+        return this.bool(unary(this.all(operands, scope, 1), (x) => (typeof x === 'boolean' ? !x : ERR)));
       case '-_':
         return unary(this.all(operands, scope, 1), negate);
       case '_+_':
@@ -241,9 +328,9 @@ class Compiler {
       case 'contains':
       case 'startsWith':
       case 'endsWith':
-        return this.stringMethod(node.fn, operands, scope);
+        return this.bool(this.stringMethod(node.fn, operands, scope));
       case 'matches':
-        return this.matches(operands, scope);
+        return this.bool(this.matches(operands, scope));
       case 'int':
         return unary(this.all(operands, scope, 1), toInt);
       case 'double':
@@ -265,24 +352,167 @@ class Compiler {
     return nodes.map((o) => this.compile(o, scope));
   }
 
+  /**
+   * `&&` (decisive = false) and `||` (decisive = true) with CEL's error absorption: any operand equal to `decisive`
+   * decides, whatever the others are (errors included); otherwise an error or non-bool operand makes an error.
+   * Constant operands are settled here: a decisive one ends the junction (the operands before it still run, for
+   * their "unsure"), the others drop out.
+   */
+  private junction(all: Fn[], decisive: boolean): Fn {
+    const fns: Fn[] = [];
+    for (const f of all) {
+      if (!this.constants.has(f)) fns.push(f);
+      else if (this.constants.get(f) === decisive) {
+        if (fns.length === 0) return this.constant(decisive);
+        fns.push(f);
+        break;
+      } else if (this.constants.get(f) !== !decisive) fns.push(f);
+    }
+    const [a, b] = fns;
+    if (a === undefined) return this.constant(!decisive);
+    if (fns.length === 1) return this.bools.has(a) ? a : this.bool(asBool(a));
+    if (fns.length === 2 && b) return this.bool(decisive ? or2(a, b) : and2(a, b));
+    return this.bool(
+      decisive
+        ? (d, v) => {
+            let failed = false;
+            for (const f of fns) {
+              const x = f(d, v);
+              if (x === true) return true;
+              if (x !== false) failed = true;
+            }
+            return failed ? ERR : false;
+          }
+        : (d, v) => {
+            let failed = false;
+            for (const f of fns) {
+              const x = f(d, v);
+              if (x === false) return false;
+              if (x !== true) failed = true;
+            }
+            return failed ? ERR : true;
+          },
+    );
+  }
+
+  private equality(negate: boolean, operands: readonly Node[], scope: Scope): Fn {
+    const [a, b] = operands;
+    if (operands.length !== 2 || !a || !b) throw new Unsupported();
+    // the spec patterns: `data.field == 'literal'`, `data.field == 3`
+    if (b.kind === 'literal' && b.literal.type === 'string') {
+      const s = b.literal.value;
+      const field = this.dataField(a, scope);
+      if (field !== undefined) {
+        return negate
+          ? (d) => {
+              const v = d[field];
+              return typeof v === 'string' ? v !== s : strNe(checkedField(v), s);
+            }
+          : (d) => {
+              const v = d[field];
+              return typeof v === 'string' ? v === s : strEq(checkedField(v), s);
+            };
+      }
+      const lhs = this.compile(a, scope);
+      return negate ? (d, v) => strNe(lhs(d, v), s) : (d, v) => strEq(lhs(d, v), s);
+    }
+    if (b.kind === 'literal' && (b.literal.type === 'int' || b.literal.type === 'double')) {
+      const n = b.literal.value;
+      const field = this.dataField(a, scope);
+      // `number == bigint` is a slow runtime call in V8: compare as a double when the literal is exactly one
+      const x = typeof n === 'bigint' ? (n >= -MAX_EXACT && n <= MAX_EXACT ? Number(n) : undefined) : n;
+      if (x !== undefined && field !== undefined) {
+        return negate
+          ? (d) => {
+              const v = d[field];
+              return typeof v === 'number' ? v !== x : numNe(checkedField(v), n);
+            }
+          : (d) => {
+              const v = d[field];
+              return typeof v === 'number' ? v === x : numEq(checkedField(v), n);
+            };
+      }
+      const lhs = this.compile(a, scope);
+      return negate ? (d, v) => numNe(lhs(d, v), n) : (d, v) => numEq(lhs(d, v), n);
+    }
+    return binary(this.all(operands, scope, 2), negate ? (x, y) => !equals(x, y) : equals);
+  }
+
+  private membership(operands: readonly Node[], scope: Scope): Fn {
+    const [a, b] = operands;
+    if (operands.length !== 2 || !a || !b) throw new Unsupported();
+    if (b.kind === 'list' && b.elements.length > 0 && b.elements.every((e) => e.kind === 'literal' && e.literal.type === 'string')) {
+      const set = new Set(b.elements.map((e) => (e as { literal: { value: string } }).literal.value));
+      const field = this.dataField(a, scope);
+      // a string is only equal to a string; anything else is in no list of strings
+      if (field !== undefined) {
+        return (d) => {
+          const v = d[field];
+          return typeof v === 'string' ? set.has(v) : checkedField(v) === ERR ? ERR : false;
+        };
+      }
+      const lhs = this.compile(a, scope);
+      return (d, vars) => {
+        const v = lhs(d, vars);
+        return v === ERR ? ERR : typeof v === 'string' && set.has(v);
+      };
+    }
+    if (a.kind === 'literal' && a.literal.type === 'string') {
+      const lit = a.literal.value;
+      const field = this.dataField(b, scope);
+      const rhs = field === undefined ? this.compile(b, scope) : undefined;
+      return (d, vars) => {
+        const l = rhs === undefined ? d[field as string] : rhs(d, vars);
+        if (!Array.isArray(l)) return l === ERR ? ERR : inOp(lit, rhs === undefined ? checkedField(l) : l);
+        // a string equals only the same string; the others are converted in order, as the interpreter does
+        for (const e of l as unknown[]) {
+          if (e === lit) return true;
+          if (typeof e !== 'string') checked(e);
+        }
+        return false;
+      };
+    }
+    return binary(this.all(operands, scope, 2), inOp);
+  }
+
   private stringMethod(fn: 'contains' | 'startsWith' | 'endsWith', operands: readonly Node[], scope: Scope): Fn {
-    const [receiver, arg] = this.all(operands, scope, 2) as [Fn, Fn];
     const lit = operands[1]?.kind === 'literal' && operands[1].literal.type === 'string' ? operands[1].literal.value : undefined;
+    const field = this.dataField(operands[0], scope);
+    if (lit !== undefined && field !== undefined && operands.length === 2) {
+      switch (fn) {
+        case 'contains':
+          return (d) => {
+            const s = d[field];
+            return typeof s === 'string' ? s.includes(lit) : notString(s);
+          };
+        case 'startsWith':
+          return (d) => {
+            const s = d[field];
+            return typeof s === 'string' ? s.startsWith(lit) : notString(s);
+          };
+        case 'endsWith':
+          return (d) => {
+            const s = d[field];
+            return typeof s === 'string' ? s.endsWith(lit) : notString(s);
+          };
+      }
+    }
+    const [receiver, arg] = this.all(operands, scope, 2) as [Fn, Fn];
     if (lit !== undefined) {
       switch (fn) {
         case 'contains':
-          return (c) => {
-            const s = receiver(c);
+          return (d, v) => {
+            const s = receiver(d, v);
             return typeof s === 'string' ? s.includes(lit) : ERR;
           };
         case 'startsWith':
-          return (c) => {
-            const s = receiver(c);
+          return (d, v) => {
+            const s = receiver(d, v);
             return typeof s === 'string' ? s.startsWith(lit) : ERR;
           };
         case 'endsWith':
-          return (c) => {
-            const s = receiver(c);
+          return (d, v) => {
+            const s = receiver(d, v);
             return typeof s === 'string' ? s.endsWith(lit) : ERR;
           };
       }
@@ -296,8 +526,8 @@ class Compiler {
     const pattern = operands[1];
     if (pattern?.kind === 'literal' && pattern.literal.type === 'string') {
       const re = compileRegex(pattern.literal.value);
-      return (c) => {
-        const s = receiver(c);
+      return (d, v) => {
+        const s = receiver(d, v);
         return typeof s !== 'string' ? ERR : re === undefined ? ERR : re.test(s);
       };
     }
@@ -314,7 +544,7 @@ class Compiler {
       if (field?.kind !== 'select') throw new Unsupported();
       const operand = this.compile(field.operand, scope);
       const name = field.field;
-      return (c) => has(operand(c), name);
+      return this.bool((d, v) => has(operand(d, v), name));
     }
     const [variable, ...body] = node.args;
     if (!node.target || variable?.kind !== 'ident') throw new Unsupported();
@@ -324,59 +554,65 @@ class Compiler {
     const fns = body.map((b) => this.compile(b, inner));
     const [first, second] = fns;
     if (!first) throw new Unsupported();
-    const loop = (kernel: (c: Ctx, items: readonly unknown[]) => unknown): Fn => {
-      return (c) => {
-        const items = iterItems(range(c));
-        return items === ERR ? ERR : kernel(c, items);
+    const loop = (kernel: (d: Data, v: unknown[], items: readonly unknown[]) => unknown): Fn => {
+      return (d, v) => {
+        const items = iterItems(range(d, v));
+        return items === ERR ? ERR : kernel(d, v, items);
       };
     };
     switch (node.fn) {
       case 'exists':
         if (fns.length !== 1) throw new Unsupported();
-        return loop((c, items) => {
-          // accu = accu || test, while accu is not true (an error does not stop the loop)
-          let accu: unknown = false;
-          for (const item of items) {
-            if (accu === true) break;
-            c.v[slot] = item;
-            const t = first(c);
-            accu = t === true ? true : accu === false && t === false ? false : ERR;
-          }
-          return accu;
-        });
+        return this.bool(
+          loop((d, v, items) => {
+            // accu = accu || test, while accu is not true (an error does not stop the loop)
+            let accu: unknown = false;
+            for (const item of items) {
+              if (accu === true) break;
+              v[slot] = item;
+              const t = first(d, v);
+              accu = t === true ? true : accu === false && t === false ? false : ERR;
+            }
+            return accu;
+          }),
+        );
       case 'all':
         if (fns.length !== 1) throw new Unsupported();
-        return loop((c, items) => {
-          let accu: unknown = true;
-          for (const item of items) {
-            if (accu === false) break;
-            c.v[slot] = item;
-            const t = first(c);
-            accu = t === false ? false : accu === true && t === true ? true : ERR;
-          }
-          return accu;
-        });
+        return this.bool(
+          loop((d, v, items) => {
+            let accu: unknown = true;
+            for (const item of items) {
+              if (accu === false) break;
+              v[slot] = item;
+              const t = first(d, v);
+              accu = t === false ? false : accu === true && t === true ? true : ERR;
+            }
+            return accu;
+          }),
+        );
       case 'exists_one':
         if (fns.length !== 1) throw new Unsupported();
-        return loop((c, items) => {
-          let count = 0;
-          let failed = false;
-          for (const item of items) {
-            c.v[slot] = item;
-            const t = first(c);
-            if (t === true) count++;
-            else if (t !== false) failed = true;
-          }
-          return failed ? ERR : count === 1;
-        });
+        return this.bool(
+          loop((d, v, items) => {
+            let count = 0;
+            let failed = false;
+            for (const item of items) {
+              v[slot] = item;
+              const t = first(d, v);
+              if (t === true) count++;
+              else if (t !== false) failed = true;
+            }
+            return failed ? ERR : count === 1;
+          }),
+        );
       case 'filter':
         if (fns.length !== 1) throw new Unsupported();
-        return loop((c, items) => {
+        return loop((d, v, items) => {
           const out: unknown[] = [];
           let failed = false;
           for (const item of items) {
-            c.v[slot] = item;
-            const t = first(c);
+            v[slot] = item;
+            const t = first(d, v);
             if (t === true) out.push(item);
             else if (t !== false) failed = true;
           }
@@ -384,30 +620,30 @@ class Compiler {
         });
       case 'map':
         if (fns.length === 1) {
-          return loop((c, items) => {
+          return loop((d, v, items) => {
             const out: unknown[] = [];
             for (const item of items) {
-              c.v[slot] = item;
+              v[slot] = item;
               // accu + [f(x)]: once accu is an error, f is no longer evaluated
-              const v = first(c);
-              if (v === ERR) return ERR;
-              out.push(v);
+              const x = first(d, v);
+              if (x === ERR) return ERR;
+              out.push(x);
             }
             return out;
           });
         }
         if (fns.length !== 2 || !second) throw new Unsupported();
-        return loop((c, items) => {
+        return loop((d, v, items) => {
           const out: unknown[] = [];
           let failed = false;
           for (const item of items) {
-            c.v[slot] = item;
-            const t = first(c);
+            v[slot] = item;
+            const t = first(d, v);
             if (t === true) {
               if (failed) continue;
-              const v = second(c);
-              if (v === ERR) failed = true;
-              else out.push(v);
+              const x = second(d, v);
+              if (x === ERR) failed = true;
+              else out.push(x);
             } else if (t !== false) failed = true;
           }
           return failed ? ERR : out;
@@ -433,47 +669,51 @@ function literal(l: Literal): unknown {
   }
 }
 
-/**
- * `&&` (decisive = false) and `||` (decisive = true) with CEL's error absorption: any operand equal to `decisive`
- * decides, whatever the others are (errors included); otherwise an error or non-bool operand makes an error.
- */
-function junction(fns: Fn[], decisive: boolean): Fn {
-  const [a, b] = fns;
-  if (fns.length === 2 && a && b) {
-    return (c) => {
-      const x = a(c);
-      if (x === decisive) return decisive;
-      const y = b(c);
-      if (y === decisive) return decisive;
-      return x === !decisive && y === !decisive ? !decisive : ERR;
-    };
-  }
-  return (c) => {
-    let failed = false;
-    for (const f of fns) {
-      const v = f(c);
-      if (v === decisive) return decisive;
-      if (v !== !decisive) failed = true;
-    }
-    return failed ? ERR : !decisive;
+/** `a && b` (see Compiler.junction). */
+function and2(a: Fn, b: Fn): Fn {
+  return (d, v) => {
+    const x = a(d, v);
+    if (x === false) return false;
+    const y = b(d, v);
+    if (y === false) return false;
+    return x === true && y === true ? true : ERR;
+  };
+}
+
+/** `a || b` (see Compiler.junction). */
+function or2(a: Fn, b: Fn): Fn {
+  return (d, v) => {
+    const x = a(d, v);
+    if (x === true) return true;
+    const y = b(d, v);
+    if (y === true) return true;
+    return x === false && y === false ? false : ERR;
+  };
+}
+
+/** A junction of one operand: its bool, else an error. */
+function asBool(a: Fn): Fn {
+  return (d, v) => {
+    const x = a(d, v);
+    return x === true || x === false ? x : ERR;
   };
 }
 
 /** A strict call: an error operand is the result (operands evaluated left to right, stopping at an error). */
 function unary(fns: Fn[], op: (x: unknown) => unknown): Fn {
   const [a] = fns as [Fn];
-  return (c) => {
-    const x = a(c);
+  return (d, v) => {
+    const x = a(d, v);
     return x === ERR ? ERR : op(x);
   };
 }
 
 function binary(fns: Fn[], op: (x: unknown, y: unknown) => unknown): Fn {
   const [a, b] = fns as [Fn, Fn];
-  return (c) => {
-    const x = a(c);
+  return (d, v) => {
+    const x = a(d, v);
     if (x === ERR) return ERR;
-    const y = b(c);
+    const y = b(d, v);
     return y === ERR ? ERR : op(x, y);
   };
 }
@@ -488,18 +728,36 @@ function strNe(v: unknown, s: string): unknown {
   return v !== s;
 }
 
-/** A value read from the event as the interpreter converts it; anything it would refuse (it throws) bails. */
+function numEq(v: unknown, n: number | bigint): unknown {
+  if (v === ERR) return ERR;
+  // numbers are equal across int and double; nothing else equals a number
+  return (typeof v === 'number' || typeof v === 'bigint') && v == n;
+}
+
+function numNe(v: unknown, n: number | bigint): unknown {
+  const eq = numEq(v, n);
+  return eq === ERR ? ERR : !eq;
+}
+
+/**
+ * A value read from the event as the interpreter converts it; anything it would refuse (it throws) bails.
+ * typeof tests rather than a switch on typeof: V8 compiles these to type checks, the switch to a builtin call.
+ */
 function checked(v: unknown): unknown {
-  switch (typeof v) {
-    case 'string':
-    case 'number':
-    case 'boolean':
-    case 'bigint':
-      return v;
-    case 'object':
-      if (v === null || Array.isArray(v) || Object.getPrototypeOf(v) === Object.prototype) return v;
-  }
+  if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return v;
+  if (typeof v === 'object' && (v === null || Array.isArray(v) || protoOf(v) === Object.prototype)) return v;
   throw BAIL;
+}
+
+/** A map's field as read (`map[name]`, undefined when absent): missing is an error, as in the interpreter. */
+function checkedField(v: unknown): unknown {
+  return v === undefined ? ERR : checked(v);
+}
+
+/** A string method's receiver that is not a string (read raw from the data): an error, or unsure. */
+function notString(v: unknown): unknown {
+  checkedField(v);
+  return ERR;
 }
 
 /** A map of the event (every object value reaching here passed `checked`). */
@@ -508,11 +766,13 @@ function isMap(v: unknown): v is Record<string, unknown> {
 }
 
 function select(o: unknown, field: string): unknown {
-  if (isMap(o)) {
-    const v = Object.hasOwn(o, field) ? o[field] : undefined;
-    return v === undefined ? ERR : checked(v);
-  }
+  if (isMap(o)) return checkedField(Object.hasOwn(o, field) ? o[field] : undefined);
   return ERR;
+}
+
+/** select for a name that passed plainReadable. */
+function selectPlain(o: unknown, field: string): unknown {
+  return isMap(o) ? checkedField(o[field]) : ERR;
 }
 
 function has(o: unknown, field: string): unknown {

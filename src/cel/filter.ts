@@ -7,7 +7,7 @@ import { familyOf, isEventTypeId, type EventTypeId } from '../events/families.js
 import { FAMILY_FIELD_TREES } from '../events/schemas.js';
 import { startOffset, toSourceTree, type Node, type SourceTree } from './ast.js';
 import { checkFilterTree } from './check.js';
-import { compileToJs, type CompiledJs } from './compile-js.js';
+import { compileToJs, constantValue, isEventData, type CompiledJs } from './compile-js.js';
 import { extractConstraints, type FilterConstraints } from './constraints.js';
 import { estimateCost, shapeOfField, shapeOfValue, type Shape } from './cost.js';
 import { FilterCompileError } from './errors.js';
@@ -100,36 +100,41 @@ export function compileFilter(expression: string, eventTypeId: EventTypeId, opti
   const { program, tree, estimatedCost, fast: compiledJs } = compileProgram(expression, eventTypeId, maxEstimatedCost);
   const fast = options.interpreterOnly ? undefined : compiledJs;
   if (!compiledJs) interpretedFilters++;
+  const types = familyOf(eventTypeId).types;
+  /** Every check, then the closures unless told not to, then the interpreter for what they cannot decide. */
+  const guarded = (event: { type: string; data: unknown }, compiled: boolean): FilterResult => {
+    if (!inFamily(event.type)) return outsideFamily(event.type);
+    // Only a filter whose worst case is over the budget can exceed it: then price this event before running.
+    if (estimatedCost > budget) {
+      const actual = estimateCost(tree.root, dataShape(event.data), event.type.length).cost;
+      if (actual > budget) {
+        return {
+          matched: false,
+          error: `evaluation cost ${formatCost(actual)} for this event exceeds the budget of ${formatCost(budget)}; not evaluated`,
+        };
+      }
+    }
+    if (compiled && fast) {
+      const r = runCompiled(fast, types, event);
+      if (r === true) return MATCHED;
+      if (r === false) return NOT_MATCHED;
+    }
+    // an error or a non-bool result: the interpreter words it (rare, so its cost does not matter)
+    const result = program({ type: event.type, data: event.data as CelInput });
+    if (result === true) return MATCHED;
+    if (result === false) return NOT_MATCHED;
+    if (isCelError(result)) return { matched: false, error: describeEvalError(result, tree, expression) };
+    return { matched: false, error: `filter result is ${runtimeKind(result)}, not bool` };
+  };
   const compiled: CompiledFilter = {
     expression,
     eventTypeId,
     matchesAll: false,
     estimatedCost,
     engine: fast ? 'compiled' : 'interpreted',
-    evaluate(event) {
-      if (!inFamily(event.type)) return outsideFamily(event.type);
-      // Only a filter whose worst case is over the budget can exceed it: then price this event before running.
-      if (estimatedCost > budget) {
-        const actual = estimateCost(tree.root, dataShape(event.data), event.type.length).cost;
-        if (actual > budget) {
-          return {
-            matched: false,
-            error: `evaluation cost ${formatCost(actual)} for this event exceeds the budget of ${formatCost(budget)}; not evaluated`,
-          };
-        }
-      }
-      if (fast) {
-        const r = runCompiled(fast, event.type, event.data);
-        if (r === true) return MATCHED;
-        if (r === false) return NOT_MATCHED;
-      }
-      // an error or a non-bool result: the interpreter words it (rare, so its cost does not matter)
-      const result = program({ type: event.type, data: event.data as CelInput });
-      if (result === true) return MATCHED;
-      if (result === false) return NOT_MATCHED;
-      if (isCelError(result)) return { matched: false, error: describeEvalError(result, tree, expression) };
-      return { matched: false, error: `filter result is ${runtimeKind(result)}, not bool` };
-    },
+    // a filter within the budget for every event needs no pricing: the closures first, the checks only when they cannot decide
+    evaluate:
+      fast && estimatedCost <= budget ? fastEvaluate(types, fast, (event) => guarded(event, false)) : (event) => guarded(event, true),
   };
   sourceTrees.set(compiled, tree);
   return compiled;
@@ -147,13 +152,72 @@ function familyTest(types: readonly string[]): (type: string) => boolean {
   return (type) => set.has(type);
 }
 
-/** The compiled closure's result; undefined when it could not decide (it threw). */
-function runCompiled(fast: CompiledJs, type: string, data: unknown): unknown {
+type Evaluate = CompiledFilter['evaluate'];
+
+/**
+ * The hot path (routing evaluates the prefilter index's candidates with it): the family check is the pick of the
+ * event type's closure, then one data check and one call, and true/false comes back without allocating. Anything else (an event outside the family, data the
+ * closures do not take, an error, a non-bool, unsure) goes to `otherwise`, which checks again and words it.
+ */
+function fastEvaluate(types: readonly string[], fns: readonly CompiledJs[], otherwise: Evaluate): Evaluate {
+  const [a, b] = types;
+  const [fa, fb] = fns;
+  if (types.length <= 2 && fa) {
+    // a type whose closure reads no data has its result here already (no call, no data check)
+    const ra = fa && settled(fa);
+    const rb = fb && settled(fb);
+    return (event) => {
+      const t = event.type;
+      let f: CompiledJs | undefined;
+      if (t === a) {
+        if (ra) return ra;
+        f = fa;
+      } else if (t === b) {
+        if (rb) return rb;
+        f = fb;
+      }
+      const data = f && eventData(event.data);
+      if (f && data) {
+        let r: unknown;
+        try {
+          r = f(data);
+        } catch {
+          r = undefined;
+        }
+        if (r === true) return MATCHED;
+        if (r === false) return NOT_MATCHED;
+      }
+      return otherwise(event);
+    };
+  }
+  return (event) => {
+    const r = runCompiled(fns, types, event);
+    if (r === true) return MATCHED;
+    if (r === false) return NOT_MATCHED;
+    return otherwise(event);
+  };
+}
+
+/** The result of a closure that reads no data, when it is true or false. */
+function settled(fn: CompiledJs): FilterResult | undefined {
+  const v = constantValue(fn);
+  return v === true ? MATCHED : v === false ? NOT_MATCHED : undefined;
+}
+
+/** The compiled closures' result; undefined when they could not decide (outside the family, odd data, it threw). */
+function runCompiled(fns: readonly CompiledJs[], types: readonly string[], event: { type: string; data: unknown }): unknown {
+  const f = fns[types.indexOf(event.type)];
+  const data = f && eventData(event.data);
+  if (!data) return undefined;
   try {
-    return fast(type, data);
+    return f(data);
   } catch {
     return undefined;
   }
+}
+
+function eventData(d: unknown): Parameters<CompiledJs>[0] | undefined {
+  return isEventData(d) ? d : undefined;
 }
 
 let interpretedFilters = 0;
@@ -206,7 +270,7 @@ function compileProgram(
   source: string,
   eventTypeId: EventTypeId,
   maxEstimatedCost: number,
-): { program: ReturnType<typeof plan>; tree: SourceTree; estimatedCost: number; fast: CompiledJs | undefined } {
+): { program: ReturnType<typeof plan>; tree: SourceTree; estimatedCost: number; fast: CompiledJs[] | undefined } {
   if (source.length > FILTER_LIMITS.maxLength) {
     throw FilterCompileError.at(source, FILTER_LIMITS.maxLength, `expression is longer than ${FILTER_LIMITS.maxLength} characters`);
   }
@@ -238,7 +302,7 @@ function compileProgram(
   }
   // After the cost check, so folding itself is cheap.
   foldLiterals(tree, parsed, source, env);
-  return { program: plan(env, parsed), tree, estimatedCost: estimate.cost, fast: compileToJs(tree.root) };
+  return { program: plan(env, parsed), tree, estimatedCost: estimate.cost, fast: compileToJs(tree.root, familyOf(eventTypeId).types) };
 }
 
 /** Where to point at an expensive node: the name of a method or macro call, else where the node starts. */

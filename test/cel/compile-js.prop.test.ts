@@ -13,7 +13,7 @@ import { celEnv, isCelError, parse, plan } from '@bufbuild/cel';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { toSourceTree } from '../../src/cel/ast.js';
-import { ERR, compileToJs } from '../../src/cel/compile-js.js';
+import { ERR, compileToJs, isEventData } from '../../src/cel/compile-js.js';
 import { FilterCompileError, compileFilter } from '../../src/cel/index.js';
 import { familyOf, type EventType, type EventTypeId, type InternalEvent } from '../../src/events/families.js';
 import { randomEvent, rng } from '../routing/generators.js';
@@ -240,9 +240,16 @@ describe('compiled CEL closures vs @bufbuild/cel (differential)', () => {
         expect(fast.engine, expr).toBe('compiled');
         compiled++;
         const slow = compileFilter(expr, family, { interpreterOnly: true });
-        const closure = compileToJs(toSourceTree(parse(`${expr}\n`), expr).root);
+        const types = familyOf(family).types;
+        const closures = compileToJs(toSourceTree(parse(`${expr}\n`), expr).root, types);
         const program = reference(expr);
-        if (!closure) throw new Error(`not compiled: ${expr}`);
+        if (!closures) throw new Error(`not compiled: ${expr}`);
+        // the product's call: the closure of the event's type, on data that passed isEventData
+        const closure = (type: string, data: unknown): unknown => {
+          const f = closures[types.indexOf(type as EventType)];
+          if (!f || !isEventData(data)) throw new Error('not taken');
+          return f(data);
+        };
         for (const event of events) {
           evaluations++;
           ref = program({ type: event.type, data: event.data as never });

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileFilter, interpretedFilterCount } from '../../src/cel/index.js';
 import type { EventTypeId, InternalEvent } from '../../src/events/families.js';
-import { expiringCertificate } from '../fixtures/events.js';
+import { expiringCertificate, issuerActive, issuerNotReady } from '../fixtures/events.js';
 
 const EXPIRY: EventTypeId = 'cert-expiry-ext-notification-config';
 const event: InternalEvent = expiringCertificate({ applicationIds: ['payments-app', 'billing-app'], ruleId: 3, threshold: 14 });
@@ -97,5 +97,83 @@ describe('compiled CEL filters', () => {
     }
     // each expression compiled twice by `both`
     expect(interpretedFilterCount() - before).toBe(8);
+  });
+
+  describe('specialised per event type and fused field reads', () => {
+    const ISSUER: EventTypeId = 'certmgr-issuer-health-notification-config';
+    const bothIssuer = (expr: string, e: { type: string; data: unknown }) => ({
+      got: compileFilter(expr, ISSUER).evaluate(e),
+      want: compileFilter(expr, ISSUER, { interpreterOnly: true }).evaluate(e),
+    });
+    const notReady = issuerNotReady({ namespace: 'ns-3' });
+    const active = issuerActive({ namespace: 'ns-3' });
+    const { namespace: _ns, ...noNamespace } = notReady.data;
+
+    it.each([
+      "type.endsWith('.notready') && data.namespace == 'ns-3'",
+      "type.endsWith('.notready') || data.namespace == 'ns-3'",
+      "data.namespace == 'ns-3' && type.endsWith('.active')",
+      "type == 'evt.healthstatus.certmgr-issuer.active' ? data.namespace == 'x' : data.namespace != 'x'",
+      "type.startsWith('evt.') && data.namespace.contains('s-') && !data.issuerName.startsWith('x')",
+      "type.endsWith('.notready') && data.namespace in ['ns-1', 'ns-3']",
+      // a filter settled by its type for one of the two types, and an error for it
+      "type.endsWith('.notready') && int(type) == 1",
+    ])('%s: both types, the field missing, and odd data, like the interpreter', (expr) => {
+      for (const e of [
+        notReady,
+        active,
+        { ...notReady, data: noNamespace },
+        { ...notReady, data: { ...notReady.data, namespace: 3 } },
+        { ...notReady, data: { ...notReady.data, namespace: ['ns-3'] } },
+        { ...notReady, data: { ...notReady.data, namespace: null } },
+      ]) {
+        const { got, want } = bothIssuer(expr, e);
+        expect(got, `${expr} over ${JSON.stringify(e.data)}`).toEqual(want);
+      }
+    });
+
+    it('leaves data that is not a plain object to the interpreter (an own __proto__ key, no prototype, a class, a list)', () => {
+      class Data {
+        namespace = 'ns-3';
+      }
+      const odd: unknown[] = [
+        JSON.parse('{"__proto__": {"namespace": "ns-3"}, "namespace": "ns-3"}'),
+        Object.assign(Object.create(null) as object, { namespace: 'ns-3' }),
+        Object.assign(Object.create({ namespace: 'ns-3' }) as object, {}),
+        new Data(),
+        ['ns-3'],
+        null,
+      ];
+      for (const expr of [
+        "data.namespace == 'ns-3'",
+        "data.namespace.startsWith('ns')",
+        "type.endsWith('.active') && data.namespace == 'ns-3'",
+        'true',
+      ]) {
+        for (const data of odd) {
+          for (const type of [notReady.type, active.type]) {
+            let want: unknown;
+            try {
+              want = bothIssuer(expr, { type, data }).want;
+            } catch (e) {
+              want = e;
+            }
+            let got: unknown;
+            try {
+              got = bothIssuer(expr, { type, data }).got;
+            } catch (e) {
+              got = e;
+            }
+            expect(got, `${expr} over odd data ${odd.indexOf(data)}`).toEqual(want);
+          }
+        }
+      }
+    });
+
+    it("does not see Object.prototype's names as keys of the data", () => {
+      const { got, want } = bothIssuer("'constructor' in data || 'toString' in data || data.exists(k, k == '__proto__')", notReady);
+      expect(got).toEqual(want);
+      expect(got).toEqual({ matched: false });
+    });
   });
 });
