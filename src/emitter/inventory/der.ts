@@ -113,7 +113,7 @@ const IA5_STRING = 0x16;
 function name(b: Uint8Array, t: Tlv): string[] | undefined {
   want(t, 0x30);
   const out: string[] = [];
-  for (let at = t.start; at < t.end; ) {
+  for (let at = t.start; at < t.end;) {
     const set = want(tlv(b, at, t.end), 0x31);
     at = set.end;
     const atv = want(tlv(b, set.start, set.end), 0x30);
@@ -158,7 +158,7 @@ function time(b: Uint8Array, t: Tlv): number | undefined {
 function dnsNames(b: Uint8Array, t: Tlv): string[] | undefined {
   want(t, 0x30);
   const out: string[] = [];
-  for (let at = t.start; at < t.end; ) {
+  for (let at = t.start; at < t.end;) {
     const g = tlv(b, at, t.end);
     at = g.end;
     if (g.tag === 0x82) {
@@ -202,12 +202,12 @@ export function derFacts(b: Uint8Array): DerFacts | undefined {
     if (!issuer || !subject || notBefore === undefined || notAfter === undefined) return undefined;
     let names: string[] = [];
     let sawSan = false;
-    for (let at = spki.end; at < tbs.end; ) {
+    for (let at = spki.end; at < tbs.end;) {
       const o = tlv(b, at, tbs.end);
       at = o.end;
       if (o.tag !== 0xa3) continue; // [1], [2] unique ids
       const exts = want(tlv(b, o.start, o.end), 0x30);
-      for (let e = exts.start; e < exts.end; ) {
+      for (let e = exts.start; e < exts.end;) {
         const ext = want(tlv(b, e, exts.end), 0x30);
         e = ext.end;
         const id = want(tlv(b, ext.start, ext.end), 0x06);
