@@ -19,7 +19,8 @@
  * Knobs: BENCH_SCALE_SIZES, BENCH_SCALE_CONCURRENCY (requests in flight while creating, default 48),
  * BENCH_SCALE_NAMESPACES (100), BENCH_SCALE_TIMEOUT_MS (per sync, default 900000), BENCH_SCALE_ETCD_QUOTA_BYTES
  * (8 GiB), BENCH_SCALE_ETCD_TMPFS (1: etcd data on /dev/shm; 0: a temp dir on disk), BENCH_SCALE_BARE (0 skips
- * the baseline), BENCH_SCALE_RELIST (0 skips the relist).
+ * the baseline), BENCH_SCALE_RELIST (0 skips the relist), BENCH_SCALE_NODE_OPTIONS (the product's NODE_OPTIONS: the
+ * heap flags of a pod), BENCH_SCALE_MALLOC_ARENA_MAX (the product's MALLOC_ARENA_MAX).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -147,7 +148,13 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
     ],
     KEY,
     // BENCH_SCALE_NODE_OPTIONS: the heap flags a pod would get (Node sizes its heap from the container's limit)
-    { KUBECONFIG: kube.kubeconfigPath, NODE_OPTIONS: process.env['BENCH_SCALE_NODE_OPTIONS'] ?? '' },
+    // BENCH_SCALE_MALLOC_ARENA_MAX: glibc's malloc arenas (MALLOC_ARENA_MAX=2 in a pod keeps native memory from
+    // fragmenting over one arena per thread; docs/performance.md)
+    {
+      KUBECONFIG: kube.kubeconfigPath,
+      NODE_OPTIONS: process.env['BENCH_SCALE_NODE_OPTIONS'] ?? '',
+      ...(env.BENCH_SCALE_MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: env.BENCH_SCALE_MALLOC_ARENA_MAX } : {}),
+    },
   );
   const mem = new MemorySampler(svc.proc.pid!);
   const logs = new LogTail(svc);
@@ -276,7 +283,9 @@ export async function run(): Promise<void> {
     etcdOnTmpfs: env.BENCH_SCALE_ETCD_TMPFS !== '0',
   });
   const writer = new ApiWriter(kube, CONCURRENCY);
-  console.log(`product node flags: ${process.env['BENCH_SCALE_NODE_OPTIONS'] || '(Node defaults)'}`);
+  console.log(
+    `product node flags: ${process.env['BENCH_SCALE_NODE_OPTIONS'] || '(Node defaults)'}; MALLOC_ARENA_MAX: ${env.BENCH_SCALE_MALLOC_ARENA_MAX || '(glibc default)'}`,
+  );
   const rows: Row[] = [];
   try {
     const kc = kube.kubeConfig();

@@ -38,7 +38,7 @@ export function emitterInformers(o: {
   log: Logger;
   clock: Clock;
   backoff?: BackoffPolicy;
-  /** LIST page size; default 500 */
+  /** LIST page size; default 1000 */
   pageSize?: number;
   /** every LIST page read, by informer (a metric) */
   onListPage?: (informer: string) => void;

@@ -48,6 +48,12 @@ const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=me
 const METADATA_WATCH_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 const metadataList = setHeaderOptions('Accept', METADATA_LIST_ACCEPT);
 const applyPatch = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+/**
+ * LIST pages uncompressed: the apiserver gzips every response over 128 KiB, and a page of 500 TLS Secrets
+ * (base64 keys and certificates, which barely compress) cost it more CPU to compress and this process more to
+ * inflate than the bytes saved are worth inside a cluster (bench/scale.ts: the apiserver is the sync's bound).
+ */
+const uncompressed = setHeaderOptions('Accept-Encoding', 'identity');
 
 export class KubeClient {
   readonly custom: CustomObjectsApi;
@@ -68,8 +74,8 @@ export class KubeClient {
     const base = { group: r.group, version: r.version, plural: r.plural, ...pageQuery(page) };
     return (
       namespace && r.namespaced
-        ? await this.custom.listNamespacedCustomObject({ ...base, namespace })
-        : await this.custom.listClusterCustomObject(base)
+        ? await this.custom.listNamespacedCustomObject({ ...base, namespace }, uncompressed)
+        : await this.custom.listClusterCustomObject(base, uncompressed)
     ) as KubernetesListObject<T>;
   }
 
@@ -125,7 +131,9 @@ export class KubeClient {
   async listSecrets(namespace?: string, page?: ListPage, fieldSelector?: string): Promise<KubernetesListObject<V1Secret>> {
     const q = { ...pageQuery(page), ...(fieldSelector !== undefined ? { fieldSelector } : {}) };
     return (
-      namespace ? await this.core.listNamespacedSecret({ namespace, ...q }) : await this.core.listSecretForAllNamespaces(q)
+      namespace
+        ? await this.core.listNamespacedSecret({ namespace, ...q }, uncompressed)
+        : await this.core.listSecretForAllNamespaces(q, uncompressed)
     ) as KubernetesListObject<V1Secret>;
   }
 

@@ -43,7 +43,7 @@ export interface ResilientInformerOptions<T extends KubernetesObject, R extends 
    * Secrets is larger than Node's maximum string length.
    */
   list: (page: ListPage) => Promise<KubernetesListObject<R>>;
-  /** objects per LIST page; default 500 */
+  /** objects per LIST page; default 1000 (each page is a new TLS connection to the apiserver: fewer, larger pages cost both sides less; a page of 1,000 TLS Secrets is ~6 MB of JSON) */
   pageSize?: number;
   /** called for every page read (a metric) */
   onListPage?: () => void;
@@ -72,7 +72,7 @@ export interface ResilientInformerOptions<T extends KubernetesObject, R extends 
   transform?: (obj: R) => T;
 }
 
-const DEFAULT_PAGE_SIZE = 500;
+const DEFAULT_PAGE_SIZE = 1000;
 /** an expired continue token restarts the list; a list that cannot finish this many times in a row fails */
 const MAX_LIST_RESTARTS = 5;
 const DEFAULT_INFORMER_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 30_000, jitter: 0.2 };

@@ -24,6 +24,8 @@ export interface WorkQueueOptions {
   onDone?: (key: string, outcome: 'success' | 'requeue' | 'error', ms: number) => void;
 }
 
+/** setTimeout's largest delay (~24.8 days); a later key is looked at again when this timer fires */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 const DEFAULT_QUEUE_BACKOFF: BackoffPolicy = { baseMs: 50, maxMs: 5 * 60_000, jitter: 0.1 };
 
 export class WorkQueue {
@@ -31,7 +33,10 @@ export class WorkQueue {
   private readonly queued = new Set<string>();
   private readonly processing = new Set<string>();
   private readonly again = new Set<string>();
-  private readonly delayed = new Map<string, { at: number; handle: unknown }>();
+  /** key → when its delayed add is due; the heap orders them and one timer waits for the earliest */
+  private readonly delayed = new Map<string, number>();
+  private readonly timers = new DueHeap();
+  private timer: { at: number; handle: unknown } | undefined;
   private readonly failures = new Map<string, number>();
   private readonly clock: Clock;
   private readonly concurrency: number;
@@ -77,14 +82,39 @@ export class WorkQueue {
     if (ms <= 0) return this.add(key);
     const at = this.clock.now() + ms;
     const cur = this.delayed.get(key);
-    if (cur && cur.at <= at) return;
-    if (cur) this.clock.clearTimeout(cur.handle);
-    const handle = this.clock.setTimeout(() => {
-      const d = this.delayed.get(key);
-      if (d?.handle === handle) this.delayed.delete(key);
-      this.add(key);
-    }, ms);
-    this.delayed.set(key, { at, handle });
+    if (cur !== undefined && cur <= at) return;
+    // one timer for all keys (a Timeout and a closure per key cost ~260 bytes: 100,000 healthy Certificates
+    // each wait for their resync); the entry a moved key leaves in the heap is skipped when it comes up
+    this.delayed.set(key, at);
+    this.timers.push(at, key);
+    if (this.timers.size > 2 * this.delayed.size + 64) this.timers.rebuild(this.delayed);
+    this.arm();
+  }
+
+  /** The timer waits for the earliest due key. */
+  private arm(): void {
+    const next = this.timers.peekAt();
+    if (next === undefined || this.stopped) return;
+    if (this.timer && this.timer.at <= next) return;
+    if (this.timer) this.clock.clearTimeout(this.timer.handle);
+    const timer = {
+      at: next,
+      handle: this.clock.setTimeout(() => this.fire(timer), Math.min(Math.max(0, next - this.clock.now()), MAX_TIMER_MS)),
+    };
+    this.timer = timer;
+  }
+
+  private fire(timer: { at: number; handle: unknown }): void {
+    if (this.timer !== timer) return;
+    this.timer = undefined;
+    const now = this.clock.now();
+    for (let e = this.timers.peek(); e && e.at <= now; e = this.timers.peek()) {
+      this.timers.pop();
+      if (this.delayed.get(e.key) !== e.at) continue; // moved earlier (already added) or dropped
+      this.delayed.delete(e.key);
+      this.add(e.key);
+    }
+    this.arm();
   }
 
   /** Queue `key` after its next backoff delay; returns the delay. */
@@ -128,8 +158,10 @@ export class WorkQueue {
   async stop(): Promise<void> {
     this.stopped = true;
     this.running = false;
-    for (const d of this.delayed.values()) this.clock.clearTimeout(d.handle);
+    if (this.timer) this.clock.clearTimeout(this.timer.handle);
+    this.timer = undefined;
     this.delayed.clear();
+    this.timers.rebuild(this.delayed);
     this.ready.length = 0;
     this.queued.clear();
     this.again.clear();
@@ -178,3 +210,69 @@ export class WorkQueue {
     }
   }
 }
+
+interface Due {
+  at: number;
+  /** insertion order: keys due at the same time are added in the order they were delayed */
+  seq: number;
+  key: string;
+}
+
+/** A binary min-heap of delayed keys by due time (then insertion order). */
+class DueHeap {
+  private a: Due[] = [];
+  private seq = 0;
+
+  get size(): number {
+    return this.a.length;
+  }
+
+  peek(): Due | undefined {
+    return this.a[0];
+  }
+
+  peekAt(): number | undefined {
+    return this.a[0]?.at;
+  }
+
+  push(at: number, key: string): void {
+    const a = this.a;
+    const e: Due = { at, seq: this.seq++, key };
+    let i = a.length;
+    a.push(e);
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!before(e, a[p]!)) break;
+      a[i] = a[p]!;
+      i = p;
+    }
+    a[i] = e;
+  }
+
+  pop(): Due | undefined {
+    const a = this.a;
+    const top = a[0];
+    const last = a.pop();
+    if (top === undefined || last === undefined || a.length === 0) return top;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= a.length) break;
+      const c = l + 1 < a.length && before(a[l + 1]!, a[l]!) ? l + 1 : l;
+      if (!before(a[c]!, last)) break;
+      a[i] = a[c]!;
+      i = c;
+    }
+    a[i] = last;
+    return top;
+  }
+
+  /** Only the live entries (`delayed`), in their order: drops what moved keys left behind. */
+  rebuild(delayed: ReadonlyMap<string, number>): void {
+    const live = this.a.filter((e) => delayed.get(e.key) === e.at).sort((x, y) => (before(x, y) ? -1 : 1));
+    const seen = new Set<string>();
+    this.a = live.filter((e) => !seen.has(e.key) && (seen.add(e.key), true)); // sorted: a valid heap
+  }
+}
+
+const before = (x: Due, y: Due): boolean => x.at < y.at || (x.at === y.at && x.seq < y.seq);

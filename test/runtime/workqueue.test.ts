@@ -182,3 +182,42 @@ describe('WorkQueue', () => {
     expect(q.length).toBe(0);
   });
 });
+
+describe('WorkQueue delayed adds: one timer for all keys', () => {
+  it('many delayed keys wait on one timer and come up in due order (ties in the order delayed); a moved key once', async () => {
+    const clock = new FakeClock();
+    const seen: string[] = [];
+    const q = new WorkQueue({ name: 't', clock, concurrency: 1, handler: async (k) => void seen.push(k) });
+    q.start();
+    const delays = [500, 100, 300, 100, 900, 200, 700, 300];
+    delays.forEach((ms, i) => q.addAfter(`k${i}`, ms));
+    q.addAfter('k4', 50); // k4 moves from 900 to 50
+    q.addAfter('k1', 800); // later than its pending 100: ignored
+    expect(clock.pending).toBe(1);
+    expect(q.pendingDelayed).toBe(8);
+    await clock.advance(1_000);
+    expect(seen).toEqual(['k4', 'k1', 'k3', 'k5', 'k2', 'k7', 'k0', 'k6']);
+    expect(q.pendingDelayed).toBe(0);
+    expect(clock.pending).toBe(0);
+  });
+
+  it('a key not yet due stays delayed while earlier ones come up; stop() drops the rest and the timer', async () => {
+    const clock = new FakeClock();
+    const seen: string[] = [];
+    const q = new WorkQueue({ name: 't', clock, handler: async (k) => void seen.push(k) });
+    q.start();
+    for (let i = 0; i < 1_000; i++) q.addAfter(`k${i}`, 1_000 + (i % 10) * 100);
+    for (let i = 0; i < 1_000; i++) q.addAfter(`k${i}`, 10); // every key moved: the stale entries are compacted
+    q.addAfter('late', 60_000);
+    await clock.advance(100);
+    expect(seen).toHaveLength(1_000);
+    expect(new Set(seen).size).toBe(1_000);
+    await clock.advance(5_000);
+    expect(seen).toHaveLength(1_000); // no second add from the entries the moves left behind
+    expect(q.pendingDelayed).toBe(1);
+    expect(clock.pending).toBe(1);
+    await q.stop();
+    expect(clock.pending).toBe(0);
+    expect(q.pendingDelayed).toBe(0);
+  });
+});

@@ -201,7 +201,10 @@ export class HealthController {
     // durable only after the 202: a crash in between re-sends (at-least-once), never loses the event
     await this.opts.state.set(key, d.next);
     if (d.event) this.reportUnhealthy();
-    // the resync looks at every key anyway (and timers cannot wait longer than ~24.8 days)
-    if (d.recheckAt !== undefined) return { requeueAfter: Math.min(Math.max(0, d.recheckAt - this.clock.now()), this.resyncMs) };
+    // the resync looks at every key anyway: a recheck later than that needs no delayed add of its own (100,000
+    // healthy Certificates would each hold one, and be reconciled twice per resync period)
+    if (d.recheckAt === undefined) return;
+    const wait = Math.max(0, d.recheckAt - this.clock.now());
+    if (wait < this.resyncMs) return { requeueAfter: wait };
   }
 }

@@ -9,7 +9,8 @@ import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import { INVENTORY_LIMITS as L, type CertificateFacts, type CertificateLocation } from '../../model/inventory.js';
 import { sanitizeText } from '../../events/sanitize.js';
 import type { CertManagerObject } from '../health/observe.js';
-import { commonNameOf, dnsNamesOf, oneLine } from './x509.js';
+import { commonNameOf, dnLines, dnsNamesOf } from './x509.js';
+import { derFacts, pemBody, type DerFacts } from './der.js';
 import { POLICY_ANNOTATIONS, resourcePolicyOf } from '../policy.js';
 import { runbookUrlProblem } from '../../validation/formats.js';
 import { intern } from '../intern.js';
@@ -64,30 +65,48 @@ const MAX_CACHED_INTERMEDIATES = 1_000;
 function notAfterOfIntermediate(pem: string): number | undefined {
   const hit = intermediateNotAfter.get(pem);
   if (hit !== undefined) return hit;
-  let t: number;
-  try {
-    t = new X509Certificate(pem).validToDate.getTime();
-  } catch {
-    return undefined; // an unparsable intermediate does not hide the leaf
-  }
+  let t = derFacts(pemBody(pem))?.notAfter;
+  if (t === undefined)
+    try {
+      t = new X509Certificate(pem).validToDate.getTime();
+    } catch {
+      return undefined; // an unparsable intermediate does not hide the leaf
+    }
   if (intermediateNotAfter.size >= MAX_CACHED_INTERMEDIATES) intermediateNotAfter.clear();
   intermediateNotAfter.set(pem, t);
   return t;
 }
 
+/** The leaf's facts: read from the DER bytes (der.ts) when that is certain, else by OpenSSL; null: unparsable. */
+function leafFacts(pem: string): DerFacts | null {
+  const fast = derFacts(pemBody(pem));
+  if (fast) return fast;
+  let leaf: X509Certificate;
+  try {
+    leaf = new X509Certificate(pem);
+  } catch {
+    return null;
+  }
+  return {
+    serial: leaf.serialNumber.toUpperCase(),
+    notBefore: leaf.validFromDate.getTime(),
+    notAfter: leaf.validToDate.getTime(),
+    subject: dnLines(leaf.subject),
+    issuer: dnLines(leaf.issuer),
+    dnsNames: dnsNamesOf(leaf.subjectAltName),
+  };
+}
+
 /** The leaf (first certificate) of a PEM bundle with the earliest notAfter of every parsable certificate in it. */
 export function parseChain(pem: string): ParsedChain | null {
-  let leaf: X509Certificate | undefined;
+  let leaf: DerFacts | null = null;
   let earliest = Infinity;
   let n = 0;
   for (const m of pem.matchAll(PEM_CERTS)) {
     if (n++ === 0) {
-      try {
-        leaf = new X509Certificate(m[0]);
-      } catch {
-        return null; // the first block is the leaf (cert-manager writes it first)
-      }
-      earliest = leaf.validToDate.getTime();
+      leaf = leafFacts(m[0]);
+      if (!leaf) return null; // the first block is the leaf (cert-manager writes it first)
+      earliest = leaf.notAfter;
       continue;
     }
     if (n > MAX_CHAIN_CERTS) break;
@@ -95,20 +114,18 @@ export function parseChain(pem: string): ParsedChain | null {
     if (t !== undefined && t < earliest) earliest = t;
   }
   if (!leaf) return null;
-  const notAfter = leaf.validToDate.getTime();
-  const notBefore = leaf.validFromDate.getTime();
+  const { notAfter, notBefore } = leaf;
   if (!Number.isFinite(notAfter) || !Number.isFinite(notBefore)) return null;
-  const subjectDn = leaf.subject;
-  const cn = commonNameOf(subjectDn);
+  const cn = commonNameOf(leaf.subject.join('\n'));
   return {
-    serial: leaf.serialNumber.toUpperCase(),
+    serial: leaf.serial,
     notBefore: iso(notBefore),
     notAfter: iso(notAfter),
-    subject: oneLine(subjectDn),
+    subject: leaf.subject.join(', '),
     ...(cn !== undefined ? { commonName: cn } : {}),
-    dnsNames: dnsNamesOf(leaf.subjectAltName),
+    dnsNames: leaf.dnsNames,
     // shared by every certificate of one issuer (and intermediate)
-    issuer: intern(oneLine(leaf.issuer)),
+    issuer: intern(leaf.issuer.join(', ')),
     chainNotAfter: intern(iso(earliest)),
   };
 }

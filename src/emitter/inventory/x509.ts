@@ -3,12 +3,12 @@
  * names on one line, the CN, the DNS names of a subjectAltName.
  */
 
-export function oneLine(dn: string): string {
+/** The RDN lines of X509Certificate's multi-line distinguished name. */
+export function dnLines(dn: string): string[] {
   return dn
     .split('\n')
     .map((s) => s.trim())
-    .filter(Boolean)
-    .join(', ');
+    .filter(Boolean);
 }
 
 export function commonNameOf(dn: string): string | undefined {

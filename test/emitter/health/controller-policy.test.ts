@@ -5,7 +5,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { InternalEvent } from '../../../src/events/families.js';
-import { HealthController } from '../../../src/emitter/health/controller.js';
+import { HealthController, healthKey } from '../../../src/emitter/health/controller.js';
 import type { HealthState } from '../../../src/emitter/health/diff.js';
 import type { CertManagerObject, HealthKind } from '../../../src/emitter/health/observe.js';
 import type { TlsSecretFacts } from '../../../src/emitter/inventory/facts.js';
@@ -105,5 +105,18 @@ describe('HealthController: per-resource policy', () => {
     certInf.put(failing('typo', { 'notify.certmgr.io/expiry-thresholds': '0' })); // broken again
     await c.reconcile('Certificate/shop/typo');
     expect(recorded).toHaveLength(2);
+  });
+});
+
+describe('HealthController: rechecks', () => {
+  const healthy = (name: string, notAfterMs: number): CertManagerObject =>
+    certificate({ name, conditions: [ready('True', NOW - 10 * MIN)], status: { notAfter: new Date(notAfterMs).toISOString() } });
+
+  it('no delayed add of its own when the periodic resync comes first; an exact one when notAfter is nearer', async () => {
+    const { c } = setup([healthy('far', Date.now() + 90 * 24 * 60 * MIN), healthy('near', Date.now() + 2 * MIN)], []);
+    expect(await c.reconcile(healthKey('Certificate', 'shop', 'far'))).toBeUndefined();
+    const near = await c.reconcile(healthKey('Certificate', 'shop', 'near'));
+    expect(near?.requeueAfter).toBeGreaterThan(MIN);
+    expect(near?.requeueAfter).toBeLessThanOrEqual(2 * MIN);
   });
 });

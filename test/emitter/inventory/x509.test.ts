@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { applicationIdsOf, parseApplicationIds } from '../../../src/emitter/inventory/facts.js';
-import { commonNameOf, dnsNamesOf, oneLine } from '../../../src/emitter/inventory/x509.js';
+import { commonNameOf, dnLines, dnsNamesOf } from '../../../src/emitter/inventory/x509.js';
 
 describe('application ids', () => {
   it('parses the annotation; the Secret wins over its Certificate; none is unassigned', () => {
@@ -27,7 +27,7 @@ describe('X.509 text helpers', () => {
   it('DNS names of a subjectAltName (quoted values unquoted, IPs skipped); DN on one line; CN', () => {
     expect(dnsNamesOf('DNS:a.example.com, IP Address:10.0.0.1, DNS:"b,c.example.com"')).toEqual(['a.example.com', 'b,c.example.com']);
     expect(dnsNamesOf(undefined)).toEqual([]);
-    expect(oneLine('O=Example Corp\nCN=leaf.example.com\n')).toBe('O=Example Corp, CN=leaf.example.com');
+    expect(dnLines('O=Example Corp\nCN=leaf.example.com\n').join(', ')).toBe('O=Example Corp, CN=leaf.example.com');
     expect(commonNameOf('O=Example Corp\nCN=leaf.example.com')).toBe('leaf.example.com');
     expect(commonNameOf('O=Example Corp')).toBeUndefined();
   });
