@@ -32,3 +32,25 @@ export function PageHeader({ title, children }: { title: string; children?: Comp
 export function Empty({ when, children }: { when: boolean; children: ComponentChildren }) {
   return when ? <p class="empty">{children}</p> : null;
 }
+
+/** A list as a table: one header per column (`false` leaves a column out, e.g. actions for a read-only key). */
+export function DataTable({ headers, children }: { headers: readonly (string | false)[]; children: ComponentChildren }) {
+  return (
+    <div class="overflow-auto">
+      <table class="striped">
+        <thead>
+          <tr>
+            {headers.map((h) =>
+              h === false ? null : (
+                <th scope="col" key={h}>
+                  {h}
+                </th>
+              ),
+            )}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../app.js';
-import { Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
+import { DataTable, Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
 import { ExpiryTimeline } from '../components/timeline.js';
 import { formatTime } from '../format.js';
 import { useQuery } from '../hooks.js';
@@ -135,51 +135,35 @@ export function CertificatesPage({ api }: PageProps) {
           </p>
           <Empty when={rows.length === 0}>No certificate matches.</Empty>
           {rows.length > 0 && (
-            <div class="overflow-auto">
-              <table class="striped">
-                <thead>
-                  <tr>
-                    <th scope="col">Days left</th>
-                    <th scope="col">Certificate</th>
-                    <th scope="col">Cluster / namespace</th>
-                    <th scope="col">Health</th>
-                    <th scope="col">Issuer</th>
-                    <th scope="col">Not after</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {rows.map((c) => (
-                    <tr key={`${c.clusterId}/${c.namespace}/${c.secretName}`}>
-                      <td class={c.daysUntilExpiry !== null && c.daysUntilExpiry < 14 ? 'urgent' : undefined}>
-                        {c.daysUntilExpiry ?? '—'}
-                      </td>
-                      <td>
-                        <strong>{c.commonName ?? c.secretName}</strong>
-                        <br />
-                        <small>
-                          Secret {c.secretName}
-                          {c.certificateName ? `, Certificate ${c.certificateName}` : ''}
-                          {c.applicationIds.length ? `, apps ${c.applicationIds.join(', ')}` : ''}
-                        </small>
-                      </td>
-                      <td>
-                        {c.clusterName ?? c.clusterId}
-                        <br />
-                        <small>{c.namespace}</small>
-                      </td>
-                      <td>
-                        <Tag value={c.health} />
-                        {c.readyReason && <small> {c.readyReason}</small>}
-                      </td>
-                      <td>
-                        <small>{c.issuer ?? '—'}</small>
-                      </td>
-                      <td>{formatTime(c.notAfter)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable headers={['Days left', 'Certificate', 'Cluster / namespace', 'Health', 'Issuer', 'Not after']}>
+              {rows.map((c) => (
+                <tr key={`${c.clusterId}/${c.namespace}/${c.secretName}`}>
+                  <td class={c.daysUntilExpiry !== null && c.daysUntilExpiry < 14 ? 'urgent' : undefined}>{c.daysUntilExpiry ?? '—'}</td>
+                  <td>
+                    <strong>{c.commonName ?? c.secretName}</strong>
+                    <br />
+                    <small>
+                      Secret {c.secretName}
+                      {c.certificateName ? `, Certificate ${c.certificateName}` : ''}
+                      {c.applicationIds.length ? `, apps ${c.applicationIds.join(', ')}` : ''}
+                    </small>
+                  </td>
+                  <td>
+                    {c.clusterName ?? c.clusterId}
+                    <br />
+                    <small>{c.namespace}</small>
+                  </td>
+                  <td>
+                    <Tag value={c.health} />
+                    {c.readyReason && <small> {c.readyReason}</small>}
+                  </td>
+                  <td>
+                    <small>{c.issuer ?? '—'}</small>
+                  </td>
+                  <td>{formatTime(c.notAfter)}</td>
+                </tr>
+              ))}
+            </DataTable>
           )}
         </>
       )}

@@ -1,5 +1,5 @@
 import type { PageProps } from '../app.js';
-import { Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
+import { DataTable, Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
 import { ago, formatTime } from '../format.js';
 import { useQuery } from '../hooks.js';
 
@@ -32,40 +32,27 @@ export function ClustersPage({ api }: PageProps) {
       <Loading loading={q.loading && !q.data} />
       <Empty when={!!q.data && rows.length === 0}>No agent has reported yet (docs/agent.md).</Empty>
       {rows.length > 0 && (
-        <div class="overflow-auto">
-          <table class="striped">
-            <thead>
-              <tr>
-                <th scope="col">Cluster</th>
-                <th scope="col">Agent</th>
-                <th scope="col">Last seen</th>
-                <th scope="col">State</th>
-                <th scope="col">Certificates</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((c) => (
-                <tr key={c.id}>
-                  <td>
-                    <strong>{c.name}</strong>
-                    <br />
-                    <small>{c.id}</small>
-                  </td>
-                  <td>{c.agentVersion}</td>
-                  <td>
-                    {formatTime(c.lastSeenAt)}
-                    <br />
-                    <small>{ago(c.lastSeenAt, now)}</small>
-                  </td>
-                  <td>
-                    <Tag value={c.silent ? 'SILENT' : 'REPORTING'} /> {!c.snapshotComplete && <small>first sync arriving</small>}
-                  </td>
-                  <td>{c.certificateCount}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable headers={['Cluster', 'Agent', 'Last seen', 'State', 'Certificates']}>
+          {rows.map((c) => (
+            <tr key={c.id}>
+              <td>
+                <strong>{c.name}</strong>
+                <br />
+                <small>{c.id}</small>
+              </td>
+              <td>{c.agentVersion}</td>
+              <td>
+                {formatTime(c.lastSeenAt)}
+                <br />
+                <small>{ago(c.lastSeenAt, now)}</small>
+              </td>
+              <td>
+                <Tag value={c.silent ? 'SILENT' : 'REPORTING'} /> {!c.snapshotComplete && <small>first sync arriving</small>}
+              </td>
+              <td>{c.certificateCount}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../app.js';
-import { Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
+import { DataTable, Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
 import { formatTime } from '../format.js';
 import { useAction, useQuery } from '../hooks.js';
 
@@ -87,65 +87,50 @@ export function DeliveriesPage({ api, canWrite }: PageProps) {
       <Loading loading={q.loading && !q.data} />
       <Empty when={!!q.data && rows.length === 0}>No delivery{status ? ` with status ${status}` : ''}.</Empty>
       {rows.length > 0 && (
-        <div class="overflow-auto">
-          <table class="striped">
-            <thead>
-              <tr>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-                <th scope="col">Event</th>
-                <th scope="col">Router → integration</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Last error</th>
-                {canWrite && <th scope="col">Action</th>}
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((d) => (
-                <tr key={d.id} data-delivery={d.id}>
-                  <td>
-                    <Tag value={d.status} />
-                    {d.reminder && <small> reminder</small>}
-                  </td>
-                  <td>
-                    {formatTime(d.createdAt)}
-                    {d.deliveredAt && (
-                      <>
-                        <br />
-                        <small>delivered {formatTime(d.deliveredAt)}</small>
-                      </>
-                    )}
-                    {d.nextAttemptAt && (
-                      <>
-                        <br />
-                        <small>next attempt {formatTime(d.nextAttemptAt)}</small>
-                      </>
-                    )}
-                  </td>
-                  <td>
-                    <small>{d.event?.type ?? '—'}</small>
-                  </td>
-                  <td>
-                    {d.routerName} → {d.integration ? `${d.integration.name} (${d.integration.type})` : 'deleted integration'}
-                  </td>
-                  <td>{d.attempts}</td>
-                  <td>
-                    {d.lastError ? <small>{d.lastError}</small> : d.lastStatusCode !== null ? <small>HTTP {d.lastStatusCode}</small> : null}
-                  </td>
-                  {canWrite && (
-                    <td>
-                      {d.status === 'DEAD' && (
-                        <button type="button" disabled={retry.pending} onClick={() => doRetry(d.id)} aria-label={`Retry delivery ${d.id}`}>
-                          Retry
-                        </button>
-                      )}
-                    </td>
+        <DataTable headers={['Status', 'Created', 'Event', 'Router → integration', 'Attempts', 'Last error', canWrite && 'Action']}>
+          {rows.map((d) => (
+            <tr key={d.id} data-delivery={d.id}>
+              <td>
+                <Tag value={d.status} />
+                {d.reminder && <small> reminder</small>}
+              </td>
+              <td>
+                {formatTime(d.createdAt)}
+                {d.deliveredAt && (
+                  <>
+                    <br />
+                    <small>delivered {formatTime(d.deliveredAt)}</small>
+                  </>
+                )}
+                {d.nextAttemptAt && (
+                  <>
+                    <br />
+                    <small>next attempt {formatTime(d.nextAttemptAt)}</small>
+                  </>
+                )}
+              </td>
+              <td>
+                <small>{d.event?.type ?? '—'}</small>
+              </td>
+              <td>
+                {d.routerName} → {d.integration ? `${d.integration.name} (${d.integration.type})` : 'deleted integration'}
+              </td>
+              <td>{d.attempts}</td>
+              <td>
+                {d.lastError ? <small>{d.lastError}</small> : d.lastStatusCode !== null ? <small>HTTP {d.lastStatusCode}</small> : null}
+              </td>
+              {canWrite && (
+                <td>
+                  {d.status === 'DEAD' && (
+                    <button type="button" disabled={retry.pending} onClick={() => doRetry(d.id)} aria-label={`Retry delivery ${d.id}`}>
+                      Retry
+                    </button>
                   )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+                </td>
+              )}
+            </tr>
+          ))}
+        </DataTable>
       )}
       <nav aria-label="Delivery pages" class="pager">
         <button type="button" class="secondary outline" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>

@@ -1,5 +1,5 @@
 import type { PageProps } from '../app.js';
-import { Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
+import { DataTable, Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
 import { ago, formatTime } from '../format.js';
 import { useQuery } from '../hooks.js';
 
@@ -48,62 +48,49 @@ export function HealthPage({ api }: PageProps) {
       <Loading loading={q.loading && !q.data} />
       <Empty when={!!q.data && rows.length === 0}>Every resource reported is healthy.</Empty>
       {rows.length > 0 && (
-        <div class="overflow-auto">
-          <table class="striped">
-            <thead>
-              <tr>
-                <th scope="col">Resource</th>
-                <th scope="col">Cluster</th>
-                <th scope="col">Unhealthy since</th>
-                <th scope="col">Reason</th>
-                <th scope="col">Notifications</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((r) => (
-                <tr key={`${r.cluster ?? ''}/${r.kind}/${r.namespace ?? ''}/${r.name}`}>
-                  <td>
-                    <strong>
-                      {r.kind} {r.namespace ? `${r.namespace}/` : ''}
-                      {r.name}
-                    </strong>
+        <DataTable headers={['Resource', 'Cluster', 'Unhealthy since', 'Reason', 'Notifications']}>
+          {rows.map((r) => (
+            <tr key={`${r.cluster ?? ''}/${r.kind}/${r.namespace ?? ''}/${r.name}`}>
+              <td>
+                <strong>
+                  {r.kind} {r.namespace ? `${r.namespace}/` : ''}
+                  {r.name}
+                </strong>
+                <br />
+                <small>{r.type}</small>
+              </td>
+              <td>{r.cluster ?? '—'}</td>
+              <td>
+                {formatTime(r.since)}
+                <br />
+                <small>{ago(r.since, now)}</small>
+              </td>
+              <td>
+                {r.reason ?? '—'}
+                {r.message && (
+                  <>
                     <br />
-                    <small>{r.type}</small>
-                  </td>
-                  <td>{r.cluster ?? '—'}</td>
-                  <td>
-                    {formatTime(r.since)}
-                    <br />
-                    <small>{ago(r.since, now)}</small>
-                  </td>
-                  <td>
-                    {r.reason ?? '—'}
-                    {r.message && (
-                      <>
-                        <br />
-                        <small>{r.message}</small>
-                      </>
-                    )}
-                  </td>
-                  <td>
-                    {r.deliveries.length === 0 ? (
-                      <small>none</small>
-                    ) : (
-                      <ul class="compact">
-                        {r.deliveries.map((d) => (
-                          <li key={d.id}>
-                            <Tag value={d.status} /> {d.routerName} → {d.integration?.name ?? 'deleted integration'}{' '}
-                            <small>{formatTime(d.createdAt)}</small>
-                          </li>
-                        ))}
-                      </ul>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+                    <small>{r.message}</small>
+                  </>
+                )}
+              </td>
+              <td>
+                {r.deliveries.length === 0 ? (
+                  <small>none</small>
+                ) : (
+                  <ul class="compact">
+                    {r.deliveries.map((d) => (
+                      <li key={d.id}>
+                        <Tag value={d.status} /> {d.routerName} → {d.integration?.name ?? 'deleted integration'}{' '}
+                        <small>{formatTime(d.createdAt)}</small>
+                      </li>
+                    ))}
+                  </ul>
+                )}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       {q.data?.unhealthyResources.pageInfo.hasNextPage && <p>Showing the 100 longest unhealthy.</p>}
     </section>

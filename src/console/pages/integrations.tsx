@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../app.js';
-import { Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
+import { DataTable, Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
 import { formatTime } from '../format.js';
 import { useAction, useQuery } from '../hooks.js';
 import { createIntegrationCall, INTEGRATION_KINDS } from '../integration-kinds.js';
@@ -136,73 +136,60 @@ export function IntegrationsPage({ api, canWrite }: PageProps) {
       <Loading loading={q.loading && !q.data} />
       <Empty when={!!q.data && rows.length === 0}>No integration yet.</Empty>
       {rows.length > 0 && (
-        <div class="overflow-auto">
-          <table class="striped">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Type</th>
-                <th scope="col">State</th>
-                <th scope="col">Details</th>
-                {canWrite && <th scope="col">Actions</th>}
+        <DataTable headers={['Name', 'Type', 'State', 'Details', canWrite && 'Actions']}>
+          {rows.map((i) => {
+            const r = results[i.id];
+            return (
+              <tr key={i.id} data-integration={i.name}>
+                <td>
+                  <strong>{i.name}</strong>
+                  <br />
+                  <small>updated {formatTime(i.updatedAt)}</small>
+                </td>
+                <td>{i.type}</td>
+                <td>
+                  <Tag value={i.enabled ? 'ENABLED' : 'DISABLED'} />
+                </td>
+                <td>
+                  <small>
+                    {i.emailTo ? `to ${i.emailTo.join(', ')}` : ''}
+                    {i.webhookSigned !== null ? (i.webhookSigned ? 'signed' : 'unsigned') : ''}
+                    {i.managedBy ? ` · managed by ${i.managedBy}` : ''}
+                  </small>
+                  {r && (
+                    <p role="status" class="test-result">
+                      Test: <Tag value={r.outcome.toUpperCase()} /> {r.statusCode !== null ? `HTTP ${r.statusCode}` : ''} in {r.latencyMs}{' '}
+                      ms
+                      {r.error ? ` · ${r.error}` : ''}
+                    </p>
+                  )}
+                </td>
+                {canWrite && (
+                  <td class="actions">
+                    <button
+                      type="button"
+                      class="outline"
+                      disabled={action.pending}
+                      onClick={() => test(i.id)}
+                      aria-label={`Send test to ${i.name}`}
+                    >
+                      Send test
+                    </button>
+                    <button
+                      type="button"
+                      class="secondary outline"
+                      disabled={action.pending}
+                      onClick={() => toggle(i)}
+                      aria-label={`${i.enabled ? 'Disable' : 'Enable'} ${i.name}`}
+                    >
+                      {i.enabled ? 'Disable' : 'Enable'}
+                    </button>
+                  </td>
+                )}
               </tr>
-            </thead>
-            <tbody>
-              {rows.map((i) => {
-                const r = results[i.id];
-                return (
-                  <tr key={i.id} data-integration={i.name}>
-                    <td>
-                      <strong>{i.name}</strong>
-                      <br />
-                      <small>updated {formatTime(i.updatedAt)}</small>
-                    </td>
-                    <td>{i.type}</td>
-                    <td>
-                      <Tag value={i.enabled ? 'ENABLED' : 'DISABLED'} />
-                    </td>
-                    <td>
-                      <small>
-                        {i.emailTo ? `to ${i.emailTo.join(', ')}` : ''}
-                        {i.webhookSigned !== null ? (i.webhookSigned ? 'signed' : 'unsigned') : ''}
-                        {i.managedBy ? ` · managed by ${i.managedBy}` : ''}
-                      </small>
-                      {r && (
-                        <p role="status" class="test-result">
-                          Test: <Tag value={r.outcome.toUpperCase()} /> {r.statusCode !== null ? `HTTP ${r.statusCode}` : ''} in{' '}
-                          {r.latencyMs} ms
-                          {r.error ? ` · ${r.error}` : ''}
-                        </p>
-                      )}
-                    </td>
-                    {canWrite && (
-                      <td class="actions">
-                        <button
-                          type="button"
-                          class="outline"
-                          disabled={action.pending}
-                          onClick={() => test(i.id)}
-                          aria-label={`Send test to ${i.name}`}
-                        >
-                          Send test
-                        </button>
-                        <button
-                          type="button"
-                          class="secondary outline"
-                          disabled={action.pending}
-                          onClick={() => toggle(i)}
-                          aria-label={`${i.enabled ? 'Disable' : 'Enable'} ${i.name}`}
-                        >
-                          {i.enabled ? 'Disable' : 'Enable'}
-                        </button>
-                      </td>
-                    )}
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </DataTable>
       )}
     </section>
   );

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../app.js';
 import { CelEditor } from '../components/cel-editor.js';
-import { Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
+import { DataTable, Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
 import { TryIt } from '../components/try-it.js';
 import { useAction, useQuery } from '../hooks.js';
 
@@ -230,76 +230,62 @@ export function RoutersPage({ api, canWrite }: PageProps) {
       )}
       <Empty when={!!data && routers.length === 0}>No router yet.</Empty>
       {routers.length > 0 && (
-        <div class="overflow-auto">
-          <table class="striped">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Family</th>
-                <th scope="col">Filter</th>
-                <th scope="col">Integration</th>
-                <th scope="col">State</th>
-                {canWrite && <th scope="col">Actions</th>}
-              </tr>
-            </thead>
-            <tbody>
-              {routers.map((r) => (
-                <tr key={r.id} data-router={r.name}>
-                  <td>
-                    <strong>{r.name}</strong>
-                    {r.managedBy && (
-                      <>
-                        <br />
-                        <small>managed by {r.managedBy}</small>
-                      </>
-                    )}
-                  </td>
-                  <td>{r.eventType.displayName}</td>
-                  <td>
-                    <code>{r.notificationRouterFilterConfig.advancedFilterExpression || 'every event'}</code>
-                  </td>
-                  <td>{integrationName(r.notificationRouterIntegrationConfig.notificationRouterIntegrationID)}</td>
-                  <td>
-                    <Tag value={r.enabled ? 'ENABLED' : 'DISABLED'} />
-                  </td>
-                  {canWrite && (
-                    <td class="actions">
-                      {r.generation === 'ROUTER' && (
-                        <button
-                          type="button"
-                          class="outline"
-                          aria-label={`Edit ${r.name}`}
-                          onClick={() =>
-                            setDraft({
-                              id: r.id,
-                              name: r.name,
-                              eventTypeId: r.eventType.id,
-                              integrationId: r.notificationRouterIntegrationConfig.notificationRouterIntegrationID,
-                              templateId: r.notificationRouterIntegrationConfig.notificationRouterTemplateID ?? '',
-                              filter: r.notificationRouterFilterConfig.advancedFilterExpression ?? '',
-                              enabled: r.enabled,
-                            })
-                          }
-                        >
-                          Edit
-                        </button>
-                      )}
-                      <button
-                        type="button"
-                        class="secondary outline"
-                        disabled={action.pending}
-                        aria-label={`${r.enabled ? 'Disable' : 'Enable'} ${r.name}`}
-                        onClick={() => toggle(r)}
-                      >
-                        {r.enabled ? 'Disable' : 'Enable'}
-                      </button>
-                    </td>
+        <DataTable headers={['Name', 'Family', 'Filter', 'Integration', 'State', canWrite && 'Actions']}>
+          {routers.map((r) => (
+            <tr key={r.id} data-router={r.name}>
+              <td>
+                <strong>{r.name}</strong>
+                {r.managedBy && (
+                  <>
+                    <br />
+                    <small>managed by {r.managedBy}</small>
+                  </>
+                )}
+              </td>
+              <td>{r.eventType.displayName}</td>
+              <td>
+                <code>{r.notificationRouterFilterConfig.advancedFilterExpression || 'every event'}</code>
+              </td>
+              <td>{integrationName(r.notificationRouterIntegrationConfig.notificationRouterIntegrationID)}</td>
+              <td>
+                <Tag value={r.enabled ? 'ENABLED' : 'DISABLED'} />
+              </td>
+              {canWrite && (
+                <td class="actions">
+                  {r.generation === 'ROUTER' && (
+                    <button
+                      type="button"
+                      class="outline"
+                      aria-label={`Edit ${r.name}`}
+                      onClick={() =>
+                        setDraft({
+                          id: r.id,
+                          name: r.name,
+                          eventTypeId: r.eventType.id,
+                          integrationId: r.notificationRouterIntegrationConfig.notificationRouterIntegrationID,
+                          templateId: r.notificationRouterIntegrationConfig.notificationRouterTemplateID ?? '',
+                          filter: r.notificationRouterFilterConfig.advancedFilterExpression ?? '',
+                          enabled: r.enabled,
+                        })
+                      }
+                    >
+                      Edit
+                    </button>
                   )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+                  <button
+                    type="button"
+                    class="secondary outline"
+                    disabled={action.pending}
+                    aria-label={`${r.enabled ? 'Disable' : 'Enable'} ${r.name}`}
+                    onClick={() => toggle(r)}
+                  >
+                    {r.enabled ? 'Disable' : 'Enable'}
+                  </button>
+                </td>
+              )}
+            </tr>
+          ))}
+        </DataTable>
       )}
       {data && <TryIt api={api} eventTypes={data.eventTypes} />}
     </section>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../app.js';
-import { Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
+import { DataTable, Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
 import { formatTime, localInputToIso } from '../format.js';
 import { useAction, useQuery } from '../hooks.js';
 
@@ -148,59 +148,46 @@ export function SilencesPage({ api, canWrite }: PageProps) {
       <Loading loading={q.loading && !q.data} />
       <Empty when={!!q.data && rows.length === 0}>No silence.</Empty>
       {rows.length > 0 && (
-        <div class="overflow-auto">
-          <table class="striped">
-            <thead>
-              <tr>
-                <th scope="col">State</th>
-                <th scope="col">Matcher</th>
-                <th scope="col">Window</th>
-                <th scope="col">Comment</th>
-                {canWrite && <th scope="col">Action</th>}
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((s) => (
-                <tr key={s.id}>
-                  <td>
-                    <Tag value={s.state} />
-                  </td>
-                  <td>
-                    <code>{s.matcher}</code>
-                    <br />
-                    <small>{s.eventTypeIds.join(', ')}</small>
-                  </td>
-                  <td>
-                    {formatTime(s.startsAt)} → {formatTime(s.endsAt)}
-                  </td>
-                  <td>
-                    {s.comment}
-                    <br />
-                    <small>
-                      by {s.createdBy}
-                      {s.managedBy ? ` · managed by ${s.managedBy}` : ''}
-                    </small>
-                  </td>
-                  {canWrite && (
-                    <td>
-                      {s.state !== 'EXPIRED' && (
-                        <button
-                          type="button"
-                          class="secondary outline"
-                          disabled={action.pending}
-                          onClick={() => expire(s.id)}
-                          aria-label={`Expire silence ${s.comment}`}
-                        >
-                          Expire
-                        </button>
-                      )}
-                    </td>
+        <DataTable headers={['State', 'Matcher', 'Window', 'Comment', canWrite && 'Action']}>
+          {rows.map((s) => (
+            <tr key={s.id}>
+              <td>
+                <Tag value={s.state} />
+              </td>
+              <td>
+                <code>{s.matcher}</code>
+                <br />
+                <small>{s.eventTypeIds.join(', ')}</small>
+              </td>
+              <td>
+                {formatTime(s.startsAt)} → {formatTime(s.endsAt)}
+              </td>
+              <td>
+                {s.comment}
+                <br />
+                <small>
+                  by {s.createdBy}
+                  {s.managedBy ? ` · managed by ${s.managedBy}` : ''}
+                </small>
+              </td>
+              {canWrite && (
+                <td>
+                  {s.state !== 'EXPIRED' && (
+                    <button
+                      type="button"
+                      class="secondary outline"
+                      disabled={action.pending}
+                      onClick={() => expire(s.id)}
+                      aria-label={`Expire silence ${s.comment}`}
+                    >
+                      Expire
+                    </button>
                   )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+                </td>
+              )}
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );

@@ -1,21 +1,11 @@
 import { useState } from 'preact/hooks';
+import { INTEGRATION_TYPES } from '../../model/integration-types.js';
 import type { PageProps } from '../app.js';
-import { Empty, ErrorNote, Loading, PageHeader } from '../components/common.js';
+import { DataTable, Empty, ErrorNote, Loading, PageHeader } from '../components/common.js';
 import { formatTime } from '../format.js';
 import { useAction, useQuery } from '../hooks.js';
 
-const PART_KEYS = [
-  'default',
-  'INCIDENT_MGMT',
-  'WEBHOOK',
-  'EMAIL',
-  'SLACK',
-  'TEAMS',
-  'OPSGENIE',
-  'GOOGLE_CHAT',
-  'DISCORD',
-  'GENERIC_WEBHOOK',
-] as const;
+const PART_KEYS = ['default', ...INTEGRATION_TYPES] as const;
 type PartKey = (typeof PART_KEYS)[number];
 interface Part {
   title: string | null;
@@ -147,44 +137,32 @@ export function TemplatesPage({ api, canWrite }: PageProps) {
       <Loading loading={q.loading && !q.data} />
       <Empty when={!!q.data && rows.length === 0}>No template yet.</Empty>
       {rows.length > 0 && (
-        <div class="overflow-auto">
-          <table class="striped">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Parts</th>
-                <th scope="col">Updated</th>
-                {canWrite && <th scope="col">Action</th>}
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((t) => (
-                <tr key={t.id}>
-                  <td>
-                    <strong>{t.name}</strong>
-                    {t.managedBy && (
-                      <>
-                        <br />
-                        <small>managed by {t.managedBy}</small>
-                      </>
-                    )}
-                  </td>
-                  <td>
-                    <small>{PART_KEYS.filter((k) => t.parts[k]).join(', ') || '—'}</small>
-                  </td>
-                  <td>{formatTime(t.updatedAt)}</td>
-                  {canWrite && (
-                    <td>
-                      <button type="button" class="outline" aria-label={`Edit template ${t.name}`} onClick={() => setEditing(t)}>
-                        Edit
-                      </button>
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable headers={['Name', 'Parts', 'Updated', canWrite && 'Action']}>
+          {rows.map((t) => (
+            <tr key={t.id}>
+              <td>
+                <strong>{t.name}</strong>
+                {t.managedBy && (
+                  <>
+                    <br />
+                    <small>managed by {t.managedBy}</small>
+                  </>
+                )}
+              </td>
+              <td>
+                <small>{PART_KEYS.filter((k) => t.parts[k]).join(', ') || '—'}</small>
+              </td>
+              <td>{formatTime(t.updatedAt)}</td>
+              {canWrite && (
+                <td>
+                  <button type="button" class="outline" aria-label={`Edit template ${t.name}`} onClick={() => setEditing(t)}>
+                    Edit
+                  </button>
+                </td>
+              )}
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );
