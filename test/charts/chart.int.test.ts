@@ -3,22 +3,19 @@
  * manifests accepted by a REAL apiserver (`kubectl apply --dry-run=server`). helm/kubectl come from
  * scripts/k8s-tools.sh (cached outside the repo).
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { CHART, LazyKubeEnv, documents, helmEnv, helmTemplate, run } from './helm.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { loadAgentConfig, loadServeConfig } from '../../src/config.js';
 import { parseKeyFile } from '../../src/store/secret-box.js';
 import { REPO_ROOT } from '../../src/tools/gen-crds.js';
 import { installCertManagerCrds } from '../fixtures/cert-manager-crds.js';
-import { ensureKubeBinaries, ensureKubeTools, startKubeEnv, type KubeEnv } from '../support/kube.js';
+import { ensureKubeTools, type KubeEnv } from '../support/kube.js';
 
-const run = promisify(execFile);
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
-const CHART = join(REPO_ROOT, 'charts', 'certmgr-notify');
 
 interface Manifest {
   kind: string;
@@ -29,37 +26,20 @@ interface Manifest {
 describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
   let helm: string;
   let kubectl: string;
-  let env: KubeEnv | undefined;
-  const helmEnv = {
-    ...process.env,
-    HELM_CACHE_HOME: join(tmpdir(), 'cmn-helm', 'cache'),
-    HELM_CONFIG_HOME: join(tmpdir(), 'cmn-helm', 'config'),
-    HELM_DATA_HOME: join(tmpdir(), 'cmn-helm', 'data'),
-  };
+  const kube = new LazyKubeEnv();
 
   beforeAll(async () => {
     ({ helm, kubectl } = await ensureKubeTools());
   }, 10 * 60_000);
 
   afterAll(async () => {
-    await env?.stop();
+    await kube.stop();
   });
 
   /** One apiserver for the dry-run tests of this file, started by the first that needs it. */
-  const kubeEnv = async (): Promise<KubeEnv> => {
-    if (!env) {
-      await ensureKubeBinaries();
-      env = await startKubeEnv();
-    }
-    return env;
-  };
+  const kubeEnv = (): Promise<KubeEnv> => kube.get();
 
-  const template = async (...args: string[]): Promise<Manifest[]> => {
-    const { stdout } = await run(helm, ['template', 'rel', CHART, '--namespace', 'notify', ...args], { env: helmEnv, maxBuffer: 32 << 20 });
-    return parseAllDocuments(stdout)
-      .map((d) => d.toJS() as Manifest | null)
-      .filter((m): m is Manifest => Boolean(m));
-  };
+  const template = async (...args: string[]): Promise<Manifest[]> => documents<Manifest>(await helmTemplate(helm, 'notify', args));
 
   it('helm lint --strict passes', async () => {
     const { stdout } = await run(helm, ['lint', '--strict', CHART], { env: helmEnv });

@@ -9,11 +9,10 @@
  *
  * promtool comes from Debian's `prometheus` package (.ci/run installs it); without it this file FAILS.
  */
-import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { CHART, LazyKubeEnv, documents, helmEnv, helmTemplate, run } from './helm.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { REPO_ROOT } from '../../src/tools/gen-crds.js';
@@ -21,10 +20,8 @@ import { installCertManagerCrds } from '../fixtures/cert-manager-crds.js';
 import { issuerNotReady } from '../fixtures/events.js';
 import { installCrds } from '../operator/support.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { ensureKubeBinaries, ensureKubeTools, startKubeEnv, waitFor, type KubeEnv } from '../support/kube.js';
+import { ensureKubeTools, waitFor, type KubeEnv } from '../support/kube.js';
 
-const run = promisify(execFile);
-const CHART = join(REPO_ROOT, 'charts', 'certmgr-notify');
 const RULE_TESTS = join(REPO_ROOT, 'test', 'charts', 'rules');
 const PROMTOOL = process.env['PROMTOOL'] ?? '/usr/bin/promtool';
 
@@ -79,36 +76,20 @@ function metricNames(expr: string): string[] {
 describe('Helm chart observability objects', () => {
   let helm: string;
   let kubectl: string;
-  let env: KubeEnv | undefined;
+  const kube = new LazyKubeEnv();
   let svc: TestService | undefined;
-  const helmEnv = {
-    ...process.env,
-    HELM_CACHE_HOME: join(tmpdir(), 'cmn-helm', 'cache'),
-    HELM_CONFIG_HOME: join(tmpdir(), 'cmn-helm', 'config'),
-    HELM_DATA_HOME: join(tmpdir(), 'cmn-helm', 'data'),
-  };
 
   beforeAll(async () => {
     ({ helm, kubectl } = await ensureKubeTools());
   }, 10 * 60_000);
   afterAll(async () => {
     await svc?.close();
-    await env?.stop();
+    await kube.stop();
   });
-  const kubeEnv = async (): Promise<KubeEnv> => {
-    if (!env) {
-      await ensureKubeBinaries();
-      env = await startKubeEnv();
-    }
-    return env;
-  };
+  const kubeEnv = (): Promise<KubeEnv> => kube.get();
 
-  const render = async (...args: string[]): Promise<string> =>
-    (await run(helm, ['template', 'rel', CHART, '--namespace', 'notify', ...args], { env: helmEnv, maxBuffer: 32 << 20 })).stdout;
-  const template = async (...args: string[]): Promise<Manifest[]> =>
-    parseAllDocuments(await render(...args))
-      .map((d) => d.toJS() as Manifest | null)
-      .filter((m): m is Manifest => Boolean(m));
+  const render = (...args: string[]): Promise<string> => helmTemplate(helm, 'notify', args);
+  const template = async (...args: string[]): Promise<Manifest[]> => documents<Manifest>(await render(...args));
   const find = (ms: Manifest[], kind: string) => ms.filter((m) => m.kind === kind);
   const one = <T = Manifest>(ms: Manifest[], kind: string): T => {
     const found = find(ms, kind);

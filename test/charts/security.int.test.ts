@@ -5,20 +5,16 @@
  * renders pass a real apiserver's dry-run. The apiserver here (v1.20) predates PodSecurity admission, so the
  * restricted rules are asserted field by field.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
-import { promisify } from 'node:util';
+import { CHART, LazyKubeEnv, documents, helmEnv, helmTemplate, run } from './helm.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { loadAgentConfig, loadServeConfig } from '../../src/config.js';
-import { REPO_ROOT } from '../../src/tools/gen-crds.js';
-import { ensureKubeBinaries, ensureKubeTools, startKubeEnv, type KubeEnv } from '../support/kube.js';
+import { ensureKubeTools } from '../support/kube.js';
 
-const run = promisify(execFile);
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
-const CHART = join(REPO_ROOT, 'charts', 'certmgr-notify');
 /** The image's WORKDIR: relative paths of the program resolve against it (Dockerfile). */
 const WORKDIR = '/app';
 
@@ -112,34 +108,23 @@ function unwritableDirs(pod: PodSpec, c: Container): string[] {
 describe.skipIf(skip)('chart pods: read-only root filesystem, non-root, restricted', () => {
   let helm: string;
   let kubectl: string;
-  let env: KubeEnv | undefined;
+  const kube = new LazyKubeEnv();
   const renders = new Map<string, string>();
-  const helmEnv = {
-    ...process.env,
-    HELM_CACHE_HOME: join(tmpdir(), 'cmn-helm', 'cache'),
-    HELM_CONFIG_HOME: join(tmpdir(), 'cmn-helm', 'config'),
-    HELM_DATA_HOME: join(tmpdir(), 'cmn-helm', 'data'),
-  };
 
   beforeAll(async () => {
     ({ helm, kubectl } = await ensureKubeTools());
     for (const [name, args] of CASES) {
-      const { stdout } = await run(helm, ['template', 'rel', CHART, '--namespace', 'default', ...args], {
-        env: helmEnv,
-        maxBuffer: 32 << 20,
-      });
-      renders.set(name, stdout);
+      renders.set(name, await helmTemplate(helm, 'default', args));
     }
   }, 10 * 60_000);
 
   afterAll(async () => {
-    await env?.stop();
+    await kube.stop();
   });
 
   const podsOf = (name: string): PodSpec[] =>
-    parseAllDocuments(renders.get(name)!)
-      .map((d) => d.toJS() as Manifest | null)
-      .filter((m): m is Manifest => Boolean(m?.spec?.template))
+    documents<Manifest>(renders.get(name)!)
+      .filter((m) => Boolean(m.spec?.template))
       .map((m) => m.spec!.template!.spec);
 
   it.each(CASES.map(([n]) => n))('%s: pod and containers meet the restricted profile and have a read-only root', (name) => {
@@ -211,8 +196,7 @@ describe.skipIf(skip)('chart pods: read-only root filesystem, non-root, restrict
   });
 
   it('the renders are accepted by a real apiserver (kubectl apply --dry-run=server)', async () => {
-    await ensureKubeBinaries();
-    env = await startKubeEnv();
+    const env = await kube.get();
     const dir = mkdtempSync(join(tmpdir(), 'cmn-chart-security-'));
     // the webhook case needs cert-manager's CRDs (its Issuer/Certificate); its pod spec is the hub's plus a Secret volume
     for (const [name] of CASES.filter(([n]) => !n.includes('webhook'))) {
