@@ -9,7 +9,7 @@
  * (send) serves it.
  */
 import { realpath, stat } from 'node:fs/promises';
-import { extname, resolve, sep } from 'node:path';
+import { extname, relative, resolve, sep } from 'node:path';
 import type express from 'express';
 import type { Request, Response } from 'express';
 import { sendError } from './errors.js';
@@ -88,11 +88,13 @@ export function mountConsole(app: express.Express, dir: string): void {
       if (rel !== '' && extname(rel) !== '' && found === 'missing')
         return notFound(res, `no such file in the console: ${req.path.slice(0, 200)}`);
       res.setHeader('Cache-Control', 'no-cache');
-      return res.sendFile(resolve(root, 'index.html'), { dotfiles: 'deny', cacheControl: false }, sendFailed(req, res));
+      return res.sendFile('index.html', { root, dotfiles: 'deny', cacheControl: false }, sendFailed(req, res));
     }
     const immutable = HASHED.test(found.path);
     res.setHeader('Cache-Control', immutable ? `public, max-age=${YEAR_S}, immutable` : 'no-cache');
-    res.sendFile(found.path, { dotfiles: 'deny', cacheControl: false }, sendFailed(req, res));
+    // relative to `root`: `send` checks dotfiles in the path it is given, and the console's own directory may sit
+    // under a dot-folder (~/.nvm, ~/.npm/_npx); the relative part was already refused if hidden (consolePath)
+    res.sendFile(relative(root, found.path), { root, dotfiles: 'deny', cacheControl: false }, sendFailed(req, res));
   };
 
   app.get('/', (_req, res) => res.redirect(302, '/ui/'));

@@ -159,6 +159,24 @@ describe('console static files', () => {
     expect(r.headers.allow).toBe('GET, HEAD');
   });
 
+  it('serves from a directory whose own path has a dot-folder (~/.nvm, ~/.npm/_npx, ~/.local)', async () => {
+    const hidden = join(tmp, '.hidden', 'ui');
+    mkdirSync(join(hidden, 'assets'), { recursive: true });
+    writeFileSync(join(hidden, 'index.html'), INDEX);
+    writeFileSync(join(hidden, 'assets', 'main-AB12CD34.js'), ASSET);
+    const b = await start(hidden);
+    for (const [p, body] of [
+      ['/ui/', INDEX],
+      ['/ui/health', INDEX],
+      ['/ui/assets/main-AB12CD34.js', ASSET],
+    ] as const) {
+      const r = await raw(b, p);
+      expect(r.status, p).toBe(200);
+      expect(r.body, p).toBe(body);
+    }
+    expect((await raw(b, '/ui/.hidden')).status).toBe(404);
+  });
+
   it('says how to build a console that is not built', async () => {
     const b = await start(join(tmp, 'not-built'));
     for (const p of ['/ui/', '/ui/health']) {
