@@ -179,10 +179,19 @@ export function derFacts(b: Uint8Array): DerFacts | undefined {
     const sigAlg = want(tlv(b, tbs.end, cert.end), 0x30);
     const sig = want(tlv(b, sigAlg.end, cert.end), 0x03);
     if (sig.end !== cert.end) return undefined;
+    // a signature's BIT STRING has no unused bits; OpenSSL refuses more than 7 ("invalid bit string bits left")
+    if (sig.end === sig.start || b[sig.start] !== 0) return undefined;
     let f = tlv(b, tbs.start, tbs.end);
-    if (f.tag === 0xa0) f = tlv(b, f.end, tbs.end); // [0] version
+    if (f.tag === 0xa0) {
+      // [0] EXPLICIT INTEGER v2 (1) or v3 (2): v1 (0) is the DER default, never written; anything else OpenSSL decides
+      const v = want(tlv(b, f.start, f.end), 0x02);
+      if (v.end !== f.end || v.end - v.start !== 1 || (b[v.start] !== 1 && b[v.start] !== 2)) return undefined;
+      f = tlv(b, f.end, tbs.end);
+    }
     const serialTlv = want(f, 0x02);
     if (serialTlv.end === serialTlv.start || b[serialTlv.start]! & 0x80) return undefined; // negative: OpenSSL's format
+    // a leading 00 only before a byte with the high bit set (the shortest form), else not DER
+    if (serialTlv.end - serialTlv.start > 1 && b[serialTlv.start] === 0 && !(b[serialTlv.start + 1]! & 0x80)) return undefined;
     let s = serialTlv.start;
     while (s < serialTlv.end - 1 && b[s] === 0) s++;
     if (s === serialTlv.end - 1 && b[s] === 0) return undefined; // zero
@@ -202,18 +211,30 @@ export function derFacts(b: Uint8Array): DerFacts | undefined {
     if (!issuer || !subject || notBefore === undefined || notAfter === undefined) return undefined;
     let names: string[] = [];
     let sawSan = false;
+    // after the key: [1] issuerUniqueID, [2] subjectUniqueID, [3] extensions, each optional, at most once, in order;
+    // any other member is OpenSSL's to refuse ("wrong tag")
+    let order = 0;
     for (let at = spki.end; at < tbs.end;) {
       const o = tlv(b, at, tbs.end);
       at = o.end;
-      if (o.tag !== 0xa3) continue; // [1], [2] unique ids
+      const rank = o.tag === 0x81 ? 1 : o.tag === 0x82 ? 2 : o.tag === 0xa3 ? 3 : 0;
+      if (rank <= order) return undefined;
+      order = rank;
+      if (rank !== 3) continue;
       const exts = want(tlv(b, o.start, o.end), 0x30);
+      if (exts.end !== o.end) return undefined;
       for (let e = exts.start; e < exts.end;) {
         const ext = want(tlv(b, e, exts.end), 0x30);
         e = ext.end;
         const id = want(tlv(b, ext.start, ext.end), 0x06);
         let v = tlv(b, id.end, ext.end);
-        if (v.tag === 0x01) v = tlv(b, v.end, ext.end); // critical
+        if (v.tag === 0x01) {
+          // critical: only TRUE is written in DER (FALSE is the default)
+          if (v.end - v.start !== 1 || b[v.start] !== 0xff) return undefined;
+          v = tlv(b, v.end, ext.end);
+        }
         want(v, 0x04);
+        if (v.end !== ext.end) return undefined;
         if (oid(b, id) !== SAN_OID) continue;
         if (sawSan) return undefined; // twice: which one OpenSSL shows is its business
         sawSan = true;
@@ -231,9 +252,19 @@ export function derFacts(b: Uint8Array): DerFacts | undefined {
   }
 }
 
-/** The DER bytes of one PEM block (`-----BEGIN CERTIFICATE-----` … `-----END CERTIFICATE-----`). */
+/**
+ * The DER bytes of one PEM block (`-----BEGIN CERTIFICATE-----` … `-----END CERTIFICATE-----`). Node's base64
+ * decoder skips characters outside the alphabet where OpenSSL's PEM reader refuses them: a body that is not plain
+ * base64 lines gives no bytes, so derFacts has no answer and X509Certificate decides.
+ */
 export function pemBody(pem: string): Buffer {
-  return Buffer.from(pem.slice(PEM_BEGIN.length, pem.length - PEM_END.length), 'base64');
+  const from = pem.indexOf(PEM_BEGIN);
+  const to = pem.indexOf(PEM_END, from);
+  if (from < 0 || to < 0) return Buffer.alloc(0);
+  const body = pem.slice(from + PEM_BEGIN.length, to).replace(/\r?\n/g, '');
+  if (body.length % 4 !== 0 || !STRICT_BASE64.test(body)) return Buffer.alloc(0);
+  return Buffer.from(body, 'base64');
 }
+const STRICT_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const PEM_BEGIN = '-----BEGIN CERTIFICATE-----';
 const PEM_END = '-----END CERTIFICATE-----';

@@ -97,6 +97,31 @@ describe('derFacts: the same facts as X509Certificate, or no answer', () => {
     expect(derFacts(pemBody(pem)) !== undefined).toBe(fast);
   });
 
+  it('what OpenSSL refuses is not read by the fast path either (an unknown TBS member, unused signature bits, junk in the PEM)', () => {
+    const pem = cert({ subj: '/CN=m', san: 'DNS:m.example.com' });
+    const der = pemBody(pem);
+    expect(derFacts(der)).toBeDefined();
+    const top = children(der, 0, der.length);
+    const tbs = children(der, top[0]!.start, top[0]!.end)[0]!;
+    const tbsMembers = children(der, tbs.start, tbs.end);
+    const exts = tbsMembers[tbsMembers.length - 1]!;
+    expect(der[exts.at]).toBe(0xa3);
+    const sig = children(der, top[0]!.start, top[0]!.end)[2]!;
+    expect(der[sig.at]).toBe(0x03);
+    const mutants: [string, Buffer | string][] = [
+      ['extensions tagged [5]', patch(der, exts.at, 0xa5)],
+      ['extensions tagged OCTET STRING', patch(der, exts.at, 0x04)],
+      ['9 unused bits in the signature', patch(der, sig.start, 9)],
+      ['a junk line in the base64', pem.replace(/\n(?=[A-Za-z0-9+/])/, '\n!!!!\n')],
+    ];
+    for (const [what, m] of mutants) {
+      const text = typeof m === 'string' ? m : toPem(m);
+      expect(() => new X509Certificate(text), what).toThrow();
+      expect(derFacts(pemBody(text)), what).toBeUndefined();
+      expect(parseChain(text), what).toBeNull();
+    }
+  });
+
   it('malformed or truncated DER: no answer, no throw (OpenSSL then rejects it)', () => {
     const der = pemBody(cert({ subj: '/CN=t', san: 'DNS:t.example.com' }));
     expect(derFacts(der)).toBeDefined();
@@ -111,3 +136,32 @@ describe('derFacts: the same facts as X509Certificate, or no answer', () => {
     }
   });
 });
+
+/** The TLVs directly inside [start, end): tag position, content start and end (short and long lengths). */
+function children(b: Buffer, start: number, end: number): { at: number; start: number; end: number }[] {
+  const out: { at: number; start: number; end: number }[] = [];
+  for (let at = start; at < end;) {
+    let len = b[at + 1]!;
+    let c = at + 2;
+    if (len & 0x80) {
+      const n = len & 0x7f;
+      len = 0;
+      for (let i = 0; i < n; i++) len = len * 256 + b[c + i]!;
+      c += n;
+    }
+    out.push({ at, start: c, end: c + len });
+    at = c + len;
+  }
+  return out;
+}
+
+function patch(der: Buffer, at: number, value: number): Buffer {
+  const copy = Buffer.from(der);
+  copy[at] = value;
+  return copy;
+}
+
+function toPem(der: Buffer): string {
+  const lines = der.toString('base64').match(/.{1,64}/g) ?? [];
+  return `-----BEGIN CERTIFICATE-----\n${lines.join('\n')}\n-----END CERTIFICATE-----\n`;
+}
