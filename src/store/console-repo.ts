@@ -13,7 +13,10 @@ const DL = DELIVERY_COLUMNS.join(', ');
 const HEALTH_CHUNK = 500;
 
 /** A streak's deliveries, newest first (reminders share their event's order position: created_at tells them apart). */
-const STREAK_ORDER = 'ORDER BY created_at DESC, id DESC';
+/** The streak's deliveries, latest first in the resource's order (the event's position; one event's deliveries by id). */
+const STREAK_ORDER = 'ORDER BY order_at DESC, order_seq DESC, id DESC';
+/** Integrations per statement of listStreakDeliveries (6 parameters each). */
+const STREAK_INTEGRATIONS_PER_STATEMENT = 100;
 
 export function createConsoleOps(db: SqlDb): ConsoleOps {
   /**
@@ -103,17 +106,28 @@ export function createConsoleOps(db: SqlDb): ConsoleOps {
     },
 
     async listStreakDeliveries(companyId, resourceKey, from, limit) {
-      // The streak's rows through deliveries_order_idx (one range per integration of the company), then the newest:
-      // materialized first, or a planner would walk the company's whole history by created_at to find 10.
-      const rows = await db.all(
-        `WITH s AS MATERIALIZED (
-           SELECT ${DL} FROM deliveries${db.dialect === 'sqlite' ? ' INDEXED BY deliveries_order_idx' : ''}
-           WHERE company_id = ? AND integration_id IN (SELECT id FROM integrations WHERE company_id = ?)
-             AND order_key = ? AND (order_at, order_seq) >= (?, ?))
-         SELECT ${DL} FROM s ${STREAK_ORDER} LIMIT ?`,
-        [companyId, companyId, resourceKey, from.orderAt, from.orderSeq, Math.max(1, Math.floor(limit))],
+      // Bounded reads whatever the streak's length (an agent key can make it long): per integration of the company,
+      // the newest `limit` rows of the resource's range of deliveries_order_idx, read backwards; then the newest of
+      // those. The integrations are quota-bounded; a statement takes STREAK_INTEGRATIONS_PER_STATEMENT of them.
+      const n = Math.max(1, Math.floor(limit));
+      const integrations = (await db.all(`SELECT id FROM integrations WHERE company_id = ? ORDER BY id`, [companyId])).map((r) =>
+        str(r, 'id'),
       );
-      return rows.map(rowToDelivery);
+      const idx = db.dialect === 'sqlite' ? ' INDEXED BY deliveries_order_idx' : '';
+      const found: ReturnType<typeof rowToDelivery>[] = [];
+      for (let i = 0; i < integrations.length; i += STREAK_INTEGRATIONS_PER_STATEMENT) {
+        const chunk = integrations.slice(i, i + STREAK_INTEGRATIONS_PER_STATEMENT);
+        const parts = chunk.map(
+          (_, k) =>
+            `SELECT * FROM (SELECT ${DL} FROM deliveries${idx}
+               WHERE company_id = ? AND integration_id = ? AND order_key = ? AND (order_at, order_seq) >= (?, ?)
+               ORDER BY order_at DESC, order_seq DESC, id DESC LIMIT ?) AS p${k}`,
+        );
+        const params = chunk.flatMap((id) => [companyId, id, resourceKey, from.orderAt, from.orderSeq, n]);
+        const rows = await db.all(`SELECT * FROM (${parts.join(' UNION ALL ')}) AS u ${STREAK_ORDER} LIMIT ?`, [...params, n]);
+        found.push(...rows.map(rowToDelivery));
+      }
+      return found.sort((a, b) => b.orderAt - a.orderAt || b.orderSeq - a.orderSeq || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).slice(0, n);
     },
 
     async retryDeadDelivery(companyId, id, now) {
