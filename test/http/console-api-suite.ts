@@ -19,6 +19,8 @@ import { waitFor } from '../delivery/support.js';
 
 const READ = 'read-key-company-a-console-0123';
 const PUBLIC_URL = 'https://hub.example.com/notify';
+/** A lease is 3 × --delivery-timeout (2 s here): the wait covers several. */
+const SETTLE_MS = 30_000;
 
 export function consoleApiSuite(kind: StoreKind): void {
   let svc: TestService;
@@ -33,7 +35,7 @@ export function consoleApiSuite(kind: StoreKind): void {
     });
     const f = join(mkdtempSync(join(tmpdir(), 'cmn-console-')), 'keys.yaml');
     writeFileSync(f, ['keys:', `  - { key: ${READ}, companyId: ${COMPANY_A}, scope: read }`, ''].join('\n'));
-    svc = await startTestService(kind, ['--api-keys-file', f, '--public-url', `${PUBLIC_URL}/`]);
+    svc = await startTestService(kind, ['--api-keys-file', f, '--public-url', `${PUBLIC_URL}/`, '--delivery-timeout', '2000']);
   }, 60_000);
   afterAll(async () => {
     await svc?.close();
@@ -84,11 +86,23 @@ export function consoleApiSuite(kind: StoreKind): void {
         )
     ).deliveries.nodes;
 
-  const settled = (key: string, integrationId: string, n: number) =>
-    waitFor(`${n} settled deliveries`, async () => {
-      const d = await deliveriesOf(key, integrationId);
-      return d.length === n && d.every((x) => x.status !== 'PENDING' && x.status !== 'IN_FLIGHT') ? d : undefined;
-    });
+  // Longer than one lease: on PostgreSQL a park racing its head's unpark costs a lease (docs/reliability.md), which
+  // a loaded machine (CI) can hit; a timeout says what the deliveries were doing.
+  const settled = async (key: string, integrationId: string, n: number) => {
+    let seen: Delivery[] = [];
+    try {
+      return await waitFor(
+        `${n} settled deliveries`,
+        async () => {
+          const d = (seen = await deliveriesOf(key, integrationId));
+          return d.length === n && d.every((x) => x.status !== 'PENDING' && x.status !== 'IN_FLIGHT') ? d : undefined;
+        },
+        SETTLE_MS,
+      );
+    } catch (e) {
+      throw new Error(`${String(e)}; last seen: ${JSON.stringify(seen.map((d) => [d.status, d.attempts, d.lastError]))}`, { cause: e });
+    }
+  };
 
   describe(`console API (${kind})`, () => {
     it('viewer: the key company and scope', async () => {
