@@ -8,10 +8,8 @@ import type { DeliveryRecord, EventCursor, EventRecord, UnhealthyCursor, Unhealt
 import type { ServiceContext } from './context.js';
 import { ServiceError } from './errors.js';
 import { requireEventTypeId, requireFilter } from './routers.js';
-import { isUuid } from './validate.js';
+import { isUuid, requirePageSize } from './validate.js';
 
-/** Largest page (`first`) of events and unhealthyResources, as the other connections. */
-const MAX_PAGE = 500;
 /** Deliveries shown per unhealthy resource (newest first). */
 export const STREAK_DELIVERIES = 10;
 /** The filter's field name in createNotificationRouter: validateFilter words its errors the same way. */
@@ -43,13 +41,6 @@ export function validateFilter(eventTypeId: unknown, expression: unknown): Filte
   }
 }
 
-function requireFirst(first: unknown, dflt: number): number {
-  const n = first ?? dflt;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_PAGE)
-    throw new ServiceError('BAD_USER_INPUT', `first must be between 1 and ${MAX_PAGE}`, 'first');
-  return n;
-}
-
 const encode = (a: number, b: string) => Buffer.from(`${a}:${b}`).toString('base64url');
 
 function decode(c: unknown, what: string): { n: number; rest: string } {
@@ -68,7 +59,7 @@ export async function listEvents(
   ctx: ServiceContext,
   args: { first?: number | null; after?: string | null; type?: string | null },
 ): Promise<{ nodes: EventRecord[]; hasNextPage: boolean }> {
-  const first = requireFirst(args.first, 20);
+  const first = requirePageSize(args.first, 20);
   let after: EventCursor | null = null;
   if (args.after != null) {
     const c = decode(args.after, 'events');
@@ -93,7 +84,7 @@ export async function listUnhealthyResources(
   ctx: ServiceContext,
   args: { first?: number | null; after?: string | null },
 ): Promise<{ nodes: UnhealthyResourceRecord[]; hasNextPage: boolean }> {
-  const first = requireFirst(args.first, 100);
+  const first = requirePageSize(args.first, 100);
   let after: UnhealthyCursor | null = null;
   if (args.after != null) {
     const c = decode(args.after, 'unhealthyResources');

@@ -12,7 +12,7 @@ import { silenceFor, silenceVerdict } from '../silences/decide.js';
 import type { ServiceContext, ServiceRuntime } from './context.js';
 import { ServiceError, ValidationErrors } from './errors.js';
 import { getIntegration, requireDeliverable } from './integrations.js';
-import { isUuid } from './validate.js';
+import { isUuid, requirePageSize } from './validate.js';
 
 function runtimeOf(ctx: ServiceContext): ServiceRuntime {
   if (!ctx.runtime) throw new ServiceError('BAD_USER_INPUT', 'event routing and delivery are not running in this process');
@@ -38,9 +38,7 @@ export async function listDeliveries(
     after?: string | null;
   },
 ): Promise<{ nodes: DeliveryRecord[]; hasNextPage: boolean }> {
-  const first = args.first ?? 50;
-  if (!Number.isInteger(first) || first < 1 || first > 500)
-    throw new ServiceError('BAD_USER_INPUT', 'first must be between 1 and 500', 'first');
+  const first = requirePageSize(args.first, 50);
   const f: DeliveryFilter = { limit: first + 1 };
   if (args.filter?.integrationId) f.integrationId = args.filter.integrationId;
   if (args.filter?.status) f.status = args.filter.status;

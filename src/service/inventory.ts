@@ -20,14 +20,13 @@ import type { ServiceContext } from './context.js';
 import { ServiceError } from './errors.js';
 import { acceptEventsInTransaction, ingestDepsOf, type IngestDeps } from './events.js';
 import { DEFAULT_QUOTAS, requireQuota } from './quotas.js';
-import { isUuid } from './validate.js';
+import { isUuid, MAX_PAGE, requirePageSize } from './validate.js';
 import { requireAllExist, requireIdList } from './ids.js';
 
 export const DEFAULT_CLUSTER_SILENCE_AFTER_MS = 900_000;
 const DAY_MS = 86_400_000;
 /** Longest expiringWithinDays (the monitoring configuration's threshold limit). */
 const MAX_EXPIRING_WITHIN_DAYS = 3650;
-export const MAX_PAGE = 500;
 /** Places listed per certificate (Certificate.places). */
 export const MAX_PLACES = 20;
 const DEFAULT_PAGE = 100;
@@ -267,9 +266,7 @@ export async function listCertificates(
   args: { first?: number | null; after?: string | null },
   where = '',
 ): Promise<{ nodes: ListedCertificate[]; hasNextPage: boolean }> {
-  const first = args.first ?? DEFAULT_PAGE;
-  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE)
-    throw new ServiceError('BAD_USER_INPUT', `${where}first must be between 1 and ${MAX_PAGE}`, `${where}first`);
+  const first = requirePageSize(args.first, DEFAULT_PAGE, `${where}first`);
   const after = args.after ? decodeCertificateCursor(args.after, `${where}after`) : null;
   const rows = await ctx.store.listInventory(ctx.companyId, filter, after, first + 1);
   return { nodes: rows.slice(0, first), hasNextPage: rows.length > first };
@@ -279,9 +276,7 @@ export async function listClusters(
   ctx: ServiceContext,
   args: { first?: number | null; after?: string | null },
 ): Promise<{ nodes: ClusterRecord[]; hasNextPage: boolean }> {
-  const first = args.first ?? MAX_PAGE;
-  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE)
-    throw new ServiceError('BAD_USER_INPUT', `first must be between 1 and ${MAX_PAGE}`, 'first');
+  const first = requirePageSize(args.first, MAX_PAGE);
   if (args.after != null && !isUuid(args.after))
     throw new ServiceError('BAD_USER_INPUT', 'after is not a cursor returned by clusters', 'after');
   const rows = await ctx.store.listClusters(ctx.companyId, {

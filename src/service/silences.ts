@@ -12,7 +12,7 @@ import type { ServiceContext } from './context.js';
 import { ServiceError, badInput } from './errors.js';
 import { quotaLimit, requireQuota } from './quotas.js';
 import { positionOf, requireEventTypeId } from './routers.js';
-import { isUuid, requireName } from './validate.js';
+import { isUuid, requireName, requirePageSize } from './validate.js';
 
 export interface SilenceInput {
   matcher?: unknown;
@@ -177,8 +177,7 @@ export async function listSilences(
   ctx: ServiceContext,
   args: { state?: SilenceState | null; first?: number | null; after?: string | null },
 ): Promise<{ nodes: SilenceRecord[]; hasNextPage: boolean }> {
-  const first = args.first ?? 100;
-  if (!Number.isInteger(first) || first < 1 || first > 500) throw badInput('first', 'first must be between 1 and 500');
+  const first = requirePageSize(args.first, 100);
   const rows = await ctx.store.listSilences(ctx.companyId, {
     ...(args.state ? { state: args.state } : {}),
     now: ctx.now(),

@@ -4,6 +4,17 @@ import { badInput } from './errors.js';
 
 export { isUuid };
 
+/** The largest page (`first`) of every connection. */
+export const MAX_PAGE = 500;
+
+/** A connection's page size: `first`, else `dflt`, an integer from 1 to MAX_PAGE; `field` names it in the error. */
+export function requirePageSize(first: unknown, dflt: number, field = 'first'): number {
+  const n = first ?? dflt;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_PAGE)
+    throw badInput(field, `${field} must be between 1 and ${MAX_PAGE}`);
+  return n;
+}
+
 /** Fails naming `field` unless `v` is text of `kind` of at most `max` characters (code points). */
 function requireText(field: string, v: string, kind: TextKind, max?: number): string {
   const problem = textProblem(v, kind, max);

@@ -15,9 +15,9 @@ import {
   encodeCertificateCursor,
   healthOf,
   listCertificates,
-  MAX_PAGE,
   type CertificateFilterInput,
 } from '../../service/inventory.js';
+import { MAX_PAGE } from '../../service/validate.js';
 import type { ListedCertificate } from '../../store/types.js';
 import { boundedErr, sendError, sendErrors } from '../errors.js';
 
