@@ -8,14 +8,13 @@ import type { DeliveryRecord, EventCursor, EventRecord, UnhealthyCursor, Unhealt
 import type { ServiceContext } from './context.js';
 import { ServiceError } from './errors.js';
 import { requireEventTypeId, requireFilter } from './routers.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
 import { isUuid, requirePageSize } from './validate.js';
 
 /** Deliveries shown per unhealthy resource (newest first). */
 export const STREAK_DELIVERIES = 10;
 /** The filter's field name in createNotificationRouter: validateFilter words its errors the same way. */
 const FILTER_FIELD = 'filterConfig.advancedFilterExpression';
-/** Longest cursor accepted (a resource key is at most 255 characters). */
-const MAX_CURSOR = 512;
 
 export function viewer(ctx: ServiceContext): { companyId: string; scope: string } {
   return { companyId: ctx.companyId, scope: ctx.scope ?? 'admin' };
@@ -41,19 +40,7 @@ export function validateFilter(eventTypeId: unknown, expression: unknown): Filte
   }
 }
 
-const encode = (a: number, b: string) => Buffer.from(`${a}:${b}`).toString('base64url');
-
-function decode(c: unknown, what: string): { n: number; rest: string } {
-  const bad = () => new ServiceError('BAD_USER_INPUT', `after is not a cursor returned by ${what}`, 'after');
-  if (typeof c !== 'string' || c.length > MAX_CURSOR) throw bad();
-  const s = Buffer.from(c, 'base64url').toString();
-  const i = s.indexOf(':');
-  const t = s.slice(0, i);
-  if (i < 1 || !/^\d{1,16}$/.test(t)) throw bad();
-  return { n: Number(t), rest: s.slice(i + 1) };
-}
-
-export const encodeEventCursor = (e: Pick<EventRecord, 'receivedAt' | 'id'>) => encode(e.receivedAt, e.id);
+export const encodeEventCursor = (e: Pick<EventRecord, 'receivedAt' | 'id'>) => encodeCursor(e.receivedAt, e.id);
 
 export async function listEvents(
   ctx: ServiceContext,
@@ -62,9 +49,8 @@ export async function listEvents(
   const first = requirePageSize(args.first, 20);
   let after: EventCursor | null = null;
   if (args.after != null) {
-    const c = decode(args.after, 'events');
-    if (!isUuid(c.rest)) throw new ServiceError('BAD_USER_INPUT', 'after is not a cursor returned by events', 'after');
-    after = { receivedAt: c.n, id: c.rest };
+    const c = decodeCursor(args.after, 'events', isUuid);
+    after = { receivedAt: c.n, id: c.text };
   }
   const type = args.type ?? undefined;
   // an unknown type matches nothing; say so rather than answer an empty page
@@ -78,7 +64,7 @@ export async function listEvents(
   return { nodes: rows.slice(0, first), hasNextPage: rows.length > first };
 }
 
-export const encodeUnhealthyCursor = (r: Pick<UnhealthyResourceRecord, 'since' | 'resourceKey'>) => encode(r.since, r.resourceKey);
+export const encodeUnhealthyCursor = (r: Pick<UnhealthyResourceRecord, 'since' | 'resourceKey'>) => encodeCursor(r.since, r.resourceKey);
 
 export async function listUnhealthyResources(
   ctx: ServiceContext,
@@ -87,9 +73,8 @@ export async function listUnhealthyResources(
   const first = requirePageSize(args.first, 100);
   let after: UnhealthyCursor | null = null;
   if (args.after != null) {
-    const c = decode(args.after, 'unhealthyResources');
-    if (c.rest === '') throw new ServiceError('BAD_USER_INPUT', 'after is not a cursor returned by unhealthyResources', 'after');
-    after = { since: c.n, resourceKey: c.rest };
+    const c = decodeCursor(args.after, 'unhealthyResources', (key) => key !== '');
+    after = { since: c.n, resourceKey: c.text };
   }
   const rows = await ctx.store.listUnhealthyResources(ctx.companyId, after, first + 1);
   return { nodes: rows.slice(0, first), hasNextPage: rows.length > first };

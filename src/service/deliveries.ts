@@ -12,6 +12,7 @@ import { silenceFor, silenceVerdict } from '../silences/decide.js';
 import type { ServiceContext, ServiceRuntime } from './context.js';
 import { ServiceError, ValidationErrors } from './errors.js';
 import { getIntegration, requireDeliverable } from './integrations.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
 import { isUuid, requirePageSize } from './validate.js';
 
 function runtimeOf(ctx: ServiceContext): ServiceRuntime {
@@ -19,16 +20,7 @@ function runtimeOf(ctx: ServiceContext): ServiceRuntime {
   return ctx.runtime;
 }
 
-export function encodeCursor(d: Pick<DeliveryRecord, 'createdAt' | 'id'>): string {
-  return Buffer.from(`${d.createdAt}:${d.id}`).toString('base64url');
-}
-
-function decodeCursor(c: string): { createdAt: number; id: string } {
-  const [t, id] = Buffer.from(c, 'base64url').toString().split(':');
-  if (!t || !/^\d+$/.test(t) || !id || !isUuid(id))
-    throw new ServiceError('BAD_USER_INPUT', 'after is not a cursor returned by deliveries', 'after');
-  return { createdAt: Number(t), id };
-}
+export const encodeDeliveryCursor = (d: Pick<DeliveryRecord, 'createdAt' | 'id'>): string => encodeCursor(d.createdAt, d.id);
 
 export async function listDeliveries(
   ctx: ServiceContext,
@@ -43,7 +35,10 @@ export async function listDeliveries(
   if (args.filter?.integrationId) f.integrationId = args.filter.integrationId;
   if (args.filter?.status) f.status = args.filter.status;
   if (args.filter?.eventId) f.eventId = args.filter.eventId;
-  if (args.after) f.before = decodeCursor(args.after);
+  if (args.after) {
+    const c = decodeCursor(args.after, 'deliveries', isUuid);
+    f.before = { createdAt: c.n, id: c.text };
+  }
   const rows = await ctx.store.listDeliveries(ctx.companyId, f);
   return { nodes: rows.slice(0, first), hasNextPage: rows.length > first };
 }

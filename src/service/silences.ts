@@ -12,6 +12,7 @@ import type { ServiceContext } from './context.js';
 import { ServiceError, badInput } from './errors.js';
 import { quotaLimit, requireQuota } from './quotas.js';
 import { positionOf, requireEventTypeId } from './routers.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
 import { isUuid, requireName, requirePageSize } from './validate.js';
 
 export interface SilenceInput {
@@ -162,14 +163,11 @@ export async function getSilence(ctx: ServiceContext, id: string): Promise<Silen
   return ctx.store.getSilence(ctx.companyId, id);
 }
 
-export function encodeSilenceCursor(s: Pick<SilenceRecord, 'createdAt' | 'id'>): string {
-  return Buffer.from(`${s.createdAt}:${s.id}`).toString('base64url');
-}
+export const encodeSilenceCursor = (s: Pick<SilenceRecord, 'createdAt' | 'id'>): string => encodeCursor(s.createdAt, s.id);
 
 function decodeSilenceCursor(c: string): { createdAt: number; id: string } {
-  const [t, id] = Buffer.from(c, 'base64url').toString().split(':');
-  if (!t || !/^\d{1,16}$/.test(t) || !id || !isUuid(id)) throw badInput('after', 'after is not a cursor returned by silences');
-  return { createdAt: Number(t), id };
+  const { n, text } = decodeCursor(c, 'silences', isUuid);
+  return { createdAt: n, id: text };
 }
 
 /** One page of the company's silences in creation order, optionally of one state at now. */

@@ -210,3 +210,46 @@ describe('routing of the spec patterns across all five event types', () => {
     await svc.gql().request(`mutation($id: UUID!) { updateIntegration(id: $id, input: { enabled: true }) { id } }`, { id: integrationId });
   });
 });
+
+describe('deliveries cursors', () => {
+  const page = (after: string) =>
+    svc
+      .gql()
+      .request(`query($a: String) { deliveries(first: 1, after: $a) { nodes { id } } }`, { a: after })
+      .then(
+        () => undefined,
+        (e: { response: { errors: { message: string; extensions: { code: string; field?: string } }[] } }) => e.response.errors[0],
+      );
+  const cursor = (s: string) => Buffer.from(s).toString('base64url');
+  const uuid = '00000000-0000-4000-8000-000000000000';
+
+  it('pages with the cursor it returned', async () => {
+    await post(issuerNotReady({ issuerName: 'cursor-a' }));
+    await post(issuerNotReady({ issuerName: 'cursor-b' }));
+    const p1 = await svc
+      .gql()
+      .request<{ deliveries: { nodes: { id: string }[]; pageInfo: { endCursor: string } } }>(
+        `{ deliveries(first: 1) { nodes { id } pageInfo { endCursor } } }`,
+      );
+    const p2 = await svc
+      .gql()
+      .request<{ deliveries: { nodes: { id: string }[] } }>(`query($a: String) { deliveries(first: 1, after: $a) { nodes { id } } }`, {
+        a: p1.deliveries.pageInfo.endCursor,
+      });
+    expect(p2.deliveries.nodes).toHaveLength(1);
+    expect(p2.deliveries.nodes[0]!.id).not.toBe(p1.deliveries.nodes[0]!.id);
+  });
+
+  // a 25-digit time overflows PostgreSQL's bigint (an internal error there); an endless cursor was decoded whole
+  it.each([
+    ['a time of more than 16 digits', cursor(`${'9'.repeat(25)}:${uuid}`)],
+    ['a cursor longer than any it returns', cursor(`1:${uuid}${'x'.repeat(600)}`)],
+    ['no uuid', cursor('1:nope')],
+    ['no time', cursor(`:${uuid}`)],
+  ])('refuses %s as the caller’s error on after', async (_what, after) => {
+    expect(await page(after)).toMatchObject({
+      message: 'after is not a cursor returned by deliveries',
+      extensions: { code: 'BAD_USER_INPUT', field: 'after' },
+    });
+  });
+});

@@ -278,7 +278,7 @@ export const rootValue: Record<string, Resolver> = {
     const last = page.nodes[page.nodes.length - 1];
     return {
       nodes: page.nodes.map((d) => deliveryView(d, ctx)),
-      pageInfo: { hasNextPage: page.hasNextPage, endCursor: last ? deliveries.encodeCursor(last) : null },
+      pageInfo: { hasNextPage: page.hasNextPage, endCursor: last ? deliveries.encodeDeliveryCursor(last) : null },
     };
   },
   simulateRouting: async (a, ctx) => {
