@@ -475,7 +475,7 @@ export function defaultConsoleDir(moduleUrl: string = import.meta.url): string {
 }
 
 /** --public-url: an absolute http(s) URL without credentials, query or fragment; returned without trailing slashes. */
-function publicUrlOf(v: string | undefined): string | undefined {
+export function publicUrlOf(v: string | undefined): string | undefined {
   if (v === undefined) return undefined;
   let u: URL;
   try {

@@ -9,6 +9,7 @@
  * compile (with its field, line and column) or an invalid event.
  */
 import { parseArgs } from 'node:util';
+import { ConfigError, publicUrlOf } from '../config.js';
 import { validateEvent } from '../events/schemas.js';
 import type { Notification, RenderedMessage } from '../integrations/types.js';
 import { INTEGRATION_TYPES } from '../model/integration-types.js';
@@ -30,7 +31,15 @@ function partsOf(v: unknown): unknown {
 
 /** `argv` is the argument list after `template render`. */
 export async function templateRenderCommand(argv: string[], io: CommandIo): Promise<number> {
-  let values: { template?: string; event?: string; type?: string; 'router-name'?: string; 'integration-name'?: string; help?: boolean };
+  let values: {
+    template?: string;
+    event?: string;
+    type?: string;
+    'router-name'?: string;
+    'integration-name'?: string;
+    'public-url'?: string;
+    help?: boolean;
+  };
   try {
     ({ values } = parseArgs({
       args: argv,
@@ -40,6 +49,7 @@ export async function templateRenderCommand(argv: string[], io: CommandIo): Prom
         type: { type: 'string' },
         'router-name': { type: 'string' },
         'integration-name': { type: 'string' },
+        'public-url': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -54,6 +64,13 @@ export async function templateRenderCommand(argv: string[], io: CommandIo): Prom
   }
   if (values.template === undefined) return usageError(io, 'missing --template');
   if (values.event === undefined) return usageError(io, 'missing --event');
+  let publicUrl: string | undefined;
+  try {
+    publicUrl = publicUrlOf(values['public-url']);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    return usageError(io, e.message);
+  }
   const types = values.type === undefined ? [...INTEGRATION_TYPES] : INTEGRATION_TYPES.filter((t) => t === values.type);
   if (types.length === 0) return usageError(io, `unknown --type ${JSON.stringify(values.type)}`);
 
@@ -98,7 +115,7 @@ export async function templateRenderCommand(argv: string[], io: CommandIo): Prom
       attempt: 1,
     };
     try {
-      out[type] = await renderTemplate(compiled.template, type, templateVariables(n));
+      out[type] = await renderTemplate(compiled.template, type, templateVariables(n, { publicUrl }));
     } catch (e) {
       if (!(e instanceof TemplateRenderError)) throw e;
       io.err(`${type}: ${e.message}`);

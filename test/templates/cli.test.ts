@@ -31,6 +31,7 @@ beforeAll(async () => {
       },
     }),
   );
+  await write('link.json', JSON.stringify({ parts: { default: { text: '{{ consoleUrl | default: "none" }}' } } }));
   await write('parts.json', JSON.stringify({ TEAMS: { title: '{{ integration.name }}' } }));
   await write('bad.yaml', toYaml({ parts: { SLACK: { text: 'line 1\n{{ x | nope }}' } } }));
   await write('bomb.json', JSON.stringify({ parts: { default: { text: '{% for i in (1..100000000) %}x{% endfor %}' } } }));
@@ -63,6 +64,23 @@ describe('template render', () => {
     expect(Object.keys(out)).toContain('INCIDENT_MGMT');
   });
 
+  it('--public-url sets consoleUrl as the hub does; without it consoleUrl is null', async () => {
+    const withUrl = await run(
+      '--template',
+      files['link.json']!,
+      '--event',
+      files['event.json']!,
+      '--type',
+      'SLACK',
+      '--public-url',
+      'https://notify.example.com/',
+    );
+    expect(withUrl.code).toBe(0);
+    expect(JSON.parse(withUrl.out)).toEqual({ SLACK: { text: 'https://notify.example.com/ui/#/health' } });
+    const without = await run('--template', files['link.json']!, '--event', files['event.json']!, '--type', 'SLACK');
+    expect(JSON.parse(without.out)).toEqual({ SLACK: { text: 'none' } });
+  });
+
   it('a part that does not compile: exit 2 with field and position', async () => {
     const r = await run('--template', files['bad.yaml']!, '--event', files['event.json']!);
     expect(r.code).toBe(2);
@@ -81,6 +99,8 @@ describe('template render', () => {
     [['--template', 'x', '--event', 'y', '--type', 'FAX'], /unknown --type "FAX"/],
     [['--template', '/nonexistent/t.yaml', '--event', 'y'], /cannot read template file/],
     [['--bogus'], /Unknown option/],
+    [['--template', 'x', '--event', 'y', '--public-url', 'ftp://x'], /--public-url must be an http\(s\) URL, got 'ftp:\/\/x'/],
+    [['--template', 'x', '--event', 'y', '--public-url', 'https://u:p@x'], /--public-url must not carry credentials/],
   ])('usage errors: %j', async (argv, msg) => {
     const r = await run(...argv);
     expect(r.code).toBe(2);
