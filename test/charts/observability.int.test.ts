@@ -340,6 +340,10 @@ describe('Helm chart observability objects', () => {
     const ports = np.spec.egress.map((e) => (e.ports ?? []).map((p) => p.port));
     expect(ports).toEqual([[53, 53], [443, 6443], [443], [5432]]);
     expect(np.spec.egress[3]!.to).toEqual([{ ipBlock: { cidr: '10.0.0.5/32' } }]);
+    // IPv6 (and dual-stack) clusters reach the apiserver and integrations too
+    const anywhere = [{ ipBlock: { cidr: '0.0.0.0/0' } }, { ipBlock: { cidr: '::/0' } }];
+    expect(np.spec.egress[1]!.to).toEqual(anywhere);
+    expect(np.spec.egress[2]!.to).toEqual(anywhere);
     // no DNS, apiserver or integrations rule when their lists are emptied
     const bare = one<{ spec: { egress: unknown[] | null } }>(
       await template(
