@@ -283,21 +283,44 @@ function fusedEvaluate(types: readonly string[], fns: readonly CompiledJs[], gen
         return general(event);
       };
     }
-    case 'contains':
-    case 'startsWith':
-    case 'endsWith': {
+    // one closure per method: its call site then sees one String builtin
+    case 'contains': {
       const lit = shape.value;
-      const kind = shape.kind;
       return (event) => {
         const t = event.type;
         if (t === t1 || t === t2) {
           const d = event.data;
           if (isEventData(d)) {
             const v = d[field];
-            if (typeof v === 'string') {
-              const r = kind === 'contains' ? v.includes(lit) : kind === 'startsWith' ? v.startsWith(lit) : v.endsWith(lit);
-              return r ? MATCHED : NOT_MATCHED;
-            }
+            if (typeof v === 'string') return v.includes(lit) ? MATCHED : NOT_MATCHED;
+          }
+        } else if (t === other) return otherResult;
+        return general(event);
+      };
+    }
+    case 'startsWith': {
+      const lit = shape.value;
+      return (event) => {
+        const t = event.type;
+        if (t === t1 || t === t2) {
+          const d = event.data;
+          if (isEventData(d)) {
+            const v = d[field];
+            if (typeof v === 'string') return v.startsWith(lit) ? MATCHED : NOT_MATCHED;
+          }
+        } else if (t === other) return otherResult;
+        return general(event);
+      };
+    }
+    case 'endsWith': {
+      const lit = shape.value;
+      return (event) => {
+        const t = event.type;
+        if (t === t1 || t === t2) {
+          const d = event.data;
+          if (isEventData(d)) {
+            const v = d[field];
+            if (typeof v === 'string') return v.endsWith(lit) ? MATCHED : NOT_MATCHED;
           }
         } else if (t === other) return otherResult;
         return general(event);
