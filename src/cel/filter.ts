@@ -164,6 +164,7 @@ function fastEvaluate(types: readonly string[], fns: readonly CompiledJs[], othe
   return fusedEvaluate(types, fns, general) ?? general;
 }
 
+/** The unfused evaluation: the type's closure on checked data, its true/false, else `otherwise`. */
 function generalEvaluate(types: readonly string[], fns: readonly CompiledJs[], otherwise: Evaluate): Evaluate {
   const [a, b] = types;
   const [fa, fb] = fns;
