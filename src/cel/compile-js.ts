@@ -71,6 +71,36 @@ function compileFor(root: Node, type: string | undefined): CompiledJs {
   return (d) => fn(d, new Array<unknown>(slots));
 }
 
+/**
+ * A closure of one of the usual filter shapes, `data.f <op> literal` (the field readable as `d[f]`, see
+ * plainReadable): src/cel/filter.ts fuses it into the evaluation itself (no call into the closure, no try), for
+ * the values it is sure of; any other value goes through the closure as before.
+ *  - num: `data.f == n` / `!=` with n exactly a double (an int literal within ±2^53, or a double literal): for a
+ *    number v, `(v === value) !== negate` (int/double equality is numeric; NaN equals nothing);
+ *  - str: `data.f == 's'` / `!=`: for a string v, `(v === value) !== negate`;
+ *  - strIn: `data.f in ['a', …]`: for a string v, `values.has(v)`;
+ *  - contains / startsWith / endsWith with a literal argument: for a string v, the String method;
+ *  - litIn: `'s' in data.f`: for a list of strings, whether it holds `value`.
+ */
+export type Leaf =
+  | { kind: 'num'; field: string; value: number; negate: boolean }
+  | { kind: 'str'; field: string; value: string; negate: boolean }
+  | { kind: 'strIn'; field: string; values: ReadonlySet<string> }
+  | { kind: 'contains' | 'startsWith' | 'endsWith'; field: string; value: string }
+  | { kind: 'litIn'; field: string; value: string };
+
+const leaves = new WeakMap<Fn, Leaf>();
+
+/** The shape of a filter's closure when it is one of the fused leaves (see Leaf), else undefined. */
+export function leafOf(fn: CompiledJs): Leaf | undefined {
+  return leaves.get(fn as Fn);
+}
+
+function leaf(fn: Fn, shape: Leaf): Fn {
+  leaves.set(fn, shape);
+  return fn;
+}
+
 /** Closures whose value does not depend on the event's data (a filter settled by `type` alone, or by literals). */
 const constantClosures = new WeakSet<CompiledJs>();
 
@@ -403,7 +433,7 @@ class Compiler {
       const s = b.literal.value;
       const field = this.dataField(a, scope);
       if (field !== undefined) {
-        return negate
+        const fn: Fn = negate
           ? (d) => {
               const v = d[field];
               return typeof v === 'string' ? v !== s : strNe(checkedField(v), s);
@@ -412,6 +442,7 @@ class Compiler {
               const v = d[field];
               return typeof v === 'string' ? v === s : strEq(checkedField(v), s);
             };
+        return leaf(fn, { kind: 'str', field, value: s, negate });
       }
       const lhs = this.compile(a, scope);
       return negate ? (d, v) => strNe(lhs(d, v), s) : (d, v) => strEq(lhs(d, v), s);
@@ -422,7 +453,7 @@ class Compiler {
       // `number == bigint` is a slow runtime call in V8: compare as a double when the literal is exactly one
       const x = typeof n === 'bigint' ? (n >= -MAX_EXACT && n <= MAX_EXACT ? Number(n) : undefined) : n;
       if (x !== undefined && field !== undefined) {
-        return negate
+        const fn: Fn = negate
           ? (d) => {
               const v = d[field];
               return typeof v === 'number' ? v !== x : numNe(checkedField(v), n);
@@ -431,6 +462,7 @@ class Compiler {
               const v = d[field];
               return typeof v === 'number' ? v === x : numEq(checkedField(v), n);
             };
+        return leaf(fn, { kind: 'num', field, value: x, negate });
       }
       const lhs = this.compile(a, scope);
       return negate ? (d, v) => numNe(lhs(d, v), n) : (d, v) => numEq(lhs(d, v), n);
@@ -446,10 +478,11 @@ class Compiler {
       const field = this.dataField(a, scope);
       // a string is only equal to a string; anything else is in no list of strings
       if (field !== undefined) {
-        return (d) => {
+        const fn: Fn = (d) => {
           const v = d[field];
           return typeof v === 'string' ? set.has(v) : checkedField(v) === ERR ? ERR : false;
         };
+        return leaf(fn, { kind: 'strIn', field, values: set });
       }
       const lhs = this.compile(a, scope);
       return (d, vars) => {
@@ -461,7 +494,7 @@ class Compiler {
       const lit = a.literal.value;
       const field = this.dataField(b, scope);
       const rhs = field === undefined ? this.compile(b, scope) : undefined;
-      return (d, vars) => {
+      const fn: Fn = (d, vars) => {
         const l = rhs === undefined ? d[field as string] : rhs(d, vars);
         if (!Array.isArray(l)) return l === ERR ? ERR : inOp(lit, rhs === undefined ? checkedField(l) : l);
         // a string equals only the same string; the others are converted in order, as the interpreter does
@@ -471,6 +504,7 @@ class Compiler {
         }
         return false;
       };
+      return field === undefined ? fn : leaf(fn, { kind: 'litIn', field, value: lit });
     }
     return binary(this.all(operands, scope, 2), inOp);
   }
@@ -479,22 +513,23 @@ class Compiler {
     const lit = operands[1]?.kind === 'literal' && operands[1].literal.type === 'string' ? operands[1].literal.value : undefined;
     const field = this.dataField(operands[0], scope);
     if (lit !== undefined && field !== undefined && operands.length === 2) {
+      const shape: Leaf = { kind: fn, field, value: lit };
       switch (fn) {
         case 'contains':
-          return (d) => {
+          return leaf((d) => {
             const s = d[field];
             return typeof s === 'string' ? s.includes(lit) : notString(s);
-          };
+          }, shape);
         case 'startsWith':
-          return (d) => {
+          return leaf((d) => {
             const s = d[field];
             return typeof s === 'string' ? s.startsWith(lit) : notString(s);
-          };
+          }, shape);
         case 'endsWith':
-          return (d) => {
+          return leaf((d) => {
             const s = d[field];
             return typeof s === 'string' ? s.endsWith(lit) : notString(s);
-          };
+          }, shape);
       }
     }
     const [receiver, arg] = this.all(operands, scope, 2) as [Fn, Fn];

@@ -279,4 +279,67 @@ describe('compiled CEL closures vs @bufbuild/cel (differential)', () => {
     // "not sure" only for values the interpreter refuses to convert (and then it answers): rare
     expect(unsure / evaluations).toBeLessThan(0.02);
   });
+
+  // filter.ts answers these shapes without calling the closure (compile-js.ts Leaf): the field's value of every
+  // kind, missing, and the leaf beside a `type` test that settles the other type of the family
+  it('give the reference result for the fused leaves (data.f == literal, in, contains, ...) over odd values', () => {
+    let compiled = 0;
+    const property = fc.property(
+      pick(FAMILIES).chain((f) => fc.tuple(fc.constant(f), leafExpression(f), eventOf(f), fc.option(pick(LEAF_VALUES), { freq: 2 }))),
+      ([family, [expr, field], event, odd]) => {
+        let fast;
+        try {
+          fast = compileFilter(expr, family);
+        } catch (e) {
+          if (e instanceof FilterCompileError) return;
+          throw e;
+        }
+        compiled++;
+        const slow = compileFilter(expr, family, { interpreterOnly: true });
+        const data = event.data as Record<string, unknown>;
+        if (odd) {
+          if (odd.missing) delete data[field];
+          else data[field] = odd.value;
+        }
+        const what = `${expr} over ${JSON.stringify(event, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}`;
+        expect(fast.evaluate(event), what).toEqual(slow.evaluate(event));
+      },
+    );
+    const runs = Number(process.env.CEL_PROP_RUNS ?? 2000);
+    fc.assert(property, { numRuns: runs, seed: Number(process.env.CEL_PROP_SEED ?? 20261126), endOnFailure: true });
+    expect(compiled).toBeGreaterThan(runs * 0.5);
+  });
 });
+
+/** Values for the fused leaves' field: every kind, numbers at the edges (-0, NaN, ±Infinity, beyond 2^53), missing. */
+const LEAF_VALUES: { value?: unknown; missing?: true }[] = [
+  ...[null, 3, 3.5, -0, 0, NaN, Infinity, -Infinity, 2 ** 53, 2 ** 53 + 2, 3n, 2n ** 60n, '3', 'a', '', 'prod', 'é', true, false],
+  ...[[], ['a'], ['.active', 'a'], [1, 'a'], ['prod', null], [['a']], {}, { a: 'a' }, Object.create(null) as object],
+].map((value) => ({ value }));
+LEAF_VALUES.push({ missing: true });
+
+const leafLit = pick([
+  ...["''", "'a'", "'prod'", "'3'", "'é'", "'.active'"],
+  ...['3', '0', '-0', '-3', '2', '9007199254740992', '9007199254740993', '9223372036854775807'],
+  ...['3.0', '3.5', '-0.0', '0.0', '1e308', '-1e308', '9007199254740992.0'],
+  ...['true', 'null'],
+]);
+
+/** A fused leaf over a field of the family (its name returned for the event's odd value), alone or beside a type test. */
+function leafExpression(f: Family): fc.Arbitrary<[string, string]> {
+  const names = [...STRINGS[f], ...NUMBERS[f], ...LISTS[f]].filter((x) => /^data\.[A-Za-z]+$/.test(x)).map((x) => x.slice('data.'.length));
+  const field = pick(names);
+  const leaf = fc.oneof(
+    fc.tuple(field, pick(['==', '!=']), leafLit).map(([n, o, l]) => [`data.${n} ${o} ${l}`, n] as [string, string]),
+    fc
+      .tuple(field, fc.array(pick(["'a'", "'prod'", "''", "'3'"]), { minLength: 1, maxLength: 3 }))
+      .map(([n, xs]) => [`data.${n} in [${xs.join(', ')}]`, n] as [string, string]),
+    fc
+      .tuple(field, pick(['contains', 'startsWith', 'endsWith']), pick(["''", "'a'", "'pr'", "'od'"]))
+      .map(([n, m, l]) => [`data.${n}.${m}(${l})`, n] as [string, string]),
+    fc.tuple(pick(["'a'", "'prod'", "''"]), field).map(([l, n]) => [`${l} in data.${n}`, n] as [string, string]),
+  );
+  return fc
+    .tuple(leaf, pick(['', "type.endsWith('.active') && ", "type.endsWith('.notready') || ", "type.startsWith('evt.') && "]))
+    .map(([[e, n], prefix]) => [`${prefix}${e}`, n]);
+}

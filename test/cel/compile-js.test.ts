@@ -3,9 +3,12 @@
  * interpreter-only filter too: heterogeneous equality, int overflow, division by zero, error absorption by
  * && / || and the comprehensions, missing keys, has() on null, and what falls back to the interpreter.
  */
+import { parse } from '@bufbuild/cel';
 import { describe, expect, it } from 'vitest';
+import { toSourceTree } from '../../src/cel/ast.js';
+import { compileToJs, leafOf } from '../../src/cel/compile-js.js';
 import { compileFilter, interpretedFilterCount } from '../../src/cel/index.js';
-import type { EventTypeId, InternalEvent } from '../../src/events/families.js';
+import { familyOf, type EventTypeId, type InternalEvent } from '../../src/events/families.js';
 import { expiringCertificate, issuerActive, issuerNotReady } from '../fixtures/events.js';
 
 const EXPIRY: EventTypeId = 'cert-expiry-ext-notification-config';
@@ -174,6 +177,99 @@ describe('compiled CEL filters', () => {
       const { got, want } = bothIssuer("'constructor' in data || 'toString' in data || data.exists(k, k == '__proto__')", notReady);
       expect(got).toEqual(want);
       expect(got).toEqual({ matched: false });
+    });
+  });
+
+  describe('fused leaves (answered in evaluate without calling the closure)', () => {
+    const leafKind = (expr: string): string | undefined => {
+      const fns = compileToJs(toSourceTree(parse(`${expr}\n`), expr).root, familyOf(EXPIRY).types);
+      return fns?.[0] && leafOf(fns[0])?.kind;
+    };
+    const MISSING = Symbol('missing');
+    const values: unknown[] = [
+      ...[3, 3.5, -3, -0, 0, NaN, Infinity, -Infinity, 2 ** 53, 2 ** 53 + 2, 3n, 0n, 2n ** 60n, '3', '', null, true, MISSING],
+      ...['__proto__', 'constructor', 'toString', 'payments-app', ['constructor'], ['__proto__', 'x'], [1, 'constructor'], [null], {}],
+    ];
+    const over = (field: string, value: unknown): InternalEvent => {
+      const data: Record<string, unknown> = { ...event.data };
+      if (value === MISSING) delete data[field];
+      else data[field] = value;
+      return { ...event, data };
+    };
+
+    it.each([
+      ['data.ruleId == 3', 'num', 'ruleId'],
+      ['data.ruleId != 3', 'num', 'ruleId'],
+      ['data.ruleId == 3.0', 'num', 'ruleId'],
+      ['data.ruleId == -3', 'num', 'ruleId'],
+      ['data.ruleId == 0', 'num', 'ruleId'],
+      ['data.ruleId == -0.0', 'num', 'ruleId'],
+      ['data.ruleId != -0.0', 'num', 'ruleId'],
+      ['data.ruleId == 9007199254740992', 'num', 'ruleId'],
+      // beyond 2^53 an int literal is no exact double: the closure compares it, not the fused test
+      ['data.ruleId == 9007199254740994', undefined, 'ruleId'],
+      ['data.threshold == 3.5', 'num', 'threshold'],
+      ["data.name == 'constructor'", 'str', 'name'],
+      ["data.name != '__proto__'", 'str', 'name'],
+      ["data.name in ['__proto__', 'constructor']", 'strIn', 'name'],
+      ["data.name.contains('proto')", 'contains', 'name'],
+      ["data.name.startsWith('__')", 'startsWith', 'name'],
+      ["data.name.endsWith('tor')", 'endsWith', 'name'],
+      ["'constructor' in data.applicationIds", 'litIn', 'applicationIds'],
+      ["'__proto__' in data.applicationIds", 'litIn', 'applicationIds'],
+    ])('%s (%s): every kind of value, missing, like the interpreter', (expr, kind, field) => {
+      expect(leafKind(expr)).toBe(kind);
+      for (const value of values) {
+        const { got, want } = both(expr, over(field, value));
+        expect(got, `${expr} with ${field} = ${String(value)}`).toEqual(want);
+      }
+    });
+
+    it.each([
+      // int literal against double data: numeric equality
+      ['data.ruleId == 3', 3, true],
+      ['data.ruleId == 3', 3.5, false],
+      ['data.ruleId != 3', 3.5, true],
+      ['data.ruleId == 3.0', 3, true],
+      // bigint data (an int): equal to the int and to the double literal
+      ['data.ruleId == 3', 3n, true],
+      ['data.ruleId == 3.0', 3n, true],
+      ['data.ruleId != 3', 2n ** 60n, true],
+      // NaN equals nothing; -0 equals 0
+      ['data.ruleId == 3', NaN, false],
+      ['data.ruleId != 3', NaN, true],
+      ['data.ruleId == 0', -0, true],
+      ['data.ruleId == -0.0', 0, true],
+      ['data.ruleId != -0.0', -0, false],
+      // other kinds are not equal to a number (no error)
+      ['data.ruleId == 3', '3', false],
+      ['data.ruleId != 3', '3', true],
+      ['data.ruleId == 3', null, false],
+      ["data.name == 'constructor'", 'constructor', true],
+      ["data.name in ['__proto__', 'constructor']", '__proto__', true],
+      ["data.name in ['__proto__', 'constructor']", 'toString', false],
+      ["'constructor' in data.applicationIds", ['constructor'], true],
+      ["'constructor' in data.applicationIds", [1, 'constructor'], true],
+      ["'constructor' in data.applicationIds", [], false],
+    ])('%s with %s is %s', (expr, value, matched) => {
+      const field = expr.includes('ruleId') ? 'ruleId' : expr.includes('applicationIds') ? 'applicationIds' : 'name';
+      const { got, want } = both(expr, over(field, value));
+      expect(got).toEqual({ matched });
+      expect(want).toEqual(got);
+    });
+
+    it('errs like the interpreter when the field is missing or is not a string for a string method', () => {
+      for (const [expr, field, value] of [
+        ['data.ruleId == 3', 'ruleId', MISSING],
+        ["data.name == 'x'", 'name', MISSING],
+        ["data.name.contains('x')", 'name', 3],
+        ["'x' in data.applicationIds", 'applicationIds', 'x'],
+      ] as const) {
+        const { got, want } = both(expr, over(field, value));
+        expect(got.matched).toBe(false);
+        expect(got.error).toContain('evaluation error');
+        expect(got).toEqual(want);
+      }
     });
   });
 });
