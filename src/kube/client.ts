@@ -3,10 +3,14 @@
  * and Secrets, merge-patch metadata (finalizers), server-side-apply status, create Events, read/write Leases.
  */
 import {
+  ApiException,
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
+  HttpMethod,
+  IsomorphicFetchHttpLibrary,
   PatchStrategy,
+  RequestContext,
   setHeaderOptions,
   type KubeConfig,
   type KubernetesListObject,
@@ -54,6 +58,8 @@ const applyPatch = setHeaderOptions('Content-Type', PatchStrategy.ServerSideAppl
  * inflate than the bytes saved are worth inside a cluster (bench/scale.ts: the apiserver is the sync's bound).
  */
 const uncompressed = setHeaderOptions('Accept-Encoding', 'identity');
+/** client-node's own HTTP library (its undici, with the dispatcher its KubeConfig makes) */
+const rawHttp = new IsomorphicFetchHttpLibrary();
 
 export class KubeClient {
   readonly custom: CustomObjectsApi;
@@ -128,13 +134,35 @@ export class KubeClient {
     }
   }
 
+  /**
+   * Secrets as the apiserver's JSON, not client-node's V1Secret models: its ObjectSerializer copies every object
+   * of a page into them (CPU, and a second copy of each page), while the TLS Secret informer reads a few string
+   * fields and drops the rest. Timestamps are therefore strings here, not Dates.
+   */
   async listSecrets(namespace?: string, page?: ListPage, fieldSelector?: string): Promise<KubernetesListObject<V1Secret>> {
-    const q = { ...pageQuery(page), ...(fieldSelector !== undefined ? { fieldSelector } : {}) };
-    return (
-      namespace
-        ? await this.core.listNamespacedSecret({ namespace, ...q }, uncompressed)
-        : await this.core.listSecretForAllNamespaces(q, uncompressed)
-    ) as KubernetesListObject<V1Secret>;
+    const path = namespace ? `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets` : '/api/v1/secrets';
+    const q: Record<string, string> = {};
+    if (page) q['limit'] = String(page.limit);
+    if (page?.continue !== undefined) q['continue'] = page.continue;
+    if (fieldSelector !== undefined) q['fieldSelector'] = fieldSelector;
+    return this.getJson<KubernetesListObject<V1Secret>>(path, q);
+  }
+
+  /** GET `path` as parsed JSON (uncompressed, see `uncompressed`); an HTTP error is an ApiException as client-node throws. */
+  private async getJson<T>(path: string, query: Record<string, string>): Promise<T> {
+    const server = this.kc.getCurrentCluster()?.server;
+    if (!server) throw new Error('No currently active cluster');
+    const url = new URL(server + path);
+    for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+    const ctx = new RequestContext(url.toString(), HttpMethod.GET);
+    ctx.setHeaderParam('Accept', 'application/json');
+    ctx.setHeaderParam('Accept-Encoding', 'identity');
+    await this.kc.applySecurityAuthentication(ctx);
+    const res = await rawHttp.send(ctx).toPromise();
+    const text = await res.body.text();
+    if (res.httpStatusCode < 200 || res.httpStatusCode >= 300)
+      throw new ApiException(res.httpStatusCode, `HTTP ${res.httpStatusCode} on GET ${path}`, text, res.headers);
+    return JSON.parse(text) as T;
   }
 
   /** `listSecrets` without the Secrets' data: names, versions, labels, annotations (see METADATA_LIST_ACCEPT). */
