@@ -51,5 +51,9 @@ USER 1000:1000
 VOLUME ["/data"]
 EXPOSE 8080
 # No HEALTHCHECK: Kubernetes ignores it and probes /healthz and /readyz (the chart's liveness/readiness probes).
-ENTRYPOINT ["node", "--enable-source-maps", "dist/certmgr-notify.mjs"]
+# No --enable-source-maps: node decodes the whole bundle's map at start into ~150 MiB of heap (a serve process of
+# 154 MiB RSS became 303 MiB; docs/performance.md "Scale"). Stack traces name the bundle's lines, whose module
+# comments (`// src/...`) and function names locate the source; dist/certmgr-notify.mjs.map maps them exactly
+# (NODE_OPTIONS=--enable-source-maps when debugging).
+ENTRYPOINT ["node", "dist/certmgr-notify.mjs"]
 CMD ["serve", "--store", "sqlite:/data/certmgr-notify.db", "--api-key-path", "/data/api-key"]

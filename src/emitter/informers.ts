@@ -9,7 +9,7 @@ import { collectionPath, type KubeClient, type ResourceRef } from '../kube/clien
 import { ResilientInformer, type ListPage } from '../kube/informer.js';
 import type { BackoffPolicy, Clock } from '../runtime/timers.js';
 import { HEALTH_KINDS, type CertManagerCondition, type CertManagerObject, type HealthKind } from './health/observe.js';
-import { TLS_SECRET_TYPE, tlsSecretFacts, type TlsSecretFacts } from './inventory/facts.js';
+import { TLS_SECRET_TYPE, UNREAD_TLS_DATA, tlsSecretFacts, type TlsSecretFacts } from './inventory/facts.js';
 import { intern, share, toMillis } from './intern.js';
 
 const CERT_MANAGER: Record<HealthKind, ResourceRef> = {
@@ -77,7 +77,7 @@ export function emitterInformers(o: {
     facts = new ResilientInformer<TlsSecretFacts, V1Secret>({
       ...common('tls-secret-facts'),
       path: collectionPath(SECRETS_REF, ns),
-      list: (page: ListPage) => o.kube.listSecrets(ns, page, fieldSelector),
+      list: (page: ListPage) => o.kube.listSecrets(ns, page, fieldSelector, UNREAD_TLS_DATA),
       fieldSelector,
       transform: tlsSecretFacts,
     });

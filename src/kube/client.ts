@@ -21,6 +21,7 @@ import {
 import { FIELD_MANAGER, GROUP, VERSION, type KindDef } from '../api/meta.js';
 import { isNotFound } from './errors.js';
 import type { ListPage } from './informer.js';
+import { dropBase64Members } from './drop-members.js';
 
 export interface ResourceRef {
   group: string;
@@ -137,19 +138,26 @@ export class KubeClient {
   /**
    * Secrets as the apiserver's JSON, not client-node's V1Secret models: its ObjectSerializer copies every object
    * of a page into them (CPU, and a second copy of each page), while the TLS Secret informer reads a few string
-   * fields and drops the rest. Timestamps are therefore strings here, not Dates.
+   * fields and drops the rest. Timestamps are therefore strings here, not Dates. `omitData`: data keys removed
+   * from the bytes before they are parsed (see dropBase64Members): a caller that never reads them (the private
+   * key) neither pays for them nor holds them as strings.
    */
-  async listSecrets(namespace?: string, page?: ListPage, fieldSelector?: string): Promise<KubernetesListObject<V1Secret>> {
+  async listSecrets(
+    namespace?: string,
+    page?: ListPage,
+    fieldSelector?: string,
+    omitData: readonly string[] = [],
+  ): Promise<KubernetesListObject<V1Secret>> {
     const path = namespace ? `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets` : '/api/v1/secrets';
     const q: Record<string, string> = {};
     if (page) q['limit'] = String(page.limit);
     if (page?.continue !== undefined) q['continue'] = page.continue;
     if (fieldSelector !== undefined) q['fieldSelector'] = fieldSelector;
-    return this.getJson<KubernetesListObject<V1Secret>>(path, q);
+    return this.getJson<KubernetesListObject<V1Secret>>(path, q, omitData);
   }
 
   /** GET `path` as parsed JSON (uncompressed, see `uncompressed`); an HTTP error is an ApiException as client-node throws. */
-  private async getJson<T>(path: string, query: Record<string, string>): Promise<T> {
+  private async getJson<T>(path: string, query: Record<string, string>, omit: readonly string[]): Promise<T> {
     const server = this.kc.getCurrentCluster()?.server;
     if (!server) throw new Error('No currently active cluster');
     const url = new URL(server + path);
@@ -159,10 +167,12 @@ export class KubeClient {
     ctx.setHeaderParam('Accept-Encoding', 'identity');
     await this.kc.applySecurityAuthentication(ctx);
     const res = await rawHttp.send(ctx).toPromise();
-    const text = await res.body.text();
+    const chunks: Uint8Array[] = [];
+    for await (const c of res.body.stream() as AsyncIterable<Uint8Array>) chunks.push(c);
+    const bytes = Buffer.concat(chunks);
     if (res.httpStatusCode < 200 || res.httpStatusCode >= 300)
-      throw new ApiException(res.httpStatusCode, `HTTP ${res.httpStatusCode} on GET ${path}`, text, res.headers);
-    return JSON.parse(text) as T;
+      throw new ApiException(res.httpStatusCode, `HTTP ${res.httpStatusCode} on GET ${path}`, bytes.toString(), res.headers);
+    return JSON.parse((omit.length ? dropBase64Members(bytes, omit) : bytes).toString()) as T;
   }
 
   /** `listSecrets` without the Secrets' data: names, versions, labels, annotations (see METADATA_LIST_ACCEPT). */

@@ -112,6 +112,17 @@ describe.skipIf(skip)('informer: paginated LIST (real apiserver)', () => {
     expect(inf.stats.lists).toBe(1);
   });
 
+  it('a page listed with omitData holds the Secrets without those data keys (raw JSON, no private key parsed)', async () => {
+    const page = await kube.listSecrets(NS, { limit: 5 }, 'type=kubernetes.io/tls', ['tls.key']);
+    expect(page.items).toHaveLength(5);
+    for (const s of page.items) {
+      expect(Object.keys(s.data ?? {})).toEqual(['tls.crt']);
+      expect(s.metadata?.labels?.['n']).toMatch(/^\d+$/);
+    }
+    expect(JSON.stringify(page)).not.toContain(b64(cert.keyPem).slice(0, 40));
+    expect((page.metadata as { continue?: string }).continue).toBeTruthy(); // raw JSON: `continue`, not client-node's `_continue`
+  });
+
   it('an expired continue token (etcd compacted between two pages: 410) starts the list over; the result is complete', async () => {
     let calls = 0;
     let compacted = false;

@@ -18,6 +18,8 @@ import { intern, share } from '../intern.js';
 export const CERTIFICATE_NAME_ANNOTATION = 'cert-manager.io/certificate-name';
 /** The Secret type the TLS Secret informer lists (a field selector: other Secrets never reach the agent). */
 export const TLS_SECRET_TYPE = 'kubernetes.io/tls';
+/** Data keys of a TLS Secret the transform never reads: the informer's list drops them before parsing. */
+export const UNREAD_TLS_DATA: readonly string[] = ['tls.key', 'ca.crt'];
 /** Annotation (on the Secret, or on its cert-manager Certificate) listing application ids, comma separated. */
 const APPLICATION_IDS_ANNOTATION = 'notify.certmgr.io/application-ids';
 /** tls.crt larger than this is not parsed (a chain is a few KiB; the API server allows 1 MiB Secrets) */
@@ -145,13 +147,13 @@ interface CompactChain {
 /**
  * The cached form of a TLS Secret, one flat object: at 100,000 Secrets, client-node's nested form of the same
  * fields (metadata, annotations, chain, its ISO strings) was ~1.1 KiB each. `metadata` and `chain` are built
- * when read; labels and the policy annotations, alike on many Secrets, are one shared frozen copy.
+ * when read; labels and the policy annotations, alike on many Secrets, are one shared frozen copy. No uid: the
+ * report identifies a Secret by namespace and name (a Certificate's uid is its own record's).
  */
 class TlsSecretRecord implements TlsSecretFacts {
   constructor(
     private readonly name: string,
     private readonly namespace: string,
-    private readonly uid: string | undefined,
     private readonly resourceVersion: string | undefined,
     private readonly labels: Readonly<Record<string, string>> | undefined,
     /** cert-manager.io/certificate-name, kept apart: its value differs on every Secret */
@@ -175,7 +177,6 @@ class TlsSecretRecord implements TlsSecretFacts {
     return {
       name: this.name,
       namespace: this.namespace,
-      ...(this.uid !== undefined ? { uid: this.uid } : {}),
       ...(this.resourceVersion !== undefined ? { resourceVersion: this.resourceVersion } : {}),
       ...(this.labels ? { labels: this.labels } : {}),
       ...(annotations ? { annotations } : {}),
@@ -239,7 +240,6 @@ export function tlsSecretFacts(s: V1Secret): TlsSecretFacts {
   return new TlsSecretRecord(
     md.name ?? '',
     intern(md.namespace ?? ''),
-    md.uid,
     md.resourceVersion,
     md.labels ? share({ ...md.labels }) : undefined,
     md.annotations?.[CERTIFICATE_NAME_ANNOTATION],
