@@ -23,7 +23,8 @@
  * heap flags of a pod), BENCH_SCALE_MALLOC_ARENA_MAX (the product's MALLOC_ARENA_MAX), BENCH_SCALE_ETCD_DIR (etcd's
  * data dir, kept: a later run with the same dir reuses the objects it holds instead of creating them again; the
  * count is in its `scale-bench-objects` file), BENCH_SCALE_HEAP_SNAPSHOT (a directory: a heap snapshot of the
- * product once it is idle after its initial sync, written there; the figures are taken before it).
+ * product once it is idle after its initial sync, written there; the figures are taken before it),
+ * BENCH_SCALE_CPU_PROF (a directory: the product runs with --cpu-prof and is stopped with SIGTERM).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -116,6 +117,7 @@ class LogTail {
 }
 
 const SNAPSHOT_DIR = env.BENCH_SCALE_HEAP_SNAPSHOT;
+const CPU_PROF_DIR = env.BENCH_SCALE_CPU_PROF;
 
 /** pids of this run's kube-apiserver and etcd (by the port in their command line) */
 function kubePids(kube: KubeEnv): { apiserver?: number; etcd?: number } {
@@ -216,6 +218,7 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
       NODE_OPTIONS: [
         process.env['BENCH_SCALE_NODE_OPTIONS'] ?? '',
         ...(SNAPSHOT_DIR ? [`--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${SNAPSHOT_DIR}`] : []),
+        ...(CPU_PROF_DIR ? [`--cpu-prof --cpu-prof-dir=${CPU_PROF_DIR}`] : []),
       ].join(' '),
       ...(env.BENCH_SCALE_MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: env.BENCH_SCALE_MALLOC_ARENA_MAX } : {}),
     },
@@ -296,7 +299,8 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
     }
   } finally {
     mem.stop();
-    await svc.kill('SIGKILL');
+    // a CPU profile is written at a normal exit
+    await svc.kill(CPU_PROF_DIR ? 'SIGTERM' : 'SIGKILL');
     rmSync(dbDir, { recursive: true, force: true });
   }
 }

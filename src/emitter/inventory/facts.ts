@@ -18,8 +18,8 @@ import { intern, share } from '../intern.js';
 export const CERTIFICATE_NAME_ANNOTATION = 'cert-manager.io/certificate-name';
 /** The Secret type the TLS Secret informer lists (a field selector: other Secrets never reach the agent). */
 export const TLS_SECRET_TYPE = 'kubernetes.io/tls';
-/** Data keys of a TLS Secret the transform never reads: the informer's list drops them before parsing. */
-export const UNREAD_TLS_DATA: readonly string[] = ['tls.key', 'ca.crt'];
+/** The one data key of a TLS Secret the transform reads: the informer's list reads no other (never `tls.key`). */
+export const READ_TLS_DATA: readonly string[] = ['tls.crt'];
 /** Annotation (on the Secret, or on its cert-manager Certificate) listing application ids, comma separated. */
 const APPLICATION_IDS_ANNOTATION = 'notify.certmgr.io/application-ids';
 /** tls.crt larger than this is not parsed (a chain is a few KiB; the API server allows 1 MiB Secrets) */
@@ -206,7 +206,8 @@ class TlsSecretRecord implements TlsSecretFacts {
 function compactChain(pem: string): CompactChain | null {
   const c = parseChain(pem);
   if (!c) return null;
-  const dnsNames = c.dnsNames;
+  // exactly their number (see strings() in informers.ts)
+  const dnsNames = c.dnsNames.slice();
   return {
     serial: c.serial,
     notBefore: Date.parse(c.notBefore),
