@@ -179,6 +179,20 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 const exited = (svc: ServiceProcess): boolean => svc.proc.exitCode !== null || svc.proc.signalCode !== null;
 const tail = (svc: ServiceProcess): string => svc.output().trim().split('\n').slice(-5).join('\n');
 
+/** V8's heap (used / committed) and external memory from the product's default metrics, as a log line. */
+async function heapLine(svc: ServiceProcess): Promise<string> {
+  try {
+    const text = await (await fetch(`${svc.url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+    const v = (name: string): string => {
+      const m = new RegExp(`^\\w*${name} (\\S+)`, 'm').exec(text);
+      return m ? mib(Number(m[1])) : '?';
+    };
+    return `heap used ${v('nodejs_heap_size_used_bytes')} of ${v('nodejs_heap_size_total_bytes')}, external ${v('nodejs_external_memory_bytes')}`;
+  } catch (e) {
+    return `no heap metrics (${(e as Error).message})`;
+  }
+}
+
 /** `certmgr_notify_informer_list_pages_total` by informer, and the inventory snapshot reports the hub applied. */
 async function scrape(svc: ServiceProcess): Promise<{ pages: Map<string, number>; snapshotsApplied: number }> {
   const text = await (await fetch(`${svc.url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
@@ -252,7 +266,7 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
         return { initial: { peakRss: peak(), error: `${why}: ${tail(svc).slice(0, 600)}` } };
       } else await sleep(200);
     }
-    log(`initial sync: ${cpu()}`);
+    log(`initial sync: ${cpu()}; at rest: ${await heapLine(svc)}`);
     if (SNAPSHOT_DIR) await heapSnapshot(svc, SNAPSHOT_DIR, log);
     if (env.BENCH_SCALE_RELIST === '0') return { initial };
 
@@ -291,7 +305,7 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
         if (listedAt !== undefined && (snapshotDone || (!resync && Date.now() - listedAt > 2000))) {
           const syncMs = (snapshotDone ? Date.now() : listedAt) - tReady;
           await mem.quiet(3000, 120_000);
-          log(`relist: ${cpu()} (from the new apiserver's first answer)`);
+          log(`relist: ${cpu()} (from the new apiserver's first answer); at rest: ${await heapLine(svc)}`);
           return { initial, relist: { syncMs, peakRss: peak(), apiserverRestartMs } };
         }
       }
