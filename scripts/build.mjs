@@ -29,9 +29,24 @@ export async function buildBinary(outdir = join(root, 'dist')) {
     // Bundled CommonJS dependencies call require(); give the ESM file one.
     banner: { js: "import { createRequire as __cmnRequire } from 'node:module'; const require = __cmnRequire(import.meta.url);" },
   });
+  asciiOnly(outfile);
   // src/http/graphql/schema.ts reads it next to itself: in the bundle that is the bundle's directory.
   copyFileSync(join(root, 'src/http/graphql/schema.graphql'), join(outdir, 'schema.graphql'));
   return outfile;
+}
+
+/**
+ * The bundle's few non-ASCII characters (regular expression literals of dependencies, which esbuild does not
+ * escape) as \uXXXX escapes: V8 keeps a script's source for lazy compilation, and one such character makes the
+ * whole 13 MB source a two-byte string, 13 MiB more in every process (bench/scale.ts, docs/performance.md "Scale").
+ * The escape means the same in strings, templates, regular expressions (with or without the u flag, surrogate
+ * pairs included), identifiers and comments; only lines holding one shift in columns (the source map's).
+ */
+function asciiOnly(file) {
+  const src = readFileSync(file, 'utf8');
+  // eslint-disable-next-line no-control-regex -- every code unit above ASCII
+  const out = src.replace(/[^\u0000-\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  if (out !== src) writeFileSync(file, out);
 }
 
 /**
