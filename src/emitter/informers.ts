@@ -102,7 +102,8 @@ function notifyAnnotations(a: Record<string, string> | undefined): Readonly<Reco
  * The strings of a list, in an array of exactly their number: one built by push or filter keeps room for 17, and a
  * Certificate and its Secret each hold one (24 MiB at 100,000 in a heap snapshot).
  */
-const strings = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').slice() : undefined);
+const strings = (v: unknown): string[] | undefined =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').slice() : undefined;
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 type Spec = NonNullable<CertManagerObject['spec']>;

@@ -23,7 +23,15 @@ const fixed64 = (field: number): number[] => [...varint(field * 8 + 1), 1, 2, 3,
 const fixed32 = (field: number): number[] => [...varint(field * 8 + 5), 1, 2, 3, 4];
 const entry = (field: number, k: string, v: Buffer | string): number[] => ld(field, [...str(1, k), ...ld(2, Buffer.from(v))]);
 const k8s = (raw: number[]): Buffer =>
-  Buffer.from([0x6b, 0x38, 0x73, 0x00, ...ld(1, [...str(1, 'v1'), ...str(2, 'SecretList')]), ...ld(2, raw), ...str(4, 'application/vnd.kubernetes.protobuf')]);
+  Buffer.from([
+    0x6b,
+    0x38,
+    0x73,
+    0x00,
+    ...ld(1, [...str(1, 'v1'), ...str(2, 'SecretList')]),
+    ...ld(2, raw),
+    ...str(4, 'application/vnd.kubernetes.protobuf'),
+  ]);
 
 const KEY = Buffer.from('-----BEGIN PRIVATE KEY-----secret');
 const CRT = Buffer.from([0, 1, 2, 250, 255]);
@@ -44,11 +52,22 @@ function secret(name: string): number[] {
     ...fixed64(99),
     ...fixed32(98),
   ];
-  return [...ld(1, meta), ...entry(2, 'ca.crt', 'CA'), ...entry(2, 'tls.crt', CRT), ...entry(2, 'tls.key', KEY), ...str(3, 'kubernetes.io/tls'), ...vi(5, 1)];
+  return [
+    ...ld(1, meta),
+    ...entry(2, 'ca.crt', 'CA'),
+    ...entry(2, 'tls.crt', CRT),
+    ...entry(2, 'tls.key', KEY),
+    ...str(3, 'kubernetes.io/tls'),
+    ...vi(5, 1),
+  ];
 }
 
 describe('readSecretList', () => {
-  const page = k8s([...ld(1, [...str(1, '/self'), ...str(2, '1234'), ...str(3, 'next-token'), ...vi(4, 7)]), ...ld(2, secret('a')), ...ld(2, secret('b'))]);
+  const page = k8s([
+    ...ld(1, [...str(1, '/self'), ...str(2, '1234'), ...str(3, 'next-token'), ...vi(4, 7)]),
+    ...ld(2, secret('a')),
+    ...ld(2, secret('b')),
+  ]);
 
   it('reads the fields and the data keys asked for; skips everything else', () => {
     const list = readSecretList(page, new Set(['tls.crt']));
@@ -89,7 +108,13 @@ describe('readSecretList', () => {
 
 describe('readStatus', () => {
   it('message, reason and code of a protobuf Status; undefined for anything else', () => {
-    const st = Buffer.from([0x6b, 0x38, 0x73, 0x00, ...ld(2, [...ld(1, []), ...str(2, 'Failure'), ...str(3, 'too old'), ...str(4, 'Expired'), ...vi(6, 410)])]);
+    const st = Buffer.from([
+      0x6b,
+      0x38,
+      0x73,
+      0x00,
+      ...ld(2, [...ld(1, []), ...str(2, 'Failure'), ...str(3, 'too old'), ...str(4, 'Expired'), ...vi(6, 410)]),
+    ]);
     expect(readStatus(st)).toEqual({ message: 'too old', reason: 'Expired', code: 410 });
     expect(readStatus(Buffer.from('{}'))).toBeUndefined();
     expect(readStatus(st.subarray(0, st.length - 3))).toBeUndefined();

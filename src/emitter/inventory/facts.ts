@@ -173,7 +173,9 @@ class TlsSecretRecord implements TlsSecretFacts {
 
   get metadata(): TlsSecretFacts['metadata'] {
     const annotations =
-      this.certificateName !== undefined ? { [CERTIFICATE_NAME_ANNOTATION]: this.certificateName, ...this.otherAnnotations } : this.otherAnnotations;
+      this.certificateName !== undefined
+        ? { [CERTIFICATE_NAME_ANNOTATION]: this.certificateName, ...this.otherAnnotations }
+        : this.otherAnnotations;
     return {
       name: this.name,
       namespace: this.namespace,
@@ -232,7 +234,8 @@ export function tlsSecretFacts(s: V1Secret): TlsSecretFacts {
   const md = s.metadata ?? {};
   const b64 = s.data?.['tls.crt'];
   let chain: CompactChain | null = null;
-  if (typeof b64 === 'string' && b64.length <= (MAX_CHAIN_BYTES * 4) / 3 + 4) chain = compactChain(Buffer.from(b64, 'base64').toString('utf8'));
+  if (typeof b64 === 'string' && b64.length <= (MAX_CHAIN_BYTES * 4) / 3 + 4)
+    chain = compactChain(Buffer.from(b64, 'base64').toString('utf8'));
   let others: Record<string, string> | undefined;
   for (const k of OTHER_KEPT_ANNOTATIONS) {
     const v = md.annotations?.[k];
