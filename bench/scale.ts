@@ -20,7 +20,8 @@
  * BENCH_SCALE_NAMESPACES (100), BENCH_SCALE_TIMEOUT_MS (per sync, default 900000), BENCH_SCALE_ETCD_QUOTA_BYTES
  * (8 GiB), BENCH_SCALE_ETCD_TMPFS (1: etcd data on /dev/shm; 0: a temp dir on disk), BENCH_SCALE_BARE (0 skips
  * the baseline), BENCH_SCALE_RELIST (0 skips the relist), BENCH_SCALE_NODE_OPTIONS (the product's NODE_OPTIONS: the
- * heap flags of a pod), BENCH_SCALE_MALLOC_ARENA_MAX (the product's MALLOC_ARENA_MAX), BENCH_SCALE_ETCD_DIR (etcd's
+ * heap flags of a pod), BENCH_SCALE_MALLOC_ARENA_MAX and BENCH_SCALE_MALLOC_MMAP_THRESHOLD (the product's
+ * MALLOC_ARENA_MAX and MALLOC_MMAP_THRESHOLD_, as the image sets them), BENCH_SCALE_ETCD_DIR (etcd's
  * data dir, kept: a later run with the same dir reuses the objects it holds instead of creating them again; the
  * count is in its `scale-bench-objects` file), BENCH_SCALE_HEAP_SNAPSHOT (a directory: a heap snapshot of the
  * product once it is idle after its initial sync, written there; the figures are taken before it),
@@ -235,6 +236,7 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
         ...(CPU_PROF_DIR ? [`--cpu-prof --cpu-prof-dir=${CPU_PROF_DIR}`] : []),
       ].join(' '),
       ...(env.BENCH_SCALE_MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: env.BENCH_SCALE_MALLOC_ARENA_MAX } : {}),
+      ...(env.BENCH_SCALE_MALLOC_MMAP_THRESHOLD ? { MALLOC_MMAP_THRESHOLD_: env.BENCH_SCALE_MALLOC_MMAP_THRESHOLD } : {}),
     },
   );
   const mem = new MemorySampler(svc.proc.pid!);
@@ -375,7 +377,7 @@ export async function run(): Promise<void> {
   });
   const writer = new ApiWriter(kube, CONCURRENCY);
   console.log(
-    `product node flags: ${process.env['BENCH_SCALE_NODE_OPTIONS'] || '(Node defaults)'}; MALLOC_ARENA_MAX: ${env.BENCH_SCALE_MALLOC_ARENA_MAX || '(glibc default)'}`,
+    `product node flags: ${process.env['BENCH_SCALE_NODE_OPTIONS'] || '(Node defaults)'}; MALLOC_ARENA_MAX: ${env.BENCH_SCALE_MALLOC_ARENA_MAX || '(glibc default)'}; MALLOC_MMAP_THRESHOLD_: ${env.BENCH_SCALE_MALLOC_MMAP_THRESHOLD || '(glibc default)'}`,
   );
   const rows: Row[] = [];
   try {

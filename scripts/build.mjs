@@ -25,6 +25,10 @@ export async function buildBinary(outdir = join(root, 'dist')) {
     format: 'esm',
     target: 'node24',
     sourcemap: 'linked',
+    // V8 keeps a script's source in memory for lazy compilation: without indentation and comments it is 7.8 MB
+    // instead of 13 (11 MiB less RSS per process, bench/scale.ts). Names are kept (no identifier minification),
+    // so stack traces still name their functions; the linked source map gives their lines.
+    minifyWhitespace: true,
     logLevel: 'warning',
     // Bundled CommonJS dependencies call require(); give the ESM file one.
     banner: { js: "import { createRequire as __cmnRequire } from 'node:module'; const require = __cmnRequire(import.meta.url);" },
@@ -38,7 +42,8 @@ export async function buildBinary(outdir = join(root, 'dist')) {
 /**
  * The bundle's few non-ASCII characters (regular expression literals of dependencies, which esbuild does not
  * escape) as \uXXXX escapes: V8 keeps a script's source for lazy compilation, and one such character makes the
- * whole 13 MB source a two-byte string, 13 MiB more in every process (bench/scale.ts, docs/performance.md "Scale").
+ * whole source a two-byte string, twice its size in every process (13 MiB before minifyWhitespace; bench/scale.ts,
+ * docs/performance.md "Scale").
  * The escape means the same in strings, templates, regular expressions (with or without the u flag, surrogate
  * pairs included), identifiers and comments; only lines holding one shift in columns (the source map's).
  */
