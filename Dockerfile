@@ -34,6 +34,9 @@ ENV NODE_ENV=production
 # glibc's per-thread malloc arenas fragment the informers' many small allocations: at 30,000 certificates two
 # arenas hold about 55 MiB less RSS (bench/scale.ts, BENCH_SCALE_MALLOC_ARENA_MAX; docs/performance.md)
 ENV MALLOC_ARENA_MAX=2
+# glibc's dynamic mmap threshold rises after a large free, after which the informers' page buffers (MiBs each) come
+# from the arena and stay there: a fixed threshold returns them to the system
+ENV MALLOC_MMAP_THRESHOLD_=131072
 WORKDIR /app
 COPY --from=build /app/dist ./dist
 # /data owned by the user before VOLUME (later changes to a volume path are discarded): a new named volume copies
@@ -51,5 +54,12 @@ USER 1000:1000
 VOLUME ["/data"]
 EXPOSE 8080
 # No HEALTHCHECK: Kubernetes ignores it and probes /healthz and /readyz (the chart's liveness/readiness probes).
-ENTRYPOINT ["node", "--enable-source-maps", "dist/certmgr-notify.mjs"]
+# No --enable-source-maps: node decodes the whole bundle's map at start into ~150 MiB of heap (a serve process of
+# 154 MiB RSS became 303 MiB; docs/performance.md "Scale"). Stack traces name the bundle's lines, whose module
+# comments (`// src/...`) and function names locate the source; dist/certmgr-notify.mjs.map maps them exactly
+# (NODE_OPTIONS=--enable-source-maps when debugging).
+# V8's old space at half the container's memory limit (the chart's 512Mi: 256 MiB, what bench/scale.ts runs at
+# 100,000 certificates with a relist) and a 1 MiB semi-space: the GC keeps its headroom small instead of letting
+# the heap grow towards the limit (docs/performance.md "Scale").
+ENTRYPOINT ["node", "--max-old-space-size-percentage=50", "--max-semi-space-size=1", "dist/certmgr-notify.mjs"]
 CMD ["serve", "--store", "sqlite:/data/certmgr-notify.db", "--api-key-path", "/data/api-key"]

@@ -20,9 +20,14 @@
  * BENCH_SCALE_NAMESPACES (100), BENCH_SCALE_TIMEOUT_MS (per sync, default 900000), BENCH_SCALE_ETCD_QUOTA_BYTES
  * (8 GiB), BENCH_SCALE_ETCD_TMPFS (1: etcd data on /dev/shm; 0: a temp dir on disk), BENCH_SCALE_BARE (0 skips
  * the baseline), BENCH_SCALE_RELIST (0 skips the relist), BENCH_SCALE_NODE_OPTIONS (the product's NODE_OPTIONS: the
- * heap flags of a pod), BENCH_SCALE_MALLOC_ARENA_MAX (the product's MALLOC_ARENA_MAX).
+ * heap flags of a pod), BENCH_SCALE_MALLOC_ARENA_MAX and BENCH_SCALE_MALLOC_MMAP_THRESHOLD (the product's
+ * MALLOC_ARENA_MAX and MALLOC_MMAP_THRESHOLD_, as the image sets them), BENCH_SCALE_ETCD_DIR (etcd's
+ * data dir, kept: a later run with the same dir reuses the objects it holds instead of creating them again; the
+ * count is in its `scale-bench-objects` file), BENCH_SCALE_HEAP_SNAPSHOT (a directory: a heap snapshot of the
+ * product once it is idle after its initial sync, written there; the figures are taken before it),
+ * BENCH_SCALE_CPU_PROF (a directory: the product runs with --cpu-prof and is stopped with SIGTERM).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -112,9 +117,82 @@ class LogTail {
   }
 }
 
+const SNAPSHOT_DIR = env.BENCH_SCALE_HEAP_SNAPSHOT;
+const CPU_PROF_DIR = env.BENCH_SCALE_CPU_PROF;
+
+/** pids of this run's kube-apiserver and etcd (by the port in their command line) */
+function kubePids(kube: KubeEnv): { apiserver?: number; etcd?: number } {
+  const port = new URL(kube.server).port;
+  const out: { apiserver?: number; etcd?: number } = {};
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    let cmd: string;
+    try {
+      cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (cmd.includes(`--secure-port=${port}\0`)) out.apiserver = Number(d);
+    else if (cmd.includes(`--listen-client-urls=${kube.etcdEndpoint}\0`)) out.etcd = Number(d);
+  }
+  return out;
+}
+
+/** utime + stime of a process, seconds */
+function cpuSecs(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds used by the product, the apiserver and etcd since `start()`, as a log line. */
+function cpuMeter(kube: KubeEnv, productPid: number): () => string {
+  const pids = kubePids(kube);
+  const at = (): number[] => [cpuSecs(productPid), cpuSecs(pids.apiserver), cpuSecs(pids.etcd)];
+  const t0 = at();
+  return () => {
+    const [p, a, e] = at().map((v, i) => (v - t0[i]!).toFixed(1));
+    return `CPU s: product ${p}, apiserver ${a}, etcd ${e}`;
+  };
+}
+
+/** SIGUSR2 (--heapsnapshot-signal) and the wait until the new snapshot file stops growing. */
+async function heapSnapshot(svc: ServiceProcess, dir: string, log: (s: string) => void): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  const before = new Set(readdirSync(dir));
+  svc.proc.kill('SIGUSR2');
+  let last = -1;
+  for (;;) {
+    await sleep(2000);
+    const file = readdirSync(dir).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+    const size = file ? statSync(join(dir, file)).size : -1;
+    if (file && size === last && size > 0) return log(`heap snapshot ${join(dir, file)} (${mib(size)})`);
+    last = size;
+  }
+}
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const exited = (svc: ServiceProcess): boolean => svc.proc.exitCode !== null || svc.proc.signalCode !== null;
 const tail = (svc: ServiceProcess): string => svc.output().trim().split('\n').slice(-5).join('\n');
+
+/** V8's heap (used / committed) and external memory from the product's default metrics, as a log line. */
+async function heapLine(svc: ServiceProcess): Promise<string> {
+  try {
+    const text = await (await fetch(`${svc.url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+    const v = (name: string): string => {
+      const m = new RegExp(`^\\w*${name} (\\S+)`, 'm').exec(text);
+      return m ? mib(Number(m[1])) : '?';
+    };
+    return `heap used ${v('nodejs_heap_size_used_bytes')} of ${v('nodejs_heap_size_total_bytes')}, external ${v('nodejs_external_memory_bytes')}`;
+  } catch (e) {
+    return `no heap metrics (${(e as Error).message})`;
+  }
+}
 
 /** `certmgr_notify_informer_list_pages_total` by informer, and the inventory snapshot reports the hub applied. */
 async function scrape(svc: ServiceProcess): Promise<{ pages: Map<string, number>; snapshotsApplied: number }> {
@@ -152,11 +230,17 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
     // fragmenting over one arena per thread; docs/performance.md)
     {
       KUBECONFIG: kube.kubeconfigPath,
-      NODE_OPTIONS: process.env['BENCH_SCALE_NODE_OPTIONS'] ?? '',
+      NODE_OPTIONS: [
+        process.env['BENCH_SCALE_NODE_OPTIONS'] ?? '',
+        ...(SNAPSHOT_DIR ? [`--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${SNAPSHOT_DIR}`] : []),
+        ...(CPU_PROF_DIR ? [`--cpu-prof --cpu-prof-dir=${CPU_PROF_DIR}`] : []),
+      ].join(' '),
       ...(env.BENCH_SCALE_MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: env.BENCH_SCALE_MALLOC_ARENA_MAX } : {}),
+      ...(env.BENCH_SCALE_MALLOC_MMAP_THRESHOLD ? { MALLOC_MMAP_THRESHOLD_: env.BENCH_SCALE_MALLOC_MMAP_THRESHOLD } : {}),
     },
   );
   const mem = new MemorySampler(svc.proc.pid!);
+  let cpu = cpuMeter(kube, svc.proc.pid!);
   const logs = new LogTail(svc);
   const peak = (): number => Math.max(mem.hwm, mem.maxRss);
   try {
@@ -184,6 +268,8 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
         return { initial: { peakRss: peak(), error: `${why}: ${tail(svc).slice(0, 600)}` } };
       } else await sleep(200);
     }
+    log(`initial sync: ${cpu()}; at rest: ${await heapLine(svc)}`);
+    if (SNAPSHOT_DIR) await heapSnapshot(svc, SNAPSHOT_DIR, log);
     if (env.BENCH_SCALE_RELIST === '0') return { initial };
 
     // 2. relist: restart the apiserver (etcd kept)
@@ -202,6 +288,7 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
     }
     // from the new apiserver's first answer (it serves lists before its /readyz says ready)
     const tReady = serving ?? Date.now();
+    cpu = cpuMeter(kube, svc.proc.pid!);
     const apiserverRestartMs = tReady - tKill;
     const relistDeadline = Date.now() + TIMEOUT_MS;
     let listedAt: number | undefined;
@@ -220,6 +307,7 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
         if (listedAt !== undefined && (snapshotDone || (!resync && Date.now() - listedAt > 2000))) {
           const syncMs = (snapshotDone ? Date.now() : listedAt) - tReady;
           await mem.quiet(3000, 120_000);
+          log(`relist: ${cpu()} (from the new apiserver's first answer); at rest: ${await heapLine(svc)}`);
           return { initial, relist: { syncMs, peakRss: peak(), apiserverRestartMs } };
         }
       }
@@ -227,7 +315,8 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
     }
   } finally {
     mem.stop();
-    await svc.kill('SIGKILL');
+    // a CPU profile is written at a normal exit
+    await svc.kill(CPU_PROF_DIR ? 'SIGTERM' : 'SIGKILL');
     rmSync(dbDir, { recursive: true, force: true });
   }
 }
@@ -278,13 +367,17 @@ export async function run(): Promise<void> {
   const t0 = Date.now();
   const cleanupBinary = await setupBinary();
   const log = (s: string): void => void process.stderr.write(`[scale ${secs(Date.now() - t0)}] ${s}\n`);
+  const etcdDir = env.BENCH_SCALE_ETCD_DIR;
+  const countFile = etcdDir ? join(etcdDir, 'scale-bench-objects') : undefined;
+  if (etcdDir) mkdirSync(etcdDir, { recursive: true });
   const kube = await startScaleKube({
     quotaBytes: Number(env.BENCH_SCALE_ETCD_QUOTA_BYTES ?? 8 * 1024 ** 3),
     etcdOnTmpfs: env.BENCH_SCALE_ETCD_TMPFS !== '0',
+    ...(etcdDir ? { etcdDataDir: etcdDir } : {}),
   });
   const writer = new ApiWriter(kube, CONCURRENCY);
   console.log(
-    `product node flags: ${process.env['BENCH_SCALE_NODE_OPTIONS'] || '(Node defaults)'}; MALLOC_ARENA_MAX: ${env.BENCH_SCALE_MALLOC_ARENA_MAX || '(glibc default)'}`,
+    `product node flags: ${process.env['BENCH_SCALE_NODE_OPTIONS'] || '(Node defaults)'}; MALLOC_ARENA_MAX: ${env.BENCH_SCALE_MALLOC_ARENA_MAX || '(glibc default)'}; MALLOC_MMAP_THRESHOLD_: ${env.BENCH_SCALE_MALLOC_MMAP_THRESHOLD || '(glibc default)'}`,
   );
   const rows: Row[] = [];
   try {
@@ -294,10 +387,13 @@ export async function run(): Promise<void> {
     const material = generateTlsMaterial(8);
     await createScaffolding(writer, LAYOUT);
     log(`apiserver ${kube.server} ready; CRDs, ${LAYOUT.namespaces} namespaces and issuers created`);
-    let have = 0;
+    // a reused etcd holds the first `have` pairs already (grow is idempotent; shrinking is not supported)
+    let have = countFile && existsSync(countFile) ? Number(readFileSync(countFile, 'utf8')) : 0;
     for (const n of SIZES) {
+      if (n < have) throw new Error(`BENCH_SCALE_ETCD_DIR holds ${have} pairs, more than N = ${n}`);
       const created = await grow(writer, LAYOUT, material, have, n);
       have = n;
+      if (countFile) writeFileSync(countFile, String(n));
       log(`N=${n}: created ${created.objects} objects in ${secs(created.ms)} (${Math.round(created.objects / (created.ms / 1000))}/s)`);
       const product = await runProduct(kube, (s) => log(`N=${n}: ${s}`));
       log(`N=${n}: product initial ${cell(product.initial)}; after relist ${cell(product.relist)}`);

@@ -22,10 +22,11 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * revisions) and the apiserver's watch cache on, as in production: after an apiserver restart, a watch from a
  * resourceVersion older than the new cache gets 410 and the informers relist.
  */
-export function startScaleKube(o: { quotaBytes: number; etcdOnTmpfs: boolean }): Promise<KubeEnv> {
+export function startScaleKube(o: { quotaBytes: number; etcdOnTmpfs: boolean; etcdDataDir?: string }): Promise<KubeEnv> {
   return startKubeEnv({
     watchCache: true,
     etcdOnTmpfs: o.etcdOnTmpfs,
+    ...(o.etcdDataDir !== undefined ? { etcdDataDir: o.etcdDataDir } : {}),
     startTimeoutMs: 180_000,
     etcdArgs: [`--quota-backend-bytes=${o.quotaBytes}`, '--snapshot-count=100000'],
     // the bench's writers and the informers' big LISTs at once; the apiserver's defaults are 400/200

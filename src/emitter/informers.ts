@@ -8,9 +8,9 @@ import type { Logger } from 'pino';
 import { collectionPath, type KubeClient, type ResourceRef } from '../kube/client.js';
 import { ResilientInformer, type ListPage } from '../kube/informer.js';
 import type { BackoffPolicy, Clock } from '../runtime/timers.js';
-import { HEALTH_KINDS, type CertManagerObject, type HealthKind } from './health/observe.js';
-import { TLS_SECRET_TYPE, tlsSecretFacts, type TlsSecretFacts } from './inventory/facts.js';
-import { intern } from './intern.js';
+import { HEALTH_KINDS, type CertManagerCondition, type CertManagerObject, type HealthKind } from './health/observe.js';
+import { TLS_SECRET_TYPE, READ_TLS_DATA, tlsSecretFacts, type TlsSecretFacts } from './inventory/facts.js';
+import { intern, share, toMillis } from './intern.js';
 
 const CERT_MANAGER: Record<HealthKind, ResourceRef> = {
   Issuer: { group: 'cert-manager.io', version: 'v1', plural: 'issuers', kind: 'Issuer', namespaced: true },
@@ -77,7 +77,7 @@ export function emitterInformers(o: {
     facts = new ResilientInformer<TlsSecretFacts, V1Secret>({
       ...common('tls-secret-facts'),
       path: collectionPath(SECRETS_REF, ns),
-      list: (page: ListPage) => o.kube.listSecrets(ns, page, fieldSelector),
+      list: (page: ListPage) => o.kube.listSecrets(ns, page, fieldSelector, READ_TLS_DATA),
       fieldSelector,
       transform: tlsSecretFacts,
     });
@@ -91,87 +91,188 @@ const NOTIFY_ANNOTATION_PREFIX = 'notify.certmgr.io/';
 /** Conditions observe() and the inventory read; cert-manager's others are not kept. */
 const KEPT_CONDITIONS = new Set(['Ready', 'Issuing']);
 
-function notifyAnnotations(a: Record<string, string> | undefined): Record<string, string> | undefined {
+function notifyAnnotations(a: Record<string, string> | undefined): Readonly<Record<string, string>> | undefined {
   if (!a) return undefined;
   let out: Record<string, string> | undefined;
-  for (const [k, v] of Object.entries(a)) if (k.startsWith(NOTIFY_ANNOTATION_PREFIX)) (out ??= {})[intern(k)] = v;
-  return out;
+  for (const [k, v] of Object.entries(a)) if (k.startsWith(NOTIFY_ANNOTATION_PREFIX)) (out ??= {})[k] = v;
+  return out && share(out);
 }
 
-const strings = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
+/**
+ * The strings of a list, in an array of exactly their number: one built by push or filter keeps room for 17, and a
+ * Certificate and its Secret each hold one (24 MiB at 100,000 in a heap snapshot).
+ */
+const strings = (v: unknown): string[] | undefined =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').slice() : undefined;
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+type Spec = NonNullable<CertManagerObject['spec']>;
+type Status = NonNullable<CertManagerObject['status']>;
 
 /**
- * What the emitter keeps of an Issuer, ClusterIssuer or Certificate: the fields observe() (health), policy.ts and
- * the inventory (facts.ts, reporter.ts) read, nothing else. A Certificate as the apiserver sends it is several
- * KiB (managedFields, kubectl's last-applied copy, every condition, spec fields nobody here reads); this is a
- * few hundred bytes, which is what bounds the agent's memory at 100,000 Certificates.
+ * The cached form of an Issuer, ClusterIssuer or Certificate: one flat object of the fields observe() (health),
+ * policy.ts and the inventory (facts.ts, reporter.ts) read, nothing else. A Certificate as the apiserver sends it
+ * is several KiB (managedFields, kubectl's last-applied copy, every condition, spec fields nobody here reads);
+ * client-node's form of the kept fields was still ~1 KiB in 11 small objects. Here: times are numbers, values
+ * many objects hold alike (issuerRef, the Ready condition without its time, annotations) are one shared frozen
+ * copy, and `metadata`, `spec` and `status` are built when read (a few reads per reconcile or report). At
+ * 100,000 Certificates that is what bounds the agent's memory.
+ */
+class CertManagerRecord implements CertManagerObject {
+  constructor(
+    readonly apiVersion: string | undefined,
+    readonly kind: string | undefined,
+    private readonly name: string | undefined,
+    private readonly namespace: string | undefined,
+    private readonly uid: string | undefined,
+    private readonly resourceVersion: string | undefined,
+    private readonly generation: number | undefined,
+    private readonly created: number | undefined,
+    private readonly annotations: Readonly<Record<string, string>> | undefined,
+    /** undefined: no spec */
+    private readonly specFields: Readonly<Spec> | undefined,
+    private readonly commonName: string | undefined,
+    private readonly dnsNames: readonly string[] | undefined,
+    private readonly secretName: string | undefined,
+    /** undefined: no status; the Ready condition (if any) without lastTransitionTime */
+    private readonly conditions: readonly Readonly<CertManagerCondition>[] | undefined | null,
+    private readonly readySince: number | undefined,
+    private readonly notAfter: number | undefined,
+    private readonly failedIssuanceAttempts: number | undefined,
+  ) {}
+
+  get metadata(): NonNullable<CertManagerObject['metadata']> {
+    return {
+      ...(this.name !== undefined ? { name: this.name } : {}),
+      ...(this.namespace !== undefined ? { namespace: this.namespace } : {}),
+      ...(this.uid !== undefined ? { uid: this.uid } : {}),
+      // ListWatch compares it to tell an update from a relisted copy
+      ...(this.resourceVersion !== undefined ? { resourceVersion: this.resourceVersion } : {}),
+      ...(this.generation !== undefined ? { generation: this.generation } : {}),
+      ...(this.created !== undefined ? { creationTimestamp: new Date(this.created) } : {}),
+      ...(this.annotations ? { annotations: this.annotations } : {}),
+    };
+  }
+
+  get spec(): Spec | undefined {
+    if (!this.specFields) return undefined;
+    return {
+      ...(this.commonName !== undefined ? { commonName: this.commonName } : {}),
+      ...(this.dnsNames ? { dnsNames: this.dnsNames as string[] } : {}),
+      ...(this.secretName !== undefined ? { secretName: this.secretName } : {}),
+      ...this.specFields,
+    };
+  }
+
+  get status(): Status | undefined {
+    if (this.conditions === undefined) return undefined;
+    const since = this.readySince;
+    return {
+      ...(this.conditions
+        ? {
+            conditions: this.conditions.map((c) =>
+              c.type === 'Ready' && since !== undefined ? { ...c, lastTransitionTime: iso(since) } : c,
+            ),
+          }
+        : {}),
+      ...(this.notAfter !== undefined ? { notAfter: iso(this.notAfter) } : {}),
+      ...(this.failedIssuanceAttempts !== undefined ? { failedIssuanceAttempts: this.failedIssuanceAttempts } : {}),
+    };
+  }
+
+  toJSON(): CertManagerObject {
+    const { spec, status } = this;
+    return {
+      ...(this.apiVersion !== undefined ? { apiVersion: this.apiVersion } : {}),
+      ...(this.kind !== undefined ? { kind: this.kind } : {}),
+      metadata: this.metadata,
+      ...(spec ? { spec } : {}),
+      ...(status ? { status } : {}),
+    };
+  }
+}
+
+const NO_SPEC_FIELDS: Readonly<Spec> = Object.freeze({});
+
+/**
+ * The informers' transform of an Issuer, ClusterIssuer or Certificate (see CertManagerRecord): the fields the
+ * emitter reads, as one flat record.
  */
 export function certManagerFacts(o: CertManagerObject): CertManagerObject {
   const md = o.metadata ?? {};
-  const annotations = notifyAnnotations(md.annotations);
-  const out: CertManagerObject = {
-    ...(o.apiVersion !== undefined ? { apiVersion: intern(o.apiVersion) } : {}),
-    ...(o.kind !== undefined ? { kind: intern(o.kind) } : {}),
-    metadata: {
-      ...(md.name !== undefined ? { name: md.name } : {}),
-      ...(md.namespace !== undefined ? { namespace: intern(md.namespace) } : {}),
-      ...(md.uid !== undefined ? { uid: md.uid } : {}),
-      // ListWatch compares it to tell an update from a relisted copy
-      ...(md.resourceVersion !== undefined ? { resourceVersion: md.resourceVersion } : {}),
-      ...(md.generation !== undefined ? { generation: md.generation } : {}),
-      ...(md.creationTimestamp !== undefined ? { creationTimestamp: md.creationTimestamp } : {}),
-      ...(annotations ? { annotations } : {}),
-    },
-  };
   const spec = o.spec;
+  let specFields: Readonly<Spec> | undefined;
+  let dnsNames: readonly string[] | undefined;
+  let commonName: string | undefined;
+  let secretName: string | undefined;
   if (spec) {
-    const kept: NonNullable<CertManagerObject['spec']> = {};
-    if (typeof spec.commonName === 'string') kept.commonName = spec.commonName;
-    const dnsNames = strings(spec.dnsNames);
-    if (dnsNames) kept.dnsNames = dnsNames;
-    if (typeof spec.secretName === 'string') kept.secretName = spec.secretName;
+    const kept: Spec = {};
     const r = spec.issuerRef;
     if (r && typeof r === 'object')
-      kept.issuerRef = {
-        ...(r.name !== undefined ? { name: intern(r.name) } : {}),
-        ...(r.kind !== undefined ? { kind: intern(r.kind) } : {}),
-        ...(r.group !== undefined ? { group: intern(r.group) } : {}),
-      };
+      kept.issuerRef = share({
+        ...(r.name !== undefined ? { name: r.name } : {}),
+        ...(r.kind !== undefined ? { kind: r.kind } : {}),
+        ...(r.group !== undefined ? { group: r.group } : {}),
+      });
     const templateAnnotations = notifyAnnotations(spec.secretTemplate?.annotations);
-    if (templateAnnotations) kept.secretTemplate = { annotations: templateAnnotations };
+    if (templateAnnotations) kept.secretTemplate = share({ annotations: templateAnnotations });
     const sub = spec.subject;
     if (sub && typeof sub === 'object') {
-      const subject: NonNullable<NonNullable<CertManagerObject['spec']>['subject']> = {};
+      const subject: NonNullable<Spec['subject']> = {};
       for (const f of ['organizations', 'countries', 'organizationalUnits', 'localities', 'provinces'] as const) {
         const v = strings(sub[f]);
         if (v) subject[f] = v;
       }
-      kept.subject = subject;
+      kept.subject = share(subject);
     }
-    out.spec = kept;
+    specFields = Object.keys(kept).length ? share(kept) : NO_SPEC_FIELDS;
+    dnsNames = strings(spec.dnsNames);
+    if (typeof spec.commonName === 'string')
+      // usually also one of the DNS names: one string for both
+      commonName = dnsNames?.find((d) => d === spec.commonName) ?? spec.commonName;
+    if (typeof spec.secretName === 'string') secretName = spec.secretName;
   }
   const st = o.status;
+  let conditions: readonly Readonly<CertManagerCondition>[] | undefined | null;
+  let readySince: number | undefined;
   if (st) {
-    const kept: NonNullable<CertManagerObject['status']> = {};
+    conditions = null;
     if (Array.isArray(st.conditions))
-      kept.conditions = st.conditions
-        .filter((c) => c && typeof c.type === 'string' && KEPT_CONDITIONS.has(c.type))
-        .map((c) =>
-          // of Issuing, observe() reads the status only
-          c.type === 'Ready'
-            ? {
-                type: intern(c.type),
-                ...(c.status !== undefined ? { status: intern(c.status) } : {}),
-                ...(c.reason !== undefined ? { reason: intern(c.reason) } : {}),
-                ...(c.message !== undefined ? { message: intern(c.message) } : {}),
-                ...(c.lastTransitionTime !== undefined ? { lastTransitionTime: c.lastTransitionTime } : {}),
-                ...(c.observedGeneration !== undefined ? { observedGeneration: c.observedGeneration } : {}),
-              }
-            : { type: intern(c.type), ...(c.status !== undefined ? { status: intern(c.status) } : {}) },
-        );
-    if (st.notAfter !== undefined) kept.notAfter = st.notAfter;
-    if (st.failedIssuanceAttempts !== undefined) kept.failedIssuanceAttempts = st.failedIssuanceAttempts;
-    out.status = kept;
+      conditions = share(
+        st.conditions
+          .filter((c) => c && typeof c.type === 'string' && KEPT_CONDITIONS.has(c.type))
+          .map((c) => {
+            // of Issuing, observe() reads the status only
+            if (c.type !== 'Ready') return share({ type: c.type, ...(c.status !== undefined ? { status: c.status } : {}) });
+            const since = toMillis(c.lastTransitionTime);
+            if (since !== undefined) readySince = since;
+            return share({
+              type: c.type,
+              ...(c.status !== undefined ? { status: c.status } : {}),
+              ...(c.reason !== undefined ? { reason: c.reason } : {}),
+              ...(c.message !== undefined ? { message: c.message } : {}),
+              ...(c.observedGeneration !== undefined ? { observedGeneration: c.observedGeneration } : {}),
+            });
+          }),
+      );
   }
-  return out;
+  return new CertManagerRecord(
+    o.apiVersion !== undefined ? intern(o.apiVersion) : undefined,
+    o.kind !== undefined ? intern(o.kind) : undefined,
+    md.name,
+    intern(md.namespace),
+    md.uid,
+    md.resourceVersion,
+    md.generation,
+    toMillis(md.creationTimestamp),
+    notifyAnnotations(md.annotations),
+    specFields,
+    commonName,
+    dnsNames,
+    secretName,
+    conditions,
+    readySince,
+    toMillis(st?.notAfter),
+    typeof st?.failedIssuanceAttempts === 'number' ? st.failedIssuanceAttempts : undefined,
+  );
 }

@@ -18,3 +18,30 @@ export function intern(v: string | undefined): string | undefined {
   shared.set(v, v);
   return v;
 }
+
+/**
+ * One frozen copy of a small object or array many cached objects hold alike (a Secret's labels, an issuerRef, a
+ * Ready condition without its time): keyed by its JSON, bounded like `intern`. Frozen: a holder that tried to
+ * change its copy would change everyone's, so that throws instead.
+ */
+const sharedObjects = new Map<string, object>();
+const MAX_SHARED_OBJECTS = 10_000;
+const MAX_OBJECT_KEY = 1024;
+
+export function share<T extends object>(o: T): Readonly<T> {
+  const key = JSON.stringify(o);
+  if (key.length > MAX_OBJECT_KEY) return Object.freeze(o);
+  const hit = sharedObjects.get(key);
+  if (hit !== undefined) return hit as T;
+  if (sharedObjects.size >= MAX_SHARED_OBJECTS) sharedObjects.clear();
+  sharedObjects.set(key, Object.freeze(o));
+  return o;
+}
+
+/** ms epoch of an RFC 3339 string or a Date (client-node may give either); undefined when absent or invalid. */
+export function toMillis(v: unknown): number | undefined {
+  if (v instanceof Date) return Number.isFinite(v.getTime()) ? v.getTime() : undefined;
+  if (typeof v !== 'string' || v === '') return undefined;
+  const ms = Date.parse(v);
+  return Number.isFinite(ms) ? ms : undefined;
+}

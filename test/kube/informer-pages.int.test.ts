@@ -79,7 +79,7 @@ describe.skipIf(skip)('informer: paginated LIST (real apiserver)', () => {
       name: 'tls-secret-facts',
       kc: env.kubeConfig(),
       path: collectionPath(SECRETS, NS),
-      list: (page) => kube.listSecrets(NS, page, 'type=kubernetes.io/tls'),
+      list: (page) => kube.listSecrets(NS, page, 'type=kubernetes.io/tls', ['tls.crt']),
       fieldSelector: 'type=kubernetes.io/tls',
       pageSize: PAGE,
       onListPage: () => pages++,
@@ -112,12 +112,39 @@ describe.skipIf(skip)('informer: paginated LIST (real apiserver)', () => {
     expect(inf.stats.lists).toBe(1);
   });
 
+  it('a page read as protobuf (keepData) holds what the JSON page holds of the fields read, and no other data key', async () => {
+    const sel = 'type=kubernetes.io/tls';
+    const json = await kube.listSecrets(NS, { limit: 50 }, sel);
+    const proto = await kube.listSecrets(NS, { limit: 50 }, sel, ['tls.crt']);
+    const read = (s: V1Secret) => ({
+      name: s.metadata?.name,
+      namespace: s.metadata?.namespace,
+      uid: s.metadata?.uid,
+      resourceVersion: s.metadata?.resourceVersion,
+      labels: s.metadata?.labels,
+      annotations: s.metadata?.annotations,
+      type: s.type,
+      crt: s.data?.['tls.crt'],
+    });
+    expect(proto.items).toHaveLength(50);
+    expect(proto.items.map(read)).toEqual(json.items.map(read));
+    for (const s of proto.items) expect(Object.keys(s.data ?? {})).toEqual(['tls.crt']);
+    expect(JSON.stringify(proto)).not.toContain(b64(cert.keyPem).slice(0, 40));
+    const cont = (l: { metadata?: object }) => (l.metadata as { continue?: string; resourceVersion?: string } | undefined) ?? {};
+    expect(cont(proto).continue).toBeTruthy(); // raw: `continue`, not client-node's `_continue`
+    expect(cont(proto).resourceVersion).toMatch(/^\d+$/);
+    // the protobuf continue token goes on where the page ended
+    const next = await kube.listSecrets(NS, { limit: 50, continue: cont(proto).continue! }, sel, ['tls.crt']);
+    expect(next.items[0]?.metadata?.name).toBe(json.items.length === 50 ? `tls-${String(50).padStart(5, '0')}` : undefined);
+  });
+
   it('an expired continue token (etcd compacted between two pages: 410) starts the list over; the result is complete', async () => {
     let calls = 0;
     let compacted = false;
     const inf = informer(async (page) => {
       calls++;
-      const res = await kube.listSecrets(NS, page, 'type=kubernetes.io/tls');
+      // protobuf, as the emitter lists: its 410 is a protobuf Status
+      const res = await kube.listSecrets(NS, page, 'type=kubernetes.io/tls', ['tls.crt']);
       if (!compacted) {
         // after the first page: a write moves the revision on, and compaction drops the list's revision
         compacted = true;

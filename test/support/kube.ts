@@ -155,6 +155,8 @@ export interface StartKubeEnvOptions {
   watchCache?: boolean;
   /** put etcd's data dir on /dev/shm when available (no fsync cost). Default true. */
   etcdOnTmpfs?: boolean;
+  /** etcd's data dir, kept after stop() (a bench reusing its objects between runs); overrides etcdOnTmpfs */
+  etcdDataDir?: string;
   /** readiness timeout, ms. Default 90 s. */
   startTimeoutMs?: number;
   /** keep the temp dir (logs) after stop(). Default: env CERTMGR_NOTIFY_KEEP_KUBE_DIR set. */
@@ -386,8 +388,8 @@ async function startOnce(bins: KubeBinaries, opts: StartKubeEnvOptions): Promise
   const deadline = t0 + (opts.startTimeoutMs ?? 90_000);
   const keepDir = opts.keepDir ?? Boolean(process.env['CERTMGR_NOTIFY_KEEP_KUBE_DIR']);
   const dir = await mkdtemp(join(tmpdir(), 'certmgr-notify-kube-'));
-  const useShm = (opts.etcdOnTmpfs ?? true) && existsSync('/dev/shm');
-  const etcdDataDir = useShm ? await mkdtemp('/dev/shm/certmgr-notify-etcd-') : join(dir, 'etcd-data');
+  const useShm = opts.etcdDataDir === undefined && (opts.etcdOnTmpfs ?? true) && existsSync('/dev/shm');
+  const etcdDataDir = opts.etcdDataDir ?? (useShm ? await mkdtemp('/dev/shm/certmgr-notify-etcd-') : join(dir, 'etcd-data'));
   const [etcdClientPort, etcdPeerPort, apiPort, kcmPort] = (await freePorts(4)) as [number, number, number, number];
   const token = randomBytes(24).toString('hex');
   const server = `https://127.0.0.1:${apiPort}`;

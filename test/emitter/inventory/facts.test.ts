@@ -45,7 +45,7 @@ describe('tlsSecretFacts (the informer transform)', () => {
     expect(f.metadata).toEqual({
       name: 'web-tls',
       namespace: 'shop',
-      uid: 'u-1',
+      // no uid: nothing reads a Secret's (the report names it by namespace and name)
       resourceVersion: '7',
       labels: { app: 'shop' },
       annotations: { 'cert-manager.io/certificate-name': 'web-tls' },
