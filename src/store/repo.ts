@@ -412,8 +412,19 @@ const OUTCOME_STATUS = { delivered: 'DELIVERED', retry: 'PENDING', dead: 'DEAD' 
 /** Fencing: only the holder of the current attempt may record its outcome. Parameters: id, attemptNo. */
 const FENCE = `id = ? AND status = 'IN_FLIGHT' AND attempts = ?`;
 
+/**
+ * When a claim parks (cost only, like parking itself): after a claim that came back short (blocked rows or an
+ * empty queue: the next one may scan blocked rows), and at least every PARK_EVERY claims; a claim that filled its
+ * batch found heads without a long blocked prefix. Kept by the store across claims.
+ */
+export interface ParkState {
+  due: boolean;
+  since: number;
+}
+const PARK_EVERY = 8;
+
 /** The worker-side outbox operations (each one atomic on its own; see DeliveryQueueOps). */
-export function createQueueOps(db: SqlDb): DeliveryQueueOps {
+export function createQueueOps(db: SqlDb, parking: ParkState = { due: true, since: 0 }): DeliveryQueueOps {
   const pg = db.dialect === 'postgres';
 
   /** When a key's head left the queue (DELIVERED, DEAD, SUPERSEDED), its next open delivery is due at once. */
@@ -525,6 +536,8 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
              ORDER BY next_attempt_at, id LIMIT ?${pg ? ' FOR UPDATE SKIP LOCKED' : ''}) w
            WHERE w.status = 'PENDING' AND w.order_key IS NOT NULL AND ${olderOpen('w', pg)})`;
       const parkParams = [lease, now, now, n * PARK_WINDOW];
+      const parkNow = parking.due || ++parking.since >= PARK_EVERY;
+      if (parkNow) parking.since = 0;
       if (pg) {
         // One statement (one round trip): park, then lock due heads, skipping those another claimer holds, and
         // update them. Both parts see the statement's snapshot, so the park helps the next claims, not this one;
@@ -532,7 +545,7 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
         // meanwhile is re-checked against DUE (READ COMMITTED re-evaluation) and dropped, so no row is handed
         // out twice.
         const rows = await db.all(
-          `WITH parked AS (${park}),
+          `WITH ${parkNow ? `parked AS (${park}),` : ''}
            claimed AS (
              UPDATE deliveries SET ${set}
              WHERE id IN (
@@ -544,7 +557,7 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
            SELECT claimed.*, e.type AS event_type, e.data AS event_data, e.received_at AS event_received_at,
              ${newerSent('claimed', true)} AS newer_sent
            FROM claimed JOIN events e ON e.company_id = claimed.company_id AND e.id = claimed.event_id`,
-          [...parkParams, lease, lease, now, owner, now, now, n],
+          [...(parkNow ? parkParams : []), lease, lease, now, owner, now, now, n],
         );
         claimed = rows.map((row) =>
           asClaimed(
@@ -560,7 +573,7 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
           ),
         );
       } else {
-        await db.run(park, parkParams);
+        if (parkNow) await db.run(park, parkParams);
         // SQLite has one writer at a time (across processes too), so the plain statement is atomic.
         // Its RETURNING cannot see joined tables; events are immutable, so reading them after is safe.
         const rows = await db.all(
@@ -598,6 +611,7 @@ export function createQueueOps(db: SqlDb): DeliveryQueueOps {
           if (e) claimed.push(asClaimed(d, e, sent.has(d.id)));
         }
       }
+      parking.due = claimed.length < n;
       return claimed.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     },
 

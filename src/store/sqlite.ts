@@ -1,6 +1,6 @@
 /**
  * SQLite store on Node's built-in node:sqlite (no native addon): WAL, synchronous=FULL (every
- * commit is fsynced, except delivery claims: see claimDeliveries), foreign keys on, busy timeout for other processes holding the file.
+ * commit is fsynced, except the delivery worker's writes: see claimDeliveries), foreign keys on, busy timeout for other processes holding the file.
  *
  * node:sqlite is synchronous and the one connection is shared by all async callers, so an async
  * FIFO mutex serializes work: a transaction holds it from BEGIN to COMMIT/ROLLBACK (its
@@ -18,11 +18,19 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import { SqlStore } from './base.js';
 import { Mutex, TxScope } from './concurrency.js';
 import { StoreError, fromSqliteError } from './errors.js';
-import { createQueueOps } from './repo.js';
-import { assertStorableParams, type SqlDb, type SqlRow, type SqlValue } from './sqldb.js';
+import { createQueueOps, type ParkState } from './repo.js';
+import { assertStorableParams, placeholders, type SqlDb, type SqlRow, type SqlValue } from './sqldb.js';
 import type { DeliveryQueueOps } from './types.js';
 
 const SQLITE_BUSY_TIMEOUT_MS = 5_000;
+
+/** Thrown inside a relaxed claim to undo it: it must commit at FULL (see claimDeliveries). */
+const NEEDS_SYNC = Symbol('claim needs a FULL commit');
+/** Whether any of these deliveries has an older delivery of its key (any status; deliveries_order_idx). */
+const HAS_OLDER = (n: number) => `SELECT 1 AS x FROM deliveries d WHERE d.id IN (${placeholders(n)}) AND EXISTS (
+  SELECT 1 FROM deliveries o INDEXED BY deliveries_order_idx
+  WHERE o.company_id = d.company_id AND o.integration_id = d.integration_id AND o.order_key = d.order_key
+    AND (o.order_at, o.order_seq, o.id) < (d.order_at, d.order_seq, d.id)) LIMIT 1`;
 const STATEMENT_CACHE_MAX = 256;
 
 /** One mutex per database file in this process, reference-counted by the open stores. */
@@ -93,6 +101,8 @@ export class SqliteStore extends SqlStore {
   readonly #mutex: Mutex;
   readonly #releaseMutex: () => void;
   readonly #stmts = new Map<string, StatementSync>();
+  /** The claims' parking schedule (repo.ts ParkState), kept across the per-call queue ops. */
+  readonly #parking: ParkState = { due: true, since: 0 };
   #closed = false;
 
   constructor(
@@ -163,52 +173,84 @@ export class SqliteStore extends SqlStore {
   }
 
   protected withTransaction<T>(fn: (db: SqlDb) => Promise<T>): Promise<T> {
-    return this.#mutex.run(async () => {
-      this.#assertOpen();
-      const scope = new TxScope();
-      // IMMEDIATE takes the write lock now, so another process can't make us fail at first write.
-      this.#exec('run', 'BEGIN IMMEDIATE');
-      try {
-        const result = await fn(this.#dbFor(scope));
-        scope.done = true;
-        this.#exec('run', 'COMMIT');
-        return result;
-      } catch (err) {
-        scope.done = true;
-        if (this.#db.isTransaction) {
-          try {
-            this.#db.exec('ROLLBACK');
-          } catch {
-            // the original error matters more; SQLite rolls back on close anyway
-          }
+    return this.#mutex.run(() => this.#inTransaction(fn));
+  }
+
+  /** One transaction; the caller holds the mutex. */
+  async #inTransaction<T>(fn: (db: SqlDb) => Promise<T>): Promise<T> {
+    this.#assertOpen();
+    const scope = new TxScope();
+    // IMMEDIATE takes the write lock now, so another process can't make us fail at first write.
+    this.#exec('run', 'BEGIN IMMEDIATE');
+    try {
+      const result = await fn(this.#dbFor(scope));
+      scope.done = true;
+      this.#exec('run', 'COMMIT');
+      return result;
+    } catch (err) {
+      scope.done = true;
+      if (this.#db.isTransaction) {
+        try {
+          this.#db.exec('ROLLBACK');
+        } catch {
+          // the original error matters more; SQLite rolls back on close anyway
         }
-        throw err;
       }
-    });
+      throw err;
+    }
   }
 
   /**
-   * Claims commit at synchronous=NORMAL: no fsync (node:sqlite fsyncs on the event loop, and claims were
-   * most of a delivery's fsyncs). In WAL mode a NORMAL commit survives a process crash; only an OS crash or
-   * power loss can drop it, and a dropped claim only makes its rows due again: they are sent again, which
-   * at-least-once allows. The next FULL commit (an outcome, an ingestion) fsyncs the WAL up to and including
-   * the claim's frames, so nothing committed after a claim can outlive it. The mutex is held from setting
-   * NORMAL to restoring FULL, so no other statement commits at NORMAL.
+   * Runs `fn` in one transaction committed at synchronous=NORMAL (no fsync), the caller holding the mutex. The
+   * level cannot change inside a transaction, so it is set before BEGIN and put back to FULL after, whatever
+   * happens: nothing else commits at NORMAL (the mutex is held throughout).
+   */
+  async #relaxedTransaction<T>(fn: (db: SqlDb) => Promise<T>): Promise<T> {
+    this.#assertOpen();
+    this.#db.exec('PRAGMA synchronous = NORMAL');
+    try {
+      return await this.#inTransaction(fn);
+    } finally {
+      this.#db.exec('PRAGMA synchronous = FULL');
+    }
+  }
+
+  /**
+   * The worker's writes commit at synchronous=NORMAL (docs/reliability.md, "Durability of the worker's writes"):
+   * claims, fences, outcomes and deferrals, each group in one transaction. In WAL mode a NORMAL commit survives a
+   * process crash; an OS crash or power loss can drop the last ones, and always a suffix of the WAL (frames are
+   * valid only up to the last whole commit), so a FULL commit (an ingestion, and the claims below) makes every
+   * commit before it durable. What a dropped worker write costs: the row is back where it was (claimed again,
+   * sent again with the same id: at-least-once). Order per key holds because a claim that hands out a delivery
+   * whose key has an older delivery commits at FULL, so that older one's outcome is on disk before the newer one
+   * can be sent: a power loss can never bring back an older notification after a newer one went out.
    */
   override claimDeliveries: DeliveryQueueOps['claimDeliveries'] = (...a) => {
     this.guard.assertOutside('a store operation');
     return this.#mutex.run(async () => {
-      this.#assertOpen();
-      const scope = new TxScope();
-      this.#db.exec('PRAGMA synchronous = NORMAL');
       try {
-        return await createQueueOps(this.#dbFor(scope)).claimDeliveries(...a);
-      } finally {
-        scope.done = true;
-        this.#db.exec('PRAGMA synchronous = FULL');
+        return await this.#relaxedTransaction(async (db) => {
+          const claimed = await createQueueOps(db, this.#parking).claimDeliveries(...a);
+          const ordered = claimed.filter((d) => d.orderKey !== null).map((d) => d.id);
+          // rare (a key with history): undone here and claimed again at FULL below
+          if (ordered.length && (await db.get(HAS_OLDER(ordered.length), ordered))) throw NEEDS_SYNC;
+          return claimed;
+        });
+      } catch (err) {
+        if (err !== NEEDS_SYNC) throw err;
+        return this.#inTransaction((db) => createQueueOps(db, this.#parking).claimDeliveries(...a));
       }
     });
   };
+
+  override recordOutcomes: DeliveryQueueOps['recordOutcomes'] = (...a) => this.#relaxed((q) => q.recordOutcomes(...a));
+  override supersedeMany: DeliveryQueueOps['supersedeMany'] = (...a) => this.#relaxed((q) => q.supersedeMany(...a));
+  override deferDelivery: DeliveryQueueOps['deferDelivery'] = (...a) => this.#relaxed((q) => q.deferDelivery(...a));
+
+  #relaxed<T>(fn: (q: DeliveryQueueOps) => Promise<T>): Promise<T> {
+    this.guard.assertOutside('a store operation');
+    return this.#mutex.run(() => this.#relaxedTransaction((db) => fn(createQueueOps(db))));
+  }
 
   async ping(): Promise<void> {
     this.guard.assertOutside('store.ping()');

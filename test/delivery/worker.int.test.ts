@@ -344,6 +344,6 @@ describe('DeliveryWorker options', () => {
     expect(() => new DeliveryWorker({ ...base, options: { attemptTimeoutMs: 5_000, leaseMs: 5_000 } })).toThrow(/leaseMs/);
     expect(() => new DeliveryWorker({ ...base, options: { concurrency: 0 } })).toThrow(/concurrency/);
     const w = new DeliveryWorker({ ...base, options: { attemptTimeoutMs: 2_000 } });
-    expect(w.options).toMatchObject({ concurrency: 8, batchSize: 8, pollIntervalMs: 500, leaseMs: 6_000, maxAgeMs: 86_400_000 });
+    expect(w.options).toMatchObject({ concurrency: 8, batchSize: 16, pollIntervalMs: 500, leaseMs: 6_000, maxAgeMs: 86_400_000 });
   });
 });

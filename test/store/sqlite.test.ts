@@ -151,7 +151,7 @@ describe('durability level per write (synchronous: 1 = NORMAL, 2 = FULL)', () =>
 
   const CLAIM = /^UPDATE deliveries SET status = 'IN_FLIGHT'/;
 
-  it('claims commit at NORMAL; ingestion, outcomes and everything else at FULL', async () => {
+  it("the worker's writes (claims, grouped outcomes) commit at NORMAL; ingestion and everything else at FULL", async () => {
     const { seen, levels } = recordLevels();
     const store = await openStore(`sqlite:${join(dir, `sync-${randomUUID()}.db`)}`);
     await store.migrate();
@@ -161,25 +161,70 @@ describe('durability level per write (synchronous: 1 = NORMAL, 2 = FULL)', () =>
       await tx.insertEvent(ev);
       await tx.insertDeliveries([newDelivery(ev), newDelivery(ev)]);
     });
-    const before = seen.length;
+    const ingestion = seen.length;
     const claimed = await store.claimDeliveries(Date.now() + 1000, 10, 60_000, 'pod-a');
-    const during = seen.splice(before);
+    const during = seen.splice(ingestion);
     expect(claimed).toHaveLength(2);
     const [d1, d2] = claimed;
     expect(await store.recordOutcomes([{ id: d1!.id, attemptNo: 1, statusCode: 200, kind: 'delivered' }], Date.now())).toEqual([true]);
+    const grouped = seen.splice(ingestion);
     expect(await store.markDelivered(d2!.id, 1, Date.now(), 200)).toBe(true);
     await store.close();
 
-    // every statement of the claim ran at NORMAL, its claiming UPDATE among them
+    // every statement of the claim ran at NORMAL, its claiming UPDATE and its COMMIT among them
     expect(during.some((s) => CLAIM.test(s.sql))).toBe(true);
+    expect(during.some((s) => /^COMMIT/.test(s.sql))).toBe(true);
     expect([...new Set(during.map((s) => s.level))]).toEqual([1]);
-    // everything else at FULL: migrations, ingestion, the outcomes (both set delivered_at)
+    // the grouped outcome too (the worker's path); markDelivered (one row, outside the worker) stays FULL
+    expect(grouped.some((s) => /delivered_at = CASE/.test(s.sql))).toBe(true);
+    expect([...new Set(grouped.map((s) => s.level))]).toEqual([1]);
+    // everything else at FULL: migrations, ingestion, markDelivered
     expect(levels(/^INSERT INTO events/)).toEqual([2]);
     expect(levels(/^INSERT INTO deliveries/)).toEqual([2]);
     expect(levels(/^COMMIT/)).toEqual([2]);
-    expect(seen.filter((s) => /delivered_at = CASE/.test(s.sql))).toHaveLength(2);
     expect(levels(/delivered_at = CASE/)).toEqual([2]);
     expect([...new Set(seen.map((s) => s.level))]).toEqual([2]);
+  });
+
+  it('a claim that hands out a delivery whose key has an older delivery commits at FULL (order survives a power loss)', async () => {
+    const { seen } = recordLevels();
+    const store = await openStore(`sqlite:${join(dir, `sync-${randomUUID()}.db`)}`);
+    await store.migrate();
+    const A = randomUUID();
+    const integrationId = randomUUID();
+    const t = Date.now();
+    const [e1, e2] = [eventRecord(A), eventRecord(A)];
+    const keyed = (ev: typeof e1, seq: number) => newDelivery(ev, { integrationId, orderKey: 'issuer/a', orderAt: t, orderSeq: seq });
+    await store.transaction(async (tx) => {
+      await tx.insertEvents([e1, e2]);
+      await tx.insertDeliveries([keyed(e1, 1), keyed(e2, 2)]);
+    });
+    // the head: no older delivery of its key, so NORMAL
+    let from = seen.length;
+    const [first] = await store.claimDeliveries(t + 1000, 10, 60_000);
+    expect([
+      ...new Set(
+        seen
+          .slice(from)
+          .filter((s) => CLAIM.test(s.sql))
+          .map((s) => s.level),
+      ),
+    ]).toEqual([1]);
+    expect(await store.recordOutcomes([{ id: first!.id, attemptNo: 1, statusCode: 200, kind: 'delivered' }], t + 1000)).toEqual([true]);
+    // the next one of the key: its claim is undone at NORMAL and made again at FULL, so the older one's outcome
+    // (committed at NORMAL) is on disk before this one can be sent
+    from = seen.length;
+    const [second] = await store.claimDeliveries(t + 2000, 10, 60_000);
+    expect(second?.orderSeq).toBe(2);
+    const claimStmts = seen.slice(from).filter((s) => CLAIM.test(s.sql) || /^(COMMIT|ROLLBACK)/.test(s.sql));
+    expect(claimStmts.map((s) => s.level)).toEqual([1, 2, 2]); // NORMAL claim (rolled back), FULL claim, FULL COMMIT
+    expect(
+      seen
+        .slice(from)
+        .filter((s) => /^COMMIT/.test(s.sql))
+        .map((s) => s.level),
+    ).toEqual([2]);
+    await store.close();
   });
 
   it('a claim that fails still puts the connection back to FULL', async () => {
