@@ -54,7 +54,7 @@ const GAP_MS = num(process.env['BENCH_HEALTH_GAP_MS'], 50);
 const STORE_DIR = process.env['BENCH_HEALTH_STORE_DIR'] ?? tmpdir();
 /** a file: a CPU profile (.cpuprofile) of this process during the idle product flips */
 const CPU_PROF = process.env['BENCH_HEALTH_CPU_PROF'];
-/** a file: a sampling heap profile (.heapprofile) of what the idle product flips allocated and is still in the heap at their end */
+/** a file: a sampling heap profile (.heapprofile) of what the idle product flips allocated and is still in the heap (live or not yet collected) at their end */
 const HEAP_PROF = process.env['BENCH_HEALTH_HEAP_PROF'];
 /** 0: only the idle variants (a quicker run while developing) */
 const LOADED = process.env['BENCH_HEALTH_LOADED'] !== '0';
@@ -447,7 +447,12 @@ export async function run(): Promise<void> {
     trace.current = undefined;
     if (profiler) {
       if (CPU_PROF) writeFileSync(CPU_PROF, JSON.stringify((await profiler.post('Profiler.stop')).profile));
-      if (HEAP_PROF) writeFileSync(HEAP_PROF, JSON.stringify((await profiler.post('HeapProfiler.stopSampling')).profile));
+      if (HEAP_PROF) {
+        // before stopSampling, which collects the whole heap first: what the young generation promoted and is
+        // garbage by now stays in the profile until the next full GC (the scavenges' cost is in these objects)
+        writeFileSync(HEAP_PROF, JSON.stringify((await profiler.post('HeapProfiler.getSamplingProfile')).profile));
+        await profiler.post('HeapProfiler.stopSampling');
+      }
       profiler.disconnect();
     }
     gcObserver.disconnect();
