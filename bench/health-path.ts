@@ -13,26 +13,34 @@
  *  - idle: one Issuer, one flip at a time (the next once the previous reached the receiver);
  *  - loaded: BENCH_HEALTH_CONCURRENCY Issuers (default 50) flipping at once, each the same closed loop (the
  *    webhook type's per-integration rate limit, 20/s, is lifted: with it each flip would wait 50 / 20 = 2.5 s).
+ * The status writes go over persistent keep-alive connections, as cert-manager's client-go makes them (the
+ * ApiWriter of bench/lib/kube-bench.ts), the same writer for the product and the bare baseline.
  * Latency = receiver arrival − the start of the status write. Prints p50/p90/p99/max per variant, product vs
  * bare, and for the idle product where the time goes: timestamps along the path (the status write answered;
  * the watch event as a probe watch in this process sees it; POST /v1/events leaving the emitter and answered;
- * the webhook request leaving the delivery worker), from node:diagnostics_channel (undici, http server).
+ * the webhook request leaving the delivery worker), from node:diagnostics_channel (undici, http server); then the
+ * slowest 2% of the product's shares step by step with this process's GC pauses inside each.
+ *
+ * BENCH_HEALTH_LOADED=0 runs the idle variants only; BENCH_HEALTH_CPU_PROF=<file> / BENCH_HEALTH_HEAP_PROF=<file>
+ * write a CPU profile / a sampling heap profile of the idle product flips.
  *
  *   node --import tsx bench/health-path.ts
  *   BENCH_HEALTH_FLIPS=200 BENCH_HEALTH_CONCURRENCY=20 node --import tsx bench/health-path.ts
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { Session } from 'node:inspector/promises';
+import { PerformanceObserver, constants, performance, type PerformanceEntry } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { CustomObjectsApi, PatchStrategy, Watch, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { loadServeConfig } from '../src/config.js';
 import { startService, type RunningService } from '../src/main.js';
+import { ApiWriter } from './lib/kube-bench.js';
 import { installCertManagerCrds } from '../test/fixtures/cert-manager-crds.js';
 import { Kube, installCrds, provider, router, secret } from '../test/operator/support.js';
 import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, type KubeEnv } from '../test/support/kube.js';
@@ -44,10 +52,15 @@ const CONCURRENCY = num(process.env['BENCH_HEALTH_CONCURRENCY'], 50);
 const GAP_MS = num(process.env['BENCH_HEALTH_GAP_MS'], 50);
 /** where the SQLite file lives (default the OS temp dir, on disk: every commit is fsynced, synchronous=FULL) */
 const STORE_DIR = process.env['BENCH_HEALTH_STORE_DIR'] ?? tmpdir();
+/** a file: a CPU profile (.cpuprofile) of this process during the idle product flips */
+const CPU_PROF = process.env['BENCH_HEALTH_CPU_PROF'];
+/** a file: a sampling heap profile (.heapprofile) of what the idle product flips allocated and is still in the heap (live or not yet collected) at their end */
+const HEAP_PROF = process.env['BENCH_HEALTH_HEAP_PROF'];
+/** 0: only the idle variants (a quicker run while developing) */
+const LOADED = process.env['BENCH_HEALTH_LOADED'] !== '0';
 const PRODUCT_NS = 'bench-product';
 const BARE_NS = 'bench-bare';
 const KEY = 'bench-health-key-0123456789';
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const now = (): number => performance.now();
 
 // ---------------------------------------------------------------------------------------------------------
@@ -114,32 +127,27 @@ function expectArrival(path: string, name: string, ready: Ready, timeoutMs = 30_
 const issuer = (ns: string, name: string) =>
   ({ apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name, namespace: ns }, spec: { selfSigned: {} } }) as never;
 
-function writeReady(custom: CustomObjectsApi, ns: string, name: string, ready: Ready): Promise<unknown> {
+/**
+ * The status write, as cert-manager's client-go makes it: over a persistent keep-alive connection (the shared
+ * ApiWriter of bench/lib/kube-bench.ts: an undici Pool, one connection per concurrent writer), not client-node's
+ * new TCP + TLS connection per request. The same writer serves the product's and the bare baseline's flips.
+ */
+function writeReady(w: ApiWriter, ns: string, name: string, ready: Ready): Promise<void> {
   const at = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
-  return custom.patchNamespacedCustomObjectStatus(
-    {
-      group: 'cert-manager.io',
-      version: 'v1',
-      plural: 'issuers',
-      namespace: ns,
-      name,
-      body: {
-        status: {
-          conditions: [
-            {
-              type: 'Ready',
-              status: ready,
-              reason: ready === 'True' ? 'IsReady' : 'ErrInitIssuer',
-              message: ready === 'True' ? 'signing' : 'bench flip',
-              lastTransitionTime: at,
-              observedGeneration: 1,
-            },
-          ],
+  return w.send('PATCH', `/apis/cert-manager.io/v1/namespaces/${ns}/issuers/${name}/status`, {
+    status: {
+      conditions: [
+        {
+          type: 'Ready',
+          status: ready,
+          reason: ready === 'True' ? 'IsReady' : 'ErrInitIssuer',
+          message: ready === 'True' ? 'signing' : 'bench flip',
+          lastTransitionTime: at,
+          observedGeneration: 1,
         },
-      },
+      ],
     },
-    mergePatch,
-  );
+  });
 }
 
 interface Flip {
@@ -155,7 +163,7 @@ const probeSeen = new Map<string, number>();
 
 /** `flips` flips over `names` (one closed loop per name); each waits for its arrival before the next. */
 async function flipLoop(
-  custom: CustomObjectsApi,
+  w: ApiWriter,
   ns: string,
   path: string,
   names: string[],
@@ -176,7 +184,7 @@ async function flipLoop(
         const f: Partial<Flip> = { start: now() };
         probeSeen.delete(`${name} ${ready}`);
         onFlip?.(f);
-        await writeReady(custom, ns, name, ready);
+        await writeReady(w, ns, name, ready);
         f.written = now();
         f.end = (await arrival).at;
         const watched = probeSeen.get(`${name} ${ready}`);
@@ -315,7 +323,16 @@ function tracePath(receiverOrigin: string, kubeServer: string): Trace {
 
 // ---------------------------------------------------------------------------------------------------------
 
-const pct = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+const pct = (sorted: number[], q: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN;
+/** PerformanceEntry.detail.kind of a 'gc' entry */
+const GC_KINDS: Record<number, string> = {
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major (mark-compact)',
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor (scavenge)',
+  [constants.NODE_PERFORMANCE_GC_MINOR_MARK_SWEEP]: 'minor mark-sweep',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental marking',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks',
+};
 const ms = (v: number): string => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
 
 function stats(xs: number[]): { p50: number; p90: number; p99: number; max: number } {
@@ -337,6 +354,7 @@ export async function run(): Promise<void> {
   const env: KubeEnv = await startKubeEnv({ watchCache: true });
   const dir = mkdtempSync(join(STORE_DIR, 'cmn-bench-health-'));
   const receiver = await startReceiver();
+  const writer = new ApiWriter(env, CONCURRENCY);
   let svc: RunningService | undefined;
   let stopBare: (() => void) | undefined;
   const savedKubeconfig = process.env['KUBECONFIG'];
@@ -346,12 +364,11 @@ export async function run(): Promise<void> {
     await installCertManagerCrds(kc);
     await ensureNamespace(kc, PRODUCT_NS);
     await ensureNamespace(kc, BARE_NS);
-    const custom = kc.makeApiClient(CustomObjectsApi);
     const loadedNames = (p: string) => Array.from({ length: CONCURRENCY }, (_, i) => `${p}-${i}`);
     for (const ns of [PRODUCT_NS, BARE_NS])
       for (const n of ['solo', ...loadedNames('busy')]) {
         await applyManifest(kc, issuer(ns, n));
-        await writeReady(custom, ns, n, 'True');
+        await writeReady(writer, ns, n, 'True');
       }
 
     process.env['KUBECONFIG'] = env.kubeconfigPath;
@@ -380,10 +397,10 @@ export async function run(): Promise<void> {
       'the first flip through the product',
       async () => {
         const a = expectArrival('/product', 'solo', 'False', 5_000);
-        await writeReady(custom, PRODUCT_NS, 'solo', 'False');
+        await writeReady(writer, PRODUCT_NS, 'solo', 'False');
         await a;
         const b = expectArrival('/product', 'solo', 'True', 5_000);
-        await writeReady(custom, PRODUCT_NS, 'solo', 'True');
+        await writeReady(writer, PRODUCT_NS, 'solo', 'True');
         await b;
         return true;
       },
@@ -391,7 +408,7 @@ export async function run(): Promise<void> {
     );
 
     const warm = Math.min(50, FLIPS);
-    await flipLoop(custom, PRODUCT_NS, '/product', ['solo'], warm, GAP_MS);
+    await flipLoop(writer, PRODUCT_NS, '/product', ['solo'], warm, GAP_MS);
     const trace = tracePath(receiver.url, env.server);
     timeStore(svc.store, trace);
     // a probe: when a watch client in this process sees the write (the emitter's informer sees it about then)
@@ -408,24 +425,48 @@ export async function run(): Promise<void> {
       () => {},
     );
     const marks: Marks[] = [];
-    const productIdle = await flipLoop(custom, PRODUCT_NS, '/product', ['solo'], FLIPS, GAP_MS, (f) => {
+    const gcs: PerformanceEntry[] = [];
+    const gcObserver = new PerformanceObserver((l) => gcs.push(...l.getEntries()));
+    gcObserver.observe({ entryTypes: ['gc'] });
+    const profiler = CPU_PROF || HEAP_PROF ? new Session() : undefined;
+    if (profiler) {
+      profiler.connect();
+      if (CPU_PROF) {
+        await profiler.post('Profiler.setSamplingInterval', { interval: 100 });
+        await profiler.post('Profiler.enable');
+        await profiler.post('Profiler.start');
+      }
+      if (HEAP_PROF) await profiler.post('HeapProfiler.startSampling', { samplingInterval: 4096 });
+    }
+    const productIdle = await flipLoop(writer, PRODUCT_NS, '/product', ['solo'], FLIPS, GAP_MS, (f) => {
       const m: Marks = { start: f.start! };
       marks.push(m);
       trace.current = m;
     });
     for (let i = 0; i < productIdle.length; i++) marks[i]!.written = productIdle[i]!.written;
     trace.current = undefined;
+    if (profiler) {
+      if (CPU_PROF) writeFileSync(CPU_PROF, JSON.stringify((await profiler.post('Profiler.stop')).profile));
+      if (HEAP_PROF) {
+        // before stopSampling, which collects the whole heap first: what the young generation promoted and is
+        // garbage by now stays in the profile until the next full GC (the scavenges' cost is in these objects)
+        writeFileSync(HEAP_PROF, JSON.stringify((await profiler.post('HeapProfiler.getSamplingProfile')).profile));
+        await profiler.post('HeapProfiler.stopSampling');
+      }
+      profiler.disconnect();
+    }
+    gcObserver.disconnect();
     const idlePosts = trace.posts;
     const idleConnects = trace.kubeConnects;
-    const productLoaded = await flipLoop(custom, PRODUCT_NS, '/product', loadedNames('busy'), FLIPS, 0);
+    const productLoaded = LOADED ? await flipLoop(writer, PRODUCT_NS, '/product', loadedNames('busy'), FLIPS, 0) : [];
     probe.abort();
     const loadedPosts = trace.posts - idlePosts;
 
     // the product stays up (idle: nothing it watches changes) while the bare watcher runs
     stopBare = await startBareWatcher(kc, receiver.url);
-    await flipLoop(custom, BARE_NS, '/bare', ['solo'], warm, GAP_MS);
-    const bareIdle = await flipLoop(custom, BARE_NS, '/bare', ['solo'], FLIPS, GAP_MS);
-    const bareLoaded = await flipLoop(custom, BARE_NS, '/bare', loadedNames('busy'), FLIPS, 0);
+    await flipLoop(writer, BARE_NS, '/bare', ['solo'], warm, GAP_MS);
+    const bareIdle = await flipLoop(writer, BARE_NS, '/bare', ['solo'], FLIPS, GAP_MS);
+    const bareLoaded = LOADED ? await flipLoop(writer, BARE_NS, '/bare', loadedNames('busy'), FLIPS, 0) : [];
 
     const lat = (fs: Flip[]) => stats(fs.map((f) => f.end - f.start));
     console.log(
@@ -439,6 +480,7 @@ export async function run(): Promise<void> {
       ['idle', lat(productIdle), lat(bareIdle)],
       [`loaded (${CONCURRENCY})`, lat(productLoaded), lat(bareLoaded)],
     ] as const) {
+      if (Number.isNaN(p.p50)) continue;
       console.log(
         `| ${variant} | product (serve --kube on) | ${ms(p.p50)} | ${ms(p.p90)} | ${ms(p.p99)} | ${ms(p.max)} | ${(p.p50 / b.p50).toFixed(2)}×, ${(p.p99 / b.p99).toFixed(2)}× |`,
       );
@@ -450,8 +492,8 @@ export async function run(): Promise<void> {
         `${productLoaded.length} flips (${(productLoaded.length / Math.max(1, loadedPosts)).toFixed(2)} events a request)`,
     );
     console.log(
-      `new TLS connections to the apiserver during the idle product flips (the status writes of this bench and the ` +
-        `emitter's state writes, both client-node): ${idleConnects} for ${productIdle.length} flips`,
+      `new TLS connections to the apiserver during the idle product flips (the bench's status writer keeps its ` +
+        `connections; these are the emitter's state writes, client-node): ${idleConnects} for ${productIdle.length} flips`,
     );
     console.log('\nproduct, split at the probe watch (ms): the apiserver (write → watch event) and the product (watch event → webhook):\n');
     console.log('| variant | part | p50 | p90 | p99 |');
@@ -461,6 +503,7 @@ export async function run(): Promise<void> {
       ['loaded', productLoaded],
     ] as const) {
       const seen = fs.filter((f) => f.watched !== undefined);
+      if (!seen.length) continue;
       const a = stats(seen.map((f) => f.watched! - f.start));
       const b = stats(seen.map((f) => f.end - f.watched!));
       console.log(`| ${variant} | apiserver: status write → watch event | ${ms(a.p50)} | ${ms(a.p90)} | ${ms(a.p99)} |`);
@@ -499,10 +542,47 @@ export async function run(): Promise<void> {
       const s = stats(d);
       console.log(`| ${name} | ${d.length} | ${ms(s.p50)} | ${ms(s.p90)} | ${ms(s.p99)} |`);
     }
+    // the tail: the slowest 2% of the product's shares, step by step, and the GC pauses inside each
+    const share = (i: number): number | undefined => {
+      const f = productIdle[i]!;
+      return f.watched === undefined ? undefined : f.end - f.watched;
+    };
+    const order = productIdle.map((_, i) => i).filter((i) => share(i) !== undefined);
+    order.sort((a, b) => share(b)! - share(a)!);
+    const slow = order.slice(0, Math.max(1, Math.ceil(order.length / 50)));
+    const gcIn = (from: number, to: number): number =>
+      gcs.filter((g) => g.startTime < to && g.startTime + g.duration > from).reduce((a, g) => a + g.duration, 0);
+    const d = (a: number | undefined, b: number | undefined): string => (a === undefined || b === undefined ? '-' : ms(b - a));
+    console.log(
+      `\nidle product, the slowest ${slow.length} shares (watch event → webhook) step by step (ms; GC: pauses of this ` +
+        `process inside the share, ${gcs.length} GCs during the idle flips, ${ms(gcs.reduce((a, g) => a + g.duration, 0))} ms in all):\n`,
+    );
+    const kinds = new Map<string, number[]>();
+    for (const g of gcs) {
+      const detail = (g as PerformanceEntry & { detail?: { kind?: number; flags?: number } }).detail;
+      const k = `${GC_KINDS[detail?.kind ?? 0] ?? 'other'}${detail?.flags ? ` (flags ${detail.flags})` : ''}`;
+      kinds.set(k, [...(kinds.get(k) ?? []), g.duration]);
+    }
+    console.log(
+      [...kinds]
+        .map(([k, ds]) => `${k}: ${ds.length} pauses, ${ms(ds.reduce((a, x) => a + x, 0))} ms in all, max ${ms(Math.max(...ds))} ms`)
+        .join('; ') + '\n',
+    );
+    console.log('| share | → POST leaves | → hub | → webhook leaves (txn, claim) | → received | GC in share |');
+    console.log('|---:|---:|---:|---:|---:|---:|');
+    for (const i of slow) {
+      const m = marks[i]!;
+      const f = productIdle[i]!;
+      console.log(
+        `| ${ms(share(i)!)} | ${d(f.watched, m.postEvents)} | ${d(m.postEvents, m.hubIn)} | ${d(m.hubIn, m.deliver)} (${d(0, m.txnMs)}, ${d(0, m.claimMs)}) | ` +
+          `${d(m.deliver, f.end)} | ${ms(gcIn(f.watched!, f.end))} |`,
+      );
+    }
     trace.stop();
   } finally {
     stopBare?.();
     await svc?.close();
+    await writer.close();
     receiver.server.closeAllConnections();
     receiver.server.close();
     await env.stop();

@@ -56,31 +56,53 @@ export class ServiceHttp {
    * A fetch for libraries that build their own requests (graphql-request): adds the key and the timeout,
    * and turns transport failures into ServiceUnreachableError.
    */
-  readonly fetch = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+  readonly fetch = (input: string | URL | Request, init: RequestInit = {}): Promise<Response> =>
+    this.#send(
+      input,
+      init,
+      init.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(this.timeoutMs)]) : AbortSignal.timeout(this.timeoutMs),
+    );
+
+  async #send(input: string | URL | Request, init: RequestInit, signal: AbortSignal): Promise<Response> {
     const headers = new Headers(init.headers);
     headers.set('svc-api-key', this.apiKey());
-    const signal = init.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(this.timeoutMs)]) : AbortSignal.timeout(this.timeoutMs);
     try {
       return await this.fetchFn(input, { ...init, headers, signal });
     } catch (e) {
       throw new ServiceUnreachableError(e);
     }
-  };
+  }
 
   /** One request to `path`; resolves with any HTTP status, rejects only with ServiceUnreachableError. */
   async request(path: string, req: ServiceRequest = {}): Promise<ServiceResponse> {
-    const res = await this.fetch(this.url(path), {
-      method: req.method ?? (req.body !== undefined ? 'POST' : 'GET'),
-      headers: {
-        accept: 'application/json',
-        ...(req.body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...req.headers,
-      },
-      ...(req.body !== undefined ? { body: req.body } : {}),
-      ...(req.signal ? { signal: req.signal } : {}),
-    });
-    const text = await res.text().catch(() => '');
-    return { status: res.status, headers: res.headers, text };
+    // A timer cleared once the body is read, not AbortSignal.timeout: that one keeps the request's signals (and
+    // what listens to them) for the whole timeout, garbage the young generation promotes (docs/performance.md).
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(new DOMException(`no answer within ${this.timeoutMs} ms`, 'TimeoutError')), this.timeoutMs);
+    timer.unref();
+    const onAbort = (): void => ac.abort(req.signal?.reason);
+    if (req.signal?.aborted) onAbort();
+    else req.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const res = await this.#send(
+        this.url(path),
+        {
+          method: req.method ?? (req.body !== undefined ? 'POST' : 'GET'),
+          headers: {
+            accept: 'application/json',
+            ...(req.body !== undefined ? { 'content-type': 'application/json' } : {}),
+            ...req.headers,
+          },
+          ...(req.body !== undefined ? { body: req.body } : {}),
+        },
+        ac.signal,
+      );
+      const text = await res.text().catch(() => '');
+      return { status: res.status, headers: res.headers, text };
+    } finally {
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
+    }
   }
 }
 
