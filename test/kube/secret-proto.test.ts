@@ -95,14 +95,17 @@ describe('readSecretList', () => {
   });
 
   it.each([
-    ['JSON', Buffer.from('{"kind":"SecretList"}')],
-    ['no magic', Buffer.from([1, 2])],
-    ['truncated', page.subarray(0, page.length - 5)],
-    ['a length beyond the message', k8s([...varint(2 * 8 + 2), 100, 1, 2])],
-    ['an unknown wire type', k8s([...varint(3 * 8 + 3)])],
-    ['no body', Buffer.from([0x6b, 0x38, 0x73, 0x00, ...str(4, 'x')])],
-  ])('refuses %s', (_, bytes) => {
-    expect(() => readSecretList(bytes, new Set(['tls.crt']))).toThrow(/protobuf/);
+    ['JSON', Buffer.from('{"kind":"SecretList"}'), /^protobuf: not a Kubernetes protobuf response/],
+    ['no magic', Buffer.from([1, 2]), /^protobuf: not a Kubernetes protobuf response/],
+    ['truncated', page.subarray(0, page.length - 5), /^protobuf: .*(premature EOF|beyond its message)/],
+    ['a length beyond the message', k8s([...varint(2 * 8 + 2), 100, 1, 2]), /^protobuf: length beyond its message/],
+    ['a length beyond the page', Buffer.from([0x6b, 0x38, 0x73, 0x00, ...varint(2 * 8 + 2), 100]), /^protobuf: length beyond/],
+    ['an unknown wire type', k8s([...varint(3 * 8 + 3)]), /^protobuf: unsupported wire type 3/],
+    ['an illegal wire type', k8s([...varint(3 * 8 + 7)]), /^protobuf: illegal tag/],
+    ['a tag varint too long', k8s(Array<number>(11).fill(0xff)), /^protobuf: invalid varint/],
+    ['no body', Buffer.from([0x6b, 0x38, 0x73, 0x00, ...str(4, 'x')]), /^protobuf: response without a body/],
+  ])('refuses %s', (_, bytes, message) => {
+    expect(() => readSecretList(bytes, new Set(['tls.crt']))).toThrow(message);
   });
 });
 

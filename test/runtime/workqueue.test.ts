@@ -63,6 +63,32 @@ describe('WorkQueue', () => {
     expect(calls).toHaveLength(2);
   });
 
+  it('many keys run once each in the order queued, keys added while the queue drains included; length counts them', async () => {
+    const { calls, handler } = controllable();
+    const q = new WorkQueue({ name: 't', concurrency: 3, handler });
+    const keys = Array.from({ length: 5000 }, (_, i) => `k${i}`);
+    for (const k of keys.slice(0, 4000)) q.add(k);
+    q.start();
+    await flush();
+    expect(q.length).toBe(4000);
+    let next = 4000;
+    for (let done = 0; done < calls.length; done++) {
+      // every 3rd completion queues a new key (past the taken prefix the queue drops) and re-adds a queued one
+      if (done % 3 === 0 && next < keys.length) {
+        q.add(keys[next++]!);
+        q.add(keys[Math.min(next, keys.length) - 1]!);
+      }
+      calls[done]!.resolve();
+      await flush();
+    }
+    expect(calls.map((c) => c.key)).toEqual(keys);
+    expect(q.length).toBe(0);
+    q.add('again');
+    await flush();
+    expect(calls.at(-1)!.key).toBe('again');
+    expect(q.length).toBe(1);
+  });
+
   it('bounds concurrency', async () => {
     const { calls, handler } = controllable();
     const q = new WorkQueue({ name: 't', concurrency: 2, handler });
