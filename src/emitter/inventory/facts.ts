@@ -102,7 +102,11 @@ function leafFacts(pem: string): DerFacts | null {
 /** The leaf (first certificate) of a PEM bundle with the earliest notAfter of every parsable certificate in it. */
 export function parseChain(pem: string): ParsedChain | null {
   const c = compactChain(pem);
-  if (!c) return null;
+  return c ? chainView(c) : null;
+}
+
+/** A compact chain as ParsedChain: its times as ISO strings. */
+function chainView(c: CompactChain): ParsedChain {
   return {
     serial: c.serial,
     notBefore: iso(c.notBefore),
@@ -169,18 +173,7 @@ class TlsSecretRecord implements TlsSecretFacts {
   }
 
   get chain(): ParsedChain | null {
-    const c = this.parsed;
-    if (!c) return null;
-    return {
-      serial: c.serial,
-      notBefore: iso(c.notBefore),
-      notAfter: iso(c.notAfter),
-      subject: c.subject,
-      ...(c.commonName !== undefined ? { commonName: c.commonName } : {}),
-      dnsNames: c.dnsNames as string[],
-      issuer: c.issuer,
-      chainNotAfter: iso(c.chainNotAfter),
-    };
+    return this.parsed ? chainView(this.parsed) : null;
   }
 
   toJSON(): TlsSecretFacts {
