@@ -44,14 +44,27 @@ export async function buildBinary(outdir = join(root, 'dist')) {
  * escape) as \uXXXX escapes: V8 keeps a script's source for lazy compilation, and one such character makes the
  * whole source a two-byte string, twice its size in every process (13 MiB before minifyWhitespace; bench/scale.ts,
  * docs/performance.md "Scale").
- * The escape means the same in strings, templates, regular expressions (with or without the u flag, surrogate
- * pairs included), identifiers and comments; only lines holding one shift in columns (the source map's).
+ * Only lines holding one shift in columns (the source map's); escapeNonAscii says where the escape is safe.
  */
 function asciiOnly(file) {
   const src = readFileSync(file, 'utf8');
-  // eslint-disable-next-line no-control-regex -- every code unit above ASCII
-  const out = src.replace(/[^\u0000-\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const out = escapeNonAscii(src);
   if (out !== src) writeFileSync(file, out);
+}
+
+/**
+ * `src` with each code unit above ASCII as a \uXXXX escape. esbuild already escapes strings, templates and
+ * identifiers (its charset is ASCII), so what is left sits in regular expressions and comments, where the escape
+ * means the same character. Two cases where it would not are refused, so a dependency that brings one fails the
+ * build instead of changing meaning: a character right after a backslash (`/\é/` would become a literal `\u00e9`)
+ * and a character outside the BMP (two escapes: a syntax error in an identifier, two units in a regex class).
+ */
+export function escapeNonAscii(src) {
+  // eslint-disable-next-line no-control-regex -- a backslash before, or a surrogate: every code unit above ASCII
+  const risky = /\\[^\u0000-\u007f]|[\ud800-\udfff]/.exec(src);
+  if (risky) throw new Error(`build: cannot escape the non-ASCII text at offset ${risky.index} of the bundle without changing its meaning`);
+  // eslint-disable-next-line no-control-regex -- every code unit above ASCII
+  return src.replace(/[^\u0000-\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /**

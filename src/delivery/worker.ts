@@ -283,6 +283,8 @@ function createMetrics(registry: Registry, store: DeliveryWorkerStore, clock: ()
 }
 
 const UNKNOWN_TYPE = 'unknown';
+/** An attempt whose notifier ignores its abort is given up this long after its timeout: a claim must outlast both. */
+const ATTEMPT_GRACE_MS = 1_000;
 const MAX_DUE_HINTS = 1024;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -648,7 +650,7 @@ export class DeliveryWorker {
     try {
       // Waited for a slot: still ours for a whole attempt, and not shutting down? Else hand it back (not counted).
       const at = this.#clock();
-      if (this.#abort.signal.aborted || at + this.options.attemptTimeoutMs > d.leaseUntil) {
+      if (this.#abort.signal.aborted || at + this.options.attemptTimeoutMs + ATTEMPT_GRACE_MS > d.leaseUntil) {
         this.#limiter.release(d.id);
         await this.#store.deferDelivery(d.id, d.attempts, at, at).catch(() => {}); // else: lease expiry
         return;
@@ -690,7 +692,7 @@ export class DeliveryWorker {
     const timeoutMs = this.options.attemptTimeoutMs;
     // One controller and one timer per attempt (AbortSignal.any + AbortSignal.timeout cost more than the send's
     // own setup): aborted at the timeout or at shutdown; a notifier that ignores its signal must not hold the slot
-    // past the lease (or past shutdown), so the attempt is given up 1 s later.
+    // past the lease (or past shutdown), so the attempt is given up ATTEMPT_GRACE_MS later.
     const attempt = new AbortController();
     const shutdown = this.#abort.signal;
     let timer: NodeJS.Timeout | undefined;
@@ -698,7 +700,7 @@ export class DeliveryWorker {
     const guard = new Promise<DeliveryResult>((resolve) => {
       const give = (error: string) => {
         clearTimeout(timer);
-        timer = setTimeout(() => resolve({ outcome: 'retry', error }), 1_000);
+        timer = setTimeout(() => resolve({ outcome: 'retry', error }), ATTEMPT_GRACE_MS);
       };
       timer = setTimeout(() => {
         attempt.abort(new DOMException(`attempt timed out after ${timeoutMs} ms`, 'TimeoutError'));

@@ -8,6 +8,7 @@
  * Requests go through undici's fetch with the caller's dispatcher: the egress policy's (egress.ts)
  * for tenant-given URLs, undici's default for the operator's own destinations.
  */
+import { createHash } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { fetch, type Dispatcher, type Response } from 'undici';
 import { EGRESS_DENIED, type EgressPolicy } from './egress.js';
@@ -87,7 +88,8 @@ export function truncateChars(s: string, max: number): string {
  */
 export function secretFragments(secrets: readonly (string | undefined)[]): string[] {
   // the same few secrets on every attempt of an integration: remembered (bounded), since it parses URLs
-  const id = secrets.join('\0'); // stored secrets never hold NUL (the store refuses it)
+  // by digest, not the secrets themselves; stored secrets never hold NUL (the store refuses it)
+  const id = createHash('sha256').update(secrets.join('\0')).digest('base64');
   const known = fragmentsOf.get(id);
   if (known) return known;
   const fragments = computeFragments(secrets);

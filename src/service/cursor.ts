@@ -1,8 +1,8 @@
 /**
  * The opaque `after` cursors of the time-ordered connections (deliveries, silences, events, unhealthyResources):
  * `<milliseconds>:<text>` in base64url. One decoder bounds them all: a cursor is at most MAX_CURSOR characters and
- * its number at most 16 digits (a millisecond time; a longer one would overflow PostgreSQL's bigint and fail as
- * an internal error instead of the caller's).
+ * its number at most 16 digits and exact in a double (a millisecond time; a longer one would overflow
+ * PostgreSQL's bigint and fail as an internal error instead of the caller's, a larger one would be rounded).
  */
 import { badInput } from './errors.js';
 
@@ -22,6 +22,6 @@ export function decodeCursor(c: unknown, connection: string, valid: (text: strin
   const i = s.indexOf(':');
   const t = s.slice(0, i);
   const text = s.slice(i + 1);
-  if (i < 1 || !/^\d{1,16}$/.test(t) || !valid(text)) throw bad();
+  if (i < 1 || !/^\d{1,16}$/.test(t) || !Number.isSafeInteger(Number(t)) || !valid(text)) throw bad();
   return { n: Number(t), text };
 }

@@ -228,6 +228,7 @@ export class SqliteStore extends SqlStore {
   override claimDeliveries: DeliveryQueueOps['claimDeliveries'] = (...a) => {
     this.guard.assertOutside('a store operation');
     return this.#mutex.run(async () => {
+      const parking = { ...this.#parking }; // a rolled-back claim's parking did not happen either
       try {
         return await this.#relaxedTransaction(async (db) => {
           const claimed = await createQueueOps(db, this.#parking).claimDeliveries(...a);
@@ -238,6 +239,7 @@ export class SqliteStore extends SqlStore {
         });
       } catch (err) {
         if (err !== NEEDS_SYNC) throw err;
+        Object.assign(this.#parking, parking);
         return this.#inTransaction((db) => createQueueOps(db, this.#parking).claimDeliveries(...a));
       }
     });

@@ -224,6 +224,7 @@ describe('deliveries cursors', () => {
   const uuid = '00000000-0000-4000-8000-000000000000';
 
   it('pages with the cursor it returned', async () => {
+    await routerFor('cursor-pages', 'certmgr-issuer-health-notification-config', "data.issuerName.startsWith('cursor-')");
     await post(issuerNotReady({ issuerName: 'cursor-a' }));
     await post(issuerNotReady({ issuerName: 'cursor-b' }));
     const p1 = await svc
@@ -243,6 +244,7 @@ describe('deliveries cursors', () => {
   // a 25-digit time overflows PostgreSQL's bigint (an internal error there); an endless cursor was decoded whole
   it.each([
     ['a time of more than 16 digits', cursor(`${'9'.repeat(25)}:${uuid}`)],
+    ['a time a double cannot hold exactly', cursor(`${'9'.repeat(16)}:${uuid}`)],
     ['a cursor longer than any it returns', cursor(`1:${uuid}${'x'.repeat(600)}`)],
     ['no uuid', cursor('1:nope')],
     ['no time', cursor(`:${uuid}`)],
