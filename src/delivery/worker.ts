@@ -650,7 +650,7 @@ export class DeliveryWorker {
     try {
       // Waited for a slot: still ours for a whole attempt, and not shutting down? Else hand it back (not counted).
       const at = this.#clock();
-      if (this.#abort.signal.aborted || at + this.options.attemptTimeoutMs + ATTEMPT_GRACE_MS > d.leaseUntil) {
+      if (this.#abort.signal.aborted || at + this.options.attemptTimeoutMs > d.leaseUntil) {
         this.#limiter.release(d.id);
         await this.#store.deferDelivery(d.id, d.attempts, at, at).catch(() => {}); // else: lease expiry
         return;
