@@ -124,6 +124,7 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
     log.info({ clusterId: id.id, source: id.source, clusterName }, 'cluster identity');
     if (wantHealth && !(await retrying('loading the health state', async () => (await healthState.load(), true)))) return;
     if (stopped) return;
+    for (const i of informers) i.onList(() => metrics.listDone(i.name));
     await Promise.all(informers.map((i) => i.start().catch(() => {})));
 
     const queue = {

@@ -61,7 +61,8 @@ export function emitterInformers(o: {
     const inf = new ResilientInformer<CertManagerObject>({
       ...common(r.plural),
       path: collectionPath(r, ns),
-      list: (page) => o.kube.list<CertManagerObject>(r, ns, page),
+      list: (page, each) => o.kube.list<CertManagerObject>(r, ns, page, each),
+      streamed: true,
       relistAfterError: true,
       transform: certManagerFacts,
     });
@@ -77,7 +78,8 @@ export function emitterInformers(o: {
     facts = new ResilientInformer<TlsSecretFacts, V1Secret>({
       ...common('tls-secret-facts'),
       path: collectionPath(SECRETS_REF, ns),
-      list: (page: ListPage) => o.kube.listSecrets(ns, page, fieldSelector, READ_TLS_DATA),
+      list: (page: ListPage, each) => o.kube.listSecrets(ns, page, fieldSelector, READ_TLS_DATA, each),
+      streamed: true,
       fieldSelector,
       transform: tlsSecretFacts,
     });

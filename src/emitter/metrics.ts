@@ -10,6 +10,8 @@ export interface EmitterMetrics {
   health: HealthMetrics;
   inventory: InventoryMetrics;
   listPage(informer: string): void;
+  /** a whole list done (start, relist): with streamed lists one page is not one list */
+  listDone(informer: string): void;
 }
 
 const metricsByRegistry = new WeakMap<Registry, EmitterMetrics>();
@@ -87,6 +89,12 @@ export function metricsFor(registry: Registry): EmitterMetrics {
     labelNames: ['informer'],
     registers: [registry],
   });
+  const lists = new Counter({
+    name: 'certmgr_notify_informer_lists_total',
+    help: 'Whole LISTs done by the emitter informers (the first, and every relist)',
+    labelNames: ['informer'],
+    registers: [registry],
+  });
   const m: EmitterMetrics = {
     sender: {
       accepted: (type) => accepted.inc({ type }),
@@ -105,6 +113,7 @@ export function metricsFor(registry: Registry): EmitterMetrics {
       pendingChanges: (n) => pendingChanges.set(n),
     },
     listPage: (informer) => pages.inc({ informer }),
+    listDone: (informer) => lists.inc({ informer }),
   };
   metricsByRegistry.set(registry, m);
   return m;

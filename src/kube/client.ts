@@ -21,7 +21,8 @@ import {
 import { FIELD_MANAGER, GROUP, VERSION, type KindDef } from '../api/meta.js';
 import { isNotFound } from './errors.js';
 import type { ListPage } from './informer.js';
-import { PROTOBUF, readSecretList, readStatus } from './secret-proto.js';
+import { JsonListStream, ProtoListStream } from './list-stream.js';
+import { PROTOBUF, readSecret, readSecretList, readStatus } from './secret-proto.js';
 
 export interface ResourceRef {
   group: string;
@@ -76,8 +77,29 @@ export class KubeClient {
     this.coordination = kc.makeApiClient(CoordinationV1Api);
   }
 
-  /** The whole list, or one page of it (`page`: see ResilientInformer). */
-  async list<T extends KubernetesObject>(r: ResourceRef, namespace?: string, page?: ListPage): Promise<KubernetesListObject<T>> {
+  /**
+   * The whole list, or one page of it (`page`: see ResilientInformer). With `each`, the response is streamed
+   * (list-stream.ts): every item goes to `each` as it arrives and the returned list has none, so a list served
+   * in one response (resourceVersion=0, from the apiserver's watch cache) costs the memory of one item.
+   */
+  async list<T extends KubernetesObject>(
+    r: ResourceRef,
+    namespace?: string,
+    page?: ListPage,
+    each?: (item: T) => void,
+  ): Promise<KubernetesListObject<T>> {
+    if (each) {
+      const q = streamQuery(page);
+      const stream = new JsonListStream((o) => each(o as T));
+      await this.getStream(collectionPath(r, namespace), q, 'application/json', () => stream);
+      const env = stream.end();
+      return {
+        apiVersion: env.apiVersion ?? `${r.group}/${r.version}`,
+        kind: env.kind ?? `${r.kind}List`,
+        metadata: env.metadata,
+        items: [],
+      };
+    }
     const base = { group: r.group, version: r.version, plural: r.plural, ...pageQuery(page) };
     return (
       namespace && r.namespaced
@@ -147,12 +169,30 @@ export class KubeClient {
     page?: ListPage,
     fieldSelector?: string,
     keepData?: readonly string[],
+    each?: (item: V1Secret) => void,
   ): Promise<KubernetesListObject<V1Secret>> {
     const path = namespace ? `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets` : '/api/v1/secrets';
-    const q: Record<string, string> = {};
-    if (page) q['limit'] = String(page.limit);
-    if (page?.continue !== undefined) q['continue'] = page.continue;
+    const q = streamQuery(page);
     if (fieldSelector !== undefined) q['fieldSelector'] = fieldSelector;
+    if (each && keepData) {
+      const keep = new Set(keepData);
+      const filter = (s: V1Secret): V1Secret => {
+        if (s.data) s.data = Object.fromEntries(Object.entries(s.data).filter(([k]) => keep.has(k)));
+        return s;
+      };
+      let stream: JsonListStream | ProtoListStream | undefined;
+      await this.getStream(
+        path,
+        q,
+        `${PROTOBUF}, application/json`,
+        (contentType) =>
+          (stream = contentType.startsWith(PROTOBUF)
+            ? new ProtoListStream((b) => each(readSecret(b, keep) as V1Secret))
+            : new JsonListStream((o) => each(filter(o as V1Secret)))),
+      );
+      const { metadata } = stream!.end();
+      return { apiVersion: 'v1', kind: 'SecretList', metadata, items: [] };
+    }
     if (!keepData) return JSON.parse((await this.getRaw(path, q, 'application/json')).bytes.toString()) as KubernetesListObject<V1Secret>;
     const keep = new Set(keepData);
     // JSON after the comma: an apiserver that cannot encode protobuf answers with it (filtered the same way)
@@ -186,8 +226,63 @@ export class KubeClient {
     return { bytes, contentType };
   }
 
+  /**
+   * GET `path` uncompressed, its body handed chunk by chunk to the reader `open` makes for the response's content
+   * type (backpressure: the next chunk is read once the reader has taken this one). An HTTP error is an
+   * ApiException as client-node throws.
+   */
+  private async getStream(
+    path: string,
+    query: Record<string, string>,
+    accept: string,
+    open: (contentType: string) => { push(chunk: Uint8Array): void },
+  ): Promise<void> {
+    const server = this.kc.getCurrentCluster()?.server;
+    if (!server) throw new Error('No currently active cluster');
+    const url = new URL(server + path);
+    for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+    const ctx = new RequestContext(url.toString(), HttpMethod.GET);
+    ctx.setHeaderParam('Accept', accept);
+    ctx.setHeaderParam('Accept-Encoding', 'identity');
+    await this.kc.applySecurityAuthentication(ctx);
+    const res = await rawHttp.send(ctx).toPromise();
+    const contentType = res.headers['content-type'] ?? '';
+    const body = res.body.stream() as AsyncIterable<Uint8Array>;
+    if (res.httpStatusCode < 200 || res.httpStatusCode >= 300) {
+      const chunks: Uint8Array[] = [];
+      let size = 0;
+      // an error is a small Status; more than this is not read
+      for await (const c of body) if ((size += c.length) <= MAX_ERROR_BODY) chunks.push(c);
+      const bytes = Buffer.concat(chunks);
+      const text = contentType.startsWith(PROTOBUF) ? JSON.stringify(readStatus(bytes) ?? {}) : bytes.toString();
+      throw new ApiException(res.httpStatusCode, `HTTP ${res.httpStatusCode} on GET ${path}`, text, res.headers);
+    }
+    const reader = open(contentType);
+    for await (const c of body) reader.push(c);
+  }
+
   /** `listSecrets` without the Secrets' data: names, versions, labels, annotations (see METADATA_LIST_ACCEPT). */
-  async listSecretsMetadata(namespace?: string, page?: ListPage, fieldSelector?: string): Promise<KubernetesListObject<KubernetesObject>> {
+  async listSecretsMetadata(
+    namespace?: string,
+    page?: ListPage,
+    fieldSelector?: string,
+    each?: (item: KubernetesObject) => void,
+  ): Promise<KubernetesListObject<KubernetesObject>> {
+    if (each) {
+      // streamed, as `list` with `each`: a list from the watch cache is one response of every Secret's metadata
+      const path = namespace ? `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets` : '/api/v1/secrets';
+      const q = streamQuery(page);
+      if (fieldSelector !== undefined) q['fieldSelector'] = fieldSelector;
+      const stream = new JsonListStream((o) => each(o as KubernetesObject));
+      await this.getStream(path, q, METADATA_LIST_ACCEPT, () => stream);
+      const env = stream.end();
+      return {
+        apiVersion: env.apiVersion ?? 'meta.k8s.io/v1',
+        kind: env.kind ?? 'PartialObjectMetadataList',
+        metadata: env.metadata,
+        items: [],
+      };
+    }
     const q = { ...pageQuery(page), ...(fieldSelector !== undefined ? { fieldSelector } : {}) };
     return (
       namespace
@@ -209,5 +304,20 @@ export function metadataWatch(kc: KubeConfig): Watch {
 
 function pageQuery(page: ListPage | undefined): { limit?: number; _continue?: string } {
   if (!page) return {};
-  return { limit: page.limit, ...(page.continue !== undefined ? { _continue: page.continue } : {}) };
+  return {
+    ...(page.limit !== undefined ? { limit: page.limit } : {}),
+    ...(page.continue !== undefined ? { _continue: page.continue } : {}),
+  };
 }
+
+/** The query of a page; `resourceVersion` only on a list's first request (the apiserver refuses it with `continue`). */
+function streamQuery(page: ListPage | undefined): Record<string, string> {
+  const q: Record<string, string> = {};
+  if (page?.limit !== undefined) q['limit'] = String(page.limit);
+  if (page?.continue !== undefined) q['continue'] = page.continue;
+  else if (page?.resourceVersion !== undefined) q['resourceVersion'] = page.resourceVersion;
+  return q;
+}
+
+/** bytes of an error response read (a Status is well under this) */
+const MAX_ERROR_BODY = 64 * 1024;

@@ -155,6 +155,15 @@ export function readSecretList(buf: Buffer, dataKeys: ReadonlySet<string>): Prot
   }
 }
 
+/** Reads one Secret message (an item of a streamed list: list-stream.ts), as readSecretList reads each of a page. */
+export function readSecret(buf: Buffer, dataKeys: ReadonlySet<string>): ProtoSecret {
+  try {
+    return secret(new BinaryReader(buf), buf.length, buf, dataKeys);
+  } catch (e) {
+    throw new Error(`protobuf: ${(e as Error).message} (reading a Secret)`, { cause: e });
+  }
+}
+
 /** A Status (an error response) in protobuf: {3: message, 4: reason, 6: code}; undefined when unreadable. */
 export function readStatus(buf: Buffer): { message?: string; reason?: string; code?: number } | undefined {
   if (!isK8s(buf)) return undefined;

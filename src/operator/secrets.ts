@@ -49,7 +49,10 @@ export function providerSecretsInformer(o: {
     name: 'secrets',
     kc: o.kube.kc,
     path: collectionPath(SECRETS, o.namespace),
-    list: (page) => o.kube.listSecretsMetadata(o.namespace, page, fieldSelector),
+    // streamed from the watch cache (see `streamed`): the field selector leaves out the TLS Secrets, but a
+    // paginated list from etcd reads and decodes every Secret of the cluster to apply it (100,000 TLS Secrets)
+    list: (page, each) => o.kube.listSecretsMetadata(o.namespace, page, fieldSelector, each),
+    streamed: true,
     watch: metadataWatch(o.kube.kc),
     fieldSelector,
     transform: secretMeta,
