@@ -16,7 +16,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 
 /** No response headers, or no body bytes, for this long on a pooled (non-watch) request: the request fails. */
-export const REQUEST_IDLE_TIMEOUT_MS = 30_000;
+const REQUEST_IDLE_TIMEOUT_MS = 30_000;
 /** Option sets kept (a rotated client certificate makes a new one); the oldest is closed gracefully. */
 const MAX_DISPATCHERS = 4;
 
@@ -55,7 +55,7 @@ export function isWatchPath(path: string): boolean {
  * Makes `kc` (and every API client and Watch made from it, before or after) share keep-alive dispatchers.
  * Idempotent; a no-op when client-node's internals differ from 2.0.x (requests then connect as before).
  */
-export function shareKubeDispatchers(kc: KubeConfig): void {
+export function shareKubeDispatchers(kc: KubeConfig, idleTimeoutMs = REQUEST_IDLE_TIMEOUT_MS): void {
   const target = kc as unknown as { createDispatcher?: CreateDispatcher };
   const original = target.createDispatcher;
   if (typeof original !== 'function' || patched.has(kc)) return;
@@ -72,7 +72,7 @@ export function shareKubeDispatchers(kc: KubeConfig): void {
         isWatchPath(opts.path)
           ? // a connection of its own, as client-node makes it (closed by the server or the watch's abort)
             (original.call(kc, cluster, agentOptions) ?? pooled).dispatch(opts, handler)
-          : dispatch({ ...opts, headersTimeout: REQUEST_IDLE_TIMEOUT_MS, bodyTimeout: REQUEST_IDLE_TIMEOUT_MS }, handler),
+          : dispatch({ ...opts, headersTimeout: idleTimeoutMs, bodyTimeout: idleTimeoutMs }, handler),
     );
     entries.push({ cluster: c, agentOptions, dispatcher });
     if (entries.length > MAX_DISPATCHERS)
