@@ -21,6 +21,9 @@
  * the webhook request leaving the delivery worker), from node:diagnostics_channel (undici, http server); then the
  * slowest 2% of the product's shares step by step with this process's GC pauses inside each.
  *
+ * The product runs in this process, so it gets this process's GC: the bench runs itself in a child with the node
+ * flags of the image's ENTRYPOINT (Dockerfile: a 1 MiB semi-space, so scavenges are short) unless this process
+ * has them; BENCH_HEALTH_NODE_FLAGS sets others ('' for Node's defaults).
  * BENCH_HEALTH_LOADED=0 runs the idle variants only; BENCH_HEALTH_CPU_PROF=<file> / BENCH_HEALTH_HEAP_PROF=<file>
  * write a CPU profile / a sampling heap profile of the idle product flips.
  *
@@ -28,14 +31,15 @@
  *   BENCH_HEALTH_FLIPS=200 BENCH_HEALTH_CONCURRENCY=20 node --import tsx bench/health-path.ts
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Session } from 'node:inspector/promises';
 import { PerformanceObserver, constants, performance, type PerformanceEntry } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { loadServeConfig } from '../src/config.js';
@@ -238,22 +242,31 @@ interface Marks {
   deliver?: number;
   statePatch?: number;
   statePatched?: number;
-  /** durations (ms) of the store calls on the path: the ingestion transaction, the delivery claim */
+  /** durations (ms) of the store calls on the path: the ingestion transaction (to its commit), the delivery claim */
   txnMs?: number;
+  /** the ingestion's commit → durable (SQLite: the -wal fdatasync on the thread pool), before the 202 */
+  syncMs?: number;
   claimMs?: number;
 }
 
 /** Times the store calls on the path (the worker and the hub call them on this object). */
 function timeStore(store: RunningService['store'], trace: { current: Marks | undefined }): void {
-  const transaction = store.transaction.bind(store);
+  const ingest = store.ingestTransaction.bind(store);
   const claim = store.claimDeliveries.bind(store);
-  store.transaction = async (fn) => {
+  store.ingestTransaction = async (fn, committed) => {
     const c = trace.current;
     const t = now();
+    let at: number | undefined;
     try {
-      return await transaction(fn);
+      return await ingest(fn, () => {
+        at = now();
+        committed();
+      });
     } finally {
-      if (c && c.hubIn !== undefined && c.txnMs === undefined) c.txnMs = now() - t;
+      if (c && c.hubIn !== undefined && c.txnMs === undefined && at !== undefined) {
+        c.txnMs = at - t;
+        c.syncMs = now() - at;
+      }
     }
   };
   store.claimDeliveries = async (...args) => {
@@ -349,7 +362,37 @@ async function waitUntil(what: string, fn: () => Promise<boolean>, timeoutMs: nu
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/**
+ * The node flags the product runs with: the image's ENTRYPOINT (Dockerfile), unless BENCH_HEALTH_NODE_FLAGS says
+ * otherwise ('' for Node's defaults). The product runs in this process, so the GC it gets is this process's.
+ */
+function productNodeFlags(): string[] {
+  const set = process.env['BENCH_HEALTH_NODE_FLAGS'];
+  if (set !== undefined) return set.split(/\s+/).filter(Boolean);
+  const entry = /^ENTRYPOINT\s+(\[.*\])\s*$/m.exec(readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8'))?.[1];
+  return entry ? (JSON.parse(entry) as string[]).filter((a) => a.startsWith('--')) : [];
+}
+
+/** Runs the bench in a child process with the product's node flags (when this process lacks them). */
+async function runWithProductFlags(): Promise<boolean> {
+  if (process.env['BENCH_HEALTH_CHILD'] === '1') return false;
+  const flags = productNodeFlags();
+  if (flags.every((f) => process.execArgv.includes(f))) return false;
+  const args = [...process.execArgv.filter((a) => !flags.some((f) => f.split('=')[0] === a.split('=')[0])), ...flags];
+  const child = spawn(process.execPath, [...args, fileURLToPath(import.meta.url)], {
+    stdio: 'inherit',
+    env: { ...process.env, BENCH_HEALTH_CHILD: '1' },
+  });
+  const code = await new Promise<number | null>((r) => child.on('exit', r));
+  if (code !== 0) throw new Error(`bench/health-path child exited with ${code}`);
+  return true;
+}
+
 export async function run(): Promise<void> {
+  if (await runWithProductFlags()) return;
+  console.log(
+    `node flags of this process (the product's): ${process.execArgv.filter((a) => a.startsWith('--max')).join(' ') || '(Node defaults)'}`,
+  );
   await ensureKubeBinaries();
   const env: KubeEnv = await startKubeEnv({ watchCache: true });
   const dir = mkdtempSync(join(STORE_DIR, 'cmn-bench-health-'));
@@ -526,7 +569,12 @@ export async function run(): Promise<void> {
         (m) => m.deliver,
       ],
       ['→ the receiver has it', (m) => m.deliver, (m) => productIdle[marks.indexOf(m)]?.end],
-      ['(inside the hub step) the ingestion transaction (SQLite: one commit)', () => 0, (m) => m.txnMs],
+      ['(inside the hub step) the ingestion transaction to its commit (SQLite: synchronous=NORMAL)', () => 0, (m) => m.txnMs],
+      [
+        '(beside the path) the ingestion commit → durable (SQLite: fdatasync of the WAL, thread pool), before the 202',
+        () => 0,
+        (m) => m.syncMs,
+      ],
       ['(inside the hub step) the delivery claim (SQLite: one commit)', () => 0, (m) => m.claimMs],
       ['(beside the path) the 202 flushed, after the worker started sending', (m) => m.deliver, (m) => m.accepted],
       ['(beside the path) state ConfigMap PATCH after the 202, its duration', (m) => m.statePatch, (m) => m.statePatched],

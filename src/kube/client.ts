@@ -19,6 +19,7 @@ import {
   Watch,
 } from '@kubernetes/client-node';
 import { FIELD_MANAGER, GROUP, VERSION, type KindDef } from '../api/meta.js';
+import { shareKubeDispatchers } from './dispatcher.js';
 import { isNotFound } from './errors.js';
 import type { ListPage } from './informer.js';
 import { JsonListStream, ProtoListStream } from './list-stream.js';
@@ -72,6 +73,7 @@ export class KubeClient {
     readonly kc: KubeConfig,
     readonly fieldManager = FIELD_MANAGER,
   ) {
+    shareKubeDispatchers(kc); // keep-alive connections with deadlines, not one per request (dispatcher.ts)
     this.custom = kc.makeApiClient(CustomObjectsApi);
     this.core = kc.makeApiClient(CoreV1Api);
     this.coordination = kc.makeApiClient(CoordinationV1Api);

@@ -109,8 +109,12 @@ export async function acceptEvents(ctx: ServiceContext, events: InternalEvent[],
   const snap = await deps.snapshots.get(ctx.companyId);
   const now = ctx.now();
   const planned = await planEvents(ctx, ctx.store, snap, events, deps, now);
-  const capped = await ctx.store.transaction((tx) => writePlanned(tx, ctx, planned, now, deps));
-  return reportAccepted(planned, deps, capped);
+  // the worker is woken at the commit, so the send does not wait for the commit's fsync; the 202 does
+  const capped = await ctx.store.ingestTransaction(
+    (tx) => writePlanned(tx, ctx, planned, now, deps),
+    () => deps.onAccepted?.(),
+  );
+  return reportAccepted(planned, deps, capped, false);
 }
 
 /**
@@ -298,7 +302,7 @@ async function writePlanned(tx: StoreOps, ctx: ServiceContext, planned: PlannedE
   return grouped.length ? addGroupMembers(tx, companyId, grouped, now, () => ctx.newId()) : 0;
 }
 
-function reportAccepted(planned: PlannedEvent[], deps: IngestDeps, capped = 0): AcceptedEvent[] {
+function reportAccepted(planned: PlannedEvent[], deps: IngestDeps, capped = 0, wake = true): AcceptedEvent[] {
   for (const p of planned) {
     deps.metrics.eventsReceived.inc({ type: p.event.type });
     const matches = p.deliveries.length + p.grouped.length;
@@ -308,6 +312,6 @@ function reportAccepted(planned: PlannedEvent[], deps: IngestDeps, capped = 0): 
     if (silenced) deps.metrics.silenced.inc({ event_type_id: p.family }, silenced);
   }
   if (capped) deps.metrics.groupMembersCapped.inc(capped);
-  deps.onAccepted?.();
+  if (wake) deps.onAccepted?.();
   return planned.map((p) => ({ id: p.eventId, deliveries: p.deliveries.length }));
 }

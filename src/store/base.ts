@@ -56,6 +56,22 @@ export abstract class SqlStore implements Store {
     return this.withTransaction((db) => this.guard.run(() => fn(createOps(db, () => this.secretBox))));
   }
 
+  async ingestTransaction<T>(fn: (tx: StoreOps) => Promise<T>, committed: () => void): Promise<T> {
+    this.guard.assertOutside('store.ingestTransaction()');
+    const result = await this.withIngestTransaction((db) => this.guard.run(() => fn(createOps(db, () => this.secretBox))));
+    committed();
+    await this.syncIngested();
+    return result;
+  }
+
+  /** The ingestion transaction's commit (see Store.ingestTransaction): by default as every other one. */
+  protected withIngestTransaction<T>(fn: (db: SqlDb) => Promise<T>): Promise<T> {
+    return this.withTransaction(fn);
+  }
+
+  /** Makes the ingestion commits before it durable (by default they are already). */
+  protected async syncIngested(): Promise<void> {}
+
   async reencryptSecrets(): Promise<ReencryptReport> {
     this.guard.assertOutside('store.reencryptSecrets()');
     const report: ReencryptReport = { checked: 0, reencrypted: 0, failed: 0, errors: [] };

@@ -13,6 +13,7 @@
  * contend. Other processes are handled by SQLite's file locks and the busy timeout.
  */
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, realpathSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { SqlStore } from './base.js';
@@ -104,6 +105,10 @@ export class SqliteStore extends SqlStore {
   /** The claims' parking schedule (repo.ts ParkState), kept across the per-call queue ops. */
   readonly #parking: ParkState = { due: true, since: 0 };
   #closed = false;
+  /** The -wal file's path for the ingestion's fdatasync (see withIngestTransaction); null: not in WAL mode, undefined: not known yet. */
+  #walPath: string | null | undefined;
+  /** That file, opened at the first ingestion and kept open. */
+  #wal: Promise<FileHandle> | undefined;
 
   constructor(
     db: DatabaseSync,
@@ -254,6 +259,41 @@ export class SqliteStore extends SqlStore {
     return this.#mutex.run(() => this.#relaxedTransaction((db) => fn(createQueueOps(db))));
   }
 
+  /**
+   * The ingestion transaction (Store.ingestTransaction; docs/reliability.md, "Durability of an accepted event")
+   * commits at synchronous=NORMAL: no fsync on the event loop or under the mutex, and the delivery worker can
+   * claim its rows at once. The 202 waits for syncIngested below: an fdatasync of the -wal file on the thread
+   * pool, which makes this commit durable, with every commit before it (the WAL is appended in commit order).
+   * ':memory:' and a database SQLite could not put in WAL mode commit it at FULL, as before.
+   */
+  protected override withIngestTransaction<T>(fn: (db: SqlDb) => Promise<T>): Promise<T> {
+    return this.#mutex.run(() => {
+      this.#walPath ??=
+        this.location !== ':memory:' && this.#exec('get', 'PRAGMA journal_mode')?.['journal_mode'] === 'wal'
+          ? `${this.location}-wal`
+          : null;
+      return this.#walPath ? this.#relaxedTransaction(fn) : this.#inTransaction(fn);
+    });
+  }
+
+  /**
+   * The WAL is opened once and kept: while this connection is open SQLite never deletes or replaces the -wal
+   * file (a checkpoint resets it in place; one at NORMAL syncs the WAL before it and the database after it, so
+   * a commit checkpointed before this fdatasync is durable in the database file). SQLite deletes it only when
+   * the last connection closes, after a checkpoint, and close() waits for an fdatasync in flight.
+   */
+  protected override async syncIngested(): Promise<void> {
+    if (!this.#walPath) return; // committed at FULL
+    const wal = (this.#wal ??= open(this.#walPath, 'r+'));
+    try {
+      await (await wal).datasync();
+    } catch (err) {
+      if (this.#wal === wal) this.#wal = undefined; // opened again next time
+      void wal.then((h) => h.close()).catch(() => undefined);
+      throw new StoreError(`sqlite store: fdatasync of the write-ahead log failed: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    }
+  }
+
   async ping(): Promise<void> {
     this.guard.assertOutside('store.ping()');
     await this.#mutex.run(() => this.#exec('get', 'SELECT 1'));
@@ -268,5 +308,9 @@ export class SqliteStore extends SqlStore {
       this.#db.close();
       this.#releaseMutex();
     });
+    // after the connection (its last checkpoint synced the database); waits for an fdatasync in flight
+    const wal = this.#wal;
+    this.#wal = undefined;
+    if (wal) await (await wal.catch(() => undefined))?.close();
   }
 }

@@ -251,6 +251,14 @@ export interface Store extends StoreOps, DeliveryQueueOps {
   migrate(): Promise<void>;
   /** Runs fn in one transaction: everything or nothing. fn must only use the ops it is given. */
   transaction<T>(fn: (tx: StoreOps) => Promise<T>): Promise<T>;
+  /**
+   * The ingestion transaction (acceptEvents: POST /v1/events): as `transaction`, with `committed` called as soon
+   * as it commits (the delivery worker may take its rows from then on), and resolved once the commit is durable
+   * (what a 202 promises). SQLite commits it at synchronous=NORMAL and then fdatasyncs the write-ahead log on the
+   * thread pool, off the event loop and outside the store's mutex (docs/reliability.md, "Durability of an
+   * accepted event"); PostgreSQL's commit is durable when it returns.
+   */
+  ingestTransaction<T>(fn: (tx: StoreOps) => Promise<T>, committed: () => void): Promise<T>;
   /** Cheap liveness check for /readyz. */
   ping(): Promise<void>;
   /**

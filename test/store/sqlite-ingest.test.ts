@@ -1,0 +1,80 @@
+/**
+ * The ingestion transaction (Store.ingestTransaction) on SQLite: committed at synchronous=NORMAL, `committed`
+ * called once the rows are visible to another connection (the worker may claim them), resolved after the
+ * fdatasync of the -wal file; the store's level is FULL again afterwards. A rolled-back ingestion calls nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openSqliteStore } from '../../src/store/sqlite.js';
+import { eventRecord } from './contract.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'certmgr-notify-sqlite-ingest-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('SQLite ingestTransaction', () => {
+  it('commits, calls committed() with the rows visible to another connection, then resolves; FULL again after', async () => {
+    const file = join(dir, `ingest-${randomUUID()}.db`);
+    const store = openSqliteStore(file);
+    await store.migrate();
+    const A = randomUUID();
+    const e = eventRecord(A, { receivedAt: Date.now() });
+    const other = new DatabaseSync(file, { readOnly: true });
+    const seen: unknown[] = [];
+    let resolved = false;
+    const done = store
+      .ingestTransaction(
+        async (tx) => {
+          await tx.insertEvents([e]);
+          return 'ok';
+        },
+        () => seen.push(other.prepare('SELECT id FROM events WHERE id = ?').get(e.id)?.['id'], resolved),
+      )
+      .then((r) => ((resolved = true), r));
+    expect(await done).toBe('ok');
+    expect(seen).toEqual([e.id, false]);
+    // the connection's level is back to FULL for every other write
+    const sync = await (store as unknown as { autoDb(): { get(sql: string): Promise<Record<string, unknown>> } })
+      .autoDb()
+      .get('PRAGMA synchronous');
+    expect(sync['synchronous']).toBe(2);
+    other.close();
+    await store.close();
+  });
+
+  it('a throwing ingestion rolls back and never calls committed()', async () => {
+    const store = openSqliteStore(join(dir, `ingest-${randomUUID()}.db`));
+    await store.migrate();
+    const e = eventRecord(randomUUID(), { receivedAt: Date.now() });
+    let called = 0;
+    await expect(
+      store.ingestTransaction(
+        async (tx) => {
+          await tx.insertEvents([e]);
+          throw new Error('refused');
+        },
+        () => called++,
+      ),
+    ).rejects.toThrow('refused');
+    expect(called).toBe(0);
+    expect(await store.getEvent(e.companyId, e.id)).toBeNull();
+    await store.close();
+  });
+
+  it("':memory:' (no WAL) commits at FULL and resolves", async () => {
+    const store = openSqliteStore(':memory:');
+    await store.migrate();
+    const e = eventRecord(randomUUID(), { receivedAt: Date.now() });
+    let called = 0;
+    await store.ingestTransaction(
+      (tx) => tx.insertEvents([e]),
+      () => called++,
+    );
+    expect(called).toBe(1);
+    expect((await store.getEvent(e.companyId, e.id))?.id).toBe(e.id);
+    await store.close();
+  });
+});
