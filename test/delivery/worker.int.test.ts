@@ -336,6 +336,7 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('DeliveryWork
     worker = new DeliveryWorker({
       store,
       notifiers: () => ({
+        type: 'WEBHOOK',
         send: async (n) => {
           const startedAt = Date.now();
           const row = (await rows(A)).find((d) => d.id === n.id);
