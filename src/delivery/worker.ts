@@ -49,7 +49,6 @@ import type {
   DeliveryStats,
   IntegrationRecord,
   IntegrationType,
-  Store,
   StoreOps,
   SupersedeCheck,
 } from '../store/types.js';
@@ -105,7 +104,7 @@ export interface DeliveryWorkerOptions {
 }
 
 /** What the worker needs from the store. */
-export type DeliveryWorkerStore = DeliveryQueueOps & Pick<StoreOps, 'getIntegration'> & Partial<Pick<Store, 'dialect'>>;
+export type DeliveryWorkerStore = DeliveryQueueOps & Pick<StoreOps, 'getIntegration'>;
 
 export interface DeliveryWorkerDeps {
   store: DeliveryWorkerStore;
@@ -303,8 +302,6 @@ export class DeliveryWorker {
   readonly #log: Logger;
   readonly #metrics: WorkerMetrics | undefined;
   readonly #clock: () => number;
-  /** Claim again while at most this many claims are held (see #run). */
-  readonly #claimBelow: number;
   readonly #rng: () => number;
   readonly #getIntegration: (companyId: string, integrationId: string) => Promise<IntegrationRecord | null>;
   readonly #limiter: RateLimiter;
@@ -347,11 +344,6 @@ export class DeliveryWorker {
     this.#log = deps.logger.child({ component: 'delivery-worker' });
     this.#logLimiter = deps.logLimiter ?? new LogLimiter(this.#log, deps.metrics ? { registry: deps.metrics } : {});
     this.#clock = deps.clock ?? Date.now;
-    // PostgreSQL: a claim is a round trip to a server that shares the CPU, so the next batch is claimed while
-    // `concurrency` rows still wait for a slot (issue 12, fourth pass: the event loop sat 34% idle, slots freed
-    // while the claim was on the wire). SQLite: a claim runs synchronously, nothing to overlap, and a smaller
-    // claim costs one more commit. Either way at most 3 × concurrency are held, so the lease bound is the same.
-    this.#claimBelow = deps.store.dialect === 'postgres' ? 2 * this.options.concurrency : this.options.concurrency;
     this.#rng = deps.rng ?? Math.random;
     this.#getIntegration = deps.getIntegration ?? ((c, i) => deps.store.getIntegration(c, i));
     this.#limiter = deps.rateLimiter ?? new RateLimiter(this.options.rateLimits);
@@ -434,13 +426,13 @@ export class DeliveryWorker {
       let passed = 0;
       while (passed < this.#dueHints.length && this.#dueHints[passed]! <= at) passed++;
       if (passed) this.#dueHints.splice(0, passed);
-      // Claim while at most `concurrency` (PostgreSQL: twice that) claims are held, up to three times that: the
+      // Claim while at most `concurrency` claims are held (the sends in progress), up to three times that: the
       // next batches are ready when send slots free, a claim statement serves up to 2 × concurrency sends (issue
       // 12: half the claims per delivery), and a claimed row waits at most two attempts for its slot (the lease is
       // three; a row whose lease is too short by then is handed back uncounted).
       const held = this.#inFlight.size;
       const C = this.options.concurrency;
-      let full = held > this.#claimBelow;
+      let full = held > C;
       if (!full) {
         const limit = Math.min(3 * C - held, this.options.batchSize);
         let batch: ClaimedDelivery[] = [];
@@ -467,7 +459,7 @@ export class DeliveryWorker {
       }
       this.#backlog = full;
       if (!this.#running) break;
-      if (full && this.#inFlight.size <= this.#claimBelow) continue;
+      if (full && this.#inFlight.size <= C) continue;
       if (this.#kicked) continue;
       // Sleep for the poll interval (after failed claims: back off, up to 10 intervals), or less when
       // a retry or a rate-limited delivery of ours falls due sooner, or until kicked.
