@@ -19,7 +19,7 @@
  * or another process). The receiver then sees the same delivery id again (webhook-id, dedup_key,
  * Message-ID): at-least-once with a stable idempotency key.
  *
- * Leases and fencing: a claim holds the row for `leaseMs` (default 3 × attemptTimeoutMs, so an
+ * Leases and fencing: a claim holds the row for `leaseMs` (default 3 × (attemptTimeoutMs + 1 s grace), so an
  * attempt always ends well before its lease). Outcomes are written with the attempt number the
  * claim returned, and the store ignores them if the row moved on (see DeliveryQueueOps).
  *
@@ -89,7 +89,7 @@ export interface DeliveryWorkerOptions {
   pollIntervalMs: number;
   /** Per-attempt timeout (the notifiers have their own; this is the worker's hard stop). Default 10 s. */
   attemptTimeoutMs: number;
-  /** How long a claim holds a row before another worker may take it. Default 3 × attemptTimeoutMs. */
+  /** How long a claim holds a row before another worker may take it. Default 3 × (attemptTimeoutMs + 1 s grace). */
   leaseMs: number;
   /** Give up (DEAD) when the next attempt would be later than createdAt + maxAgeMs. Default 24 h. */
   maxAgeMs: number;
@@ -143,6 +143,9 @@ const DEFAULT_WORKER_OPTIONS = {
   maxDelayMs: DEFAULT_MAX_DELAY_MS,
 } as const;
 
+/** An attempt whose notifier ignores its abort is given up this long after its timeout: a claim must outlast both. */
+const ATTEMPT_GRACE_MS = 1_000;
+
 function workerOptions(o: Partial<DeliveryWorkerOptions> = {}): DeliveryWorkerOptions {
   const positive = (v: number | undefined, d: number, what: string): number => {
     if (v === undefined) return d;
@@ -151,9 +154,14 @@ function workerOptions(o: Partial<DeliveryWorkerOptions> = {}): DeliveryWorkerOp
   };
   const concurrency = Math.floor(positive(o.concurrency, DEFAULT_WORKER_OPTIONS.concurrency, 'concurrency'));
   const attemptTimeoutMs = positive(o.attemptTimeoutMs, DEFAULT_WORKER_OPTIONS.attemptTimeoutMs, 'attemptTimeoutMs');
-  const leaseMs = positive(o.leaseMs, attemptTimeoutMs * 3, 'leaseMs');
-  if (leaseMs <= attemptTimeoutMs) {
-    throw new RangeError('delivery worker: leaseMs must be longer than attemptTimeoutMs (an attempt must end before its claim expires)');
+  // An attempt is given up at the latest ATTEMPT_GRACE_MS after its timeout (a notifier may ignore its abort), so
+  // a claim must outlast both: three of them by default (a claimed row waits at most two for its send slot).
+  const attemptMaxMs = attemptTimeoutMs + ATTEMPT_GRACE_MS;
+  const leaseMs = positive(o.leaseMs, attemptMaxMs * 3, 'leaseMs');
+  if (leaseMs <= attemptMaxMs) {
+    throw new RangeError(
+      `delivery worker: leaseMs must be longer than attemptTimeoutMs + ${ATTEMPT_GRACE_MS} ms (an attempt, given up at most ${ATTEMPT_GRACE_MS} ms after its timeout, must end before its claim expires)`,
+    );
   }
   return {
     concurrency: Math.max(1, concurrency),
@@ -283,8 +291,6 @@ function createMetrics(registry: Registry, store: DeliveryWorkerStore, clock: ()
 }
 
 const UNKNOWN_TYPE = 'unknown';
-/** An attempt whose notifier ignores its abort is given up this long after its timeout: a claim must outlast both. */
-const ATTEMPT_GRACE_MS = 1_000;
 const MAX_DUE_HINTS = 1024;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -648,9 +654,11 @@ export class DeliveryWorker {
     await this.#sendSlot();
     let result: DeliveryResult;
     try {
-      // Waited for a slot: still ours for a whole attempt, and not shutting down? Else hand it back (not counted).
+      // Waited for a slot: still ours for a whole attempt (its timeout and the grace after it: a notifier that
+      // ignores its abort must not hold the id past the claim, when another replica may send it), and not
+      // shutting down? Else hand it back (not counted).
       const at = this.#clock();
-      if (this.#abort.signal.aborted || at + this.options.attemptTimeoutMs > d.leaseUntil) {
+      if (this.#abort.signal.aborted || at + this.options.attemptTimeoutMs + ATTEMPT_GRACE_MS > d.leaseUntil) {
         this.#limiter.release(d.id);
         await this.#store.deferDelivery(d.id, d.attempts, at, at).catch(() => {}); // else: lease expiry
         return;

@@ -18,7 +18,7 @@ const url = process.env['STORE_URL'];
 if (!url) throw new Error('STORE_URL is required');
 const schema = process.env['STORE_SCHEMA'] || undefined;
 const attemptTimeoutMs = Number(process.env['ATTEMPT_TIMEOUT_MS'] ?? 1_000);
-const leaseMs = Number(process.env['LEASE_MS'] ?? 1_500);
+const leaseMs = Number(process.env['LEASE_MS'] ?? 6_000);
 
 const store = await openStore(url, schema ? { schema } : {});
 await store.migrate();

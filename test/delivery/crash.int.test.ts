@@ -16,7 +16,8 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CHILD = fileURLToPath(new URL('./crash-child.ts', import.meta.url));
 const TOTAL = 300;
 const KILL_AT = 100;
-const LEASE_MS = 1_500;
+// 3 × (attempt timeout + the 1 s grace an attempt that ignores its abort gets): the worker's default
+const LEASE_MS = 6_000;
 
 interface Child {
   proc: ChildProcess;

@@ -322,6 +322,40 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('DeliveryWork
     }
   });
 
+  it('a notifier that ignores its abort never holds an id past the lease of its claim', async () => {
+    // Each attempt hangs forever and ignores its signal: the worker gives it up 1 s after its timeout. One send
+    // slot, two deliveries in one claim: the second waits a whole given-up attempt for its slot. Every attempt
+    // must start with its claim covering the timeout and the grace, or another replica could retake the row
+    // and send the same id while this one still holds it.
+    const timeoutMs = 300;
+    const GRACE_MS = 1_000;
+    const A = company();
+    const integ = await createWebhookIntegration(store, A, 'http://127.0.0.1:9/never');
+    await seedDeliveries(store, integ, 2);
+    const attempts: { id: string; attempt: number; startedAt: number; leaseUntil: number | null }[] = [];
+    worker = new DeliveryWorker({
+      store,
+      notifiers: () => ({
+        type: 'WEBHOOK',
+        send: async (n) => {
+          const startedAt = Date.now();
+          const row = (await rows(A)).find((d) => d.id === n.id);
+          attempts.push({ id: n.id, attempt: n.attempt, startedAt, leaseUntil: row?.leaseUntil ?? null });
+          return new Promise<never>(() => {}); // ignores its abort signal
+        },
+      }),
+      logger: log.logger,
+      options: { ...FAST, concurrency: 1, attemptTimeoutMs: timeoutMs },
+    });
+    worker.start();
+    await waitFor('both deliveries attempted twice', () => attempts.filter((a) => a.attempt === 2).length >= 2, 30_000);
+    await worker.stop(0);
+    for (const a of attempts) {
+      expect(a.leaseUntil, JSON.stringify(a)).not.toBeNull();
+      expect(a.startedAt + timeoutMs + GRACE_MS, JSON.stringify(a)).toBeLessThanOrEqual(a.leaseUntil!);
+    }
+  });
+
   it('exposes the metrics on the given registry', async () => {
     rx = await startReceiver();
     const A = company();
@@ -342,8 +376,11 @@ describe('DeliveryWorker options', () => {
     const store = {} as Store;
     const base = { store, notifiers: () => ({}) as never, logger: captureLog().logger };
     expect(() => new DeliveryWorker({ ...base, options: { attemptTimeoutMs: 5_000, leaseMs: 5_000 } })).toThrow(/leaseMs/);
+    // the lease must also cover the 1 s an attempt whose notifier ignores its abort is given after its timeout
+    expect(() => new DeliveryWorker({ ...base, options: { attemptTimeoutMs: 5_000, leaseMs: 6_000 } })).toThrow(/leaseMs/);
+    expect(new DeliveryWorker({ ...base, options: { attemptTimeoutMs: 5_000, leaseMs: 6_001 } }).options.leaseMs).toBe(6_001);
     expect(() => new DeliveryWorker({ ...base, options: { concurrency: 0 } })).toThrow(/concurrency/);
     const w = new DeliveryWorker({ ...base, options: { attemptTimeoutMs: 2_000 } });
-    expect(w.options).toMatchObject({ concurrency: 8, batchSize: 16, pollIntervalMs: 500, leaseMs: 6_000, maxAgeMs: 86_400_000 });
+    expect(w.options).toMatchObject({ concurrency: 8, batchSize: 16, pollIntervalMs: 500, leaseMs: 9_000, maxAgeMs: 86_400_000 });
   });
 });

@@ -70,7 +70,7 @@ describe.concurrent('random SIGKILLs around issuer flips', () => {
       receivers.push(pager);
       const store = freshStore(kind);
       const instance = `faults-incident-${kind}`;
-      // Short lease (3 × 2 s) so that a claim left by another id would still end inside the test; the same id
+      // Short lease (3 × (2 s + 1 s grace)) so that a claim left by another id would still end inside the test; the same id
       // must not need it at all.
       const args = ['--incident-events-url', pager.url, '--delivery-retry-base', '50', '--delivery-timeout', '2000'];
       let svc = await startServe(kind, store, instance, args);
