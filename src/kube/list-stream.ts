@@ -294,11 +294,14 @@ export class ProtoListStream {
       } else if (wire === WireType.Varint) {
         const v = this.varint(tagLen);
         if (!v) return;
+        this.within(tagLen + v[1]);
         this.consume(tagLen + v[1]);
         this.leaveRaw();
       } else if (wire === WireType.Bit64 || wire === WireType.Bit32) {
+        const size = wire === WireType.Bit64 ? 8 : 4;
+        this.within(tagLen + size);
         this.consume(tagLen);
-        this.skip(wire === WireType.Bit64 ? 8 : 4);
+        this.skip(size);
       } else this.fail(`unsupported wire type ${wire}`);
     }
   }
@@ -325,6 +328,11 @@ export class ProtoListStream {
     this.consume(now);
     this.skipping = n - now;
     if (this.skipping === 0) this.leaveRaw();
+  }
+
+  /** Inside the list message, a field of `n` bytes must end within it (before it is consumed). */
+  private within(n: number): void {
+    if (this.rawLeft >= 0 && n > this.rawLeft) this.fail('field beyond its message');
   }
 
   private leaveRaw(): void {

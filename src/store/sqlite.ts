@@ -109,6 +109,12 @@ export class SqliteStore extends SqlStore {
   #walPath: string | null | undefined;
   /** That file, opened at the first ingestion and kept open. */
   #wal: Promise<FileHandle> | undefined;
+  /**
+   * Set when an fdatasync of the WAL failed: Linux may then have dropped the dirty pages it could not write, so a
+   * later fdatasync that succeeds proves nothing about the commits before it. Ingestion is refused until a restart
+   * (SQLite's recovery), as PostgreSQL stops on a failed fsync.
+   */
+  #walFailed: string | undefined;
 
   constructor(
     db: DatabaseSync,
@@ -268,9 +274,11 @@ export class SqliteStore extends SqlStore {
    */
   protected override withIngestTransaction<T>(fn: (db: SqlDb) => Promise<T>): Promise<T> {
     return this.#mutex.run(() => {
+      if (this.#walFailed) throw new StoreError(this.#walFailed); // before any write: nothing partial
+      // SQLite puts the -wal next to the database's real file (it resolves symlinks): sync that one
       this.#walPath ??=
         this.location !== ':memory:' && this.#exec('get', 'PRAGMA journal_mode')?.['journal_mode'] === 'wal'
-          ? `${this.location}-wal`
+          ? `${realpathSync(this.location)}-wal`
           : null;
       return this.#walPath ? this.#relaxedTransaction(fn) : this.#inTransaction(fn);
     });
@@ -284,13 +292,36 @@ export class SqliteStore extends SqlStore {
    */
   protected override async syncIngested(): Promise<void> {
     if (!this.#walPath) return; // committed at FULL
+    if (this.#closed) return this.#syncAfterClose(this.#walPath);
+    if (this.#walFailed) throw new StoreError(this.#walFailed);
     const wal = (this.#wal ??= open(this.#walPath, 'r+'));
     try {
       await (await wal).datasync();
     } catch (err) {
-      if (this.#wal === wal) this.#wal = undefined; // opened again next time
-      void wal.then((h) => h.close()).catch(() => undefined);
+      if (this.#closed) return this.#syncAfterClose(this.#walPath); // its handle was closed under it
+      const code = (err as NodeJS.ErrnoException).code ?? String(err);
+      this.#walFailed ??= `sqlite store: fdatasync of the write-ahead log failed (${code}); ingestion is refused until the process restarts`;
+      throw new StoreError(this.#walFailed);
+    }
+  }
+
+  /**
+   * Closed between the commit and its fdatasync: the last connection's close checkpointed the WAL into the
+   * database, synced it and deleted the -wal (nothing left to sync); another connection to the file may keep it,
+   * so sync what is there with a handle of its own.
+   */
+  async #syncAfterClose(walPath: string): Promise<void> {
+    let h: FileHandle;
+    try {
+      h = await open(walPath, 'r+');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
       throw new StoreError(`sqlite store: fdatasync of the write-ahead log failed: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    }
+    try {
+      await h.datasync();
+    } finally {
+      await h.close();
     }
   }
 

@@ -176,6 +176,9 @@ describe('ProtoListStream', () => {
     expect(err(Buffer.from([0x6b, 0x38, 0x73, 0x00, ...varint(2 * 8 + 2), 3, ...varint(2 * 8 + 2), 10, 1]))).toMatch(
       /field beyond its message/,
     );
+    // fixed-width and varint fields running one byte past the list message (its length says 4, resp. 2)
+    expect(err(Buffer.from([0x6b, 0x38, 0x73, 0x00, ...varint(2 * 8 + 2), 4, 5 * 8 + 5, 1, 2, 3, 4]))).toMatch(/field beyond its message/);
+    expect(err(Buffer.from([0x6b, 0x38, 0x73, 0x00, ...varint(2 * 8 + 2), 2, 5 * 8, 0x80, 0x01]))).toMatch(/field beyond its message/);
     expect(err(Buffer.from([0x6b, 0x38, 0x73, 0x00, ...Array<number>(11).fill(0xff)]))).toMatch(/varint too long/);
   });
 });

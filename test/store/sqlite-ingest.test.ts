@@ -4,7 +4,7 @@
  * fdatasync of the -wal file; the store's level is FULL again afterwards. A rolled-back ingestion calls nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -62,6 +62,72 @@ describe('SQLite ingestTransaction', () => {
     expect(called).toBe(0);
     expect(await store.getEvent(e.companyId, e.id)).toBeNull();
     await store.close();
+  });
+
+  it('a database reached through a symlink: the fdatasync is of the -wal next to the real file', async () => {
+    const real = join(dir, `real-${randomUUID()}`);
+    mkdirSync(real);
+    const link = join(dir, `link-${randomUUID()}.db`);
+    symlinkSync(join(real, 'x.db'), link);
+    const store = openSqliteStore(link);
+    await store.migrate();
+    const e = eventRecord(randomUUID(), { receivedAt: Date.now() });
+    await expect(
+      store.ingestTransaction(
+        (tx) => tx.insertEvents([e]).then(() => 'ok'),
+        () => {},
+      ),
+    ).resolves.toBe('ok');
+    expect(existsSync(join(real, 'x.db-wal'))).toBe(true);
+    expect(existsSync(`${link}-wal`)).toBe(false);
+    await store.close();
+  });
+
+  it('after a failed fdatasync, ingestion is refused before any write, until a restart', async () => {
+    const file = join(dir, `ingest-${randomUUID()}.db`);
+    const store = openSqliteStore(file);
+    await store.migrate();
+    // SQLite keeps writing to its open -wal; opening it by name for the fdatasync now fails
+    unlinkSync(`${file}-wal`);
+    const first = eventRecord(randomUUID(), { receivedAt: Date.now() });
+    await expect(
+      store.ingestTransaction(
+        (tx) => tx.insertEvents([first]),
+        () => {},
+      ),
+    ).rejects.toThrow(/fdatasync of the write-ahead log failed/);
+    const second = eventRecord(randomUUID(), { receivedAt: Date.now() });
+    let ran = false;
+    await expect(
+      store.ingestTransaction(
+        async (tx) => {
+          ran = true;
+          await tx.insertEvents([second]);
+        },
+        () => {},
+      ),
+    ).rejects.toThrow(/ingestion is refused until the process restarts/);
+    expect(ran).toBe(false);
+    expect(await store.getEvent(second.companyId, second.id)).toBeNull();
+    await store.close();
+  });
+
+  it('closed between the commit and its fdatasync: resolves (the close checkpointed and synced the WAL)', async () => {
+    const file = join(dir, `ingest-${randomUUID()}.db`);
+    const store = openSqliteStore(file);
+    await store.migrate();
+    const e = eventRecord(randomUUID(), { receivedAt: Date.now() });
+    let closing: Promise<void> | undefined;
+    await expect(
+      store.ingestTransaction(
+        (tx) => tx.insertEvents([e]).then(() => 'ok'),
+        () => void (closing = store.close()),
+      ),
+    ).resolves.toBe('ok');
+    await closing;
+    const again = openSqliteStore(file);
+    expect((await again.getEvent(e.companyId, e.id))?.id).toBe(e.id);
+    await again.close();
   });
 
   it("':memory:' (no WAL) commits at FULL and resolves", async () => {
