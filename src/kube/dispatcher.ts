@@ -46,23 +46,6 @@ interface Entry {
 
 const patched = new WeakSet<KubeConfig>();
 
-/**
- * A LIST the apiserver answers from its watch cache in one response (`resourceVersion=0`, or a resourceVersion
- * without `limit`: src/kube/informer.ts `streamed`): before v1.33 it builds the whole list before its first byte
- * (~150 MiB of JSON for 100,000 Certificates), which a throttled apiserver may take longer than the idle deadline
- * for; failing it would only make every retry pay the whole encoding again. Its headers get LIST_HEADERS_FACTOR
- * times the deadline; its body, once it flows, the same idle deadline as every request.
- */
-export function isWholeCacheList(path: string): boolean {
-  const q = path.indexOf('?');
-  if (q < 0) return false;
-  const params = new URLSearchParams(path.slice(q + 1));
-  const rv = params.get('resourceVersion');
-  return !!rv && (rv === '0' || !params.has('limit'));
-}
-
-const LIST_HEADERS_FACTOR = 10;
-
 /** client-node's Watch asks for `watch=true`; everything else is a request that ends. */
 export function isWatchPath(path: string): boolean {
   return /[?&]watch=(?:true|1)(?:&|$)/.test(path);
@@ -89,14 +72,7 @@ export function shareKubeDispatchers(kc: KubeConfig, idleTimeoutMs = REQUEST_IDL
         isWatchPath(opts.path)
           ? // a connection of its own, as client-node makes it (closed by the server or the watch's abort)
             (original.call(kc, cluster, agentOptions) ?? pooled).dispatch(opts, handler)
-          : dispatch(
-              {
-                ...opts,
-                headersTimeout: isWholeCacheList(opts.path) ? idleTimeoutMs * LIST_HEADERS_FACTOR : idleTimeoutMs,
-                bodyTimeout: idleTimeoutMs,
-              },
-              handler,
-            ),
+          : dispatch({ ...opts, headersTimeout: idleTimeoutMs, bodyTimeout: idleTimeoutMs }, handler),
     );
     entries.push({ cluster: c, agentOptions, dispatcher });
     if (entries.length > MAX_DISPATCHERS)

@@ -11,7 +11,7 @@ import type { Http2ServerRequest } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
 import { CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isWatchPath, isWholeCacheList, shareKubeDispatchers } from '../../src/kube/dispatcher.js';
+import { isWatchPath, shareKubeDispatchers } from '../../src/kube/dispatcher.js';
 import { createTestCa, type TestCa } from '../admission/tls.js';
 import { startTcpProxy, type TcpProxy } from '../operator/tcp-proxy.js';
 
@@ -25,19 +25,6 @@ describe('isWatchPath', () => {
     ['/api/v1/namespaces/watch=true/configmaps', false],
     ['/api/v1/configmaps?nowatch=true', false],
   ])('%s → %s', (path, want) => expect(isWatchPath(path)).toBe(want));
-});
-
-describe('isWholeCacheList (a longer wait for its headers)', () => {
-  it.each([
-    ['/apis/cert-manager.io/v1/certificates?resourceVersion=0&limit=1000', true],
-    ['/apis/cert-manager.io/v1/certificates?resourceVersion=12345', true],
-    ['/api/v1/secrets?fieldSelector=type%3Dkubernetes.io%2Ftls&resourceVersion=0', true],
-    ['/apis/cert-manager.io/v1/certificates?resourceVersion=12345&limit=1000', false],
-    ['/apis/cert-manager.io/v1/certificates?limit=1000', false],
-    ['/apis/cert-manager.io/v1/certificates?limit=1000&continue=abc', false],
-    ['/apis/cert-manager.io/v1/certificates?resourceVersion=', false],
-    ['/api/v1/namespaces/a/configmaps/state', false],
-  ])('%s → %s', (path, want) => expect(isWholeCacheList(path)).toBe(want));
 });
 
 type Req = IncomingMessage | Http2ServerRequest;
