@@ -205,27 +205,15 @@ export class KubeClient {
     return list;
   }
 
-  /** GET `path` uncompressed (see `uncompressed`); an HTTP error is an ApiException as client-node throws. */
+  /** GET `path` uncompressed (see `uncompressed`), its whole body; an HTTP error is an ApiException as client-node throws. */
   private async getRaw(path: string, query: Record<string, string>, accept: string): Promise<{ bytes: Buffer; contentType: string }> {
-    const server = this.kc.getCurrentCluster()?.server;
-    if (!server) throw new Error('No currently active cluster');
-    const url = new URL(server + path);
-    for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
-    const ctx = new RequestContext(url.toString(), HttpMethod.GET);
-    ctx.setHeaderParam('Accept', accept);
-    ctx.setHeaderParam('Accept-Encoding', 'identity');
-    await this.kc.applySecurityAuthentication(ctx);
-    const res = await rawHttp.send(ctx).toPromise();
     const chunks: Uint8Array[] = [];
-    for await (const c of res.body.stream() as AsyncIterable<Uint8Array>) chunks.push(c);
-    const bytes = Buffer.concat(chunks);
-    const contentType = res.headers['content-type'] ?? '';
-    if (res.httpStatusCode < 200 || res.httpStatusCode >= 300) {
-      // the Status as JSON text, as client-node's ApiException carries it (kubeStatus reads it)
-      const body = contentType.startsWith(PROTOBUF) ? JSON.stringify(readStatus(bytes) ?? {}) : bytes.toString();
-      throw new ApiException(res.httpStatusCode, `HTTP ${res.httpStatusCode} on GET ${path}`, body, res.headers);
-    }
-    return { bytes, contentType };
+    let contentType = '';
+    await this.getStream(path, query, accept, (type) => {
+      contentType = type;
+      return { push: (c) => void chunks.push(c) };
+    });
+    return { bytes: Buffer.concat(chunks), contentType };
   }
 
   /**
