@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { JsonListStream, ProtoListStream, type ListStreamLimits } from '../../src/kube/list-stream.js';
 import { readSecret } from '../../src/kube/secret-proto.js';
+import { entry, ld, str, varint } from '../support/protobuf.js';
 
 /** `body` pushed in pieces of `size` bytes (each a fresh array, reused after the push: the reader must copy). */
 function chunked(body: Buffer, size: number, push: (c: Uint8Array) => void): void {
@@ -85,20 +86,7 @@ describe('JsonListStream', () => {
   });
 });
 
-// protobuf, hand-encoded (as in secret-proto.test.ts)
-const varint = (n: number): number[] => {
-  const out: number[] = [];
-  do {
-    let b = n % 128;
-    n = Math.floor(n / 128);
-    if (n > 0) b |= 0x80;
-    out.push(b);
-  } while (n > 0);
-  return out;
-};
-const ld = (field: number, bytes: number[] | Buffer): number[] => [...varint(field * 8 + 2), ...varint(bytes.length), ...bytes];
-const str = (field: number, s: string): number[] => ld(field, Buffer.from(s));
-const entry = (field: number, k: string, v: Buffer | string): number[] => ld(field, [...str(1, k), ...ld(2, Buffer.from(v))]);
+// protobuf, hand-encoded (test/support/protobuf.ts)
 const k8s = (raw: number[], trailer = true): Buffer =>
   Buffer.from([
     0x6b,

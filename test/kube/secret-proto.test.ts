@@ -5,23 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { readSecretList, readStatus } from '../../src/kube/secret-proto.js';
+import { entry, ld, str, varint } from '../support/protobuf.js';
 
-const varint = (n: number): number[] => {
-  const out: number[] = [];
-  do {
-    let b = n % 128;
-    n = Math.floor(n / 128);
-    if (n > 0) b |= 0x80;
-    out.push(b);
-  } while (n > 0);
-  return out;
-};
-const ld = (field: number, bytes: number[] | Buffer): number[] => [...varint(field * 8 + 2), ...varint(bytes.length), ...bytes];
-const str = (field: number, s: string): number[] => ld(field, Buffer.from(s));
 const vi = (field: number, n: number): number[] => [...varint(field * 8), ...varint(n)];
 const fixed64 = (field: number): number[] => [...varint(field * 8 + 1), 1, 2, 3, 4, 5, 6, 7, 8];
 const fixed32 = (field: number): number[] => [...varint(field * 8 + 5), 1, 2, 3, 4];
-const entry = (field: number, k: string, v: Buffer | string): number[] => ld(field, [...str(1, k), ...ld(2, Buffer.from(v))]);
 const k8s = (raw: number[]): Buffer =>
   Buffer.from([
     0x6b,
