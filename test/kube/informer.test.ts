@@ -4,21 +4,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ResilientInformer } from '../../src/kube/informer.js';
 import { FakeClock, flush } from '../runtime/fake-clock.js';
-
-type Done = (err?: unknown) => void;
-type Cb = (phase: string, obj: KubernetesObject) => void;
-
-/** Each watch() call is recorded; the test ends it (done) or pushes events. */
-class ScriptedWatch {
-  calls: { query: Record<string, unknown>; cb: Cb; done: Done }[] = [];
-  async watch(_path: string, query: Record<string, unknown>, cb: Cb, done: Done): Promise<AbortController> {
-    this.calls.push({ query, cb, done });
-    return new AbortController();
-  }
-  get last() {
-    return this.calls.at(-1)!;
-  }
-}
+import { ScriptedWatch } from './scripted-watch.js';
 
 const obj = (name: string, rv: string): KubernetesObject => ({ metadata: { name, namespace: 'ns', resourceVersion: rv } });
 
