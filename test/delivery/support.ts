@@ -134,15 +134,6 @@ export async function startReceiver(opts: { port?: number; handler?: HitHandler 
   };
 }
 
-/** A port on 127.0.0.1 where nothing listens (bound, then closed). */
-export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 // ---- seeding ---------------------------------------------------------------------------------------
 
 export const WHSEC = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';

@@ -13,7 +13,6 @@ import { integrationOptions } from '../../src/integrations/types.js';
 import type { DeliveryRecord, Store } from '../../src/store/types.js';
 import {
   captureLog,
-  closedPort,
   createWebhookIntegration,
   ENGINES,
   type Engine,
@@ -26,6 +25,7 @@ import {
   WHSEC,
   type CapturedLog,
 } from './support.js';
+import { closedPort } from '../support/ports.js';
 
 const FAST: Partial<DeliveryWorkerOptions> = {
   pollIntervalMs: 20,

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNotifier } from '../../src/integrations/index.js';
 import type { DeliveryResult, IntegrationOptions, Notification } from '../../src/integrations/types.js';
 import type { IntegrationRecord } from '../../src/store/types.js';
-import { closedPort, EVENTS, integration, notification, opts, startReceiver, type Receiver } from './helpers.js';
+import { EVENTS, integration, notification, opts, startReceiver, type Receiver } from './helpers.js';
+import { closedPort } from '../support/ports.js';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 const URL_TOKEN = 'T01ABCDEF/B02GHIJKL/s3cr3tPathToken';

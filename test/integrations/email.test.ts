@@ -4,7 +4,8 @@ import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildEmail, messageIdOf } from '../../src/integrations/email.js';
 import { createNotifier } from '../../src/integrations/index.js';
-import { closedPort, EVENTS, groupNotification, integration, notification, opts, outageGroup } from './helpers.js';
+import { EVENTS, groupNotification, integration, notification, opts, outageGroup } from './helpers.js';
+import { closedPort } from '../support/ports.js';
 
 interface Mail {
   from: string;

@@ -70,15 +70,6 @@ export async function startReceiver(initial?: Handler, port = 0): Promise<Receiv
   };
 }
 
-/** A port on 127.0.0.1 where nothing listens (bound, then closed). */
-export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 export const CLUSTER_ID = '6f1c2b3a-1111-4c2d-9e8f-0a1b2c3d4e5f';
 const RESOURCE_ID = '9a8b7c6d-2222-4e5f-8a9b-1c2d3e4f5a6b';
 export const CERT_ID = 'c0ffee00-3333-4abc-8def-123456789abc';
