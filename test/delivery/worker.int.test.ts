@@ -25,7 +25,7 @@ import {
   WHSEC,
   type CapturedLog,
 } from './support.js';
-import { closedPort } from '../support/ports.js';
+import { reservedPort } from '../support/ports.js';
 
 const FAST: Partial<DeliveryWorkerOptions> = {
   pollIntervalMs: 20,
@@ -105,7 +105,7 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('DeliveryWork
   });
 
   it('a receiver down (connection refused) and then back: every notification arrives, signed, with its id', async () => {
-    const port = await closedPort();
+    const { port, release } = await reservedPort();
     const A = company();
     const integ = await createWebhookIntegration(store, A, `http://127.0.0.1:${port}`);
     const seeded = await seedDeliveries(store, integ, 10, 2);
@@ -121,6 +121,7 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('DeliveryWork
       expect(d.nextAttemptAt).toBeGreaterThanOrEqual(d.updatedAt);
     }
 
+    await release();
     rx = await startReceiver({ port });
     const delivered = await waitFor('all delivered', () => allIn('DELIVERED', 20)(A));
     for (const d of delivered) {

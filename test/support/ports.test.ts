@@ -1,6 +1,6 @@
 import { createServer, connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { closedPort } from './ports.js';
+import { closedPort, reservedPort } from './ports.js';
 
 const listenError = (port: number, host?: string) =>
   new Promise<string>((resolve) => {
@@ -27,5 +27,12 @@ describe('closedPort', () => {
     const port = await closedPort();
     expect(await listenError(port, '127.0.0.1')).toBe('EADDRINUSE');
     expect(await listenError(port)).toBe('EADDRINUSE');
+  });
+
+  it('reservedPort: refused until released, then a server can listen on it', async () => {
+    const r = await reservedPort();
+    expect(await listenError(r.port, '127.0.0.1')).toBe('EADDRINUSE');
+    await r.release();
+    expect(await listenError(r.port, '127.0.0.1')).toBe('listening');
   });
 });

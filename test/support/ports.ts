@@ -13,19 +13,36 @@ import { connect, createServer, type Socket } from 'node:net';
 const held: Socket[] = [];
 
 export async function closedPort(): Promise<number> {
-  const server = createServer((accepted) => {
-    accepted.unref();
-    held.push(accepted);
-  });
+  return (await reservedPort()).port;
+}
+
+/**
+ * A closed port as closedPort's, that a test may open itself later ("the receiver is back"): release() ends the
+ * connection that holds it.
+ */
+export async function reservedPort(): Promise<{ port: number; release: () => Promise<void> }> {
+  const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const acceptedP = new Promise<Socket>((resolve) => server.once('connection', resolve));
   const client = connect((server.address() as { port: number }).port, '127.0.0.1');
   await new Promise<void>((resolve, reject) => client.once('connect', resolve).once('error', reject));
-  client.unref();
-  held.push(client);
+  const accepted = await acceptedP;
+  for (const s of [client, accepted]) s.unref();
+  held.push(client, accepted);
   // Stop listening; the established connection stays and keeps its local port bound.
   server.close();
   server.unref();
   const port = client.localPort;
   if (port === undefined) throw new Error('closedPort: the loopback connection has no local port');
-  return port;
+  return {
+    port,
+    release: async () => {
+      // The accepted end resets the connection: no TIME_WAIT on either end (one on the holding end would keep the
+      // port bound: the connecting socket had no SO_REUSEADDR).
+      const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+      client.on('error', () => {}); // ECONNRESET, expected
+      accepted.resetAndDestroy();
+      await closed;
+    },
+  };
 }
