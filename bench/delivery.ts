@@ -10,10 +10,12 @@
  * Each row also gives the process's CPU time per notification and the event loop's utilisation over the timed
  * round (the receiver and the bare client run in this process too: a row at ~100% is bound by CPU, not by waits).
  * Diagnostics: `BENCH_PROFILE=<dir>` writes a CPU profile of each timed round there; `BENCH_COUNT=1` adds the
- * store statements (SQLite) or queries (PostgreSQL) per notification.
+ * store statements (SQLite) or queries (PostgreSQL) per notification. The PostgreSQL row also prints the server's
+ * CPU per notification (its processes' /proc times; with an external `DATABASE_URL`, give its scripts/pg.sh
+ * `PGROOT`) and the deliveries table's updates, HOT updates and index count.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { StatementSync } from 'node:sqlite';
 import { createServer } from 'node:http';
@@ -71,6 +73,64 @@ if (process.env.BENCH_COUNT) {
     counted.statements++;
     return q.apply(this, a);
   };
+}
+
+/** Linux clock ticks per second (USER_HZ: /proc's CPU times are in these). */
+const CLK_TCK = 100;
+
+/**
+ * CPU ms the PostgreSQL server started for the run has used so far (Linux /proc): the postmaster's own and its
+ * reaped children's, plus every live child's (the backends serving the store's pool, the WAL writer, …).
+ * Undefined when it cannot be read (an external DATABASE_URL, no /proc).
+ */
+function pgServerCpuMs(root: string): number | undefined {
+  try {
+    const postmaster = Number(readFileSync(join(root, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const fields = (pid: string) => {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2).split(' '); // [0] = state, [1] = ppid, [11..14] = utime, stime, cutime, cstime
+    };
+    const own = fields(String(postmaster));
+    let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        const f = fields(pid);
+        if (Number(f[1]) === postmaster) ticks += Number(f[11]) + Number(f[12]);
+      } catch {
+        // exited meanwhile
+      }
+    }
+    return (ticks * 1000) / CLK_TCK;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One statement on a connection of its own. */
+async function pgQuery(url: string, sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql, params)).rows as Record<string, unknown>[];
+  } finally {
+    await client.end();
+  }
+}
+
+/** The bench schema's deliveries table: row updates, how many were HOT, and its index count. */
+async function pgTableStats(url: string, schema: string): Promise<string> {
+  const [r] = await pgQuery(
+    url,
+    `SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot,
+       (SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND tablename = 'deliveries') AS idx
+     FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'deliveries'`,
+    [schema],
+  );
+  if (!r) return 'no statistics';
+  const upd = Number(r['upd']);
+  const hot = Number(r['hot']);
+  return `${upd} row updates (both rounds), ${hot} HOT (${((100 * hot) / Math.max(1, upd)).toFixed(0)}%), ${String(r['idx'])} indexes`;
 }
 
 /** What a timed round cost this process: CPU ms and event-loop utilisation (a fraction). */
@@ -255,24 +315,39 @@ export async function run(): Promise<void> {
   rows.push(['bare POST loop (baseline)', bare.toFixed(0), '', '1.00×', String(Buffer.byteLength(body)), ...extra(b)]);
 
   const dir = mkdtempSync(join(tmpdir(), 'cmn-bench-'));
-  const engines: [string, () => Promise<Store>][] = [];
+  const engines: [string, () => Promise<Store>, { url: string; schema: string; root: string | undefined }?][] = [];
   if (ENGINES.has('sqlite')) engines.push(['durable, SQLite file', () => openStore(`sqlite:${join(dir, 'bench.db')}`)]);
   let pgServer: Awaited<ReturnType<typeof startPostgres>> | undefined;
   if (ENGINES.has('postgres'))
     try {
       const url = process.env.DATABASE_URL ?? (pgServer = await startPostgres()).url;
-      engines.push(['durable, PostgreSQL', () => openStore(url, { schema: `bench_${randomUUID().slice(0, 8)}` })]);
+      const schema = `bench_${randomUUID().slice(0, 8)}`;
+      engines.push(['durable, PostgreSQL', () => openStore(url, { schema }), { url, schema, root: pgServer?.root ?? process.env.PGROOT }]);
     } catch (e) {
       console.log(`(PostgreSQL not available: ${(e as Error).message.split('\n')[0]})`);
     }
-  for (const [name, open] of engines) {
+  const notes: string[] = [];
+  for (const [name, open, pgRun] of engines) {
     const store = await open();
     await durable(store, rcv); // warm-up round (JIT, connections), not counted
+    // A long-lived table has planner statistics; the bench's table is new. Without them the claim's plan depends
+    // on whether autovacuum (60 s naptime) analyzed it during the warm-up, so the timed round measured either.
+    if (pgRun) await pgQuery(pgRun.url, `ANALYZE ${pgRun.schema}.deliveries, ${pgRun.schema}.events`);
     const before = rcv.seen();
+    const server0 = pgRun?.root === undefined ? undefined : pgServerCpuMs(pgRun.root);
     const m = await measured(name, () => durable(store, rcv));
+    const server1 = pgRun?.root === undefined ? undefined : pgServerCpuMs(pgRun.root);
     const r = m.r;
     const after = rcv.seen();
     await store.close();
+    if (pgRun) {
+      const serverMs = server0 === undefined || server1 === undefined ? 'n/a' : ((server1 - server0) / N).toFixed(2);
+      // the pool is closed: its backends flush their statistics as they exit (give them a moment)
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      notes.push(
+        `PostgreSQL server CPU ms/notification (timed round): ${serverMs}; deliveries: ${await pgTableStats(pgRun.url, pgRun.schema)}`,
+      );
+    }
     const avgBody = ((after.bytes - before.bytes) / Math.max(1, after.count - before.count)).toFixed(0);
     rows.push([name, r.perSec.toFixed(0), r.acceptPerSec.toFixed(0), `${(r.perSec / bare).toFixed(2)}×`, avgBody, ...extra(m)]);
   }
@@ -284,6 +359,7 @@ export async function run(): Promise<void> {
   console.log(`| path | delivered/s | accepted/s | vs bare | body bytes | CPU ms/notification | event loop busy |${counts}`);
   console.log(`|:--|--:|--:|--:|--:|--:|--:|${counts ? '--:|' : ''}`);
   for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+  for (const n of notes) console.log(n);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await run();
