@@ -339,6 +339,15 @@ function asClaimed(d: DeliveryRecord, e: EventRecord, newerSent: boolean): Claim
  * index conditions. SQLite plans these as probes already (INDEXED BY where it matters).
  */
 const exists = (sub: string, pg: boolean) => (pg ? `((${sub} LIMIT 1) IS NOT NULL)` : `EXISTS (${sub})`);
+/**
+ * `NOT EXISTS (sub)`, for a `sub` that selects 1. On PostgreSQL `(probe) IS DISTINCT FROM 1`: the same test as
+ * `(probe) IS NULL`, written for the planner's estimate. It has no statistics for a subquery and guesses that IS
+ * NULL keeps 0.5% of the rows but IS DISTINCT FROM 99.5%. The claim filters its due rows with this: at 0.5% the
+ * planner expected to read every due row to find `limit` heads, so it probed every due row and sorted them (O(backlog)
+ * per claim: 7–11 ms at 1,000–2,000 due rows); at 99.5% it reads the claim index in order and stops after `limit`
+ * heads (1–2 ms), as SQLite does.
+ */
+const notExists = (sub: string, pg: boolean) => (pg ? `((${sub} LIMIT 1) IS DISTINCT FROM 1)` : `NOT EXISTS (${sub})`);
 
 /** A newer delivery of `t`'s key was sent or is being sent ('in-order' mode's NEWER; reads deliveries_order_idx). */
 const newerSent = (t: string, pg: boolean) =>
@@ -361,15 +370,12 @@ const DUE = `status IN ('PENDING', 'IN_FLIGHT') AND next_attempt_at <= ? AND (st
  * Reads deliveries_order_open_idx (SQLite is told to: it would pick the full order index, whose range holds
  * the key's whole history). The claim's outer table must be aliased `d`.
  */
-const olderOpen = (t: 'd' | 'w', pg = false) =>
-  exists(
-    `SELECT 1 FROM deliveries o${pg ? '' : ' INDEXED BY deliveries_order_open_idx'}
+const olderOpenSql = (t: 'd' | 'w', pg: boolean) => `SELECT 1 FROM deliveries o${pg ? '' : ' INDEXED BY deliveries_order_open_idx'}
   WHERE o.company_id = ${t}.company_id AND o.integration_id = ${t}.integration_id AND o.order_key = ${t}.order_key
     AND o.status IN ('PENDING', 'IN_FLIGHT')
-    AND (o.order_at, o.order_seq, o.id) < (${t}.order_at, ${t}.order_seq, ${t}.id)`,
-    pg,
-  );
-const HEAD = (pg: boolean) => `NOT ${olderOpen('d', pg)}`;
+    AND (o.order_at, o.order_seq, o.id) < (${t}.order_at, ${t}.order_seq, ${t}.id)`;
+const olderOpen = (t: 'd' | 'w', pg = false) => exists(olderOpenSql(t, pg), pg);
+const HEAD = (pg: boolean) => notExists(olderOpenSql('d', pg), pg);
 /** A newer delivery of the UPDATE target's key that makes it obsolete, per mode (reads deliveries_order_idx). */
 const NEWER: Record<'supersede' | 'in-order', string> = {
   // a SILENCED delivery carries no state to the receiver: it makes nothing obsolete
