@@ -546,9 +546,9 @@ export function createQueueOps(db: SqlDb, parking: ParkState = { due: true, sinc
            SELECT w.id FROM (
              SELECT id, status, company_id, integration_id, order_key, order_at, order_seq
              FROM deliveries${pg ? '' : ' INDEXED BY deliveries_claim_idx'} WHERE ${DUE}
-             ORDER BY next_attempt_at, id LIMIT ?${pg ? ' FOR UPDATE SKIP LOCKED' : ''}) w
+             ORDER BY next_attempt_at, id LIMIT ${pg ? n * PARK_WINDOW : '?'}${pg ? ' FOR UPDATE SKIP LOCKED' : ''}) w
            WHERE w.status = 'PENDING' AND w.order_key IS NOT NULL AND ${olderOpen('w', pg)})`;
-      const parkParams = [lease, now, now, n * PARK_WINDOW];
+      const parkParams = pg ? [lease, now, now] : [lease, now, now, n * PARK_WINDOW];
       const parkNow = parking.due || ++parking.since >= PARK_EVERY;
       if (parkNow) parking.since = 0;
       if (pg) {
@@ -556,21 +556,22 @@ export function createQueueOps(db: SqlDb, parking: ParkState = { due: true, sinc
         // update them. Both parts see the statement's snapshot, so the park helps the next claims, not this one;
         // they touch different rows (blocked ones, heads). A row another transaction claimed and committed
         // meanwhile is re-checked against DUE (READ COMMITTED re-evaluation) and dropped, so no row is handed
-        // out twice.
+        // out twice. The limits are literals (integers): the statement is prepared (postgres.ts), and a generic plan
+        // that does not know its LIMIT expects 10% of the due rows and hashes them against the whole table.
         const rows = await db.all(
           `WITH ${parkNow ? `parked AS (${park}),` : ''}
            claimed AS (
              UPDATE deliveries SET ${set}
              WHERE id IN (
                SELECT id FROM deliveries d WHERE ${DUE} AND ${HEAD(true)}
-               ORDER BY next_attempt_at, id LIMIT ?
+               ORDER BY next_attempt_at, id LIMIT ${n}
                FOR UPDATE SKIP LOCKED)
              RETURNING ${DL}
            )
            SELECT claimed.*, e.type AS event_type, e.data AS event_data, e.received_at AS event_received_at,
              ${newerSent('claimed', true)} AS newer_sent
            FROM claimed JOIN events e ON e.company_id = claimed.company_id AND e.id = claimed.event_id`,
-          [...(parkNow ? parkParams : []), lease, lease, now, owner, now, now, n],
+          [...(parkNow ? parkParams : []), lease, lease, now, owner, now, now],
         );
         claimed = rows.map((row) =>
           asClaimed(
