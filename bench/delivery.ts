@@ -12,10 +12,12 @@
  * The timed rounds are interleaved (`BENCH_ROUNDS`, default 3: bare, then each engine, back to back); each row is
  * the median of its rounds, and its ratio the median of the per-round ratios to that round's bare loop.
  * Diagnostics: `BENCH_PROFILE=<dir>` writes a CPU profile of each timed round there (the last round's is kept); `BENCH_COUNT=1` adds the
- * store statements (SQLite) or queries (PostgreSQL) per notification.
+ * store statements (SQLite) or queries (PostgreSQL) per notification. The PostgreSQL row also gives the server's
+ * CPU per notification (its processes' /proc times; with an external `DATABASE_URL`, give its scripts/pg.sh
+ * `PGROOT`), and a line after the table the deliveries table's updates, HOT updates and index count.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { StatementSync } from 'node:sqlite';
 import { createServer } from 'node:http';
@@ -75,6 +77,64 @@ if (process.env.BENCH_COUNT) {
     counted.statements++;
     return q.apply(this, a);
   };
+}
+
+/** Linux clock ticks per second (USER_HZ: /proc's CPU times are in these). */
+const CLK_TCK = 100;
+
+/**
+ * CPU ms the PostgreSQL server started for the run has used so far (Linux /proc): the postmaster's own and its
+ * reaped children's, plus every live child's (the backends serving the store's pool, the WAL writer, …).
+ * Undefined when it cannot be read (an external DATABASE_URL, no /proc).
+ */
+function pgServerCpuMs(root: string): number | undefined {
+  try {
+    const postmaster = Number(readFileSync(join(root, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const fields = (pid: string) => {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2).split(' '); // [0] = state, [1] = ppid, [11..14] = utime, stime, cutime, cstime
+    };
+    const own = fields(String(postmaster));
+    let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        const f = fields(pid);
+        if (Number(f[1]) === postmaster) ticks += Number(f[11]) + Number(f[12]);
+      } catch {
+        // exited meanwhile
+      }
+    }
+    return (ticks * 1000) / CLK_TCK;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One statement on a connection of its own. */
+async function pgQuery(url: string, sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql, params)).rows as Record<string, unknown>[];
+  } finally {
+    await client.end();
+  }
+}
+
+/** The bench schema's deliveries table: row updates, how many were HOT, and its index count. */
+async function pgTableStats(url: string, schema: string): Promise<string> {
+  const [r] = await pgQuery(
+    url,
+    `SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot,
+       (SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND tablename = 'deliveries') AS idx
+     FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'deliveries'`,
+    [schema],
+  );
+  if (!r) return 'no statistics';
+  const upd = Number(r['upd']);
+  const hot = Number(r['hot']);
+  return `${upd} row updates (warm-up and timed rounds), ${hot} HOT (${((100 * hot) / Math.max(1, upd)).toFixed(0)}%), ${String(r['idx'])} indexes`;
 }
 
 /** What a timed round cost this process: CPU ms and event-loop utilisation (a fraction). */
@@ -251,43 +311,71 @@ export async function run(): Promise<void> {
     }),
   );
   const dir = mkdtempSync(join(tmpdir(), 'cmn-bench-'));
-  const engines: [string, () => Promise<Store>][] = [];
+  /** name, open, and for PostgreSQL what the server-side figures need */
+  type PgRun = { url: string; schema: string; root: string | undefined };
+  const engines: [string, () => Promise<Store>, PgRun?][] = [];
   if (ENGINES.has('sqlite')) engines.push(['durable, SQLite file', () => openStore(`sqlite:${join(dir, 'bench.db')}`)]);
   let pgServer: Awaited<ReturnType<typeof startPostgres>> | undefined;
   if (ENGINES.has('postgres'))
     try {
       const url = process.env.DATABASE_URL ?? (pgServer = await startPostgres()).url;
-      engines.push(['durable, PostgreSQL', () => openStore(url, { schema: `bench_${randomUUID().slice(0, 8)}` })]);
+      const schema = `bench_${randomUUID().slice(0, 8)}`;
+      engines.push(['durable, PostgreSQL', () => openStore(url, { schema }), { url, schema, root: pgServer?.root ?? process.env.PGROOT }]);
     } catch (e) {
       console.log(`(PostgreSQL not available: ${(e as Error).message.split('\n')[0]})`);
     }
-  const stores: [string, Store][] = [];
-  for (const [name, open] of engines) stores.push([name, await open()]);
+  const stores: [string, Store, PgRun?][] = [];
+  for (const [name, open, pgRun] of engines) stores.push([name, await open(), pgRun]);
 
   // Warm-up rounds (JIT, connections), not counted.
   await bareLoop(rcv.url, body);
-  for (const [, store] of stores) await durable(store, rcv);
+  for (const [, store, pgRun] of stores) {
+    await durable(store, rcv);
+    // A long-lived table has planner statistics; the bench's table is new. Without them the claim's plan depends
+    // on whether autovacuum (60 s naptime) analyzed it during the warm-up, so the timed rounds measured either.
+    if (pgRun) await pgQuery(pgRun.url, `ANALYZE ${pgRun.schema}.deliveries, ${pgRun.schema}.events`);
+  }
 
   // ROUNDS interleaved rounds: bare, then each engine, back to back. A row's ratio is the median of its rounds'
   // ratios to the bare loop of the same round, so load from outside the bench that comes and goes moves both.
-  type Round = { perSec: number; acceptPerSec?: number; cpuMs: number; elu: number; statements: number; bodyBytes?: number };
+  type Round = {
+    perSec: number;
+    acceptPerSec?: number;
+    cpuMs: number;
+    elu: number;
+    statements: number;
+    bodyBytes?: number;
+    /** PostgreSQL: the server's CPU ms in the round */
+    serverMs?: number;
+  };
   const bare: Round[] = [];
   const durables = new Map<string, Round[]>(stores.map(([name]) => [name, []]));
   for (let round = 0; round < ROUNDS; round++) {
     const b = await measured('bare', () => bareLoop(rcv.url, body));
     bare.push({ perSec: b.r, cpuMs: b.cpuMs, elu: b.elu, statements: b.statements });
     const line = [`round ${round + 1}: bare ${b.r.toFixed(0)}/s`];
-    for (const [name, store] of stores) {
+    for (const [name, store, pgRun] of stores) {
       const before = rcv.seen();
+      const server0 = pgRun?.root === undefined ? undefined : pgServerCpuMs(pgRun.root);
       const m = await measured(name, () => durable(store, rcv));
+      const server1 = pgRun?.root === undefined ? undefined : pgServerCpuMs(pgRun.root);
       const after = rcv.seen();
       const bodyBytes = (after.bytes - before.bytes) / Math.max(1, after.count - before.count);
-      durables.get(name)!.push({ ...m.r, cpuMs: m.cpuMs, elu: m.elu, statements: m.statements, bodyBytes });
+      const serverMs = server0 === undefined || server1 === undefined ? undefined : server1 - server0;
+      durables.get(name)!.push({ ...m.r, cpuMs: m.cpuMs, elu: m.elu, statements: m.statements, bodyBytes, serverMs });
       line.push(`${name} ${m.r.perSec.toFixed(0)}/s (${(m.r.perSec / b.r).toFixed(2)}×)`);
     }
     console.log(line.join(', '));
   }
-  for (const [, store] of stores) await store.close();
+  const notes: string[] = [];
+  for (const [, store, pgRun] of stores) {
+    await store.close();
+    if (pgRun) {
+      // the pool is closed: its backends flush their statistics as they exit (give them a moment)
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      notes.push(`PostgreSQL deliveries table: ${await pgTableStats(pgRun.url, pgRun.schema)}`);
+    }
+  }
   await pgServer?.stop();
   rmSync(dir, { recursive: true, force: true });
   await rcv.close();
@@ -301,6 +389,7 @@ export async function run(): Promise<void> {
     median(rs.map((r) => r.cpuMs / N)).toFixed(2),
     `${(median(rs.map((r) => r.elu)) * 100).toFixed(0)}%`,
     ...(process.env.BENCH_COUNT ? [median(rs.map((r) => r.statements / N)).toFixed(2)] : []),
+    rs.every((r) => r.serverMs !== undefined) ? median(rs.map((r) => r.serverMs! / N)).toFixed(2) : '',
   ];
   const rows: string[][] = [
     [
@@ -325,9 +414,12 @@ export async function run(): Promise<void> {
     `${N} notifications, concurrency ${CONCURRENCY}, signed CloudEvents bodies, loopback receiver; medians of ${ROUNDS} interleaved rounds`,
   );
   const counts = process.env.BENCH_COUNT ? ' statements/notification |' : '';
-  console.log(`| path | delivered/s | accepted/s | vs bare | body bytes | CPU ms/notification | event loop busy |${counts}`);
-  console.log(`|:--|--:|--:|--:|--:|--:|--:|${counts ? '--:|' : ''}`);
+  console.log(
+    `| path | delivered/s | accepted/s | vs bare | body bytes | CPU ms/notification | event loop busy |${counts} PostgreSQL server CPU ms/notification |`,
+  );
+  console.log(`|:--|--:|--:|--:|--:|--:|--:|${counts ? '--:|' : ''}--:|`);
   for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+  for (const n of notes) console.log(n);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await run();

@@ -27,8 +27,12 @@ export abstract class SqlStore implements Store {
   abstract ping(): Promise<void>;
   abstract close(): Promise<void>;
 
-  private guardedDb(): SqlDb {
-    const db = this.autoDb();
+  /** The delivery worker's queue statements (a few texts, run very often): by default as any single statement. */
+  protected queueDb(): SqlDb {
+    return this.autoDb();
+  }
+
+  private guardedDb(db: SqlDb = this.autoDb()): SqlDb {
     const guard = this.guard;
     return {
       dialect: db.dialect,
@@ -43,7 +47,7 @@ export abstract class SqlStore implements Store {
   }
 
   private get queue(): DeliveryQueueOps {
-    return (this.#queue ??= createQueueOps(this.guardedDb()));
+    return (this.#queue ??= createQueueOps(this.guardedDb(this.queueDb())));
   }
 
   async migrate(): Promise<void> {
