@@ -72,20 +72,28 @@ function bind(params: readonly SqlValue[] | undefined): unknown[] {
 }
 
 /** Most statement texts a store names (prepares); texts beyond are sent unnamed, as every other statement. */
-const MAX_PREPARED = 256;
+const MAX_PREPARED = 128;
+/**
+ * Longest text a store names (characters). A prepared statement keeps its plan in the server's memory for the life
+ * of the connection, ~4 KB per row of a batched statement's VALUES list; the batched texts differ by group size, so
+ * only the small groups of the default configuration are named (outcomes up to ~24 rows, the claim always) and the
+ * rare large groups go unnamed: at most ~128 × ~100 KB per connection, usually a few MB.
+ */
+const MAX_PREPARED_TEXT = 3072;
 
 /**
  * Named (prepared) statements for the delivery worker's few hot texts (claim, outcomes, fences, unpark): each pool
- * connection parses and plans a text once instead of on every call (planning alone was ~0.6 ms of server CPU per
- * claim or outcome statement, as much as running it). Keyed by the text; bounded, so a connection's prepared
- * statements are too.
+ * connection parses a text once, and plans it once when PostgreSQL settles on its generic plan (after five custom
+ * plans), instead of on every call (planning alone was ~0.6 ms of server CPU per claim or outcome statement, as much
+ * as running it). Keyed by the text; bounded in count and size, so a connection's prepared statements are too.
  */
-class PreparedNames {
+export class PreparedNames {
   readonly #names = new Map<string, { name: string; text: string }>();
 
   config(sql: string, values: unknown[]): pg.QueryConfig {
     let p = this.#names.get(sql);
-    if (!p && this.#names.size < MAX_PREPARED) this.#names.set(sql, (p = { name: `cmn_${this.#names.size}`, text: toPgPlaceholders(sql) }));
+    if (!p && this.#names.size < MAX_PREPARED && sql.length <= MAX_PREPARED_TEXT)
+      this.#names.set(sql, (p = { name: `cmn_${this.#names.size}`, text: toPgPlaceholders(sql) }));
     return p ? { name: p.name, text: p.text, values } : { text: toPgPlaceholders(sql), values };
   }
 }
