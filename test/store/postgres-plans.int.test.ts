@@ -20,6 +20,8 @@ const COMPANY = randomUUID();
 const BACKLOG = 3000;
 
 let store: Store;
+/** The statements the explaining SqlDb ran, per `explain` key: text (PostgreSQL placeholders) and parameters. */
+const captured: Record<string, { text: string; values: unknown[] }[]> = {};
 let client: pg.Client;
 
 /**
@@ -32,6 +34,7 @@ function explainingDb(explain: Record<string, string[]>): SqlDb {
     const values = params.map((v) => v ?? null);
     for (const [key, plans] of Object.entries(explain))
       if (sql.includes(key)) {
+        (captured[key] ??= []).push({ text, values });
         const r = await client.query<{ 'QUERY PLAN': string }>({ text: `EXPLAIN ${text}`, values });
         plans.push(r.rows.map((row) => row['QUERY PLAN']).join('\n'));
       }
@@ -86,6 +89,23 @@ describe('delivery queue plans on PostgreSQL', () => {
     const claimPlan = explain['claimed AS']![0]!;
     expect(claimPlan).toMatch(/Index Scan using deliveries_claim_idx on deliveries d {2}\(/);
     expect(claimPlan).not.toMatch(/Sort Key: d\.next_attempt_at/);
+    // The store prepares the claim (postgres.ts PreparedNames), so after five runs PostgreSQL may keep its generic
+    // plan, made without the parameters' values: that plan too must read the claim index in order (with the
+    // LIMIT as a parameter it expected 10% of the due rows and hashed them against the whole table).
+    const { text, values } = captured['claimed AS']![0]!;
+    await client.query(`PREPARE generic_claim AS ${text}`);
+    await client.query('SET plan_cache_mode = force_generic_plan');
+    try {
+      // EXECUTE takes its arguments as literals (EXPLAIN cannot bind parameters)
+      const args = values.map((v) => (v === null ? 'NULL' : client.escapeLiteral(String(v)))).join(', ');
+      const r = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE generic_claim(${args})`);
+      const generic = r.rows.map((row) => row['QUERY PLAN']).join('\n');
+      expect(generic).toMatch(/Index Scan using deliveries_claim_idx on deliveries d {2}\(/);
+      expect(generic).not.toMatch(/Sort Key: d\.next_attempt_at/);
+    } finally {
+      await client.query('RESET plan_cache_mode');
+      await client.query('DEALLOCATE generic_claim');
+    }
 
     // 32 rows IN_FLIGHT now, none in the statistics: the fenced outcome must still look each row up by its id
     const applied = await ops.recordOutcomes(
