@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { JsonListStream, ProtoListStream, type ListStreamLimits } from '../../src/kube/list-stream.js';
 import { readSecret } from '../../src/kube/secret-proto.js';
-import { entry, ld, str, varint } from '../support/protobuf.js';
+import { entry, k8sEnvelope, ld, str, varint } from '../support/protobuf.js';
 
 /** `body` pushed in pieces of `size` bytes (each a fresh array, reused after the push: the reader must copy). */
 function chunked(body: Buffer, size: number, push: (c: Uint8Array) => void): void {
@@ -87,18 +87,8 @@ describe('JsonListStream', () => {
 });
 
 // protobuf, hand-encoded (test/support/protobuf.ts)
-const k8s = (raw: number[], trailer = true): Buffer =>
-  Buffer.from([
-    0x6b,
-    0x38,
-    0x73,
-    0x00,
-    ...ld(1, [...str(1, 'v1'), ...str(2, 'SecretList')]),
-    ...varint(3 * 8), // a varint field of the envelope, skipped
-    ...varint(300),
-    ...ld(2, raw),
-    ...(trailer ? str(4, 'application/vnd.kubernetes.protobuf') : []),
-  ]);
+// with a varint field in the envelope the reader must skip
+const k8s = (raw: number[], trailer = true): Buffer => k8sEnvelope(raw, { skippedVarint: true, trailer });
 const KEY = Buffer.from('-----BEGIN PRIVATE KEY-----secret');
 const crt = (i: number): Buffer => Buffer.alloc(200 + i * 37, i);
 const secretMsg = (i: number): number[] => [

@@ -5,21 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { readSecretList, readStatus } from '../../src/kube/secret-proto.js';
-import { entry, ld, str, varint } from '../support/protobuf.js';
+import { entry, k8sEnvelope, ld, str, varint } from '../support/protobuf.js';
 
 const vi = (field: number, n: number): number[] => [...varint(field * 8), ...varint(n)];
 const fixed64 = (field: number): number[] => [...varint(field * 8 + 1), 1, 2, 3, 4, 5, 6, 7, 8];
 const fixed32 = (field: number): number[] => [...varint(field * 8 + 5), 1, 2, 3, 4];
-const k8s = (raw: number[]): Buffer =>
-  Buffer.from([
-    0x6b,
-    0x38,
-    0x73,
-    0x00,
-    ...ld(1, [...str(1, 'v1'), ...str(2, 'SecretList')]),
-    ...ld(2, raw),
-    ...str(4, 'application/vnd.kubernetes.protobuf'),
-  ]);
+const k8s = (raw: number[]): Buffer => k8sEnvelope(raw);
 
 const KEY = Buffer.from('-----BEGIN PRIVATE KEY-----secret');
 const CRT = Buffer.from([0, 1, 2, 250, 255]);
