@@ -79,8 +79,9 @@ function unreadableSecrets(integration: IntegrationRecord): string | null {
 
 export interface DeliveryWorkerOptions {
   /**
-   * Sends in flight at once. Default 8. The worker holds at most three times as many claims: the next batch (up
-   * to twice as many) is claimed while the current sends run, and outcomes are written behind the sends.
+   * Sends in flight at once. Default 8. The worker holds at most three times as many claims not yet sent: the
+   * next batch (up to twice as many) is claimed while the current sends run; and four times as many in all, as
+   * outcomes are written behind the sends (a slow outcome write does not hold back the next claims).
    */
   concurrency: number;
   /** Most rows claimed per claim query. Default = 2 × concurrency. */
@@ -119,7 +120,10 @@ export interface DeliveryWorkerDeps {
   clock?: () => number;
   /** [0, 1) random source for backoff jitter. Default Math.random. */
   rng?: () => number;
-  /** The current integration record. Default store.getIntegration. */
+  /**
+   * The current integration record. Default: the one the claim read in its transaction
+   * (ClaimedDelivery.integration), else store.getIntegration. Given, it is always called.
+   */
   getIntegration?: (companyId: string, integrationId: string) => Promise<IntegrationRecord | null>;
   /**
    * Owner of this worker's claims, stable across a restart of the same pod/process and unique among live
@@ -304,6 +308,8 @@ export class DeliveryWorker {
   readonly #clock: () => number;
   readonly #rng: () => number;
   readonly #getIntegration: (companyId: string, integrationId: string) => Promise<IntegrationRecord | null>;
+  /** getIntegration was given: the records the claims carry are not used. */
+  readonly #ownIntegrationReads: boolean;
   readonly #limiter: RateLimiter;
   readonly #logLimiter: LogLimiter;
   readonly #owner: string | null;
@@ -311,8 +317,10 @@ export class DeliveryWorker {
 
   #running = false;
   #loop: Promise<void> | undefined;
-  /** Claimed deliveries being processed (until their outcome is written): at most 3 × concurrency. */
+  /** Claimed deliveries being processed (until their outcome is written): at most 4 × concurrency. */
   #inFlight = new Set<Promise<void>>();
+  /** Of those, the ones whose attempt has not ended (waiting for a send slot, or sending): at most 3 × concurrency. */
+  #unsent = 0;
   /** Sends in progress (at most concurrency) and the claimed deliveries waiting for one, in claim order. */
   #sending = 0;
   #sendWaiters: (() => void)[] = [];
@@ -346,6 +354,7 @@ export class DeliveryWorker {
     this.#clock = deps.clock ?? Date.now;
     this.#rng = deps.rng ?? Math.random;
     this.#getIntegration = deps.getIntegration ?? ((c, i) => deps.store.getIntegration(c, i));
+    this.#ownIntegrationReads = deps.getIntegration !== undefined;
     this.#limiter = deps.rateLimiter ?? new RateLimiter(this.options.rateLimits);
     this.#owner = deps.instanceId || null;
     this.#templates = deps.templates;
@@ -430,11 +439,12 @@ export class DeliveryWorker {
       // next batches are ready when send slots free, a claim statement serves up to 2 × concurrency sends (issue
       // 12: half the claims per delivery), and a claimed row waits at most two attempts for its slot (the lease is
       // three; a row whose lease is too short by then is handed back uncounted).
-      const held = this.#inFlight.size;
+      // Rows whose attempt ended and whose outcome is being written (behind, batched) count only against the
+      // 4 × concurrency bound on what is held: waiting for the store's write must not keep the next batch waiting.
       const C = this.options.concurrency;
-      let full = held > C;
+      let full = this.#unsent > C || this.#inFlight.size >= 4 * C;
       if (!full) {
-        const limit = Math.min(3 * C - held, this.options.batchSize);
+        const limit = Math.min(3 * C - this.#unsent, 4 * C - this.#inFlight.size, this.options.batchSize);
         let batch: ClaimedDelivery[] = [];
         try {
           batch = await this.#store.claimDeliveries(this.#clock(), limit, this.options.leaseMs, this.#owner);
@@ -446,20 +456,22 @@ export class DeliveryWorker {
             this.#log.error({ err, failures: this.#claimFailures }, 'delivery worker: claiming deliveries failed');
           }
         }
-        // One read per integration per claim batch (the record decrypts its secrets once).
+        // The record the claim read (no round trip), else one read per integration per claim batch (the record
+        // decrypts its secrets once).
         const integrations = new Map<string, Promise<IntegrationRecord | null>>();
         const integrationOf = (d: ClaimedDelivery) => {
+          if (d.integration !== undefined && !this.#ownIntegrationReads) return Promise.resolve(d.integration);
           const key = `${d.companyId}/${d.integrationId}`;
           let p = integrations.get(key);
           if (!p) integrations.set(key, (p = this.#getIntegration(d.companyId, d.integrationId)));
           return p;
         };
-        for (const d of batch) this.#track(this.#process(d, integrationOf), d.orderKey !== null);
+        for (const d of batch) this.#track(d, integrationOf);
         full = batch.length === limit;
       }
       this.#backlog = full;
       if (!this.#running) break;
-      if (full && this.#inFlight.size <= C) continue;
+      if (full && this.#unsent <= C && this.#inFlight.size < 4 * C) continue;
       if (this.#kicked) continue;
       // Sleep for the poll interval (after failed claims: back off, up to 10 intervals), or less when
       // a retry or a rate-limited delivery of ours falls due sooner, or until kicked.
@@ -523,13 +535,22 @@ export class DeliveryWorker {
     this.#wakeBy?.(at);
   }
 
-  /** `ordered`: the delivery heads a key, so its end may unblock the key's next one: claim again at once. */
-  #track(p: Promise<void>, ordered = false): void {
-    const tracked = p
+  /** Processes a claimed delivery. An ordered one heads a key, so its end may unblock the key's next one: claim again at once. */
+  #track(d: ClaimedDelivery, integrationOf: (d: ClaimedDelivery) => Promise<IntegrationRecord | null>): void {
+    this.#unsent++;
+    let unsent = true;
+    const attempted = () => {
+      if (!unsent) return;
+      unsent = false;
+      this.#unsent--;
+      if (this.#backlog) this.#wake?.();
+    };
+    const tracked = this.#process(d, integrationOf, attempted)
       .catch((err: unknown) => this.#log.error({ err }, 'delivery worker: unexpected error'))
       .finally(() => {
         this.#inFlight.delete(tracked);
-        if (ordered) this.kick();
+        attempted();
+        if (d.orderKey !== null) this.kick();
         else if (this.#backlog) this.#wake?.();
       });
     this.#inFlight.add(tracked);
@@ -544,7 +565,12 @@ export class DeliveryWorker {
     return n;
   }
 
-  async #process(d: ClaimedDelivery, integrationOf: (d: ClaimedDelivery) => Promise<IntegrationRecord | null>): Promise<void> {
+  /** `attempted`: called when the attempt has ended (only its outcome is left to write). */
+  async #process(
+    d: ClaimedDelivery,
+    integrationOf: (d: ClaimedDelivery) => Promise<IntegrationRecord | null>,
+    attempted: () => void,
+  ): Promise<void> {
     let integration: IntegrationRecord | null;
     try {
       integration = await integrationOf(d);
@@ -668,6 +694,7 @@ export class DeliveryWorker {
       this.#metrics?.attemptDuration.observe({ integration_type: type }, (performance.now() - started) / 1000);
     } finally {
       this.#freeSendSlot();
+      attempted();
     }
 
     const at = this.#clock();

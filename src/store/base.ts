@@ -47,7 +47,7 @@ export abstract class SqlStore implements Store {
   }
 
   private get queue(): DeliveryQueueOps {
-    return (this.#queue ??= createQueueOps(this.guardedDb(this.queueDb())));
+    return (this.#queue ??= createQueueOps(this.guardedDb(this.queueDb()), { box: () => this.secretBox }));
   }
 
   async migrate(): Promise<void> {

@@ -28,7 +28,7 @@ export async function openStore(url: string, opts: OpenStoreOptions = {}): Promi
   if (url.startsWith('sqlite:')) {
     const location = url.slice('sqlite:'.length);
     if (location === '') throw new StoreError(`store URL "sqlite:" has no path; expected ${STORE_URL_FORMS}`);
-    const store = openSqliteStore(location);
+    const store = await openSqliteStore(location);
     store.secretBox = opts.secretBox;
     return store;
   }

@@ -33,7 +33,7 @@ import { createTemplateOps } from './templates-repo.js';
 import { createSilenceOps } from './silences.js';
 import { createConsoleOps } from './console-repo.js';
 import { type SecretBox } from './secret-box.js';
-import { type SqlDb, type SqlValue, diagnostic, placeholders } from './sqldb.js';
+import { type SqlDb, type SqlRow, type SqlValue, diagnostic, placeholders } from './sqldb.js';
 import type {
   ClaimedDelivery,
   DeliveryOutcome,
@@ -320,7 +320,7 @@ function pageSize(limit: number | undefined): number {
   return Math.min(DELIVERY_PAGE_MAX, Math.max(1, Math.floor(limit)));
 }
 
-function asClaimed(d: DeliveryRecord, e: EventRecord, newerSent: boolean): ClaimedDelivery {
+function asClaimed(d: DeliveryRecord, e: EventRecord, newerSent: boolean, integration: IntegrationRecord | null): ClaimedDelivery {
   if (d.status !== 'IN_FLIGHT' || d.leaseUntil === null) throw new Error(`store: claimed delivery ${d.id} is not IN_FLIGHT`);
   return {
     ...d,
@@ -328,6 +328,7 @@ function asClaimed(d: DeliveryRecord, e: EventRecord, newerSent: boolean): Claim
     leaseUntil: d.leaseUntil,
     event: { type: e.type, data: e.data, receivedAt: e.receivedAt },
     newerSent,
+    integration,
   };
 }
 
@@ -399,10 +400,20 @@ const NEXT_OPEN = `SELECT o.id FROM deliveries o
  * UNPARK for several finished heads at once: for each, its key's next open delivery is made due. Parameters: now,
  * now, then the heads' ids. (The IN list names the partial index's predicate, so SQLite uses it.)
  */
-const UNPARK = (pg: boolean, heads: number) => `UPDATE deliveries SET next_attempt_at = ?
+const UNPARK = (pg: boolean, heads: number, left = '') => `UPDATE deliveries SET next_attempt_at = ?
   WHERE next_attempt_at > ? AND id IN (
     SELECT (${NEXT_OPEN.replace('FROM deliveries o', `FROM deliveries o${pg ? '' : ' INDEXED BY deliveries_order_open_idx'}`)})
-    FROM deliveries h WHERE h.id IN (${placeholders(heads)}) AND h.order_key IS NOT NULL)`;
+    FROM deliveries h WHERE h.id IN (${placeholders(heads)}) AND h.order_key IS NOT NULL${left})`;
+/**
+ * UNPARK for the rows of an outcome statement that left the queue, run right after it in its transaction (SQLite:
+ * sent without waiting for its RETURNING). A row whose outcome the fence refused but that is DELIVERED or DEAD
+ * anyway left the queue too: unparking its key's next delivery is what its own outcome did.
+ */
+const UNPARK_LEFT = (heads: number) => UNPARK(false, heads, ` AND h.status IN ('DELIVERED', 'DEAD')`);
+/** Whether `d`'s key has an older delivery, in any status (SQLite's claim: see sqlite.ts claimDeliveries). */
+const anyOlder = (t: string) => `EXISTS (SELECT 1 FROM deliveries o INDEXED BY deliveries_order_idx
+  WHERE o.company_id = ${t}.company_id AND o.integration_id = ${t}.integration_id AND o.order_key = ${t}.order_key
+    AND (o.order_at, o.order_seq, o.id) < (${t}.order_at, ${t}.order_seq, ${t}.id))`;
 /**
  * The rows of a batched, fenced update: `v(vid, vattempts, …)` joined to deliveries by id. The casts give
  * PostgreSQL the VALUES' types (its parameters are untyped text otherwise); SQLite ignores them (affinity only).
@@ -434,11 +445,51 @@ export interface ParkState {
   due: boolean;
   since: number;
 }
+/** What a SQLite claim saw besides its rows: `older`, one of them has an older delivery of its key. */
+export interface ClaimNotes {
+  older: boolean;
+}
+
+interface QueueOpsOptions {
+  /** The claims' parking schedule, kept by the store across claims. */
+  parking?: ParkState;
+  /** Filled by a SQLite claim (see ClaimNotes). */
+  notes?: ClaimNotes;
+  /** The key ring that opens the claimed deliveries' integration secrets. */
+  box?: () => SecretBox | undefined;
+}
+
+/**
+ * A claim's rows: the delivery's columns, its event's as event_*, newer_sent, and its integration's as i_* (null
+ * when deleted: LEFT JOIN). Each integration is decoded (its secrets opened) once.
+ */
+function claimedOf(rows: readonly SqlRow[], box: SecretBox | undefined): ClaimedDelivery[] {
+  const integrations = new Map<string, IntegrationRecord>();
+  return rows.map((row) => {
+    const d = rowToDelivery(row);
+    const key = `${d.companyId}/${d.integrationId}`;
+    let integration = integrations.get(key) ?? null;
+    if (!integration && row['i_id'] !== null && row['i_id'] !== undefined) {
+      integration = rowToIntegration(Object.fromEntries(INTEGRATION_COLUMNS.map((c) => [c, row[`i_${c}`]])), box);
+      integrations.set(key, integration);
+    }
+    const event = rowToEvent({
+      id: row['event_id'],
+      company_id: row['company_id'],
+      type: row['event_type'],
+      data: row['event_data'],
+      received_at: row['event_received_at'],
+    });
+    return asClaimed(d, event, row['newer_sent'] === true || row['newer_sent'] === 1, integration);
+  });
+}
 const PARK_EVERY = 8;
 
 /** The worker-side outbox operations (each one atomic on its own; see DeliveryQueueOps). */
-export function createQueueOps(db: SqlDb, parking: ParkState = { due: true, since: 0 }): DeliveryQueueOps {
+export function createQueueOps(db: SqlDb, opts: QueueOpsOptions = {}): DeliveryQueueOps {
   const pg = db.dialect === 'postgres';
+  const parking = opts.parking ?? { due: true, since: 0 };
+  const notes = opts.notes ?? { older: false };
 
   /** When a key's head left the queue (DELIVERED, DEAD, SUPERSEDED), its next open delivery is due at once. */
   async function unpark(heads: string[], now: number): Promise<void> {
@@ -493,13 +544,16 @@ export function createQueueOps(db: SqlDb, parking: ParkState = { due: true, sinc
         for (const r of rows) applied.add(String(r['id']));
         continue;
       }
-      const rows = await db.all(`${cte} ${update} RETURNING id, status, order_key`, [...params, now, now]);
-      const heads: string[] = [];
-      for (const r of rows) {
-        applied.add(String(r['id']));
-        if (r['status'] !== 'PENDING' && r['order_key'] !== null) heads.push(String(r['id']));
-      }
-      if (heads.length) await unpark(heads, now);
+      // The outcomes, and UNPARK right after them in the same transaction, sent together (one round trip to the
+      // store's thread); the thread refuses UNPARK if the outcomes failed.
+      const ids = chunk.map((o) => o.id);
+      const unparkLeft = UNPARK_LEFT(ids.length);
+      const last = i + OUTCOME_CHUNK >= outcomes.length;
+      const [rows] = await Promise.all([
+        db.all(`${cte} ${update} RETURNING id`, [...params, now, now]),
+        last && db.allAndCommit ? db.allAndCommit(unparkLeft, [now, now, ...ids]) : db.run(unparkLeft, [now, now, ...ids]),
+      ]);
+      for (const r of rows) applied.add(String(r['id']));
     }
     return outcomes.map((o) => applied.has(o.id));
   }
@@ -569,61 +623,44 @@ export function createQueueOps(db: SqlDb, parking: ParkState = { due: true, sinc
              RETURNING ${DL}
            )
            SELECT claimed.*, e.type AS event_type, e.data AS event_data, e.received_at AS event_received_at,
-             ${newerSent('claimed', true)} AS newer_sent
-           FROM claimed JOIN events e ON e.company_id = claimed.company_id AND e.id = claimed.event_id`,
+             ${newerSent('claimed', true)} AS newer_sent, ${INTEGRATION_COLUMNS.map((c) => `i.${c} AS i_${c}`).join(', ')}
+           FROM claimed JOIN events e ON e.company_id = claimed.company_id AND e.id = claimed.event_id
+           LEFT JOIN integrations i ON i.company_id = claimed.company_id AND i.id = claimed.integration_id`,
           [...(parkNow ? parkParams : []), lease, lease, now, owner, now, now],
         );
-        claimed = rows.map((row) =>
-          asClaimed(
-            rowToDelivery(row),
-            rowToEvent({
-              id: row['event_id'],
-              company_id: row['company_id'],
-              type: row['event_type'],
-              data: row['event_data'],
-              received_at: row['event_received_at'],
-            }),
-            row['newer_sent'] === true,
-          ),
-        );
+        claimed = claimedOf(rows, opts.box?.());
       } else {
-        if (parkNow) await db.run(park, parkParams);
-        // SQLite has one writer at a time (across processes too), so the plain statement is atomic.
-        // Its RETURNING cannot see joined tables; events are immutable, so reading them after is safe.
-        const rows = await db.all(
-          `UPDATE deliveries SET ${set}
-           WHERE id IN (
+        // SQLite: in a transaction (sqlite.ts claimDeliveries), one writer at a time (across processes too). Every
+        // statement goes to the store's thread at once, in order (it refuses the rest after a failure), and the
+        // last one carries the COMMIT: one round trip. The claimed ids wait in a temp table, because UPDATE …
+        // RETURNING cannot join the events, integrations and order checks the worker needs.
+        const steps: [string, SqlValue[]][] = [
+          ['CREATE TEMP TABLE IF NOT EXISTS claim_batch (id TEXT PRIMARY KEY)', []],
+          ['DELETE FROM temp.claim_batch', []],
+        ];
+        if (parkNow) steps.push([park, parkParams]);
+        steps.push(
+          [
+            `INSERT INTO temp.claim_batch (id)
              SELECT id FROM deliveries AS d INDEXED BY deliveries_claim_idx WHERE ${DUE} AND ${HEAD(false)}
-             ORDER BY next_attempt_at, id LIMIT ?)
-           RETURNING ${DL}`,
-          [lease, lease, now, owner, now, now, n],
+             ORDER BY next_attempt_at, id LIMIT ?`,
+            [now, now, n],
+          ],
+          [`UPDATE deliveries SET ${set} WHERE id IN (SELECT id FROM temp.claim_batch)`, [lease, lease, now, owner]],
         );
-        const deliveries = rows.map(rowToDelivery);
-        const eventIds = [...new Set(deliveries.map((d) => d.eventId))];
-        const events = new Map(
-          eventIds.length === 0
-            ? []
-            : (await db.all(`SELECT ${EV} FROM events WHERE id IN (${placeholders(eventIds.length)})`, eventIds)).map(
-                (r) => [String(r['id']), rowToEvent(r)] as const,
-              ),
-        );
-        const ordered = deliveries.filter((d) => d.orderKey !== null).map((d) => d.id);
-        const sent = new Set(
-          ordered.length === 0
-            ? []
-            : (
-                await db.all(
-                  `SELECT d.id FROM deliveries d WHERE d.id IN (${placeholders(ordered.length)}) AND ${newerSent('d', false)}`,
-                  ordered,
-                )
-              ).map((r) => String(r['id'])),
-        );
-        claimed = [];
-        for (const d of deliveries) {
-          const e = events.get(d.eventId);
-          // An event deleted in between takes its deliveries with it (ON DELETE CASCADE).
-          if (e) claimed.push(asClaimed(d, e, sent.has(d.id)));
-        }
+        const sent = steps.map(([sql, params]) => db.run(sql, params));
+        for (const p of sent) p.catch(() => undefined); // a failure is also the SELECT's (refused after it)
+        const select = `SELECT ${DELIVERY_COLUMNS.map((c) => `d.${c}`).join(', ')},
+             e.type AS event_type, e.data AS event_data, e.received_at AS event_received_at,
+             ${newerSent('d', false)} AS newer_sent, ${anyOlder('d')} AS older, ${INTEGRATION_COLUMNS.map((c) => `i.${c} AS i_${c}`).join(', ')}
+           FROM temp.claim_batch c JOIN deliveries d ON d.id = c.id
+           JOIN events e ON e.company_id = d.company_id AND e.id = d.event_id
+           LEFT JOIN integrations i ON i.company_id = d.company_id AND i.id = d.integration_id`;
+        const rows = await (db.allAndCommit ? db.allAndCommit(select) : db.all(select));
+        await Promise.all(sent);
+        // an event deleted in between took its deliveries with it (ON DELETE CASCADE): the join drops nothing else
+        claimed = claimedOf(rows, opts.box?.());
+        notes.older = rows.some((r) => Number(r['older']) === 1);
       }
       parking.due = claimed.length < n;
       return claimed.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

@@ -18,6 +18,11 @@ export interface SqlDb {
   get(sql: string, params?: readonly SqlValue[]): Promise<SqlRow | undefined>;
   /** Runs a statement; returns the number of rows changed. */
   run(sql: string, params?: readonly SqlValue[]): Promise<number>;
+  /**
+   * SQLite, in a transaction only: all(), then COMMIT in the same round trip to the store's thread. The
+   * transaction ends with it (nothing may follow); its wrapper does not commit again.
+   */
+  allAndCommit?(sql: string, params?: readonly SqlValue[]): Promise<SqlRow[]>;
 }
 
 // In unicode mode [\uD800-\uDFFF] matches only unpaired surrogates; a pair is one astral code point.

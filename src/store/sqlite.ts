@@ -2,37 +2,37 @@
  * SQLite store on Node's built-in node:sqlite (no native addon): WAL, synchronous=FULL (every
  * commit is fsynced, except the delivery worker's writes: see claimDeliveries), foreign keys on, busy timeout for other processes holding the file.
  *
- * node:sqlite is synchronous and the one connection is shared by all async callers, so an async
- * FIFO mutex serializes work: a transaction holds it from BEGIN to COMMIT/ROLLBACK (its
- * statements never interleave with anything else), and each statement outside a transaction
- * takes it too, so it waits for a running transaction.
+ * The connection runs on a worker thread of its own (sqlite-thread.ts), so SQLite's statements, commits and
+ * fsyncs never run on the event loop; this class sends it one statement at a time. The one connection is
+ * shared by all async callers, so an async FIFO mutex serializes work: a transaction holds it from BEGIN to
+ * COMMIT/ROLLBACK (its statements never interleave with anything else), and each statement outside a
+ * transaction takes it too, so it waits for a running transaction.
  *
- * Stores opened on the same file in one process share one mutex. node:sqlite waits for another
- * connection's lock synchronously (busy_timeout), which blocks the event loop; if that other
- * connection's transaction lives in this process it could never finish, so they must not
- * contend. Other processes are handled by SQLite's file locks and the busy timeout.
+ * Stores opened on the same file in one process share one mutex: each store's connection would wait for the
+ * other's write lock (busy_timeout), and a transaction that waits for a lock held by a transaction of the same
+ * process only adds latency, so they do not contend. Other processes are handled by SQLite's file locks and the
+ * busy timeout.
  */
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, realpathSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import type { SQLInputValue } from 'node:sqlite';
 import { SqlStore } from './base.js';
 import { Mutex, TxScope } from './concurrency.js';
 import { StoreError, fromSqliteError } from './errors.js';
-import { createQueueOps, type ParkState } from './repo.js';
-import { assertStorableParams, placeholders, type SqlDb, type SqlRow, type SqlValue } from './sqldb.js';
+import { createQueueOps, type ClaimNotes, type ParkState } from './repo.js';
+import { SqliteThread, type SqliteThreadOptions } from './sqlite-thread.js';
+import { assertStorableParams, type SqlDb, type SqlRow, type SqlValue } from './sqldb.js';
 import type { DeliveryQueueOps } from './types.js';
 
 const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 
-/** Thrown inside a relaxed claim to undo it: it must commit at FULL (see claimDeliveries). */
-const NEEDS_SYNC = Symbol('claim needs a FULL commit');
-/** Whether any of these deliveries has an older delivery of its key (any status; deliveries_order_idx). */
-const HAS_OLDER = (n: number) => `SELECT 1 AS x FROM deliveries d WHERE d.id IN (${placeholders(n)}) AND EXISTS (
-  SELECT 1 FROM deliveries o INDEXED BY deliveries_order_idx
-  WHERE o.company_id = d.company_id AND o.integration_id = d.integration_id AND o.order_key = d.order_key
-    AND (o.order_at, o.order_seq, o.id) < (d.order_at, d.order_seq, d.id)) LIMIT 1`;
 const STATEMENT_CACHE_MAX = 256;
+
+/** A SQLite transaction's scope: its last statement may carry the COMMIT (SqlDb.allAndCommit). */
+class CommitScope extends TxScope {
+  committed = false;
+}
 
 /** One mutex per database file in this process, reference-counted by the open stores. */
 const fileMutexes = new Map<string, { mutex: Mutex; refs: number }>();
@@ -71,23 +71,24 @@ function restrictStoreFiles(location: string): void {
 }
 
 /** ':memory:' or a file path (parent directories are created, 0700). */
-export function openSqliteStore(location: string): SqliteStore {
+export async function openSqliteStore(location: string, opts: Pick<SqliteThreadOptions, 'onStatement'> = {}): Promise<SqliteStore> {
   if (location === '') throw new StoreError('sqlite store: empty path');
   if (location !== ':memory:') restrictStoreFiles(location);
-  const db = new DatabaseSync(location, { enableForeignKeyConstraints: true, timeout: SQLITE_BUSY_TIMEOUT_MS });
-  let key: string | null = null;
+  let thread: SqliteThread;
   try {
-    db.exec('PRAGMA journal_mode = WAL'); // ':memory:' stays 'memory', which is fine
-    db.exec('PRAGMA synchronous = FULL');
-    db.exec('PRAGMA foreign_keys = ON');
-    db.exec(`PRAGMA busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
-    if (location !== ':memory:') key = realpathSync(location);
+    thread = await SqliteThread.open({ location, busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS, statementCacheMax: STATEMENT_CACHE_MAX, ...opts });
   } catch (err) {
-    db.close();
     throw fromSqliteError(err);
   }
+  let key: string | null = null;
+  try {
+    if (location !== ':memory:') key = realpathSync(location);
+  } catch (err) {
+    await thread.close();
+    throw err;
+  }
   const shared = acquireMutex(key);
-  return new SqliteStore(db, location, shared.mutex, shared.release);
+  return new SqliteStore(thread, location, shared.mutex, shared.release);
 }
 
 function bind(params: readonly SqlValue[] | undefined): SQLInputValue[] {
@@ -98,10 +99,9 @@ function bind(params: readonly SqlValue[] | undefined): SQLInputValue[] {
 
 export class SqliteStore extends SqlStore {
   readonly dialect = 'sqlite' as const;
-  readonly #db: DatabaseSync;
+  readonly #db: SqliteThread;
   readonly #mutex: Mutex;
   readonly #releaseMutex: () => void;
-  readonly #stmts = new Map<string, StatementSync>();
   /** The claims' parking schedule (repo.ts ParkState), kept across the per-call queue ops. */
   readonly #parking: ParkState = { due: true, since: 0 };
   #closed = false;
@@ -117,7 +117,7 @@ export class SqliteStore extends SqlStore {
   #walFailed: string | undefined;
 
   constructor(
-    db: DatabaseSync,
+    db: SqliteThread,
     /** ':memory:' or the file path. */
     readonly location: string,
     mutex: Mutex = new Mutex(),
@@ -133,50 +133,59 @@ export class SqliteStore extends SqlStore {
     if (this.#closed) throw new StoreError('sqlite store is closed');
   }
 
-  #stmt(sql: string): StatementSync {
-    let s = this.#stmts.get(sql);
-    if (!s) {
-      if (this.#stmts.size >= STATEMENT_CACHE_MAX) this.#stmts.clear();
-      s = this.#db.prepare(sql);
-      this.#stmts.set(sql, s);
-    }
-    return s;
-  }
-
-  /** Runs one statement right now (the caller holds the mutex). */
-  #exec<K extends 'all' | 'get' | 'run'>(
+  /** Runs one statement (the caller holds the mutex). */
+  async #exec<K extends 'all' | 'get' | 'run'>(
     kind: K,
     sql: string,
     params?: readonly SqlValue[],
-  ): K extends 'all' ? SqlRow[] : K extends 'get' ? SqlRow | undefined : number {
+    thenCommit = false,
+  ): Promise<K extends 'all' ? SqlRow[] : K extends 'get' ? SqlRow | undefined : number> {
     this.#assertOpen();
+    const values = bind(params); // throws before anything is sent
     try {
-      const stmt = this.#stmt(sql);
-      const values = bind(params);
-      type R = K extends 'all' ? SqlRow[] : K extends 'get' ? SqlRow | undefined : number;
-      if (kind === 'all') return stmt.all(...values) as R;
-      if (kind === 'get') return stmt.get(...values) as R;
-      return Number(stmt.run(...values).changes) as R;
+      return (await this.#db.call(kind, sql, values, thenCommit)) as K extends 'all'
+        ? SqlRow[]
+        : K extends 'get'
+          ? SqlRow | undefined
+          : number;
     } catch (err) {
       throw fromSqliteError(err);
     }
   }
 
-  #dbFor(scope: TxScope | null): SqlDb {
+  /** A transaction's control statement (the caller holds the mutex). */
+  async #control(op: 'begin' | 'commit' | 'rollback', relaxed = false): Promise<void> {
+    try {
+      await this.#db.call(op, '', [], relaxed);
+    } catch (err) {
+      throw fromSqliteError(err);
+    }
+  }
+
+  #dbFor(scope: CommitScope | null): SqlDb {
     // In a transaction the mutex is already held; outside, every statement takes it.
-    const wrap = <T>(f: () => T): Promise<T> =>
+    const wrap = <T>(f: () => Promise<T>): Promise<T> =>
       scope
         ? new Promise<T>((res) => {
             scope.check();
             res(f());
           })
         : this.#mutex.run(f);
-    return {
+    const db: SqlDb = {
       dialect: 'sqlite',
       all: (sql, params) => wrap(() => this.#exec('all', sql, params)),
       get: (sql, params) => wrap(() => this.#exec('get', sql, params)),
       run: (sql, params) => wrap(() => this.#exec('run', sql, params)),
     };
+    if (scope)
+      db.allAndCommit = (sql, params) =>
+        wrap(() => {
+          scope.committed = true; // nothing may follow; the transaction does not commit again
+          const rows = this.#exec('all', sql, params, true);
+          scope.done = true;
+          return rows;
+        });
+    return db;
   }
 
   protected autoDb(): SqlDb {
@@ -187,43 +196,37 @@ export class SqliteStore extends SqlStore {
     return this.#mutex.run(() => this.#inTransaction(fn));
   }
 
-  /** One transaction; the caller holds the mutex. */
-  async #inTransaction<T>(fn: (db: SqlDb) => Promise<T>): Promise<T> {
+  /**
+   * One transaction; the caller holds the mutex. `relaxed`: committed at synchronous=NORMAL (no fsync). The
+   * level cannot change inside a transaction, so the thread sets it before BEGIN and puts it back to FULL after
+   * the COMMIT or ROLLBACK, whatever happens: nothing else commits at NORMAL (the mutex is held throughout).
+   */
+  async #inTransaction<T>(fn: (db: SqlDb) => Promise<T>, relaxed = false): Promise<T> {
     this.#assertOpen();
-    const scope = new TxScope();
-    // IMMEDIATE takes the write lock now, so another process can't make us fail at first write.
-    this.#exec('run', 'BEGIN IMMEDIATE');
+    const scope = new CommitScope();
+    // IMMEDIATE takes the write lock now, so another process can't make us fail at first write. Not waited for:
+    // the thread runs the statements after it in order, and refuses them if it failed (sqlite-thread.ts).
+    const begun = this.#control('begin', relaxed);
+    begun.catch(() => undefined); // its failure is the first statement's (or the commit's) error
     try {
       const result = await fn(this.#dbFor(scope));
       scope.done = true;
-      this.#exec('run', 'COMMIT');
+      if (!scope.committed) await this.#control('commit');
+      await begun;
       return result;
     } catch (err) {
       scope.done = true;
-      if (this.#db.isTransaction) {
-        try {
-          this.#db.exec('ROLLBACK');
-        } catch {
-          // the original error matters more; SQLite rolls back on close anyway
-        }
+      try {
+        await this.#control('rollback'); // nothing to undo after allAndCommit's COMMIT
+      } catch {
+        // the original error matters more; SQLite rolls back on close anyway
       }
       throw err;
     }
   }
 
-  /**
-   * Runs `fn` in one transaction committed at synchronous=NORMAL (no fsync), the caller holding the mutex. The
-   * level cannot change inside a transaction, so it is set before BEGIN and put back to FULL after, whatever
-   * happens: nothing else commits at NORMAL (the mutex is held throughout).
-   */
-  async #relaxedTransaction<T>(fn: (db: SqlDb) => Promise<T>): Promise<T> {
-    this.#assertOpen();
-    this.#db.exec('PRAGMA synchronous = NORMAL');
-    try {
-      return await this.#inTransaction(fn);
-    } finally {
-      this.#db.exec('PRAGMA synchronous = FULL');
-    }
+  #relaxedTransaction<T>(fn: (db: SqlDb) => Promise<T>): Promise<T> {
+    return this.#inTransaction(fn, true);
   }
 
   /**
@@ -236,24 +239,26 @@ export class SqliteStore extends SqlStore {
    * whose key has an older delivery commits at FULL, so that older one's outcome is on disk before the newer one
    * can be sent: a power loss can never bring back an older notification after a newer one went out.
    */
-  override claimDeliveries: DeliveryQueueOps['claimDeliveries'] = (...a) => {
+  override claimDeliveries: DeliveryQueueOps['claimDeliveries'] = async (...a) => {
     this.guard.assertOutside('a store operation');
-    return this.#mutex.run(async () => {
+    const notes: ClaimNotes = { older: false };
+    const claimed = await this.#mutex.run(async () => {
       const parking = { ...this.#parking }; // a rolled-back claim's parking did not happen either
+      // NORMAL where an fdatasync of the WAL can make it durable afterwards (or nothing can: ':memory:')
+      const relaxed = this.#walFile() !== null || this.location === ':memory:';
       try {
-        return await this.#relaxedTransaction(async (db) => {
-          const claimed = await createQueueOps(db, this.#parking).claimDeliveries(...a);
-          const ordered = claimed.filter((d) => d.orderKey !== null).map((d) => d.id);
-          // rare (a key with history): undone here and claimed again at FULL below
-          if (ordered.length && (await db.get(HAS_OLDER(ordered.length), ordered))) throw NEEDS_SYNC;
-          return claimed;
-        });
+        return await this.#inTransaction(
+          (db) => createQueueOps(db, { parking: this.#parking, notes, box: () => this.secretBox }).claimDeliveries(...a),
+          relaxed,
+        );
       } catch (err) {
-        if (err !== NEEDS_SYNC) throw err;
         Object.assign(this.#parking, parking);
-        return this.#inTransaction((db) => createQueueOps(db, this.#parking).claimDeliveries(...a));
+        throw err;
       }
     });
+    // rare (a key with history): made durable, with every commit before it, before any of them is sent
+    if (notes.older) await this.#syncWal();
+    return claimed;
   };
 
   override recordOutcomes: DeliveryQueueOps['recordOutcomes'] = (...a) => this.#relaxed((q) => q.recordOutcomes(...a));
@@ -275,13 +280,14 @@ export class SqliteStore extends SqlStore {
   protected override withIngestTransaction<T>(fn: (db: SqlDb) => Promise<T>): Promise<T> {
     return this.#mutex.run(() => {
       if (this.#walFailed) throw new StoreError(this.#walFailed); // before any write: nothing partial
-      // SQLite puts the -wal next to the database's real file (it resolves symlinks): sync that one
-      this.#walPath ??=
-        this.location !== ':memory:' && this.#exec('get', 'PRAGMA journal_mode')?.['journal_mode'] === 'wal'
-          ? `${realpathSync(this.location)}-wal`
-          : null;
-      return this.#walPath ? this.#relaxedTransaction(fn) : this.#inTransaction(fn);
+      return this.#walFile() ? this.#relaxedTransaction(fn) : this.#inTransaction(fn);
     });
+  }
+
+  /** The -wal file to fdatasync, or null: ':memory:', or not in WAL mode (commits are FULL). */
+  #walFile(): string | null {
+    // SQLite puts the -wal next to the database's real file (it resolves symlinks): sync that one
+    return (this.#walPath ??= this.location !== ':memory:' && this.#db.journalMode === 'wal' ? `${realpathSync(this.location)}-wal` : null);
   }
 
   /**
@@ -290,7 +296,12 @@ export class SqliteStore extends SqlStore {
    * a commit checkpointed before this fdatasync is durable in the database file). SQLite deletes it only when
    * the last connection closes, after a checkpoint, and close() waits for an fdatasync in flight.
    */
-  protected override async syncIngested(): Promise<void> {
+  protected override syncIngested(): Promise<void> {
+    return this.#syncWal();
+  }
+
+  /** Makes every commit so far durable (see syncIngested). */
+  async #syncWal(): Promise<void> {
     if (!this.#walPath) return; // committed at FULL
     if (this.#closed) return this.#syncAfterClose(this.#walPath);
     if (this.#walFailed) throw new StoreError(this.#walFailed);
@@ -325,6 +336,11 @@ export class SqliteStore extends SqlStore {
     }
   }
 
+  /** Ends the database thread abruptly, as a crash would (fault tests). */
+  async crashThreadForTests(): Promise<void> {
+    await this.#db.terminate();
+  }
+
   async ping(): Promise<void> {
     this.guard.assertOutside('store.ping()');
     await this.#mutex.run(() => this.#exec('get', 'SELECT 1'));
@@ -332,12 +348,11 @@ export class SqliteStore extends SqlStore {
 
   async close(): Promise<void> {
     this.guard.assertOutside('store.close()');
-    await this.#mutex.run(() => {
+    await this.#mutex.run(async () => {
       if (this.#closed) return;
       this.#closed = true;
-      this.#stmts.clear();
-      this.#db.close();
       this.#releaseMutex();
+      await this.#db.close();
     });
     // after the connection (its last checkpoint synced the database); waits for an fdatasync in flight
     const wal = this.#wal;

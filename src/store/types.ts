@@ -358,6 +358,11 @@ export interface ClaimedDelivery extends DeliveryRecord {
    * only), so the worker skips that fence; true still goes through the atomic supersede().
    */
   newerSent: boolean;
+  /**
+   * Its integration as the claim's transaction read it (null: deleted since), so the worker needs no read of its
+   * own per batch. Undefined where a store does not read it (the worker reads it then).
+   */
+  integration?: IntegrationRecord | null;
 }
 
 /** An attempt's outcome for DeliveryQueueOps.recordOutcomes (what markDelivered / markRetry / markDead take). */

@@ -144,6 +144,35 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('DeliveryWork
     expect(log.text()).not.toContain(URL_TOKEN);
   });
 
+  it('outcomes are written behind the sends: a slow outcome write does not hold back the next claims, up to 4 × concurrency held', async () => {
+    const A = company();
+    rx = await startReceiver();
+    const integ = await createWebhookIntegration(store, A, rx.url);
+    await seedDeliveries(store, integ, 20);
+    // the store takes outcomes only once the gate opens
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const record = store.recordOutcomes.bind(store);
+    store.recordOutcomes = async (...a) => {
+      await gate;
+      return record(...a);
+    };
+    startWorker({ concurrency: 2 });
+    try {
+      // (before: claims stopped once more than `concurrency` were held, 4 sends here)
+      await waitFor('8 sent while no outcome is written', () => rx!.hits.length >= 8 || undefined, 5_000);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(rx.hits).toHaveLength(8); // 4 × concurrency held, each with its outcome still to write
+    } finally {
+      open();
+    }
+    await waitFor(
+      'all delivered',
+      async () => (await store.listDeliveries(A, { limit: 100 })).every((d) => d.status === 'DELIVERED') || undefined,
+    );
+    expect(new Set(rx.hits.map((h) => h.id)).size).toBe(20);
+  });
+
   it('429 with Retry-After: the next attempt is not before it', async () => {
     rx = await startReceiver({
       handler: (_hit, res, nth) => (nth === 1 ? res.writeHead(429, { 'retry-after': '1' }).end('slow down') : res.end('ok')),

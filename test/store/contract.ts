@@ -648,6 +648,36 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
         expect(await store.supersedeMany([], t)).toEqual([]);
       });
 
+      it("a claim carries each delivery's integration as the claim read it (secrets opened); null once deleted", async () => {
+        const t = now();
+        const i1 = await store.createIntegration(integration(A));
+        const i2 = await store.createIntegration(integration(A));
+        const ev = eventRecord(A);
+        const [d1, d2, d3] = [
+          newDelivery(ev, { integrationId: i1.id, createdAt: t - 3 }),
+          newDelivery(ev, { integrationId: i2.id, createdAt: t - 2 }),
+          newDelivery(ev, { integrationId: i1.id, createdAt: t - 1 }),
+        ];
+        await store.transaction(async (tx) => {
+          await tx.insertEvent(ev);
+          await tx.insertDeliveries([d1!, d2!, d3!]);
+        });
+        const claimed = await claimAll(A, t);
+        expect(claimed.map((c) => c.id)).toEqual([d1!.id, d2!.id, d3!.id]);
+        expect(claimed.map((c) => c.integration)).toEqual([i1, i2, i1]);
+        expect(claimed[0]!.integration!.secrets).toEqual(i1.secrets);
+        // deleted after the event was accepted (the worker dead-letters it): the claim says so
+        const ev2 = eventRecord(A);
+        const i3 = await store.createIntegration(integration(A));
+        await store.transaction(async (tx) => {
+          await tx.insertEvent(ev2);
+          await tx.insertDeliveries([newDelivery(ev2, { integrationId: i3.id, createdAt: t })]);
+        });
+        expect(await store.deleteIntegrations(A, [i3.id])).toEqual([i3.id]);
+        const [gone] = await claimAll(A, t + 1);
+        expect(gone).toMatchObject({ integrationId: i3.id, integration: null });
+      });
+
       it('claim takes due rows only, oldest first, up to the limit, joined with the event', async () => {
         const t = now();
         const { ev, ds } = await accept(A, 5, (i) => ({ createdAt: t - 1000 * (5 - i) })); // due, oldest first
@@ -666,8 +696,9 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
             updatedAt: t,
             event: { type: ev.type, data: ev.data, receivedAt: ev.receivedAt },
             newerSent: false,
+            integration: null, // these deliveries name no integration of the store
           } satisfies ClaimedDelivery);
-          const { event: _e, newerSent: _n, ...rec } = c;
+          const { event: _e, newerSent: _n, integration: _i, ...rec } = c;
           expect(await get(A, c.id)).toEqual(rec);
         }
         // Claimed rows are not handed out again while their lease holds; the future one is not due.

@@ -18,7 +18,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('SQLite ingestTransaction', () => {
   it('commits, calls committed() with the rows visible to another connection, then resolves; FULL again after', async () => {
     const file = join(dir, `ingest-${randomUUID()}.db`);
-    const store = openSqliteStore(file);
+    const store = await openSqliteStore(file);
     await store.migrate();
     const A = randomUUID();
     const e = eventRecord(A, { receivedAt: Date.now() });
@@ -46,7 +46,7 @@ describe('SQLite ingestTransaction', () => {
   });
 
   it('a throwing ingestion rolls back and never calls committed()', async () => {
-    const store = openSqliteStore(join(dir, `ingest-${randomUUID()}.db`));
+    const store = await openSqliteStore(join(dir, `ingest-${randomUUID()}.db`));
     await store.migrate();
     const e = eventRecord(randomUUID(), { receivedAt: Date.now() });
     let called = 0;
@@ -69,7 +69,7 @@ describe('SQLite ingestTransaction', () => {
     mkdirSync(real);
     const link = join(dir, `link-${randomUUID()}.db`);
     symlinkSync(join(real, 'x.db'), link);
-    const store = openSqliteStore(link);
+    const store = await openSqliteStore(link);
     await store.migrate();
     const e = eventRecord(randomUUID(), { receivedAt: Date.now() });
     await expect(
@@ -85,7 +85,7 @@ describe('SQLite ingestTransaction', () => {
 
   it('after a failed fdatasync, ingestion is refused before any write, until a restart', async () => {
     const file = join(dir, `ingest-${randomUUID()}.db`);
-    const store = openSqliteStore(file);
+    const store = await openSqliteStore(file);
     await store.migrate();
     // SQLite keeps writing to its open -wal; opening it by name for the fdatasync now fails
     unlinkSync(`${file}-wal`);
@@ -114,7 +114,7 @@ describe('SQLite ingestTransaction', () => {
 
   it('closed between the commit and its fdatasync: resolves (the close checkpointed and synced the WAL)', async () => {
     const file = join(dir, `ingest-${randomUUID()}.db`);
-    const store = openSqliteStore(file);
+    const store = await openSqliteStore(file);
     await store.migrate();
     const e = eventRecord(randomUUID(), { receivedAt: Date.now() });
     let closing: Promise<void> | undefined;
@@ -125,13 +125,13 @@ describe('SQLite ingestTransaction', () => {
       ),
     ).resolves.toBe('ok');
     await closing;
-    const again = openSqliteStore(file);
+    const again = await openSqliteStore(file);
     expect((await again.getEvent(e.companyId, e.id))?.id).toBe(e.id);
     await again.close();
   });
 
   it("':memory:' (no WAL) commits at FULL and resolves", async () => {
-    const store = openSqliteStore(':memory:');
+    const store = await openSqliteStore(':memory:');
     await store.migrate();
     const e = eventRecord(randomUUID(), { receivedAt: Date.now() });
     let called = 0;

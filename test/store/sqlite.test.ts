@@ -1,11 +1,13 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { DatabaseSync } from 'node:sqlite';
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { open as openFile, type FileHandle } from 'node:fs/promises';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
+import { openSqliteStore } from '../../src/store/sqlite.js';
 import { eventRecord, integration, newDelivery, router, storeContract } from './contract.js';
 import { inventoryContract } from './contract-inventory.js';
 import { policyContract } from './contract-policy.js';
@@ -120,40 +122,23 @@ describe('SQLite specifics', () => {
 });
 
 describe('durability level per write (synchronous: 1 = NORMAL, 2 = FULL)', () => {
-  afterEach(() => vi.restoreAllMocks());
-
   /**
-   * Wraps every statement the store prepares so that, when it runs, the connection's own PRAGMA synchronous
-   * is read first: the level its commit (autocommit or COMMIT) is made at.
+   * A store on a new file whose connection reports each statement it runs with its own PRAGMA synchronous read
+   * just before (sqlite-thread.ts onStatement): the level its commit (autocommit or COMMIT) is made at.
    */
-  function recordLevels(failing?: RegExp) {
+  function recordLevels() {
     const seen: { sql: string; level: number }[] = [];
-    const prepare = DatabaseSync.prototype.prepare;
-    vi.spyOn(DatabaseSync.prototype, 'prepare').mockImplementation(function (this: DatabaseSync, sql: string) {
-      const stmt = prepare.call(this, sql);
-      const level = () => Number(prepare.call(this, 'PRAGMA synchronous').get()!['synchronous']);
-      return new Proxy(stmt, {
-        get: (target, prop) => {
-          const v: unknown = Reflect.get(target, prop);
-          if (typeof v !== 'function') return v;
-          if (prop !== 'run' && prop !== 'all' && prop !== 'get') return v.bind(target);
-          return (...args: unknown[]) => {
-            seen.push({ sql: sql.replace(/\s+/g, ' ').trim(), level: level() });
-            if (failing?.test(sql)) throw new Error('injected failure');
-            return (v as (...a: unknown[]) => unknown).apply(target, args);
-          };
-        },
-      }) as StatementSync;
-    });
     const levels = (re: RegExp) => [...new Set(seen.filter((s) => re.test(s.sql)).map((s) => s.level))];
-    return { seen, levels };
+    const path = join(dir, `sync-${randomUUID()}.db`);
+    const open = () => openSqliteStore(path, { onStatement: (sql, level) => seen.push({ sql: sql.replace(/\s+/g, ' ').trim(), level }) });
+    return { seen, levels, open, path };
   }
 
   const CLAIM = /^UPDATE deliveries SET status = 'IN_FLIGHT'/;
 
   it("the worker's writes (claims, grouped outcomes) commit at NORMAL; ingestion and everything else at FULL", async () => {
-    const { seen, levels } = recordLevels();
-    const store = await openStore(`sqlite:${join(dir, `sync-${randomUUID()}.db`)}`);
+    const { seen, levels, open } = recordLevels();
+    const store = await open();
     await store.migrate();
     const A = randomUUID();
     const ev = eventRecord(A);
@@ -186,9 +171,18 @@ describe('durability level per write (synchronous: 1 = NORMAL, 2 = FULL)', () =>
     expect([...new Set(seen.map((s) => s.level))]).toEqual([2]);
   });
 
-  it('a claim that hands out a delivery whose key has an older delivery commits at FULL (order survives a power loss)', async () => {
-    const { seen } = recordLevels();
-    const store = await openStore(`sqlite:${join(dir, `sync-${randomUUID()}.db`)}`);
+  it('a claim that hands out a delivery whose key has an older delivery is made durable before it returns (order survives a power loss)', async () => {
+    const { seen, open } = recordLevels();
+    // every fdatasync of a file (the WAL's, here), in the order of the statements
+    const probe = await openFile(join(dir, `probe-${randomUUID()}`), 'w');
+    const proto = Object.getPrototypeOf(probe) as { datasync(this: FileHandle): Promise<void> };
+    await probe.close();
+    const real = proto.datasync;
+    const datasync = vi.spyOn(proto, 'datasync').mockImplementation(function (this: FileHandle) {
+      seen.push({ sql: 'FDATASYNC', level: 0 });
+      return real.call(this);
+    });
+    const store = await open();
     await store.migrate();
     const A = randomUUID();
     const integrationId = randomUUID();
@@ -199,45 +193,53 @@ describe('durability level per write (synchronous: 1 = NORMAL, 2 = FULL)', () =>
       await tx.insertEvents([e1, e2]);
       await tx.insertDeliveries([keyed(e1, 1), keyed(e2, 2)]);
     });
-    // the head: no older delivery of its key, so NORMAL
+    const claimSteps = (from: number) =>
+      seen
+        .slice(from)
+        .filter((s) => CLAIM.test(s.sql) || /^(COMMIT|ROLLBACK|FDATASYNC)/.test(s.sql))
+        .map((s) => [s.sql.split(' ')[0], s.level]);
+    // the head: no older delivery of its key, so NORMAL and no sync
     let from = seen.length;
     const [first] = await store.claimDeliveries(t + 1000, 10, 60_000);
-    expect([
-      ...new Set(
-        seen
-          .slice(from)
-          .filter((s) => CLAIM.test(s.sql))
-          .map((s) => s.level),
-      ),
-    ]).toEqual([1]);
+    expect(claimSteps(from)).toEqual([
+      ['UPDATE', 1],
+      ['COMMIT', 1],
+    ]);
     expect(await store.recordOutcomes([{ id: first!.id, attemptNo: 1, statusCode: 200, kind: 'delivered' }], t + 1000)).toEqual([true]);
-    // the next one of the key: its claim is undone at NORMAL and made again at FULL, so the older one's outcome
-    // (committed at NORMAL) is on disk before this one can be sent
+    // the next one of the key: committed at NORMAL, then the WAL is synced before the claim returns, so the older
+    // one's outcome (committed at NORMAL) is on disk before this one can be sent
     from = seen.length;
     const [second] = await store.claimDeliveries(t + 2000, 10, 60_000);
     expect(second?.orderSeq).toBe(2);
-    const claimStmts = seen.slice(from).filter((s) => CLAIM.test(s.sql) || /^(COMMIT|ROLLBACK)/.test(s.sql));
-    expect(claimStmts.map((s) => s.level)).toEqual([1, 2, 2]); // NORMAL claim (rolled back), FULL claim, FULL COMMIT
-    expect(
-      seen
-        .slice(from)
-        .filter((s) => /^COMMIT/.test(s.sql))
-        .map((s) => s.level),
-    ).toEqual([2]);
+    expect(claimSteps(from)).toEqual([
+      ['UPDATE', 1],
+      ['COMMIT', 1],
+      ['FDATASYNC', 0],
+    ]);
     await store.close();
+    datasync.mockRestore();
   });
 
   it('a claim that fails still puts the connection back to FULL', async () => {
-    const { levels } = recordLevels(CLAIM);
-    const store = await openStore(`sqlite:${join(dir, `sync-${randomUUID()}.db`)}`);
+    const { seen, levels, open, path } = recordLevels();
+    const store = await open();
     await store.migrate();
     const ev = eventRecord(randomUUID());
     await store.insertEvent(ev);
     await store.insertDeliveries([newDelivery(ev)]);
-    await expect(store.claimDeliveries(Date.now() + 1000, 10, 60_000)).rejects.toThrow('injected failure');
+    // the claim's statements name this index (INDEXED BY): without it the first of them fails
+    const raw = new DatabaseSync(path);
+    raw.exec('DROP INDEX deliveries_claim_idx');
+    raw.close();
+    const from = seen.length;
+    await expect(store.claimDeliveries(Date.now() + 1000, 10, 60_000)).rejects.toThrow(/no such index: deliveries_claim_idx/);
+    const claim = seen.slice(from);
     await store.insertEvent(eventRecord(ev.companyId));
     await store.close();
-    expect(levels(CLAIM)).toEqual([1]);
+    // the claim began at NORMAL, failed at its first statement, and was rolled back; the next write is at FULL
+    // (the temp table of claimed ids, then the park, which names the index too; nothing after it ran)
+    expect(claim.map((s) => s.sql.split(' ')[0])).toEqual(['BEGIN', 'CREATE', 'DELETE', 'UPDATE', 'ROLLBACK']);
+    expect([...new Set(claim.map((s) => s.level))]).toEqual([1]);
     expect(levels(/^INSERT INTO events/)).toEqual([2]);
   });
 });
