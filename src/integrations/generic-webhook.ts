@@ -118,13 +118,13 @@ function createGenericWebhookNotifier(opts: IntegrationOptions): Notifier {
     async send(n: Notification, signal?: AbortSignal): Promise<DeliveryResult> {
       const target = webhookTarget(n, egress);
       if ('dead' in target) return target.dead;
-      const { url, key } = target;
+      const { url, signed } = target;
       const built = genericWebhookBody(n);
       if ('error' in built) return { outcome: 'dead', error: built.error };
       const { body } = built;
 
       const extra = storedHeaders(n.integration.secrets);
-      const headers = { ...Object.fromEntries(extra), ...standardWebhookHeaders(n, body, clock(), key !== null) };
+      const headers = { ...Object.fromEntries(extra), ...standardWebhookHeaders(n, body, clock(), signed) };
       // header values are secrets too (a bearer token); the overlap's end and the JSON list itself are not fragments
       const { [PREVIOUS_UNTIL]: _until, headers: _h, ...secretValues } = n.integration.secrets;
       void _until;

@@ -57,9 +57,51 @@ function hmacKey(key: Buffer): KeyObject {
   return k;
 }
 
-function signWebhook(key: Buffer, id: string, timestampSeconds: number, body: string): string {
-  const mac = createHmac('sha256', hmacKey(key)).update(`${id}.${timestampSeconds}.${body}`, 'utf8').digest('base64');
+function signWebhook(key: KeyObject, id: string, timestampSeconds: number, body: string): string {
+  const mac = createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`, 'utf8').digest('base64');
   return `v1,${mac}`;
+}
+
+/** An integration's signing keys, parsed (signingKeysAt's rules) from the secrets they were read from. */
+interface SigningKeys {
+  /** the secrets' values they came from: a changed value is parsed again */
+  secret: string | undefined;
+  prevSecret: string | undefined;
+  prevUntil: string | undefined;
+  /** a signing secret is set but is not a valid key */
+  invalid: boolean;
+  current: KeyObject | null;
+  /** the previous key, signing too before `until` (null: none, not valid, or the same key) */
+  previous: KeyObject | null;
+  until: number;
+}
+
+/**
+ * Parsed keys per secrets object (a record's secrets are read once per claim batch, for all its deliveries): the
+ * base64 decoding, validation and key-id hashing once per object, not per attempt. Weak: they go with the record.
+ */
+const signingKeysOf = new WeakMap<Readonly<Record<string, string>>, SigningKeys>();
+
+function signingKeysFor(secrets: Readonly<Record<string, string>>): SigningKeys {
+  const secret = secrets['signingSecret'];
+  const prevSecret = secrets[PREVIOUS_SECRET];
+  const prevUntil = secrets[PREVIOUS_UNTIL];
+  const known = signingKeysOf.get(secrets);
+  if (known && known.secret === secret && known.prevSecret === prevSecret && known.prevUntil === prevUntil) return known;
+  const cur = secret ? signingKey(secret) : null;
+  const until = Number(prevUntil);
+  const prev = cur && prevSecret && Number.isFinite(until) ? signingKey(prevSecret) : null;
+  const keys: SigningKeys = {
+    secret,
+    prevSecret,
+    prevUntil,
+    invalid: !!secret && !cur,
+    current: cur ? hmacKey(cur) : null,
+    previous: cur && prev && !prev.equals(cur) ? hmacKey(prev) : null,
+    until,
+  };
+  signingKeysOf.set(secrets, keys);
+  return keys;
 }
 
 /** How long the previous signing secret keeps signing after a rotation (24 h): receivers switch within it. */
@@ -118,14 +160,13 @@ export function signingKeysAt(secrets: Readonly<Record<string, string>>, now: nu
  * The URL (egress policy's early check) and signing key of a webhook integration (`secrets.url`,
  * `secrets.signingSecret`), or why the delivery is dead. Shared with GENERIC_WEBHOOK.
  */
-export function webhookTarget(n: Notification, egress: EgressPolicy): { url: string; key: Buffer | null } | { dead: DeliveryResult } {
+export function webhookTarget(n: Notification, egress: EgressPolicy): { url: string; signed: boolean } | { dead: DeliveryResult } {
   const url = n.integration.secrets['url'];
   const bad = checkTenantUrl(url, 'webhook URL', egress);
   if (bad || !url) return { dead: { outcome: 'dead', error: bad ?? 'webhook URL is not configured' } };
-  const secret = n.integration.secrets['signingSecret'];
-  const key = secret ? signingKey(secret) : null;
-  if (secret && !key) return { dead: { outcome: 'dead', error: 'signing secret is not valid (whsec_ must be followed by base64)' } };
-  return { url, key };
+  const keys = signingKeysFor(n.integration.secrets);
+  if (keys.invalid) return { dead: { outcome: 'dead', error: 'signing secret is not valid (whsec_ must be followed by base64)' } };
+  return { url, signed: keys.current !== null };
 }
 
 /**
@@ -136,10 +177,15 @@ export function webhookTarget(n: Notification, egress: EgressPolicy): { url: str
 export function standardWebhookHeaders(n: Notification, body: string, now: number, signed: boolean): Record<string, string> {
   const timestamp = Math.floor(now / 1000);
   const headers: Record<string, string> = { 'webhook-id': n.id, 'webhook-timestamp': String(timestamp) };
-  if (signed)
-    headers['webhook-signature'] = signingKeysAt(n.integration.secrets, now)
-      .map((k) => signWebhook(k, n.id, timestamp, body))
-      .join(' ');
+  if (signed) {
+    // signingKeysAt's keys: the current one, then the previous one during its overlap
+    const keys = signingKeysFor(n.integration.secrets);
+    if (keys.current) {
+      const first = signWebhook(keys.current, n.id, timestamp, body);
+      headers['webhook-signature'] =
+        keys.previous && now < keys.until ? `${first} ${signWebhook(keys.previous, n.id, timestamp, body)}` : first;
+    } else headers['webhook-signature'] = '';
+  }
   return headers;
 }
 
@@ -151,9 +197,9 @@ function createWebhookNotifier(opts: IntegrationOptions): Notifier {
     async send(n: Notification, signal?: AbortSignal): Promise<DeliveryResult> {
       const target = webhookTarget(n, egress);
       if ('dead' in target) return target.dead;
-      const { url, key } = target;
+      const { url, signed } = target;
       const body = JSON.stringify(buildCloudEvent(n));
-      const headers = standardWebhookHeaders(n, body, clock(), key !== null);
+      const headers = standardWebhookHeaders(n, body, clock(), signed);
       // the overlap's end is a timestamp, not a secret: keep it out of the redaction fragments
       const { [PREVIOUS_UNTIL]: _until, ...secretValues } = n.integration.secrets;
       void _until;

@@ -153,6 +153,21 @@ describe('WEBHOOK against a loopback receiver', () => {
     expect(() => new Webhook(WHSEC).verify(a!.body, a!.headers as Record<string, string>)).not.toThrow();
   });
 
+  it('signs with the secret the record holds now, also when the same secrets object was changed (parsed keys are cached)', async () => {
+    const n = notification(hook({ signingSecret: WHSEC }), EVENTS['evt.healthstatus.certmgr-issuer.notready']);
+    await notifier.send(n);
+    const other = 'whsec_' + Buffer.from('another key of the hook').toString('base64');
+    n.integration.secrets['signingSecret'] = other;
+    await notifier.send(n);
+    n.integration.secrets['signingSecret'] = 'whsec_not*base64!';
+    expect((await notifier.send(n)).outcome).toBe('dead');
+    const [a, b] = rx.requests;
+    expect(rx.requests).toHaveLength(2);
+    expect(() => new Webhook(WHSEC).verify(a!.body, a!.headers as Record<string, string>)).not.toThrow();
+    expect(() => new Webhook(other).verify(b!.body, b!.headers as Record<string, string>)).not.toThrow();
+    expect(() => new Webhook(WHSEC).verify(b!.body, b!.headers as Record<string, string>)).toThrow(/signature/i);
+  });
+
   it('an invalid whsec_ secret is dead and nothing is sent', async () => {
     const r = await notifier.send(
       notification(hook({ signingSecret: 'whsec_not*base64!' }), EVENTS['evt.healthstatus.certmgr-issuer.notready']),
