@@ -148,6 +148,37 @@ describe('postAndClassify against a loopback receiver', () => {
     expect(rx.requests).toHaveLength(0);
   });
 
+  it('reads an endless response body only up to the bound, and ends the attempt', async () => {
+    rx = await startReceiver((_r, res) => {
+      res.writeHead(503); // chunked, never ended
+      res.write('é'.repeat(600)); // 1,200 bytes: the bound falls inside a character
+    });
+    const r = await postAndClassify({ url: rx.url, body: '{}', secrets: [] }, ctx({ timeoutMs: 3_600_000 }));
+    expect(r.outcome).toBe('retry');
+    expect(r.statusCode).toBe(503);
+    expect(r.responseBody).toBe('é'.repeat(512));
+  });
+
+  it("joins a caller's header named in another case with ours, and a same-named one replaces ours (as fetch did)", async () => {
+    rx = await startReceiver((_r, res) => res.writeHead(204).end());
+    await postAndClassify({ url: rx.url, body: '{}', headers: { Accept: 'a/b', 'X-Twice': '1', 'x-twice': '2' }, secrets: [] }, ctx());
+    await postAndClassify({ url: rx.url, body: '{}', headers: { 'content-type': 'text/plain', 'User-Agent': 'mine' }, secrets: [] }, ctx());
+    const [a, b] = rx.requests;
+    expect(a!.headers['accept']).toBe('a/b');
+    expect(a!.headers['x-twice']).toBe('1, 2');
+    expect(b!.headers['content-type']).toBe('text/plain');
+    expect(b!.headers['user-agent']).toBe('ua-test/1, mine');
+  });
+
+  it('does not send to a URL with credentials or another scheme', async () => {
+    rx = await startReceiver();
+    for (const url of [rx.url.replace('http://', 'http://user:pw@'), rx.url.replace('http:', 'ftp:')]) {
+      const r = await postAndClassify({ url, body: '{}', secrets: [url] }, ctx());
+      expect(r).toEqual({ outcome: 'retry', error: 'network error' });
+    }
+    expect(rx.requests).toHaveLength(0);
+  });
+
   it('redacts secrets a receiver echoes in the status text and body', async () => {
     rx = await startReceiver((r, res) => {
       res.statusMessage = `Nope ${r.path}`;
