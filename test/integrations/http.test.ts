@@ -170,6 +170,13 @@ describe('postAndClassify against a loopback receiver', () => {
     expect(b!.headers['user-agent']).toBe('ua-test/1, mine');
   });
 
+  it('sends only its own headers: no compressed response is asked for (the body is a diagnostic, read as sent)', async () => {
+    rx = await startReceiver((_r, res) => res.writeHead(204).end());
+    await postAndClassify({ url: rx.url, body: '{}', secrets: [] }, ctx());
+    const names = Object.keys(rx.requests[0]!.headers).sort();
+    expect(names).toEqual(['connection', 'content-length', 'content-type', 'host', 'user-agent']);
+  });
+
   it('does not send to a URL with credentials or another scheme', async () => {
     rx = await startReceiver();
     for (const url of [rx.url.replace('http://', 'http://user:pw@'), rx.url.replace('http:', 'ftp:')]) {
