@@ -8,7 +8,7 @@
 import type { EventType } from '../events/families.js';
 import {
   boundedLabels,
-  incidentKeyOf,
+  correlationKeyOf,
   memberLineOf,
   renderNotification,
   type CertificateSubject,
@@ -131,7 +131,7 @@ export interface CloudEvent<T> {
 }
 
 function buildPayload(n: Notification): WebhookPayloadV1 {
-  const r = renderNotification(n);
+  const r = renderNotification(n, false); // the payload has no facts
   const v = r.view;
   const health = v.kind === 'certificateExpiration' ? null : v;
   const g = n.group;
@@ -143,7 +143,7 @@ function buildPayload(n: Notification): WebhookPayloadV1 {
     eventId: n.eventId,
     severity: r.severity,
     summary: r.summary,
-    correlationKey: incidentKeyOf(n),
+    correlationKey: g ? g.key : correlationKeyOf(v), // incidentKeyOf(n), without viewing the event again
     cluster: health ? health.cluster : null,
     resource: health && health.kind !== 'agent' ? { kind: health.kind === 'issuer' ? 'Issuer' : 'Certificate', ...health.resource } : null,
     reason: health ? health.reason : null,

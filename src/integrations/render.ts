@@ -369,7 +369,8 @@ const MAX_TITLE = 1024;
 const MAX_TEXT = 32_768;
 const MAX_LABEL_VALUE = 256;
 
-export function render(event: InternalEvent, router?: { name: string }): Rendered {
+/** `facts` false: no facts (the webhook payload has none; they are a third of a rendering's cost). */
+export function render(event: InternalEvent, router?: { name: string }, facts = true): Rendered {
   const view = viewOf(event);
   return {
     view,
@@ -377,7 +378,7 @@ export function render(event: InternalEvent, router?: { name: string }): Rendere
     title: truncateChars(titleOf(view), MAX_TITLE),
     summary: summaryOf(view),
     severity: severityOf(view),
-    facts: factsOf(view, router),
+    facts: facts ? factsOf(view, router) : [],
     text: view.message,
     runbookUrl: view.runbookUrl,
     reminder: false,
@@ -620,10 +621,11 @@ const isReminderTitle = (t: string) => /^reminder\b/i.test(t);
  * - a reminder: the title starts with "Reminder:" and a "Reminder" fact says since when;
  * - a template (n.rendered): its title and text replace the title and the body text (plain text: each notifier
  *   escapes it for its markup, like event text).
- * Notifiers call this, never render() directly.
+ * Notifiers call this, never render() directly. `facts` false: a single event's facts are left out (the webhook
+ * payload, which has none).
  */
-export function renderNotification(n: Notification): Rendered {
-  const r = n.group ? renderGroup(n, n.group) : render(n.event, n.router);
+export function renderNotification(n: Notification, facts = true): Rendered {
+  const r = n.group ? renderGroup(n, n.group) : render(n.event, n.router, facts);
   if (n.reminder) {
     r.reminder = true;
     r.title = `Reminder: ${r.title}`;
