@@ -24,8 +24,10 @@ import type {
 // ---- decoders --------------------------------------------------------------------------------
 
 function col(row: SqlRow, name: string): unknown {
-  if (!(name in row)) throw new Error(`store: row has no column "${name}"`);
-  return row[name];
+  const v = row[name];
+  // a column's value is never undefined (NULL is null): only then look whether the row has it at all
+  if (v === undefined && !(name in row)) throw new Error(`store: row has no column "${name}"`);
+  return v;
 }
 
 export function str(row: SqlRow, name: string): string {
