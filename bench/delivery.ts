@@ -1,9 +1,11 @@
 /**
  * Delivery benchmark: durable notifications/s to a loopback webhook receiver (events + deliveries written to
  * the store as POST /v1/events writes them, with their order keys; claimed, fenced, signed, POSTed, marked
- * delivered) vs. a bare POST loop: the same HTTP client (undici fetch over a keep-alive Agent, as the egress
- * policy's dispatcher), the same concurrency, a body of the same size and the same header names. SQLite (file)
- * and PostgreSQL (`DATABASE_URL`, or Debian's server started for the run); `BENCH_ENGINES=sqlite|postgres` picks.
+ * delivered) vs. a bare POST loop: the same HTTP client (undici's request over a keep-alive Agent, as the
+ * notifiers with the egress policy's dispatcher), the same concurrency, a body of the same size and the same header
+ * names. A second loop with undici's fetch (the notifiers' client before issue 12's sixth pass) is printed for
+ * reference. SQLite (file) and PostgreSQL (`DATABASE_URL`, or Debian's server started for the run);
+ * `BENCH_ENGINES=sqlite|postgres` picks.
  *
  *   node --import tsx bench/delivery.ts        BENCH_DELIVERIES=2000 BENCH_CONCURRENCY=8
  *
@@ -28,7 +30,7 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { Agent, fetch } from 'undici';
+import { Agent, fetch, request } from 'undici';
 import { DeliveryWorker } from '../src/delivery/index.js';
 import { orderOfEvent } from '../src/delivery/order.js';
 import type { InternalEvent } from '../src/events/families.js';
@@ -193,8 +195,11 @@ async function receiver() {
   };
 }
 
-/** The bare baseline: N POSTs, CONCURRENCY at a time, over one keep-alive Agent (undici's fetch, as the notifiers). */
-async function bareLoop(url: string, body: string): Promise<number> {
+/**
+ * The bare baseline: N POSTs, CONCURRENCY at a time, over one keep-alive Agent: undici's request, as the notifiers
+ * (src/integrations/http.ts), or with `client` 'fetch' undici's fetch (for reference).
+ */
+async function bareLoop(url: string, body: string, client: 'request' | 'fetch' = 'request'): Promise<number> {
   const dispatcher = new Agent();
   // the header names and sizes of a signed Standard Webhooks request, fixed values (nothing computed per request)
   const headers = {
@@ -210,8 +215,13 @@ async function bareLoop(url: string, body: string): Promise<number> {
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < N) {
         next++;
-        const res = await fetch(url, { method: 'POST', headers, body, dispatcher });
-        await res.arrayBuffer();
+        if (client === 'fetch') {
+          const res = await fetch(url, { method: 'POST', headers, body, dispatcher });
+          await res.arrayBuffer();
+        } else {
+          const res = await request(url, { method: 'POST', headers, body, dispatcher });
+          await res.body.arrayBuffer();
+        }
       }
     }),
   );
@@ -329,6 +339,7 @@ export async function run(): Promise<void> {
 
   // Warm-up rounds (JIT, connections), not counted.
   await bareLoop(rcv.url, body);
+  await bareLoop(rcv.url, body, 'fetch');
   for (const [, store, pgRun] of stores) {
     await durable(store, rcv);
     // A long-lived table has planner statistics; the bench's table is new. Without them the claim's plan depends
@@ -349,11 +360,14 @@ export async function run(): Promise<void> {
     serverMs?: number;
   };
   const bare: Round[] = [];
+  const bareFetch: Round[] = [];
   const durables = new Map<string, Round[]>(stores.map(([name]) => [name, []]));
   for (let round = 0; round < ROUNDS; round++) {
     const b = await measured('bare', () => bareLoop(rcv.url, body));
     bare.push({ perSec: b.r, cpuMs: b.cpuMs, elu: b.elu, statements: b.statements });
-    const line = [`round ${round + 1}: bare ${b.r.toFixed(0)}/s`];
+    const f = await measured('bare-fetch', () => bareLoop(rcv.url, body, 'fetch'));
+    bareFetch.push({ perSec: f.r, cpuMs: f.cpuMs, elu: f.elu, statements: f.statements });
+    const line = [`round ${round + 1}: bare ${b.r.toFixed(0)}/s, bare (fetch) ${f.r.toFixed(0)}/s`];
     for (const [name, store, pgRun] of stores) {
       const before = rcv.seen();
       const server0 = pgRun?.root === undefined ? undefined : pgServerCpuMs(pgRun.root);
@@ -363,7 +377,7 @@ export async function run(): Promise<void> {
       const bodyBytes = (after.bytes - before.bytes) / Math.max(1, after.count - before.count);
       const serverMs = server0 === undefined || server1 === undefined ? undefined : server1 - server0;
       durables.get(name)!.push({ ...m.r, cpuMs: m.cpuMs, elu: m.elu, statements: m.statements, bodyBytes, serverMs });
-      line.push(`${name} ${m.r.perSec.toFixed(0)}/s (${(m.r.perSec / b.r).toFixed(2)}×)`);
+      line.push(`${name} ${m.r.perSec.toFixed(0)}/s (${(m.r.perSec / b.r).toFixed(2)}×; ${(m.r.perSec / f.r).toFixed(2)}× the fetch loop)`);
     }
     console.log(line.join(', '));
   }
@@ -391,14 +405,25 @@ export async function run(): Promise<void> {
     ...(process.env.BENCH_COUNT ? [median(rs.map((r) => r.statements / N)).toFixed(2)] : []),
     rs.every((r) => r.serverMs !== undefined) ? median(rs.map((r) => r.serverMs! / N)).toFixed(2) : '',
   ];
+  const vsFetch = (rs: Round[]) => `${median(rs.map((r, i) => r.perSec / bareFetch[i]!.perSec)).toFixed(2)}×`;
   const rows: string[][] = [
     [
-      'bare POST loop (baseline)',
+      'bare POST loop, undici request (baseline)',
       median(bare.map((r) => r.perSec)).toFixed(0),
       '',
       '1.00×',
+      vsFetch(bare),
       String(Buffer.byteLength(body)),
       ...extra(bare),
+    ],
+    [
+      'bare POST loop, undici fetch (reference)',
+      median(bareFetch.map((r) => r.perSec)).toFixed(0),
+      '',
+      `${median(bareFetch.map((r, i) => r.perSec / bare[i]!.perSec)).toFixed(2)}×`,
+      '1.00×',
+      String(Buffer.byteLength(body)),
+      ...extra(bareFetch),
     ],
   ];
   for (const [name, rs] of durables)
@@ -407,6 +432,7 @@ export async function run(): Promise<void> {
       median(rs.map((r) => r.perSec)).toFixed(0),
       median(rs.map((r) => r.acceptPerSec ?? 0)).toFixed(0),
       `${median(rs.map((r, i) => r.perSec / bare[i]!.perSec)).toFixed(2)}×`,
+      vsFetch(rs),
       median(rs.map((r) => r.bodyBytes ?? 0)).toFixed(0),
       ...extra(rs),
     ]);
@@ -415,9 +441,9 @@ export async function run(): Promise<void> {
   );
   const counts = process.env.BENCH_COUNT ? ' statements/notification |' : '';
   console.log(
-    `| path | delivered/s | accepted/s | vs bare | body bytes | CPU ms/notification | event loop busy |${counts} PostgreSQL server CPU ms/notification |`,
+    `| path | delivered/s | accepted/s | vs bare | vs the fetch loop | body bytes | CPU ms/notification | event loop busy |${counts} PostgreSQL server CPU ms/notification |`,
   );
-  console.log(`|:--|--:|--:|--:|--:|--:|--:|${counts ? '--:|' : ''}--:|`);
+  console.log(`|:--|--:|--:|--:|--:|--:|--:|--:|${counts ? '--:|' : ''}--:|`);
   for (const r of rows) console.log(`| ${r.join(' | ')} |`);
   for (const n of notes) console.log(n);
 }

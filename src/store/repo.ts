@@ -650,11 +650,13 @@ export function createQueueOps(db: SqlDb, opts: QueueOpsOptions = {}): DeliveryQ
         );
         const sent = steps.map(([sql, params]) => db.run(sql, params));
         for (const p of sent) p.catch(() => undefined); // a failure is also the SELECT's (refused after it)
+        // CROSS JOIN fixes SQLite's join order: the temp table has no statistics, and with a plain JOIN the planner
+        // scanned every delivery and probed the temp table (2.3 ms per claim at a few thousand rows, not 0.1).
         const select = `SELECT ${DELIVERY_COLUMNS.map((c) => `d.${c}`).join(', ')},
              e.type AS event_type, e.data AS event_data, e.received_at AS event_received_at,
              ${newerSent('d', false)} AS newer_sent, ${anyOlder('d')} AS older, ${INTEGRATION_COLUMNS.map((c) => `i.${c} AS i_${c}`).join(', ')}
-           FROM temp.claim_batch c JOIN deliveries d ON d.id = c.id
-           JOIN events e ON e.company_id = d.company_id AND e.id = d.event_id
+           FROM temp.claim_batch c CROSS JOIN deliveries d ON d.id = c.id
+           CROSS JOIN events e ON e.company_id = d.company_id AND e.id = d.event_id
            LEFT JOIN integrations i ON i.company_id = d.company_id AND i.id = d.integration_id`;
         const rows = await (db.allAndCommit ? db.allAndCommit(select) : db.all(select));
         await Promise.all(sent);

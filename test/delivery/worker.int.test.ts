@@ -144,7 +144,7 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('DeliveryWork
     expect(log.text()).not.toContain(URL_TOKEN);
   });
 
-  it('outcomes are written behind the sends: a slow outcome write does not hold back the next claims, up to 4 × concurrency held', async () => {
+  it('outcomes are written behind the sends: a slow outcome write does not hold back the next claims, up to 6 × concurrency held', async () => {
     const A = company();
     rx = await startReceiver();
     const integ = await createWebhookIntegration(store, A, rx.url);
@@ -160,9 +160,9 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('DeliveryWork
     startWorker({ concurrency: 2 });
     try {
       // (before: claims stopped once more than `concurrency` were held, 4 sends here)
-      await waitFor('8 sent while no outcome is written', () => rx!.hits.length >= 8 || undefined, 5_000);
+      await waitFor('12 sent while no outcome is written', () => rx!.hits.length >= 12 || undefined, 5_000);
       await new Promise((r) => setTimeout(r, 300));
-      expect(rx.hits).toHaveLength(8); // 4 × concurrency held, each with its outcome still to write
+      expect(rx.hits).toHaveLength(12); // 6 × concurrency held, each with its outcome still to write
     } finally {
       open();
     }

@@ -273,3 +273,27 @@ describe('migration 5 (monitoring_configs.manager) on a store written before it'
     await store.close();
   });
 });
+
+describe('SQLite claim plan', () => {
+  it("the claim's SELECT reads its temp table of ids first, then each delivery and event by key (no scan of deliveries)", async () => {
+    const seen: string[] = [];
+    const path = join(dir, `plan-${randomUUID()}.db`);
+    const store = await openSqliteStore(path, { onStatement: (sql) => seen.push(sql.replace(/\s+/g, ' ').trim()) });
+    await store.migrate();
+    const ev = eventRecord(randomUUID());
+    await store.transaction(async (tx) => {
+      await tx.insertEvent(ev);
+      await tx.insertDeliveries(Array.from({ length: 200 }, () => newDelivery(ev)));
+    });
+    expect(await store.claimDeliveries(Date.now() + 1000, 16, 60_000)).toHaveLength(16);
+    await store.close();
+    const select = seen.find((s) => s.startsWith('SELECT d.id'))!;
+    const raw = new DatabaseSync(path);
+    raw.exec('CREATE TEMP TABLE claim_batch (id TEXT PRIMARY KEY)');
+    const plan = (raw.prepare(`EXPLAIN QUERY PLAN ${select}`).all() as { detail: string }[]).map((r) => r.detail);
+    raw.close();
+    expect(plan[0]).toMatch(/^SCAN c\b/);
+    expect(plan.filter((d) => /^SCAN (d|e)\b/.test(d))).toEqual([]);
+    expect(plan).toContainEqual(expect.stringMatching(/^SEARCH d USING INDEX .*\(id=\?\)/));
+  });
+});
