@@ -32,6 +32,8 @@ const STATEMENT_CACHE_MAX = 256;
 /** A SQLite transaction's scope: its last statement may carry the COMMIT (SqlDb.allAndCommit). */
 class CommitScope extends TxScope {
   committed = false;
+  /** A statement that could not be sent: the transaction fails, nothing after it is sent. */
+  failed: unknown;
 }
 
 /** One mutex per database file in this process, reference-counted by the open stores. */
@@ -133,15 +135,14 @@ export class SqliteStore extends SqlStore {
     if (this.#closed) throw new StoreError('sqlite store is closed');
   }
 
-  /** Runs one statement (the caller holds the mutex). */
-  async #exec<K extends 'all' | 'get' | 'run'>(
+  /** Sends one statement, its parameters bound (the caller holds the mutex). */
+  async #send<K extends 'all' | 'get' | 'run'>(
     kind: K,
     sql: string,
-    params?: readonly SqlValue[],
+    values: SQLInputValue[],
     thenCommit = false,
   ): Promise<K extends 'all' ? SqlRow[] : K extends 'get' ? SqlRow | undefined : number> {
     this.#assertOpen();
-    const values = bind(params); // throws before anything is sent
     try {
       return (await this.#db.call(kind, sql, values, thenCommit)) as K extends 'all'
         ? SqlRow[]
@@ -163,28 +164,35 @@ export class SqliteStore extends SqlStore {
   }
 
   #dbFor(scope: CommitScope | null): SqlDb {
-    // In a transaction the mutex is already held; outside, every statement takes it.
-    const wrap = <T>(f: () => Promise<T>): Promise<T> =>
+    type Kind = 'all' | 'get' | 'run';
+    type Result<K extends Kind> = K extends 'all' ? SqlRow[] : K extends 'get' ? SqlRow | undefined : number;
+    // Outside a transaction every statement takes the mutex. Inside, the mutex is held and statements may be sent
+    // without waiting for each other (the thread refuses the rest after a failure); a statement whose parameters
+    // cannot be stored is never sent, so it fails the transaction here: nothing after it is sent either.
+    const exec = <K extends Kind>(kind: K, sql: string, params: readonly SqlValue[] | undefined, commit = false): Promise<Result<K>> =>
       scope
-        ? new Promise<T>((res) => {
+        ? new Promise<Result<K>>((res) => {
             scope.check();
-            res(f());
+            if (scope.failed !== undefined) throw scope.failed;
+            let values: SQLInputValue[];
+            try {
+              values = bind(params);
+            } catch (err) {
+              scope.failed = err;
+              throw err;
+            }
+            if (commit) scope.committed = true; // nothing may follow; the transaction does not commit again
+            res(this.#send(kind, sql, values, commit));
+            if (commit) scope.done = true;
           })
-        : this.#mutex.run(f);
+        : this.#mutex.run(() => this.#send(kind, sql, bind(params)));
     const db: SqlDb = {
       dialect: 'sqlite',
-      all: (sql, params) => wrap(() => this.#exec('all', sql, params)),
-      get: (sql, params) => wrap(() => this.#exec('get', sql, params)),
-      run: (sql, params) => wrap(() => this.#exec('run', sql, params)),
+      all: (sql, params) => exec('all', sql, params),
+      get: (sql, params) => exec('get', sql, params),
+      run: (sql, params) => exec('run', sql, params),
     };
-    if (scope)
-      db.allAndCommit = (sql, params) =>
-        wrap(() => {
-          scope.committed = true; // nothing may follow; the transaction does not commit again
-          const rows = this.#exec('all', sql, params, true);
-          scope.done = true;
-          return rows;
-        });
+    if (scope) db.allAndCommit = (sql, params) => exec('all', sql, params, true);
     return db;
   }
 
@@ -211,6 +219,7 @@ export class SqliteStore extends SqlStore {
     try {
       const result = await fn(this.#dbFor(scope));
       scope.done = true;
+      if (scope.failed !== undefined) throw scope.failed; // even if fn caught it: part of its work was not sent
       if (!scope.committed) await this.#control('commit');
       await begun;
       return result;
@@ -343,7 +352,7 @@ export class SqliteStore extends SqlStore {
 
   async ping(): Promise<void> {
     this.guard.assertOutside('store.ping()');
-    await this.#mutex.run(() => this.#exec('get', 'SELECT 1'));
+    await this.#mutex.run(() => this.#send('get', 'SELECT 1', []));
   }
 
   async close(): Promise<void> {
@@ -351,8 +360,11 @@ export class SqliteStore extends SqlStore {
     await this.#mutex.run(async () => {
       if (this.#closed) return;
       this.#closed = true;
-      this.#releaseMutex();
-      await this.#db.close();
+      try {
+        await this.#db.close();
+      } finally {
+        this.#releaseMutex();
+      }
     });
     // after the connection (its last checkpoint synced the database); waits for an fdatasync in flight
     const wal = this.#wal;

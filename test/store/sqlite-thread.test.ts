@@ -108,6 +108,23 @@ describe('SqliteThread', () => {
 });
 
 describe('SQLite store on its thread', () => {
+  it('in a transaction, a statement whose text cannot be stored is never sent, nor is anything after it; the transaction fails', async () => {
+    const store = await openSqliteStore(':memory:');
+    await store.migrate();
+    const A = randomUUID();
+    const later = eventRecord(A);
+    const tx = store.transaction(async (ops) => {
+      const bad = ops.insertEvent({ ...eventRecord(A), type: 'bad\u0000type' });
+      const next = ops.insertEvent(later); // sent without waiting for the first
+      await expect(bad).rejects.toThrow(/NUL/);
+      await expect(next).rejects.toThrow(/NUL/);
+      // the callback swallows the failure; the transaction must not commit what was sent before it
+    });
+    await expect(tx).rejects.toThrow(/NUL/);
+    expect(await store.getEvent(A, later.id)).toBeNull();
+    await store.close();
+  });
+
   it('a store whose thread died fails its ping and its writes with the reason', async () => {
     const store = await openSqliteStore(join(dir, `store-${randomUUID()}.db`));
     await store.migrate();
