@@ -320,7 +320,12 @@ function pageSize(limit: number | undefined): number {
   return Math.min(DELIVERY_PAGE_MAX, Math.max(1, Math.floor(limit)));
 }
 
-function asClaimed(d: DeliveryRecord, e: EventRecord, newerSent: boolean, integration: IntegrationRecord | null): ClaimedDelivery {
+function asClaimed(
+  d: DeliveryRecord,
+  e: EventRecord,
+  newerSent: boolean,
+  integration: IntegrationRecord | null | undefined,
+): ClaimedDelivery {
   if (d.status !== 'IN_FLIGHT' || d.leaseUntil === null) throw new Error(`store: claimed delivery ${d.id} is not IN_FLIGHT`);
   return {
     ...d,
@@ -328,7 +333,7 @@ function asClaimed(d: DeliveryRecord, e: EventRecord, newerSent: boolean, integr
     leaseUntil: d.leaseUntil,
     event: { type: e.type, data: e.data, receivedAt: e.receivedAt },
     newerSent,
-    integration,
+    ...(integration === undefined ? {} : { integration }),
   };
 }
 
@@ -405,11 +410,17 @@ const UNPARK = (pg: boolean, heads: number, left = '') => `UPDATE deliveries SET
     SELECT (${NEXT_OPEN.replace('FROM deliveries o', `FROM deliveries o${pg ? '' : ' INDEXED BY deliveries_order_open_idx'}`)})
     FROM deliveries h WHERE h.id IN (${placeholders(heads)}) AND h.order_key IS NOT NULL${left})`;
 /**
- * UNPARK for the rows of an outcome statement that left the queue, run right after it in its transaction (SQLite:
- * sent without waiting for its RETURNING). A row whose outcome the fence refused but that is DELIVERED or DEAD
- * anyway left the queue too: unparking its key's next delivery is what its own outcome did.
+ * UNPARK for the rows an outcome statement took out of the queue, run right after it in its transaction (SQLite:
+ * sent without waiting for its RETURNING): DELIVERED or DEAD at this attempt, written by it (updated_at = now). A
+ * row whose outcome the fence refused (a late attempt) is left alone: unparking for it could undo its key's next
+ * delivery's backoff. Parameters: now, now, the heads' ids, then each head's id and attempt, then now.
  */
-const UNPARK_LEFT = (heads: number) => UNPARK(false, heads, ` AND h.status IN ('DELIVERED', 'DEAD')`);
+const UNPARK_LEFT = (heads: number) =>
+  UNPARK(
+    false,
+    heads,
+    ` AND h.status IN ('DELIVERED', 'DEAD') AND (h.id, h.attempts) IN (VALUES ${Array.from({ length: heads }, () => '(?, ?)').join(', ')}) AND h.updated_at = ?`,
+  );
 /** Whether `d`'s key has an older delivery, in any status (SQLite's claim: see sqlite.ts claimDeliveries). */
 const anyOlder = (t: string) => `EXISTS (SELECT 1 FROM deliveries o INDEXED BY deliveries_order_idx
   WHERE o.company_id = ${t}.company_id AND o.integration_id = ${t}.integration_id AND o.order_key = ${t}.order_key
@@ -468,10 +479,15 @@ function claimedOf(rows: readonly SqlRow[], box: SecretBox | undefined): Claimed
   return rows.map((row) => {
     const d = rowToDelivery(row);
     const key = `${d.companyId}/${d.integrationId}`;
-    let integration = integrations.get(key) ?? null;
+    let integration: IntegrationRecord | null | undefined = integrations.get(key) ?? null;
     if (!integration && row['i_id'] !== null && row['i_id'] !== undefined) {
-      integration = rowToIntegration(Object.fromEntries(INTEGRATION_COLUMNS.map((c) => [c, row[`i_${c}`]])), box);
-      integrations.set(key, integration);
+      try {
+        integration = rowToIntegration(Object.fromEntries(INTEGRATION_COLUMNS.map((c) => [c, row[`i_${c}`]])), box);
+        integrations.set(key, integration);
+      } catch {
+        // a record that does not decode fails only its own rows: the worker reads it again and says why (undefined)
+        integration = undefined;
+      }
     }
     const event = rowToEvent({
       id: row['event_id'],
@@ -548,10 +564,11 @@ export function createQueueOps(db: SqlDb, opts: QueueOpsOptions = {}): DeliveryQ
       // store's thread); the thread refuses UNPARK if the outcomes failed.
       const ids = chunk.map((o) => o.id);
       const unparkLeft = UNPARK_LEFT(ids.length);
+      const unparkParams = [now, now, ...ids, ...chunk.flatMap((o) => [o.id, o.attemptNo]), now];
       const last = i + OUTCOME_CHUNK >= outcomes.length;
       const [rows] = await Promise.all([
         db.all(`${cte} ${update} RETURNING id`, [...params, now, now]),
-        last && db.allAndCommit ? db.allAndCommit(unparkLeft, [now, now, ...ids]) : db.run(unparkLeft, [now, now, ...ids]),
+        last && db.allAndCommit ? db.allAndCommit(unparkLeft, unparkParams) : db.run(unparkLeft, unparkParams),
       ]);
       for (const r of rows) applied.add(String(r['id']));
     }

@@ -31,7 +31,10 @@ const STATEMENT_CACHE_MAX = 256;
 
 /** A SQLite transaction's scope: its last statement may carry the COMMIT (SqlDb.allAndCommit). */
 class CommitScope extends TxScope {
-  committed = false;
+  /** Set by allAndCommit: settles when that statement and its COMMIT are done. */
+  committed: Promise<void> | undefined;
+  /** That statement's (or COMMIT's) failure, even if the callback did not wait for it. */
+  commitFailed: unknown;
   /** A statement that could not be sent: the transaction fails, nothing after it is sent. */
   failed: unknown;
 }
@@ -181,9 +184,16 @@ export class SqliteStore extends SqlStore {
               scope.failed = err;
               throw err;
             }
-            if (commit) scope.committed = true; // nothing may follow; the transaction does not commit again
-            res(this.#send(kind, sql, values, commit));
-            if (commit) scope.done = true;
+            const sent = this.#send(kind, sql, values, commit);
+            if (commit) {
+              // nothing may follow; the transaction waits for this COMMIT instead of sending its own
+              scope.committed = sent.then(
+                () => undefined,
+                (err: unknown) => void (scope.commitFailed = err),
+              );
+              scope.done = true;
+            }
+            res(sent);
           })
         : this.#mutex.run(() => this.#send(kind, sql, bind(params)));
     const db: SqlDb = {
@@ -221,6 +231,8 @@ export class SqliteStore extends SqlStore {
       scope.done = true;
       if (scope.failed !== undefined) throw scope.failed; // even if fn caught it: part of its work was not sent
       if (!scope.committed) await this.#control('commit');
+      else await scope.committed;
+      if (scope.commitFailed !== undefined) throw scope.commitFailed;
       await begun;
       return result;
     } catch (err) {
@@ -242,11 +254,12 @@ export class SqliteStore extends SqlStore {
    * The worker's writes commit at synchronous=NORMAL (docs/reliability.md, "Durability of the worker's writes"):
    * claims, fences, outcomes and deferrals, each group in one transaction. In WAL mode a NORMAL commit survives a
    * process crash; an OS crash or power loss can drop the last ones, and always a suffix of the WAL (frames are
-   * valid only up to the last whole commit), so a FULL commit (an ingestion, and the claims below) makes every
-   * commit before it durable. What a dropped worker write costs: the row is back where it was (claimed again,
-   * sent again with the same id: at-least-once). Order per key holds because a claim that hands out a delivery
-   * whose key has an older delivery commits at FULL, so that older one's outcome is on disk before the newer one
-   * can be sent: a power loss can never bring back an older notification after a newer one went out.
+   * valid only up to the last whole commit), so an fdatasync of the WAL (after an ingestion, and after the claims
+   * below) makes every commit before it durable. What a dropped worker write costs: the row is back where it was
+   * (claimed again, sent again with the same id: at-least-once). Order per key holds because a claim that hands out
+   * a delivery whose key has an older delivery is synced before it returns, so that older one's outcome is on disk
+   * before the newer one can be sent: a power loss can never bring back an older notification after a newer one
+   * went out.
    */
   override claimDeliveries: DeliveryQueueOps['claimDeliveries'] = async (...a) => {
     this.guard.assertOutside('a store operation');
@@ -352,6 +365,8 @@ export class SqliteStore extends SqlStore {
 
   async ping(): Promise<void> {
     this.guard.assertOutside('store.ping()');
+    // after a failed fdatasync the queue's keys with history cannot be claimed: not ready, so the pod restarts
+    if (this.#walFailed) throw new StoreError(this.#walFailed);
     await this.#mutex.run(() => this.#send('get', 'SELECT 1', []));
   }
 

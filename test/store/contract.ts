@@ -678,6 +678,34 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
         expect(gone).toMatchObject({ integrationId: i3.id, integration: null });
       });
 
+      it("a late outcome the fence refuses does not make its key's next delivery due (its backoff stands)", async () => {
+        const t = now();
+        const integrationId = randomUUID();
+        const [e1, e2] = [eventRecord(A), eventRecord(A)];
+        const keyed = (ev: typeof e1, seq: number) =>
+          newDelivery(ev, { integrationId, orderKey: 'k/late', orderAt: t, orderSeq: seq, createdAt: t - 10 });
+        const [x, y] = [keyed(e1, 1), keyed(e2, 2)];
+        await store.transaction(async (tx) => {
+          await tx.insertEvents([e1, e2]);
+          await tx.insertDeliveries([x!, y!]);
+        });
+        // X's first attempt outlives its lease; X is claimed again and delivered by its second attempt
+        expect((await claimAll(A, t, 1_000)).map((c) => c.id)).toEqual([x!.id]);
+        expect((await claimAll(A, t + 2_000, 60_000)).map((c) => [c.id, c.attempts])).toEqual([[x!.id, 2]]);
+        expect(await store.recordOutcomes([{ id: x!.id, attemptNo: 2, kind: 'delivered', statusCode: 200 }], t + 2_100)).toEqual([true]);
+        // Y, now the head, fails and backs off for an hour
+        expect((await claimAll(A, t + 2_200, 60_000)).map((c) => c.id)).toEqual([y!.id]);
+        expect(
+          await store.recordOutcomes(
+            [{ id: y!.id, attemptNo: 1, kind: 'retry', nextAttemptAt: t + 3_600_000, error: 'x', statusCode: 503 }],
+            t + 2_300,
+          ),
+        ).toEqual([true]);
+        // X's first attempt ends late: refused, and Y keeps its backoff
+        expect(await store.recordOutcomes([{ id: x!.id, attemptNo: 1, kind: 'delivered', statusCode: 200 }], t + 2_400)).toEqual([false]);
+        expect((await get(A, y!.id))?.nextAttemptAt).toBe(t + 3_600_000);
+      });
+
       it('claim takes due rows only, oldest first, up to the limit, joined with the event', async () => {
         const t = now();
         const { ev, ds } = await accept(A, 5, (i) => ({ createdAt: t - 1000 * (5 - i) })); // due, oldest first

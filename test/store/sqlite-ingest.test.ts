@@ -109,6 +109,8 @@ describe('SQLite ingestTransaction', () => {
     ).rejects.toThrow(/ingestion is refused until the process restarts/);
     expect(ran).toBe(false);
     expect(await store.getEvent(second.companyId, second.id)).toBeNull();
+    // and the store is not ready (/readyz): claims of keys with history would fail at their sync too
+    await expect(store.ping()).rejects.toThrow(/fdatasync of the write-ahead log failed/);
     await store.close();
   });
 

@@ -178,8 +178,12 @@ describe('durability level per write (synchronous: 1 = NORMAL, 2 = FULL)', () =>
     const proto = Object.getPrototypeOf(probe) as { datasync(this: FileHandle): Promise<void> };
     await probe.close();
     const real = proto.datasync;
-    const datasync = vi.spyOn(proto, 'datasync').mockImplementation(function (this: FileHandle) {
+    // the sync waits for a gate while `gated`: the claim must not return before it is done
+    let gated = false;
+    let release: () => void = () => {};
+    const datasync = vi.spyOn(proto, 'datasync').mockImplementation(async function (this: FileHandle) {
       seen.push({ sql: 'FDATASYNC', level: 0 });
+      if (gated) await new Promise<void>((r) => (release = r));
       return real.call(this);
     });
     const store = await open();
@@ -209,7 +213,15 @@ describe('durability level per write (synchronous: 1 = NORMAL, 2 = FULL)', () =>
     // the next one of the key: committed at NORMAL, then the WAL is synced before the claim returns, so the older
     // one's outcome (committed at NORMAL) is on disk before this one can be sent
     from = seen.length;
-    const [second] = await store.claimDeliveries(t + 2000, 10, 60_000);
+    gated = true;
+    let returned = false;
+    const claiming = store.claimDeliveries(t + 2000, 10, 60_000).then((r) => ((returned = true), r));
+    await vi.waitFor(() => expect(seen.slice(from).some((s) => s.sql === 'FDATASYNC')).toBe(true));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(returned).toBe(false); // committed, not yet synced: nothing handed out
+    gated = false;
+    release();
+    const [second] = await claiming;
     expect(second?.orderSeq).toBe(2);
     expect(claimSteps(from)).toEqual([
       ['UPDATE', 1],
@@ -270,6 +282,34 @@ describe('migration 5 (monitoring_configs.manager) on a store written before it'
     });
     const claimed = await store.putMonitoringConfigIf({ ...legacy!, manager: 'k8s:MonitoringConfig//default@c1' }, null);
     expect(claimed?.manager).toBe('k8s:MonitoringConfig//default@c1');
+    await store.close();
+  });
+});
+
+describe('SQLite claim: integrations', () => {
+  it('an integration record that does not decode fails only its own rows: they come without it (the worker reads it and says why)', async () => {
+    const path = join(dir, `bad-int-${randomUUID()}.db`);
+    const store = await openSqliteStore(path);
+    await store.migrate();
+    const A = randomUUID();
+    const [good, bad] = [await store.createIntegration(integration(A)), await store.createIntegration(integration(A))];
+    const ev = eventRecord(A);
+    const t = Date.now();
+    const [dGood, dBad] = [
+      newDelivery(ev, { integrationId: good.id, createdAt: t - 2 }),
+      newDelivery(ev, { integrationId: bad.id, createdAt: t - 1 }),
+    ];
+    await store.transaction(async (tx) => {
+      await tx.insertEvent(ev);
+      await tx.insertDeliveries([dGood!, dBad!]);
+    });
+    const raw = new DatabaseSync(path);
+    raw.prepare('UPDATE integrations SET config = ? WHERE id = ?').run('{not json', bad.id);
+    raw.close();
+    const claimed = await store.claimDeliveries(t + 1000, 10, 60_000);
+    expect(claimed.map((c) => c.id)).toEqual([dGood!.id, dBad!.id]);
+    expect(claimed[0]!.integration).toEqual(good);
+    expect('integration' in claimed[1]!).toBe(false);
     await store.close();
   });
 });
