@@ -65,27 +65,40 @@ function threadMain(): void {
     const x = e as Partial<ThreadError> | null;
     return { name: String(x?.name ?? 'Error'), message: String(x?.message ?? e), code: x?.code, errcode: x?.errcode, errstr: x?.errstr };
   };
-  let db: import('node:sqlite').DatabaseSync;
+  let db: import('node:sqlite').DatabaseSync | undefined;
+  let journalMode: unknown;
   try {
     db = new DatabaseSync(settings.location, { enableForeignKeyConstraints: true, timeout: settings.busyTimeoutMs });
+    // answers the mode it left: ':memory:' stays 'memory', which is fine
+    journalMode = db.prepare('PRAGMA journal_mode = WAL').get()!['journal_mode'];
+    db.exec('PRAGMA synchronous = FULL');
+    db.exec('PRAGMA foreign_keys = ON');
+    db.exec(`PRAGMA busy_timeout = ${settings.busyTimeoutMs}`);
+    db.exec('PRAGMA temp_store = MEMORY'); // the claim's temp table; a read-only root filesystem has no temp directory
   } catch (e) {
+    db?.close();
     port.postMessage([1, false, errorOf(e)]);
     port.close();
     return;
   }
+  const conn = db;
   const stmts = new Map<string, import('node:sqlite').StatementSync>();
   const stmt = (sql: string) => {
     let s = stmts.get(sql);
     if (!s) {
       if (stmts.size >= settings.statementCacheMax) stmts.clear();
-      s = db.prepare(sql);
+      s = conn.prepare(sql);
       stmts.set(sql, s);
     }
     return s;
   };
-  const exec = (sql: string) => {
+  /** Diagnostics: the statement about to run and the level its commit would be made at. */
+  const trace = (sql: string) => {
     if (settings.trace) port.postMessage([0, sql, stmt('PRAGMA synchronous').get()!['synchronous']]);
-    db.exec(sql);
+  };
+  const exec = (sql: string) => {
+    trace(sql);
+    conn.exec(sql);
   };
   /**
    * Between a 'begin' and its 'commit' or 'rollback': the first failure (the BEGIN's too). The store sends a
@@ -97,13 +110,16 @@ function threadMain(): void {
   let txError: unknown;
   /** The open transaction commits at synchronous=NORMAL; FULL is put back when it ends, whatever happens. */
   let txRelaxed = false;
+  const restoreFull = () => {
+    if (txRelaxed && !conn.isTransaction) {
+      txRelaxed = false;
+      conn.exec('PRAGMA synchronous = FULL');
+    }
+  };
   const endTx = () => {
     inTx = false;
     txError = undefined;
-    if (txRelaxed && !db.isTransaction) {
-      txRelaxed = false;
-      db.exec('PRAGMA synchronous = FULL');
-    }
+    restoreFull();
   };
   const commit = () => {
     exec('COMMIT');
@@ -125,24 +141,22 @@ function threadMain(): void {
       case 'get':
       case 'run': {
         const s = stmt(sql);
-        if (settings.trace) port.postMessage([0, sql, stmt('PRAGMA synchronous').get()!['synchronous']]);
+        trace(sql);
         const v = op === 'all' ? s.all(...params) : op === 'get' ? s.get(...params) : Number(s.run(...params).changes);
         if (flag) commit();
         return v;
       }
       case 'exec':
-        return db.exec(sql);
+        return conn.exec(sql);
       case 'begin':
         inTx = true;
         txError = undefined;
         txRelaxed = flag;
-        if (flag) db.exec('PRAGMA synchronous = NORMAL');
+        if (flag) conn.exec('PRAGMA synchronous = NORMAL');
         try {
           return exec('BEGIN IMMEDIATE');
         } catch (e) {
-          endTx();
-          inTx = true; // the statements sent after it are refused until the store's rollback
-          txError = e;
+          restoreFull(); // still inTx: run() records the failure, and what was sent after it is refused until the rollback
           throw e;
         }
       case 'commit':
@@ -150,30 +164,18 @@ function threadMain(): void {
         return commit();
       case 'rollback':
         try {
-          if (db.isTransaction) exec('ROLLBACK');
+          if (conn.isTransaction) exec('ROLLBACK');
         } finally {
           endTx();
         }
         return undefined;
       case 'close':
         stmts.clear();
-        db.close();
+        conn.close();
         return undefined;
     }
   };
-  try {
-    db.exec('PRAGMA journal_mode = WAL'); // ':memory:' stays 'memory', which is fine
-    db.exec('PRAGMA synchronous = FULL');
-    db.exec('PRAGMA foreign_keys = ON');
-    db.exec(`PRAGMA busy_timeout = ${settings.busyTimeoutMs}`);
-    db.exec('PRAGMA temp_store = MEMORY'); // the claim's temp table; a read-only root filesystem has no temp directory
-    port.postMessage([1, true, stmt('PRAGMA journal_mode').get()!['journal_mode']]);
-  } catch (e) {
-    db.close();
-    port.postMessage([1, false, errorOf(e)]);
-    port.close();
-    return;
-  }
+  port.postMessage([1, true, journalMode]);
   port.on('message', (m: [number, ThreadOp, string, import('node:sqlite').SQLInputValue[], boolean]) => {
     const [id, op, sql, params, flag] = m;
     try {

@@ -31,10 +31,8 @@ const STATEMENT_CACHE_MAX = 256;
 
 /** A SQLite transaction's scope: its last statement may carry the COMMIT (SqlDb.allAndCommit). */
 class CommitScope extends TxScope {
-  /** Set by allAndCommit: settles when that statement and its COMMIT are done. */
-  committed: Promise<void> | undefined;
-  /** That statement's (or COMMIT's) failure, even if the callback did not wait for it. */
-  commitFailed: unknown;
+  /** Set by allAndCommit: that statement and its COMMIT (rejects with their failure, even if the callback did not wait). */
+  committed: Promise<unknown> | undefined;
   /** A statement that could not be sent: the transaction fails, nothing after it is sent. */
   failed: unknown;
 }
@@ -187,10 +185,8 @@ export class SqliteStore extends SqlStore {
             const sent = this.#send(kind, sql, values, commit);
             if (commit) {
               // nothing may follow; the transaction waits for this COMMIT instead of sending its own
-              scope.committed = sent.then(
-                () => undefined,
-                (err: unknown) => void (scope.commitFailed = err),
-              );
+              scope.committed = sent;
+              sent.catch(() => undefined); // the transaction awaits it; the callback need not
               scope.done = true;
             }
             res(sent);
@@ -232,7 +228,6 @@ export class SqliteStore extends SqlStore {
       if (scope.failed !== undefined) throw scope.failed; // even if fn caught it: part of its work was not sent
       if (!scope.committed) await this.#control('commit');
       else await scope.committed;
-      if (scope.commitFailed !== undefined) throw scope.commitFailed;
       await begun;
       return result;
     } catch (err) {
