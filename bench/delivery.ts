@@ -9,22 +9,29 @@
  *
  *   node --import tsx bench/delivery.ts        BENCH_DELIVERIES=2000 BENCH_CONCURRENCY=8
  *
- * Each row also gives the process's CPU time per notification and the event loop's utilisation over the timed
- * round (the receiver and the bare client run in this process too: a row at ~100% is bound by CPU, not by waits).
+ * Each row also gives the process's CPU time per notification (in all, and of it the main thread's and the SQLite
+ * store thread's, from /proc's per-thread times) and the event loop's utilisation over the timed round (the receiver
+ * and the bare client run in this process too: a row at ~100% is bound by CPU, not by waits).
+ *
+ * What bounds the ratio: each engine also runs "the store alone", the durable path with a notifier that answers at
+ * once (no request): what ingestion, claim, fence and outcome cost by themselves. The last lines compare, at 0.6× of
+ * the bare loop's rate, the CPU this machine's cores give per notification with the store alone's CPU (PostgreSQL's
+ * server included) plus the bare request's: a durable path costs at least both, so above the budget 0.6× cannot be
+ * reached by any send path; and the single threads (main, SQLite) with the time one notification may take.
  * The timed rounds are interleaved (`BENCH_ROUNDS`, default 3: bare, then each engine, back to back); each row is
  * the median of its rounds, and its ratio the median of the per-round ratios to that round's bare loop.
  * Diagnostics: `BENCH_PROFILE=<dir>` writes a CPU profile of each timed round there (the last round's is kept); `BENCH_COUNT=1` adds the
- * store statements (SQLite) or queries (PostgreSQL) per notification. The PostgreSQL row also gives the server's
+ * store statements (SQLite, as its thread reports them; `BENCH_COUNT_SQL=1` prints them by SQL text) or queries
+ * (PostgreSQL) per notification. The PostgreSQL row also gives the server's
  * CPU per notification (its processes' /proc times; with an external `DATABASE_URL`, give its scripts/pg.sh
  * `PGROOT`), and a line after the table the deliveries table's updates, HOT updates and index count.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { StatementSync } from 'node:sqlite';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
@@ -38,6 +45,7 @@ import { buildCloudEvent } from '../src/integrations/payload.js';
 import { EgressPolicy, parseEgressAllow } from '../src/integrations/egress.js';
 import { createNotifier } from '../src/integrations/index.js';
 import { openStore } from '../src/store/index.js';
+import { openSqliteStore } from '../src/store/sqlite.js';
 import type { Store } from '../src/store/types.js';
 import { certificateResourceNotReady } from '../test/fixtures/events.js';
 import { startPostgres } from '../test/support/postgres.js';
@@ -54,26 +62,17 @@ const COMPANY = '11111111-1111-4111-8111-111111111111';
 const ENGINES = new Set((process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',').map((s) => s.trim()));
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 
-/** Statements run (SQLite) and queries sent (PostgreSQL) so far, when BENCH_COUNT is set. */
-const counted = { statements: 0, bySql: {} as Record<string, { n: number; ms: number }> };
-if (process.env.BENCH_COUNT) {
-  const proto = StatementSync.prototype as unknown as Record<string, (...a: unknown[]) => unknown>;
-  for (const m of ['run', 'all', 'get'] as const) {
-    const f = proto[m]!;
-    proto[m] = function (this: StatementSync, ...a: unknown[]) {
-      counted.statements++;
-      if (!process.env.BENCH_COUNT_SQL) return f.apply(this, a);
-      const t0 = performance.now();
-      try {
-        return f.apply(this, a);
-      } finally {
-        const k = this.sourceSQL.replace(/\s+/g, ' ').slice(0, 90);
-        const e = (counted.bySql[k] ??= { n: 0, ms: 0 });
-        e.n++;
-        e.ms += performance.now() - t0;
-      }
-    };
+/** Statements run (SQLite) and queries sent (PostgreSQL) so far, when BENCH_COUNT is set; BENCH_COUNT_SQL: by SQL text (SQLite). */
+const counted = { statements: 0, bySql: {} as Record<string, number> };
+/** SQLite's statements run on its thread: the store reports each (openSqliteStore's onStatement). */
+const countStatement = (sql: string) => {
+  counted.statements++;
+  if (process.env.BENCH_COUNT_SQL) {
+    const k = sql.replace(/\s+/g, ' ').slice(0, 90);
+    counted.bySql[k] = (counted.bySql[k] ?? 0) + 1;
   }
+};
+if (process.env.BENCH_COUNT) {
   const q = pg.Client.prototype.query as (...a: unknown[]) => unknown;
   (pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown }).query = function (this: unknown, ...a: unknown[]) {
     counted.statements++;
@@ -139,8 +138,34 @@ async function pgTableStats(url: string, schema: string): Promise<string> {
   return `${upd} row updates (warm-up and timed rounds), ${hot} HOT (${((100 * hot) / Math.max(1, upd)).toFixed(0)}%), ${String(r['idx'])} indexes`;
 }
 
-/** What a timed round cost this process: CPU ms and event-loop utilisation (a fraction). */
-async function measured<T>(name: string, f: () => Promise<T>): Promise<{ r: T; cpuMs: number; elu: number; statements: number }> {
+/**
+ * CPU ms each of this process's threads has run so far, by thread name (Linux /proc/self/task/<tid>/schedstat, in
+ * ns): MainThread (the event loop), sqlite (the SQLite store's thread), and the rest (V8's GC helpers, libuv's pool).
+ */
+function threadCpuMs(): { main: number; sqlite: number } {
+  const out = { main: 0, sqlite: 0 };
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      try {
+        const comm = readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+        if (comm !== 'MainThread' && comm !== 'sqlite') continue;
+        const ns = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+        out[comm === 'MainThread' ? 'main' : 'sqlite'] += ns / 1e6;
+      } catch {
+        // exited meanwhile
+      }
+    }
+  } catch {
+    // no /proc: zeros
+  }
+  return out;
+}
+
+/** What a timed round cost this process: CPU ms (in all, on the main thread, on the SQLite thread) and event-loop utilisation (a fraction). */
+async function measured<T>(
+  name: string,
+  f: () => Promise<T>,
+): Promise<{ r: T; cpuMs: number; mainMs: number; sqliteMs: number; elu: number; statements: number }> {
   let session: Session | undefined;
   if (PROFILE_DIR) {
     mkdirSync(PROFILE_DIR, { recursive: true });
@@ -151,13 +176,14 @@ async function measured<T>(name: string, f: () => Promise<T>): Promise<{ r: T; c
   }
   const elu0 = performance.eventLoopUtilization();
   const cpu0 = process.cpuUsage();
+  const threads0 = threadCpuMs();
   const st0 = counted.statements;
   counted.bySql = {};
   const r = await f();
   const cpu = process.cpuUsage(cpu0);
+  const threads = threadCpuMs();
   if (process.env.BENCH_COUNT_SQL)
-    for (const [k, v] of Object.entries(counted.bySql).sort((a, b) => b[1].ms - a[1].ms))
-      console.log(`${name}: ${v.n} × ${(v.ms / v.n).toFixed(3)} ms = ${v.ms.toFixed(0)} ms  ${k}`);
+    for (const [k, n] of Object.entries(counted.bySql).sort((a, b) => b[1] - a[1])) console.log(`${name}: ${n} × ${k}`);
   const elu = performance.eventLoopUtilization(elu0).utilization;
   const statements = counted.statements - st0;
   if (session) {
@@ -165,7 +191,14 @@ async function measured<T>(name: string, f: () => Promise<T>): Promise<{ r: T; c
     writeFileSync(join(PROFILE_DIR!, `${name.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`), JSON.stringify(profile));
     session.disconnect();
   }
-  return { r, cpuMs: (cpu.user + cpu.system) / 1000, elu, statements };
+  return {
+    r,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    mainMs: threads.main - threads0.main,
+    sqliteMs: threads.sqlite - threads0.sqlite,
+    elu,
+    statements,
+  };
 }
 
 async function receiver() {
@@ -235,7 +268,16 @@ function benchEvent(name: string): InternalEvent {
   return certificateResourceNotReady({ certificateName: name }) as InternalEvent;
 }
 
-async function durable(store: Store, rcv: Awaited<ReturnType<typeof receiver>>): Promise<{ perSec: number; acceptPerSec: number }> {
+/**
+ * The durable path: N events ingested, claimed, fenced, sent and their outcomes written. `storeOnly`: the same with
+ * a notifier that answers "delivered" at once (no request): what durability alone costs, timed to the last outcome
+ * written.
+ */
+async function durable(
+  store: Store,
+  rcv: Awaited<ReturnType<typeof receiver>>,
+  storeOnly = false,
+): Promise<{ perSec: number; acceptPerSec: number }> {
   const url = rcv.url;
   await store.migrate();
   const now = Date.now();
@@ -251,15 +293,26 @@ async function durable(store: Store, rcv: Awaited<ReturnType<typeof receiver>>):
     createdAt: now,
     updatedAt: now,
   });
+  let sent = 0;
+  let allSent: () => void = () => undefined;
+  const sentAll = new Promise<void>((r) => (allSent = r));
   const worker = new DeliveryWorker({
     store,
     notifiers: (type) =>
-      createNotifier(type, { incidentEventsUrl: 'http://127.0.0.1:9', timeoutMs: 10_000, userAgent: 'bench', egress: LOOPBACK }),
+      storeOnly
+        ? {
+            type,
+            send: () => {
+              if (++sent === N) allSent();
+              return Promise.resolve({ outcome: 'delivered' as const, statusCode: 200 });
+            },
+          }
+        : createNotifier(type, { incidentEventsUrl: 'http://127.0.0.1:9', timeoutMs: 10_000, userAgent: 'bench', egress: LOOPBACK }),
     logger: pino({ level: 'silent' }),
     metrics: new Registry(),
     options: { concurrency: CONCURRENCY, rateLimits: { WEBHOOK: { ratePerSec: 1e9, burst: 1e9 } } },
   });
-  const arrived = rcv.expect(N);
+  const arrived = storeOnly ? sentAll : rcv.expect(N);
   const t0 = performance.now();
   // accept in batches of 100 events (one transaction each), as POST /v1/events does
   worker.start();
@@ -291,8 +344,9 @@ async function durable(store: Store, rcv: Awaited<ReturnType<typeof receiver>>):
   }
   const tAccepted = performance.now();
   await arrived;
-  const t1 = performance.now();
+  let t1 = performance.now();
   await worker.stop();
+  if (storeOnly) t1 = performance.now(); // every outcome written
   return { perSec: N / ((t1 - t0) / 1000), acceptPerSec: N / ((tAccepted - t0) / 1000) };
 }
 
@@ -324,7 +378,14 @@ export async function run(): Promise<void> {
   /** name, open, and for PostgreSQL what the server-side figures need */
   type PgRun = { url: string; schema: string; root: string | undefined };
   const engines: [string, () => Promise<Store>, PgRun?][] = [];
-  if (ENGINES.has('sqlite')) engines.push(['durable, SQLite file', () => openStore(`sqlite:${join(dir, 'bench.db')}`)]);
+  if (ENGINES.has('sqlite'))
+    engines.push([
+      'durable, SQLite file',
+      () =>
+        process.env.BENCH_COUNT
+          ? openSqliteStore(join(dir, 'bench.db'), { onStatement: countStatement })
+          : openStore(`sqlite:${join(dir, 'bench.db')}`),
+    ]);
   let pgServer: Awaited<ReturnType<typeof startPostgres>> | undefined;
   if (ENGINES.has('postgres'))
     try {
@@ -342,6 +403,7 @@ export async function run(): Promise<void> {
   await bareLoop(rcv.url, body, 'fetch');
   for (const [, store, pgRun] of stores) {
     await durable(store, rcv);
+    await durable(store, rcv, true);
     // A long-lived table has planner statistics; the bench's table is new. Without them the claim's plan depends
     // on whether autovacuum (60 s naptime) analyzed it during the warm-up, so the timed rounds measured either.
     if (pgRun) await pgQuery(pgRun.url, `ANALYZE ${pgRun.schema}.deliveries, ${pgRun.schema}.events`);
@@ -353,6 +415,9 @@ export async function run(): Promise<void> {
     perSec: number;
     acceptPerSec?: number;
     cpuMs: number;
+    /** CPU ms of the main thread and of the SQLite thread */
+    mainMs: number;
+    sqliteMs: number;
     elu: number;
     statements: number;
     bodyBytes?: number;
@@ -362,11 +427,13 @@ export async function run(): Promise<void> {
   const bare: Round[] = [];
   const bareFetch: Round[] = [];
   const durables = new Map<string, Round[]>(stores.map(([name]) => [name, []]));
+  /** The same engines with no request sent (the notifier answers at once): durability's own cost. */
+  const alone = new Map<string, Round[]>(stores.map(([name]) => [name, []]));
   for (let round = 0; round < ROUNDS; round++) {
     const b = await measured('bare', () => bareLoop(rcv.url, body));
-    bare.push({ perSec: b.r, cpuMs: b.cpuMs, elu: b.elu, statements: b.statements });
+    bare.push({ ...b, perSec: b.r });
     const f = await measured('bare-fetch', () => bareLoop(rcv.url, body, 'fetch'));
-    bareFetch.push({ perSec: f.r, cpuMs: f.cpuMs, elu: f.elu, statements: f.statements });
+    bareFetch.push({ ...f, perSec: f.r });
     const line = [`round ${round + 1}: bare ${b.r.toFixed(0)}/s, bare (fetch) ${f.r.toFixed(0)}/s`];
     for (const [name, store, pgRun] of stores) {
       const before = rcv.seen();
@@ -376,8 +443,14 @@ export async function run(): Promise<void> {
       const after = rcv.seen();
       const bodyBytes = (after.bytes - before.bytes) / Math.max(1, after.count - before.count);
       const serverMs = server0 === undefined || server1 === undefined ? undefined : server1 - server0;
-      durables.get(name)!.push({ ...m.r, cpuMs: m.cpuMs, elu: m.elu, statements: m.statements, bodyBytes, serverMs });
+      durables.get(name)!.push({ ...m, ...m.r, bodyBytes, serverMs });
       line.push(`${name} ${m.r.perSec.toFixed(0)}/s (${(m.r.perSec / b.r).toFixed(2)}×; ${(m.r.perSec / f.r).toFixed(2)}× the fetch loop)`);
+      const s0 = pgRun?.root === undefined ? undefined : pgServerCpuMs(pgRun.root);
+      const a = await measured(`${name} store alone`, () => durable(store, rcv, true));
+      const s1 = pgRun?.root === undefined ? undefined : pgServerCpuMs(pgRun.root);
+      const aloneServerMs = s0 === undefined || s1 === undefined ? undefined : s1 - s0;
+      alone.get(name)!.push({ ...a, ...a.r, serverMs: aloneServerMs });
+      line.push(`store alone ${a.r.perSec.toFixed(0)}/s`);
     }
     console.log(line.join(', '));
   }
@@ -401,6 +474,8 @@ export async function run(): Promise<void> {
   };
   const extra = (rs: Round[]) => [
     median(rs.map((r) => r.cpuMs / N)).toFixed(2),
+    median(rs.map((r) => r.mainMs / N)).toFixed(3),
+    rs.some((r) => r.sqliteMs > 0) ? median(rs.map((r) => r.sqliteMs / N)).toFixed(3) : '',
     `${(median(rs.map((r) => r.elu)) * 100).toFixed(0)}%`,
     ...(process.env.BENCH_COUNT ? [median(rs.map((r) => r.statements / N)).toFixed(2)] : []),
     rs.every((r) => r.serverMs !== undefined) ? median(rs.map((r) => r.serverMs! / N)).toFixed(2) : '',
@@ -426,7 +501,7 @@ export async function run(): Promise<void> {
       ...extra(bareFetch),
     ],
   ];
-  for (const [name, rs] of durables)
+  for (const [name, rs] of durables) {
     rows.push([
       name,
       median(rs.map((r) => r.perSec)).toFixed(0),
@@ -436,16 +511,50 @@ export async function run(): Promise<void> {
       median(rs.map((r) => r.bodyBytes ?? 0)).toFixed(0),
       ...extra(rs),
     ]);
+    const as = alone.get(name)!;
+    rows.push([
+      `${name}: the store alone (no request)`,
+      median(as.map((r) => r.perSec)).toFixed(0),
+      median(as.map((r) => r.acceptPerSec ?? 0)).toFixed(0),
+      `${median(as.map((r, i) => r.perSec / bare[i]!.perSec)).toFixed(2)}×`,
+      vsFetch(as),
+      '0',
+      ...extra(as),
+    ]);
+  }
+  // What 0.6× of the bare loop leaves: at that rate this machine's cores give BUDGET ms of CPU per notification, in
+  // which the bare request (client and receiver) and durability alone (the store-alone row: ingestion, claim, fence,
+  // outcome, each committed; PostgreSQL's server included) must both fit, before any signing or payload.
+  const cores = availableParallelism();
+  const bareRate = median(bare.map((r) => r.perSec));
+  const budgetMs = (cores * 1000) / (0.6 * bareRate);
+  const bareCpu = median(bare.map((r) => r.cpuMs / N));
+  const bounds: string[] = [];
+  // The threads are serial resources too: at 0.6× each may use at most WALL ms per notification.
+  const wallMs = 1000 / (0.6 * bareRate);
+  for (const [name, as] of alone) {
+    const aloneCpu = median(as.map((r) => (r.cpuMs + (r.serverMs ?? 0)) / N));
+    const need = aloneCpu + bareCpu;
+    const ds = durables.get(name)!;
+    const sqlite = median(ds.map((r) => r.sqliteMs / N));
+    bounds.push(
+      `${name}: the store alone ${aloneCpu.toFixed(3)} + the bare request ${bareCpu.toFixed(3)} = ${need.toFixed(3)} ms (${(need / budgetMs).toFixed(2)}× the budget: ${need > budgetMs ? 'cannot fit' : 'fits'}); ` +
+        `the durable row's main thread ${median(ds.map((r) => r.mainMs / N)).toFixed(3)} ms${sqlite > 0 ? `, SQLite thread ${sqlite.toFixed(3)} ms` : ''} per notification`,
+    );
+  }
   console.log(
     `${N} notifications, concurrency ${CONCURRENCY}, signed CloudEvents bodies, loopback receiver; medians of ${ROUNDS} interleaved rounds`,
   );
   const counts = process.env.BENCH_COUNT ? ' statements/notification |' : '';
   console.log(
-    `| path | delivered/s | accepted/s | vs bare | vs the fetch loop | body bytes | CPU ms/notification | event loop busy |${counts} PostgreSQL server CPU ms/notification |`,
+    `| path | delivered/s | accepted/s | vs bare | vs the fetch loop | body bytes | CPU ms/notification | of it the main thread | the SQLite thread | event loop busy |${counts} PostgreSQL server CPU ms/notification |`,
   );
-  console.log(`|:--|--:|--:|--:|--:|--:|--:|--:|${counts ? '--:|' : ''}--:|`);
+  console.log(`|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|${counts ? '--:|' : ''}--:|`);
   for (const r of rows) console.log(`| ${r.join(' | ')} |`);
   for (const n of notes) console.log(n);
+  console.log(
+    `CPU bound at 0.6× the bare loop (${(0.6 * bareRate).toFixed(0)}/s on ${cores} cores): ${budgetMs.toFixed(3)} ms of CPU per notification, and ${wallMs.toFixed(3)} ms of any one thread (the bare loop's main thread: ${median(bare.map((r) => r.mainMs / N)).toFixed(3)} ms)\n  ${bounds.join('\n  ')}`,
+  );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await run();
