@@ -177,6 +177,21 @@ describe('certManagerFacts: the cached form of cert-manager objects', () => {
     expect(JSON.stringify(kept).length).toBeLessThan(JSON.stringify(whole).length / 2);
   });
 
+  it('metadata is built when read and the last one kept: interleaved reads of two records each get their own; it cannot be changed', () => {
+    const a = certManagerFacts(fat(cases[7]!.obj));
+    const b = certManagerFacts(certificate({ name: 'api-tls' }));
+    const first = a.metadata;
+    expect(a.metadata).toBe(first); // read again in a row: the same object, nothing built
+    expect(b.metadata?.name).toBe('api-tls');
+    expect(a.metadata).toEqual(first); // built again after b's, equal
+    expect(a.metadata).not.toBe(b.metadata);
+    expect(Object.isFrozen(a.metadata)).toBe(true);
+    expect(() => {
+      (a.metadata as { name?: string }).name = 'other';
+    }).toThrow(TypeError);
+    expect(a.metadata?.name).toBe('web-tls');
+  });
+
   it('every kind goes through unchanged in kind and apiVersion', () => {
     for (const kind of HEALTH_KINDS) {
       const o = kind === 'Certificate' ? certificate() : issuer(kind);

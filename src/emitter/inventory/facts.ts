@@ -137,6 +137,9 @@ interface CompactChain {
  * when read; labels and the policy annotations, alike on many Secrets, are one shared frozen copy. No uid: the
  * report identifies a Secret by namespace and name (a Certificate's uid is its own record's).
  */
+/** TlsSecretRecord's last metadata built, and whose. */
+const lastMetadata: { of: unknown; md: TlsSecretFacts['metadata'] } = { of: undefined, md: { name: '', namespace: '' } };
+
 class TlsSecretRecord implements TlsSecretFacts {
   constructor(
     private readonly name: string,
@@ -158,18 +161,19 @@ class TlsSecretRecord implements TlsSecretFacts {
     return 'Secret';
   }
 
+  /** Built when read, frozen, the last one kept (as CertManagerRecord's: read several times in a row). */
   get metadata(): TlsSecretFacts['metadata'] {
+    if (lastMetadata.of === this) return lastMetadata.md;
     const annotations =
       this.certificateName !== undefined
-        ? { [CERTIFICATE_NAME_ANNOTATION]: this.certificateName, ...this.otherAnnotations }
+        ? Object.freeze({ [CERTIFICATE_NAME_ANNOTATION]: this.certificateName, ...this.otherAnnotations })
         : this.otherAnnotations;
-    return {
-      name: this.name,
-      namespace: this.namespace,
-      ...(this.resourceVersion !== undefined ? { resourceVersion: this.resourceVersion } : {}),
-      ...(this.labels ? { labels: this.labels } : {}),
-      ...(annotations ? { annotations } : {}),
-    };
+    const md: TlsSecretFacts['metadata'] = { name: this.name, namespace: this.namespace };
+    if (this.resourceVersion !== undefined) md.resourceVersion = this.resourceVersion;
+    if (this.labels) md.labels = this.labels;
+    if (annotations) md.annotations = annotations;
+    lastMetadata.of = this;
+    return (lastMetadata.md = Object.freeze(md));
   }
 
   get chain(): ParsedChain | null {

@@ -53,6 +53,20 @@ describe('tlsSecretFacts (the informer transform)', () => {
     expect(f.chain).toMatchObject({ serial: '0A1B2C', commonName: 'shop.example.com', notAfter: notAfterOf(leaf.pem) });
   });
 
+  it('metadata is built when read and the last one kept: interleaved reads of two Secrets each get their own; it cannot be changed', () => {
+    const a = tlsSecretFacts(secret({ crt: leaf.pem }));
+    const b = tlsSecretFacts(secret({ crt: leaf.pem, name: 'other-tls', annotations: { 'cert-manager.io/certificate-name': 'other' } }));
+    const first = a.metadata;
+    expect(a.metadata).toBe(first);
+    expect(b.metadata).toMatchObject({ name: 'other-tls', annotations: { 'cert-manager.io/certificate-name': 'other' } });
+    expect(a.metadata).toEqual(first);
+    expect(a.metadata.annotations).toEqual({ 'cert-manager.io/certificate-name': 'web-tls' });
+    expect(Object.isFrozen(a.metadata) && Object.isFrozen(a.metadata.annotations)).toBe(true);
+    expect(() => {
+      (a.metadata.annotations as Record<string, string>)['x'] = 'y';
+    }).toThrow(TypeError);
+  });
+
   it.each([
     ['no tls.crt', undefined],
     ['empty tls.crt', ''],
