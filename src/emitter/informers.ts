@@ -10,7 +10,7 @@ import { ResilientInformer, type ListPage } from '../kube/informer.js';
 import type { BackoffPolicy, Clock } from '../runtime/timers.js';
 import { HEALTH_KINDS, type CertManagerCondition, type CertManagerObject, type HealthKind } from './health/observe.js';
 import { TLS_SECRET_TYPE, READ_TLS_DATA, tlsSecretFacts, type TlsSecretFacts } from './inventory/facts.js';
-import { intern, share, toMillis } from './intern.js';
+import { intern, lastBuilt, share, toMillis } from './intern.js';
 
 const CERT_MANAGER: Record<HealthKind, ResourceRef> = {
   Issuer: { group: 'cert-manager.io', version: 'v1', plural: 'issuers', kind: 'Issuer', namespaced: true },
@@ -120,9 +120,6 @@ type Status = NonNullable<CertManagerObject['status']>;
  * copy, and `metadata`, `spec` and `status` are built when read (a few reads per reconcile or report). At
  * 100,000 Certificates that is what bounds the agent's memory.
  */
-/** CertManagerRecord's last metadata built, and whose. */
-const lastMetadata: { of: unknown; md: NonNullable<CertManagerObject['metadata']> } = { of: undefined, md: {} };
-
 class CertManagerRecord implements CertManagerObject {
   constructor(
     readonly apiVersion: string | undefined,
@@ -147,24 +144,25 @@ class CertManagerRecord implements CertManagerObject {
   ) {}
 
   /**
-   * Built when read, and frozen: the last one built is kept (one for all records), since its readers read it
-   * several times in a row (client-node's cache three to five times per listed item, the inventory's facts six):
-   * a relist of 100,000 objects built ten times as many, each with a Date, and that garbage was the relist's GC.
+   * Built when read, frozen, and the last one kept (lastBuilt): client-node's cache reads it three to five times per
+   * listed item and the inventory's facts six; a relist of 100,000 objects built ten times as many, each with a Date.
    */
   get metadata(): NonNullable<CertManagerObject['metadata']> {
-    if (lastMetadata.of === this) return lastMetadata.md;
-    const md: NonNullable<CertManagerObject['metadata']> = {};
-    if (this.name !== undefined) md.name = this.name;
-    if (this.namespace !== undefined) md.namespace = this.namespace;
-    if (this.uid !== undefined) md.uid = this.uid;
-    // ListWatch compares it to tell an update from a relisted copy
-    if (this.resourceVersion !== undefined) md.resourceVersion = this.resourceVersion;
-    if (this.generation !== undefined) md.generation = this.generation;
-    if (this.created !== undefined) md.creationTimestamp = new Date(this.created);
-    if (this.annotations) md.annotations = this.annotations;
-    lastMetadata.of = this;
-    return (lastMetadata.md = Object.freeze(md));
+    return CertManagerRecord.metadataOf(this);
   }
+
+  private static readonly metadataOf = lastBuilt((r: CertManagerRecord) => {
+    const md: NonNullable<CertManagerObject['metadata']> = {};
+    if (r.name !== undefined) md.name = r.name;
+    if (r.namespace !== undefined) md.namespace = r.namespace;
+    if (r.uid !== undefined) md.uid = r.uid;
+    // ListWatch compares it to tell an update from a relisted copy
+    if (r.resourceVersion !== undefined) md.resourceVersion = r.resourceVersion;
+    if (r.generation !== undefined) md.generation = r.generation;
+    if (r.created !== undefined) md.creationTimestamp = new Date(r.created);
+    if (r.annotations) md.annotations = r.annotations;
+    return md;
+  });
 
   get spec(): Spec | undefined {
     if (!this.specFields) return undefined;

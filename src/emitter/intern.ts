@@ -45,3 +45,20 @@ export function toMillis(v: unknown): number | undefined {
   const ms = Date.parse(v);
   return Number.isFinite(ms) ? ms : undefined;
 }
+
+/**
+ * A getter's value, built when read and kept for the last object it was built for only (one for all objects, not
+ * one each): for values its readers read several times in a row (a cached record's `metadata`: client-node's cache
+ * reads it three to five times per listed item). Frozen: every reader of that run gets the same copy.
+ */
+export function lastBuilt<O extends object, V extends object>(build: (of: O) => V): (of: O) => Readonly<V> {
+  let last: O | undefined;
+  let value: Readonly<V> | undefined;
+  return (of) => {
+    if (last !== of || value === undefined) {
+      value = Object.freeze(build(of));
+      last = of;
+    }
+    return value;
+  };
+}

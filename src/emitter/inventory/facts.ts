@@ -13,7 +13,7 @@ import { commonNameOf, dnLines, dnsNamesOf } from './x509.js';
 import { derFacts, pemBody, type DerFacts } from './der.js';
 import { POLICY_ANNOTATIONS, resourcePolicyOf } from '../policy.js';
 import { runbookUrlProblem } from '../../validation/formats.js';
-import { intern, share } from '../intern.js';
+import { intern, lastBuilt, share } from '../intern.js';
 
 export const CERTIFICATE_NAME_ANNOTATION = 'cert-manager.io/certificate-name';
 /** The Secret type the TLS Secret informer lists (a field selector: other Secrets never reach the agent). */
@@ -137,9 +137,6 @@ interface CompactChain {
  * when read; labels and the policy annotations, alike on many Secrets, are one shared frozen copy. No uid: the
  * report identifies a Secret by namespace and name (a Certificate's uid is its own record's).
  */
-/** TlsSecretRecord's last metadata built, and whose. */
-const lastMetadata: { of: unknown; md: TlsSecretFacts['metadata'] } = { of: undefined, md: { name: '', namespace: '' } };
-
 class TlsSecretRecord implements TlsSecretFacts {
   constructor(
     private readonly name: string,
@@ -161,20 +158,22 @@ class TlsSecretRecord implements TlsSecretFacts {
     return 'Secret';
   }
 
-  /** Built when read, frozen, the last one kept (as CertManagerRecord's: read several times in a row). */
+  /** Built when read, frozen, and the last one kept (lastBuilt: read several times in a row, as CertManagerRecord's). */
   get metadata(): TlsSecretFacts['metadata'] {
-    if (lastMetadata.of === this) return lastMetadata.md;
-    const annotations =
-      this.certificateName !== undefined
-        ? Object.freeze({ [CERTIFICATE_NAME_ANNOTATION]: this.certificateName, ...this.otherAnnotations })
-        : this.otherAnnotations;
-    const md: TlsSecretFacts['metadata'] = { name: this.name, namespace: this.namespace };
-    if (this.resourceVersion !== undefined) md.resourceVersion = this.resourceVersion;
-    if (this.labels) md.labels = this.labels;
-    if (annotations) md.annotations = annotations;
-    lastMetadata.of = this;
-    return (lastMetadata.md = Object.freeze(md));
+    return TlsSecretRecord.metadataOf(this);
   }
+
+  private static readonly metadataOf = lastBuilt((r: TlsSecretRecord) => {
+    const annotations =
+      r.certificateName !== undefined
+        ? Object.freeze({ [CERTIFICATE_NAME_ANNOTATION]: r.certificateName, ...r.otherAnnotations })
+        : r.otherAnnotations;
+    const md: TlsSecretFacts['metadata'] = { name: r.name, namespace: r.namespace };
+    if (r.resourceVersion !== undefined) md.resourceVersion = r.resourceVersion;
+    if (r.labels) md.labels = r.labels;
+    if (annotations) md.annotations = annotations;
+    return md;
+  });
 
   get chain(): ParsedChain | null {
     return this.parsed ? chainView(this.parsed) : null;
