@@ -436,21 +436,22 @@ export async function run(): Promise<void> {
     bareFetch.push({ ...f, perSec: f.r });
     const line = [`round ${round + 1}: bare ${b.r.toFixed(0)}/s, bare (fetch) ${f.r.toFixed(0)}/s`];
     for (const [name, store, pgRun] of stores) {
+      /** The round measured, with the PostgreSQL server's CPU ms in it (when its /proc times can be read). */
+      const round = async (label: string, storeOnly: boolean) => {
+        const cpu0 = pgRun?.root === undefined ? undefined : pgServerCpuMs(pgRun.root);
+        const m = await measured(label, () => durable(store, rcv, storeOnly));
+        const cpu1 = pgRun?.root === undefined ? undefined : pgServerCpuMs(pgRun.root);
+        return { ...m, ...m.r, serverMs: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0 };
+      };
       const before = rcv.seen();
-      const server0 = pgRun?.root === undefined ? undefined : pgServerCpuMs(pgRun.root);
-      const m = await measured(name, () => durable(store, rcv));
-      const server1 = pgRun?.root === undefined ? undefined : pgServerCpuMs(pgRun.root);
+      const m = await round(name, false);
       const after = rcv.seen();
       const bodyBytes = (after.bytes - before.bytes) / Math.max(1, after.count - before.count);
-      const serverMs = server0 === undefined || server1 === undefined ? undefined : server1 - server0;
-      durables.get(name)!.push({ ...m, ...m.r, bodyBytes, serverMs });
-      line.push(`${name} ${m.r.perSec.toFixed(0)}/s (${(m.r.perSec / b.r).toFixed(2)}×; ${(m.r.perSec / f.r).toFixed(2)}× the fetch loop)`);
-      const s0 = pgRun?.root === undefined ? undefined : pgServerCpuMs(pgRun.root);
-      const a = await measured(`${name} store alone`, () => durable(store, rcv, true));
-      const s1 = pgRun?.root === undefined ? undefined : pgServerCpuMs(pgRun.root);
-      const aloneServerMs = s0 === undefined || s1 === undefined ? undefined : s1 - s0;
-      alone.get(name)!.push({ ...a, ...a.r, serverMs: aloneServerMs });
-      line.push(`store alone ${a.r.perSec.toFixed(0)}/s`);
+      durables.get(name)!.push({ ...m, bodyBytes });
+      line.push(`${name} ${m.perSec.toFixed(0)}/s (${(m.perSec / b.r).toFixed(2)}×; ${(m.perSec / f.r).toFixed(2)}× the fetch loop)`);
+      const a = await round(`${name} store alone`, true);
+      alone.get(name)!.push(a);
+      line.push(`store alone ${a.perSec.toFixed(0)}/s`);
     }
     console.log(line.join(', '));
   }
@@ -501,27 +502,20 @@ export async function run(): Promise<void> {
       ...extra(bareFetch),
     ],
   ];
+  const durableRow = (name: string, rs: Round[]) => [
+    name,
+    median(rs.map((r) => r.perSec)).toFixed(0),
+    median(rs.map((r) => r.acceptPerSec ?? 0)).toFixed(0),
+    `${median(rs.map((r, i) => r.perSec / bare[i]!.perSec)).toFixed(2)}×`,
+    vsFetch(rs),
+    median(rs.map((r) => r.bodyBytes ?? 0)).toFixed(0),
+    ...extra(rs),
+  ];
   for (const [name, rs] of durables) {
-    rows.push([
-      name,
-      median(rs.map((r) => r.perSec)).toFixed(0),
-      median(rs.map((r) => r.acceptPerSec ?? 0)).toFixed(0),
-      `${median(rs.map((r, i) => r.perSec / bare[i]!.perSec)).toFixed(2)}×`,
-      vsFetch(rs),
-      median(rs.map((r) => r.bodyBytes ?? 0)).toFixed(0),
-      ...extra(rs),
-    ]);
-    const as = alone.get(name)!;
-    rows.push([
-      `${name}: the store alone (no request)`,
-      median(as.map((r) => r.perSec)).toFixed(0),
-      median(as.map((r) => r.acceptPerSec ?? 0)).toFixed(0),
-      `${median(as.map((r, i) => r.perSec / bare[i]!.perSec)).toFixed(2)}×`,
-      vsFetch(as),
-      '0',
-      ...extra(as),
-    ]);
+    rows.push(durableRow(name, rs));
+    rows.push(durableRow(`${name}: the store alone (no request)`, alone.get(name)!));
   }
+
   // What 0.6× of the bare loop leaves: at that rate this machine's cores give BUDGET ms of CPU per notification, in
   // which the bare request (client and receiver) and durability alone (the store-alone row: ingestion, claim, fence,
   // outcome, each committed; PostgreSQL's server included) must both fit, before any signing or payload.
