@@ -63,6 +63,10 @@ export function emitterInformers(o: {
       path: collectionPath(r, ns),
       list: (page, each) => o.kube.list<CertManagerObject>(r, ns, page, each),
       streamed: true,
+      relistByMetadata: {
+        list: (page, each) => o.kube.listMetadata(r, ns, page, undefined, each),
+        get: (name, namespace) => o.kube.getJson<CertManagerObject>(r, name, namespace),
+      },
       relistAfterError: true,
       transform: certManagerFacts,
     });
@@ -80,6 +84,14 @@ export function emitterInformers(o: {
       path: collectionPath(SECRETS_REF, ns),
       list: (page: ListPage, each) => o.kube.listSecrets(ns, page, fieldSelector, READ_TLS_DATA, each),
       streamed: true,
+      relistByMetadata: {
+        list: (page, each) => o.kube.listMetadata(SECRETS_REF, ns, page, fieldSelector, each),
+        // the field selector's filter, for a Secret deleted and created again as another type since the list
+        get: async (name, namespace) => {
+          const s = await o.kube.getJson<V1Secret>(SECRETS_REF, name, namespace);
+          return s?.type === TLS_SECRET_TYPE ? s : undefined;
+        },
+      },
       fieldSelector,
       transform: tlsSecretFacts,
     });

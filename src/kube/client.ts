@@ -251,6 +251,41 @@ export class KubeClient {
     for await (const c of body) reader.push(c);
   }
 
+  /**
+   * Metadata only (see METADATA_LIST_ACCEPT) of any resource, streamed as `list` with `each`: a list from the watch
+   * cache is one response of every object's metadata.
+   */
+  async listMetadata(
+    r: ResourceRef,
+    namespace: string | undefined,
+    page: ListPage | undefined,
+    fieldSelector: string | undefined,
+    each: (item: KubernetesObject) => void,
+  ): Promise<KubernetesListObject<KubernetesObject>> {
+    const q = streamQuery(page);
+    if (fieldSelector !== undefined) q['fieldSelector'] = fieldSelector;
+    const stream = new JsonListStream((o) => each(o as KubernetesObject));
+    await this.getStream(collectionPath(r, namespace && encodeURIComponent(namespace)), q, METADATA_LIST_ACCEPT, () => stream);
+    const env = stream.end();
+    return {
+      apiVersion: env.apiVersion ?? 'meta.k8s.io/v1',
+      kind: env.kind ?? 'PartialObjectMetadataList',
+      metadata: env.metadata,
+      items: [],
+    };
+  }
+
+  /** One object as the apiserver's JSON has it (no client-node model: the same shape as a streamed list's items); undefined when it does not exist. */
+  async getJson<T extends KubernetesObject>(r: ResourceRef, name: string, namespace?: string): Promise<T | undefined> {
+    const path = `${collectionPath(r, namespace && encodeURIComponent(namespace))}/${encodeURIComponent(name)}`;
+    try {
+      return JSON.parse((await this.getRaw(path, {}, 'application/json')).bytes.toString()) as T;
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+  }
+
   /** `listSecrets` without the Secrets' data: names, versions, labels, annotations (see METADATA_LIST_ACCEPT). */
   async listSecretsMetadata(
     namespace?: string,
@@ -258,21 +293,7 @@ export class KubeClient {
     fieldSelector?: string,
     each?: (item: KubernetesObject) => void,
   ): Promise<KubernetesListObject<KubernetesObject>> {
-    if (each) {
-      // streamed, as `list` with `each`: a list from the watch cache is one response of every Secret's metadata
-      const path = namespace ? `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets` : '/api/v1/secrets';
-      const q = streamQuery(page);
-      if (fieldSelector !== undefined) q['fieldSelector'] = fieldSelector;
-      const stream = new JsonListStream((o) => each(o as KubernetesObject));
-      await this.getStream(path, q, METADATA_LIST_ACCEPT, () => stream);
-      const env = stream.end();
-      return {
-        apiVersion: env.apiVersion ?? 'meta.k8s.io/v1',
-        kind: env.kind ?? 'PartialObjectMetadataList',
-        metadata: env.metadata,
-        items: [],
-      };
-    }
+    if (each) return this.listMetadata(SECRETS, namespace, page, fieldSelector, each);
     const q = { ...pageQuery(page), ...(fieldSelector !== undefined ? { fieldSelector } : {}) };
     return (
       namespace

@@ -25,6 +25,16 @@ export function kubeStatus(e: unknown): KubeStatus | undefined {
 }
 
 export const isNotFound = (e: unknown): boolean => kubeErrorCode(e) === 404;
+
+/**
+ * A request that ended at our own deadline (dispatcher.ts: no response headers, or a silent body, for 30 s): the
+ * apiserver may still be working on it (a list waits for a watch cache that is refilling after a restart), and the
+ * wait itself spaced the attempts.
+ */
+export function isRequestDeadline(e: unknown): boolean {
+  const code = (e as { cause?: { code?: unknown } } | null)?.cause?.code;
+  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
+}
 export const isConflict = (e: unknown): boolean => kubeErrorCode(e) === 409;
 
 /** A short, log-safe description: the Status message, not the whole exception (which repeats headers). */

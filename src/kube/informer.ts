@@ -6,7 +6,8 @@
  */
 import { ListWatch, Watch, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { describeKubeError, kubeErrorCode, kubeStatus, missingResourceMessage } from './errors.js';
+import { describeKubeError, isRequestDeadline, kubeErrorCode, kubeStatus, missingResourceMessage } from './errors.js';
+import { isStale, relistByMetadata, type MetadataRelist } from './metadata-relist.js';
 import { backoffDelay, realClock, type BackoffPolicy, type Clock } from '../runtime/timers.js';
 
 export type InformerEvent = 'add' | 'update' | 'delete';
@@ -17,6 +18,9 @@ export interface InformerStats {
   pages: number;
   /** paginated lists started over because their continue token expired (410) */
   listRestarts: number;
+  /** relists read by metadata (metadata-relist.ts), and the objects they read by GET */
+  metadataRelists: number;
+  relistGets: number;
   restarts: number;
   errors: number;
   lastError?: string;
@@ -58,6 +62,11 @@ export interface ResilientInformerOptions<T extends KubernetesObject, R extends 
    * paginates anyway (no watch cache) still gets continue requests. Default false: pages only.
    */
   streamed?: boolean;
+  /**
+   * With `streamed`: a relist lists metadata first and reads whole only the objects that changed
+   * (metadata-relist.ts); the first list, and a relist where too many changed, list whole objects.
+   */
+  relistByMetadata?: MetadataRelist<R>;
   /** objects per LIST page; default 1000 (each page is a new TLS connection to the apiserver: fewer, larger pages cost both sides less; a page of 1,000 TLS Secrets is ~6 MB of JSON) */
   pageSize?: number;
   /** called for every page read (a metric) */
@@ -110,10 +119,12 @@ export class ResilientInformer<T extends KubernetesObject, R extends KubernetesO
   private relistNext = false;
   /** the newest resourceVersion seen (a list's, a watch event's): where a streamed relist starts */
   private lastResourceVersion: string | undefined;
+  /** objects the last relist read by GET, newer than its list: older watch events of them are dropped */
+  private ahead = new Map<string, number>();
   private syncedResolve!: () => void;
   private syncedFlag = false;
   readonly synced: Promise<void>;
-  readonly stats: InformerStats = { lists: 0, pages: 0, listRestarts: 0, restarts: 0, errors: 0 };
+  readonly stats: InformerStats = { lists: 0, pages: 0, listRestarts: 0, metadataRelists: 0, relistGets: 0, restarts: 0, errors: 0 };
 
   constructor(private readonly opts: ResilientInformerOptions<T, R>) {
     this.clock = opts.clock ?? realClock;
@@ -140,9 +151,10 @@ export class ResilientInformer<T extends KubernetesObject, R extends KubernetesO
     };
     const base = opts.watch ?? new Watch(opts.kc);
     const seen = (rv: string): void => void (this.lastResourceVersion = rv);
+    const stale = (o: KubernetesObject): boolean => isStale(this.ahead, o);
     const watch =
       opts.fieldSelector !== undefined || transform || opts.streamed
-        ? filteredWatch<T, R>(base, opts.fieldSelector, transform, seen)
+        ? filteredWatch<T, R>(base, opts.fieldSelector, transform, seen, stale)
         : base;
     const lwWatch = opts.relistAfterError ? this.relistingWatch(watch) : watch;
     this.lw = new ListWatch<T>(opts.path, lwWatch, listFn, false);
@@ -160,9 +172,10 @@ export class ResilientInformer<T extends KubernetesObject, R extends KubernetesO
   private async listFromCacheOrPages(): Promise<KubernetesListObject<T>> {
     if (!this.opts.streamed) return this.listAllPages();
     const from = this.lastResourceVersion;
+    this.ahead = new Map();
     let list: KubernetesListObject<T>;
     try {
-      list = await this.listAllPages(from === undefined ? '0' : from);
+      list = (from !== undefined && (await this.listByMetadata(from))) || (await this.listAllPages(from === undefined ? '0' : from));
     } catch (e) {
       const code = kubeErrorCode(e);
       // the cache does not have that resourceVersion: expired (410), or newer than this apiserver has seen (a 504
@@ -178,6 +191,32 @@ export class ResilientInformer<T extends KubernetesObject, R extends KubernetesO
     const rv = list.metadata?.resourceVersion;
     if (rv) this.lastResourceVersion = rv;
     return list;
+  }
+
+  /** See `relistByMetadata`; undefined when the relist must read whole objects. */
+  private async listByMetadata(from: string): Promise<KubernetesListObject<T> | undefined> {
+    const meta = this.opts.relistByMetadata;
+    if (!meta) return undefined;
+    const r = await relistByMetadata<T, R>({
+      meta,
+      resourceVersion: from,
+      cached: (name, namespace) => this.lw.get(name, namespace),
+      transform: this.opts.transform,
+    });
+    this.stats.pages++;
+    this.opts.onListPage?.();
+    if (!r) {
+      this.opts.log.info({ informer: this.name }, 'relist by metadata not possible (many objects changed); listing whole objects');
+      return undefined;
+    }
+    this.stats.metadataRelists++;
+    this.stats.relistGets += r.gets;
+    this.opts.log.info(
+      { informer: this.name, objects: r.items.length, read: r.gets },
+      'relisted by metadata; read whole only the changed objects',
+    );
+    this.ahead = r.ahead;
+    return { metadata: { resourceVersion: r.resourceVersion }, items: r.items } as KubernetesListObject<T>;
   }
 
   /**
@@ -327,9 +366,13 @@ export class ResilientInformer<T extends KubernetesObject, R extends KubernetesO
     const now = this.clock.now();
     if (now - this.lastFailureAt > (this.opts.backoffResetMs ?? 60_000)) this.failures = 0;
     this.lastFailureAt = now;
-    this.failures++;
+    // A request that hit our own deadline is tried again at once, as client-node does after its watch timeout: the
+    // deadline already spaced the attempts. A relist waiting for a restarted apiserver's cache then lost 13 s of
+    // backoff after two such deadlines at 100,000 Certificates (docs/performance.md, eighth pass).
+    const deadline = isRequestDeadline(err);
+    if (!deadline) this.failures++;
     if (this.opts.relistAfterError) this.relistNext = true;
-    const delay = backoffDelay(this.failures, this.backoff);
+    const delay = deadline ? 0 : backoffDelay(this.failures, this.backoff);
     const code = kubeErrorCode(err);
     const missing = code === 404 ? missingResourceMessage(this.opts.path) : undefined;
     // whenSynced's "still waiting" warning quotes lastError: name the CRD there too
@@ -359,6 +402,7 @@ function filteredWatch<T extends KubernetesObject, R extends KubernetesObject>(
   fieldSelector: string | undefined,
   transform: ((obj: R) => T) | undefined,
   seen?: (resourceVersion: string) => void,
+  stale?: (obj: KubernetesObject) => boolean,
 ): Watch {
   const w = Object.create(watch) as Watch;
   w.watch = (path, query, cb, done) => {
@@ -367,6 +411,7 @@ function filteredWatch<T extends KubernetesObject, R extends KubernetesObject>(
       const isObject = typeof obj === 'object' && obj !== null && (obj as KubernetesObject).kind !== 'Status' && 'metadata' in obj;
       const rv = isObject ? (obj as KubernetesObject).metadata?.resourceVersion : undefined;
       if (rv && seen) seen(rv);
+      if (isObject && stale?.(obj as KubernetesObject)) return;
       cb(phase, transform && isObject ? transform(obj as R) : obj, raw);
     };
     return watch.watch(path, fieldSelector !== undefined ? { ...query, fieldSelector } : query, each, done);

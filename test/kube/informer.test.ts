@@ -164,6 +164,35 @@ describe('ResilientInformer', () => {
     expect(inf.stats).toMatchObject({ errors: 2, restarts: 2, lastError: 'HTTP 403' });
   });
 
+  it('a list that hit the request deadline (no response headers in time) is tried again at once, with no backoff', async () => {
+    let fail = 2;
+    const clock = new FakeClock();
+    const inf = new ResilientInformer<KubernetesObject>({
+      name: 'x',
+      kc: {} as never,
+      path: '/x',
+      list: async () => {
+        if (fail-- > 0)
+          throw new TypeError('fetch failed', {
+            cause: Object.assign(new Error('Headers Timeout Error'), { code: 'UND_ERR_HEADERS_TIMEOUT' }),
+          });
+        return { metadata: { resourceVersion: '1' }, items: [] } as never;
+      },
+      log: pino({ level: 'silent' }),
+      backoff: { baseMs: 100, maxMs: 1_000 },
+      clock,
+      watch: new ScriptedWatch() as unknown as Watch,
+    });
+    await inf.start();
+    await flush();
+    await clock.advance(0);
+    await flush();
+    await clock.advance(0);
+    await flush();
+    expect(inf.hasSynced).toBe(true);
+    expect(inf.stats).toMatchObject({ errors: 2, restarts: 2, lastError: 'TypeError: fetch failed (UND_ERR_HEADERS_TIMEOUT)' });
+  });
+
   it('a 404 (CRD not installed) names the CRD in a warning logged once per 10 minutes, not a bare HTTP 404 every retry', async () => {
     let installed = false;
     const clock = new FakeClock();
