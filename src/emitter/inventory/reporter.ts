@@ -31,7 +31,7 @@ export interface InventoryMetrics {
 type ResyncReason = 'start' | 'resync-required' | 'gap' | 'rejected' | 'unsupported';
 
 /** What the reporter uses of an informer (its cache and events). */
-type Cache<T extends KubernetesObject> = Pick<ResilientInformer<T>, 'on' | 'onList' | 'get' | 'list'>;
+type Cache<T extends KubernetesObject> = Pick<ResilientInformer<T>, 'on' | 'get' | 'list'>;
 
 export interface InventoryReporterOptions {
   client: Pick<InventoryClient, 'post'>;
@@ -87,8 +87,10 @@ export class InventoryReporter {
     secrets.on('add', upsert);
     secrets.on('update', upsert);
     secrets.on('delete', (s) => this.changed({ delete: { namespace: s.metadata.namespace, secretName: s.metadata.name } }));
-    // a relist may have missed deletions: the hub's view is rebuilt
-    secrets.onList(() => this.resync('resync-required'));
+    // A relist needs no snapshot: the informer reports what it changed as these events (client-node's ListWatch
+    // deletes what the new list lacks and updates what has a new resourceVersion), so deltas carry it. A snapshot
+    // of 100,000 Secrets after every apiserver restart took the CPU the restarted apiserver needed to refill its
+    // caches, which every relist waits for (docs/performance.md, eighth pass).
     const fromCert = (c: CertManagerObject): void => {
       const ns = c.metadata?.namespace;
       const secretName = c.spec?.secretName;

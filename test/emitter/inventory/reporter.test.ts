@@ -24,7 +24,15 @@ class FakeCache {
   on(e: InformerEvent, cb: (o: TlsSecretFacts) => void): void {
     this.handlers[e].push(cb);
   }
-  onList(): void {}
+  private readonly listHandlers: (() => void)[] = [];
+  onList(cb: () => void): void {
+    this.listHandlers.push(cb);
+  }
+  /** a relist as the informer does it: the changes it found as events, then the list handlers */
+  relist(changes: () => void): void {
+    changes();
+    for (const h of this.listHandlers) h();
+  }
   get(name: string, ns?: string): TlsSecretFacts | undefined {
     return this.objs.get(`${ns}/${name}`);
   }
@@ -155,6 +163,27 @@ describe('InventoryReporter', () => {
     const deletes = deltas.flatMap((d) => d.deletes.map((x) => x.secretName));
     expect(upserts.sort()).toEqual(['a@03', 'f@01']);
     expect(deletes).toEqual(['b']);
+  });
+
+  it('a relist (a broken watch, an apiserver restart) reports what it changed as deltas, not a new snapshot', async () => {
+    const h = await hub();
+    const cache = new FakeCache();
+    for (const n of ['a', 'b', 'c']) cache.put(n, '01');
+    const r = reporter(h.url, cache);
+    r.start();
+    await r.firstAccepted;
+    await until(() => h.reports.length === 2);
+    cache.relist(() => {
+      cache.put('a', '02');
+      cache.remove('b');
+    });
+    await until(() => h.reports.length >= 3);
+    await new Promise((res) => setTimeout(res, 100)); // a snapshot, had one been started, would be on its way
+    const after = h.reports.slice(2);
+    expect(after.map((x) => x.kind)).toEqual(after.map(() => 'delta'));
+    expect(after.every((x) => x.epoch === h.reports[0]!.epoch)).toBe(true);
+    expect(after.flatMap((d) => d.upserts.map((u) => `${u.secretName}@${u.serial}`))).toEqual(['a@02']);
+    expect(after.flatMap((d) => d.deletes.map((x) => x.secretName))).toEqual(['b']);
   });
 
   it('an empty cluster: one empty final snapshot; then an empty delta as heartbeat', async () => {
