@@ -8,8 +8,9 @@
  *      informer synced (the "… part running" logs) and the hub accepted the first inventory report; peak RSS =
  *      VmHWM (and VmRSS sampled every 200 ms) once the process is idle again. Then the apiserver is restarted
  *      (etcd kept; the watch cache starts over, so every watch gets 410 and relists): sync after relist =
- *      the new apiserver's first answer → every emitter informer read a whole list again (certmgr_notify_informer_list_pages_total)
- *      and the new inventory snapshot's first report was accepted; its peak RSS from a reset VmHWM;
+ *      the new apiserver's first answer → every emitter informer listed again (certmgr_notify_informer_lists_total;
+ *      by metadata, reading whole only what changed) and its changes were reported (a snapshot, if the hub asked for
+ *      one, accepted); its peak RSS from a reset VmHWM; the time each informer's relist ended is printed;
  *   3. the baseline: plain Node with client-node's ListWatch (unpaginated list, as makeInformer does) of the TLS
  *      Secrets and the Certificates: sync time and peak RSS, or its failure.
  *
@@ -25,7 +26,8 @@
  * data dir, kept: a later run with the same dir reuses the objects it holds instead of creating them again; the
  * count is in its `scale-bench-objects` file), BENCH_SCALE_HEAP_SNAPSHOT (a directory: a heap snapshot of the
  * product once it is idle after its initial sync, written there; the figures are taken before it),
- * BENCH_SCALE_CPU_PROF (a directory: the product runs with --cpu-prof and is stopped with SIGTERM).
+ * BENCH_SCALE_CPU_PROF (a directory: the product runs with --cpu-prof and is stopped with SIGTERM), BENCH_SCALE_PRODUCT_LOG
+ * (a file: the product's output, written at its end).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -295,6 +297,13 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
     const apiserverRestartMs = tReady - tKill;
     const relistDeadline = Date.now() + TIMEOUT_MS;
     let listedAt: number | undefined;
+    // when each informer's relist ended, from the new apiserver's first answer (printed: what the relist waited for)
+    const relistedAt = new Map<string, number>();
+    const timeline = (snapshotAt?: number): string =>
+      [...relistedAt.entries(), ...(snapshotAt !== undefined ? [['snapshot applied', snapshotAt] as const] : [])]
+        .sort((a, b) => a[1] - b[1])
+        .map(([what, at]) => `${what} ${secs(at - tReady)}`)
+        .join(', ');
     for (;;) {
       logs.poll();
       if (exited(svc)) return { initial, relist: { peakRss: peak(), apiserverRestartMs, error: `exited: ${tail(svc).slice(0, 600)}` } };
@@ -303,16 +312,19 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
       const now = await scrape(svc).catch(() => undefined);
       if (now) {
         // one more whole list by every informer (a streamed list is one page from the watch cache, or many from etcd)
-        const relisted =
-          before.lists.size > 0 && [...before.lists.keys()].every((inf) => (now.lists.get(inf) ?? 0) > (before.lists.get(inf) ?? 0));
+        for (const inf of before.lists.keys())
+          if ((now.lists.get(inf) ?? 0) > (before.lists.get(inf) ?? 0) && !relistedAt.has(inf)) relistedAt.set(inf, Date.now());
+        const relisted = before.lists.size > 0 && relistedAt.size === before.lists.size;
         if (relisted) listedAt ??= Date.now();
-        // a relist of the TLS Secrets starts a new inventory snapshot: done once its first report is applied
+        // a relist reports its changes as deltas (none here); a snapshot, if one was started (the hub asked), is
+        // done once its first report is applied
         const resync = logs.seen.some((s) => s.msg === 'inventory snapshot' && s.at >= tKill);
         const snapshotDone = resync && now.snapshotsApplied > before.snapshotsApplied;
         if (listedAt !== undefined && (snapshotDone || (!resync && Date.now() - listedAt > 2000))) {
           const syncMs = (snapshotDone ? Date.now() : listedAt) - tReady;
           await mem.quiet(3000, 120_000);
           log(`relist: ${cpu()} (from the new apiserver's first answer); at rest: ${await heapLine(svc)}`);
+          log(`relist timeline (from the new apiserver's first answer): ${timeline(snapshotDone ? tReady + syncMs : undefined)}`);
           return { initial, relist: { syncMs, peakRss: peak(), apiserverRestartMs } };
         }
       }
@@ -320,6 +332,7 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
     }
   } finally {
     mem.stop();
+    if (env.BENCH_SCALE_PRODUCT_LOG) writeFileSync(env.BENCH_SCALE_PRODUCT_LOG, svc.output());
     // a CPU profile is written at a normal exit
     await svc.kill(CPU_PROF_DIR ? 'SIGTERM' : 'SIGKILL');
     rmSync(dbDir, { recursive: true, force: true });
