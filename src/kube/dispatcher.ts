@@ -12,11 +12,19 @@
  * undici's keep-alive timeout (4 s), far below the apiserver's idle timeout, so the server never closes one under
  * a request. Watches keep a connection of their own, as before (client-node's own inactivity timeout ends them;
  * one shared HTTP/2 session would make every watch blind with it).
+ *
+ * A list from the apiserver's watch cache (`isCacheListPath`) also gets a connection of its own, and waits for its
+ * headers up to LIST_HEADERS_TIMEOUT_MS: after an apiserver restart the cache refills before it answers (at 100,000
+ * Certificates for a minute, docs/performance.md, eighth pass), and a list given up at 30 s and asked again made the
+ * apiserver build the same answer again beside the one it was still building. The apiserver's own request timeout
+ * (60 s) ends it first. A new connection cannot be a dead pooled one (a blackholed path fails at connect).
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 
 /** No response headers, or no body bytes, for this long on a pooled (non-watch) request: the request fails. */
 const REQUEST_IDLE_TIMEOUT_MS = 30_000;
+/** Headers of a list from the watch cache: above the apiserver's own request timeout (60 s by default). */
+const LIST_HEADERS_TIMEOUT_MS = 75_000;
 /** Option sets kept (a rotated client certificate makes a new one); the oldest is closed gracefully. */
 const MAX_DISPATCHERS = 4;
 
@@ -51,11 +59,20 @@ export function isWatchPath(path: string): boolean {
   return /[?&]watch=(?:true|1)(?:&|$)/.test(path);
 }
 
+/** A list the apiserver serves from its watch cache in one response: a resourceVersion, no continue, not a watch. */
+export function isCacheListPath(path: string): boolean {
+  return !isWatchPath(path) && /[?&]resourceVersion=[^&]/.test(path) && !/[?&]continue=/.test(path);
+}
+
 /**
  * Makes `kc` (and every API client and Watch made from it, before or after) share keep-alive dispatchers.
  * Idempotent; a no-op when client-node's internals differ from 2.0.x (requests then connect as before).
  */
-export function shareKubeDispatchers(kc: KubeConfig, idleTimeoutMs = REQUEST_IDLE_TIMEOUT_MS): void {
+export function shareKubeDispatchers(
+  kc: KubeConfig,
+  idleTimeoutMs = REQUEST_IDLE_TIMEOUT_MS,
+  listTimeoutMs = LIST_HEADERS_TIMEOUT_MS,
+): void {
   const target = kc as unknown as { createDispatcher?: CreateDispatcher };
   const original = target.createDispatcher;
   if (typeof original !== 'function' || patched.has(kc)) return;
@@ -67,13 +84,14 @@ export function shareKubeDispatchers(kc: KubeConfig, idleTimeoutMs = REQUEST_IDL
     if (hit) return hit.dispatcher;
     const pooled = original.call(kc, cluster, agentOptions);
     if (!pooled || typeof pooled.compose !== 'function') return pooled;
-    const dispatcher = pooled.compose(
-      (dispatch) => (opts, handler) =>
-        isWatchPath(opts.path)
-          ? // a connection of its own, as client-node makes it (closed by the server or the watch's abort)
-            (original.call(kc, cluster, agentOptions) ?? pooled).dispatch(opts, handler)
-          : dispatch({ ...opts, headersTimeout: idleTimeoutMs, bodyTimeout: idleTimeoutMs }, handler),
-    );
+    const dispatcher = pooled.compose((dispatch) => (opts, handler) => {
+      // a connection of its own, as client-node makes it (closed by the server, the watch's abort, or idle)
+      const own = (): Dispatcher => original.call(kc, cluster, agentOptions) ?? pooled;
+      if (isWatchPath(opts.path)) return own().dispatch(opts, handler);
+      if (isCacheListPath(opts.path))
+        return own().dispatch({ ...opts, headersTimeout: listTimeoutMs, bodyTimeout: idleTimeoutMs }, handler);
+      return dispatch({ ...opts, headersTimeout: idleTimeoutMs, bodyTimeout: idleTimeoutMs }, handler);
+    });
     entries.push({ cluster: c, agentOptions, dispatcher });
     if (entries.length > MAX_DISPATCHERS)
       void entries

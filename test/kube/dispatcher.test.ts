@@ -11,7 +11,7 @@ import type { Http2ServerRequest } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
 import { CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isWatchPath, shareKubeDispatchers } from '../../src/kube/dispatcher.js';
+import { isCacheListPath, isWatchPath, shareKubeDispatchers } from '../../src/kube/dispatcher.js';
 import { createTestCa, type TestCa } from '../admission/tls.js';
 import { startTcpProxy, type TcpProxy } from '../operator/tcp-proxy.js';
 
@@ -25,6 +25,18 @@ describe('isWatchPath', () => {
     ['/api/v1/namespaces/watch=true/configmaps', false],
     ['/api/v1/configmaps?nowatch=true', false],
   ])('%s → %s', (path, want) => expect(isWatchPath(path)).toBe(want));
+});
+
+describe('isCacheListPath', () => {
+  it.each([
+    ['/apis/cert-manager.io/v1/certificates?resourceVersion=123', true],
+    ['/api/v1/secrets?limit=1000&resourceVersion=0&fieldSelector=type%3Dkubernetes.io%2Ftls', true],
+    ['/api/v1/secrets?limit=1000&continue=abc', false],
+    ['/api/v1/secrets?limit=1000', false],
+    ['/api/v1/secrets?resourceVersion=&limit=5', false],
+    ['/api/v1/configmaps?resourceVersion=5&watch=true', false],
+    ['/api/v1/namespaces/a/secrets/b', false],
+  ])('%s → %s', (path, want) => expect(isCacheListPath(path)).toBe(want));
 });
 
 type Req = IncomingMessage | Http2ServerRequest;
@@ -48,6 +60,14 @@ describe.each(['HTTP/1.1', 'HTTP/2'] as const)('shared kube dispatchers over %s'
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'w', resourceVersion: '1' } } }) + '\n');
       setTimeout(() => res.end(), 50);
+      return;
+    }
+    if (req.url?.startsWith('/api/v1/namespaces/default/configmaps?')) {
+      // a list the apiserver is slow to answer (its watch cache refilling after a restart)
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: '9' }, items: [] }));
+      }, 1_500);
       return;
     }
     if (hang) {
@@ -124,6 +144,19 @@ describe.each(['HTTP/1.1', 'HTTP/2'] as const)('shared kube dispatchers over %s'
     expect(sockets.length - before).toBe(pooled + 1);
     await read(api);
     expect(sockets.length - before).toBe(pooled + 1);
+  });
+
+  it('a list from the watch cache waits for its headers past the pooled deadline, on a connection of its own', async () => {
+    const kc = kubeConfig();
+    shareKubeDispatchers(kc, 500, 5_000);
+    const api = kc.makeApiClient(CoreV1Api);
+    await read(api);
+    const before = sockets.length;
+    const list = await api.listNamespacedConfigMap({ namespace: 'default', resourceVersion: '5' });
+    expect(list.metadata?.resourceVersion).toBe('9');
+    expect(sockets.length - before).toBe(1);
+    // the same slow answer to a pooled request (a page from etcd) is given up at the deadline
+    await expect(api.listNamespacedConfigMap({ namespace: 'default', limit: 5 })).rejects.toThrow();
   });
 
   it('pooled connections gone half-open (no FIN, no RST) fail their request at the deadline and are replaced', async () => {
