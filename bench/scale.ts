@@ -27,7 +27,8 @@
  * count is in its `scale-bench-objects` file), BENCH_SCALE_HEAP_SNAPSHOT (a directory: a heap snapshot of the
  * product once it is idle after its initial sync, written there; the figures are taken before it),
  * BENCH_SCALE_CPU_PROF (a directory: the product runs with --cpu-prof and is stopped with SIGTERM), BENCH_SCALE_PRODUCT_LOG
- * (a file: the product's output, written at its end).
+ * (a file: the product's output, written at its end), BENCH_SCALE_APISERVER_PPROF (a file: a 90 s CPU profile of the
+ * apiserver from its first answer after the restart; `go tool pprof -top`).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,6 +42,7 @@ import type { KubeEnv } from '../test/support/kube.js';
 import {
   ApiWriter,
   MemorySampler,
+  apiserverProfile,
   createScaffolding,
   generateTlsMaterial,
   grow,
@@ -84,6 +86,8 @@ interface Row {
   created: GrowStats;
   product: ProductResult;
   bare?: BareResult;
+  /** the relist's floor: after a restart with no client, until the apiserver answers from every refilled cache */
+  refillMs?: number;
 }
 
 interface LogLine {
@@ -122,6 +126,7 @@ class LogTail {
 
 const SNAPSHOT_DIR = env.BENCH_SCALE_HEAP_SNAPSHOT;
 const CPU_PROF_DIR = env.BENCH_SCALE_CPU_PROF;
+const APISERVER_PPROF = env.BENCH_SCALE_APISERVER_PPROF;
 
 /** pids of this run's kube-apiserver and etcd (by the port in their command line) */
 function kubePids(kube: KubeEnv): { apiserver?: number; etcd?: number } {
@@ -283,6 +288,7 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
     mem.resetPeak();
     const tKill = Date.now();
     log(`product initial ${cell(initial)}; restarting the apiserver`);
+    const profiled = APISERVER_PPROF ? apiserverProfile(kube, 90, APISERVER_PPROF, tKill + TIMEOUT_MS).then(log) : undefined;
     // at 100,000 Secrets, under load, the new apiserver's watch cache takes minutes to fill before /readyz
     let serving: number | undefined;
     try {
@@ -325,6 +331,7 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
           await mem.quiet(3000, 120_000);
           log(`relist: ${cpu()} (from the new apiserver's first answer); at rest: ${await heapLine(svc)}`);
           log(`relist timeline (from the new apiserver's first answer): ${timeline(snapshotDone ? tReady + syncMs : undefined)}`);
+          await profiled;
           return { initial, relist: { syncMs, peakRss: peak(), apiserverRestartMs } };
         }
       }
@@ -356,15 +363,15 @@ function printTables(rows: Row[]): void {
     console.log(`| ${r.n.toLocaleString('en')} | ${cell(r.product.initial)} | ${cell(r.product.relist)} | ${cell(r.bare)} | ${ratio} |`);
   }
   console.log(
-    '\n| N | objects created | creation: objects/s (requests/s, retries) | product: operator synced | emitter synced | first inventory report | RSS at rest | apiserver down (kill → serving) |',
+    '\n| N | objects created | creation: objects/s (requests/s, retries) | product: operator synced | emitter synced | first inventory report | RSS at rest | apiserver down (kill → serving) | the apiserver alone after a restart: caches refilled |',
   );
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     const c = r.created;
     const i = r.product.initial;
     const t = (ms: number | undefined): string => (ms === undefined ? '—' : secs(ms));
     console.log(
-      `| ${r.n.toLocaleString('en')} | ${c.objects.toLocaleString('en')} in ${secs(c.ms)} | ${Math.round(c.objects / (c.ms / 1000))} (${Math.round(c.requests / (c.ms / 1000))}, ${c.retries}) | ${t(i.operatorMs)} | ${t(i.emitterMs)} | ${t(i.firstReportMs)} | ${i.restRss ? mib(i.restRss) : '—'} | ${r.product.relist ? secs(r.product.relist.apiserverRestartMs) : '—'} |`,
+      `| ${r.n.toLocaleString('en')} | ${c.objects.toLocaleString('en')} in ${secs(c.ms)} | ${Math.round(c.objects / (c.ms / 1000))} (${Math.round(c.requests / (c.ms / 1000))}, ${c.retries}) | ${t(i.operatorMs)} | ${t(i.emitterMs)} | ${t(i.firstReportMs)} | ${i.restRss ? mib(i.restRss) : '—'} | ${r.product.relist ? secs(r.product.relist.apiserverRestartMs) : '—'} | ${t(r.refillMs)} |`,
     );
   }
   const goal = rows.find((r) => r.n >= GOAL.n);
@@ -392,6 +399,7 @@ export async function run(): Promise<void> {
     quotaBytes: Number(env.BENCH_SCALE_ETCD_QUOTA_BYTES ?? 8 * 1024 ** 3),
     etcdOnTmpfs: env.BENCH_SCALE_ETCD_TMPFS !== '0',
     ...(etcdDir ? { etcdDataDir: etcdDir } : {}),
+    profiling: APISERVER_PPROF !== undefined,
   });
   const writer = new ApiWriter(kube, CONCURRENCY);
   console.log(
@@ -420,6 +428,14 @@ export async function run(): Promise<void> {
       const product = await runProduct(kube, (s) => log(`N=${n}: ${s}`));
       log(`N=${n}: product initial ${cell(product.initial)}; after relist ${cell(product.relist)}`);
       const row: Row = { n, created, product };
+      if (product.relist) {
+        // the floor of every client's relist: the same restart with nobody listing, until each cache answers
+        const servingAt = await servingAgainAt(kube, () => kube.restartApiServer({ readyTimeoutMs: TIMEOUT_MS }));
+        const readyAt = Date.now();
+        await warmWatchCaches(kube, ['certificates', 'issuers', 'secrets']);
+        row.refillMs = Date.now() - (servingAt ?? readyAt);
+        log(`N=${n}: the apiserver alone, restarted again: its caches answer ${secs(row.refillMs)} after its first answer`);
+      }
       if (env.BENCH_SCALE_BARE !== '0') {
         row.bare = await runBareInformer(kube.kubeconfigPath, TIMEOUT_MS);
         log(`N=${n}: bare informer ${cell(row.bare)}`);

@@ -22,7 +22,12 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * revisions) and the apiserver's watch cache on, as in production: after an apiserver restart, a watch from a
  * resourceVersion older than the new cache gets 410 and the informers relist.
  */
-export function startScaleKube(o: { quotaBytes: number; etcdOnTmpfs: boolean; etcdDataDir?: string }): Promise<KubeEnv> {
+export function startScaleKube(o: {
+  quotaBytes: number;
+  etcdOnTmpfs: boolean;
+  etcdDataDir?: string;
+  profiling?: boolean;
+}): Promise<KubeEnv> {
   return startKubeEnv({
     watchCache: true,
     etcdOnTmpfs: o.etcdOnTmpfs,
@@ -30,8 +35,42 @@ export function startScaleKube(o: { quotaBytes: number; etcdOnTmpfs: boolean; et
     startTimeoutMs: 180_000,
     etcdArgs: [`--quota-backend-bytes=${o.quotaBytes}`, '--snapshot-count=100000'],
     // the bench's writers and the informers' big LISTs at once; the apiserver's defaults are 400/200
-    apiserverArgs: ['--max-requests-inflight=1000', '--max-mutating-requests-inflight=500'],
+    apiserverArgs: ['--max-requests-inflight=1000', '--max-mutating-requests-inflight=500', ...(o.profiling ? ['--profiling=true'] : [])],
   });
+}
+
+/**
+ * A CPU profile of the apiserver (`--profiling=true`: `startScaleKube({ profiling })`) over the next `seconds`,
+ * written to `file` (read it with `go tool pprof -top <kube-apiserver binary> <file>`). Asks again every 200 ms
+ * while the apiserver is down or starting, so a profile asked for at its kill starts with its first answer.
+ */
+export async function apiserverProfile(env: KubeEnv, seconds: number, file: string, until: number): Promise<string> {
+  const pool = new Pool(env.server, { connections: 1, connect: { rejectUnauthorized: false } });
+  try {
+    while (Date.now() < until) {
+      const startedAt = Date.now();
+      try {
+        const r = await pool.request({
+          path: `/debug/pprof/profile?seconds=${seconds}`,
+          method: 'GET',
+          headers: { authorization: `Bearer ${env.token}` },
+          headersTimeout: (seconds + 30) * 1000,
+          bodyTimeout: (seconds + 30) * 1000,
+        });
+        const body = Buffer.from(await r.body.arrayBuffer());
+        if (r.statusCode === 200) {
+          writeFileSync(file, body);
+          return `apiserver CPU profile of ${seconds} s from ${new Date(startedAt).toISOString()}: ${file}`;
+        }
+      } catch {
+        /* down or starting */
+      }
+      await sleep(200);
+    }
+    return 'apiserver CPU profile: not taken (no answer)';
+  } finally {
+    await pool.close();
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -306,7 +345,7 @@ export async function servingAgainAt(env: KubeEnv, during: () => Promise<void>):
  * its start), and until it is filled serves a list with resourceVersion=0 from etcd, page by page. In a cluster
  * cert-manager's own controller watches its resources all the time, so an agent starting there finds their
  * caches filled; here (a reused etcd, a fresh apiserver) nothing has touched them yet. Asks each resource of
- * `resources` (plural names of cert-manager.io/v1) in the first bench namespace for one object with
+ * `resources` (plural names of cert-manager.io/v1, or `secrets`) in the first bench namespace for one object with
  * resourceVersion=0 until the answer comes from the cache (which ignores the limit: the namespace's objects,
  * no continue token) rather than from etcd (one object and a continue token). Returns the ms it took.
  */
@@ -319,7 +358,7 @@ export async function warmWatchCaches(env: KubeEnv, resources: readonly string[]
       resources.map(async (plural) => {
         for (;;) {
           const r = await pool.request({
-            path: `/apis/cert-manager.io/v1/namespaces/${ns}/${plural}?limit=1&resourceVersion=0`,
+            path: `${plural === 'secrets' ? '/api/v1' : '/apis/cert-manager.io/v1'}/namespaces/${ns}/${plural}?limit=1&resourceVersion=0`,
             method: 'GET',
             headers: { authorization: `Bearer ${env.token}`, accept: 'application/json' },
             headersTimeout: 0,
