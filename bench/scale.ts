@@ -94,12 +94,13 @@ interface LogLine {
   msg?: string;
   time?: number | string;
   reason?: string;
+  informer?: string;
 }
 
 /** The product's JSON log lines, read incrementally from its output. */
 class LogTail {
   private offset = 0;
-  readonly seen: { msg: string; at: number; reason?: string }[] = [];
+  readonly seen: { msg: string; at: number; reason?: string; informer?: string }[] = [];
   constructor(private readonly svc: ServiceProcess) {}
 
   poll(): void {
@@ -111,7 +112,8 @@ class LogTail {
       try {
         const j = JSON.parse(l) as LogLine;
         const at = typeof j.time === 'number' ? j.time : j.time ? Date.parse(j.time) : Date.now();
-        if (j.msg) this.seen.push({ msg: j.msg, at, ...(j.reason ? { reason: j.reason } : {}) });
+        if (j.msg)
+          this.seen.push({ msg: j.msg, at, ...(j.reason ? { reason: j.reason } : {}), ...(j.informer ? { informer: j.informer } : {}) });
       } catch {
         /* not a log line */
       }
@@ -318,8 +320,13 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
       const now = await scrape(svc).catch(() => undefined);
       if (now) {
         // one more whole list by every informer (a streamed list is one page from the watch cache, or many from etcd)
+        // the product's own log line when it has one (a busy product answers /metrics late), else this scrape
         for (const inf of before.lists.keys())
-          if ((now.lists.get(inf) ?? 0) > (before.lists.get(inf) ?? 0) && !relistedAt.has(inf)) relistedAt.set(inf, Date.now());
+          if ((now.lists.get(inf) ?? 0) > (before.lists.get(inf) ?? 0) && !relistedAt.has(inf))
+            relistedAt.set(
+              inf,
+              logs.seen.find((l) => l.informer === inf && l.at >= tKill && l.msg.startsWith('relisted by metadata'))?.at ?? Date.now(),
+            );
         const relisted = before.lists.size > 0 && relistedAt.size === before.lists.size;
         if (relisted) listedAt ??= Date.now();
         // a relist reports its changes as deltas (none here); a snapshot, if one was started (the hub asked), is
