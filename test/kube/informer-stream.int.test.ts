@@ -61,6 +61,21 @@ class BlindableWatch extends Watch {
   }
 }
 
+function createCertificate(custom: CustomObjectsApi, name: string, secretName: string, annotations?: Record<string, string>) {
+  return custom.createNamespacedCustomObject({
+    group: 'cert-manager.io',
+    version: 'v1',
+    plural: 'certificates',
+    namespace: NS,
+    body: {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Certificate',
+      metadata: { name, ...(annotations ? { annotations } : {}) },
+      spec: { secretName, dnsNames: [`${name}.example.com`], issuerRef: { name: 'ca', kind: 'Issuer' } },
+    },
+  });
+}
+
 async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void> {
   for (const end = Date.now() + ms; !ok(); await sleep(25)) if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
 }
@@ -94,19 +109,7 @@ describe.skipIf(skip)('informer: streamed LIST from the watch cache (real apiser
       ),
       ...Array.from(
         { length: CERTS },
-        (_, i) => () =>
-          custom.createNamespacedCustomObject({
-            group: 'cert-manager.io',
-            version: 'v1',
-            plural: 'certificates',
-            namespace: NS,
-            body: {
-              apiVersion: 'cert-manager.io/v1',
-              kind: 'Certificate',
-              metadata: { name: `c-${i}`, annotations: { 'notify.certmgr.io/x': 'é "q" \\ 😀' } },
-              spec: { secretName: `tls-${i}`, dnsNames: [`c-${i}.example.com`], issuerRef: { name: 'ca', kind: 'Issuer' } },
-            },
-          }),
+        (_, i) => () => createCertificate(custom, `c-${i}`, `tls-${i}`, { 'notify.certmgr.io/x': 'é "q" \\ 😀' }),
       ),
     ];
     let next = 0;
@@ -261,18 +264,7 @@ describe.skipIf(skip)('informer: streamed LIST from the watch cache (real apiser
       namespace: NS,
       name: 'c-3',
     });
-    await kube.custom.createNamespacedCustomObject({
-      group: 'cert-manager.io',
-      version: 'v1',
-      plural: 'certificates',
-      namespace: NS,
-      body: {
-        apiVersion: 'cert-manager.io/v1',
-        kind: 'Certificate',
-        metadata: { name: 'c-new' },
-        spec: { secretName: 'tls-new', dnsNames: ['new.example.com'], issuerRef: { name: 'ca', kind: 'Issuer' } },
-      },
-    });
+    await createCertificate(kube.custom, 'c-new', 'tls-new');
     t.watch.cut();
     await until('the relist', () => t.inf.stats.lists === 2);
     expect(t.calls).toEqual({ lists: 1, metadataLists: 1, gets: expect.arrayContaining(['c-2', 'c-new']) as never });
