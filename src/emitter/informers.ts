@@ -89,7 +89,10 @@ export function emitterInformers(o: {
         // the field selector's filter, for a Secret deleted and created again as another type since the list
         get: async (name, namespace) => {
           const s = await o.kube.getJson<V1Secret>(SECRETS_REF, name, namespace);
-          return s?.type === TLS_SECRET_TYPE ? s : undefined;
+          if (s?.type !== TLS_SECRET_TYPE) return undefined;
+          // as the list does: only the data read (never tls.key) outlives this call
+          if (s.data) s.data = Object.fromEntries(Object.entries(s.data).filter(([k]) => READ_TLS_DATA.includes(k)));
+          return s;
         },
       },
       fieldSelector,

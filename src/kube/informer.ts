@@ -206,7 +206,10 @@ export class ResilientInformer<T extends KubernetesObject, R extends KubernetesO
     this.stats.pages++;
     this.opts.onListPage?.();
     if (!r) {
-      this.opts.log.info({ informer: this.name }, 'relist by metadata not possible (many objects changed); listing whole objects');
+      this.opts.log.info(
+        { informer: this.name },
+        'relist by metadata not possible (many objects changed, a GET refused, or a paginated answer); listing whole objects',
+      );
       return undefined;
     }
     this.stats.metadataRelists++;

@@ -4,8 +4,8 @@
  * again (100,000 TLS Secrets are ~600 MB of Secret data, 100,000 Certificates ~300 MB of JSON) costs the apiserver
  * its encoding and this process its parsing, while both share the CPU with the new apiserver refilling its caches,
  * which every client waits for. So the relist lists metadata only (PartialObjectMetadataList), keeps the cached
- * object whose resourceVersion is unchanged, and GETs the few that changed or are new; when too many did, the
- * caller lists whole objects as before.
+ * object whose resourceVersion is unchanged, and GETs the few that changed or are new; when too many did, or a GET
+ * fails, the caller lists whole objects as before.
  *
  * A GET answers at the object's current version, newer than the list's. The watch then starts from the list's
  * resourceVersion and replays the changes in between, so the informer drops each replayed event of a fetched
@@ -66,23 +66,25 @@ export async function relistByMetadata<T extends KubernetesObject, R extends Kub
   const listRevision = revision(meta?.resourceVersion);
   if (changed.length > MAX_RELIST_GETS || meta?.continue || meta?._continue || listRevision === undefined) return undefined;
   const ahead = new Map<string, number>();
-  let done = false; // a GET failed or answered without a revision: the other workers stop
+  // A GET failed (a 403: the agent's RBAC grants list and watch on Secrets, not get, unless it runs the operator) or
+  // answered without a revision: the other workers stop and the relist reads whole objects. Rethrown, the same
+  // refusal would fail every relist from the same resourceVersion, and the informer would never list again.
   let unreadable = false;
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < changed.length && !done) {
+    while (next < changed.length && !unreadable) {
       const c = changed[next++]!;
       let obj: R | undefined;
       try {
         obj = await o.meta.get(c.name, c.namespace);
-      } catch (e) {
-        done = true;
-        throw e;
+      } catch {
+        unreadable = true;
+        return;
       }
       if (obj === undefined) continue; // deleted since the list: the watch replays its deletion
       const rev = revision(obj.metadata?.resourceVersion);
       if (rev === undefined) {
-        done = unreadable = true;
+        unreadable = true;
         return;
       }
       if (rev > listRevision) ahead.set(objectKey(obj.metadata), rev);
