@@ -5,7 +5,7 @@
  */
 import type { CoreV1Api, KubeConfig, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { collectionPath, type KubeClient, type ResourceRef } from '../kube/client.js';
+import { SECRETS, collectionPath, type KubeClient, type ResourceRef } from '../kube/client.js';
 import { ResilientInformer, type ListPage } from '../kube/informer.js';
 import type { BackoffPolicy, Clock } from '../runtime/timers.js';
 import { HEALTH_KINDS, type CertManagerCondition, type CertManagerObject, type HealthKind } from './health/observe.js';
@@ -17,7 +17,6 @@ const CERT_MANAGER: Record<HealthKind, ResourceRef> = {
   ClusterIssuer: { group: 'cert-manager.io', version: 'v1', plural: 'clusterissuers', kind: 'ClusterIssuer', namespaced: false },
   Certificate: { group: 'cert-manager.io', version: 'v1', plural: 'certificates', kind: 'Certificate', namespaced: true },
 };
-const SECRETS_REF: ResourceRef = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true };
 
 export interface EmitterInformers {
   /** per kind; all three with health, only Certificate with the inventory alone */
@@ -81,18 +80,15 @@ export function emitterInformers(o: {
   if (o.inventory) {
     facts = new ResilientInformer<TlsSecretFacts, V1Secret>({
       ...common('tls-secret-facts'),
-      path: collectionPath(SECRETS_REF, ns),
+      path: collectionPath(SECRETS, ns),
       list: (page: ListPage, each) => o.kube.listSecrets(ns, page, fieldSelector, READ_TLS_DATA, each),
       streamed: true,
       relistByMetadata: {
-        list: (page, each) => o.kube.listMetadata(SECRETS_REF, ns, page, fieldSelector, each),
+        list: (page, each) => o.kube.listMetadata(SECRETS, ns, page, fieldSelector, each),
         // the field selector's filter, for a Secret deleted and created again as another type since the list
         get: async (name, namespace) => {
-          const s = await o.kube.getJson<V1Secret>(SECRETS_REF, name, namespace);
-          if (s?.type !== TLS_SECRET_TYPE) return undefined;
-          // as the list does: only the data read (never tls.key) outlives this call
-          if (s.data) s.data = Object.fromEntries(Object.entries(s.data).filter(([k]) => READ_TLS_DATA.includes(k)));
-          return s;
+          const s = await o.kube.getSecretJson(namespace, name, READ_TLS_DATA);
+          return s?.type === TLS_SECRET_TYPE ? s : undefined;
         },
       },
       fieldSelector,

@@ -178,10 +178,6 @@ export class KubeClient {
     if (fieldSelector !== undefined) q['fieldSelector'] = fieldSelector;
     if (each && keepData) {
       const keep = new Set(keepData);
-      const filter = (s: V1Secret): V1Secret => {
-        if (s.data) s.data = Object.fromEntries(Object.entries(s.data).filter(([k]) => keep.has(k)));
-        return s;
-      };
       let stream: JsonListStream | ProtoListStream | undefined;
       await this.getStream(
         path,
@@ -190,7 +186,7 @@ export class KubeClient {
         (contentType) =>
           (stream = contentType.startsWith(PROTOBUF)
             ? new ProtoListStream((b) => each(readSecret(b, keep) as V1Secret))
-            : new JsonListStream((o) => each(filter(o as V1Secret)))),
+            : new JsonListStream((o) => each(keepOnly(o as V1Secret, keep)))),
       );
       const { metadata } = stream!.end();
       return { apiVersion: 'v1', kind: 'SecretList', metadata, items: [] };
@@ -201,8 +197,17 @@ export class KubeClient {
     const { bytes, contentType } = await this.getRaw(path, q, `${PROTOBUF}, application/json`);
     if (contentType.startsWith(PROTOBUF)) return readSecretList(bytes, keep) as KubernetesListObject<V1Secret>;
     const list = JSON.parse(bytes.toString()) as KubernetesListObject<V1Secret>;
-    for (const s of list.items) if (s.data) s.data = Object.fromEntries(Object.entries(s.data).filter(([k]) => keep.has(k)));
+    for (const s of list.items) keepOnly(s, keep);
     return list;
+  }
+
+  /**
+   * One Secret as its JSON has it (as `listSecrets` streams them), its data reduced to `keepData`; undefined when it
+   * does not exist.
+   */
+  async getSecretJson(namespace: string | undefined, name: string, keepData: readonly string[]): Promise<V1Secret | undefined> {
+    const s = await this.getJson<V1Secret>(SECRETS, name, namespace);
+    return s && keepOnly(s, new Set(keepData));
   }
 
   /** GET `path` uncompressed (see `uncompressed`), its whole body; an HTTP error is an ApiException as client-node throws. */
@@ -328,6 +333,12 @@ function streamQuery(page: ListPage | undefined): Record<string, string> {
   if (page?.continue !== undefined) q['continue'] = page.continue;
   else if (page?.resourceVersion !== undefined) q['resourceVersion'] = page.resourceVersion;
   return q;
+}
+
+/** `s` with only the data keys of `keep` (a JSON Secret: the others, a private key, do not outlive the read). */
+function keepOnly(s: V1Secret, keep: ReadonlySet<string>): V1Secret {
+  if (s.data) s.data = Object.fromEntries(Object.entries(s.data).filter(([k]) => keep.has(k)));
+  return s;
 }
 
 /** bytes of an error response read (a Status is well under this) */

@@ -25,6 +25,7 @@ export function kubeStatus(e: unknown): KubeStatus | undefined {
 }
 
 export const isNotFound = (e: unknown): boolean => kubeErrorCode(e) === 404;
+export const isConflict = (e: unknown): boolean => kubeErrorCode(e) === 409;
 
 /**
  * A request that ended at our own deadline (dispatcher.ts: no response headers, or a silent body, for 30 s): the
@@ -35,7 +36,6 @@ export function isRequestDeadline(e: unknown): boolean {
   const code = (e as { cause?: { code?: unknown } } | null)?.cause?.code;
   return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
 }
-export const isConflict = (e: unknown): boolean => kubeErrorCode(e) === 409;
 
 /** A short, log-safe description: the Status message, not the whole exception (which repeats headers). */
 export function describeKubeError(e: unknown): string {

@@ -286,7 +286,7 @@ describe.skipIf(skip)('informer: streamed LIST from the watch cache (real apiser
       path: collectionPath(SECRETS, NS),
       list: (page, each) => kube.listSecrets(NS, page, SEL, ['tls.crt'], each),
       listMetadata: (page, each) => kube.listMetadata(SECRETS, NS, page, SEL, each),
-      get: (name) => kube.getJson<V1Secret>(SECRETS, name, NS),
+      get: (name) => kube.getSecretJson(NS, name, ['tls.crt']),
       transform: tlsSecretFacts,
       fieldSelector: SEL,
     });

@@ -137,23 +137,27 @@ describe('ResilientInformer', () => {
     expect(t.inf.stats.errors).toBe(0);
   });
 
-  it('a failing list is retried with backoff until it succeeds; synced only then', async () => {
-    let fail = 2;
+  /** An informer whose list throws `error()` the first `times` calls, then lists nothing. */
+  function failingList(times: number, error: () => Error) {
     const clock = new FakeClock();
-    const watch = new ScriptedWatch();
     const inf = new ResilientInformer<KubernetesObject>({
       name: 'x',
       kc: {} as never,
       path: '/x',
       list: async () => {
-        if (fail-- > 0) throw Object.assign(new Error('Forbidden'), { code: 403 });
+        if (times-- > 0) throw error();
         return { metadata: { resourceVersion: '1' }, items: [] } as never;
       },
       log: pino({ level: 'silent' }),
       backoff: { baseMs: 100, maxMs: 1_000 },
       clock,
-      watch: watch as unknown as Watch,
+      watch: new ScriptedWatch() as unknown as Watch,
     });
+    return { clock, inf };
+  }
+
+  it('a failing list is retried with backoff until it succeeds; synced only then', async () => {
+    const { clock, inf } = failingList(2, () => Object.assign(new Error('Forbidden'), { code: 403 }));
     await inf.start();
     await flush();
     expect(inf.hasSynced).toBe(false);
@@ -165,24 +169,11 @@ describe('ResilientInformer', () => {
   });
 
   it('a list that hit the request deadline (no response headers in time) is tried again at once, with no backoff', async () => {
-    let fail = 2;
-    const clock = new FakeClock();
-    const inf = new ResilientInformer<KubernetesObject>({
-      name: 'x',
-      kc: {} as never,
-      path: '/x',
-      list: async () => {
-        if (fail-- > 0)
-          throw new TypeError('fetch failed', {
-            cause: Object.assign(new Error('Headers Timeout Error'), { code: 'UND_ERR_HEADERS_TIMEOUT' }),
-          });
-        return { metadata: { resourceVersion: '1' }, items: [] } as never;
-      },
-      log: pino({ level: 'silent' }),
-      backoff: { baseMs: 100, maxMs: 1_000 },
-      clock,
-      watch: new ScriptedWatch() as unknown as Watch,
-    });
+    const { clock, inf } = failingList(
+      2,
+      () =>
+        new TypeError('fetch failed', { cause: Object.assign(new Error('Headers Timeout Error'), { code: 'UND_ERR_HEADERS_TIMEOUT' }) }),
+    );
     await inf.start();
     await flush();
     await clock.advance(0);
