@@ -560,7 +560,8 @@ class Compiler {
     const [receiver, arg] = this.all(operands, scope, 2) as [Fn, Fn];
     const pattern = operands[1];
     if (pattern?.kind === 'literal' && pattern.literal.type === 'string') {
-      const re = compileRegex(pattern.literal.value);
+      // the filter owns its literal's regex: it is freed with the filter, never held by a shared cache
+      const re = compileRegexUncached(pattern.literal.value);
       return (d, v) => {
         const s = receiver(d, v);
         return typeof s !== 'string' ? ERR : re === undefined ? ERR : re.test(s);
@@ -1030,19 +1031,44 @@ interface Regex {
   test(s: string): boolean;
 }
 
-/** Compiled patterns (the interpreter compiles on every call); bounded, patterns can come from the event. */
+function compileRegexUncached(pattern: string): Regex | undefined {
+  try {
+    return RE2JS.compile(pattern);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Patterns that are not literals (read from the event) compiled recently, least recently used first: the
+ * interpreter compiles on every call. A compiled program takes about a hundred times its pattern's length in heap,
+ * so the cache is bounded by entries and by pattern characters, and holds nothing of any one filter.
+ */
 const regexCache = new Map<string, Regex | undefined>();
-const REGEX_CACHE_MAX = 1000;
+const REGEX_CACHE_MAX_ENTRIES = 64;
+const REGEX_CACHE_MAX_CHARS = 16_384;
+let regexCacheChars = 0;
 
 function compileRegex(pattern: string): Regex | undefined {
-  if (regexCache.has(pattern)) return regexCache.get(pattern);
-  let re: Regex | undefined;
-  try {
-    re = RE2JS.compile(pattern);
-  } catch {
-    re = undefined;
+  if (regexCache.has(pattern)) {
+    const hit = regexCache.get(pattern);
+    regexCache.delete(pattern);
+    regexCache.set(pattern, hit);
+    return hit;
   }
-  if (regexCache.size >= REGEX_CACHE_MAX) regexCache.clear();
+  const re = compileRegexUncached(pattern);
+  if (pattern.length > REGEX_CACHE_MAX_CHARS) return re;
   regexCache.set(pattern, re);
+  regexCacheChars += pattern.length;
+  for (const oldest of regexCache.keys()) {
+    if (regexCache.size <= REGEX_CACHE_MAX_ENTRIES && regexCacheChars <= REGEX_CACHE_MAX_CHARS) break;
+    regexCache.delete(oldest);
+    regexCacheChars -= oldest.length;
+  }
   return re;
+}
+
+/** The shared regex cache's size (tests: what outlives the filters that used it). */
+export function regexCacheStats(): { entries: number; chars: number } {
+  return { entries: regexCache.size, chars: regexCacheChars };
 }
