@@ -3,12 +3,21 @@
  * - `decideLease` (pure): create, renew, take over, or wait — expiry is judged on the LOCAL clock from when
  *   this candidate last saw the record change (no cross-node clock comparison), like client-go.
  * - `LeaderElector`: every `retryPeriod` tries to acquire or renew with optimistic concurrency (a stale
- *   resourceVersion → 409 → lost race). A leader that cannot renew within `renewDeadline` steps down.
+ *   resourceVersion → 409 → lost race). Leadership is bounded by time, not by requests: every Lease request is
+ *   aborted at the renew deadline, and a timer armed at each successful renewal steps the leader down at
+ *   `renewDeadline` after that renewal's start (`decideTerm`), even while a request hangs. The next attempt
+ *   waits until everything that ran under leadership has stopped.
  *   `stop()` releases the lease (holder cleared) so another candidate takes over at once.
  * - `AlwaysLeader`: the same callbacks without election; `createLeadership` picks one of the two.
  * - `runWhileLeading`: the one way a role runs only while this replica leads (operator, emitter, delivery).
  */
-import type { CoordinationV1Api, V1Lease } from '@kubernetes/client-node';
+import {
+  Observable,
+  type ConfigurationOptions,
+  type CoordinationV1Api,
+  type ObservableMiddleware,
+  type V1Lease,
+} from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { describeKubeError, isConflict, isNotFound } from '../kube/errors.js';
 import { podNamespace } from '../kube/kubeconfig.js';
@@ -64,6 +73,20 @@ export function foreignRenewal(input: {
   return leading && lastAttemptedRenew !== undefined && lease?.holderIdentity === identity && lease.renewTime !== lastAttemptedRenew;
 }
 
+export type TermDecision = { lead: true; stepDownAt: number } | { lead: false };
+
+/**
+ * Whether a candidate leads at `now`. `renewedAt` is the local time its last successful renewal (or acquisition)
+ * STARTED: the apiserver wrote that record no earlier, so every other candidate, counting the lease from when it
+ * saw the record, waits at least `renewedAt + leaseDuration`. Leading ends at `renewedAt + renewDeadline` (the
+ * gap to the lease duration is the time the roles have to stop), whatever the requests in flight do.
+ */
+export function decideTerm(input: { leading: boolean; renewedAt: number; now: number; renewDeadlineMs: number }): TermDecision {
+  if (!input.leading) return { lead: false };
+  const stepDownAt = input.renewedAt + input.renewDeadlineMs;
+  return input.now < stepDownAt ? { lead: true, stepDownAt } : { lead: false };
+}
+
 /** The record identity used to detect "changed since last observed". */
 export function leaseVersion(l: LeaseRecord | undefined): string {
   return l ? `${l.resourceVersion ?? ''}|${l.holderIdentity ?? ''}|${l.renewTime ?? ''}` : '';
@@ -74,13 +97,26 @@ export function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
-/** What the elector needs from the API (a fake in unit tests). */
+/** What the elector needs from the API (a fake in unit tests). `signal` aborts the request (the deadline). */
 export interface LeaseLock {
-  get(): Promise<LeaseRecord | undefined>;
+  get(signal?: AbortSignal): Promise<LeaseRecord | undefined>;
   /** create; false on AlreadyExists */
-  create(rec: LeaseRecord): Promise<boolean>;
+  create(rec: LeaseRecord, signal?: AbortSignal): Promise<boolean>;
   /** replace with optimistic concurrency on rec.resourceVersion; false on Conflict */
-  update(rec: LeaseRecord): Promise<boolean>;
+  update(rec: LeaseRecord, signal?: AbortSignal): Promise<boolean>;
+}
+
+/** Per-request options that hand `signal` to client-node's fetch (RequestContext.setSignal). */
+function abortable(signal: AbortSignal | undefined): ConfigurationOptions | undefined {
+  if (!signal) return undefined;
+  const mw: ObservableMiddleware = {
+    pre: (ctx) => {
+      ctx.setSignal(signal);
+      return new Observable(Promise.resolve(ctx));
+    },
+    post: (res) => new Observable(Promise.resolve(res)),
+  };
+  return { middleware: [mw], middlewareMergeStrategy: 'append' };
 }
 
 function k8sLeaseLock(api: CoordinationV1Api, namespace: string, name: string): LeaseLock {
@@ -110,26 +146,26 @@ function k8sLeaseLock(api: CoordinationV1Api, namespace: string, name: string): 
     },
   });
   return {
-    async get() {
+    async get(signal) {
       try {
-        return toRecord(await api.readNamespacedLease({ name, namespace }));
+        return toRecord(await api.readNamespacedLease({ name, namespace }, abortable(signal)));
       } catch (e) {
         if (isNotFound(e)) return undefined;
         throw e;
       }
     },
-    async create(rec) {
+    async create(rec, signal) {
       try {
-        await api.createNamespacedLease({ namespace, body: toBody(rec) });
+        await api.createNamespacedLease({ namespace, body: toBody(rec) }, abortable(signal));
         return true;
       } catch (e) {
         if (isConflict(e)) return false;
         throw e;
       }
     },
-    async update(rec) {
+    async update(rec, signal) {
       try {
-        await api.replaceNamespacedLease({ name, namespace, body: toBody(rec) });
+        await api.replaceNamespacedLease({ name, namespace, body: toBody(rec) }, abortable(signal));
         return true;
       } catch (e) {
         if (isConflict(e)) return false;
@@ -162,7 +198,12 @@ export class LeaderElector {
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
   private leader = false;
-  private lastRenew = 0;
+  /** local time the last successful renewal (or acquisition) started */
+  private renewedAt = 0;
+  /** steps down at the renew deadline of the current term */
+  private stepDownTimer: unknown;
+  /** aborts the Lease request in flight (at its deadline, at a step-down, or at stop) */
+  private attempt: AbortController | undefined;
   private observed = '';
   private observedAt = 0;
   private current: LeaseRecord | undefined;
@@ -218,25 +259,29 @@ export class LeaderElector {
     this.abort.abort();
     await this.loop;
     this.loop = undefined;
+    this.disarmStepDown();
     const wasLeader = this.leader;
     if (wasLeader) this.setLeader(false);
     await this.transitions;
     if (wasLeader && (this.opts.releaseOnStop ?? true)) {
       try {
-        const cur = await this.opts.lock.get();
-        if (cur && cur.holderIdentity === this.opts.identity) {
-          await this.opts.lock.update({ ...cur, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(this.clock.now()) });
-        }
+        await this.bounded(this.clock.now() + this.renewDeadlineMs, async (signal) => {
+          const cur = await this.opts.lock.get(signal);
+          if (cur && cur.holderIdentity === this.opts.identity) {
+            const rec = { ...cur, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(this.clock.now()) };
+            await this.opts.lock.update(rec, signal);
+          }
+        });
       } catch (e) {
         this.opts.log.warn({ error: describeKubeError(e) }, 'leader election: could not release the lease');
       }
     }
   }
 
-  /** One acquire/renew attempt. True when this candidate holds the lease afterwards. */
-  async tryAcquireOrRenew(): Promise<boolean> {
+  /** One acquire/renew attempt. True when this candidate holds the lease afterwards. `signal` aborts its requests. */
+  async tryAcquireOrRenew(signal?: AbortSignal): Promise<boolean> {
     const now = this.clock.now();
-    const lease = await this.opts.lock.get();
+    const lease = await this.opts.lock.get(signal);
     const v = leaseVersion(lease);
     if (v !== this.observed) {
       this.observed = v;
@@ -251,13 +296,16 @@ export class LeaderElector {
         return false;
       case 'create':
         this.lastAttemptedRenew = nowTime;
-        return this.opts.lock.create({
-          holderIdentity: this.opts.identity,
-          leaseDurationSeconds: seconds,
-          acquireTime: nowTime,
-          renewTime: nowTime,
-          leaseTransitions: 0,
-        });
+        return this.opts.lock.create(
+          {
+            holderIdentity: this.opts.identity,
+            leaseDurationSeconds: seconds,
+            acquireTime: nowTime,
+            renewTime: nowTime,
+            leaseTransitions: 0,
+          },
+          signal,
+        );
       case 'renew':
         if (
           !this.foreignWarned &&
@@ -270,40 +318,105 @@ export class LeaderElector {
           );
         }
         this.lastAttemptedRenew = nowTime;
-        return this.opts.lock.update({ ...lease, holderIdentity: this.opts.identity, leaseDurationSeconds: seconds, renewTime: nowTime });
+        return this.opts.lock.update(
+          { ...lease, holderIdentity: this.opts.identity, leaseDurationSeconds: seconds, renewTime: nowTime },
+          signal,
+        );
       case 'takeover':
         this.opts.log.info({ previous: lease?.holderIdentity || undefined, reason: d.reason }, 'leader election: taking over the lease');
         this.lastAttemptedRenew = nowTime;
-        return this.opts.lock.update({
-          ...lease,
-          holderIdentity: this.opts.identity,
-          leaseDurationSeconds: seconds,
-          acquireTime: nowTime,
-          renewTime: nowTime,
-          leaseTransitions: (lease?.leaseTransitions ?? 0) + 1,
-        });
+        return this.opts.lock.update(
+          {
+            ...lease,
+            holderIdentity: this.opts.identity,
+            leaseDurationSeconds: seconds,
+            acquireTime: nowTime,
+            renewTime: nowTime,
+            leaseTransitions: (lease?.leaseTransitions ?? 0) + 1,
+          },
+          signal,
+        );
     }
   }
 
   private async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
+      const startedAt = this.clock.now();
+      // a leader's requests end at its term's deadline, a candidate's one renew deadline after they start
+      const term = decideTerm({ leading: this.leader, renewedAt: this.renewedAt, now: startedAt, renewDeadlineMs: this.renewDeadlineMs });
+      const deadline = term.lead ? term.stepDownAt : startedAt + this.renewDeadlineMs;
+      const leading = this.leader;
       let ok = false;
       try {
-        ok = await this.tryAcquireOrRenew();
+        ok = await this.bounded(deadline, (s) => this.tryAcquireOrRenew(s), signal);
       } catch (e) {
         this.opts.log.warn({ error: describeKubeError(e) }, 'leader election: lease request failed');
       }
       if (signal.aborted) break;
-      const now = this.clock.now();
-      if (ok) {
-        this.lastRenew = now;
+      // an answer that arrives after the deadline does not count: its request was aborted, or the term ended
+      if (leading && !this.leader) ok = false;
+      if (ok && decideTerm({ leading: true, renewedAt: startedAt, now: this.clock.now(), renewDeadlineMs: this.renewDeadlineMs }).lead) {
+        this.renewedAt = startedAt;
+        this.armStepDown();
         if (!this.leader) this.setLeader(true);
-      } else if (this.leader && now - this.lastRenew >= this.renewDeadlineMs) {
-        this.opts.log.warn({ sinceRenewMs: now - this.lastRenew }, 'leader election: could not renew within the deadline; stepping down');
-        this.setLeader(false);
       }
+      // a new term starts only once everything that ran under the last one has stopped
+      if (!this.leader) await this.transitions;
       await sleep(this.clock, this.retryPeriodMs, signal);
     }
+  }
+
+  /**
+   * Runs `fn` with a signal aborted at `deadline` (local time), at a step-down or when `outer` aborts. Rejects at
+   * the deadline even if `fn` ignores the signal.
+   */
+  private bounded<T>(deadline: number, fn: (signal: AbortSignal) => Promise<T>, outer?: AbortSignal): Promise<T> {
+    const ac = new AbortController();
+    this.attempt = ac;
+    const onOuter = (): void => ac.abort(new Error('leader election stopped'));
+    outer?.addEventListener('abort', onOuter, { once: true });
+    const timer = this.clock.setTimeout(
+      () => ac.abort(new Error('lease request not answered by the renew deadline')),
+      Math.max(0, deadline - this.clock.now()),
+    );
+    const aborted = new Promise<never>((_, reject) => {
+      const fail = (): void => reject(ac.signal.reason instanceof Error ? ac.signal.reason : new Error(String(ac.signal.reason)));
+      if (ac.signal.aborted) fail();
+      else ac.signal.addEventListener('abort', fail, { once: true });
+    });
+    aborted.catch(() => undefined); // the race below observes it
+    return Promise.race([fn(ac.signal), aborted]).finally(() => {
+      this.clock.clearTimeout(timer);
+      outer?.removeEventListener('abort', onOuter);
+      if (this.attempt === ac) this.attempt = undefined;
+    });
+  }
+
+  /** (Re)arms the step-down at the current term's deadline. */
+  private armStepDown(): void {
+    this.disarmStepDown();
+    const d = decideTerm({ leading: true, renewedAt: this.renewedAt, now: this.clock.now(), renewDeadlineMs: this.renewDeadlineMs });
+    if (!d.lead) return;
+    this.stepDownTimer = this.clock.setTimeout(() => this.deadlineReached(), d.stepDownAt - this.clock.now());
+  }
+
+  private disarmStepDown(): void {
+    if (this.stepDownTimer !== undefined) this.clock.clearTimeout(this.stepDownTimer);
+    this.stepDownTimer = undefined;
+  }
+
+  /** The term's deadline passed without a renewal: stop leading now, whatever request is in flight. */
+  private deadlineReached(): void {
+    this.stepDownTimer = undefined;
+    const now = this.clock.now();
+    if (decideTerm({ leading: this.leader, renewedAt: this.renewedAt, now, renewDeadlineMs: this.renewDeadlineMs }).lead) {
+      this.armStepDown(); // a timer that fired early
+      return;
+    }
+    if (!this.leader) return;
+    this.attempt?.abort(new Error('renew deadline passed'));
+    this.opts.log.warn({ sinceRenewMs: now - this.renewedAt }, 'leader election: could not renew within the deadline; stepping down');
+    this.setLeader(false);
   }
 
   private setLeader(v: boolean): void {

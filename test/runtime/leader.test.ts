@@ -4,6 +4,7 @@ import { Writable } from 'node:stream';
 import {
   LeaderElector,
   decideLease,
+  decideTerm,
   foreignRenewal,
   leaseVersion,
   microTime,
@@ -41,6 +42,20 @@ describe('decideLease', () => {
   it('judges expiry on the local observation time, not the holder’s renewTime (clock skew)', () => {
     const lease = { holderIdentity: 'x', leaseDurationSeconds: 10, renewTime: microTime(now - 60 * 60_000) };
     expect(decideLease({ ...base, lease, observedAt: now }).action).toBe('wait');
+  });
+});
+
+describe('decideTerm: leadership is bounded by time since the last renewal started', () => {
+  const renewedAt = 50_000;
+  const renewDeadlineMs = 10_000;
+  it.each<[string, boolean, number, ReturnType<typeof decideTerm>]>([
+    ['not leading → does not lead', false, renewedAt + 1, { lead: false }],
+    ['just renewed → leads until the deadline', true, renewedAt, { lead: true, stepDownAt: 60_000 }],
+    ['within the deadline → leads', true, renewedAt + 9_999, { lead: true, stepDownAt: 60_000 }],
+    ['at the deadline → steps down', true, renewedAt + 10_000, { lead: false }],
+    ['past the deadline (a request that hung) → steps down', true, renewedAt + 32_000, { lead: false }],
+  ])('%s', (_what, leading, now, want) => {
+    expect(decideTerm({ leading, renewedAt, now, renewDeadlineMs })).toEqual(want);
   });
 });
 
@@ -113,7 +128,121 @@ function candidate(mem: MemoryLease, clock: FakeClock, identity: string) {
   return { e, down, events };
 }
 
+/**
+ * `lock`, except that while `hang.value` every request waits like one on a half-open connection: it never
+ * answers, and ends only when its signal aborts (recorded as `aborted@<time>`).
+ */
+function hanging(lock: LeaseLock, clock: FakeClock, hang: { value: boolean }, log: string[]): LeaseLock {
+  const wait = <T>(signal: AbortSignal | undefined, real: () => Promise<T>): Promise<T> => {
+    if (!hang.value) return real();
+    return new Promise<T>((_, reject) =>
+      signal?.addEventListener('abort', () => (log.push(`aborted@${clock.now()}`), reject(new Error('aborted'))), { once: true }),
+    );
+  };
+  return {
+    get: (signal) => wait(signal, () => lock.get(signal)),
+    create: (rec, signal) => wait(signal, () => lock.create(rec, signal)),
+    update: (rec, signal) => wait(signal, () => lock.update(rec, signal)),
+  };
+}
+
 describe('LeaderElector (fake clock, in-memory Lease)', () => {
+  it('a Lease request that hangs: the leader stops leading AT its renew deadline (the request is aborted there), before the other takes over', async () => {
+    const clock = new FakeClock(0);
+    const mem = new MemoryLease();
+    const hang = { value: false };
+    const requests: string[] = [];
+    const order: string[] = [];
+    const a = new LeaderElector({
+      lock: hanging(mem.lockFor({ value: false }), clock, hang, requests),
+      identity: 'a',
+      leaseDurationMs: 3_000,
+      renewDeadlineMs: 2_000,
+      retryPeriodMs: 500,
+      clock,
+      log,
+    });
+    a.onStartedLeading(() => void order.push(`a start@${clock.now()}`));
+    a.onStoppedLeading(() => void order.push(`a stop@${clock.now()}`));
+    const b = candidate(mem, clock, 'b'); // its connection is fine: only a's hangs
+    b.e.onStartedLeading(() => void order.push(`b start@${clock.now()}`));
+    a.start();
+    await flush();
+    b.e.start();
+    await clock.advance(500); // a renews at 500
+    expect(a.isLeader()).toBe(true);
+    const renewedAt = clock.now();
+    hang.value = true;
+    await clock.advance(2_000);
+    expect(a.isLeader()).toBe(false);
+    expect(order).toContain(`a stop@${renewedAt + 2_000}`);
+    expect(requests[0]).toBe(`aborted@${renewedAt + 2_000}`);
+    await clock.advance(5_000);
+    expect(b.e.isLeader()).toBe(true);
+    // never two leaders: a stopped before b started
+    expect(order.filter((x) => !x.startsWith('a start'))).toEqual([`a stop@${renewedAt + 2_000}`, expect.stringMatching(/^b start@/)]);
+    expect(Number(order.at(-1)!.split('@')[1])).toBeGreaterThanOrEqual(renewedAt + 3_000);
+    hang.value = false;
+    await a.stop();
+    await b.e.stop();
+  });
+
+  it('a candidate’s Lease request that hangs is aborted one renew deadline after it started; the next attempt follows', async () => {
+    const clock = new FakeClock(0);
+    const mem = new MemoryLease();
+    const hang = { value: true };
+    const requests: string[] = [];
+    const a = new LeaderElector({
+      lock: hanging(mem.lockFor({ value: false }), clock, hang, requests),
+      identity: 'a',
+      leaseDurationMs: 3_000,
+      renewDeadlineMs: 2_000,
+      retryPeriodMs: 500,
+      clock,
+      log,
+    });
+    a.start();
+    await clock.advance(2_000);
+    expect(requests).toEqual(['aborted@2000']);
+    hang.value = false;
+    await clock.advance(500);
+    expect(a.isLeader()).toBe(true);
+    await a.stop();
+  });
+
+  it('after a step-down at the deadline, the next term waits until everything that ran under the last one has stopped', async () => {
+    const clock = new FakeClock(0);
+    const mem = new MemoryLease();
+    const a = candidate(mem, clock, 'a');
+    const order: string[] = [];
+    let release = (): void => undefined;
+    a.e.onStartedLeading(() => void order.push('start'));
+    a.e.onStoppedLeading(
+      () =>
+        new Promise<void>((r) => {
+          order.push('stopping');
+          release = () => (order.push('stopped'), r());
+        }),
+    );
+    a.e.start();
+    await flush();
+    a.down.value = true;
+    await clock.advance(2_500);
+    expect(a.e.isLeader()).toBe(false);
+    a.down.value = false; // the Lease is reachable again, and still names a
+    await clock.advance(5_000);
+    expect(a.e.isLeader()).toBe(false); // a role of the last term is still stopping
+    expect(order).toEqual(['start', 'stopping']);
+    release();
+    await clock.advance(500);
+    expect(a.e.isLeader()).toBe(true);
+    expect(order).toEqual(['start', 'stopping', 'stopped', 'start']);
+    const stopping = a.e.stop();
+    await flush();
+    release();
+    await stopping;
+  });
+
   it('acquires an absent lease, then renews every retry period', async () => {
     const clock = new FakeClock(0);
     const mem = new MemoryLease();
