@@ -3,9 +3,17 @@
  * that reads or changes a company's rows filters by company_id. Bulk writes are multi-row statements: a report
  * of 1,000 certificates is a handful of statements, not 1,000.
  */
+import { INVENTORY_HEALTH_SQL } from './migrations.js';
 import { bool, int, intOrNull, json, str, strOrNull } from './rows.js';
 import { type SqlDb, type SqlRow, type SqlValue, placeholders } from './sqldb.js';
-import type { ClusterRecord, InventoryCertificateRecord, InventoryFilter, InventoryOps, ListedCertificate } from './types.js';
+import type {
+  ClusterRecord,
+  InventoryCertificateRecord,
+  InventoryCursor,
+  InventoryFilter,
+  InventoryOps,
+  ListedCertificate,
+} from './types.js';
 
 const CLUSTER_COLUMNS = [
   'company_id',
@@ -164,33 +172,44 @@ function chunks<T>(xs: readonly T[]): T[][] {
 
 const I = CERT_COLUMNS.map((c) => `i.${c}`).join(', ');
 
+/**
+ * Whether one index range serves the listing with this filter (migration 16): at most one of clusterId,
+ * namespace, applicationId and health (each has its index in listing order), with or without notAfterAtMost
+ * (a range of the same index). Otherwise the first index's range is read and the other filters dropped row by
+ * row: up to the company's whole inventory for one page. The GraphQL cost model prices those.
+ */
+export function inventoryFilterIndexed(filter: InventoryFilter): boolean {
+  return [filter.clusterId, filter.namespace, filter.applicationId, filter.health].filter((v) => v !== undefined).length <= 1;
+}
+
 export function createInventoryOps(db: SqlDb): InventoryOps {
-  function filterSql(filter: InventoryFilter): { where: string[]; params: SqlValue[] } {
+  /**
+   * The WHERE terms of a listing. `o` is the alias whose (not_after, key) the page is read in: `a` (the
+   * applications table, joined) with an applicationId filter, else `i`.
+   */
+  function filterSql(filter: InventoryFilter, o: 'a' | 'i'): { where: string[]; params: SqlValue[] } {
     const where: string[] = [];
     const params: SqlValue[] = [];
+    if (filter.applicationId !== undefined) {
+      where.push('a.application_id = ?');
+      params.push(filter.applicationId);
+    }
     if (filter.clusterId !== undefined) {
-      where.push('i.cluster_id = ?');
+      where.push(`${o}.cluster_id = ?`);
       params.push(filter.clusterId);
     }
     if (filter.namespace !== undefined) {
-      where.push('i.namespace = ?');
+      where.push(`${o}.namespace = ?`);
       params.push(filter.namespace);
     }
-    if (filter.applicationId !== undefined) {
-      where.push(
-        db.dialect === 'postgres'
-          ? 'i.application_ids::jsonb @> jsonb_build_array(?::text)'
-          : 'EXISTS (SELECT 1 FROM json_each(i.application_ids) a WHERE a.value = ?)',
-      );
-      params.push(filter.applicationId);
-    }
     if (filter.notAfterAtMost !== undefined) {
-      where.push('i.not_after <= ?');
+      where.push(`${o}.not_after <= ?`);
       params.push(filter.notAfterAtMost);
     }
-    if (filter.health === 'READY') where.push(`i.ready_status = 'True'`);
-    if (filter.health === 'NOT_READY') where.push(`i.ready_status = 'False'`);
-    if (filter.health === 'UNKNOWN') where.push(`(i.ready_status IS NULL OR i.ready_status = 'Unknown')`);
+    if (filter.health !== undefined) {
+      where.push(`${INVENTORY_HEALTH_SQL('i.')} = ?`);
+      params.push(filter.health);
+    }
     return { where, params };
   }
 
@@ -290,26 +309,42 @@ export function createInventoryOps(db: SqlDb): InventoryOps {
     },
 
     async listInventory(companyId, filter, after, limit) {
-      const f = filterSql(filter);
-      const base = `SELECT ${I}, c.name AS cluster_name FROM inventory_certificates i
+      const o = filter.applicationId !== undefined ? 'a' : 'i';
+      const f = filterSql(filter, o);
+      const from =
+        o === 'a'
+          ? `inventory_certificate_applications a JOIN inventory_certificates i ON i.company_id = a.company_id
+               AND i.cluster_id = a.cluster_id AND i.namespace = a.namespace AND i.secret_name = a.secret_name`
+          : 'inventory_certificates i';
+      const base = `SELECT ${I}, c.name AS cluster_name FROM ${from}
         LEFT JOIN clusters c ON c.company_id = i.company_id AND c.id = i.cluster_id
-        WHERE i.company_id = ?${f.where.map((w) => ` AND ${w}`).join('')}`;
+        WHERE ${o}.company_id = ?${f.where.map((w) => ` AND ${w}`).join('')}`;
+      // the key's columns a filter fixes are left out of the order and the position, so the position is a seek
+      // into the filter's index (whose columns after the filter's are the rest of the key)
+      const keyCols = (['cluster_id', 'namespace', 'secret_name'] as const).filter(
+        (c) => !(c === 'cluster_id' && filter.clusterId !== undefined) && !(c === 'namespace' && filter.namespace !== undefined),
+      );
+      const key = keyCols.map((c) => `${o}.${c}`).join(', ');
+      const keyOf = (c: InventoryCursor) =>
+        keyCols.map((k) => (k === 'cluster_id' ? c.clusterId : k === 'namespace' ? c.namespace : c.secretName));
       const out: ListedCertificate[] = [];
       // Two phases, each in index order: rows with a notAfter by (not_after, key), then those without by key.
       if (after === null || after.notAfter !== null) {
-        const pos = after ? ' AND (i.not_after, i.cluster_id, i.namespace, i.secret_name) > (?, ?, ?, ?)' : '';
-        const rows = await db.all(
-          `${base} AND i.not_after IS NOT NULL${pos} ORDER BY i.not_after, i.cluster_id, i.namespace, i.secret_name LIMIT ?`,
-          [companyId, ...f.params, ...(after ? [after.notAfter, after.clusterId, after.namespace, after.secretName] : []), limit],
-        );
+        const pos = after ? ` AND (${o}.not_after, ${key}) > (${placeholders(keyCols.length + 1)})` : '';
+        const rows = await db.all(`${base} AND ${o}.not_after IS NOT NULL${pos} ORDER BY ${o}.not_after, ${key} LIMIT ?`, [
+          companyId,
+          ...f.params,
+          ...(after ? [after.notAfter, ...keyOf(after)] : []),
+          limit,
+        ]);
         out.push(...rows.map(rowToCert));
       }
       if (out.length < limit && filter.notAfterAtMost === undefined) {
-        const pos = after && after.notAfter === null ? ' AND (i.cluster_id, i.namespace, i.secret_name) > (?, ?, ?)' : '';
-        const rows = await db.all(`${base} AND i.not_after IS NULL${pos} ORDER BY i.cluster_id, i.namespace, i.secret_name LIMIT ?`, [
+        const pos = after && after.notAfter === null ? ` AND (${key}) > (${placeholders(keyCols.length)})` : '';
+        const rows = await db.all(`${base} AND ${o}.not_after IS NULL${pos} ORDER BY ${key} LIMIT ?`, [
           companyId,
           ...f.params,
-          ...(pos ? [after!.clusterId, after!.namespace, after!.secretName] : []),
+          ...(after && pos ? keyOf(after) : []),
           limit - out.length,
         ]);
         out.push(...rows.map(rowToCert));

@@ -88,6 +88,42 @@ const ORDER_INDEXES = [
      WHERE order_key IS NOT NULL`,
 ];
 
+/**
+ * Version 16: the list filters' indexes. Each inventory index leads with the filter's column and continues in the
+ * listing order (not_after, then the key), so a page is the first rows of one range. The health filter is an
+ * expression (READY / NOT_READY / UNKNOWN from ready_status); the listing filters by the same expression.
+ */
+export const INVENTORY_HEALTH_SQL = (alias: string) =>
+  `(CASE WHEN ${alias}ready_status = 'True' THEN 'READY' WHEN ${alias}ready_status = 'False' THEN 'NOT_READY' ELSE 'UNKNOWN' END)`;
+const LIST_FILTER_INDEXES = [
+  `CREATE INDEX inventory_certificates_cluster_idx ON inventory_certificates (company_id, cluster_id, not_after, namespace, secret_name)`,
+  `CREATE INDEX inventory_certificates_namespace_idx ON inventory_certificates (company_id, namespace, not_after, cluster_id, secret_name)`,
+  `CREATE INDEX inventory_certificates_health_idx ON inventory_certificates
+     (company_id, ${INVENTORY_HEALTH_SQL('')}, not_after, cluster_id, namespace, secret_name)`,
+  `CREATE INDEX deliveries_company_status_idx ON deliveries (company_id, status, created_at DESC, id DESC)`,
+  `CREATE INDEX deliveries_company_event_idx ON deliveries (company_id, event_id, created_at DESC, id DESC)`,
+];
+const APPLICATION_COLUMNS = 'company_id, application_id, cluster_id, namespace, secret_name, not_after';
+/** One row per (inventory row, application id); not_after copied so the listing reads this index in order. */
+const APPLICATIONS_TABLE = (bigint: string, table: string) => `CREATE TABLE inventory_certificate_applications (
+  company_id TEXT NOT NULL,
+  application_id TEXT NOT NULL,
+  cluster_id TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  secret_name TEXT NOT NULL,
+  not_after ${bigint},
+  PRIMARY KEY (company_id, cluster_id, namespace, secret_name, application_id)
+)${table}`;
+const APPLICATIONS_INDEXES = [
+  `CREATE INDEX inventory_certificate_applications_list_idx ON inventory_certificate_applications
+     (company_id, application_id, not_after, cluster_id, namespace, secret_name)`,
+];
+const APPLICATIONS_DELETE_OLD = `DELETE FROM inventory_certificate_applications
+  WHERE company_id = OLD.company_id AND cluster_id = OLD.cluster_id AND namespace = OLD.namespace AND secret_name = OLD.secret_name;`;
+const APPLICATIONS_INSERT_SQLITE = `INSERT INTO inventory_certificate_applications (${APPLICATION_COLUMNS})
+  SELECT DISTINCT NEW.company_id, a.value, NEW.cluster_id, NEW.namespace, NEW.secret_name, NEW.not_after
+  FROM json_each(NEW.application_ids) a WHERE a.type = 'text';`;
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -655,6 +691,69 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX resource_health_unhealthy_idx ON resource_health (company_id, since, resource_key) WHERE since IS NOT NULL`,
       `CREATE INDEX resource_health_event_idx ON resource_health (company_id, event_id)`,
     ]),
+  },
+  {
+    // Tenant list filters each read an index range in listing order (docs/security.md, "Store work per request"):
+    // a filter no index served read the company's whole inventory or delivery history for one page. The
+    // inventory listing (soonest notAfter first) gets one index per filter, the filter's column then the listing
+    // order; a certificate's applicationIds (a JSON array) are kept one row per id in
+    // inventory_certificate_applications by triggers, so every write path (upsert, delete, cluster removal)
+    // keeps it. Deliveries get (status) and (event_id) in listing order: the unique (event, router) index is
+    // partial (reminder = 0) and cannot serve a filter by event alone.
+    version: 16,
+    name: 'list filters: inventory and deliveries indexes, inventory_certificate_applications',
+    up: {
+      sqlite: [
+        ...LIST_FILTER_INDEXES,
+        APPLICATIONS_TABLE('INTEGER', ' STRICT'),
+        ...APPLICATIONS_INDEXES,
+        `CREATE TRIGGER inventory_certificate_applications_insert AFTER INSERT ON inventory_certificates
+         BEGIN
+           ${APPLICATIONS_INSERT_SQLITE}
+         END`,
+        `CREATE TRIGGER inventory_certificate_applications_update AFTER UPDATE ON inventory_certificates
+         WHEN OLD.application_ids IS NOT NEW.application_ids OR OLD.not_after IS NOT NEW.not_after
+           OR OLD.cluster_id IS NOT NEW.cluster_id OR OLD.namespace IS NOT NEW.namespace OR OLD.secret_name IS NOT NEW.secret_name
+         BEGIN
+           ${APPLICATIONS_DELETE_OLD}
+           ${APPLICATIONS_INSERT_SQLITE}
+         END`,
+        `CREATE TRIGGER inventory_certificate_applications_delete AFTER DELETE ON inventory_certificates
+         BEGIN
+           ${APPLICATIONS_DELETE_OLD}
+         END`,
+        `INSERT INTO inventory_certificate_applications (${APPLICATION_COLUMNS})
+         SELECT DISTINCT i.company_id, a.value, i.cluster_id, i.namespace, i.secret_name, i.not_after
+         FROM inventory_certificates i, json_each(i.application_ids) a WHERE a.type = 'text'`,
+      ],
+      postgres: [
+        ...LIST_FILTER_INDEXES,
+        APPLICATIONS_TABLE('BIGINT', ''),
+        ...APPLICATIONS_INDEXES,
+        `CREATE FUNCTION inventory_certificate_applications_sync() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN
+           IF TG_OP <> 'INSERT' THEN
+             ${APPLICATIONS_DELETE_OLD}
+           END IF;
+           IF TG_OP <> 'DELETE' THEN
+             INSERT INTO inventory_certificate_applications (${APPLICATION_COLUMNS})
+             SELECT DISTINCT NEW.company_id, a #>> '{}', NEW.cluster_id, NEW.namespace, NEW.secret_name, NEW.not_after
+             FROM jsonb_array_elements(NEW.application_ids::jsonb) a WHERE jsonb_typeof(a) = 'string';
+           END IF;
+           RETURN NULL;
+         END $$`,
+        `CREATE TRIGGER inventory_certificate_applications_insert_delete AFTER INSERT OR DELETE ON inventory_certificates
+         FOR EACH ROW EXECUTE FUNCTION inventory_certificate_applications_sync()`,
+        `CREATE TRIGGER inventory_certificate_applications_update AFTER UPDATE ON inventory_certificates
+         FOR EACH ROW WHEN (OLD.application_ids IS DISTINCT FROM NEW.application_ids OR OLD.not_after IS DISTINCT FROM NEW.not_after
+           OR OLD.cluster_id IS DISTINCT FROM NEW.cluster_id OR OLD.namespace IS DISTINCT FROM NEW.namespace
+           OR OLD.secret_name IS DISTINCT FROM NEW.secret_name)
+         EXECUTE FUNCTION inventory_certificate_applications_sync()`,
+        `INSERT INTO inventory_certificate_applications (${APPLICATION_COLUMNS})
+         SELECT DISTINCT i.company_id, a #>> '{}', i.cluster_id, i.namespace, i.secret_name, i.not_after
+         FROM inventory_certificates i, jsonb_array_elements(i.application_ids::jsonb) a WHERE jsonb_typeof(a) = 'string'`,
+      ],
+    },
   },
 ];
 

@@ -38,6 +38,7 @@ import type {
   ClaimedDelivery,
   DeliveryOutcome,
   DeliveryQueueOps,
+  DeliveryFilter,
   DeliveryRecord,
   DeliveryStats,
   EventRecord,
@@ -89,6 +90,16 @@ const QUOTA_TABLES: Record<QuotaKind, string> = {
 
 function unique(ids: string[]): string[] {
   return [...new Set(ids)];
+}
+
+/**
+ * Whether one index range serves listDeliveries with this filter (migrations 2 and 16, each in listing order):
+ * an eventId (an event's deliveries are few: one per matching router, plus reminders), or at most one of
+ * integrationId and status. integrationId with status reads one of the two ranges and drops rows one by one:
+ * the GraphQL cost model prices it.
+ */
+export function deliveryFilterIndexed(filter: Pick<DeliveryFilter, 'integrationId' | 'status' | 'eventId'>): boolean {
+  return filter.eventId !== undefined || filter.integrationId === undefined || filter.status === undefined;
 }
 
 /** `box()`: the key ring sealing integration secrets (undefined: plaintext, as before encryption existed). */
@@ -303,8 +314,9 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
         params.push(filter.eventId);
       }
       if (filter.before) {
-        where.push('(created_at < ? OR (created_at = ? AND id < ?))');
-        params.push(filter.before.createdAt, filter.before.createdAt, filter.before.id);
+        // the first term bounds the index range (a seek to the cursor); the rest is the exact position
+        where.push('created_at <= ? AND (created_at < ? OR (created_at = ? AND id < ?))');
+        params.push(filter.before.createdAt, filter.before.createdAt, filter.before.createdAt, filter.before.id);
       }
       const rows = await db.all(`SELECT ${DL} FROM deliveries WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`, [
         ...params,

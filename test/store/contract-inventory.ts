@@ -205,6 +205,82 @@ export function inventoryContract(name: string, makeStore: () => Promise<Store>)
       expect(await names({ clusterId: randomUUID() })).toEqual([]);
     });
 
+    it('every filter and pairs of filters page like the whole list filtered (each filter reads its own index, migration 16)', async () => {
+      const c1 = cluster(A, { name: 'one' });
+      const c2 = cluster(A, { name: 'two' });
+      const t = 1_900_000_000_000;
+      const rows = [c1, c2].flatMap((c) =>
+        Array.from({ length: 12 }, (_, i) =>
+          cert(A, c.id, `s${i}`, {
+            namespace: ['web', 'db', 'ops'][i % 3]!,
+            notAfter: i % 5 === 4 ? null : t + (i % 4) * DAY,
+            readyStatus: (['True', 'False', 'Unknown', null] as const)[i % 4]!,
+            applicationIds: i % 2 ? ['app-1', 'app-2', 'app-1'] : ['app-2'],
+          }),
+        ),
+      );
+      await store.upsertInventory(A, c1.id, 'e', rows.slice(0, 12));
+      await store.upsertInventory(A, c2.id, 'e', rows.slice(12));
+      const all = await store.listInventory(A, {}, null, 100);
+      const singles: Parameters<Store['listInventory']>[1][] = [
+        { clusterId: c2.id },
+        { namespace: 'db' },
+        { applicationId: 'app-1' },
+        { applicationId: 'app-2' },
+        { health: 'UNKNOWN' },
+        { notAfterAtMost: t + DAY },
+      ];
+      const filters = [...singles, ...singles.flatMap((a, i) => singles.slice(i + 1).map((b) => ({ ...a, ...b })))];
+      const healthOf = (s: string | null) => (s === 'True' ? 'READY' : s === 'False' ? 'NOT_READY' : 'UNKNOWN');
+      for (const f of filters) {
+        const want = all.filter(
+          (r) =>
+            (f.clusterId === undefined || r.clusterId === f.clusterId) &&
+            (f.namespace === undefined || r.namespace === f.namespace) &&
+            (f.applicationId === undefined || r.applicationIds.includes(f.applicationId)) &&
+            (f.health === undefined || healthOf(r.readyStatus) === f.health) &&
+            (f.notAfterAtMost === undefined || (r.notAfter !== null && r.notAfter <= f.notAfterAtMost)),
+        );
+        const seen: typeof all = [];
+        let after = null;
+        for (;;) {
+          const page = await store.listInventory(A, f, after, 3);
+          seen.push(...page);
+          if (page.length < 3) break;
+          const last = page.at(-1)!;
+          after = { notAfter: last.notAfter, clusterId: last.clusterId, namespace: last.namespace, secretName: last.secretName };
+        }
+        expect(
+          seen.map((r) => `${r.clusterId}/${loc(r)}`),
+          JSON.stringify(f),
+        ).toEqual(want.map((r) => `${r.clusterId}/${loc(r)}`));
+        expect(seen, JSON.stringify(f)).toEqual(want);
+      }
+    });
+
+    it('the applicationId filter follows every write: new ids, a new notAfter, a removed row, a removed cluster', async () => {
+      const c = cluster(A);
+      const t = 1_900_000_000_000;
+      await store.upsertInventory(A, c.id, 'e1', [cert(A, c.id, 'a', { notAfter: t }), cert(A, c.id, 'b', { notAfter: t + 1 })]);
+      const names = async (applicationId: string) => (await store.listInventory(A, { applicationId }, null, 10)).map((r) => r.secretName);
+      expect(await names('app-1')).toEqual(['a', 'b']);
+      await store.upsertInventory(A, c.id, 'e1', [cert(A, c.id, 'a', { notAfter: t + 2, applicationIds: ['app-1', 'app-9'] })]);
+      expect(await names('app-1')).toEqual(['b', 'a']);
+      expect(await names('app-9')).toEqual(['a']);
+      await store.upsertInventory(A, c.id, 'e1', [cert(A, c.id, 'a', { notAfter: t + 2, applicationIds: [] })]);
+      expect(await names('app-1')).toEqual(['b']);
+      expect(await names('app-9')).toEqual([]);
+      await store.deleteInventory(A, c.id, [{ namespace: 'web', secretName: 'b' }]);
+      expect(await names('app-1')).toEqual([]);
+      await store.upsertInventory(A, c.id, 'e2', [cert(A, c.id, 'c', { epoch: 'e2' })]);
+      await store.upsertInventory(A, c.id, 'e1', [cert(A, c.id, 'd')]);
+      expect(await store.deleteInventoryOutsideEpoch(A, c.id, 'e2')).toBe(2);
+      expect(await names('app-1')).toEqual(['c']);
+      await store.putCluster(c);
+      await store.deleteClusters(A, [c.id]);
+      expect(await names('app-1')).toEqual([]);
+    });
+
     it('places: one certificate (issuer, serial) in several clusters, scoped by company', async () => {
       const c1 = cluster(A, { name: 'one' });
       const c2 = cluster(A, { name: 'two' });
