@@ -199,6 +199,8 @@ export interface KubeEnv {
    * `downMs` keeps it down that long before restarting.
    */
   restartApiServer(opts?: { downMs?: number; readyTimeoutMs?: number }): Promise<void>;
+  /** pid of the running kube-apiserver (changes on a restart), e.g. to freeze it with SIGSTOP */
+  apiServerPid(): number;
   /** last `lines` of a component log */
   logTail(component: 'etcd' | 'kube-apiserver' | 'kube-controller-manager', lines?: number): string;
   /** stop all processes and remove the temp dir (unless keepDir). Idempotent. */
@@ -625,6 +627,11 @@ async function startOnce(bins: KubeBinaries, opts: StartKubeEnvOptions): Promise
       writePids();
       if (downMs > 0) await sleep(downMs);
       await startApi(readyTimeoutMs);
+    },
+    apiServerPid(): number {
+      const pid = procs.api?.child.pid;
+      if (pid === undefined) throw new Error('kube-apiserver is not running');
+      return pid;
     },
     logTail(component, lines = 40): string {
       return fileTail(join(dir, `${component}.log`), lines);
