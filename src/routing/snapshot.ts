@@ -11,14 +11,21 @@
  *    snapshot; entries no router of the company uses any more are dropped at every rebuild and on
  *    invalidate (router deleted or updated), so deleted filters do not stay behind;
  *  - snapshots, one per company: the companies cached are capped, the least recently used go first.
+ *
+ * Building a snapshot is CPU-bound (a company may have a thousand filters of 2,000 characters to compile), so it
+ * runs in time slices like routing itself (src/routing/slicer.ts): a router, a silence or a family's prefilter
+ * index at a time, yielding to the event loop when the slice is used up. Concurrent callers share the one build
+ * of the cached entry. A build whose entry was invalidated (or replaced) meanwhile still answers the callers that
+ * were waiting for it, but is not cached, adds no filters to the cache and does not prune the company's filters.
  */
-import { compileFilter, FilterCompileError, type CompiledFilter } from '../cel/index.js';
+import { compileFilter, filterConstraints, FilterCompileError, type CompiledFilter } from '../cel/index.js';
 import { EVENT_TYPE_IDS, type EventTypeId } from '../events/families.js';
 import { defaultMonitoringConfig } from '../model/monitoring.js';
 import type { IntegrationRecord, RouterRecord, SilenceRecord, Store } from '../store/types.js';
 import { compileSilence, type CompiledSilence } from '../silences/decide.js';
 import type { CompiledRouter } from './compiled-router.js';
 import { routingIndex, type RoutingSnapshot } from './match.js';
+import { TimeSlicer } from './slicer.js';
 import { TenantLru, type EvictionReason, type LruLimits, type LruStats } from './tenant-lru.js';
 
 interface Entry {
@@ -100,7 +107,14 @@ export class RoutingSnapshots {
 
   constructor(
     private readonly store: Store,
-    private readonly opts: { ttlMs?: number; maxStaleMs?: number; now?: () => number; limits?: Partial<RoutingCacheLimits> } = {},
+    private readonly opts: {
+      ttlMs?: number;
+      maxStaleMs?: number;
+      now?: () => number;
+      limits?: Partial<RoutingCacheLimits>;
+      /** The time slicer of one build (tests inject a clock and count the yields). */
+      slicer?: () => TimeSlicer;
+    } = {},
   ) {
     const limits = { ...DEFAULT_ROUTING_CACHE_LIMITS, ...opts.limits };
     // one snapshot per company: shares are equal, recency decides
@@ -195,7 +209,8 @@ export class RoutingSnapshots {
     if (this.cache.has(companyId, SNAPSHOT) && this.cache.get(companyId, SNAPSHOT) === entry) this.cache.delete(companyId, SNAPSHOT, false);
   }
 
-  private compile(companyId: string, r: RouterRecord, used: Set<string>): CompiledRouter {
+  /** `keep`: whether to cache what is compiled (not for a build overtaken by a change: its filters may be gone). */
+  private compile(companyId: string, r: RouterRecord, used: Set<string>, keep: boolean): CompiledRouter {
     const key = filterKey(r.eventTypeId, r.filter);
     used.add(key);
     let c = this.compiled.get(companyId, key);
@@ -205,13 +220,13 @@ export class RoutingSnapshots {
       } catch (e) {
         c = { filter: null, error: e instanceof FilterCompileError ? e.message : String(e) };
       }
-      this.compiled.set(companyId, key, c, filterBytes(r.filter));
+      if (keep) this.compiled.set(companyId, key, c, filterBytes(r.filter));
     }
     return c.error !== undefined ? { record: r, filter: null, compileError: c.error } : { record: r, filter: c.filter };
   }
 
   /** A filter from the company's cache (compiled on a miss); throws its FilterCompileError (silence matchers). */
-  private cachedFilter(companyId: string, expression: string, eventTypeId: EventTypeId, used: Set<string>): CompiledFilter {
+  private cachedFilter(companyId: string, expression: string, eventTypeId: EventTypeId, used: Set<string>, keep: boolean): CompiledFilter {
     const key = filterKey(eventTypeId, expression);
     used.add(key);
     let c = this.compiled.get(companyId, key);
@@ -222,10 +237,15 @@ export class RoutingSnapshots {
         if (!(e instanceof FilterCompileError)) throw e;
         c = { filter: null, error: e.message, err: e };
       }
-      this.compiled.set(companyId, key, c, filterBytes(expression));
+      if (keep) this.compiled.set(companyId, key, c, filterBytes(expression));
     }
     if (c.filter) return c.filter;
     throw c.err ?? new FilterCompileError(c.error ?? 'does not compile', 1, 1);
+  }
+
+  /** Whether `entry` is still the company's cached entry (not invalidated, evicted or replaced since). */
+  #isCurrent(companyId: string, entry: Entry): boolean {
+    return this.cache.has(companyId, SNAPSHOT) && this.cache.get(companyId, SNAPSHOT) === entry;
   }
 
   private async load(companyId: string, entry: Entry): Promise<RoutingSnapshot> {
@@ -235,14 +255,25 @@ export class RoutingSnapshots {
       this.store.getMonitoringConfig(companyId),
       this.store.listLiveSilences(companyId, (this.opts.now ?? Date.now)(), MAX_SNAPSHOT_SILENCES),
     ]);
+    const slicer = this.opts.slicer?.() ?? new TimeSlicer();
     const byFamily = new Map<EventTypeId, CompiledRouter[]>(EVENT_TYPE_IDS.map((id) => [id, []]));
     const used = new Set<string>();
-    for (const r of routers) byFamily.get(r.eventTypeId)?.push(this.compile(companyId, r, used));
-    const silences: CompiledSilence[] = silenceRecords.map((s) =>
-      compileSilence(s, (expression, eventTypeId) => this.cachedFilter(companyId, expression, eventTypeId, used)),
-    );
-    // filters of deleted or changed routers are not kept for this company
-    this.compiled.retainOnly(companyId, used);
+    for (const r of routers) {
+      const cr = this.compile(companyId, r, used, this.#isCurrent(companyId, entry));
+      // the prefilter index reads each filter's constraints: derived here, within the slices, not in one index build
+      if (cr.filter) filterConstraints(cr.filter);
+      byFamily.get(r.eventTypeId)?.push(cr);
+      if (slicer.due()) await slicer.yield();
+    }
+    const silences: CompiledSilence[] = [];
+    for (const s of silenceRecords) {
+      const keep = this.#isCurrent(companyId, entry);
+      silences.push(compileSilence(s, (expression, eventTypeId) => this.cachedFilter(companyId, expression, eventTypeId, used, keep)));
+      if (slicer.due()) await slicer.yield();
+    }
+    // filters of deleted or changed routers are not kept for this company (by the current build only: an older
+    // one would drop the filters of the routers changed since it read them)
+    if (this.#isCurrent(companyId, entry)) this.compiled.retainOnly(companyId, used);
     const snapshot: RoutingSnapshot = {
       companyId,
       byFamily,
@@ -250,12 +281,14 @@ export class RoutingSnapshots {
       monitoring: monitoring ?? defaultMonitoringConfig(companyId),
       silences,
     };
-    // Build the prefilter indexes now rather than on the first event (filter constraints are cached per filter).
-    for (const id of EVENT_TYPE_IDS) routingIndex(snapshot, id);
+    // Build the prefilter indexes now rather than on the first event, a family per slice at most.
+    for (const id of EVENT_TYPE_IDS) {
+      routingIndex(snapshot, id);
+      if (slicer.due()) await slicer.yield();
+    }
     // the real size, now known; too large a snapshot is not kept (rebuilt when next needed)
     entry.resolved = snapshot;
-    if (this.cache.has(companyId, SNAPSHOT) && this.cache.get(companyId, SNAPSHOT) === entry)
-      this.cache.resize(companyId, SNAPSHOT, snapshotBytes(routers, integrations, silenceRecords));
+    if (this.#isCurrent(companyId, entry)) this.cache.resize(companyId, SNAPSHOT, snapshotBytes(routers, integrations, silenceRecords));
     return snapshot;
   }
 }
