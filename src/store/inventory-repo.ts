@@ -184,8 +184,8 @@ export function inventoryFilterIndexed(filter: InventoryFilter): boolean {
 
 export function createInventoryOps(db: SqlDb): InventoryOps {
   /**
-   * The WHERE terms of a listing. `o` is the alias whose (not_after, key) the page is read in: `a` (the
-   * applications table, joined) with an applicationId filter, else `i`.
+   * The WHERE terms of a listing. `o` is the table the page is read from in (not_after, key) order: `a` (the
+   * applications table) with an applicationId filter, else `i`.
    */
   function filterSql(filter: InventoryFilter, o: 'a' | 'i'): { where: string[]; params: SqlValue[] } {
     const where: string[] = [];
@@ -207,7 +207,12 @@ export function createInventoryOps(db: SqlDb): InventoryOps {
       params.push(filter.notAfterAtMost);
     }
     if (filter.health !== undefined) {
-      where.push(`${INVENTORY_HEALTH_SQL('i.')} = ?`);
+      where.push(
+        o === 'i'
+          ? `${INVENTORY_HEALTH_SQL('i.')} = ?`
+          : `EXISTS (SELECT 1 FROM inventory_certificates h WHERE h.company_id = a.company_id AND h.cluster_id = a.cluster_id
+               AND h.namespace = a.namespace AND h.secret_name = a.secret_name AND ${INVENTORY_HEALTH_SQL('h.')} = ?)`,
+      );
       params.push(filter.health);
     }
     return { where, params };
@@ -311,14 +316,6 @@ export function createInventoryOps(db: SqlDb): InventoryOps {
     async listInventory(companyId, filter, after, limit) {
       const o = filter.applicationId !== undefined ? 'a' : 'i';
       const f = filterSql(filter, o);
-      const from =
-        o === 'a'
-          ? `inventory_certificate_applications a JOIN inventory_certificates i ON i.company_id = a.company_id
-               AND i.cluster_id = a.cluster_id AND i.namespace = a.namespace AND i.secret_name = a.secret_name`
-          : 'inventory_certificates i';
-      const base = `SELECT ${I}, c.name AS cluster_name FROM ${from}
-        LEFT JOIN clusters c ON c.company_id = i.company_id AND c.id = i.cluster_id
-        WHERE ${o}.company_id = ?${f.where.map((w) => ` AND ${w}`).join('')}`;
       // the key's columns a filter fixes are left out of the order and the position, so the position is a seek
       // into the filter's index (whose columns after the filter's are the rest of the key)
       const keyCols = (['cluster_id', 'namespace', 'secret_name'] as const).filter(
@@ -327,26 +324,41 @@ export function createInventoryOps(db: SqlDb): InventoryOps {
       const key = keyCols.map((c) => `${o}.${c}`).join(', ');
       const keyOf = (c: InventoryCursor) =>
         keyCols.map((k) => (k === 'cluster_id' ? c.clusterId : k === 'namespace' ? c.namespace : c.secretName));
+      const page = (cond: string, order: string, pos: SqlValue[], n: number) => {
+        const where = `${o}.company_id = ?${f.where.map((w) => ` AND ${w}`).join('')} AND ${cond}`;
+        const cluster = `LEFT JOIN clusters c ON c.company_id = i.company_id AND c.id = i.cluster_id`;
+        if (o === 'i')
+          return db.all(
+            `SELECT ${I}, c.name AS cluster_name FROM inventory_certificates i ${cluster} WHERE ${where} ORDER BY ${order} LIMIT ?`,
+            [companyId, ...f.params, ...pos, n],
+          );
+        // the page's keys first (the applications index, in order, LIMIT), then their rows by primary key: as one
+        // join, PostgreSQL misjudges the three-column join's size and hashes the company's whole inventory
+        return db.all(
+          `SELECT ${I}, c.name AS cluster_name FROM (
+             SELECT a.company_id, a.cluster_id, a.namespace, a.secret_name, a.not_after FROM inventory_certificate_applications a
+             WHERE ${where} ORDER BY ${order} LIMIT ?
+           ) a JOIN inventory_certificates i ON i.company_id = a.company_id AND i.cluster_id = a.cluster_id
+             AND i.namespace = a.namespace AND i.secret_name = a.secret_name
+           ${cluster} ORDER BY ${order}`,
+          [companyId, ...f.params, ...pos, n],
+        );
+      };
       const out: ListedCertificate[] = [];
       // Two phases, each in index order: rows with a notAfter by (not_after, key), then those without by key.
       if (after === null || after.notAfter !== null) {
         const pos = after ? ` AND (${o}.not_after, ${key}) > (${placeholders(keyCols.length + 1)})` : '';
-        const rows = await db.all(`${base} AND ${o}.not_after IS NOT NULL${pos} ORDER BY ${o}.not_after, ${key} LIMIT ?`, [
-          companyId,
-          ...f.params,
-          ...(after ? [after.notAfter, ...keyOf(after)] : []),
+        const rows = await page(
+          `${o}.not_after IS NOT NULL${pos}`,
+          `${o}.not_after, ${key}`,
+          after ? [after.notAfter, ...keyOf(after)] : [],
           limit,
-        ]);
+        );
         out.push(...rows.map(rowToCert));
       }
       if (out.length < limit && filter.notAfterAtMost === undefined) {
         const pos = after && after.notAfter === null ? ` AND (${key}) > (${placeholders(keyCols.length)})` : '';
-        const rows = await db.all(`${base} AND ${o}.not_after IS NULL${pos} ORDER BY ${key} LIMIT ?`, [
-          companyId,
-          ...f.params,
-          ...(after && pos ? keyOf(after) : []),
-          limit - out.length,
-        ]);
+        const rows = await page(`${o}.not_after IS NULL${pos}`, key, after && pos ? keyOf(after) : [], limit - out.length);
         out.push(...rows.map(rowToCert));
       }
       return out;

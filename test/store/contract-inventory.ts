@@ -60,6 +60,7 @@ function cert(
     ...over,
   };
 }
+export { cert as inventoryCert };
 
 const loc = (c: { namespace: string; secretName: string }) => `${c.namespace}/${c.secretName}`;
 
