@@ -181,7 +181,11 @@ export const SERVE_FLAGS: FlagSpec[] = [
     kind: 'int',
     help: 'first retry delay in ms; doubles per attempt with full jitter, capped at 10 min (default 1000)',
   },
-  { name: 'request-timeout', kind: 'int', help: 'ms to receive and answer one HTTP request; slower ones get 408/503 (default 30000)' },
+  {
+    name: 'request-timeout',
+    kind: 'int',
+    help: 'ms to receive and answer one HTTP request: a request still arriving then gets 408, one received but not answered 503 (default 30000)',
+  },
   {
     name: 'shutdown-timeout',
     kind: 'int',

@@ -17,6 +17,7 @@ import {
   INVENTORY_BODY_LIMIT,
   MAX_JSON_DEPTH,
   RETRY_AFTER_SECONDS,
+  deadlineAnswer,
   isStoreUnavailable,
   jsonDepthViolation,
   routeLabel,
@@ -41,7 +42,7 @@ export interface AppDeps {
   onChange?: ServiceContext['onChange'];
   /** Routing and delivery parts; without them POST /v1/events answers 404. */
   runtime?: ServiceRuntime;
-  /** Every request is answered within this many ms: 503 DEADLINE_EXCEEDED when the handler has not answered. */
+  /** Every request is answered within this many ms: 408 REQUEST_TIMEOUT while its body is still arriving, else 503 DEADLINE_EXCEEDED. */
   requestTimeoutMs?: number;
   /** Per-company quotas (defaults: DEFAULT_QUOTAS). */
   quotas?: ServiceContext['quotas'];
@@ -102,15 +103,26 @@ export function createApp(deps: AppDeps): express.Express {
 
   // Per-request deadline: whatever a handler waits for (a blackholed database, a lock), the client gets an
   // answer. The handler keeps running; its late answer is dropped (sendErrors / the error handler check headersSent).
+  // A body still arriving at the deadline is the client's slowness: 408 (deadlineAnswer).
   app.use((req, res, next) => {
     const timer = setTimeout(() => {
       if (res.writableEnded) return;
-      res.locals.log.warn({ method: req.method, path: capText(req.path), timeoutMs: requestTimeoutMs }, 'request deadline exceeded');
+      const answer = deadlineAnswer(req.complete);
+      res.locals.log.warn(
+        { method: req.method, path: capText(req.path), timeoutMs: requestTimeoutMs, status: answer.status },
+        'request deadline exceeded',
+      );
       if (res.headersSent) return void res.destroy();
-      res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
-      const msg = `no answer within ${requestTimeoutMs} ms; retry later`;
-      if (req.path === '/graphql') sendGraphqlError(res, 503, 'DEADLINE_EXCEEDED', msg);
-      else sendError(res, 503, 'DEADLINE_EXCEEDED', msg);
+      let msg: string;
+      if (answer.closeConnection) {
+        res.setHeader('Connection', 'close');
+        msg = `the request was not received within ${requestTimeoutMs} ms`;
+      } else {
+        res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+        msg = `no answer within ${requestTimeoutMs} ms; retry later`;
+      }
+      if (req.path === '/graphql') sendGraphqlError(res, answer.status, answer.code, msg);
+      else sendError(res, answer.status, answer.code, msg);
     }, requestTimeoutMs);
     timer.unref();
     res.on('close', () => clearTimeout(timer));
@@ -137,6 +149,8 @@ export function createApp(deps: AppDeps): express.Express {
   const isGraphql = (req: Request) => req.path === '/graphql';
 
   const authed: express.RequestHandler = (req, res, next) => {
+    // tenant data (and refusals of a key): no browser, proxy or CDN may keep a copy
+    res.setHeader('Cache-Control', 'no-store');
     const id = deps.keys.identify(req.header(API_KEY_HEADER));
     if (!id) {
       const msg = req.header(API_KEY_HEADER) ? `invalid ${API_KEY_HEADER} header` : `missing ${API_KEY_HEADER} header`;

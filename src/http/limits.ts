@@ -9,6 +9,17 @@ export const MAX_JSON_DEPTH = 32;
 /** Seconds a client is told to wait when the store is unavailable. */
 export const RETRY_AFTER_SECONDS = 5;
 
+/**
+ * What the per-request deadline answers. A request whose body is still arriving was slow on the client's side:
+ * 408 REQUEST_TIMEOUT (RFC 9110 15.5.9), and the connection is closed (the rest of the body would otherwise be
+ * read as the next request). A request received whole was slow on ours: 503 DEADLINE_EXCEEDED, retry later.
+ */
+export function deadlineAnswer(requestReceived: boolean): { status: 408 | 503; code: string; closeConnection: boolean } {
+  return requestReceived
+    ? { status: 503, code: 'DEADLINE_EXCEEDED', closeConnection: false }
+    : { status: 408, code: 'REQUEST_TIMEOUT', closeConnection: true };
+}
+
 const MAX_KEY_IN_PATH = 40;
 
 const keySegment = (k: string): string =>

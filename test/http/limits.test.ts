@@ -1,7 +1,7 @@
-/** Pure request-limit decisions: JSON depth, store-outage classification, metrics route labels. */
+/** Pure request-limit decisions: JSON depth, store-outage classification, metrics route labels, the deadline's answer. */
 import { describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/store/errors.js';
-import { MAX_JSON_DEPTH, isStoreUnavailable, jsonDepthViolation, routeLabel } from '../../src/http/limits.js';
+import { MAX_JSON_DEPTH, deadlineAnswer, isStoreUnavailable, jsonDepthViolation, routeLabel } from '../../src/http/limits.js';
 
 const nest = (n: number): unknown => JSON.parse('['.repeat(n) + ']'.repeat(n));
 
@@ -57,4 +57,11 @@ describe('routeLabel', () => {
     ['a regexp route is not a label', { baseUrl: '', routePath: /x/ }, 'other'],
   ];
   it.each(cases)('%s', (_n, m, expected) => expect(routeLabel(m)).toBe(expected));
+});
+
+describe('deadlineAnswer', () => {
+  it.each([
+    ['the body is still arriving: the client was slow', false, { status: 408, code: 'REQUEST_TIMEOUT', closeConnection: true }],
+    ['received whole: the service was slow', true, { status: 503, code: 'DEADLINE_EXCEEDED', closeConnection: false }],
+  ])('%s', (_n, received, want) => expect(deadlineAnswer(received)).toEqual(want));
 });
