@@ -17,6 +17,26 @@ describe('csvCell', () => {
     ['\rx', `"'\rx"`],
     ['=HYPERLINK("u","x")', `"'=HYPERLINK(""u"",""x"")"`],
     ['a=b', 'a=b'],
+    // a spreadsheet skips leading blanks and control characters, and reads full-width signs as formulas
+    [' =1+1', "' =1+1"],
+    ['   +1', "'   +1"],
+    ['\u00a0-1', "'\u00a0-1"],
+    ['\u3000@SUM(A1)', "'\u3000@SUM(A1)"],
+    ['\u200b=1', "'\u200b=1"],
+    ['\ufeff=1', "'\ufeff=1"],
+    ['\u0000=1', "'\u0000=1"],
+    ['\n=1', `"'\n=1"`],
+    ['\uff1d1+1', "'\uff1d1+1"],
+    ['\uff0b1', "'\uff0b1"],
+    ['\uff0d1', "'\uff0d1"],
+    ['\uff20SUM(A1)', "'\uff20SUM(A1)"],
+    [' \uff1d1+1', "' \uff1d1+1"],
+    ['\ufe661', "'\ufe661"],
+    ['\t', "'\t"],
+    ['\r', `"'\r"`],
+    [' plain', ' plain'],
+    ['x =1', 'x =1'],
+    ['a\uff1db', 'a\uff1db'],
   ])('%j → %j', (v, out) => {
     expect(csvCell(v)).toBe(out);
   });

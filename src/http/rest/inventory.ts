@@ -107,14 +107,21 @@ const COLUMNS: readonly [string, (c: ListedCertificate, now: number) => string |
 ];
 
 /**
+ * Text a spreadsheet would run as a formula: TAB or CR first, or = + - @ (or their full-width and small forms
+ * ＝ ＋ － ＠ ﹦ ﹢ ﹣ ﹫, which spreadsheets read as the same signs) after any leading blanks, control or
+ * invisible format characters (spreadsheets skip those).
+ */
+const FORMULA_START = /^[\t\r]|^[\p{White_Space}\p{Cc}\p{Cf}]*[=+\-@\uFF1D\uFF0B\uFF0D\uFF20\uFE66\uFE62\uFE63\uFE6B]/u;
+
+/**
  * One CSV cell (RFC 4180: quoted when it holds a comma, quote, CR or LF; quotes doubled). Text that a
- * spreadsheet would run as a formula (starting with = + - @ TAB CR) gets a leading `'` (OWASP CSV injection).
+ * spreadsheet would run as a formula (FORMULA_START) gets a leading `'` (OWASP CSV injection).
  * Numbers are ours, never text from an agent, and stay numbers.
  */
 export function csvCell(v: string | number | null): string {
   if (v === null) return '';
   if (typeof v === 'number') return String(v);
-  const s = /^[=+\-@\t\r]/.test(v) ? `'${v}` : v;
+  const s = FORMULA_START.test(v) ? `'${v}` : v;
   return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 
