@@ -28,6 +28,7 @@ import { FILTER_LIMITS, filterConstraints, type ConstraintValue, type DataConstr
 import type { EventType } from '../events/families.js';
 import type { CompiledRouter } from './compiled-router.js';
 import { AffixMatcher, SubstringMatcher } from './literal-matcher.js';
+import type { TimeSlicer } from './slicer.js';
 
 interface Bucket {
   path: readonly string[];
@@ -69,14 +70,43 @@ export function buildPrefilterIndex(
   familyTypes: readonly EventType[],
   include: (r: CompiledRouter) => boolean = () => true,
 ): PrefilterIndex {
+  const steps = indexSteps(routers, familyTypes, include);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** buildPrefilterIndex in time slices: yields to the event loop between routers (snapshot builds). */
+export async function buildPrefilterIndexSliced(
+  routers: readonly CompiledRouter[],
+  familyTypes: readonly EventType[],
+  include: (r: CompiledRouter) => boolean,
+  slicer: Pick<TimeSlicer, 'due' | 'yield'>,
+): Promise<PrefilterIndex> {
+  const steps = indexSteps(routers, familyTypes, include);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (slicer.due()) await slicer.yield();
+  }
+}
+
+/** The index build, one step per router and per string matcher (a step is where a sliced build may yield). */
+function* indexSteps(
+  routers: readonly CompiledRouter[],
+  familyTypes: readonly EventType[],
+  include: (r: CompiledRouter) => boolean,
+): Generator<void, PrefilterIndex> {
   const byType = new Map<string, TypeIndex>(familyTypes.map((t) => [t, { always: [], buckets: [] }]));
   const bucketsByType = new Map<string, Map<string, Bucket>>(familyTypes.map((t) => [t, new Map()]));
   const stats = { routers: routers.length, indexed: 0, always: 0, excluded: 0 };
 
-  routers.forEach((r, ordinal) => {
+  for (const [ordinal, r] of routers.entries()) {
+    yield;
     if (!include(r)) {
       stats.excluded++;
-      return;
+      continue;
     }
     // Over the per-event budget in the worst case: it may fail on a large event whatever its constraints say.
     const priced = (r.filter?.estimatedCost ?? 0) > FILTER_LIMITS.maxEvaluationCost;
@@ -108,11 +138,12 @@ export function buildPrefilterIndex(
         else if (list[list.length - 1] !== ordinal) list.push(ordinal);
       }
     }
-  });
+  }
 
   for (const buckets of bucketsByType.values()) {
     for (const b of buckets.values()) {
       if (b.kind === 'equals' || b.kind === 'contains') continue;
+      yield;
       const literals = [...b.byValue.keys()] as string[];
       b.matcher = b.kind === 'substring' ? new SubstringMatcher(literals) : new AffixMatcher(literals, b.kind);
       b.byLiteral = [...b.byValue.values()];

@@ -9,7 +9,7 @@ import type { IntegrationRecord, MonitoringConfigRecord, RouterRecord } from '..
 import { isMonitored } from '../model/monitoring.js';
 import type { CompiledRouter } from './compiled-router.js';
 import type { CompiledSilence } from '../silences/decide.js';
-import { buildPrefilterIndex, type PrefilterIndex } from './index-prefilter.js';
+import { buildPrefilterIndex, buildPrefilterIndexSliced, type PrefilterIndex } from './index-prefilter.js';
 import type { TimeSlicer } from './slicer.js';
 
 export type Verdict =
@@ -138,6 +138,17 @@ export function routingIndex(snap: RoutingSnapshot, family: EventTypeId): Prefil
     byFamily.set(family, index);
   }
   return index;
+}
+
+/** routingIndex in time slices: builds the family's index, yielding between routers, unless it is built already. */
+export async function buildRoutingIndexSliced(snap: RoutingSnapshot, family: EventTypeId, slicer: TimeSlicer): Promise<void> {
+  let byFamily = indexes.get(snap);
+  if (!byFamily) indexes.set(snap, (byFamily = new Map()));
+  if (byFamily.has(family)) return;
+  const include = (cr: CompiledRouter) => staticVerdict(cr.record, snap) === undefined;
+  const index = await buildPrefilterIndexSliced(snap.byFamily.get(family) ?? [], familyOf(family).types, include, slicer);
+  // a synchronous routingIndex call meanwhile built the same index: keep the one already in use
+  if (!byFamily.has(family)) byFamily.set(family, index);
 }
 
 /** Per snapshot and family: the silences that apply to the family and a prefilter index over their matchers. */

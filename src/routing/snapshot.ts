@@ -24,7 +24,7 @@ import { defaultMonitoringConfig } from '../model/monitoring.js';
 import type { IntegrationRecord, RouterRecord, SilenceRecord, Store } from '../store/types.js';
 import { compileSilence, type CompiledSilence } from '../silences/decide.js';
 import type { CompiledRouter } from './compiled-router.js';
-import { routingIndex, type RoutingSnapshot } from './match.js';
+import { buildRoutingIndexSliced, type RoutingSnapshot } from './match.js';
 import { TimeSlicer } from './slicer.js';
 import { TenantLru, type EvictionReason, type LruLimits, type LruStats } from './tenant-lru.js';
 
@@ -281,11 +281,8 @@ export class RoutingSnapshots {
       monitoring: monitoring ?? defaultMonitoringConfig(companyId),
       silences,
     };
-    // Build the prefilter indexes now rather than on the first event, a family per slice at most.
-    for (const id of EVENT_TYPE_IDS) {
-      routingIndex(snapshot, id);
-      if (slicer.due()) await slicer.yield();
-    }
+    // Build the prefilter indexes now rather than on the first event (the snapshot is not shared before this returns).
+    for (const id of EVENT_TYPE_IDS) await buildRoutingIndexSliced(snapshot, id, slicer);
     // the real size, now known; too large a snapshot is not kept (rebuilt when next needed)
     entry.resolved = snapshot;
     if (this.#isCurrent(companyId, entry)) this.cache.resize(companyId, SNAPSHOT, snapshotBytes(routers, integrations, silenceRecords));

@@ -5,6 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { compileFilter } from '../../src/cel/index.js';
+import { familyOf } from '../../src/events/families.js';
+import { buildPrefilterIndex, buildPrefilterIndexSliced } from '../../src/routing/index-prefilter.js';
 import { RoutingSnapshots } from '../../src/routing/snapshot.js';
 import { TimeSlicer } from '../../src/routing/slicer.js';
 import { openStore } from '../../src/store/index.js';
@@ -165,5 +168,22 @@ describe('RoutingSnapshots builds in time slices', () => {
     // the cache holds the current routers' filters: the older build neither pruned the changed one nor added
     // back the replaced and deleted ones (counts: N - 1 either way only when both hold)
     expect(snaps.companyStats(A).filters).toBe(N - 1);
+  });
+
+  it('builds the prefilter index in slices, with the same candidates as the one-block build', async () => {
+    const compiled = Array.from({ length: N }, (_, i) => ({
+      record: { id: `r${i}` } as RouterRecord,
+      filter: compileFilter(i % 2 ? `data.issuerName == 'n${i}'` : `data.statusMessage.contains('m${i}')`, FAMILY),
+    }));
+    const types = familyOf(FAMILY).types;
+    const slicer = new CountingSlicer();
+    const sliced = await buildPrefilterIndexSliced(compiled, types, () => true, slicer);
+    expect(slicer.yields).toBeGreaterThanOrEqual(N / 2 - 1);
+    const whole = buildPrefilterIndex(compiled, types);
+    expect(sliced.stats).toEqual(whole.stats);
+    for (const i of [0, 1, 2, 7, N - 1]) {
+      const event = { type: types[0]!, data: { issuerName: `n${i}`, statusMessage: `x m${i} y` } };
+      expect(sliced.candidates(event)).toEqual(whole.candidates(event));
+    }
   });
 });
