@@ -106,6 +106,87 @@ describe('measureRequest', () => {
       maxCost: 20000,
       assumedListSize: 100,
       maxValueDepth: 32,
+      scanCost: 10000,
+    });
+  });
+});
+
+describe('list filters no index serves are priced (store work per request)', () => {
+  const CERT = 'clusterId namespace secretName notAfter applicationIds';
+  const aliases = (n: number, filter: string) =>
+    `{ ${Array.from({ length: n }, (_, i) => `c${i}: certificates(first: 10, filter: ${filter}) { nodes { ${CERT} } }`).join(' ')} }`;
+
+  it('the 30-alias applicationId attack is cheap: each alias is one page of an index range, no scan priced', () => {
+    const r = measure(aliases(30, '{applicationId: "payments"}'));
+    expect(r).toEqual({ report: expect.objectContaining({ cost: 30 * (1 + 1 + 10 * 5), aliases: 30 }) });
+  });
+
+  const cases: [string, string, Record<string, unknown> | undefined, 'scan' | 'page'][] = [
+    ['certificates: one filter', '{ certificates(first: 10, filter: {namespace: "web"}) { nodes { secretName } } }', undefined, 'page'],
+    [
+      'certificates: one filter with expiringWithinDays (a range of the same index)',
+      '{ certificates(first: 10, filter: {health: NOT_READY, expiringWithinDays: 30}) { nodes { secretName } } }',
+      undefined,
+      'page',
+    ],
+    [
+      'certificates: two filters',
+      '{ certificates(first: 10, filter: {applicationId: "a", namespace: "web"}) { nodes { secretName } } }',
+      undefined,
+      'scan',
+    ],
+    [
+      'certificates: a null field is not given',
+      '{ certificates(first: 10, filter: {applicationId: "a", namespace: null}) { nodes { secretName } } }',
+      undefined,
+      'page',
+    ],
+    [
+      'certificates: two filters from a variable',
+      'query($f: CertificateFilter) { certificates(first: 10, filter: $f) { nodes { secretName } } }',
+      { f: { clusterId: '00000000-0000-4000-8000-000000000000', health: 'READY' } },
+      'scan',
+    ],
+    [
+      'certificates: fields from variables',
+      'query($a: String, $n: String) { certificates(first: 10, filter: {applicationId: $a, namespace: $n}) { nodes { secretName } } }',
+      { a: 'x', n: 'web' },
+      'scan',
+    ],
+    [
+      'certificates: an unset variable is not given',
+      'query($a: String, $n: String) { certificates(first: 10, filter: {applicationId: $a, namespace: $n}) { nodes { secretName } } }',
+      { a: 'x' },
+      'page',
+    ],
+    ['deliveries: status', '{ deliveries(first: 10, filter: {status: SILENCED}) { nodes { id } } }', undefined, 'page'],
+    [
+      'deliveries: integrationId and status',
+      '{ deliveries(first: 10, filter: {status: DEAD, integrationId: "00000000-0000-4000-8000-000000000000"}) { nodes { id } } }',
+      undefined,
+      'scan',
+    ],
+    [
+      'deliveries: an eventId with anything',
+      '{ deliveries(first: 10, filter: {eventId: "00000000-0000-4000-8000-000000000000", status: DEAD, integrationId: "00000000-0000-4000-8000-000000000000"}) { nodes { id } } }',
+      undefined,
+      'page',
+    ],
+  ];
+  it.each(cases)('%s', (_name, query, variables, want) => {
+    const r = measure(query, variables);
+    if (!('report' in r)) throw new Error(`refused: ${JSON.stringify(r)}`);
+    if (want === 'scan') expect(r.report.cost).toBeGreaterThan(GRAPHQL_LIMITS.scanCost);
+    else expect(r.report.cost).toBeLessThan(100);
+  });
+
+  it('a request holds one scan: two are refused with the cost limit, saying what is priced', () => {
+    expect(measure(aliases(1, '{applicationId: "a", health: READY}'))).toHaveProperty('report');
+    const r = measure(aliases(2, '{applicationId: "a", health: READY}'));
+    expect(r).toEqual({ violation: expect.objectContaining({ limit: 'cost', max: GRAPHQL_LIMITS.maxCost }) });
+    if ('violation' in r) expect(r.violation.message).toMatch(/a list filter no index serves adds 10000/);
+    expect(measure(aliases(30, '{applicationId: "a", namespace: "web"}'))).toEqual({
+      violation: expect.objectContaining({ limit: 'cost' }),
     });
   });
 });

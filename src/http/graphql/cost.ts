@@ -9,8 +9,9 @@
  * Cost model (like graphql-query-complexity's simple estimator): each selected field costs 1; the children of
  * a list-returning field are multiplied by its page size: `first` (argument, variable or schema default) when
  * the field takes one, else `assumedListSize`. Introspection lists (`__schema`, `__type`) are bounded by the
- * schema itself, so they multiply by 1. Fragments are costed once and reused (memoised), so fragment
- * "bombs" are measured in linear time; spread cycles count as 0 (validation rejects them anyway).
+ * schema itself, so they multiply by 1. A list whose filter no store index serves adds `scanCost` (SCANNING_LISTS).
+ * Fragments are costed once and reused (memoised), so fragment "bombs" are measured in linear time; spread
+ * cycles count as 0 (validation rejects them anyway).
  */
 import {
   GraphQLError,
@@ -33,6 +34,8 @@ import {
   parse,
 } from 'graphql';
 import { STREAK_DELIVERIES } from '../../service/console.js';
+import { inventoryFilterIndexed } from '../../store/inventory-repo.js';
+import { deliveryFilterIndexed } from '../../store/repo.js';
 
 export interface GraphqlLimits {
   /** graphql parse() stops after this many tokens: bounds parse time and AST size. */
@@ -51,6 +54,11 @@ export interface GraphqlLimits {
   assumedListSize: number;
   /** Nesting of input literals in the document (`{a: {b: [..]}}`). */
   maxValueDepth: number;
+  /**
+   * Added for a list field whose filter no store index serves (SCANNING_LISTS): it may read every row of the
+   * company (inventory, delivery history) for one page, so a request holds at most one.
+   */
+  scanCost: number;
 }
 
 export const GRAPHQL_LIMITS: GraphqlLimits = {
@@ -62,10 +70,42 @@ export const GRAPHQL_LIMITS: GraphqlLimits = {
   maxCost: 20_000,
   assumedListSize: 100,
   maxValueDepth: 32,
+  scanCost: 10_000,
 };
 
 /** Lists without `first` whose size the resolver caps below assumedListSize: costed at that cap (`Type.field`). */
 const CAPPED_LISTS: ReadonlyMap<string, number> = new Map([['UnhealthyResource.deliveries', STREAK_DELIVERIES]]);
+
+/** A filter argument's given fields (null ones left out), from a literal object or a variable. */
+type FilterKeys = ReadonlySet<string>;
+
+/**
+ * List fields whose store query reads one index range only for some filters (src/store: inventoryFilterIndexed,
+ * deliveryFilterIndexed): `Type.field` → whether the given filter fields make it scan. Every other list filter
+ * of the API has an index (events by type) or reads a quota-bounded table (silences by state).
+ */
+const SCANNING_LISTS: ReadonlyMap<string, (keys: FilterKeys) => boolean> = new Map([
+  [
+    'Query.certificates',
+    (k: FilterKeys) =>
+      !inventoryFilterIndexed({
+        ...(k.has('clusterId') ? { clusterId: '' } : {}),
+        ...(k.has('namespace') ? { namespace: '' } : {}),
+        ...(k.has('applicationId') ? { applicationId: '' } : {}),
+        ...(k.has('health') ? { health: 'READY' as const } : {}),
+        ...(k.has('expiringWithinDays') ? { notAfterAtMost: 0 } : {}),
+      }),
+  ],
+  [
+    'Query.deliveries',
+    (k: FilterKeys) =>
+      !deliveryFilterIndexed({
+        ...(k.has('integrationId') ? { integrationId: '' } : {}),
+        ...(k.has('status') ? { status: 'DEAD' as const } : {}),
+        ...(k.has('eventId') ? { eventId: '' } : {}),
+      }),
+  ],
+]);
 
 export type CostLimit = 'tokens' | 'depth' | 'aliases' | 'fields' | 'first' | 'cost' | 'valueDepth';
 
@@ -169,7 +209,7 @@ export function measureRequest(
         limit: 'cost',
         max: limits.maxCost,
         actual: m.cost,
-        message: `query cost ${m.cost} exceeds the limit ${limits.maxCost} (each field counts 1, multiplied by the page size of enclosing lists: lower first: or select fewer fields)`,
+        message: `query cost ${m.cost} exceeds the limit ${limits.maxCost} (each field counts 1, times the page size of enclosing lists; a list filter no index serves adds ${limits.scanCost}: lower first:, select fewer fields or filter by one field)`,
       });
     return m;
   };
@@ -208,6 +248,19 @@ export function measureRequest(
     return Math.max(0, Math.floor(n));
   };
 
+  const given = (v: ValueNode | undefined): boolean =>
+    v !== undefined && v.kind !== Kind.NULL && (v.kind !== Kind.VARIABLE || vars[v.name.value] != null);
+  // the filter's given fields; a filter that is not an object is left to validation (costed as no filter)
+  const filterKeys = (node: FieldNode): FilterKeys => {
+    const arg = node.arguments?.find((a) => a.name.value === 'filter')?.value;
+    if (arg?.kind === Kind.OBJECT) return new Set(arg.fields.filter((f) => given(f.value)).map((f) => f.name.value));
+    const v = arg?.kind === Kind.VARIABLE ? vars[arg.name.value] : undefined;
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return new Set();
+    return new Set(Object.entries(v as Record<string, unknown>).flatMap(([k, x]) => (x != null ? [k] : [])));
+  };
+  const scanOf = (node: FieldNode, parent: GraphQLNamedType | undefined): number =>
+    parent && SCANNING_LISTS.get(`${parent.name}.${node.name.value}`)?.(filterKeys(node)) ? limits.scanCost : 0;
+
   const fieldsOf = (t: GraphQLNamedType | undefined) => (t && (isObjectType(t) || isInterfaceType(t)) ? t.getFields() : undefined);
 
   // `listSize`: how many items the next list below stands for; a connection field's `first` applies to its `nodes`
@@ -233,7 +286,7 @@ export function measureRequest(
             depth: child.depth + 1,
             aliases: m.aliases + child.aliases,
             fields: m.fields + child.fields,
-            cost: 1 + factor * child.cost,
+            cost: 1 + scanOf(sel, parent) + factor * child.cost,
           };
         } else {
           firstOf(sel, def); // a `first:` on a leaf is still capped
