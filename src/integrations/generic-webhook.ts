@@ -8,7 +8,8 @@
  * - Standard Webhooks headers as WEBHOOK sends them (webhook-id, webhook-timestamp, and webhook-signature with
  *   an optional signing secret, rotation included: the WEBHOOK signer is reused).
  * - Extra headers (secrets.headers, JSON list of [name, value], write-only since they usually carry a token):
- *   at most MAX_EXTRA_HEADERS, RFC 9110 token names, visible-ASCII values; names that would change how the
+ *   at most MAX_EXTRA_HEADERS, RFC 9110 token names (not __proto__, constructor, prototype), visible-ASCII values;
+ *   names that would change how the
  *   request is framed or routed (hop-by-hop, Host, Content-Length, Content-Type, Transfer-Encoding, Proxy-*) or
  *   forge what the service itself vouches for (User-Agent, webhook-*) are refused. Authorization is allowed:
  *   that is what most receivers want, and it is the tenant's own receiver.
@@ -47,6 +48,11 @@ const FORBIDDEN_HEADERS = new Set([
   'expect',
   'user-agent',
 ]);
+/**
+ * Names of JavaScript object machinery (any case): header maps keyed by name would set a prototype or read an
+ * inherited function instead of the header. A valid HTTP token, but no receiver expects one: refused.
+ */
+const OBJECT_KEY_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const VISIBLE_VALUE = /^[\x20-\x7e\t]*$/;
 
@@ -69,6 +75,8 @@ export function checkExtraHeaders(v: unknown): { headers: ExtraHeader[] } | { at
         problem: `must be an HTTP header name (letters, digits and !#$%&'*+-.^_\`|~; at most ${MAX_HEADER_NAME})`,
       };
     const lower = name.toLowerCase();
+    if (OBJECT_KEY_NAMES.has(lower))
+      return { at: `[${i}].name`, problem: `${name} is not accepted as a header name (it names JavaScript object machinery)` };
     if (FORBIDDEN_HEADERS.has(lower) || lower.startsWith('proxy-') || lower.startsWith('webhook-'))
       return { at: `[${i}].name`, problem: `${name} is set by the service or the connection and cannot be overridden` };
     if (seen.has(lower)) return { at: `[${i}].name`, problem: `${name} is given twice` };

@@ -273,8 +273,9 @@ export async function postAndClassify(req: HttpPost, ctx: HttpContext): Promise<
     'user-agent': ctx.userAgent,
     ...req.headers,
   };
-  const headers: Record<string, string> = {};
-  for (const name in given) {
+  // no prototype: a name such as constructor or __proto__ (a stored row's) is a header like any other
+  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const name of Object.keys(given)) {
     const lower = name.toLowerCase();
     const had = headers[lower];
     headers[lower] = had === undefined ? given[name]! : `${had}, ${given[name]!}`;

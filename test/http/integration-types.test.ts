@@ -93,6 +93,18 @@ describe('OPSGENIE, GOOGLE_CHAT, DISCORD and GENERIC_WEBHOOK through GraphQL', (
     ],
     [
       'GENERIC_WEBHOOK',
+      { url: RECEIVER, headers: [{ name: '__proto__', value: 'x' }] },
+      'input.genericWebhookParams.headers[0].name',
+      /__proto__ is not accepted as a header name/,
+    ],
+    [
+      'GENERIC_WEBHOOK',
+      { url: RECEIVER, headers: [{ name: 'constructor', value: 'x' }] },
+      'input.genericWebhookParams.headers[0].name',
+      /constructor is not accepted as a header name/,
+    ],
+    [
+      'GENERIC_WEBHOOK',
       {
         url: RECEIVER,
         headers: [

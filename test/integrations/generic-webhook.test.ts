@@ -138,6 +138,21 @@ describe('checkExtraHeaders (the rules of extra headers)', () => {
     ['Proxy-Authorization', [{ name: 'Proxy-Authorization', value: 'Basic x' }], '[0].name', /cannot be overridden/],
     ['webhook-signature', [{ name: 'Webhook-Signature', value: 'v1,forged' }], '[0].name', /cannot be overridden/],
     ['User-Agent', [{ name: 'user-agent', value: 'x' }], '[0].name', /cannot be overridden/],
+    ['__proto__', [{ name: '__proto__', value: 'x' }], '[0].name', /__proto__ is not accepted as a header name/],
+    ['__PROTO__', [{ name: '__PROTO__', value: 'x' }], '[0].name', /__PROTO__ is not accepted/],
+    [
+      'constructor',
+      [
+        { name: 'X-A', value: '1' },
+        { name: 'constructor', value: 'x' },
+      ],
+      '[1].name',
+      /constructor is not accepted/,
+    ],
+    ['Prototype', [{ name: 'Prototype', value: 'x' }], '[0].name', /Prototype is not accepted/],
+    ['a non-token name', [{ name: 'X-\u00e9', value: 'v' }], '[0].name', /HTTP header name/],
+    ['an empty name', [{ name: '', value: 'v' }], '[0].name', /HTTP header name/],
+    ['a name with a line break', [{ name: 'X-A\r\nX-B', value: 'v' }], '[0].name', /HTTP header name/],
     [
       'a duplicate (any case)',
       [

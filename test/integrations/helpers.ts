@@ -17,6 +17,8 @@ export interface Received {
   method: string;
   path: string;
   headers: IncomingHttpHeaders;
+  /** Names and values as sent, alternating (names a header map would mangle, e.g. constructor, stay readable). */
+  rawHeaders: string[];
   body: string;
 }
 
@@ -45,6 +47,7 @@ export async function startReceiver(initial?: Handler, port = 0): Promise<Receiv
         method: req.method ?? '',
         path: req.url ?? '',
         headers: req.headers,
+        rawHeaders: req.rawHeaders,
         body: Buffer.concat(chunks).toString('utf8'),
       };
       requests.push(r);

@@ -170,6 +170,19 @@ describe('postAndClassify against a loopback receiver', () => {
     expect(b!.headers['user-agent']).toBe('ua-test/1, mine');
   });
 
+  it('sends headers named like object machinery (constructor, __proto__) as given, not dropped or mixed with inherited values', async () => {
+    rx = await startReceiver((_r, res) => res.writeHead(204).end());
+    const headers = Object.fromEntries([
+      ['__proto__', 'p'],
+      ['constructor', 'c'],
+      ['toString', 't'],
+    ]) as Record<string, string>;
+    await postAndClassify({ url: rx.url, body: '{}', headers, secrets: [] }, ctx());
+    const raw = rx.requests[0]!.rawHeaders;
+    const sent = Array.from({ length: raw.length / 2 }, (_, i) => `${raw[2 * i]!}: ${raw[2 * i + 1]!}`);
+    expect(sent).toEqual(expect.arrayContaining(['__proto__: p', 'constructor: c', 'tostring: t']));
+  });
+
   it('sends only its own headers: no compressed response is asked for (the body is a diagnostic, read as sent)', async () => {
     rx = await startReceiver((_r, res) => res.writeHead(204).end());
     await postAndClassify({ url: rx.url, body: '{}', secrets: [] }, ctx());
