@@ -15,6 +15,7 @@
  *   that is what most receivers want, and it is the tenant's own receiver.
  * 2xx delivered; 429/5xx/network retry (Retry-After honoured); other 4xx and 3xx dead.
  */
+import { TEMPLATE_LIMITS } from '../templates/engine.js';
 import { postAndClassify } from './http.js';
 import { buildCloudEvent } from './payload.js';
 import {
@@ -30,8 +31,6 @@ import { PREVIOUS_UNTIL, rotateSigningSecret, standardWebhookHeaders, webhookTar
 export const MAX_EXTRA_HEADERS = 10;
 const MAX_HEADER_NAME = 64;
 const MAX_HEADER_VALUE = 1024;
-/** A rendered body larger than this is refused (the templates' own output bound is smaller). */
-const MAX_GENERIC_BODY_BYTES = 256 * 1024;
 
 /** Refused names (lower case); any `proxy-*` and `webhook-*` too. */
 const FORBIDDEN_HEADERS = new Set([
@@ -106,8 +105,9 @@ function storedHeaders(secrets: Readonly<Record<string, string>>): ExtraHeader[]
 export function genericWebhookBody(n: Notification): { body: string } | { error: string } {
   const rendered = n.rendered?.body;
   if (rendered === undefined) return { body: JSON.stringify(buildCloudEvent(n).data) };
-  if (Buffer.byteLength(rendered) > MAX_GENERIC_BODY_BYTES)
-    return { error: `the template's rendered body is larger than ${MAX_GENERIC_BODY_BYTES} bytes` };
+  // the engine refuses a longer one already (a render failure: the default body goes out); the same bound here
+  if (rendered.length > TEMPLATE_LIMITS.maxBodyChars)
+    return { error: `the template's rendered body is longer than ${TEMPLATE_LIMITS.maxBodyChars} characters` };
   try {
     JSON.parse(rendered);
   } catch (e) {

@@ -6,6 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { checkExtraHeaders, genericWebhookBody, MAX_EXTRA_HEADERS } from '../../src/integrations/generic-webhook.js';
 import { createNotifier } from '../../src/integrations/index.js';
+import { TEMPLATE_LIMITS } from '../../src/templates/engine.js';
 import { buildCloudEvent } from '../../src/integrations/payload.js';
 import type { Notification } from '../../src/integrations/types.js';
 import { EVENTS, integration, notification, opts, startReceiver, type Receiver } from './helpers.js';
@@ -64,9 +65,12 @@ describe('GENERIC_WEBHOOK against a loopback receiver', () => {
     expect(rx.requests).toHaveLength(0);
   });
 
-  it('a rendered body over the size bound: dead', () => {
-    const r = genericWebhookBody(notification(hook(), issuer, { rendered: { body: JSON.stringify('x'.repeat(300_000)) } }));
-    expect(r).toEqual({ error: expect.stringMatching(/larger than 262144 bytes/) });
+  it("a rendered body over the template engine's bound (TEMPLATE_LIMITS.maxBodyChars): dead", () => {
+    const max = TEMPLATE_LIMITS.maxBodyChars;
+    const body = (chars: number) => ({ rendered: { body: JSON.stringify('x'.repeat(chars - 2)) } });
+    expect(genericWebhookBody(notification(hook(), issuer, body(max)))).toHaveProperty('body');
+    const r = genericWebhookBody(notification(hook(), issuer, body(max + 1)));
+    expect(r).toEqual({ error: `the template's rendered body is longer than ${max} characters` });
   });
 
   it('extra headers are sent; their values never reach a result', async () => {
