@@ -16,7 +16,18 @@
  *   (body: a truncated JSON document is not one);
  * - dates render in UTC, whatever the host's time zone.
  */
-import { Liquid, LiquidError, Tag, type Template, type TagToken, type TopLevelToken } from 'liquidjs';
+import {
+  Context,
+  filters as builtinFilters,
+  Liquid,
+  LiquidError,
+  Tag,
+  toPromise,
+  toValue,
+  type Template,
+  type TagToken,
+  type TopLevelToken,
+} from 'liquidjs';
 import { TEMPLATE_BODY_PART, type TemplatePart, type TemplateParts } from '../model/records.js';
 import type { RenderedMessage } from '../integrations/types.js';
 import { codePointLength } from '../validation/formats.js';
@@ -34,6 +45,13 @@ export const TEMPLATE_LIMITS = {
   renderLimitMs: 250,
   /** LiquidJS memoryLimit: allocation units (range items, string lengths) of one field's render. */
   memoryLimit: 1_000_000,
+  /**
+   * Output of one field or one `capture`, in UTF-16 units, counted while rendering: a field stops there (title and
+   * text are then truncated, a body fails), a capture fails. Every character written is also charged to memoryLimit.
+   */
+  maxOutputChars: 65_536,
+  /** Rendering gives the event loop back (setImmediate) after this much time in one go, ms. */
+  sliceMs: 2,
 } as const;
 
 export type PartField = keyof TemplatePart;
@@ -52,7 +70,87 @@ function refusedTag(name: string) {
   };
 }
 
-function createLiquid(): Liquid {
+/** Rendering stopped: an emitter reached TEMPLATE_LIMITS.maxOutputChars. */
+class OutputLimitError extends Error {
+  constructor(readonly emitter: BoundedEmitter) {
+    super(`output limit exceeded: more than ${TEMPLATE_LIMITS.maxOutputChars} characters`);
+  }
+}
+
+/** Liquid's own stringify (not exported): arrays join their items, nil is empty. */
+function stringify(value: unknown): string {
+  const v: unknown = toValue(value);
+  if (typeof v === 'string') return v;
+  if (v === null || v === undefined) return '';
+  if (Array.isArray(v)) return v.map(stringify).join('');
+  return String(v as string);
+}
+
+/**
+ * Liquid's SimpleEmitter with a bound: the output of a field or of a `capture` (LiquidJS charges neither against
+ * its memoryLimit, so 27 doublings by capture would build a 134 M-character string in microseconds). Each write is
+ * charged to the render's memoryLimit too, so many captures cannot add up past it.
+ */
+class BoundedEmitter {
+  buffer = '';
+  constructor(private readonly memory: Context['memoryLimit']) {}
+  write(html: unknown): void {
+    const s = stringify(html);
+    if (this.buffer.length + s.length > TEMPLATE_LIMITS.maxOutputChars) {
+      this.buffer += s.slice(0, TEMPLATE_LIMITS.maxOutputChars - this.buffer.length);
+      throw new OutputLimitError(this);
+    }
+    this.memory.use(s.length);
+    this.buffer += s;
+  }
+}
+
+/** In JSON, the text of a string without its quotes. */
+function jsonStringContent(s: string): string {
+  return JSON.stringify(s).slice(1, -1);
+}
+
+/** What the `json` filter returns in a body: written as it is, not escaped again. */
+class JsonText {
+  constructor(readonly text: string) {}
+  toString(): string {
+    return this.text;
+  }
+}
+
+const jsonFilter = builtinFilters['json'] as (this: unknown, value: unknown, space?: number) => string;
+
+/**
+ * The render's time limit (in place of Liquid's renderLimit) and its slicing: the render gives the event loop back
+ * after sliceMs in one go, and the time it waits for its next turn is not charged to its limit, so other tenants'
+ * work between slices cannot make a template fail.
+ */
+class RenderClock {
+  #charged = 0;
+  #sliceStart: number;
+  constructor(private readonly now: () => number) {
+    this.#sliceStart = now();
+  }
+  /** Liquid's Limiter interface: called with the current time before each template node. */
+  check(now: number): void {
+    if (this.#charged + (now - this.#sliceStart) > TEMPLATE_LIMITS.renderLimitMs) throw new Error('template render limit exceeded');
+  }
+  use(): void {}
+  sliceDue(): boolean {
+    return this.now() - this.#sliceStart > TEMPLATE_LIMITS.sliceMs;
+  }
+  async yieldSlice(): Promise<void> {
+    this.#charged += this.now() - this.#sliceStart;
+    await new Promise((resolve) => setImmediate(resolve));
+    this.#sliceStart = this.now();
+  }
+}
+
+/**
+ * A body is JSON: `{{ value }}` writes the value JSON-escaped (the text of a JSON string, so `"{{ m }}"` is one
+ * string whatever m holds), `{{ value | json }}` a JSON document as it is, `{{ value | raw }}` the value unescaped.
+ */
+function createLiquid(opts: { body: boolean }): Liquid {
   const liquid = new Liquid({
     templates: {},
     ownPropertyOnly: true,
@@ -63,12 +161,29 @@ function createLiquid(): Liquid {
     parseLimit: TEMPLATE_LIMITS.maxPartChars,
     renderLimit: TEMPLATE_LIMITS.renderLimitMs,
     memoryLimit: TEMPLATE_LIMITS.memoryLimit,
+    ...(opts.body && {
+      outputEscape: (v: unknown) => (v instanceof JsonText ? v.text : jsonStringContent(stringify(v))),
+    }),
   });
   for (const name of FILE_TAGS) liquid.registerTag(name, refusedTag(name));
+  if (opts.body)
+    liquid.registerFilter('json', function (this: unknown, value: unknown, space?: number) {
+      return new JsonText(jsonFilter.call(this, value, space));
+    });
+  // Every render (a field, a capture, a loop's body) gets a bounded emitter when none is given, and gives the event
+  // loop back when it has held it sliceMs: a for loop renders its body once per item, so a long loop is sliced.
+  const renderer = liquid.renderer;
+  const renderTemplates = renderer.renderTemplates.bind(renderer);
+  renderer.renderTemplates = function* (templates, ctx, emitter) {
+    const clock = ctx.renderLimit as unknown;
+    if (clock instanceof RenderClock && !ctx.sync && clock.sliceDue()) yield clock.yieldSlice();
+    return yield renderTemplates(templates, ctx, emitter ?? new BoundedEmitter(ctx.memoryLimit));
+  };
   return liquid;
 }
 
-const liquid = createLiquid();
+const ENGINES = { text: createLiquid({ body: false }), body: createLiquid({ body: true }) };
+const engineFor = (field: PartField): Liquid => (field === 'body' ? ENGINES.body : ENGINES.text);
 
 /** A part that does not compile: where (part key, field, 1-based line and column) and why. */
 export interface CompileIssue {
@@ -91,9 +206,10 @@ function reasonOf(err: Error): string {
   return first || 'syntax error';
 }
 
-/** Compiles one Liquid source; position of the error 1-based. */
+/** Compiles one Liquid source of a part's field (a body escapes its values as JSON); position of the error 1-based. */
 export function compileSource(
   src: string,
+  field: PartField = 'text',
 ): { ok: true; template: Template[] } | { ok: false; message: string; line: number; column: number } {
   if (src.length > TEMPLATE_LIMITS.maxPartChars) {
     const n = codePointLength(src);
@@ -101,7 +217,7 @@ export function compileSource(
       return { ok: false, message: `must be at most ${TEMPLATE_LIMITS.maxPartChars} characters, got ${n}`, line: 1, column: 1 };
   }
   try {
-    return { ok: true, template: liquid.parse(src) };
+    return { ok: true, template: engineFor(field).parse(src) };
   } catch (err) {
     if (err instanceof LiquidError) {
       const [line = 1, column = 1] = err.token.getPosition();
@@ -123,7 +239,7 @@ export function compileTemplate(parts: TemplateParts): CompileResult {
     for (const field of FIELDS) {
       const src = part[field];
       if (src === undefined) continue;
-      const r = compileSource(src);
+      const r = compileSource(src, field);
       if (!r.ok) return { ok: false, issue: { key, field, message: r.message, line: r.line, column: r.column } };
       compiled[field] = r.template;
     }
@@ -140,18 +256,34 @@ export class TemplateRenderError extends Error {
   }
 }
 
-function truncate(s: string, max: number): string {
-  if (s.length <= max) return s;
+/** At most `max` code points; a longer text, or one whose rendering was cut, ends with an ellipsis. */
+function truncate(s: string, max: number, cut: boolean): string {
+  if (!cut && s.length <= max) return s;
   const cps = Array.from(s);
-  return cps.length <= max ? s : cps.slice(0, max - 1).join('') + '…';
+  if (!cut && cps.length <= max) return s;
+  return cps.slice(0, Math.min(cps.length, max - 1)).join('') + '…';
 }
 
-async function renderField(t: Template[], vars: object): Promise<string> {
+/** A field's output, stopped at TEMPLATE_LIMITS.maxOutputChars (`cut`); a capture past it is a render error. */
+async function renderField(t: Template[], vars: object, field: PartField): Promise<{ text: string; cut: boolean }> {
+  const liquid = engineFor(field);
+  const renderLimit = new RenderClock(() => performance.now()) as unknown as Context['renderLimit'];
+  const ctx = new Context(vars, liquid.options, {}, { liquid, renderLimit });
+  const out = new BoundedEmitter(ctx.memoryLimit);
   try {
-    return String(await liquid.render(t, vars));
+    await toPromise(liquid.renderer.renderTemplates(t, ctx, out));
+    return { text: out.buffer, cut: false };
   } catch (err) {
+    const cause = err instanceof LiquidError ? err.originalError : err;
+    if (cause instanceof OutputLimitError && cause.emitter === out) return { text: out.buffer, cut: true };
     throw new TemplateRenderError(err instanceof Error ? reasonOf(err) : 'render failed');
   }
+}
+
+async function renderLine(t: Template[], vars: object, field: PartField, max: number): Promise<string> {
+  const r = await renderField(t, vars, field);
+  const s = r.text.trim();
+  return s ? truncate(s, max, r.cut) : '';
 }
 
 /**
@@ -165,16 +297,16 @@ export async function renderTemplate(c: CompiledTemplate, type: string, vars: ob
   const out: RenderedMessage = {};
   // a field that renders blank (e.g. an `if` that did not apply) leaves the integration's own text
   const title = own?.title ?? dflt?.title;
-  const t = title ? (await renderField(title, vars)).trim() : '';
-  if (t) out.title = truncate(t, TEMPLATE_LIMITS.maxTitleChars);
+  const t = title ? await renderLine(title, vars, 'title', TEMPLATE_LIMITS.maxTitleChars) : '';
+  if (t) out.title = t;
   const text = own?.text ?? dflt?.text;
-  const x = text ? (await renderField(text, vars)).trim() : '';
-  if (x) out.text = truncate(x, TEMPLATE_LIMITS.maxTextChars);
+  const x = text ? await renderLine(text, vars, 'text', TEMPLATE_LIMITS.maxTextChars) : '';
+  if (x) out.text = x;
   const body = type === TEMPLATE_BODY_PART ? own?.body : undefined;
   if (body) {
-    const s = await renderField(body, vars);
-    if (s.length > TEMPLATE_LIMITS.maxBodyChars)
-      throw new TemplateRenderError(`body: rendered ${s.length} characters, more than ${TEMPLATE_LIMITS.maxBodyChars}`);
+    const { text: s, cut } = await renderField(body, vars, 'body');
+    if (cut || s.length > TEMPLATE_LIMITS.maxBodyChars)
+      throw new TemplateRenderError(`body: rendered more than ${TEMPLATE_LIMITS.maxBodyChars} characters`);
     try {
       JSON.parse(s);
     } catch {

@@ -35,6 +35,8 @@ beforeAll(async () => {
   await write('parts.json', JSON.stringify({ TEAMS: { title: '{{ integration.name }}' } }));
   await write('bad.yaml', toYaml({ parts: { SLACK: { text: 'line 1\n{{ x | nope }}' } } }));
   await write('bomb.json', JSON.stringify({ parts: { default: { text: '{% for i in (1..100000000) %}x{% endfor %}' } } }));
+  const doubling = '{% assign s = "Ā" %}{% for i in (1..27) %}{% capture s %}{{ s }}{{ s }}{% endcapture %}{% endfor %}{{ s }}';
+  await write('doubling.json', JSON.stringify({ parts: { default: { title: doubling } } }));
   await write('bad-event.json', JSON.stringify({ type: 'evt.nope', data: {} }));
 });
 afterAll(async () => {
@@ -91,6 +93,12 @@ describe('template render', () => {
     const r = await run('--template', files['bomb.json']!, '--event', files['event.json']!, '--type', 'EMAIL');
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/^EMAIL: memory alloc limit exceeded/);
+  });
+
+  it('a capture doubled in a loop: a render failure at the output limit (exit 1), not a crash', async () => {
+    const r = await run('--template', files['doubling.json']!, '--event', files['event.json']!, '--type', 'SLACK');
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^SLACK: output limit exceeded/);
   });
 
   it.each([

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { compileSource, compileTemplate, renderTemplate, TEMPLATE_LIMITS, TemplateRenderError } from '../../src/templates/engine.js';
+import {
+  compileSource,
+  compileTemplate,
+  renderTemplate,
+  TEMPLATE_LIMITS,
+  TemplateRenderError,
+  type CompiledTemplate,
+} from '../../src/templates/engine.js';
 import { templateVariables } from '../../src/templates/variables.js';
 import type { Notification } from '../../src/integrations/types.js';
 import type { IntegrationRecord, TemplateParts } from '../../src/store/types.js';
@@ -238,5 +245,84 @@ describe('template engine: blank output', () => {
     if (!c.ok) throw new Error(c.issue.message);
     expect(await renderTemplate(c.template, 'SLACK', { reminder: false })).toEqual({ text: 'hello' });
     expect(await renderTemplate(c.template, 'SLACK', { reminder: true })).toEqual({ title: 'Still failing', text: 'hello' });
+  });
+});
+
+describe('template engine: output bounded while rendering', () => {
+  const doubling = (n: number, ch = 'Ā') =>
+    `{% assign s = "${ch}" %}{% for i in (1..${n}) %}{% capture s %}{{ s }}{{ s }}{% endcapture %}{% endfor %}{{ s }}`;
+
+  it('a capture doubled in a loop stops at the output limit (a render error, not a 134 M-character string)', async () => {
+    const c = compileTemplate({ default: { title: doubling(27), text: doubling(27, 'x') } });
+    if (!c.ok) throw new Error(c.issue.message);
+    await expect(renderTemplate(c.template, 'SLACK', {})).rejects.toThrow(/output limit exceeded/);
+  });
+
+  it('a field past the output limit is cut while rendering and truncated with an ellipsis', async () => {
+    const title = await renderTemplate(
+      (compileTemplate({ default: { title: '{% for i in (1..2000) %}{{ s }}{% endfor %}' } }) as { ok: true; template: CompiledTemplate })
+        .template,
+      'SLACK',
+      { s: 'ab'.repeat(20) },
+    );
+    expect(Array.from(title.title ?? '')).toHaveLength(TEMPLATE_LIMITS.maxTitleChars);
+    expect(title.title?.endsWith('…')).toBe(true);
+    // cut after leading blanks: still marked as cut
+    const blank = compileTemplate({ default: { text: '{{ spaces }}x' } });
+    if (!blank.ok) throw new Error(blank.issue.message);
+    const spaces = ' '.repeat(TEMPLATE_LIMITS.maxOutputChars - 1);
+    expect((await renderTemplate(blank.template, 'SLACK', { spaces: spaces + 'ab' })).text).toBe('a…');
+  });
+
+  it('what captures write is charged to the memory limit: many captures cannot add up past it', async () => {
+    const big = 'x'.repeat(60_000);
+    await expect(
+      renderOne('{% for i in (1..40) %}{% capture a %}{{ big }}{% endcapture %}{% endfor %}{{ a | size }}', { big }),
+    ).rejects.toThrow(/memory alloc limit exceeded/);
+    expect(await renderOne('{% for i in (1..10) %}{% capture a %}{{ big }}{% endcapture %}{% endfor %}{{ a | size }}', { big })).toBe(
+      '60000',
+    );
+  });
+
+  it('a body over the output limit is a render failure', async () => {
+    const c = compileTemplate({ GENERIC_WEBHOOK: { body: '{"a": "{% for i in (1..2000) %}{{ s }}{% endfor %}"}' } } as TemplateParts);
+    if (!c.ok) throw new Error(c.issue.message);
+    await expect(renderTemplate(c.template, 'GENERIC_WEBHOOK', { s: 'ab'.repeat(20) })).rejects.toThrow(
+      `body: rendered more than ${TEMPLATE_LIMITS.maxBodyChars} characters`,
+    );
+  });
+
+  it('a long render gives the event loop back between slices', async () => {
+    let renderDone = false;
+    let ranDuringRender = false;
+    setImmediate(() => (ranDuringRender = !renderDone));
+    expect(await renderOne('{% for i in (1..3000) %}{% assign x = i %}{% endfor %}done')).toBe('done');
+    renderDone = true;
+    expect(ranDuringRender).toBe(true);
+  });
+});
+
+describe('template engine: a GENERIC_WEBHOOK body escapes its values as JSON', () => {
+  const hostile = 'boom", "admin": true, "x": "\\u0000\n';
+  async function body(src: string, vars: object): Promise<string> {
+    const c = compileTemplate({ GENERIC_WEBHOOK: { body: src } } as TemplateParts);
+    if (!c.ok) throw new Error(c.issue.message);
+    return (await renderTemplate(c.template, 'GENERIC_WEBHOOK', vars)).body ?? '';
+  }
+
+  it('event text inside a quoted string cannot add keys', async () => {
+    expect(JSON.parse(await body('{"text": "{{ m }}", "n": {{ n }}}', { m: hostile, n: 3 }))).toEqual({ text: hostile, n: 3 });
+  });
+
+  it('`| json` writes a JSON document once (not escaped again); `| raw` writes the value as it is', async () => {
+    expect(JSON.parse(await body('{"m": {{ m | json }}, "list": {{ l | json }}}', { m: hostile, l: [1, 'a'] }))).toEqual({
+      m: hostile,
+      list: [1, 'a'],
+    });
+    expect(await body('{"a": {{ frag | raw }}}', { frag: '{"b": 1}' })).toBe('{"a": {"b": 1}}');
+  });
+
+  it('titles and texts are not escaped', async () => {
+    expect(await renderOne('{{ m }}', { m: 'a "b"' })).toBe('a "b"');
   });
 });
