@@ -10,7 +10,9 @@ export type ErrorCode =
   | 'QUOTA_EXCEEDED'
   /** An EMAIL integration on a service started without a usable --smtp-url: every email would be dead. */
   | 'SMTP_NOT_CONFIGURED'
-  | 'UNAUTHENTICATED';
+  | 'UNAUTHENTICATED'
+  /** The company has as many store calls running and waiting as it may (src/store/concurrency.ts): retry later. */
+  | 'TOO_MANY_REQUESTS';
 
 export interface FieldError {
   code: ErrorCode;

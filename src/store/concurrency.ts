@@ -51,3 +51,71 @@ export class TxScope {
     if (this.done) throw new StoreError('transaction ops used after the transaction finished');
   }
 }
+
+/**
+ * One company's share of the store on the request path (docs/security.md, "Store work per request"): at most
+ * `running` of its store calls at once (a PostgreSQL pool connection or a turn on the SQLite thread each), and
+ * at most `queued` more waiting in order; beyond that a call is refused at once. Other companies' calls never
+ * wait for this company's queue, only for the `running` calls already on the engine.
+ */
+export interface CompanyStoreLimits {
+  running: number;
+  queued: number;
+}
+
+/**
+ * 2 running: a page is a few milliseconds of index reads, so two keep one company's console and API fast while
+ * the rest of a PostgreSQL pool (10 by default) and the SQLite thread's queue stay free for the others. 64
+ * queued: two requests of 30 aliases each wait their turn; a third at once is refused, not held.
+ */
+export const COMPANY_STORE_LIMITS: CompanyStoreLimits = { running: 2, queued: 64 };
+
+export type Admission = 'run' | 'queue' | 'refuse';
+
+/** What a new store call of a company gets, given its calls running and waiting (FIFO: none jumps the queue). */
+export function admit(state: { running: number; queued: number }, limits: CompanyStoreLimits): Admission {
+  if (state.running < limits.running && state.queued === 0) return 'run';
+  if (state.queued < limits.queued) return 'queue';
+  return 'refuse';
+}
+
+/** Thrown by CompanySemaphore.run when the company's queue is full. */
+export class CompanyBusyError extends Error {
+  constructor(readonly limits: CompanyStoreLimits) {
+    super(
+      `too many store calls of this company at once (${limits.running} running and ${limits.queued} waiting); retry later or send fewer aliases`,
+    );
+    this.name = 'CompanyBusyError';
+  }
+}
+
+/** admit() per company, FIFO. Holds state only for companies with calls running or waiting. */
+export class CompanySemaphore {
+  readonly #companies = new Map<string, { running: number; waiting: (() => void)[] }>();
+
+  constructor(readonly limits: CompanyStoreLimits = COMPANY_STORE_LIMITS) {}
+
+  /** Calls running and waiting for `companyId` (tests, metrics). */
+  state(companyId: string): { running: number; queued: number } {
+    const c = this.#companies.get(companyId);
+    return { running: c?.running ?? 0, queued: c?.waiting.length ?? 0 };
+  }
+
+  async run<T>(companyId: string, fn: () => Promise<T>): Promise<T> {
+    let c = this.#companies.get(companyId);
+    if (!c) this.#companies.set(companyId, (c = { running: 0, waiting: [] }));
+    const entry = c;
+    const verdict = admit({ running: entry.running, queued: entry.waiting.length }, this.limits);
+    if (verdict === 'refuse') throw new CompanyBusyError(this.limits);
+    // a queued call is handed the slot of the call that finishes (running stays counted)
+    if (verdict === 'queue') await new Promise<void>((resolve) => entry.waiting.push(resolve));
+    else entry.running++;
+    try {
+      return await fn();
+    } finally {
+      const next = entry.waiting.shift();
+      if (next) next();
+      else if (--entry.running === 0) this.#companies.delete(companyId);
+    }
+  }
+}

@@ -9,6 +9,8 @@ import { allowed, forbiddenMessage, type ApiOperation } from '../auth.js';
 import { buildApiSchema } from './schema.js';
 import { rootValue } from './resolvers.js';
 import { GRAPHQL_LIMITS, measureRequest, parseLimited, type GraphqlLimits } from './cost.js';
+import { withStoreGate } from '../store-gate.js';
+import type { ServiceContext } from '../../service/context.js';
 
 /**
  * Maps any error to a GraphQL error with `extensions.code`; unexpected errors are logged and masked. Messages
@@ -159,6 +161,12 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
  * stream when the parsed body is falsy, so `null`, `0`, `false` and `""` were never answered), with the request
  * cost checked before validation and execution.
  */
+/** Error codes that, when they are every error of a request that resolved nothing, set its HTTP status. */
+const WHOLE_REQUEST_ERRORS: readonly [code: string, status: number, retryAfterSeconds: number][] = [
+  ['SERVICE_UNAVAILABLE', 503, RETRY_AFTER_SECONDS],
+  ['TOO_MANY_REQUESTS', 429, 1],
+];
+
 export function graphqlHandler(logger: Logger, limits: GraphqlLimits = GRAPHQL_LIMITS): RequestHandler {
   const schema = buildApiSchema();
   const handle = createHandler<Request, { res: Response }, Record<PropertyKey, unknown>>({
@@ -166,7 +174,7 @@ export function graphqlHandler(logger: Logger, limits: GraphqlLimits = GRAPHQL_L
     rootValue,
     // bounded again here: the pre-check below already parsed it within the same limit
     parse: (source) => parse(source, { maxTokens: limits.maxTokens }),
-    context: (req) => req.context.res.locals.ctx as unknown as Record<PropertyKey, unknown>,
+    context: (req) => withStoreGate(req.context.res.locals.ctx as ServiceContext) as unknown as Record<PropertyKey, unknown>,
     formatError: (e) => formatError(e, logger),
   });
   return async (req: Request, res: Response) => {
@@ -207,14 +215,16 @@ export function graphqlHandler(logger: Logger, limits: GraphqlLimits = GRAPHQL_L
     const [out, init] = await handle({ url: req.url, method: req.method, headers: req.headers, body, raw: req, context: { res } });
     if (res.headersSent) return; // the request deadline answered first
     let status = init.status;
-    // every error is "store unavailable" and nothing resolved: say so at the HTTP level too
-    if (status === 200 && out?.includes('"SERVICE_UNAVAILABLE"')) {
-      const r = JSON.parse(out) as { data?: unknown; errors?: { extensions?: { code?: unknown } }[] };
-      if (r.data == null && r.errors?.length && r.errors.every((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE')) {
-        status = 503;
-        res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+    // every error is "store unavailable" (or "this company's store share is full") and nothing resolved: say so
+    // at the HTTP level too
+    for (const [code, httpStatus, retryAfter] of WHOLE_REQUEST_ERRORS)
+      if (status === 200 && out?.includes(`"${code}"`)) {
+        const r = JSON.parse(out) as { data?: unknown; errors?: { extensions?: { code?: unknown } }[] };
+        if (r.data == null && r.errors?.length && r.errors.every((e) => e.extensions?.code === code)) {
+          status = httpStatus;
+          res.setHeader('Retry-After', String(retryAfter));
+        }
       }
-    }
     res.writeHead(status, init.statusText, init.headers).end(out);
   };
 }

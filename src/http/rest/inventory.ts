@@ -20,6 +20,7 @@ import {
 import { MAX_PAGE } from '../../service/validate.js';
 import type { ListedCertificate } from '../../store/types.js';
 import { boundedErr, sendError, sendErrors } from '../errors.js';
+import { withStoreGate } from '../store-gate.js';
 
 /** A quota refusal is not the agent's fault and not transient either: it retries slowly (429), never resyncs. */
 const QUOTA_RETRY_AFTER_SECONDS = 300;
@@ -157,7 +158,7 @@ const drained = (res: Response) =>
   });
 
 export async function exportCertificatesCsv(req: Request, res: Response): Promise<void> {
-  const ctx = res.locals.ctx;
+  const ctx = withStoreGate(res.locals.ctx);
   const now = ctx.now();
   let filter;
   try {
@@ -166,8 +167,15 @@ export async function exportCertificatesCsv(req: Request, res: Response): Promis
     if (e instanceof ServiceError) return sendError(res, 400, e.code, e.message, e.field);
     throw e;
   }
-  // the first page before any byte is sent: a store outage is still a proper 503
-  let page = await listCertificates(ctx, filter, { first: MAX_PAGE });
+  // the first page before any byte is sent: a store outage is still a proper 503, a full share of the store a 429
+  let page;
+  try {
+    page = await listCertificates(ctx, filter, { first: MAX_PAGE });
+  } catch (e) {
+    if (!(e instanceof ServiceError && e.code === 'TOO_MANY_REQUESTS')) throw e;
+    res.setHeader('Retry-After', '1');
+    return sendError(res, 429, e.code, e.message);
+  }
   if (res.headersSent) return;
   res.status(200);
   res.setHeader('Content-Type', 'text/csv; charset=utf-8; header=present');

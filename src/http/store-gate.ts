@@ -1,0 +1,47 @@
+/**
+ * The request path's store calls, per company through a CompanySemaphore (src/store/concurrency.ts): one
+ * company's requests (30 aliases of a list each make 30 store calls at once) hold at most
+ * COMPANY_STORE_LIMITS.running pool connections or SQLite turns; more wait in order, and past the queue bound a
+ * call is refused with TOO_MANY_REQUESTS. Background work (delivery, expiry scans, ingestion) uses the store
+ * directly and is not counted.
+ */
+import type { ServiceContext } from '../service/context.js';
+import { ServiceError } from '../service/errors.js';
+import { CompanyBusyError, CompanySemaphore } from '../store/concurrency.js';
+import type { Store } from '../store/types.js';
+
+/** One semaphore per store (a process has one; tests open several). */
+const semaphores = new WeakMap<Store, CompanySemaphore>();
+
+/** Not request work (and not awaited by one). */
+const UNGATED: ReadonlySet<PropertyKey> = new Set(['close', 'migrate']);
+
+export function semaphoreOf(store: Store): CompanySemaphore {
+  let s = semaphores.get(store);
+  if (!s) semaphores.set(store, (s = new CompanySemaphore()));
+  return s;
+}
+
+/** `store` with every call (a transaction is one call) run through `sem` for `companyId`. */
+export function gatedStore(store: Store, sem: CompanySemaphore, companyId: string): Store {
+  return new Proxy(store, {
+    get(target, prop) {
+      const v: unknown = Reflect.get(target, prop, target);
+      if (typeof v !== 'function' || UNGATED.has(prop)) return v;
+      const fn = v as (...args: unknown[]) => Promise<unknown>;
+      return async (...args: unknown[]) => {
+        try {
+          return await sem.run(companyId, () => fn.apply(target, args));
+        } catch (e) {
+          if (e instanceof CompanyBusyError) throw new ServiceError('TOO_MANY_REQUESTS', e.message);
+          throw e;
+        }
+      };
+    },
+  });
+}
+
+/** The request's context with its store gated by the company's share. */
+export function withStoreGate(ctx: ServiceContext): ServiceContext {
+  return { ...ctx, store: gatedStore(ctx.store, semaphoreOf(ctx.store), ctx.companyId) };
+}
