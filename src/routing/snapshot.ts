@@ -57,15 +57,18 @@ export interface RoutingCacheLimits {
 const MiB = 1024 * 1024;
 
 /**
- * Defaults. A compiled filter measured 7.0 KB (67 characters), 43 KB (551) and 125 KB (1,757) of heap
- * (bench/bounded-state.ts), estimated by filterBytes() as 4 KiB + 72 B per character. A company at the default
- * router quota (1,000) with maximum-length filters (2,000 characters) needs about 148 MB, so a company's share is large
- * enough for that while the global caps keep the routing caches within 768 MiB (estimated; a snapshot references
- * filters the filter cache also counts, so the real figure is lower).
+ * Defaults, the one place they are written. A compiled filter measured 7.0 KB (67 characters), 43 KB (551) and
+ * 125 KB (1,757) of heap (bench/bounded-state.ts), estimated by filterBytes() as 4 KiB + 72 B per character; a
+ * company at the default router quota (1,000) with maximum-length filters (2,000 characters) is estimated at
+ * 141 MiB, within a company's share of the filter cache. Compiled filters are charged to the filter cache only:
+ * a snapshot is charged its own records and prefilter index (snapshotBytes), and loses its place when the filter
+ * cache evicts one of its company's filters, so that it never keeps alive filters nobody counts. The sum of the
+ * global byte caps is the routing caches' budget, well under the chart's memory request
+ * (test/routing/cache-budget.test.ts).
  */
 export const DEFAULT_ROUTING_CACHE_LIMITS: RoutingCacheLimits = {
-  filters: { maxEntries: 50_000, maxBytes: 256 * MiB, maxEntriesPerTenant: 2_000, maxBytesPerTenant: 160 * MiB },
-  snapshots: { maxEntries: 10_000, maxBytes: 512 * MiB, maxEntriesPerTenant: 1, maxBytesPerTenant: 256 * MiB },
+  filters: { maxEntries: 50_000, maxBytes: 144 * MiB, maxEntriesPerTenant: 2_000, maxBytesPerTenant: 144 * MiB },
+  snapshots: { maxEntries: 10_000, maxBytes: 48 * MiB, maxEntriesPerTenant: 1, maxBytesPerTenant: 24 * MiB },
 };
 
 /** Estimated heap bytes of one compiled filter (see DEFAULT_ROUTING_CACHE_LIMITS). */
@@ -73,15 +76,18 @@ export function filterBytes(expression: string): number {
   return 4096 + 72 * expression.length;
 }
 
-/** Estimated heap bytes of a snapshot: its compiled filters, router and integration records. */
+/**
+ * Estimated heap bytes of a snapshot besides its compiled filters (charged to the filter cache): the router,
+ * silence and integration records, and the prefilter index, about 5 B per character of the filters it indexes.
+ */
 function snapshotBytes(
   routers: readonly RouterRecord[],
   integrations: readonly IntegrationRecord[],
   silences: readonly SilenceRecord[],
 ): number {
   let n = 4096;
-  for (const s of silences) n += 1024 + 2 * s.comment.length + filterBytes(s.matcher);
-  for (const r of routers) n += 1024 + 2 * r.name.length + filterBytes(r.filter);
+  for (const s of silences) n += 1024 + 2 * s.comment.length + 8 * s.matcher.length;
+  for (const r of routers) n += 1024 + 2 * r.name.length + 8 * r.filter.length;
   for (const i of integrations) n += 2048 + 2 * i.name.length;
   return n;
 }
@@ -119,7 +125,15 @@ export class RoutingSnapshots {
     const limits = { ...DEFAULT_ROUTING_CACHE_LIMITS, ...opts.limits };
     // one snapshot per company: shares are equal, recency decides
     this.cache = new TenantLru(limits.snapshots, (reason) => this.evictions.snapshots[reason]++, 'lru');
-    this.compiled = new TenantLru(limits.filters, (reason) => this.evictions.filters[reason]++);
+    this.compiled = new TenantLru(limits.filters, (reason, companyId) => {
+      this.evictions.filters[reason]++;
+      // a filter evicted for room (not deleted with its router): the company's snapshot would keep it alive
+      // uncounted, so it goes too (rebuilt on next use, recompiling only what is missing)
+      if (reason !== 'deleted' && this.cache.has(companyId, SNAPSHOT)) {
+        this.cache.delete(companyId, SNAPSHOT, false);
+        this.evictions.snapshots[reason]++;
+      }
+    });
   }
 
   /**
