@@ -22,19 +22,26 @@ export function semaphoreOf(store: Store): CompanySemaphore {
   return s;
 }
 
-/** `store` with every call (a transaction is one call) run through `sem` for `companyId`. */
+/**
+ * `store` with every call (a transaction is one call) run through `sem` for `companyId`. Made per request: once
+ * one of its calls is refused, its other calls (the other aliases, waiting or not yet made) are refused without
+ * running, since the request's answer is a refusal anyway (the API's list fields are non-null).
+ */
 export function gatedStore(store: Store, sem: CompanySemaphore, companyId: string): Store {
+  let refused: ServiceError | undefined;
   return new Proxy(store, {
     get(target, prop) {
       const v: unknown = Reflect.get(target, prop, target);
       if (typeof v !== 'function' || UNGATED.has(prop)) return v;
       const fn = v as (...args: unknown[]) => Promise<unknown>;
       return async (...args: unknown[]) => {
+        if (refused) throw refused;
         try {
-          return await sem.run(companyId, () => fn.apply(target, args));
+          return await sem.run(companyId, () => (refused ? Promise.reject(refused) : fn.apply(target, args)));
         } catch (e) {
-          if (e instanceof CompanyBusyError) throw new ServiceError('TOO_MANY_REQUESTS', e.message);
-          throw e;
+          if (!(e instanceof CompanyBusyError)) throw e;
+          refused ??= new ServiceError('TOO_MANY_REQUESTS', e.message);
+          throw refused;
         }
       };
     },

@@ -20,7 +20,7 @@ describe('admit', () => {
   });
 
   it('the default is small and written once', () => {
-    expect(COMPANY_STORE_LIMITS).toEqual({ running: 2, queued: 64 });
+    expect(COMPANY_STORE_LIMITS).toEqual({ running: 2, queued: 256 });
   });
 });
 
