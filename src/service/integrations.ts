@@ -2,7 +2,7 @@
 import type { EgressPolicy } from '../integrations/egress.js';
 import { checkExtraHeaders } from '../integrations/generic-webhook.js';
 import { descriptorOf, INTEGRATIONS } from '../integrations/registry.js';
-import { DEFAULT_EGRESS, type ParamField } from '../integrations/types.js';
+import { DEFAULT_EGRESS, type IntegrationDescriptor, type ParamField } from '../integrations/types.js';
 import type { IntegrationRecord, IntegrationType } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError, badInput } from './errors.js';
@@ -76,6 +76,11 @@ export function parseParams(
   const p = input[field] as Record<string, unknown> | null | undefined;
   const at = `${prefix}.${field}`;
   if (p == null) throw badInput(at, `${at} is required for a ${type} integration`);
+  return parseParamsBlock(d, p, at, egress);
+}
+
+/** Validates a params block `p` found at `at` (the field path the client sent it under, named by every error). */
+function parseParamsBlock(d: IntegrationDescriptor, p: Record<string, unknown>, at: string, egress: EgressPolicy): Settings {
   const config: Record<string, unknown> = {};
   const secrets: Record<string, string> = {};
   for (const f of d.params) {
@@ -85,6 +90,20 @@ export function parseParams(
     else config[f.key] = v;
   }
   return { config: { ...config, ...d.deriveConfig?.(secrets) }, secrets };
+}
+
+/**
+ * The parameters of a create input as its mutation's SDL has them: under the params field, or at the top of the
+ * input for a flat create input (WEBHOOK: input.url), and named there in errors.
+ */
+function parseCreateParams(
+  type: IntegrationType,
+  input: CreateIntegrationInput,
+  egress: EgressPolicy | undefined,
+): Settings & { at: string } {
+  const d = descriptorOf(type);
+  if (d?.api.flatCreateInput) return { ...parseParamsBlock(d, input, 'input', egress ?? DEFAULT_EGRESS), at: 'input' };
+  return { ...parseParams(type, input, 'input', egress), at: `input.${INTEGRATIONS[type].api.paramsField}` };
 }
 
 /**
@@ -112,6 +131,7 @@ export async function getIntegration(ctx: ServiceContext, id: string): Promise<I
   return rec;
 }
 
+/** A create mutation's input as the client sent it (a flat one carries its params' fields at the top). */
 export interface CreateIntegrationInput extends IntegrationParamsInput {
   name?: unknown;
   enabled?: unknown;
@@ -125,8 +145,8 @@ export async function createIntegration(
 ): Promise<IntegrationRecord> {
   const name = requireName('input.name', input.name);
   if (input.enabled != null && typeof input.enabled !== 'boolean') throw badInput('input.enabled', 'input.enabled must be a boolean');
-  const { config, secrets } = parseParams(type, input, 'input', ctx.runtime?.egress);
-  requireDeliverable(ctx, type, `input.${INTEGRATIONS[type].api.paramsField}`);
+  const { config, secrets, at } = parseCreateParams(type, input, ctx.runtime?.egress);
+  requireDeliverable(ctx, type, at);
   const now = ctx.now();
   const enabled = input.enabled ?? true;
   const managedBy = input.managedBy == null ? null : requireName('input.managedBy', input.managedBy, 512);

@@ -76,7 +76,7 @@ describe('default egress policy (no --egress-allow)', () => {
   ])('createWebhookIntegration refuses %s, naming the field, creating nothing', async (form, why) => {
     const before = (await svc.store.listIntegrations('11111111-1111-4111-8111-111111111111')).length;
     const e = await gqlError(createWebhook(svc, form.replace('PORT', port())));
-    expect(e.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.webhookParams.url' });
+    expect(e.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.url' });
     expect(e.message).toMatch(why);
     expect(e.message).not.toContain(port());
     expect((await svc.store.listIntegrations('11111111-1111-4111-8111-111111111111')).length).toBe(before);

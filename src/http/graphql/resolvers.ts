@@ -226,17 +226,13 @@ const connection = <T>(nodes: T[]) => ({ nodes, totalCount: nodes.length });
 
 /**
  * One create mutation per integration type, from the registry (the SDL names them; a drift test keeps the two
- * equal). A flat create input (WEBHOOK: url, signingSecret at the top) is regrouped under the params field.
+ * equal). The input goes to the service as sent (a flat one, WEBHOOK's url and signingSecret at the top, too), so
+ * a refusal names the field the client sent.
  */
 function createIntegrationResolvers(): Record<string, Resolver> {
   const out: Record<string, Resolver> = {};
   for (const d of Object.values(INTEGRATIONS)) {
-    out[d.api.createMutation] = async (a, ctx) => {
-      const input = d.api.flatCreateInput
-        ? { ...a.input, [d.api.paramsField]: Object.fromEntries(d.params.map((p) => [p.input, a.input[p.input]])) }
-        : a.input;
-      return integrationView(await integrations.createIntegration(ctx, d.type, input));
-    };
+    out[d.api.createMutation] = async (a, ctx) => integrationView(await integrations.createIntegration(ctx, d.type, a.input));
   }
   return out;
 }
