@@ -55,6 +55,7 @@ import type {
 import { Batcher } from './batcher.js';
 import { decide, DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_AGE_MS, DEFAULT_MAX_DELAY_MS, errorOf, type Decision } from './backoff.js';
 import { orderModeOf } from './order.js';
+import { POISON_AFTER_ABANDONED, poisonedError, triageClaims } from './poison.js';
 import { RateLimiter, type RateLimit } from './rate-limit.js';
 import { SecretKeyError } from '../store/secret-box.js';
 import type { TemplateRenderer } from '../templates/renderer.js';
@@ -194,6 +195,7 @@ export const DELIVERY_METRICS = {
   rateLimited: 'certmgr_notify_delivery_rate_limited_total',
   leaseLost: 'certmgr_notify_delivery_lease_lost_total',
   superseded: 'certmgr_notify_deliveries_superseded_total',
+  poisoned: 'certmgr_notify_deliveries_poisoned_total',
 } as const;
 
 interface WorkerMetrics {
@@ -203,6 +205,7 @@ interface WorkerMetrics {
   rateLimited: Counter<'integration_type'>;
   leaseLost: Counter<'integration_type'>;
   superseded: Counter<'integration_type'>;
+  poisoned: Counter<'integration_type'>;
 }
 
 function existing<T>(registry: Registry, name: string): T | undefined {
@@ -258,6 +261,14 @@ function createMetrics(registry: Registry, store: DeliveryWorkerStore, clock: ()
       new Counter({
         name: DELIVERY_METRICS.superseded,
         help: 'Deliveries not sent because a newer notification for the same integration and resource made them obsolete',
+        labelNames: ['integration_type'],
+        registers: r,
+      }),
+    poisoned:
+      existing(registry, DELIVERY_METRICS.poisoned) ??
+      new Counter({
+        name: DELIVERY_METRICS.poisoned,
+        help: `Deliveries dead-lettered unsent (POISONED) because their process died or stalled while they were in flight ${POISON_AFTER_ABANDONED} times`,
         labelNames: ['integration_type'],
         registers: r,
       }),
@@ -414,7 +425,7 @@ export class DeliveryWorker {
   async #releaseOwn(when: 'start' | 'stop'): Promise<void> {
     if (!this.#owner) return;
     try {
-      const released = await this.#store.releaseClaims(this.#owner, this.#clock());
+      const released = await this.#store.releaseClaims(this.#owner, this.#clock(), when === 'start');
       if (released > 0)
         this.#log.info(
           { released, instanceId: this.#owner },
@@ -468,7 +479,13 @@ export class DeliveryWorker {
           if (!p) integrations.set(key, (p = this.#getIntegration(d.companyId, d.integrationId)));
           return p;
         };
-        for (const d of batch) this.#track(d, integrationOf);
+        const { poisoned, alone, rest } = triageClaims(batch);
+        for (const d of poisoned) this.#track(d, integrationOf);
+        if (alone) {
+          await this.#sendAlone(alone, rest, integrationOf);
+          continue;
+        }
+        for (const d of rest) this.#track(d, integrationOf);
         full = batch.length === limit;
       }
       this.#backlog = full;
@@ -503,6 +520,28 @@ export class DeliveryWorker {
         };
       });
     }
+  }
+
+  /**
+   * A delivery whose claim was abandoned before (its process died while it was in flight, perhaps because of it) is
+   * sent with nothing else in flight, so that if it kills this process again only its own claim is abandoned. The
+   * rest of its batch goes back uncounted and is claimed again after it.
+   */
+  async #sendAlone(
+    d: ClaimedDelivery,
+    others: readonly ClaimedDelivery[],
+    integrationOf: (d: ClaimedDelivery) => Promise<IntegrationRecord | null>,
+  ): Promise<void> {
+    const now = this.#clock();
+    await Promise.allSettled(others.map((o) => this.#store.deferDelivery(o.id, o.attempts, now, now)));
+    await Promise.allSettled([...this.#inFlight]);
+    if (this.#admit('warn', d, 'delivery_abandoned'))
+      this.#log.warn(
+        { deliveryId: d.id, companyId: d.companyId, abandonedClaims: d.abandonedClaims },
+        'delivery worker: sending alone a delivery whose process died or stalled while it was in flight',
+      );
+    this.#track(d, integrationOf);
+    await Promise.allSettled([...this.#inFlight]);
   }
 
   /** Resolves when this delivery may send (at most `concurrency` sends at once; waiters in claim order). */
@@ -590,6 +629,10 @@ export class DeliveryWorker {
       });
     }
     const type = integration.type;
+    if (d.abandonedClaims >= POISON_AFTER_ABANDONED) {
+      this.#metrics?.poisoned.inc({ integration_type: type });
+      return this.#record(d, type, { kind: 'dead', error: poisonedError(d.abandonedClaims), statusCode: null });
+    }
     if (!integration.enabled) {
       return this.#record(d, type, {
         kind: 'dead',

@@ -24,6 +24,7 @@ export const LOG_CAUSES = [
   'delivery_lease_lost',
   'delivery_superseded',
   'delivery_store_error',
+  'delivery_abandoned',
   'cluster_silence',
   'reminder_cap',
   'silence_evaluation',

@@ -131,9 +131,11 @@ export function createConsoleOps(db: SqlDb): ConsoleOps {
     },
 
     async retryDeadDelivery(companyId, id, now) {
-      // One statement: only a DEAD row changes (a concurrent retry or worker cannot make it PENDING twice)
+      // One statement: only a DEAD row changes (a concurrent retry or worker cannot make it PENDING twice). A retry
+      // by hand is a new chance: a POISONED delivery is sent again (alone) rather than dead-lettered at once.
       const row = await db.get(
-        `UPDATE deliveries SET status = 'PENDING', next_attempt_at = ?, updated_at = ?, lease_until = NULL, claimed_by = NULL
+        `UPDATE deliveries SET status = 'PENDING', next_attempt_at = ?, updated_at = ?, lease_until = NULL, claimed_by = NULL,
+           abandoned_claims = 0
          WHERE company_id = ? AND id = ? AND status = 'DEAD'
          RETURNING ${DL}`,
         [now, now, companyId, id],

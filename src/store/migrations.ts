@@ -755,6 +755,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ],
     },
   },
+  {
+    // How many times a claim of the delivery was abandoned: its process died holding it (taken back at start) or
+    // its lease ran out. The worker sends a delivery that has one alone and dead-letters it (POISONED) at the
+    // second, so a delivery that kills its process cannot crash-loop the hub (docs/reliability.md).
+    version: 17,
+    name: 'outbox: abandoned_claims',
+    up: ddl(() => [`ALTER TABLE deliveries ADD COLUMN abandoned_claims INTEGER NOT NULL DEFAULT 0`]),
+  },
 ];
 
 // Catch numbering mistakes at load time rather than in production.

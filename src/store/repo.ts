@@ -622,7 +622,9 @@ export function createQueueOps(db: SqlDb, opts: QueueOpsOptions = {}): DeliveryQ
       const n = Math.floor(limit);
       if (!(n >= 1)) return [];
       const lease = now + Math.max(1, Math.floor(leaseMs));
-      const set = `status = 'IN_FLIGHT', lease_until = ?, next_attempt_at = ?, attempts = attempts + 1, updated_at = ?, claimed_by = ?`;
+      // an IN_FLIGHT row is claimable only when its lease ran out: that claim was abandoned (SET reads the old status)
+      const set = `status = 'IN_FLIGHT', lease_until = ?, next_attempt_at = ?, attempts = attempts + 1, updated_at = ?, claimed_by = ?,
+        abandoned_claims = abandoned_claims + CASE WHEN status = 'IN_FLIGHT' THEN 1 ELSE 0 END`;
       let claimed: ClaimedDelivery[];
       const park = `UPDATE deliveries SET next_attempt_at = ?
          WHERE id IN (
@@ -697,11 +699,12 @@ export function createQueueOps(db: SqlDb, opts: QueueOpsOptions = {}): DeliveryQ
       return claimed.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     },
 
-    async releaseClaims(owner, now) {
+    async releaseClaims(owner, now, abandoned) {
       return db.run(
-        `UPDATE deliveries SET status = 'PENDING', next_attempt_at = ?, lease_until = NULL, updated_at = ?, claimed_by = NULL
+        `UPDATE deliveries SET status = 'PENDING', next_attempt_at = ?, lease_until = NULL, updated_at = ?, claimed_by = NULL,
+           abandoned_claims = abandoned_claims + ?
          WHERE status = 'IN_FLIGHT' AND claimed_by = ?`,
-        [now, now, owner],
+        [now, now, abandoned ? 1 : 0, owner],
       );
     },
 

@@ -334,6 +334,7 @@ export const DELIVERY_COLUMNS = [
   'silence_id',
   'group_key',
   'group_snapshot',
+  'abandoned_claims',
 ] as const;
 
 export function newDeliveryToRow(r: NewDelivery): SqlValue[] {
@@ -361,6 +362,7 @@ export function newDeliveryToRow(r: NewDelivery): SqlValue[] {
     r.silenceId ?? null,
     r.groupKey ?? null,
     r.groupSnapshot ?? null,
+    0,
   ];
 }
 
@@ -387,6 +389,7 @@ export function rowToDelivery(row: SqlRow): DeliveryRecord {
     claimedBy: strOrNull(row, 'claimed_by'),
     reminder: bool(row, 'reminder'),
     silenceId: strOrNull(row, 'silence_id'),
+    abandonedClaims: int(row, 'abandoned_claims'),
     ...groupOfRow(row),
   };
 }

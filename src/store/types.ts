@@ -323,6 +323,12 @@ export interface DeliveryRecord {
   /** SILENCED: the silence it was recorded under (null otherwise). */
   silenceId: string | null;
   /**
+   * Claims of it abandoned so far: its process died holding one (taken back by releaseClaims at start) or its lease
+   * ran out (claimed again). The worker sends one that has any alone, and dead-letters it as POISONED at
+   * POISON_AFTER_ABANDONED (delivery/poison.ts).
+   */
+  abandonedClaims: number;
+  /**
    * A group notification (docs/grouping.md): the group's key (also its orderKey) and the JSON snapshot of what it
    * says (src/grouping/snapshot.ts), so every attempt sends the same. Absent on a single event's delivery.
    */
@@ -413,9 +419,10 @@ export interface DeliveryQueueOps {
   /**
    * Hands back every IN_FLIGHT claim held by `owner`: PENDING, due at `now`, attempts kept (an attempt may
    * have gone out before a crash). For a worker starting under the id of a process that died (its own
-   * claims, no lease to wait for) and for a graceful stop. Returns how many were released.
+   * claims, no lease to wait for; `abandoned`: each counts one more abandoned claim) and for a graceful stop
+   * (`abandoned` false). Returns how many were released.
    */
-  releaseClaims(owner: string, now: number): Promise<number>;
+  releaseClaims(owner: string, now: number, abandoned: boolean): Promise<number>;
   /** The attempt succeeded: DELIVERED, deliveredAt = now, lastError cleared. */
   markDelivered(id: string, attemptNo: number, now: number, statusCode: number | null): Promise<boolean>;
   /** The attempt failed and will be retried: PENDING again, due at nextAttemptAt, with the error kept. */

@@ -107,6 +107,7 @@ function pendingRecord(d: NewDelivery): DeliveryRecord {
     ...d,
     status: 'PENDING',
     attempts: 0,
+    abandonedClaims: 0,
     nextAttemptAt: d.createdAt,
     leaseUntil: null,
     lastError: null,
@@ -778,6 +779,7 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
         expect(c2?.id).toBe(d.id);
         expect(c2?.attempts).toBe(2);
         expect(c2?.leaseUntil).toBe(t + 2_000);
+        expect([c1?.abandonedClaims, c2?.abandonedClaims]).toEqual([0, 1]); // the first claim was abandoned
 
         // Worker 1 wakes up: every outcome it reports is refused.
         expect(await store.markDelivered(d.id, 1, t + 1_500, 200)).toBe(false);
@@ -797,10 +799,27 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
           lastStatusCode: 202,
           updatedAt: t + 1_600,
           deliveredAt: t + 1_600,
+          abandonedClaims: 1,
         });
         // Terminal: applied once, never claimed again.
         expect(await store.markDelivered(d.id, 2, t + 1_700, 202)).toBe(false);
         expect(await claimAll(A, t + 1e9)).toEqual([]);
+      });
+
+      it('releaseClaims: taken back at start counts an abandoned claim, a graceful stop does not; a retry by hand clears it', async () => {
+        const t = now();
+        const { ds } = await accept(A, 1, () => ({ createdAt: t }));
+        const d = ds[0]!;
+        await store.claimDeliveries(t, 10, 1_000, 'pod-x');
+        expect(await store.releaseClaims('pod-x', t + 1, true)).toBe(1);
+        expect(await get(A, d.id)).toMatchObject({ status: 'PENDING', abandonedClaims: 1 });
+        await store.claimDeliveries(t + 2, 10, 1_000, 'pod-x');
+        expect(await store.releaseClaims('pod-x', t + 3, false)).toBe(1);
+        expect(await get(A, d.id)).toMatchObject({ status: 'PENDING', abandonedClaims: 1 });
+        const [c] = await store.claimDeliveries(t + 4, 10, 1_000, 'pod-x');
+        expect(c?.abandonedClaims).toBe(1);
+        expect(await store.markDead(d.id, c!.attempts, t + 5, 'POISONED', null)).toBe(true);
+        expect(await store.retryDeadDelivery(A, d.id, t + 6)).toMatchObject({ retried: { status: 'PENDING', abandonedClaims: 0 } });
       });
 
       it('markRetry, deferDelivery and markDead move the row as documented', async () => {
