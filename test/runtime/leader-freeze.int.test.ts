@@ -7,16 +7,24 @@
  * `replica-a` leads, and thawed after `replica-a` has stepped down and one more lease duration has passed.
  * Both replicas are sampled every 50 ms from start to end. Asserted: never both lead, never both roles run,
  * `replica-a` steps down while the apiserver is still frozen, and `replica-b` (if it takes over) starts only
- * after that step-down; after the thaw exactly one leads. The step-down time after the freeze and the worst
- * "two leaders" window (from the electors' own transition log lines) are printed, never asserted.
+ * after that step-down; after the thaw exactly one leads.
+ *
+ * The same on a half-open connection for the leader only (a TCP proxy on its path stops passing data and keeps
+ * the connection open; the other replica reaches the apiserver directly): the leader steps down before the
+ * other takes over, and never both lead.
+ *
+ * The step-down times and the worst "two leaders" window (from the electors' own transition log lines) are
+ * printed, never asserted.
  */
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoordinationV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shareKubeDispatchers } from '../../src/kube/dispatcher.js';
 import { createLeadership, runWhileLeading, type Elector } from '../../src/runtime/leader.js';
+import { kubeConfigVia } from '../operator/support.js';
+import { startTcpProxy, type TcpProxy } from '../operator/tcp-proxy.js';
 import { ensureKubeBinaries, startKubeEnv, waitFor, type KubeEnv } from '../support/kube.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
@@ -26,15 +34,21 @@ const RETRY_MS = 500;
 /** how long a role takes to stop (its in-flight work finishing) */
 const ROLE_STOP_MS = 200;
 
+interface Replica {
+  elector: Elector;
+  running(): boolean;
+}
+
 interface Transition {
   at: number;
   identity: string;
   leader: boolean;
 }
 
-describe.skipIf(skip)('leader election: a frozen apiserver (SIGSTOP), two replicas', () => {
+describe.skipIf(skip)('leader election: a frozen apiserver (SIGSTOP) or a half-open path, two replicas', () => {
   let env: KubeEnv;
   const electors: Elector[] = [];
+  const proxies: TcpProxy[] = [];
   let frozen = false;
 
   beforeAll(async () => {
@@ -45,6 +59,7 @@ describe.skipIf(skip)('leader election: a frozen apiserver (SIGSTOP), two replic
   afterAll(async () => {
     if (frozen) process.kill(env.apiServerPid(), 'SIGCONT');
     for (const e of electors) await e.stop();
+    for (const p of proxies) await p.close();
     await env?.stop();
   });
 
@@ -66,12 +81,11 @@ describe.skipIf(skip)('leader election: a frozen apiserver (SIGSTOP), two replic
   );
 
   /** A replica as `serve` builds it: its own KubeConfig with the shared dispatchers, an elector, one role. */
-  function replica(identity: string) {
-    const kc = env.kubeConfig();
+  function replica(lease: string, identity: string, kc: KubeConfig = env.kubeConfig()): Replica {
     shareKubeDispatchers(kc);
     const elector = createLeadership({
       options: {
-        leaseName: 'freeze',
+        leaseName: lease,
         leaseNamespace: 'default',
         leaseDurationMs: LEASE_MS,
         renewDeadlineMs: RENEW_DEADLINE_MS,
@@ -79,7 +93,7 @@ describe.skipIf(skip)('leader election: a frozen apiserver (SIGSTOP), two replic
       },
       coordination: kc.makeApiClient(CoordinationV1Api),
       identity,
-      defaultLeaseName: 'freeze',
+      defaultLeaseName: lease,
       log: logger,
     });
     electors.push(elector);
@@ -100,14 +114,13 @@ describe.skipIf(skip)('leader election: a frozen apiserver (SIGSTOP), two replic
     return { elector, running: () => running };
   }
 
-  it('the leader steps down by its deadline while frozen; never two leaders, never two roles running', async () => {
-    const a = replica('replica-a');
-    const b = replica('replica-b');
+  /** Samples both replicas every 50 ms: leadership changes (in order, among the test's own events), overlaps. */
+  function observe(a: Replica, b: Replica) {
     const events: string[] = [];
     const samples = { both: 0, bothRunning: 0, n: 0 };
     let prev = { a: false, b: false };
     let sampling = true;
-    const sampler = (async () => {
+    const loop = (async () => {
       while (sampling) {
         const now = { a: a.elector.isLeader(), b: b.elector.isLeader() };
         if (now.a !== prev.a) events.push(now.a ? 'a leads' : 'a steps down');
@@ -119,50 +132,19 @@ describe.skipIf(skip)('leader election: a frozen apiserver (SIGSTOP), two replic
         await sleep(50);
       }
     })();
-
-    a.elector.start();
-    await waitFor('replica-a leads', () => a.elector.isLeader() && a.running(), { timeoutMs: 15_000, intervalMs: 50 });
-    b.elector.start();
-    await sleep(2 * LEASE_MS); // b has read the Lease many times and waits
-    expect(b.elector.isLeader()).toBe(false);
-
-    const frozenAt = Date.now();
-    process.kill(env.apiServerPid(), 'SIGSTOP');
-    frozen = true;
-    events.push('freeze');
-    // far less than the client's own 30 s request deadline, which a hanging Lease request waited for before
-    await waitFor('replica-a steps down while the apiserver is frozen', () => !a.elector.isLeader(), {
-      timeoutMs: 15_000,
-      intervalMs: 20,
-    });
-    const steppedDownAt = transitions.find((t) => t.identity === 'replica-a' && !t.leader)!.at;
-    await waitFor('replica-a’s role stops', () => !a.running(), { timeoutMs: 15_000, intervalMs: 20 });
-    await sleep(LEASE_MS); // frozen past the lease too: b's last sight of the Lease is older than it
-    process.kill(env.apiServerPid(), 'SIGCONT');
-    frozen = false;
-    events.push('thaw');
-
-    await waitFor(
-      'one replica leads again after the thaw',
-      () => (a.elector.isLeader() && a.running()) || (b.elector.isLeader() && b.running()),
-      {
-        timeoutMs: 30_000,
-        intervalMs: 50,
+    return {
+      events,
+      samples,
+      at: (e: string): number => events.indexOf(e),
+      async stop(): Promise<void> {
+        sampling = false;
+        await loop;
       },
-    );
-    await sleep(2 * LEASE_MS); // keep sampling: a late answer must not make a second leader
-    sampling = false;
-    await sampler;
+    };
+  }
 
-    expect(samples.both).toBe(0);
-    expect(samples.bothRunning).toBe(0);
-    const at = (e: string): number => events.indexOf(e);
-    expect(at('a steps down')).toBeGreaterThan(at('freeze'));
-    expect(at('a steps down')).toBeLessThan(at('thaw'));
-    if (at('b leads') >= 0) expect(at('b leads')).toBeGreaterThan(at('a steps down'));
-    expect([a.elector.isLeader(), b.elector.isLeader()].filter(Boolean)).toHaveLength(1);
-
-    // the worst overlap of the two replicas' leadership intervals, from the electors' own log lines
+  /** The worst overlap of two replicas' leadership intervals, from the electors' own log lines. */
+  function worstOverlapMs(idA: string, idB: string): number {
     const intervals = (id: string): [number, number][] => {
       const out: [number, number][] = [];
       let from: number | undefined;
@@ -176,13 +158,106 @@ describe.skipIf(skip)('leader election: a frozen apiserver (SIGSTOP), two replic
       if (from !== undefined) out.push([from, Date.now()]);
       return out;
     };
-    let worstOverlapMs = 0;
-    for (const [s1, e1] of intervals('replica-a'))
-      for (const [s2, e2] of intervals('replica-b')) worstOverlapMs = Math.max(worstOverlapMs, Math.min(e1, e2) - Math.max(s1, s2));
-    console.log(
-      `leader-freeze: replica-a stepped down ${steppedDownAt - frozenAt} ms after SIGSTOP (renew deadline ${RENEW_DEADLINE_MS} ms, ` +
-        `lease ${LEASE_MS} ms, retry ${RETRY_MS} ms); worst two-leaders window ${worstOverlapMs} ms; ` +
-        `${samples.n} samples, both leading in ${samples.both}, both roles running in ${samples.bothRunning}; events ${events.join(' → ')}`,
+    let worst = 0;
+    for (const [s1, e1] of intervals(idA))
+      for (const [s2, e2] of intervals(idB)) worst = Math.max(worst, Math.min(e1, e2) - Math.max(s1, s2));
+    return worst;
+  }
+
+  const steppedDown = (id: string, after: number): number | undefined =>
+    transitions.find((t) => t.identity === id && !t.leader && t.at >= after)?.at;
+  const since = (t: number | undefined, from: number): string => (t === undefined ? 'not yet' : `${t - from} ms`);
+  const timings = `renew deadline ${RENEW_DEADLINE_MS} ms, lease ${LEASE_MS} ms, retry ${RETRY_MS} ms`;
+
+  it('the leader steps down by its deadline while frozen; never two leaders, never two roles running', async () => {
+    const a = replica('freeze', 'replica-a');
+    const b = replica('freeze', 'replica-b');
+    const o = observe(a, b);
+
+    a.elector.start();
+    await waitFor('replica-a leads', () => a.elector.isLeader() && a.running(), { timeoutMs: 15_000, intervalMs: 50 });
+    b.elector.start();
+    await sleep(2 * LEASE_MS); // b has read the Lease many times and waits
+    expect(b.elector.isLeader()).toBe(false);
+
+    const frozenAt = Date.now();
+    process.kill(env.apiServerPid(), 'SIGSTOP');
+    frozen = true;
+    o.events.push('freeze');
+    let steppedDownAt: number | undefined;
+    try {
+      // far less than the client's own 30 s request deadline, which a hanging Lease request waited for before
+      await waitFor('replica-a steps down while the apiserver is frozen', () => !a.elector.isLeader(), {
+        timeoutMs: 15_000,
+        intervalMs: 20,
+      });
+      steppedDownAt = steppedDown('replica-a', frozenAt);
+      await waitFor('replica-a’s role stops', () => !a.running(), { timeoutMs: 15_000, intervalMs: 20 });
+      await sleep(LEASE_MS); // frozen past the lease too: b's last sight of the Lease is older than it
+    } finally {
+      process.kill(env.apiServerPid(), 'SIGCONT');
+      frozen = false;
+    }
+    o.events.push('thaw');
+
+    await waitFor(
+      'one replica leads again after the thaw',
+      () => (a.elector.isLeader() && a.running()) || (b.elector.isLeader() && b.running()),
+      {
+        timeoutMs: 30_000,
+        intervalMs: 50,
+      },
     );
+    await sleep(2 * LEASE_MS); // keep sampling: a late answer must not make a second leader
+    await o.stop();
+    // printed before the assertions, so a failing run shows them too
+    console.log(
+      `leader-freeze: replica-a stepped down ${since(steppedDownAt, frozenAt)} after SIGSTOP (${timings}); ` +
+        `worst two-leaders window ${worstOverlapMs('replica-a', 'replica-b')} ms; ${o.samples.n} samples, both leading in ` +
+        `${o.samples.both}, both roles running in ${o.samples.bothRunning}; events ${o.events.join(' → ')}`,
+    );
+
+    expect(o.samples.both).toBe(0);
+    expect(o.samples.bothRunning).toBe(0);
+    expect(o.at('a steps down')).toBeGreaterThan(o.at('freeze'));
+    expect(o.at('a steps down')).toBeLessThan(o.at('thaw'));
+    if (o.at('b leads') >= 0) expect(o.at('b leads')).toBeGreaterThan(o.at('a steps down'));
+    expect([a.elector.isLeader(), b.elector.isLeader()].filter(Boolean)).toHaveLength(1);
+    await a.elector.stop();
+    await b.elector.stop();
+  }, 120_000);
+
+  it('a half-open connection for the leader only (its path blackholed): it steps down before the other takes over', async () => {
+    const proxy = await startTcpProxy(env.server);
+    proxies.push(proxy);
+    const a = replica('half-open', 'replica-c', kubeConfigVia(env, proxy.url));
+    const b = replica('half-open', 'replica-d');
+    const o = observe(a, b);
+
+    a.elector.start();
+    await waitFor('replica-c leads', () => a.elector.isLeader() && a.running(), { timeoutMs: 15_000, intervalMs: 50 });
+    b.elector.start();
+    await sleep(2 * LEASE_MS);
+    expect(b.elector.isLeader()).toBe(false);
+
+    const cutAt = Date.now();
+    proxy.blackhole(); // replica-c's pooled connection stays open and passes nothing; replica-d's is fine
+    o.events.push('blackhole');
+    await waitFor('replica-d leads', () => b.elector.isLeader() && b.running(), { timeoutMs: 30_000, intervalMs: 50 });
+    await sleep(2 * LEASE_MS);
+    await o.stop();
+    const takeoverAt = transitions.find((t) => t.identity === 'replica-d' && t.leader)!.at;
+    // printed before the assertions, so a failing run shows them too
+    console.log(
+      `leader-freeze (half-open): replica-c stepped down ${since(steppedDown('replica-c', cutAt), cutAt)} after its path went ` +
+        `half-open, replica-d took over ${takeoverAt - cutAt} ms after (${timings}); worst two-leaders window ` +
+        `${worstOverlapMs('replica-c', 'replica-d')} ms; ${o.samples.n} samples, both leading in ${o.samples.both}; events ${o.events.join(' → ')}`,
+    );
+
+    expect(o.samples.both).toBe(0);
+    expect(o.samples.bothRunning).toBe(0);
+    expect(o.at('a steps down')).toBeGreaterThan(o.at('blackhole'));
+    expect(o.at('b leads')).toBeGreaterThan(o.at('a steps down'));
+    expect(a.elector.isLeader()).toBe(false);
   }, 120_000);
 });
