@@ -341,6 +341,10 @@ export class LeaderElector {
 
   private async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
+      // a new term starts only once everything that ran under the last one has stopped (a step-down at the
+      // deadline can come while this loop sleeps)
+      if (!this.leader) await this.transitions;
+      if (signal.aborted) break;
       const startedAt = this.clock.now();
       // a leader's requests end at its term's deadline, a candidate's one renew deadline after they start
       const term = decideTerm({ leading: this.leader, renewedAt: this.renewedAt, now: startedAt, renewDeadlineMs: this.renewDeadlineMs });
@@ -360,8 +364,6 @@ export class LeaderElector {
         this.armStepDown();
         if (!this.leader) this.setLeader(true);
       }
-      // a new term starts only once everything that ran under the last one has stopped
-      if (!this.leader) await this.transitions;
       await sleep(this.clock, this.retryPeriodMs, signal);
     }
   }

@@ -221,6 +221,7 @@ describe('LeaderElector (fake clock, in-memory Lease)', () => {
       () =>
         new Promise<void>((r) => {
           order.push('stopping');
+          a.down.value = false; // the Lease is reachable again right at the step-down, and still names a
           release = () => (order.push('stopped'), r());
         }),
     );
@@ -229,7 +230,6 @@ describe('LeaderElector (fake clock, in-memory Lease)', () => {
     a.down.value = true;
     await clock.advance(2_500);
     expect(a.e.isLeader()).toBe(false);
-    a.down.value = false; // the Lease is reachable again, and still names a
     await clock.advance(5_000);
     expect(a.e.isLeader()).toBe(false); // a role of the last term is still stopping
     expect(order).toEqual(['start', 'stopping']);
