@@ -130,16 +130,32 @@ export interface CloudEvent<T> {
   data: T;
 }
 
+/**
+ * The event type and state a notification speaks for. A group's are the group's, not its newest member's: while a
+ * member is firing, its newest firing member's (a group whose newest event is a recovery still fails), and once all
+ * recovered, `restored` with the recovery's type.
+ */
+function stateOf(n: Notification, allResolved: boolean | undefined, own: EventState): { eventType: EventType; state: EventState } {
+  const g = n.group;
+  if (!g || allResolved === undefined) return { eventType: n.event.type, state: own };
+  if (allResolved) return { eventType: n.event.type, state: 'restored' };
+  const head = g.firing[0];
+  if (head) return { eventType: head.event.type, state: memberLineOf(head.eventId, head.event).state };
+  // firing members past the listed ones (counted, not named): the failing type of the newest event's family
+  return { eventType: n.event.type.replace(/\.active$/, '.notready') as EventType, state: 'unhealthy' };
+}
+
 function buildPayload(n: Notification): WebhookPayloadV1 {
   const r = renderNotification(n, false); // the payload has no facts
   const v = r.view;
   const health = v.kind === 'certificateExpiration' ? null : v;
   const g = n.group;
+  const { eventType, state } = stateOf(n, r.group?.allResolved, v.state);
   return {
     version: PAYLOAD_VERSION,
     kind: v.kind,
-    state: v.state,
-    eventType: n.event.type,
+    state,
+    eventType,
     eventId: n.eventId,
     severity: r.severity,
     summary: r.summary,
@@ -199,7 +215,7 @@ export function buildCloudEvent(n: Notification): CloudEvent<WebhookPayloadV1> {
     specversion: '1.0',
     id: n.id,
     source: `/certmgr-notify/routers/${encodeURIComponent(n.router.id)}`,
-    type: CLOUDEVENT_TYPE_PREFIX + n.event.type,
+    type: CLOUDEVENT_TYPE_PREFIX + data.eventType,
     ...(subject ? { subject } : {}),
     time: data.occurredAt,
     datacontenttype: 'application/json',

@@ -233,6 +233,23 @@ describe('payload schema (docs/webhook-payload.v1.schema.json)', () => {
     for (const b of broken) expect(validate(b), JSON.stringify(b)).toBe(false);
   });
 
+  it("a group's type and state are the group's, not its newest member's: still failing after a partial recovery", () => {
+    const webhook = integration('WEBHOOK', {});
+    const speaking = (g: ReturnType<typeof outageGroup>) => {
+      const newest = g.resolved[0]!; // the newest event is a recovery
+      const ce = buildCloudEvent(notification(webhook, newest.event, { eventId: newest.eventId, group: g }));
+      return { type: ce.type.split('.').pop(), eventType: ce.data.eventType.split('.').pop(), state: ce.data.state };
+    };
+    expect(speaking(outageGroup(116, 84))).toEqual({ type: 'notready', eventType: 'notready', state: 'unhealthy' });
+    // firing members past the listed ones (counted, not named) still fail
+    expect(speaking({ ...outageGroup(0, 3), firingCount: 5, allResolved: false })).toEqual({
+      type: 'notready',
+      eventType: 'notready',
+      state: 'unhealthy',
+    });
+    expect(speaking(outageGroup(0, 200))).toEqual({ type: 'active', eventType: 'active', state: 'restored' });
+  });
+
   /** The documented examples: three single events, a group of an issuer outage, and a reminder. */
   const exampleNotifications = (): Notification[] => [
     ...(
