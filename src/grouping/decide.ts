@@ -182,7 +182,8 @@ export function planFlush(group: GroupRow, counts: MemberCounts, now: number, ev
   if (group.lastFlushAt === null || group.changed) {
     if (firingCount > 0) send = { kind: 'notify', allResolved: false, reminder: false, firingCount, resolvedCount: counts.resolved };
     else if (group.lastFlushAt !== null && group.sentFiring)
-      send = { kind: 'resolved', allResolved: true, reminder: false, firingCount: 0, resolvedCount: counts.resolved };
+      // every member of the episode: those told recovered before (rows dropped) and these
+      send = { kind: 'resolved', allResolved: true, reminder: false, firingCount: 0, resolvedCount: group.resolvedTold + counts.resolved };
   } else if (persistent > 0 && group.repeatIntervalMs !== null && now >= group.lastFlushAt + group.repeatIntervalMs) {
     send = { kind: 'repeat', allResolved: false, reminder: true, firingCount: persistent, resolvedCount: 0 };
   }
@@ -196,6 +197,7 @@ export function planFlush(group: GroupRow, counts: MemberCounts, now: number, ev
     g.changed = false;
     g.sentFiring ||= persistent > 0;
     g.overflowTransient = 0;
+    g.resolvedTold += counts.resolved;
     g.memberCount = counts.firing; // resolved and transient rows are dropped with the write
   }
   // Kept only while a health member is firing (its recovery is still to be told). Transient members always mark a

@@ -154,6 +154,7 @@ function initialGroup(
     memberCount: 0,
     overflowFiring: 0,
     overflowTransient: 0,
+    resolvedTold: 0,
     lastEventId: firstEventId,
     lastFlushEventId: null,
   };

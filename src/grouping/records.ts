@@ -41,6 +41,8 @@ export interface GroupRow {
   overflowFiring: number;
   /** Past the member limit: expiration events without a row since the last notification. */
   overflowTransient: number;
+  /** Members told recovered by this group's notifications so far (their rows dropped): "all N recovered" counts them too. */
+  resolvedTold: number;
   /** The newest event accepted into the group, and the one the last notification was written under. */
   lastEventId: string;
   lastFlushEventId: string | null;

@@ -32,6 +32,7 @@ const GROUP_COLUMNS = [
   'overflow_transient',
   'last_event_id',
   'last_flush_event_id',
+  'resolved_told',
 ] as const;
 const GC = GROUP_COLUMNS.join(', ');
 const MEMBER_COLUMNS = ['group_id', 'member_key', 'event_id', 'state', 'transient', 'order_at', 'order_seq', 'accepted_at'] as const;
@@ -61,6 +62,7 @@ function groupToRow(g: GroupRow) {
     g.overflowTransient,
     g.lastEventId,
     g.lastFlushEventId,
+    g.resolvedTold,
   ];
 }
 
@@ -86,6 +88,7 @@ function rowToGroup(row: SqlRow): GroupRow {
     overflowTransient: int(row, 'overflow_transient'),
     lastEventId: str(row, 'last_event_id'),
     lastFlushEventId: strOrNull(row, 'last_flush_event_id'),
+    resolvedTold: int(row, 'resolved_told'),
   };
 }
 
@@ -188,7 +191,7 @@ export function createGroupOps(db: SqlDb): GroupOps {
       await db.run(
         `UPDATE notification_groups SET labels = ?, router_name = ?, integration_id = ?, group_wait_ms = ?, group_interval_ms = ?,
            repeat_interval_ms = ?, next_flush_at = ?, last_flush_at = ?, changed = ?, sent_firing = ?, member_count = ?,
-           overflow_firing = ?, overflow_transient = ?, last_event_id = ?, last_flush_event_id = ?
+           overflow_firing = ?, overflow_transient = ?, last_event_id = ?, last_flush_event_id = ?, resolved_told = ?
          WHERE id = ?`,
         [
           JSON.stringify(g.labels),
@@ -206,6 +209,7 @@ export function createGroupOps(db: SqlDb): GroupOps {
           g.overflowTransient,
           g.lastEventId,
           g.lastFlushEventId,
+          g.resolvedTold,
           g.id,
         ],
       );

@@ -763,6 +763,13 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'outbox: abandoned_claims',
     up: ddl(() => [`ALTER TABLE deliveries ADD COLUMN abandoned_claims INTEGER NOT NULL DEFAULT 0`]),
   },
+  {
+    // Members a group's notifications have told recovered (their rows are dropped after each notification), so
+    // the final "all N recovered" counts every member of the episode, not the last interval's.
+    version: 18,
+    name: 'grouping: notification_groups.resolved_told',
+    up: ddl(() => [`ALTER TABLE notification_groups ADD COLUMN resolved_told INTEGER NOT NULL DEFAULT 0`]),
+  },
 ];
 
 // Catch numbering mistakes at load time rather than in production.

@@ -100,12 +100,14 @@ describe('grouping over a store, clock passed in', () => {
     expect(await flusher.flushDue()).toBe(1); // and again (a second copy)
     expect(await store.countGroups()).toBe(1);
 
-    // everything recovers: one "all recovered", then the group ends
+    // everything recovers: one "all recovered" that counts the whole episode (a, told earlier, and b, c, d), then
+    // the group ends
     await accept(['b', 'c', 'd'].map((n) => cert(n, 'active')));
     now += 300 * S;
     expect(await flusher.flushDue()).toBe(1);
     const last = (await snapshots()).at(-1)!;
-    expect(last.group).toMatchObject({ allResolved: true, firingCount: 0, resolvedCount: 3, firing: [] });
+    expect(last.group).toMatchObject({ allResolved: true, firingCount: 0, resolvedCount: 4, firing: [] });
+    expect(last.group.resolved.map((m) => m.event.data['certificateName'])).toEqual(['d', 'c', 'b']);
     expect(await store.countGroups()).toBe(0);
     now += 7200 * S;
     expect(await flusher.flushDue()).toBe(0);

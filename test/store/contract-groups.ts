@@ -27,6 +27,7 @@ function groupRow(companyId: string, over: Partial<GroupRow> = {}): GroupRow {
     memberCount: 0,
     overflowFiring: 0,
     overflowTransient: 0,
+    resolvedTold: 0,
     lastEventId: randomUUID(),
     lastFlushEventId: null,
     ...over,
