@@ -91,7 +91,13 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('fast recover
     expect(await store.releaseClaims('pod-a', now + 1, true)).toBe(2);
     const rows = new Map((await rowsOf(A)).map((d) => [d.id, d]));
     for (const d of mine)
-      expect(rows.get(d.id)).toMatchObject({ status: 'PENDING', nextAttemptAt: now + 1, attempts: 1, leaseUntil: null, abandonedClaims: 1 });
+      expect(rows.get(d.id)).toMatchObject({
+        status: 'PENDING',
+        nextAttemptAt: now + 1,
+        attempts: 1,
+        leaseUntil: null,
+        abandonedClaims: 1,
+      });
     for (const d of theirs) expect(rows.get(d.id)).toMatchObject({ status: 'IN_FLIGHT', claimedBy: 'pod-b' });
     // the released ones are claimable again now; the other owner's are not (lease)
     expect((await store.claimDeliveries(now + 2, 10, HOUR)).map((d) => d.id).sort()).toEqual(mine.map((d) => d.id).sort());
