@@ -101,6 +101,9 @@ describe('loadServeConfig', () => {
     [['--egress-allow', 'http://hooks'], /--egress-allow: 'http:\/\/hooks'/],
     [['--incident-events-url', 'ftp://pd'], /--incident-events-url must be an http\(s\) URL/],
     [['--opsgenie-api-url', 'api.opsgenie.com'], /--opsgenie-api-url must be an http\(s\) URL/],
+    [['--smtp-sender-domains', '[127.0.0.1]'], /--smtp-sender-domains: '\[127\.0\.0\.1\]' is not a domain name or \*\.domain/],
+    [['--smtp-sender-domains', '*'], /--smtp-sender-domains: '\*' is not a domain name/],
+    [['--smtp-from', 'nobody'], /--smtp-from 'nobody' has no domain/],
   ])('rejects %j', (argv, msg) => {
     expect(() => loadServeConfig(argv as string[], {})).toThrow(ConfigError);
     expect(() => loadServeConfig(argv as string[], {})).toThrow(msg);
@@ -111,6 +114,16 @@ describe('loadServeConfig', () => {
     expect(loadServeConfig([], { CERTMGR_NOTIFY_OPSGENIE_API_URL: 'https://api.eu.opsgenie.com' }).opsgenieApiUrl).toBe(
       'https://api.eu.opsgenie.com',
     );
+  });
+  it('--smtp-sender-domains repeats; its env form is comma-separated; the default is the domain of --smtp-from', () => {
+    expect(loadServeConfig([], {}).smtpSenderDomains).toEqual(['localhost']);
+    expect(loadServeConfig(['--smtp-from', 'Certs <certs@Mail.Example.com>'], {}).smtpSenderDomains).toEqual(['mail.example.com']);
+    const both = ['--smtp-from', 'c@example.com', '--smtp-sender-domains', 'example.net', '--smtp-sender-domains', '*.example.org'];
+    expect(loadServeConfig(both, {}).smtpSenderDomains).toEqual(['example.net', '*.example.org']);
+    expect(loadServeConfig([], { CERTMGR_NOTIFY_SMTP_SENDER_DOMAINS: 'example.net, *.example.org' }).smtpSenderDomains).toEqual([
+      'example.net',
+      '*.example.org',
+    ]);
   });
   it('--egress-allow repeats; its env form is comma-separated; the default allows nothing', () => {
     expect(loadServeConfig([], {}).egressAllow).toEqual({ cidrs: [], hosts: [] });

@@ -1,7 +1,9 @@
 /**
  * EMAIL: one SMTP message per notification through nodemailer (opts.smtpUrl).
  *
- * config.to (string[]) and optional config.from (else opts.smtpFrom). Text and HTML bodies built
+ * config.to (string[]) and optional config.from (else opts.smtpFrom). Only plain addresses, and a from in a
+ * sender domain the operator allows (email-address.ts), go to the shared relay: a row holding anything else
+ * (written before these checks) is dead, never sent. Text and HTML bodies built
  * from renderNotification (a group's members as lists, the runbook as a link, every text HTML-escaped);
  * subject "[certmgr-notify] <title>" on one line; Message-ID <notification id@certmgr-notify>,
  * the same on every retry so receivers can drop duplicates.
@@ -9,6 +11,7 @@
  * DeliveryResult.statusCode carries the SMTP reply code.
  */
 import { createTransport } from 'nodemailer';
+import { emailAddressProblem, parseSenderDomains, senderProblem } from './email-address.js';
 import { describeNetworkError, redact, secretFragments, truncateChars } from './http.js';
 import { memberLines, renderNotification, SEVERITY_COLOR, type MemberLine, type Rendered } from './render.js';
 import type { DeliveryResult, IntegrationDescriptor, IntegrationOptions, Notification, Notifier } from './types.js';
@@ -135,8 +138,30 @@ function checkSmtpUrl(url: string | undefined): string | null {
   return 'email is not configured: the SMTP URL is not a valid smtp:// or smtps:// URL';
 }
 
+/** The recipients of config.to, or why the integration cannot be sent to (pure; the address itself is not quoted). */
+function recipientsOf(cfg: Readonly<Record<string, unknown>>): { to: string[] } | { error: string } {
+  const to = Array.isArray(cfg['to']) ? cfg['to'].filter((x): x is string => typeof x === 'string' && x.trim() !== '') : [];
+  if (to.length === 0) return { error: 'no recipients configured (config.to)' };
+  for (const [i, a] of to.entries()) {
+    const bad = emailAddressProblem(a);
+    if (bad) return { error: `config.to[${i}] is not a plain email address: it ${bad}` };
+  }
+  return { to };
+}
+
+/** The allowed sender domains: the configured ones, else the domain of smtpFrom; none when that has no domain. */
+function senderDomainsOf(opts: IntegrationOptions): readonly string[] {
+  if (opts.smtpSenderDomains) return opts.smtpSenderDomains;
+  try {
+    return parseSenderDomains([], opts.smtpFrom ?? '');
+  } catch {
+    return [];
+  }
+}
+
 function createEmailNotifier(opts: IntegrationOptions): Notifier {
   let transport: ReturnType<typeof createTransport> | undefined;
+  const senderDomains = senderDomainsOf(opts);
   const fragments = secretFragments([opts.smtpUrl]);
   const badUrl = checkSmtpUrl(opts.smtpUrl);
   const transporter = () =>
@@ -154,9 +179,14 @@ function createEmailNotifier(opts: IntegrationOptions): Notifier {
     async send(n: Notification, signal?: AbortSignal): Promise<DeliveryResult> {
       if (badUrl) return { outcome: 'dead', error: badUrl };
       const cfg = n.integration.config;
-      const to = Array.isArray(cfg['to']) ? cfg['to'].filter((x): x is string => typeof x === 'string' && x.trim() !== '') : [];
-      if (to.length === 0) return { outcome: 'dead', error: 'no recipients configured (config.to)' };
-      const from = (typeof cfg['from'] === 'string' && cfg['from']) || opts.smtpFrom;
+      const rcpt = recipientsOf(cfg);
+      if ('error' in rcpt) return { outcome: 'dead', error: rcpt.error };
+      const { to } = rcpt;
+      const own = typeof cfg['from'] === 'string' && cfg['from'] ? cfg['from'] : undefined;
+      // the tenant's own from is checked again at every send: the operator may have narrowed the domains since
+      const bad = own === undefined ? null : senderProblem(own, senderDomains);
+      if (bad) return { outcome: 'dead', error: `config.from ${bad}` };
+      const from = own ?? opts.smtpFrom;
       if (!from) return { outcome: 'dead', error: 'no sender configured (config.from or smtpFrom)' };
       if (signal?.aborted) return { outcome: 'retry', error: 'aborted before sending' };
 
@@ -193,7 +223,7 @@ export const email: IntegrationDescriptor = {
   api: { createMutation: 'createEmailIntegration', paramsField: 'emailParams' },
   params: [
     { input: 'to', kind: 'emails', required: true, into: 'config', key: 'to' },
-    { input: 'from', kind: 'email', required: false, into: 'config', key: 'from' },
+    { input: 'from', kind: 'sender', required: false, into: 'config', key: 'from' },
   ],
   orderMode: 'in-order',
   rateLimit: { ratePerSec: 5, burst: 10 },

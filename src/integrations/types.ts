@@ -108,6 +108,11 @@ export interface IntegrationOptions {
   smtpUrl?: string;
   /** Default sender when an EMAIL integration has no config.from. */
   smtpFrom?: string;
+  /**
+   * Sender domains a config.from may use (parseSenderDomains: `example.com`, `*.example.com`); absent: the domain
+   * of smtpFrom only.
+   */
+  smtpSenderDomains?: readonly string[];
   /** Per-attempt timeout in ms; default 10000. */
   timeoutMs: number;
   userAgent: string;
@@ -137,9 +142,10 @@ export interface RateLimit {
 /**
  * How one parameter is validated (src/service/integrations.ts applies it): a secret string, a tenant destination
  * URL (http(s) and the egress policy's early check), a Standard Webhooks signing secret, one email address, a
- * list of them, or extra HTTP headers (GENERIC_WEBHOOK: a list of { name, value }, stored as JSON).
+ * list of them, a sender address (an email address in a sender domain the operator allows), or extra HTTP
+ * headers (GENERIC_WEBHOOK: a list of { name, value }, stored as JSON).
  */
-export type ParamKind = 'secret' | 'destination' | 'signingSecret' | 'email' | 'emails' | 'headers';
+export type ParamKind = 'secret' | 'destination' | 'signingSecret' | 'email' | 'emails' | 'sender' | 'headers';
 
 /** One field of a type's parameters input, and where its validated value is stored. */
 export interface ParamField {

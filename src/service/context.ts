@@ -17,6 +17,8 @@ export interface ServiceRuntime {
   notifierFor(type: IntegrationType): Notifier;
   /** Where tenant-given URLs may point (--egress-allow over the default deny-list). */
   egress: EgressPolicy;
+  /** Sender domains an EMAIL integration's from may use (--smtp-sender-domains, else the domain of --smtp-from). */
+  emailSenderDomains?: readonly string[];
   /** Per-integration send budget, shared by the delivery worker and testIntegration. */
   rateLimiter: RateLimiter;
   /** --public-url: the template variable consoleUrl (simulateRouting renders as the worker does). */

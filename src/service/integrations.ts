@@ -8,6 +8,7 @@ import type { ServiceContext } from './context.js';
 import { ServiceError, badInput } from './errors.js';
 import { requireAllExist, requireIdList } from './ids.js';
 import { requireQuota } from './quotas.js';
+import { senderProblem } from '../integrations/email-address.js';
 import { requireEmail, requireEmails, requireName, requireSecret, requireSigningSecret, requireUrl } from './validate.js';
 
 /**
@@ -35,21 +36,40 @@ function requireDestination(field: string, v: unknown, egress: EgressPolicy): st
   return url;
 }
 
+/**
+ * A tenant's sender address: a plain address in a sender domain the operator allows. No list (a service without
+ * a runtime, which sends nothing): the address alone.
+ */
+function requireSender(field: string, v: unknown, allowed: readonly string[] | undefined): string {
+  const from = requireEmail(field, v);
+  const bad = allowed ? senderProblem(from, allowed) : null;
+  if (bad) throw badInput(field, `${field} ${bad} (the operator's --smtp-sender-domains)`);
+  return from;
+}
+
+/** What parameters are checked against besides their own format: the egress policy, the sender domains. */
+interface ParamPolicy {
+  egress: EgressPolicy;
+  senderDomains?: readonly string[] | undefined;
+}
+
 /** Validates one parameter as its descriptor says; undefined for an optional one left out. */
-function parseParam(f: ParamField, at: string, v: unknown, egress: EgressPolicy): string | string[] | undefined {
+function parseParam(f: ParamField, at: string, v: unknown, policy: ParamPolicy): string | string[] | undefined {
   if (!f.required && v == null) return undefined;
   const field = `${at}.${f.input}`;
   switch (f.kind) {
     case 'secret':
       return requireSecret(field, v, f.maxChars);
     case 'destination':
-      return requireDestination(field, v, egress);
+      return requireDestination(field, v, policy.egress);
     case 'signingSecret':
       return requireSigningSecret(field, v);
     case 'email':
       return requireEmail(field, v);
     case 'emails':
       return requireEmails(field, v);
+    case 'sender':
+      return requireSender(field, v, policy.senderDomains);
     case 'headers': {
       const r = checkExtraHeaders(v);
       if ('problem' in r) throw badInput(`${field}${r.at}`, `${field}${r.at} ${r.problem}`);
@@ -64,6 +84,7 @@ export function parseParams(
   input: IntegrationParamsInput,
   prefix = 'input',
   egress: EgressPolicy = DEFAULT_EGRESS,
+  senderDomains?: readonly string[],
 ): Settings {
   const d = descriptorOf(type);
   // a row of a type this version does not know (written by a newer one): refused, not a crash
@@ -76,15 +97,15 @@ export function parseParams(
   const p = input[field] as Record<string, unknown> | null | undefined;
   const at = `${prefix}.${field}`;
   if (p == null) throw badInput(at, `${at} is required for a ${type} integration`);
-  return parseParamsBlock(d, p, at, egress);
+  return parseParamsBlock(d, p, at, { egress, senderDomains });
 }
 
 /** Validates a params block `p` found at `at` (the field path the client sent it under, named by every error). */
-function parseParamsBlock(d: IntegrationDescriptor, p: Record<string, unknown>, at: string, egress: EgressPolicy): Settings {
+function parseParamsBlock(d: IntegrationDescriptor, p: Record<string, unknown>, at: string, policy: ParamPolicy): Settings {
   const config: Record<string, unknown> = {};
   const secrets: Record<string, string> = {};
   for (const f of d.params) {
-    const v = parseParam(f, at, p[f.input], egress);
+    const v = parseParam(f, at, p[f.input], policy);
     if (v === undefined) continue;
     if (f.into === 'secrets') secrets[f.key] = v as string;
     else config[f.key] = v;
@@ -96,14 +117,12 @@ function parseParamsBlock(d: IntegrationDescriptor, p: Record<string, unknown>, 
  * The parameters of a create input as its mutation's SDL has them: under the params field, or at the top of the
  * input for a flat create input (WEBHOOK: input.url), and named there in errors.
  */
-function parseCreateParams(
-  type: IntegrationType,
-  input: CreateIntegrationInput,
-  egress: EgressPolicy | undefined,
-): Settings & { at: string } {
+function parseCreateParams(ctx: ServiceContext, type: IntegrationType, input: CreateIntegrationInput): Settings & { at: string } {
   const d = descriptorOf(type);
-  if (d?.api.flatCreateInput) return { ...parseParamsBlock(d, input, 'input', egress ?? DEFAULT_EGRESS), at: 'input' };
-  return { ...parseParams(type, input, 'input', egress), at: `input.${INTEGRATIONS[type].api.paramsField}` };
+  const egress = ctx.runtime?.egress ?? DEFAULT_EGRESS;
+  const senderDomains = ctx.runtime?.emailSenderDomains;
+  if (d?.api.flatCreateInput) return { ...parseParamsBlock(d, input, 'input', { egress, senderDomains }), at: 'input' };
+  return { ...parseParams(type, input, 'input', egress, senderDomains), at: `input.${INTEGRATIONS[type].api.paramsField}` };
 }
 
 /**
@@ -145,7 +164,7 @@ export async function createIntegration(
 ): Promise<IntegrationRecord> {
   const name = requireName('input.name', input.name);
   if (input.enabled != null && typeof input.enabled !== 'boolean') throw badInput('input.enabled', 'input.enabled must be a boolean');
-  const { config, secrets, at } = parseCreateParams(type, input, ctx.runtime?.egress);
+  const { config, secrets, at } = parseCreateParams(ctx, type, input);
   requireDeliverable(ctx, type, at);
   const now = ctx.now();
   const enabled = input.enabled ?? true;
@@ -189,7 +208,7 @@ export async function updateIntegration(ctx: ServiceContext, id: string, input: 
       patch.managedBy = input.managedBy === null || input.managedBy === '' ? null : requireName('input.managedBy', input.managedBy, 512);
     const anyParams = PARAMS_FIELDS().some((f) => input[f] != null);
     if (anyParams) {
-      const parsed = parseParams(cur.type, input, 'input', ctx.runtime?.egress);
+      const parsed = parseParams(cur.type, input, 'input', ctx.runtime?.egress, ctx.runtime?.emailSenderDomains);
       const d = INTEGRATIONS[cur.type]; // known: parseParams refused any other
       if (d.updateSecrets) parsed.secrets = d.updateSecrets(cur.secrets, parsed.secrets, ctx.now());
       Object.assign(patch, parsed);

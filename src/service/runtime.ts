@@ -32,6 +32,7 @@ export function createRuntime(opts: {
     timeoutMs: opts.cfg.deliveryTimeoutMs,
     userAgent: 'certmgr-notify',
     smtpFrom: opts.cfg.smtpFrom,
+    smtpSenderDomains: opts.cfg.smtpSenderDomains,
     ...(opts.cfg.smtpUrl ? { smtpUrl: opts.cfg.smtpUrl } : {}),
   };
   // a company's compiled filters fit its router quota (2 per router: an update briefly holds old and new) and its
@@ -51,6 +52,7 @@ export function createRuntime(opts: {
       return n;
     },
     egress,
+    emailSenderDomains: opts.cfg.smtpSenderDomains,
     // Shared with the delivery worker: test sends spend the same per-integration budget.
     rateLimiter: new RateLimiter(opts.rateLimits),
     kickDelivery: () => opts.kick?.(),

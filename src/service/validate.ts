@@ -1,4 +1,5 @@
 /** Small input checks shared by the service operations; each throws a ServiceError naming the field. */
+import { emailAddressProblem } from '../integrations/email-address.js';
 import { isUuid, textProblem, type TextKind } from '../validation/formats.js';
 import { badInput } from './errors.js';
 
@@ -47,16 +48,17 @@ export function requireUrl(field: string, v: unknown): string {
   return s;
 }
 
-const EMAIL_RE = /^[^\s@<>,;]+@[^\s@<>,;]+$/;
-
 export function requireEmails(field: string, v: unknown, max = 50): string[] {
   if (!Array.isArray(v) || v.length === 0) throw badInput(field, `${field} must be a non-empty list of email addresses`);
   if (v.length > max) throw badInput(field, `${field} may hold at most ${max} addresses`);
   return v.map((e, i) => requireEmail(`${field}[${i}]`, e));
 }
 
+/** A plain `local@domain` address (src/integrations/email-address.ts): no address literal, IP or display name. */
 export function requireEmail(field: string, v: unknown): string {
-  if (typeof v !== 'string' || !EMAIL_RE.test(v)) throw badInput(field, `${field} is not an email address`);
+  if (typeof v !== 'string') throw badInput(field, `${field} is not an email address`);
+  const problem = emailAddressProblem(v);
+  if (problem) throw badInput(field, `${field} is not an email address (a plain local@domain with a DNS domain name): it ${problem}`);
   return requireText(field, v, 'name', 254);
 }
 

@@ -49,6 +49,7 @@ const GOOD: Record<ParamKind, unknown> = {
   signingSecret: WHSEC,
   email: 'ops@example.com',
   emails: ['ops@example.com'],
+  sender: 'certs@example.com',
   headers: [{ name: 'X-Team', value: 'sre' }],
 };
 /** A refused value of each kind, and the sub-path its error names below the field. */
@@ -58,6 +59,7 @@ const BAD: Record<ParamKind, [unknown, string]> = {
   signingSecret: ['short', ''],
   email: ['not an email', ''],
   emails: [['ops@example.com', 'not an email'], '[1]'],
+  sender: ['payments@bank.test', ''],
   headers: [[{ name: 'X Bad', value: 'v' }], '[0].name'],
 };
 

@@ -148,6 +148,43 @@ describe('EMAIL against smtp-server', () => {
     expect(header(smtp.mails[0]!.raw, 'Subject')).toBe('[certmgr-notify] Certificate expiring within 30 days: Certificate expiration');
   });
 
+  it('a from outside the allowed sender domains (a row from before the check): dead, nothing reaches the relay', async () => {
+    smtp = await startSmtp();
+    const issuer = EVENTS['evt.healthstatus.certmgr-issuer.notready'];
+    // no smtpSenderDomains: the domain of smtpFrom is the only one
+    const byDefault = createNotifier('EMAIL', opts({ smtpUrl: smtpUrl(smtp.port), smtpFrom: 'certmgr@example.com' }));
+    const r = await byDefault.send(notification(mailInteg({ to: ['ops@example.com'], from: 'payments@bank.test' }), issuer));
+    expect(r).toEqual({
+      outcome: 'dead',
+      error: "config.from uses the sender domain bank.test, which this service's SMTP relay does not send for; allowed: example.com",
+    });
+    const listed = createNotifier(
+      'EMAIL',
+      opts({ smtpUrl: smtpUrl(smtp.port), smtpFrom: 'certmgr@example.com', smtpSenderDomains: ['*.example.org'] }),
+    );
+    const r2 = await listed.send(notification(mailInteg({ to: ['ops@example.com'], from: 'team@example.com' }), issuer));
+    expect(r2).toMatchObject({ outcome: 'dead', error: expect.stringMatching(/sender domain example\.com.*allowed: \*\.example\.org$/) });
+    expect(smtp.mails).toHaveLength(0);
+    // within the list: sent, with that envelope sender
+    expect((await listed.send(notification(mailInteg({ to: ['ops@example.com'], from: 'team@ops.example.org' }), issuer))).outcome).toBe(
+      'delivered',
+    );
+    expect(smtp.mails.map((m) => m.from)).toEqual(['team@ops.example.org']);
+  });
+
+  it.each(['a@[127.0.0.1]', 'a@[IPv6:::1]', 'a@10.0.0.1', 'Ops <ops@example.com>'])(
+    'a recipient %s (a row from before the check): dead, nothing reaches the relay',
+    async (rcpt) => {
+      smtp = await startSmtp();
+      const notifier = createNotifier('EMAIL', opts({ smtpUrl: smtpUrl(smtp.port), smtpFrom: 'certmgr@example.com' }));
+      const r = await notifier.send(
+        notification(mailInteg({ to: ['ops@example.com', rcpt] }), EVENTS['evt.healthstatus.certmgr-issuer.notready']),
+      );
+      expect(r).toMatchObject({ outcome: 'dead', error: expect.stringMatching(/^config\.to\[1\] is not a plain email address: it /) });
+      expect(smtp.mails).toHaveLength(0);
+    },
+  );
+
   it('escapes event text in the HTML body', async () => {
     smtp = await startSmtp();
     const data = { ...EVENTS['evt.healthstatus.certmgr-issuer.notready'].data, statusMessage: '<script>alert("x")</script> & more' };

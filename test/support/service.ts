@@ -50,6 +50,7 @@ export interface TestServiceOptions {
   /**
    * Start with an SMTP URL (a closed loopback port) so EMAIL integrations can be created. Default true; false runs
    * without --smtp-url (EMAIL refused with SMTP_NOT_CONFIGURED). A --smtp-url in extraArgs wins (last flag wins).
+   * The sender is certmgr-notify@example.com, so example.com is the allowed sender domain.
    */
   smtpConfigured?: boolean;
 }
@@ -81,7 +82,8 @@ export async function startTestService(
       'http://127.0.0.1:9',
       ...(kind === 'postgres' ? ['--secret-key-file', testSecretKeyFile()] : []),
       ...(opts.loopbackAllowed === false ? [] : LOOPBACK_EGRESS_ALLOW),
-      ...(opts.smtpConfigured === false ? [] : ['--smtp-url', 'smtp://127.0.0.1:9']),
+      // tests' email integrations send as example.com: the sender domain --smtp-from allows by default
+      ...(opts.smtpConfigured === false ? [] : ['--smtp-url', 'smtp://127.0.0.1:9', '--smtp-from', 'certmgr-notify@example.com']),
       ...extraArgs,
     ],
     {},
