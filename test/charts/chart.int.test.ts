@@ -188,7 +188,11 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
       valueFrom: { secretKeyRef: { name: 'mail', key: 'url' } },
     });
     expect(env.find((e) => e.name === 'CERTMGR_NOTIFY_SMTP_FROM')?.value).toBe('notify@example.com');
+    expect(env.some((e) => e.name === 'CERTMGR_NOTIFY_SMTP_SENDER_DOMAINS')).toBe(false);
+    const domains = await envOf('--set', 'smtp.senderDomains={example.com,*.example.org}');
+    expect(domains.find((e) => e.name === 'CERTMGR_NOTIFY_SMTP_SENDER_DOMAINS')?.value).toBe('example.com,*.example.org');
     await expect(template('--set', 'smtp.url=http://x')).rejects.toThrow(/smtp/);
+    await expect(template('--set', 'smtp.senderDomains={a@example.com}')).rejects.toThrow(/senderDomains/);
   });
 
   it('refuses several replicas on SQLite; PostgreSQL allows them', async () => {
