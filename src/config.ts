@@ -10,6 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { DEFAULT_QUOTAS } from './service/quotas.js';
 import { parseEgressAllow, type EgressAllow } from './integrations/egress.js';
 import { parseSenderDomains } from './integrations/email-address.js';
+import { formatInterval, parseInterval } from './validation/interval.js';
 
 export const DEFAULT_COMPANY_ID = '00000000-0000-4000-8000-000000000001';
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -107,6 +108,7 @@ export interface ServeConfig {
     healthGracePeriodMs: number | undefined;
     healthUnknownGracePeriodMs: number | undefined;
     healthIssuingGracePeriodMs: number | undefined;
+    healthRenewalOverdueGraceMs: number | undefined;
     maxPendingEvents: number;
   };
   /** Deprecated flags given (accepted, without effect): one warning each at the start. */
@@ -292,6 +294,11 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'health-unknown-grace-period', kind: 'int', help: 'Ready=Unknown / missing this long (ms) before .notready (default 600000)' },
   { name: 'health-issuing-grace-period', kind: 'int', help: 'first issuance in progress this long (ms) before .notready (default 900000)' },
   {
+    name: 'health-renewal-overdue-grace',
+    kind: 'string',
+    help: 'a Ready Certificate whose status.renewalTime passed this long ago without a new certificate is unhealthy (RenewalOverdue); a duration such as 30m, 1h, 1d (default 1h)',
+  },
+  {
     name: 'emitter-expiry',
     kind: 'string',
     help: 'deprecated, only off is accepted: expiry is evaluated by the service over the inventory the emitter reports',
@@ -392,6 +399,20 @@ function int(flags: RawFlags, env: NodeJS.ProcessEnv, name: string, def: number,
 
 function optInt(flags: RawFlags, env: NodeJS.ProcessEnv, name: string, min: number, max: number): number | undefined {
   return one(flags, env, name) === undefined ? undefined : int(flags, env, name, 0, min, max);
+}
+
+/** A duration flag written like the routers' intervals (`30m`, `1h`, `1h30m`, `1d`), in ms; undefined when not given. */
+function optDuration(flags: RawFlags, env: NodeJS.ProcessEnv, name: string, min: number, max: number): number | undefined {
+  const raw = one(flags, env, name);
+  if (raw === undefined) return undefined;
+  const ms = parseInterval(raw);
+  if (ms === undefined)
+    throw new ConfigError(
+      `--${name} must be a duration of whole units d, h, m, s in that order (e.g. 30m, 1h, 1h30m, 1d), got '${raw.slice(0, 200)}'`,
+    );
+  if (ms < min || ms > max)
+    throw new ConfigError(`--${name} must be between ${formatInterval(min)} and ${formatInterval(max)}, got ${raw}`);
+  return ms;
 }
 
 function uuidOpt(v: string | undefined, name: string): string | undefined {
@@ -612,6 +633,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
       healthGracePeriodMs: optInt(flags, env, 'health-grace-period', 0, 86_400_000),
       healthUnknownGracePeriodMs: optInt(flags, env, 'health-unknown-grace-period', 0, 86_400_000),
       healthIssuingGracePeriodMs: optInt(flags, env, 'health-issuing-grace-period', 0, 86_400_000),
+      healthRenewalOverdueGraceMs: optDuration(flags, env, 'health-renewal-overdue-grace', 60_000, 30 * 86_400_000),
       maxPendingEvents: int(flags, env, 'max-pending-events', 10_000, 1, 10_000_000),
     },
     deprecations: legacyExpiryFlags(one(flags, env, 'emitter-expiry'), one(flags, env, 'expiry-config-poll')),
@@ -649,6 +671,7 @@ export interface AgentConfig {
   healthGracePeriodMs: number | undefined;
   healthUnknownGracePeriodMs: number | undefined;
   healthIssuingGracePeriodMs: number | undefined;
+  healthRenewalOverdueGraceMs: number | undefined;
   watchNamespace: string | undefined;
   stateNamespace: string | undefined;
   instanceId: string;
@@ -682,6 +705,7 @@ export const AGENT_FLAGS: FlagSpec[] = [
   flagOf('health-grace-period'),
   flagOf('health-unknown-grace-period'),
   flagOf('health-issuing-grace-period'),
+  flagOf('health-renewal-overdue-grace'),
   { name: 'watch-namespace', kind: 'string', help: 'watch only this namespace (ClusterIssuers always; default all)' },
   {
     name: 'state-namespace',
@@ -725,6 +749,7 @@ export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv = process
     healthGracePeriodMs: optInt(flags, env, 'health-grace-period', 0, 86_400_000),
     healthUnknownGracePeriodMs: optInt(flags, env, 'health-unknown-grace-period', 0, 86_400_000),
     healthIssuingGracePeriodMs: optInt(flags, env, 'health-issuing-grace-period', 0, 86_400_000),
+    healthRenewalOverdueGraceMs: optDuration(flags, env, 'health-renewal-overdue-grace', 60_000, 30 * 86_400_000),
     watchNamespace: one(flags, env, 'watch-namespace'),
     stateNamespace: one(flags, env, 'state-namespace'),
     instanceId: instanceIdOf(one(flags, env, 'instance-id')),

@@ -257,3 +257,39 @@ describe('serve: the console (issue 13)', () => {
     expect(() => loadServeConfig(['--public-url', 'nope'], {})).toThrow(/--public-url must be an http\(s\) URL/);
   });
 });
+
+describe('--health-renewal-overdue-grace: one flag, serve and agent', () => {
+  const agentRequired = ['--hub-url', 'https://hub.example:8080', '--api-key-file', '/keys/agent', '--cluster-name', 'prod-eu-1'];
+  it('absent: undefined (the emitter’s default, 1h, applies); a duration such as 1h, 30m, 1h30m, 2d; flag or environment', () => {
+    expect(loadServeConfig([], {}).kubeOptions.healthRenewalOverdueGraceMs).toBeUndefined();
+    expect(loadAgentConfig(agentRequired, {}).healthRenewalOverdueGraceMs).toBeUndefined();
+    for (const [v, ms] of [
+      ['1h', 3_600_000],
+      ['30m', 1_800_000],
+      ['1h30m', 5_400_000],
+      ['2d', 172_800_000],
+    ] as const) {
+      expect(loadServeConfig(['--health-renewal-overdue-grace', v], {}).kubeOptions.healthRenewalOverdueGraceMs).toBe(ms);
+      expect(loadAgentConfig([...agentRequired, '--health-renewal-overdue-grace', v], {}).healthRenewalOverdueGraceMs).toBe(ms);
+    }
+    expect(loadAgentConfig(agentRequired, { CERTMGR_NOTIFY_HEALTH_RENEWAL_OVERDUE_GRACE: '6h' }).healthRenewalOverdueGraceMs).toBe(
+      21_600_000,
+    );
+  });
+  it.each([
+    ['3600', "must be a duration of whole units d, h, m, s in that order (e.g. 30m, 1h, 1h30m, 1d), got '3600'"],
+    ['1.5h', 'must be a duration'],
+    ['30m1h', 'must be a duration'],
+    ['', 'must be a duration'],
+    ['30s', 'must be between 1m and 30d, got 30s'],
+    ['31d', 'must be between 1m and 30d, got 31d'],
+  ])('%j is refused naming the flag and the form', (v, message) => {
+    for (const load of [
+      () => loadServeConfig(['--health-renewal-overdue-grace', v], {}),
+      () => loadAgentConfig([...agentRequired, '--health-renewal-overdue-grace', v], {}),
+    ]) {
+      expect(load).toThrow(ConfigError);
+      expect(load).toThrow(`--health-renewal-overdue-grace ${message}`);
+    }
+  });
+});

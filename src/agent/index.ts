@@ -85,6 +85,7 @@ export async function startAgent(cfg: AgentConfig, log: Logger, o: AgentOverride
     ...(cfg.healthGracePeriodMs !== undefined ? { gracePeriodMs: cfg.healthGracePeriodMs } : {}),
     ...(cfg.healthUnknownGracePeriodMs !== undefined ? { unknownGracePeriodMs: cfg.healthUnknownGracePeriodMs } : {}),
     ...(cfg.healthIssuingGracePeriodMs !== undefined ? { issuingGracePeriodMs: cfg.healthIssuingGracePeriodMs } : {}),
+    ...(cfg.healthRenewalOverdueGraceMs !== undefined ? { renewalOverdueGraceMs: cfg.healthRenewalOverdueGraceMs } : {}),
     inventory: true,
     maxPendingEvents: cfg.maxPendingEvents,
     registry,

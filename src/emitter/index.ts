@@ -16,6 +16,7 @@ import { realClock } from '../runtime/timers.js';
 import { HealthController } from './health/controller.js';
 import { k8sEventRecorder } from '../kube/events.js';
 import { HEALTH_KINDS, type CertManagerObject, type HealthKind } from './health/observe.js';
+import { DEFAULT_RENEWAL_OVERDUE_GRACE_MS } from './health/renewal.js';
 import { SecretApiKey, apiKeyGetter } from '../client/api-key.js';
 import { UUID_RE, resolveClusterId } from './cluster.js';
 import { emitterInformers } from './informers.js';
@@ -145,6 +146,7 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
           gracePeriodMs: opts.gracePeriodMs ?? 5 * 60_000,
           unknownGracePeriodMs: opts.unknownGracePeriodMs ?? 10 * 60_000,
           issuingGracePeriodMs: opts.issuingGracePeriodMs ?? 15 * 60_000,
+          renewalOverdueGraceMs: opts.renewalOverdueGraceMs ?? DEFAULT_RENEWAL_OVERDUE_GRACE_MS,
         },
         log: log.child({ part: 'health' }),
         ...(opts.resyncMs ? { resyncMs: opts.resyncMs } : {}),

@@ -152,6 +152,8 @@ class CertManagerRecord implements CertManagerObject {
     private readonly readySince: number | undefined,
     private readonly notAfter: number | undefined,
     private readonly failedIssuanceAttempts: number | undefined,
+    private readonly renewalTime: number | undefined,
+    private readonly lastFailureTime: number | undefined,
   ) {}
 
   /**
@@ -198,6 +200,8 @@ class CertManagerRecord implements CertManagerObject {
         : {}),
       ...(this.notAfter !== undefined ? { notAfter: iso(this.notAfter) } : {}),
       ...(this.failedIssuanceAttempts !== undefined ? { failedIssuanceAttempts: this.failedIssuanceAttempts } : {}),
+      ...(this.renewalTime !== undefined ? { renewalTime: iso(this.renewalTime) } : {}),
+      ...(this.lastFailureTime !== undefined ? { lastFailureTime: iso(this.lastFailureTime) } : {}),
     };
   }
 
@@ -263,8 +267,22 @@ export function certManagerFacts(o: CertManagerObject): CertManagerObject {
         st.conditions
           .filter((c) => c && typeof c.type === 'string' && KEPT_CONDITIONS.has(c.type))
           .map((c) => {
-            // of Issuing, observe() reads the status only
-            if (c.type !== 'Ready') return share({ type: c.type, ...(c.status !== undefined ? { status: c.status } : {}) });
+            if (c.type !== 'Ready') {
+              // Issuing: observe() reads its status, and its words while an issuance is in progress or failed
+              // (renewal.ts); a recorded success (reason Issued) is just that
+              const brief = share({
+                type: c.type,
+                ...(c.status !== undefined ? { status: c.status } : {}),
+                ...(c.reason !== undefined ? { reason: c.reason } : {}),
+              });
+              if (c.reason === 'Issued') return brief;
+              const at = toMillis(c.lastTransitionTime);
+              return share({
+                ...brief,
+                ...(c.message !== undefined ? { message: c.message } : {}),
+                ...(at !== undefined ? { lastTransitionTime: iso(at) } : {}),
+              });
+            }
             const since = toMillis(c.lastTransitionTime);
             if (since !== undefined) readySince = since;
             return share({
@@ -295,5 +313,7 @@ export function certManagerFacts(o: CertManagerObject): CertManagerObject {
     readySince,
     toMillis(st?.notAfter),
     typeof st?.failedIssuanceAttempts === 'number' ? st.failedIssuanceAttempts : undefined,
+    toMillis(st?.renewalTime),
+    toMillis(st?.lastFailureTime),
   );
 }

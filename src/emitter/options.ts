@@ -31,6 +31,8 @@ export interface EmitterOptions {
   unknownGracePeriodMs?: number;
   /** Certificate being issued (Issuing=True, no failed attempt) this long before `.notready`; default 15 min */
   issuingGracePeriodMs?: number;
+  /** Ready Certificate whose renewalTime passed this long ago without a new certificate: unhealthy (RenewalOverdue); default 1 h */
+  renewalOverdueGraceMs?: number;
   /** every health object is evaluated at least this often; default 5 min */
   resyncMs?: number;
   /** run the health part (default true) */

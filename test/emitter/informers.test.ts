@@ -137,6 +137,51 @@ const cases: { name: string; kind: HealthKind; obj: CertManagerObject }[] = [
       metadata: { name: 'ca', uid: UID_B, annotations: { 'notify.certmgr.io/ignore': 'true' } },
     },
   },
+  {
+    name: 'renewal failing while Ready',
+    kind: 'Certificate',
+    obj: certificate({
+      conditions: [
+        ready('True', NOW - 100 * HOUR),
+        {
+          type: 'Issuing',
+          status: 'False',
+          reason: 'Failed',
+          message: 'The certificate request has failed to complete and will be retried: 429 urn:ietf:params:acme:error:rateLimited',
+          lastTransitionTime: new Date(NOW - HOUR).toISOString(),
+          observedGeneration: 1,
+        },
+      ],
+      status: { failedIssuanceAttempts: 3, lastFailureTime: new Date(NOW - HOUR).toISOString(), notAfter: '2026-06-01T00:00:00Z' },
+    }),
+  },
+  {
+    name: 'renewal retrying after failures while Ready',
+    kind: 'Certificate',
+    obj: certificate({
+      conditions: [ready('True', NOW - 100 * HOUR), issuing('True', NOW - HOUR, 'Renewing')],
+      status: { failedIssuanceAttempts: 1, lastFailureTime: new Date(NOW - 2 * HOUR).toISOString(), notAfter: '2026-06-01T00:00:00Z' },
+    }),
+  },
+  {
+    name: 'renewal overdue, issuance in progress (fat() sets renewalTime 12 h ago)',
+    kind: 'Certificate',
+    obj: certificate({
+      conditions: [ready('True', NOW - 100 * HOUR), issuing('True', NOW - 11 * HOUR, 'Renewing')],
+      status: { notAfter: '2026-06-01T00:00:00Z' },
+    }),
+  },
+  {
+    name: 'issued (server-side apply keeps Issuing=False Issued)',
+    kind: 'Certificate',
+    obj: certificate({
+      conditions: [
+        ready('True', NOW - HOUR),
+        { ...issuing('False', NOW - HOUR, 'Issued'), message: 'The certificate has been successfully issued' },
+      ],
+      status: { notAfter: '2026-06-01T00:00:00Z' },
+    }),
+  },
 ];
 
 const secretOf = (cert: CertManagerObject): TlsSecretFacts => ({
@@ -173,7 +218,7 @@ describe('certManagerFacts: the cached form of cert-manager objects', () => {
     });
     expect(Object.keys(kept.spec ?? {}).sort()).toEqual(['commonName', 'dnsNames', 'issuerRef', 'secretName', 'subject']);
     expect(kept.status?.conditions?.map((c) => c.type)).toEqual(['Ready']);
-    expect(Object.keys(kept.status ?? {})).toEqual(['conditions']);
+    expect(Object.keys(kept.status ?? {})).toEqual(['conditions', 'renewalTime']);
     expect(JSON.stringify(kept).length).toBeLessThan(JSON.stringify(whole).length / 2);
   });
 

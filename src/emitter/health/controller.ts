@@ -2,8 +2,9 @@
  * The thin I/O shell around `diffReady`: informer caches of Issuers, ClusterIssuers and Certificates feed one
  * keyed workqueue (`<Kind>/<namespace>/<name>`, namespace '' for ClusterIssuers). A reconcile reads the
  * object from the cache (level-triggered), decides, sends the event and waits for the service's 202, then
- * records the new state durably, and comes back when the grace period ends or a Certificate's notAfter
- * passes. A periodic resync looks at every cached object and every remembered one (deletions).
+ * records the new state durably, and comes back when the grace period ends, a Certificate's notAfter passes
+ * or its renewal becomes overdue (renewalTime + the overdue grace): the clock alone changes those, no watch
+ * event does. A periodic resync looks at every cached object and every remembered one (deletions).
  */
 import type { Logger } from 'pino';
 import type { ResilientInformer } from '../../kube/informer.js';
@@ -188,7 +189,7 @@ export class HealthController {
     const obj = this.opts.informers[ref.kind].get(ref.name, ref.kind === 'ClusterIssuer' ? undefined : ref.namespace);
     const policy = obj ? this.policyOf(ref.kind, obj) : undefined;
     this.reportProblems(key, ref.kind, obj, policy?.problems ?? []);
-    const obs = obj ? observe(ref.kind, obj, now, policy) : undefined;
+    const obs = obj ? observe(ref.kind, obj, now, policy, this.opts.health) : undefined;
     const prev = this.opts.state.get(key);
     const d = diffReady(prev, obs, now, this.opts.health);
     if (d.event) {

@@ -5,8 +5,9 @@
  * - An unhealthy episode starts when Ready leaves True (its lastTransitionTime). `.notready` is emitted once
  *   per episode, only after the episode has lasted the grace period (Unknown and routine issuance have
  *   longer ones), so blips and flapping inside the grace period send nothing.
- * - `.active` is emitted when Ready is True again, only if `.notready` was emitted for the episode; it
- *   carries unhealthyDuration (episode start → Ready's lastTransitionTime).
+ * - `.active` is emitted when Ready is True again (and, for a Certificate, its renewal neither failing nor
+ *   overdue), only if `.notready` was emitted for the episode; it carries unhealthyDuration (episode start →
+ *   Ready's lastTransitionTime, or now when that is before the episode: Ready never left True).
  * - A stale condition (observedGeneration < generation) changes nothing.
  * - A resource deleted (or replaced: another uid) while `.notready` was emitted gets an `.active` with
  *   statusReason `Deleted`, so the open incident is resolved instead of staying open forever.
@@ -40,12 +41,14 @@ export interface HealthOptions {
   unknownGracePeriodMs: number;
   /** Certificates being issued (Issuing=True, no failure yet): at least this long before `.notready` */
   issuingGracePeriodMs: number;
+  /** Ready=True Certificates: renewalTime passed this long ago without a new certificate is unhealthy (default 1 h) */
+  renewalOverdueGraceMs?: number;
 }
 
 export interface HealthDiff {
   next: HealthState | undefined;
   event?: InternalEvent;
-  /** look again at this time (ms epoch): the grace period ends, or a Certificate reaches notAfter */
+  /** look again at this time (ms epoch): the grace period ends, a Certificate reaches notAfter or its renewal becomes overdue */
   recheckAt?: number;
 }
 
@@ -94,16 +97,18 @@ export function diffReady(prev: HealthState | undefined, obs: Observation | unde
   if (obs.stale) return { next: prev ? { ...prev, id: obs.id } : undefined };
 
   if (obs.status === 'True') {
-    const recheckAt = obs.notAfter !== undefined && obs.notAfter > now ? obs.notAfter : undefined;
-    const base: HealthDiff = recheckAt !== undefined ? { next: undefined, recheckAt } : { next: undefined };
+    // the clock alone changes a healthy Certificate at notAfter (Expired) and when its renewal becomes overdue
+    const ahead = [obs.notAfter, obs.renewalOverdueAt].filter((t): t is number => t !== undefined && t > now);
+    const base: HealthDiff = ahead.length ? { next: undefined, recheckAt: Math.min(...ahead) } : { next: undefined };
     if (!prev?.notified) return base;
     const start = prev.unhealthySince ?? now;
-    // Ready's lastTransitionTime is when it recovered; fall back to now when it is missing or out of range
+    // Ready's lastTransitionTime is when it recovered; fall back to now when it is missing or out of range (an
+    // episode Ready never saw, such as a failing renewal, recovers when it is observed to)
     const end = obs.since !== undefined && obs.since >= start && obs.since <= now ? obs.since : now;
     const event = healthEvent('active', obs.id, opts.cluster, {
       statusReason: obs.reason,
       statusMessage: obs.message,
-      statusTransition: isoUtc(obs.since ?? now),
+      statusTransition: isoUtc(end),
       unhealthyDuration: unhealthyDurationOf(end - start),
     });
     return { ...base, event };

@@ -11,9 +11,12 @@
  *   cert-manager does not re-check readiness at notAfter, so Ready=True can be stale after expiry.
  * - A Certificate being issued for the first time or re-issued after a spec change (Issuing=True and no
  *   failed attempt yet) is "issuing": routine issuance gets a longer grace period than a failure.
+ * - A Certificate that is Ready=True (and not expired) is unhealthy when its renewal is failing or overdue
+ *   (renewal.ts): cert-manager keeps Ready=True while the current certificate is valid.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { CertificateSans, CertificateSubject } from '../../events/types.js';
+import { DEFAULT_RENEWAL_OVERDUE_GRACE_MS, renewalHealth, rfc1123 } from './renewal.js';
 
 export const HEALTH_KINDS = ['Issuer', 'ClusterIssuer', 'Certificate'] as const;
 export type HealthKind = (typeof HEALTH_KINDS)[number];
@@ -49,6 +52,8 @@ export interface CertManagerObject extends KubernetesObject {
     notAfter?: string | Date;
     notBefore?: string | Date;
     failedIssuanceAttempts?: number;
+    lastFailureTime?: string | Date;
+    renewalTime?: string | Date;
     [k: string]: unknown;
   };
 }
@@ -83,6 +88,8 @@ export interface Observation {
   issuing: boolean;
   /** Certificates: status.notAfter (ms epoch) */
   notAfter?: number;
+  /** Certificates: when the renewal becomes overdue if nothing changes (ms epoch, still ahead) */
+  renewalOverdueAt?: number;
   /** `notify.certmgr.io/ignore` (docs/annotations.md): no health events; an open episode is resolved once */
   ignored?: boolean;
 }
@@ -102,11 +109,6 @@ function toMillis(v: string | Date | undefined | null): number | undefined {
   if (v === undefined || v === null || v === '') return undefined;
   const ms = v instanceof Date ? v.getTime() : Date.parse(v);
   return Number.isFinite(ms) ? ms : undefined;
-}
-
-/** Go's time.RFC1123 in UTC, as cert-manager formats notAfter in its Expired message. */
-function rfc1123(ms: number): string {
-  return new Date(ms).toUTCString().replace('GMT', 'UTC');
 }
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
@@ -153,8 +155,20 @@ function asStatus(s: string | undefined): ReadyStatus {
   return s === 'True' || s === 'False' ? s : 'Unknown';
 }
 
+/** The rules' settings observe() needs (HealthOptions carries them). */
+export interface ObserveOptions {
+  /** a Certificate whose renewalTime passed this long ago without a new certificate is unhealthy; default 1 h */
+  renewalOverdueGraceMs?: number | undefined;
+}
+
 /** What the object says about its health at `now`, under its annotations' policy. */
-export function observe(kind: HealthKind, obj: CertManagerObject, now: number, policy?: ObservedPolicy): Observation {
+export function observe(
+  kind: HealthKind,
+  obj: CertManagerObject,
+  now: number,
+  policy?: ObservedPolicy,
+  opts: ObserveOptions = {},
+): Observation {
   const id = identityOf(kind, obj);
   if (policy?.runbookUrl) id.runbookUrl = policy.runbookUrl;
   const ready = condition(obj, 'Ready');
@@ -188,6 +202,22 @@ export function observe(kind: HealthKind, obj: CertManagerObject, now: number, p
         stale: false,
         issuing: false,
       };
+    } else if (obs.status === 'True' && !obs.stale) {
+      // Ready=True says the current certificate is fine; its renewal may not be
+      const r = renewalHealth(
+        {
+          issuing,
+          failedIssuanceAttempts: obj.status?.failedIssuanceAttempts,
+          lastFailureTime: toMillis(obj.status?.lastFailureTime),
+          renewalTime: toMillis(obj.status?.renewalTime),
+          notAfter,
+        },
+        now,
+        opts.renewalOverdueGraceMs ?? DEFAULT_RENEWAL_OVERDUE_GRACE_MS,
+      );
+      if (r.healthy) {
+        if (r.overdueAt !== undefined) obs.renewalOverdueAt = r.overdueAt;
+      } else obs = { ...obs, status: 'False', reason: r.reason, message: r.message, since: r.since, issuing: false };
     }
   }
   if (policy?.ignore) obs.ignored = true;
