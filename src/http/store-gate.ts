@@ -7,11 +7,21 @@
  */
 import type { ServiceContext } from '../service/context.js';
 import { ServiceError } from '../service/errors.js';
-import { CompanyBusyError, CompanySemaphore } from '../store/concurrency.js';
+import { CompanyBusyError, CompanySemaphore, type CompanyStoreLimits } from '../store/concurrency.js';
 import type { Store } from '../store/types.js';
 
-/** One semaphore per store (a process has one; tests open several). */
+/**
+ * GraphQL requests of one company executing at once, and waiting (in order, holding nothing but the connection):
+ * the store share bounds a company's store calls, this bounds the event loop's work on its requests (resolving
+ * and answering 30 aliases). A request past the queue is refused before it is executed, so a client retrying at
+ * once costs an HTTP round trip and a parse. 4 running take the console's page loads (a few requests at once)
+ * without waiting; 16 waiting absorb a burst.
+ */
+export const COMPANY_GRAPHQL_LIMITS: CompanyStoreLimits = { running: 4, queued: 16 };
+
+/** One semaphore of each kind per store (a process has one; tests open several). */
 const semaphores = new WeakMap<Store, CompanySemaphore>();
+const requestSemaphores = new WeakMap<Store, CompanySemaphore>();
 
 /** Not request work (and not awaited by one). */
 const UNGATED: ReadonlySet<PropertyKey> = new Set(['close', 'migrate']);
@@ -19,6 +29,13 @@ const UNGATED: ReadonlySet<PropertyKey> = new Set(['close', 'migrate']);
 export function semaphoreOf(store: Store): CompanySemaphore {
   let s = semaphores.get(store);
   if (!s) semaphores.set(store, (s = new CompanySemaphore()));
+  return s;
+}
+
+/** The GraphQL requests' semaphore (COMPANY_GRAPHQL_LIMITS) of the service on `store`. */
+export function requestSemaphoreOf(store: Store): CompanySemaphore {
+  let s = requestSemaphores.get(store);
+  if (!s) requestSemaphores.set(store, (s = new CompanySemaphore(COMPANY_GRAPHQL_LIMITS)));
   return s;
 }
 

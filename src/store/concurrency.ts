@@ -66,9 +66,8 @@ export interface CompanyStoreLimits {
 /**
  * 2 running: a page is a few milliseconds of index reads, so two keep one company's console and API fast while
  * the rest of a PostgreSQL pool (10 by default) and the SQLite thread's queue stay free for the others. 256
- * queued: eight requests of 30 aliases wait their turn (a waiting call holds a closure, no connection); a
- * refusal answers at once, and a client that retries at once costs the hub more than one that waits, so the
- * bound is for floods, not for the ordinary console.
+ * queued (a waiting call holds a closure, no connection): above what the GraphQL requests' own cap lets one
+ * company ask at once (4 requests of 30 aliases), so it is the backstop for everything else on the request path.
  */
 export const COMPANY_STORE_LIMITS: CompanyStoreLimits = { running: 2, queued: 256 };
 

@@ -9,7 +9,8 @@ import { allowed, forbiddenMessage, type ApiOperation } from '../auth.js';
 import { buildApiSchema } from './schema.js';
 import { rootValue } from './resolvers.js';
 import { GRAPHQL_LIMITS, measureRequest, parseLimited, type GraphqlLimits } from './cost.js';
-import { withStoreGate } from '../store-gate.js';
+import { requestSemaphoreOf, withStoreGate } from '../store-gate.js';
+import { CompanyBusyError } from '../../store/concurrency.js';
 import type { ServiceContext } from '../../service/context.js';
 
 /**
@@ -156,17 +157,18 @@ export function graphqlOperation(doc: DocumentNode, operationName: unknown): Api
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/**
- * POST /graphql. Our own thin adapter over graphql-http's core handler (its express adapter re-reads the consumed
- * stream when the parsed body is falsy, so `null`, `0`, `false` and `""` were never answered), with the request
- * cost checked before validation and execution.
- */
 /** Error codes that, when they are every error of a request that resolved nothing, set its HTTP status. */
 const WHOLE_REQUEST_ERRORS: readonly [code: string, status: number, retryAfterSeconds: number][] = [
   ['SERVICE_UNAVAILABLE', 503, RETRY_AFTER_SECONDS],
   ['TOO_MANY_REQUESTS', 429, 1],
 ];
 
+/**
+ * POST /graphql. Our own thin adapter over graphql-http's core handler (its express adapter re-reads the consumed
+ * stream when the parsed body is falsy, so `null`, `0`, `false` and `""` were never answered), with the request
+ * cost checked before validation and execution, and one company's requests run a few at a time (COMPANY_GRAPHQL_LIMITS)
+ * with their store calls through the company's store share (store-gate.ts).
+ */
 export function graphqlHandler(logger: Logger, limits: GraphqlLimits = GRAPHQL_LIMITS): RequestHandler {
   const schema = buildApiSchema();
   const handle = createHandler<Request, { res: Response }, Record<PropertyKey, unknown>>({
@@ -212,7 +214,23 @@ export function graphqlHandler(logger: Logger, limits: GraphqlLimits = GRAPHQL_L
         return sendGraphqlError(res, 400, 'QUERY_TOO_COMPLEX', v.message, { limit: v.limit, max: v.max, actual: v.actual });
       }
     } // a syntax error is reported by graphql-http as usual
-    const [out, init] = await handle({ url: req.url, method: req.method, headers: req.headers, body, raw: req, context: { res } });
+    let answer: Awaited<ReturnType<typeof handle>>;
+    try {
+      const ctx = res.locals.ctx as ServiceContext;
+      answer = await requestSemaphoreOf(ctx.store).run(ctx.companyId, () =>
+        handle({ url: req.url, method: req.method, headers: req.headers, body, raw: req, context: { res } }),
+      );
+    } catch (e) {
+      if (!(e instanceof CompanyBusyError)) throw e;
+      res.setHeader('Retry-After', '1');
+      return sendGraphqlError(
+        res,
+        429,
+        'TOO_MANY_REQUESTS',
+        `too many GraphQL requests of this company at once (${e.limits.running} running and ${e.limits.queued} waiting); retry later`,
+      );
+    }
+    const [out, init] = answer;
     if (res.headersSent) return; // the request deadline answered first
     let status = init.status;
     // every error is "store unavailable" (or "this company's store share is full") and nothing resolved: say so
