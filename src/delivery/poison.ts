@@ -10,7 +10,7 @@ import type { ClaimedDelivery } from '../store/types.js';
 export const POISON_AFTER_ABANDONED = 2;
 
 /** The dead letter's reason, first word of its lastError. */
-export const POISONED = 'POISONED';
+const POISONED = 'POISONED';
 
 export function poisonedError(abandonedClaims: number): string {
   return `${POISONED}: its process died or stalled while it was in flight ${abandonedClaims} times; not sent again (retry it by hand once the cause is fixed)`;
