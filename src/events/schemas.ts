@@ -170,6 +170,10 @@ export const EVENT_DATA_SCHEMAS: { readonly [T in EventType]: SchemaObject } = {
       // days, like threshold; negative once expired (at most the threshold, at least ~-10^5 days back)
       daysUntilExpiry: { type: 'integer', minimum: -MAX_EXPIRED_DAYS, maximum: MAX_THRESHOLD_DAYS },
       dnsNames: list(L.expiryDnsNames, L.dnsName),
+      // rule 900 (docs/expiry.md "CA expiring before its certificates"): the certificates the CA signed that outlive
+      // it, counted, and the first 10 named `cluster/namespace/name`
+      outlivingCount: { type: 'integer', minimum: 1, maximum: MAX_RULE_ID },
+      outlivingCertificates: list(10, 2 * L.name + L.namespace + 2),
     },
     ['name', 'applicationIds', 'message', 'notificationDate', 'threshold', 'ruleId'],
   ),

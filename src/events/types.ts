@@ -79,6 +79,10 @@ export interface ExpiringCertificateData {
   /** days until notAfter, rounded up; 0 or negative once expired */
   daysUntilExpiry?: number;
   dnsNames?: string[];
+  /** rule 900 (docs/expiry.md "CA expiring before its certificates"): how many certificates the CA signed outlive it */
+  outlivingCount?: number;
+  /** the first 10 of them, `cluster/namespace/name` (the Certificate's name, else the Secret's) */
+  outlivingCertificates?: string[];
 }
 
 /**

@@ -22,6 +22,7 @@ import type { ExpiryCursor, ExpiryMarksRecord, Store } from '../store/types.js';
 import { cutPage, groupCertificates, type ExpiryCertificate } from './certificates.js';
 import { DAY_MS, decideExpiry, decodeMarks, scanHorizon } from './decide.js';
 import { expiryEvent } from './message.js';
+import { scanWeakLinks } from './weak-link-scan.js';
 
 const DEFAULT_INTERVAL_MS = 60_000;
 const DEFAULT_PAGE_SIZE = 1000;
@@ -253,6 +254,13 @@ export class ExpiryScanner {
       if (page.events) log.info({ companyId, events: page.events, outcomes: page.outcomes }, 'expiration events accepted');
       if (!page.next || this.#stopped) break;
       cursor = page.next;
+    }
+    // CAs that expire before certificates they signed (src/expiry/weak-link.ts): one transaction per round
+    const weak = await scanWeakLinks({ store, ctx, snap, ingest, companyId, config, now, log });
+    if (weak) {
+      weak.committed?.();
+      if (weak.unmatched) this.#metrics?.unrouted.inc(weak.unmatched);
+      report.events += weak.events;
     }
     await store.transaction(async (tx) => {
       if (await tx.tryLockExpiry(companyId)) await tx.deleteStaleExpiryMarks(companyId, now - MARK_RETENTION_MS, 1000);

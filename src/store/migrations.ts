@@ -770,6 +770,31 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'grouping: notification_groups.resolved_told',
     up: ddl(() => [`ALTER TABLE notification_groups ADD COLUMN resolved_told INTEGER NOT NULL DEFAULT 0`]),
   },
+  {
+    // The chain's weakest link (docs/expiry.md "CA expiring before its certificates"): the expiry scan reads the
+    // rows whose chain in tls.crt expires before their leaf (a partial index: only those rows), the self-signed
+    // certificates (a partial index: roots, among them the Secrets of `ca` Issuers) with their latest notAfter
+    // per subject, and the certificates a root signed that outlive it (issuer, notAfter: a range, not every
+    // certificate of the issuer). weak_link_marks: one row per CA reported, so each is reported once.
+    version: 20,
+    name: 'expiry: weak_link_marks, chain and root indexes',
+    up: ddl((t) => [
+      `CREATE INDEX inventory_certificates_weak_chain_idx ON inventory_certificates (company_id, issuer, chain_not_after)
+         WHERE chain_not_after < not_after`,
+      `CREATE INDEX inventory_certificates_self_signed_idx ON inventory_certificates (company_id, subject, not_after)
+         WHERE subject = issuer`,
+      `CREATE INDEX inventory_certificates_issuer_not_after_idx ON inventory_certificates (company_id, issuer, not_after)`,
+      `CREATE TABLE weak_link_marks (
+        company_id TEXT NOT NULL,
+        ca_key TEXT NOT NULL,
+        not_after ${t.bigint} NOT NULL,
+        leaf_count INTEGER NOT NULL,
+        reported_at ${t.bigint} NOT NULL,
+        PRIMARY KEY (company_id, ca_key)
+      )${t.table}`,
+      `CREATE INDEX weak_link_marks_not_after_idx ON weak_link_marks (company_id, not_after)`,
+    ]),
+  },
 ];
 
 // Catch numbering mistakes at load time rather than in production.

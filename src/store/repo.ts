@@ -26,6 +26,7 @@ import {
   rowToRouter,
 } from './rows.js';
 import { createExpiryOps } from './expiry.js';
+import { createWeakLinkOps } from './weak-links.js';
 import { createGroupOps } from './groups.js';
 import { createInventoryOps } from './inventory-repo.js';
 import { createReminderOps } from './reminders.js';
@@ -139,6 +140,7 @@ export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => un
 
   return {
     ...createExpiryOps(db),
+    ...createWeakLinkOps(db),
     ...createInventoryOps(db),
     ...createReminderOps(db),
     ...createTemplateOps(db),

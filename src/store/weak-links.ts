@@ -1,0 +1,195 @@
+/**
+ * The chain's weakest link (docs/expiry.md "CA expiring before its certificates"), store side, once over SqlDb for
+ * both engines: the inventory rows whose chain expires before their leaf, the self-signed certificates (roots)
+ * that certificates they signed outlive, those certificates, and the marks of the CAs reported (migration 20).
+ * Every read is an index range of the rows concerned, bounded by its `limit`.
+ */
+import { bool, int, intOrNull, str, strOrNull } from './rows.js';
+import { type SqlDb, type SqlRow, placeholders } from './sqldb.js';
+
+/** Upper bound of one read, whatever the caller asks. */
+const MAX_ROWS = 10_000;
+/** Keys per IN list. */
+const IN_CHUNK = 500;
+
+/** One inventory row (a place) as the weakest-link evaluation reads it. */
+export interface WeakLinkRow {
+  clusterId: string;
+  /** null when the cluster row is missing */
+  clusterName: string | null;
+  namespace: string;
+  secretName: string;
+  certificateName: string | null;
+  serial: string;
+  issuer: string | null;
+  subject: string | null;
+  commonName: string | null;
+  notAfter: number;
+  /** the earliest notAfter of the chain in tls.crt (leaf included); null: unknown */
+  chainNotAfter: number | null;
+  applicationIds: string[];
+  ignored: boolean;
+  runbookUrl: string | null;
+}
+
+/** A CA reported (weak_link_marks): reported once per key; the key holds the CA's identity and notAfter. */
+export interface WeakLinkMark {
+  companyId: string;
+  caKey: string;
+  notAfter: number;
+  leafCount: number;
+  reportedAt: number;
+}
+
+export interface WeakLinkOps {
+  /**
+   * Rows of the company whose chain expires before their leaf (`chain_not_after < not_after`) and whose leaf is
+   * valid after `now`, in (issuer, chain_not_after, not_after descending, place) order, at most `limit`
+   * (≤ 10,000). Reads migration 20's partial index, which holds only such rows.
+   */
+  listWeakChainRows(companyId: string, now: number, limit: number): Promise<WeakLinkRow[]>;
+  /**
+   * Self-signed rows (subject = issuer) that are the latest notAfter of their subject and that a certificate
+   * they signed (issuer = their subject, not self-signed, valid after `now`) outlives, in (subject, place) order,
+   * at most `limit` (≤ 10,000).
+   */
+  listOutlivedRoots(companyId: string, now: number, limit: number): Promise<WeakLinkRow[]>;
+  /**
+   * Rows issued by `issuer` (not self-signed) valid after `notAfterAfter`, latest notAfter first, at most
+   * `limit` (≤ 10,000): a range of the (company_id, issuer, not_after) index.
+   */
+  listCertificatesOutliving(companyId: string, issuer: string, notAfterAfter: number, limit: number): Promise<WeakLinkRow[]>;
+  getWeakLinkMarks(companyId: string, caKeys: string[]): Promise<WeakLinkMark[]>;
+  /** Insert or replace, keyed by (companyId, caKey). */
+  putWeakLinkMarks(recs: WeakLinkMark[]): Promise<void>;
+  /** Deletes up to `limit` marks of the company whose CA expired before `notAfterBefore`. Returns how many. */
+  deleteStaleWeakLinkMarks(companyId: string, notAfterBefore: number, limit: number): Promise<number>;
+}
+
+const COLUMNS = (a: string) =>
+  `${a}.cluster_id, c.name AS cluster_name, ${a}.namespace, ${a}.secret_name, ${a}.certificate_name, ${a}.serial, ${a}.issuer,
+   ${a}.subject, ${a}.common_name, ${a}.not_after, ${a}.chain_not_after, ${a}.application_ids, ${a}.ignored, ${a}.runbook_url`;
+const CLUSTER = (a: string) => `LEFT JOIN clusters c ON c.company_id = ${a}.company_id AND c.id = ${a}.cluster_id`;
+/** a certificate that is not its own issuer (a root's later copy is the root, not a certificate it signed) */
+const NOT_SELF_SIGNED = (a: string) => `(${a}.subject IS NULL OR ${a}.subject <> ${a}.issuer)`;
+
+/** application_ids is the agent's JSON array; anything else counts as none (unassigned). */
+function stringList(text: unknown): string[] {
+  if (typeof text !== 'string') return [];
+  try {
+    const v: unknown = JSON.parse(text);
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+function toRow(row: SqlRow): WeakLinkRow {
+  return {
+    clusterId: str(row, 'cluster_id'),
+    clusterName: strOrNull(row, 'cluster_name'),
+    namespace: str(row, 'namespace'),
+    secretName: str(row, 'secret_name'),
+    certificateName: strOrNull(row, 'certificate_name'),
+    serial: str(row, 'serial'),
+    issuer: strOrNull(row, 'issuer'),
+    subject: strOrNull(row, 'subject'),
+    commonName: strOrNull(row, 'common_name'),
+    notAfter: int(row, 'not_after'),
+    chainNotAfter: intOrNull(row, 'chain_not_after'),
+    applicationIds: stringList(row['application_ids']),
+    ignored: bool(row, 'ignored'),
+    runbookUrl: strOrNull(row, 'runbook_url'),
+  };
+}
+
+const bounded = (limit: number): number => Math.max(1, Math.min(MAX_ROWS, Math.floor(limit)));
+
+export function createWeakLinkOps(db: SqlDb): WeakLinkOps {
+  return {
+    async listWeakChainRows(companyId, now, limit) {
+      // the predicate is the partial index's, word for word, so both planners read only that index
+      const rows = await db.all(
+        `SELECT ${COLUMNS('i')}
+           FROM inventory_certificates i ${CLUSTER('i')}
+          WHERE i.company_id = ? AND chain_not_after < not_after AND i.not_after > ? AND i.serial IS NOT NULL
+          ORDER BY i.issuer, i.chain_not_after, i.not_after DESC, i.cluster_id, i.namespace, i.secret_name
+          LIMIT ?`,
+        [companyId, now, bounded(limit)],
+      );
+      return rows.map(toRow);
+    },
+
+    async listOutlivedRoots(companyId, now, limit) {
+      const rows = await db.all(
+        `SELECT ${COLUMNS('r')}
+           FROM inventory_certificates r ${CLUSTER('r')}
+          WHERE r.company_id = ? AND subject = issuer AND r.serial IS NOT NULL
+            AND r.not_after = (SELECT max(s.not_after) FROM inventory_certificates s
+                                WHERE s.company_id = r.company_id AND s.subject = r.subject AND s.subject = s.issuer)
+            AND EXISTS (SELECT 1 FROM inventory_certificates l
+                         WHERE l.company_id = r.company_id AND l.issuer = r.subject AND l.not_after > r.not_after
+                           AND l.not_after > ? AND ${NOT_SELF_SIGNED('l')})
+          ORDER BY r.subject, r.cluster_id, r.namespace, r.secret_name
+          LIMIT ?`,
+        [companyId, now, bounded(limit)],
+      );
+      return rows.map(toRow);
+    },
+
+    async listCertificatesOutliving(companyId, issuer, notAfterAfter, limit) {
+      const rows = await db.all(
+        `SELECT ${COLUMNS('l')}
+           FROM inventory_certificates l ${CLUSTER('l')}
+          WHERE l.company_id = ? AND l.issuer = ? AND l.not_after > ? AND l.serial IS NOT NULL AND ${NOT_SELF_SIGNED('l')}
+          ORDER BY l.not_after DESC, l.cluster_id, l.namespace, l.secret_name
+          LIMIT ?`,
+        [companyId, issuer, notAfterAfter, bounded(limit)],
+      );
+      return rows.map(toRow);
+    },
+
+    async getWeakLinkMarks(companyId, caKeys) {
+      const keys = [...new Set(caKeys)];
+      const out: WeakLinkMark[] = [];
+      for (let i = 0; i < keys.length; i += IN_CHUNK) {
+        const chunk = keys.slice(i, i + IN_CHUNK);
+        const rows = await db.all(
+          `SELECT company_id, ca_key, not_after, leaf_count, reported_at FROM weak_link_marks
+            WHERE company_id = ? AND ca_key IN (${placeholders(chunk.length)})`,
+          [companyId, ...chunk],
+        );
+        for (const r of rows)
+          out.push({
+            companyId: str(r, 'company_id'),
+            caKey: str(r, 'ca_key'),
+            notAfter: int(r, 'not_after'),
+            leafCount: int(r, 'leaf_count'),
+            reportedAt: int(r, 'reported_at'),
+          });
+      }
+      return out;
+    },
+
+    async putWeakLinkMarks(recs) {
+      for (let i = 0; i < recs.length; i += IN_CHUNK) {
+        const chunk = recs.slice(i, i + IN_CHUNK);
+        await db.run(
+          `INSERT INTO weak_link_marks (company_id, ca_key, not_after, leaf_count, reported_at)
+           VALUES ${chunk.map(() => `(${placeholders(5)})`).join(', ')}
+           ON CONFLICT (company_id, ca_key) DO UPDATE SET
+             not_after = excluded.not_after, leaf_count = excluded.leaf_count, reported_at = excluded.reported_at`,
+          chunk.flatMap((r) => [r.companyId, r.caKey, r.notAfter, r.leafCount, r.reportedAt]),
+        );
+      }
+    },
+
+    async deleteStaleWeakLinkMarks(companyId, notAfterBefore, limit) {
+      return db.run(
+        `DELETE FROM weak_link_marks WHERE company_id = ? AND ca_key IN (
+           SELECT ca_key FROM weak_link_marks WHERE company_id = ? AND not_after < ? LIMIT ?)`,
+        [companyId, companyId, notAfterBefore, bounded(limit)],
+      );
+    },
+  };
+}
