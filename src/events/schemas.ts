@@ -16,6 +16,7 @@ import { EVENT_FAMILIES, EVENT_TYPES, isEventType, type EventType, type EventTyp
 import { fieldTreeFromSchema, joinFieldPath, mergeFieldTrees, type FieldNode, type ObjectFieldNode } from './field-tree.js';
 import type { EventDataByType } from './types.js';
 import { ajvFieldError, type FormatProblems } from '../validation/ajv-errors.js';
+import { ROOT_CAUSE_CLASSES, ROOT_CAUSE_FIELDS, ROOT_CAUSE_LIMITS } from './root-cause.js';
 
 /** Highest threshold in days (the monitoring configuration's limit, src/model/monitoring.ts). */
 const MAX_THRESHOLD_DAYS = 3650;
@@ -56,6 +57,11 @@ export const EVENT_SIZE_LIMITS = {
   formatted: 64,
   /** dnsNames of expiration events (the inventory's limit per certificate, src/model/inventory.ts) */
   expiryDnsNames: 100,
+  /** The root-cause fields of certificate health events (src/events/root-cause.ts). */
+  rootCauseClass: ROOT_CAUSE_LIMITS.class,
+  rootCauseHint: ROOT_CAUSE_LIMITS.hint,
+  rootCauseMessage: ROOT_CAUSE_LIMITS.message,
+  rootCauseResource: ROOT_CAUSE_LIMITS.resource,
 } as const;
 const L = EVENT_SIZE_LIMITS;
 const text = (maxLength: number) => ({ type: 'string', maxLength }) as const;
@@ -119,9 +125,17 @@ const certificateResourceFields = {
   subject,
   SANs: sans,
   runbookUrl: runbookUrlField,
+  // hub extension (docs/emitter.md "Root cause"): optional, the deepest failure below an unhealthy Certificate
+  rootCause: { type: 'string', enum: [...ROOT_CAUSE_CLASSES], maxLength: L.rootCauseClass },
+  rootCauseHint: text(L.rootCauseHint),
+  rootCauseMessage: text(L.rootCauseMessage),
+  rootCauseResource: text(L.rootCauseResource),
 } as const;
+const OPTIONAL_CERTIFICATE_FIELDS = ['runbookUrl', ...ROOT_CAUSE_FIELDS] as const;
+type OptionalCertificateField = (typeof OPTIONAL_CERTIFICATE_FIELDS)[number];
 const certificateResourceRequired = (Object.keys(certificateResourceFields) as (keyof typeof certificateResourceFields)[]).filter(
-  (k) => k !== 'runbookUrl',
+  (k): k is Exclude<keyof typeof certificateResourceFields, OptionalCertificateField> =>
+    !(OPTIONAL_CERTIFICATE_FIELDS as readonly string[]).includes(k),
 );
 
 // Hub extension (docs/inventory.md "Silent clusters as events"): named like the spec's health events.

@@ -52,6 +52,15 @@ export interface CertificateResourceNotReadyData {
   SANs: CertificateSans;
   /** hub extension (docs/annotations.md): the Certificate's (or its Secret's) `notify.certmgr.io/runbook-url` */
   runbookUrl?: string;
+  // Hub extension (docs/emitter.md "Root cause"): `.notready` only, when the emitter found the deepest failure.
+  /** its class: dns-propagation, http-self-check, rate-limited, credentials, ca-error, approval-denied or pending */
+  rootCause?: string;
+  /** the next step for that class */
+  rootCauseHint?: string;
+  /** the deepest failure in the words of whoever failed (a Challenge's, Order's or CertificateRequest's reason) */
+  rootCauseMessage?: string;
+  /** the object that says it, e.g. "Challenge api/api-tls-1-2976254157-1825524577 (HTTP-01 api.example.com)" */
+  rootCauseResource?: string;
 }
 
 /** `evt.healthstatus.certmgr-certificate-resource.active` */

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EVENT_TYPES, type EventType, type InternalEvent } from '../../src/events/families.js';
 import { fieldPaths } from '../../src/events/field-tree.js';
 import { EVENT_TYPE_FIELD_TREES, FAMILY_FIELD_TREES, validateEvent } from '../../src/events/schemas.js';
+import { ROOT_CAUSE_FIELDS } from '../../src/events/root-cause.js';
 import {
   certificateResourceActive,
   certificateResourceNotReady,
@@ -17,8 +18,8 @@ const EXPIRY_EXTRAS = ['runbookUrl', 'certificateName', 'namespace', 'clusterNam
 const EXTENSION_FIELDS: Record<EventType, string[]> = {
   'evt.healthstatus.certmgr-issuer.notready': ['runbookUrl'],
   'evt.healthstatus.certmgr-issuer.active': ['runbookUrl'],
-  'evt.healthstatus.certmgr-certificate-resource.notready': ['runbookUrl'],
-  'evt.healthstatus.certmgr-certificate-resource.active': ['runbookUrl'],
+  'evt.healthstatus.certmgr-certificate-resource.notready': ['runbookUrl', ...ROOT_CAUSE_FIELDS],
+  'evt.healthstatus.certmgr-certificate-resource.active': ['runbookUrl', ...ROOT_CAUSE_FIELDS],
   'evt.policy.expiringcertificates.failed': EXPIRY_EXTRAS,
   'evt.healthstatus.certmgr-agent.notready': [],
   'evt.healthstatus.certmgr-agent.active': [],
@@ -311,6 +312,7 @@ describe('field trees derived from the schemas', () => {
         "SANs['DNS Names']",
         "SANs['DNS Names'][]",
         'runbookUrl',
+        ...ROOT_CAUSE_FIELDS,
       ],
     ],
     [

@@ -9,17 +9,9 @@
  * The class is read from the words (a rate limit, a DNS or HTTP-01 problem, refused credentials), else it is
  * `ca-error` for a failure and `pending` for a wait.
  */
+import { ROOT_CAUSE_LIMITS, type RootCauseClass } from '../../events/root-cause.js';
 
-export const ROOT_CAUSE_CLASSES = [
-  'dns-propagation',
-  'http-self-check',
-  'rate-limited',
-  'credentials',
-  'ca-error',
-  'approval-denied',
-  'pending',
-] as const;
-export type RootCauseClass = (typeof ROOT_CAUSE_CLASSES)[number];
+export { ROOT_CAUSE_CLASSES, type RootCauseClass } from '../../events/root-cause.js';
 
 /** The next step per class: short, one line, the same in every message. */
 export const ROOT_CAUSE_HINTS: Readonly<Record<RootCauseClass, string>> = {
@@ -38,9 +30,9 @@ export const ROOT_CAUSE_HINTS: Readonly<Record<RootCauseClass, string>> = {
 };
 
 /** Longest deepest-failure text kept, in code points (it goes into statusMessage and its own field). */
-export const MAX_ROOT_CAUSE_MESSAGE = 1024;
+export const MAX_ROOT_CAUSE_MESSAGE = ROOT_CAUSE_LIMITS.message;
 /** Longest object reference ("Challenge <namespace>/<name> (HTTP-01 <dnsName>)"). */
-export const MAX_ROOT_CAUSE_RESOURCE = 512;
+export const MAX_ROOT_CAUSE_RESOURCE = ROOT_CAUSE_LIMITS.resource;
 
 export interface RootCause {
   class: RootCauseClass;
