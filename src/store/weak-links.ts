@@ -108,11 +108,12 @@ const bounded = (limit: number): number => Math.max(1, Math.min(MAX_ROWS, Math.f
 export function createWeakLinkOps(db: SqlDb): WeakLinkOps {
   return {
     async listWeakChainRows(companyId, now, limit) {
-      // the predicate is the partial index's, word for word, so both planners read only that index
+      // the predicate is the partial index's, word for word, so both planners read only that index; `+` keeps
+      // SQLite from ranging over the (company_id, not_after) index instead
       const rows = await db.all(
         `SELECT ${COLUMNS('i')}
            FROM inventory_certificates i ${CLUSTER('i')}
-          WHERE i.company_id = ? AND chain_not_after < not_after AND i.not_after > ? AND i.serial IS NOT NULL
+          WHERE i.company_id = ? AND chain_not_after < not_after AND +i.not_after > ? AND i.serial IS NOT NULL
           ORDER BY i.issuer, i.chain_not_after, i.not_after DESC, i.cluster_id, i.namespace, i.secret_name
           LIMIT ?`,
         [companyId, now, bounded(limit)],
@@ -121,12 +122,15 @@ export function createWeakLinkOps(db: SqlDb): WeakLinkOps {
     },
 
     async listOutlivedRoots(companyId, now, limit) {
+      // the roots and the later copies of each (NOT EXISTS) are ranges of the self-signed partial index (the
+      // `subject >= ''` range makes SQLite prefer it); the certificates outliving it, of (issuer, not_after)
       const rows = await db.all(
         `SELECT ${COLUMNS('r')}
            FROM inventory_certificates r ${CLUSTER('r')}
-          WHERE r.company_id = ? AND subject = issuer AND r.serial IS NOT NULL
-            AND r.not_after = (SELECT max(s.not_after) FROM inventory_certificates s
-                                WHERE s.company_id = r.company_id AND s.subject = r.subject AND s.subject = s.issuer)
+          WHERE r.company_id = ? AND subject = issuer AND r.subject >= '' AND r.serial IS NOT NULL
+            AND NOT EXISTS (SELECT 1 FROM inventory_certificates s
+                             WHERE s.company_id = r.company_id AND s.subject = r.subject AND subject = issuer
+                               AND s.not_after > r.not_after)
             AND EXISTS (SELECT 1 FROM inventory_certificates l
                          WHERE l.company_id = r.company_id AND l.issuer = r.subject AND l.not_after > r.not_after
                            AND l.not_after > ? AND ${NOT_SELF_SIGNED('l')})
