@@ -5,6 +5,7 @@
  * like `notify.certmgr.io/application-ids`. A value that does not parse is ignored with a problem (the caller
  * logs it and records a Kubernetes Event) and the default applies: never an error that stops the resource.
  */
+import { MAX_SHARE_PERCENT, MIN_SHARE_PERCENT, sortThresholds, type ExpiryThreshold } from '../model/expiry-thresholds.js';
 import { MAX_THRESHOLD_DAYS, MAX_THRESHOLDS } from '../model/monitoring.js';
 import { runbookUrlProblem } from '../validation/formats.js';
 
@@ -20,8 +21,8 @@ const MAX_SHOWN = 64;
 export interface ResourcePolicy {
   /** `notify.certmgr.io/ignore: "true"`: no health or expiry events */
   ignore: boolean;
-  /** the certificate's own expiry thresholds in days: distinct, descending, 1 to 3 of them */
-  expiryThresholds?: number[];
+  /** the certificate's own expiry thresholds, days or shares of the lifetime: distinct, sorted, 1 to 3 of them */
+  expiryThresholds?: ExpiryThreshold[];
   runbookUrl?: string;
   /** annotations that were present but ignored, one sentence each (for a warning and a Kubernetes Event) */
   problems: string[];
@@ -46,26 +47,39 @@ export function parseIgnore(v: string): { ignore: boolean; problem?: string } {
 }
 
 /**
- * `"7,3,1"` → [7, 3, 1]: comma (or space) separated whole days, 1 to MAX_THRESHOLD_DAYS, at most MAX_THRESHOLDS
- * distinct values (a repeated value counts once), sorted descending so that the order written does not change
- * the rule ids (docs/expiry.md "Rule ids"). Anything else: undefined with the problem.
+ * `"7,3,1"` → [7, 3, 1], `"14,33%,10%"` → [14, "33%", "10%"]: comma (or space) separated entries, each whole days
+ * 1 to MAX_THRESHOLD_DAYS or a whole percent 1% to 99% of the certificate's lifetime, at most MAX_THRESHOLDS of
+ * them, none repeated, at most 64 characters in all. Sorted (days from the largest down, then shares from the
+ * largest down) so that the order written does not change the rule ids (docs/expiry.md "Rule ids"). Anything
+ * else: undefined with the problem, naming the bad entry.
  */
-export function parseExpiryThresholds(v: string): { thresholds?: number[]; problem?: string } {
+export function parseExpiryThresholds(v: string): { thresholds?: ExpiryThreshold[]; problem?: string } {
   const bad = (why: string) => ({
     problem: `${EXPIRY_THRESHOLDS_ANNOTATION}: ${shown(v)} ${why}; the monitoring configuration's thresholds apply`,
   });
   if (v.length > 64) return bad('is too long');
   const parts = v.split(/[,\s]+/).filter(Boolean);
   if (!parts.length) return bad('names no threshold');
-  const days = new Set<number>();
+  const seen = new Set<ExpiryThreshold>();
   for (const p of parts) {
-    if (!/^[0-9]{1,4}$/.test(p)) return bad(`has ${shown(p)}, which is not a whole number of days`);
-    const n = Number(p);
-    if (n < 1 || n > MAX_THRESHOLD_DAYS) return bad(`has ${n}: thresholds are 1 to ${MAX_THRESHOLD_DAYS} days`);
-    days.add(n);
+    let t: ExpiryThreshold;
+    if (/^[0-9]{1,4}$/.test(p)) {
+      const n = Number(p);
+      if (n < 1 || n > MAX_THRESHOLD_DAYS) return bad(`has ${n}: thresholds are 1 to ${MAX_THRESHOLD_DAYS} days`);
+      t = n;
+    } else if (/^[0-9]{1,4}%$/.test(p)) {
+      const n = Number(p.slice(0, -1));
+      if (n < MIN_SHARE_PERCENT || n > MAX_SHARE_PERCENT)
+        return bad(`has ${shown(p)}: a share of the lifetime is ${MIN_SHARE_PERCENT}% to ${MAX_SHARE_PERCENT}%`);
+      t = `${n}%`;
+    } else if (/^[0-9]*\.[0-9]*%$/.test(p)) return bad(`has ${shown(p)}, which is not a whole percent`);
+    else if (p.endsWith('%')) return bad(`has ${shown(p)}, which is not a whole percent of the lifetime`);
+    else return bad(`has ${shown(p)}, which is not a whole number of days`);
+    if (seen.has(t)) return bad(`has ${typeof t === 'number' ? t : shown(t)} twice`);
+    seen.add(t);
   }
-  if (days.size > MAX_THRESHOLDS) return bad(`has ${days.size} thresholds: at most ${MAX_THRESHOLDS} are allowed`);
-  return { thresholds: [...days].sort((a, b) => b - a) };
+  if (seen.size > MAX_THRESHOLDS) return bad(`has ${seen.size} thresholds: at most ${MAX_THRESHOLDS} are allowed`);
+  return { thresholds: sortThresholds([...seen]) };
 }
 
 export function parseRunbookUrl(v: string): { runbookUrl?: string; problem?: string } {

@@ -176,6 +176,7 @@ export const EVENT_DATA_SCHEMAS: { readonly [T in EventType]: SchemaObject } = {
       threshold: { type: 'integer', minimum: 0, maximum: MAX_THRESHOLD_DAYS },
       ruleId: { type: 'integer', minimum: 1, maximum: MAX_RULE_ID },
       // hub extension (docs/expiry.md "Event fields"): optional, set by the hub's expiry scan
+      thresholdPercent: { type: 'integer', minimum: 1, maximum: 99 },
       runbookUrl: runbookUrlField,
       certificateName: text(L.name),
       namespace: text(L.namespace),

@@ -77,6 +77,8 @@ export interface ExpiringCertificateData {
   threshold: number;
   ruleId: number;
   // Hub extension (docs/expiry.md "Event fields"): set by the hub's expiry scan, absent on client-sent events.
+  /** the rule's share of the certificate's lifetime (`notify.certmgr.io/expiry-thresholds: "33%"`): 1..99 */
+  thresholdPercent?: number;
   /** the certificate's `notify.certmgr.io/runbook-url` */
   runbookUrl?: string;
   /** the first place's Certificate (else Secret) name, namespace and cluster name */

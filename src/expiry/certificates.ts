@@ -2,6 +2,7 @@
  * Inventory rows → certificates for expiry, pure: rows of the same issuer DN and serial are one certificate,
  * served from several places (Secrets, clusters).
  */
+import type { ExpiryThreshold } from '../model/expiry-thresholds.js';
 import type { ExpiryCursor, ExpiryInventoryRow } from '../store/types.js';
 import { certIdOf, certKey } from './decide.js';
 
@@ -23,6 +24,8 @@ export interface ExpiryCertificate {
   serial: string;
   issuer: string | null;
   commonName: string | null;
+  /** the lifetime's start (null or absent: unknown), for thresholds as a share of the lifetime */
+  notBefore?: number | null;
   notAfter: number;
   /** union over its places, sorted */
   applicationIds: string[];
@@ -32,8 +35,8 @@ export interface ExpiryCertificate {
   dnsNames: string[];
   /** every place is ignored (`notify.certmgr.io/ignore`, docs/annotations.md) */
   ignored: boolean;
-  /** the first (sorted) place's own thresholds that has any; null: the configuration's */
-  expiryThresholds: number[] | null;
+  /** the first (sorted) place's own thresholds that has any (days, shares); null: the configuration's */
+  expiryThresholds: ExpiryThreshold[] | null;
   /** the first (sorted) place's runbook URL that has one */
   runbookUrl: string | null;
 }
@@ -92,6 +95,7 @@ export function groupCertificates(rows: readonly ExpiryInventoryRow[]): ExpiryCe
       serial: first.serial.toUpperCase(),
       issuer: first.issuer,
       commonName: all.find((r) => r.commonName !== null)?.commonName ?? null,
+      notBefore: all.find((r) => typeof r.notBefore === 'number')?.notBefore ?? null,
       notAfter: Math.min(...all.map((r) => r.notAfter)),
       applicationIds: [...apps].sort(),
       places: counted.map((r) => r.place),

@@ -5,7 +5,8 @@
  * - A certificate for expiry is its issuer DN + serial (`certKey`): the same certificate served from several
  *   Secrets or clusters is one certificate, notified once, with every place listed.
  * - days left = days until notAfter, rounded up (9 days 23 h → 10); a rule is crossed when days left ≤ its
- *   threshold. 0 or less: expired.
+ *   threshold (the same as: the time left ≤ threshold × 24 h). 0 or less: expired. A share of the lifetime
+ *   (`"33%"`, rule ids 2001..2003) is crossed when the time left ≤ that share of notAfter − notBefore.
  * - At most one event per certificate per evaluation: the most urgent crossed rule (smallest threshold). Less
  *   urgent rules crossed at the same time are marked covered (not emitted): a certificate first seen (or seen
  *   again after downtime) 5 days before expiry with thresholds 30/14/7 gets one event, for rule 3.
@@ -22,17 +23,18 @@
  * - Disabled configuration, an ignored or an unmonitored certificate: no event, marks kept.
  */
 import { createHash } from 'node:crypto';
-import { certificateRulesOf, isMonitored, rulesOf, type MonitoringConfigInput } from '../model/monitoring.js';
+import { lifetimeOf, ownRulesOf, type ExpiryRule, type ExpiryThreshold } from '../model/expiry-thresholds.js';
+import { isMonitored, rulesOf, type MonitoringConfigInput } from '../model/monitoring.js';
 
 export const DAY_MS = 86_400_000;
-
-type ExpiryRule = ReturnType<typeof rulesOf>[number];
 
 export interface ExpiryMark {
   ruleId: number;
   threshold: number;
   /** days left when the mark was made */
   daysLeft: number;
+  /** the time left when the mark was made, in ms (absent on older marks: daysLeft × 24 h stands for it) */
+  leftMs?: number;
   /** an event was emitted for it (else it was covered by a more urgent rule) */
   emitted: boolean;
 }
@@ -65,22 +67,39 @@ export function scanHorizon(thresholds: readonly number[], now: number): number 
   return now + Math.max(0, ...thresholds) * DAY_MS;
 }
 
+/** How long before notAfter a rule is crossed: its days, or its share of the lifetime. */
+const ruleMs = (r: ExpiryRule): number => r.share?.ms ?? r.threshold * DAY_MS;
+
 /**
- * A mark is made when the days left are within the marked rule's threshold (m.daysLeft ≤ m.threshold), so a
- * mark of the same rule and threshold always satisfies it; a mark made at or past this rule's threshold, of
- * any rule, means the certificate was already told about this point.
+ * A mark is made when the time left is within the marked rule's threshold, so a mark of the same rule and
+ * threshold always satisfies it; a mark made at or past this rule's threshold, of any rule, means the
+ * certificate was already told about this point. For whole days, `leftMs ≤ days × 24 h` is `daysLeft ≤ days`:
+ * an older mark without leftMs decides alike.
  */
 function satisfied(rule: ExpiryRule, marks: readonly ExpiryMark[]): boolean {
-  return marks.some((m) => m.daysLeft <= rule.threshold);
+  return marks.some((m) => (m.leftMs ?? m.daysLeft * DAY_MS) <= ruleMs(rule));
 }
 
-/** The rules that apply to a certificate: its own thresholds (annotation) when it has any, else the configuration's. */
-export function expiryRulesOf(cert: { expiryThresholds?: readonly number[] | null }, config: Pick<MonitoringConfigInput, 'thresholds'>) {
-  return cert.expiryThresholds?.length ? certificateRulesOf(cert.expiryThresholds) : rulesOf(config.thresholds);
+/**
+ * The rules that apply to a certificate: its own thresholds (annotation) when they give any rule (shares need
+ * the lifetime, notAfter − notBefore), else the configuration's.
+ */
+export function expiryRulesOf(
+  cert: { expiryThresholds?: readonly ExpiryThreshold[] | null; notBefore?: number | null; notAfter?: number },
+  config: Pick<MonitoringConfigInput, 'thresholds'>,
+): ExpiryRule[] {
+  const own = cert.expiryThresholds?.length ? ownRulesOf(cert.expiryThresholds, lifetimeOf(cert.notBefore, cert.notAfter)) : [];
+  return own.length ? own : rulesOf(config.thresholds);
 }
 
 export function decideExpiry(
-  cert: { notAfter: number; applicationIds: readonly string[]; ignored?: boolean; expiryThresholds?: readonly number[] | null },
+  cert: {
+    notAfter: number;
+    notBefore?: number | null;
+    applicationIds: readonly string[];
+    ignored?: boolean;
+    expiryThresholds?: readonly ExpiryThreshold[] | null;
+  },
   config: MonitoringConfigInput,
   state: ExpiryState | undefined,
   now: number,
@@ -93,16 +112,17 @@ export function decideExpiry(
   const marks = state && state.notAfter === cert.notAfter ? state.marks : [];
 
   const left = daysLeft(cert.notAfter, now);
-  const crossed = expiryRulesOf(cert, config).filter((r) => left <= r.threshold && !satisfied(r, marks));
+  const leftMs = cert.notAfter - now;
+  const crossed = expiryRulesOf(cert, config).filter((r) => leftMs <= ruleMs(r) && !satisfied(r, marks));
   if (!crossed.length) return { skipped: 'none-crossed' };
 
-  const most = [...crossed].sort((a, b) => a.threshold - b.threshold || a.ruleId - b.ruleId)[0]!;
+  const most = [...crossed].sort((a, b) => ruleMs(a) - ruleMs(b) || a.ruleId - b.ruleId)[0]!;
   const crossedIds = new Set(crossed.map((r) => r.ruleId));
   const next: ExpiryState = {
     notAfter: cert.notAfter,
     marks: [
       ...marks.filter((m) => !crossedIds.has(m.ruleId)),
-      ...crossed.map((r) => ({ ruleId: r.ruleId, threshold: r.threshold, daysLeft: left, emitted: r === most })),
+      ...crossed.map((r) => ({ ruleId: r.ruleId, threshold: r.threshold, daysLeft: left, leftMs, emitted: r === most })),
     ].sort((a, b) => a.ruleId - b.ruleId),
   };
   return { due: { ...most, daysLeft: left }, next };
@@ -131,6 +151,7 @@ export function decodeMarks(raw: unknown): ExpiryMark[] {
       typeof (m as ExpiryMark).ruleId === 'number' &&
       typeof (m as ExpiryMark).threshold === 'number' &&
       typeof (m as ExpiryMark).daysLeft === 'number' &&
+      ((m as ExpiryMark).leftMs === undefined || typeof (m as ExpiryMark).leftMs === 'number') &&
       typeof (m as ExpiryMark).emitted === 'boolean',
   );
 }

@@ -8,7 +8,7 @@ import type { InternalEvent } from '../events/families.js';
 import { sanitizeEvent } from '../events/sanitize.js';
 import type { ExpiringCertificateData } from '../events/types.js';
 import type { CertificatePlace, ExpiryCertificate } from './certificates.js';
-import type { DueExpiration } from './decide.js';
+import { DAY_MS, type DueExpiration } from './decide.js';
 
 /** daysUntilExpiry's schema bound (src/events/schemas.ts): a notAfter of the distant past is clamped to it. */
 const MIN_DAYS_UNTIL_EXPIRY = -100_000;
@@ -50,6 +50,10 @@ export function expiryEvent(cert: ExpiryCertificate, due: DueExpiration, now: nu
       : due.daysLeft === 0
         ? 'expired less than a day ago'
         : `expired ${plural(-due.daysLeft, 'day')} ago`;
+  // a share of the lifetime says so: 33% of a 6-day lifetime is 2 days
+  const share = due.share
+    ? `${due.share.percent}% of a lifetime of ${plural(Number((due.share.lifetimeMs / DAY_MS).toFixed(1)), 'day')}, `
+    : '';
   const named = cert.places.slice(0, MAX_PLACES).map(placeText);
   const more = cert.places.length - named.length;
   const where =
@@ -59,7 +63,7 @@ export function expiryEvent(cert: ExpiryCertificate, due: DueExpiration, now: nu
   const message =
     `Certificate ${name} (id ${cert.id}${cn}), serial number ${cert.serial}, issuer ${cert.issuer || 'unknown'}, ${apps}: ` +
     `${when} (${plural(due.daysLeft, 'day')} until expiration); valid until ${new Date(cert.notAfter).toISOString()}. ` +
-    `Threshold ${plural(due.threshold, 'day')} (rule ${due.ruleId}). ${where}`;
+    `Threshold ${plural(due.threshold, 'day')} (${share}rule ${due.ruleId}). ${where}`;
   const data: ExpiringCertificateData = {
     name: expirationName(due.daysLeft),
     applicationIds: [...cert.applicationIds],
@@ -67,6 +71,7 @@ export function expiryEvent(cert: ExpiryCertificate, due: DueExpiration, now: nu
     notificationDate: notificationDate(now),
     threshold: due.threshold,
     ruleId: due.ruleId,
+    ...(due.share ? { thresholdPercent: due.share.percent } : {}),
     ...(first ? { certificateName: first.certificateName ?? first.secretName, namespace: first.namespace } : {}),
     ...(first?.clusterName ? { clusterName: first.clusterName } : {}),
     notAfter: new Date(cert.notAfter).toISOString(),

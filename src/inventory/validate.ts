@@ -76,7 +76,9 @@ const facts: SchemaObject = {
       minItems: 1,
       maxItems: L.expiryThresholds,
       uniqueItems: true,
-      items: { type: 'integer', minimum: 1, maximum: L.expiryThresholdDays },
+      // whole days, or a whole percent of the lifetime in its canonical form (src/model/expiry-thresholds.ts):
+      // the bounds apply to numbers, the pattern to strings (one error per bad entry)
+      items: { type: ['integer', 'string'], minimum: 1, maximum: L.expiryThresholdDays, pattern: '^[1-9][0-9]?%$' },
     },
     // the format checks the length first (one message, not two)
     runbookUrl: { type: 'string', format: 'runbook-url' },
@@ -115,7 +117,8 @@ const FORMATS: FormatProblems = {
   'runbook-url': runbookUrlProblem,
 };
 
-const ajv = new Ajv({ allErrors: true, strict: true });
+// union types: an expiry threshold is an integer (days) or a string (a share of the lifetime)
+const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
 for (const [name, problem] of Object.entries(FORMATS))
   ajv.addFormat(name, { type: 'string', validate: (v: string) => problem(v) === undefined });
 const validate = ajv.compile(REPORT_SCHEMA);

@@ -12,6 +12,8 @@
  * report is applied, the cluster's rows not seen in that epoch are removed.
  */
 
+import type { ExpiryThreshold } from './expiry-thresholds.js';
+
 export const INVENTORY_PROTOCOL = 1;
 
 /** Upserts + deletes in one report (a snapshot of more certificates is sent in several reports). */
@@ -88,8 +90,11 @@ export interface CertificateFacts extends CertificateLocation {
    * Certificate). Optional: agents before issue 11 do not send them. `ignore`: no expiry events for this row.
    */
   ignore?: boolean;
-  /** the certificate's own expiry thresholds (days, distinct, 1 to MAX_THRESHOLDS of them): they replace the company's */
-  expiryThresholds?: number[];
+  /**
+   * the certificate's own expiry thresholds (distinct, 1 to MAX_THRESHOLDS of them): whole days, or a whole
+   * percent of the lifetime as `"33%"` (src/model/expiry-thresholds.ts); they replace the company's
+   */
+  expiryThresholds?: ExpiryThreshold[];
   /** http(s) URL, carried to the certificate's expiration events as data.runbookUrl */
   runbookUrl?: string;
 }

@@ -2,6 +2,7 @@
  * The expiry evaluation's store operations (issue 10, src/expiry/), written once over SqlDb for both engines:
  * the inventory read by notAfter (migration 6's (company_id, not_after) index) and the marks (migration 7).
  */
+import { isExpiryThreshold, type ExpiryThreshold } from '../model/expiry-thresholds.js';
 import { bool } from './rows.js';
 import { type SqlDb, type SqlRow, placeholders } from './sqldb.js';
 import type { ExpiryInventoryRow, ExpiryMarksRecord, ExpiryOps } from './types.js';
@@ -45,14 +46,17 @@ function stringList(text: unknown): string[] {
   }
 }
 
-/** expiry_thresholds: the hub validated them on the way in; anything else stored counts as none (the company's). */
-function thresholdList(text: unknown): number[] | null {
+/**
+ * expiry_thresholds: days and shares (`"33%"`); the hub validated them on the way in; anything else stored counts
+ * as none (the company's).
+ */
+function thresholdList(text: unknown): ExpiryThreshold[] | null {
   if (typeof text !== 'string') return null;
   try {
     const v: unknown = JSON.parse(text);
     if (!Array.isArray(v)) return null;
-    const days = v.filter((x): x is number => typeof x === 'number' && Number.isInteger(x) && x > 0);
-    return days.length ? days : null;
+    const own = v.filter(isExpiryThreshold);
+    return own.length ? own : null;
   } catch {
     return null;
   }
@@ -68,6 +72,7 @@ function rowToInventory(row: SqlRow): ExpiryInventoryRow {
     serial: str(row, 'serial'),
     issuer: strOrNull(row, 'issuer'),
     commonName: strOrNull(row, 'common_name'),
+    notBefore: row['not_before'] === null || row['not_before'] === undefined ? null : int(row, 'not_before'),
     notAfter: int(row, 'not_after'),
     applicationIds: stringList(row['application_ids']),
     dnsNames: stringList(row['dns_names']),
@@ -113,7 +118,7 @@ export function createExpiryOps(db: SqlDb): ExpiryOps {
       const keyset = after ? 'AND i.not_after >= ? AND (i.not_after, i.cluster_id, i.namespace, i.secret_name) > (?, ?, ?, ?)' : '';
       const rows = await db.all(
         `SELECT i.cluster_id, c.name AS cluster_name, i.namespace, i.secret_name, i.certificate_name, i.serial, i.issuer,
-                i.common_name, i.not_after, i.application_ids, i.dns_names, i.ignored, i.expiry_thresholds, i.runbook_url
+                i.common_name, i.not_before, i.not_after, i.application_ids, i.dns_names, i.ignored, i.expiry_thresholds, i.runbook_url
            FROM inventory_certificates i
            LEFT JOIN clusters c ON c.company_id = i.company_id AND c.id = i.cluster_id
           WHERE i.company_id = ? AND ${range} AND i.serial IS NOT NULL ${keyset}

@@ -3,6 +3,7 @@
  * that reads or changes a company's rows filters by company_id. Bulk writes are multi-row statements: a report
  * of 1,000 certificates is a handful of statements, not 1,000.
  */
+import { ownThresholdMaxDays, type ExpiryThreshold } from '../model/expiry-thresholds.js';
 import { INVENTORY_HEALTH_SQL } from './migrations.js';
 import { bool, int, intOrNull, json, str, strOrNull } from './rows.js';
 import { type SqlDb, type SqlRow, type SqlValue, placeholders } from './sqldb.js';
@@ -121,7 +122,7 @@ function certToRow(r: InventoryCertificateRecord): SqlValue[] {
     r.updatedAt,
     r.ignored,
     r.expiryThresholds === null ? null : enc(r.expiryThresholds),
-    r.expiryThresholds === null ? null : Math.max(...r.expiryThresholds),
+    ownThresholdMaxDays(r.expiryThresholds, r.notBefore, r.notAfter),
     r.runbookUrl,
   ];
 }
@@ -149,7 +150,7 @@ function rowToCert(row: SqlRow): ListedCertificate {
     labels: json<Record<string, string>>(row, 'labels'),
     chainNotAfter: intOrNull(row, 'chain_not_after'),
     ignored: bool(row, 'ignored'),
-    expiryThresholds: row['expiry_thresholds'] === null ? null : json<number[]>(row, 'expiry_thresholds'),
+    expiryThresholds: row['expiry_thresholds'] === null ? null : json<ExpiryThreshold[]>(row, 'expiry_thresholds'),
     runbookUrl: strOrNull(row, 'runbook_url'),
     epoch: str(row, 'epoch'),
     updatedAt: int(row, 'updated_at'),

@@ -9,6 +9,7 @@ import type { WeakLinkOps } from './weak-links.js';
 import type { EventTypeId } from '../events/families.js';
 import type { IntegrationRecord, MonitoringConfigRecord, RouterRecord, SilenceRecord, TemplateRecord } from '../model/records.js';
 import type { GroupRow, MemberRow } from '../grouping/records.js';
+import type { ExpiryThreshold } from '../model/expiry-thresholds.js';
 
 // The records are domain types (src/model/); re-exported because every store caller names them from here.
 export type {
@@ -107,13 +108,15 @@ export interface ExpiryInventoryRow {
   serial: string;
   issuer: string | null;
   commonName: string | null;
+  /** the lifetime's start, for thresholds as a share of it (null or absent: unknown) */
+  notBefore?: number | null;
   notAfter: number;
   applicationIds: string[];
   dnsNames: string[];
   /** per-resource policy (migration 14, docs/annotations.md) */
   ignored: boolean;
-  /** the row's own thresholds (null: the company's) */
-  expiryThresholds: number[] | null;
+  /** the row's own thresholds, days or shares of the lifetime (null: the company's) */
+  expiryThresholds: ExpiryThreshold[] | null;
   runbookUrl: string | null;
 }
 
@@ -507,7 +510,7 @@ export interface InventoryCertificateRecord {
   chainNotAfter: number | null;
   /** per-resource policy (migration 14, docs/annotations.md) */
   ignored: boolean;
-  expiryThresholds: number[] | null;
+  expiryThresholds: ExpiryThreshold[] | null;
   runbookUrl: string | null;
   epoch: string;
   updatedAt: number;

@@ -33,7 +33,7 @@ describe('notify.certmgr.io/expiry-thresholds', () => {
     [' 14 , 2 ', [14, 2]],
     ['7 3', [7, 3]],
     ['30', [30]],
-    ['7,7,3', [7, 3]],
+    ['7,7,3', /has 7 twice/],
     ['3650,1', [3650, 1]],
     ['', /names no threshold/],
     [',', /names no threshold/],
@@ -54,6 +54,58 @@ describe('notify.certmgr.io/expiry-thresholds', () => {
       expect(r.problem).toMatch(want);
       expect(r.problem).toMatch(/the monitoring configuration's thresholds apply$/);
     }
+  });
+});
+
+describe('notify.certmgr.io/expiry-thresholds: shares of the lifetime, strict and bounded', () => {
+  it.each<[string, (number | string)[] | RegExp]>([
+    ['33%', ['33%']],
+    ['33%,10%', ['33%', '10%']],
+    ['10% 33%', ['33%', '10%']], // sorted: the rule ids do not depend on the order written
+    ['1%', ['1%']],
+    ['99%', ['99%']],
+    ['033%', ['33%']], // like "07" for days
+    ['14,33%', [14, '33%']],
+    ['10%,3,33%', [3, '33%', '10%']], // days first, then shares, each from the largest down
+    ['0%', /has "0%": a share of the lifetime is 1% to 99%/],
+    ['100%', /has "100%": a share of the lifetime is 1% to 99%/],
+    ['150%', /has "150%": a share of the lifetime is 1% to 99%/],
+    ['33.3%', /has "33.3%", which is not a whole percent;/],
+    ['.5%', /has ".5%", which is not a whole percent/],
+    ['-5%', /has "-5%", which is not a whole percent of the lifetime/],
+    ['%', /has "%", which is not a whole percent of the lifetime/],
+    ['33%%', /has "33%%", which is not a whole percent of the lifetime/],
+    ['33 %', /has "%", which is not a whole percent of the lifetime/],
+    ['１０%', /has "１０%", which is not a whole percent of the lifetime/],
+    ['99999%', /has "99999%", which is not a whole percent of the lifetime/],
+    ['33%,33%', /has "33%" twice/],
+    ['33%,033%', /has "33%" twice/],
+    ['7,07', /has 7 twice/],
+    ['33%,10%,5%,1%', /has 4 thresholds: at most 3 are allowed/],
+    ['14,33%,10%,1', /has 4 thresholds: at most 3 are allowed/],
+    [Array.from({ length: 1000 }, (_, i) => `${(i % 99) + 1}%`).join(','), /is too long/],
+    ['1%,'.repeat(1000), /is too long/],
+  ])('%j → %s', (v, want) => {
+    const r = parseExpiryThresholds(v);
+    if (Array.isArray(want)) expect(r).toEqual({ thresholds: want });
+    else {
+      expect(r.thresholds).toBeUndefined();
+      expect(r.problem).toMatch(want);
+      // the annotation is named, and what then applies
+      expect(r.problem).toMatch(/^notify\.certmgr\.io\/expiry-thresholds: /);
+      expect(r.problem).toMatch(/the monitoring configuration's thresholds apply$/);
+      expect(r.problem!.length).toBeLessThan(300); // a hostile value is cut in the message
+    }
+  });
+
+  it('the policy of a Certificate carries shares to the inventory; a bad one is a problem and no thresholds', () => {
+    const c = (v: string) => ({ metadata: { annotations: { [TH]: v } } });
+    expect(resourcePolicyOf(c('33%,10%'))).toEqual({ ignore: false, expiryThresholds: ['33%', '10%'], problems: [] });
+    const bad = resourcePolicyOf(c('150%'));
+    expect(bad.expiryThresholds).toBeUndefined();
+    expect(bad.problems).toEqual([
+      `notify.certmgr.io/expiry-thresholds: "150%" has "150%": a share of the lifetime is 1% to 99%; the monitoring configuration's thresholds apply`,
+    ]);
   });
 });
 

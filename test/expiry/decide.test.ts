@@ -39,9 +39,9 @@ describe('decideExpiry', () => {
     expect(d.next).toEqual({
       notAfter: NOW + 5 * DAY_MS,
       marks: [
-        { ruleId: 1, threshold: 30, daysLeft: 5, emitted: false },
-        { ruleId: 2, threshold: 14, daysLeft: 5, emitted: false },
-        { ruleId: 3, threshold: 7, daysLeft: 5, emitted: true },
+        { ruleId: 1, threshold: 30, daysLeft: 5, leftMs: 5 * DAY_MS, emitted: false },
+        { ruleId: 2, threshold: 14, daysLeft: 5, leftMs: 5 * DAY_MS, emitted: false },
+        { ruleId: 3, threshold: 7, daysLeft: 5, leftMs: 5 * DAY_MS, emitted: true },
       ],
     });
   });

@@ -13,6 +13,7 @@ import { commonNameOf, dnLines, dnsNamesOf } from './x509.js';
 import { derFacts, pemBody, type DerFacts } from './der.js';
 import { POLICY_ANNOTATIONS, resourcePolicyOf } from '../policy.js';
 import { runbookUrlProblem } from '../../validation/formats.js';
+import { isExpiryThreshold } from '../../model/expiry-thresholds.js';
 import { intern, lastBuilt, share } from '../intern.js';
 
 export const CERTIFICATE_NAME_ANNOTATION = 'cert-manager.io/certificate-name';
@@ -365,7 +366,7 @@ export function clampFacts(f: CertificateFacts): CertificateFacts {
   }
   const { expiryThresholds, runbookUrl, ...rest } = f;
   // the policy fields are parsed already (policy.ts); anything outside the hub's bounds is dropped, not cut
-  const thresholds = [...new Set(expiryThresholds ?? [])].filter((d) => Number.isInteger(d) && d >= 1 && d <= L.expiryThresholdDays);
+  const thresholds = [...new Set(expiryThresholds ?? [])].filter(isExpiryThreshold);
   return {
     ...rest,
     ...(thresholds.length && thresholds.length <= L.expiryThresholds ? { expiryThresholds: thresholds } : {}),
