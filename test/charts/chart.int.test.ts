@@ -516,6 +516,8 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         'health.unknownGracePeriodMs=0',
         '--set',
         'health.issuingGracePeriodMs=1800000',
+        '--set',
+        'health.renewalOverdueGrace=2h',
       );
       const c = podOf(ms).containers[0]!;
       expect(c.args).toEqual(['serve']);
@@ -528,8 +530,10 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         healthGracePeriodMs: 60_000,
         healthUnknownGracePeriodMs: 0,
         healthIssuingGracePeriodMs: 1_800_000,
+        healthRenewalOverdueGraceMs: 7_200_000,
       });
       await expect(template('--set', 'clusterId=not-a-uuid')).rejects.toThrow(/clusterId/);
+      await expect(template('--set', 'health.renewalOverdueGrace=3600')).rejects.toThrow(/renewalOverdueGrace/);
       await expect(template('--set', 'health.gracePeriodMs=-1')).rejects.toThrow(/gracePeriodMs/);
       await expect(template('--set', 'health.graceMs=1')).rejects.toThrow(/graceMs/);
       await expect(template('--set', 'mode=cluster')).rejects.toThrow(/mode/);

@@ -86,4 +86,8 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 - name: CERTMGR_NOTIFY_HEALTH_ISSUING_GRACE_PERIOD
   value: {{ $h.issuingGracePeriodMs | int64 | quote }}
 {{- end }}
+{{- with $h.renewalOverdueGrace }}
+- name: CERTMGR_NOTIFY_HEALTH_RENEWAL_OVERDUE_GRACE
+  value: {{ . | quote }}
+{{- end }}
 {{- end }}
