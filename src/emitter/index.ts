@@ -14,6 +14,7 @@ import { reconcileMetricsFor } from '../runtime/metrics.js';
 import { retryUntilAborted } from '../runtime/retry.js';
 import { realClock } from '../runtime/timers.js';
 import { HealthController } from './health/controller.js';
+import { RootCauseReader, kubeRootCauseApi } from './rootcause/reader.js';
 import { k8sEventRecorder } from '../kube/events.js';
 import { HEALTH_KINDS, type CertManagerObject, type HealthKind } from './health/observe.js';
 import { DEFAULT_RENEWAL_OVERDUE_GRACE_MS } from './health/renewal.js';
@@ -154,6 +155,9 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
         // the policy annotations of a Certificate's Secret (docs/annotations.md), when the inventory watches Secrets
         ...(facts ? { secrets: facts } : {}),
         events: k8sEventRecorder(core, { component: 'certmgr-notify-emitter', instance: clusterName, log }),
+        ...(opts.rootCauses !== false
+          ? { rootCauses: new RootCauseReader({ api: kubeRootCauseApi(kube.custom), log: log.child({ part: 'root-cause' }), clock }) }
+          : {}),
       });
       const h = health;
       // with the Secrets: a Certificate ignored on its Secret must not alert before that Secret is known

@@ -35,6 +35,11 @@ export interface EmitterOptions {
   renewalOverdueGraceMs?: number;
   /** every health object is evaluated at least this often; default 5 min */
   resyncMs?: number;
+  /**
+   * read the root cause of a Certificate about to be notified unhealthy (its CertificateRequest, Order and
+   * Challenges, on demand; docs/emitter.md "Root cause"); default true
+   */
+  rootCauses?: boolean;
   /** run the health part (default true) */
   health?: boolean;
   /**

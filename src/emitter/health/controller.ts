@@ -20,6 +20,8 @@ import { diffReady, type HealthOptions, type HealthState } from './diff.js';
 import { HEALTH_KINDS, observe, type CertManagerObject, type HealthKind } from './observe.js';
 import { CERTIFICATE_NAME_ANNOTATION, type TlsSecretFacts } from '../inventory/facts.js';
 import { resourcePolicyOf, type ResourcePolicy } from '../policy.js';
+import { withRootCause } from '../rootcause/event.js';
+import type { RootCauseReader } from '../rootcause/reader.js';
 
 /** `<Kind>/<namespace>/<name>`; ClusterIssuers have an empty namespace (so a stale one in an event is ignored). */
 export function healthKey(kind: HealthKind, namespace: string | undefined, name: string): string {
@@ -66,6 +68,8 @@ export interface HealthControllerOptions {
   secrets?: SecretCache;
   /** Kubernetes Events about annotations that were ignored (bad values); a warning is logged anyway */
   events?: EventRecorder;
+  /** the root cause of a Certificate about to be notified unhealthy, read on demand (docs/emitter.md "Root cause") */
+  rootCauses?: Pick<RootCauseReader, 'find'>;
 }
 
 const HEALTH_CONCURRENCY = 512;
@@ -192,6 +196,8 @@ export class HealthController {
     const obs = obj ? observe(ref.kind, obj, now, policy, this.opts.health) : undefined;
     const prev = this.opts.state.get(key);
     const d = diffReady(prev, obs, now, this.opts.health);
+    if (d.event?.type === 'evt.healthstatus.certmgr-certificate-resource.notready' && obj && this.opts.rootCauses)
+      d.event = withRootCause(d.event, await this.opts.rootCauses.find(obj));
     if (d.event) {
       await this.opts.sink.send([d.event]);
       this.opts.log.info(

@@ -4,6 +4,8 @@
  * pure classifier (classify.ts). Nothing is cached and nothing is watched: a cluster's CertificateRequests, Orders
  * and Challenges are never held in memory, only the few pages one lookup reads.
  *
+ * - Certificate: read again (get), for what the informer's cache leaves out to stay small: its labels and
+ *   status.revision.
  * - CertificateRequest: listed in the Certificate's namespace, by the Certificate's labels (cert-manager copies
  *   them onto its requests and their Orders), at most `pageSize` × `maxPages`; kept when its controller owner is
  *   the Certificate (uid) and its `cert-manager.io/certificate-revision` is the revision being issued
@@ -22,11 +24,20 @@ import type { Logger } from 'pino';
 import { kubeErrorCode } from '../../kube/errors.js';
 import { realClock, type Clock } from '../../runtime/timers.js';
 import type { CertManagerObject } from '../health/observe.js';
-import { rootCauseOf, type ChallengeFacts, type ConditionFacts, type OrderFacts, type RequestFacts, type RootCause } from './classify.js';
+import {
+  rootCauseOf,
+  type ChallengeFacts,
+  type ConditionFacts,
+  type IssuanceChain,
+  type OrderFacts,
+  type RequestFacts,
+  type RootCause,
+} from './classify.js';
 
-export type RootCausePlural = 'certificaterequests' | 'orders' | 'challenges';
+export type RootCausePlural = 'certificates' | 'certificaterequests' | 'orders' | 'challenges';
 
 const GROUPS: Record<RootCausePlural, string> = {
+  certificates: 'cert-manager.io',
   certificaterequests: 'cert-manager.io',
   orders: 'acme.cert-manager.io',
   challenges: 'acme.cert-manager.io',
@@ -204,7 +215,7 @@ export class RootCauseReader {
   }
 
   /** The root cause of an unhealthy Certificate, or undefined (none found, not allowed, too slow, failed). */
-  async find(cert: CertManagerObject): Promise<RootCause | undefined> {
+  async find(cert: { metadata?: { namespace?: string; name?: string } }): Promise<RootCause | undefined> {
     if (this.clock.now() < this.forbiddenUntil) return undefined;
     const signal = AbortSignal.timeout(this.timeoutMs);
     if (!(await this.slot(signal))) return undefined;
@@ -292,8 +303,12 @@ export class RootCauseReader {
     return out;
   }
 
-  private async chain(cert: CertManagerObject, signal: AbortSignal) {
-    const namespace = cert.metadata?.namespace ?? '';
+  private async chain(ref: { metadata?: { namespace?: string; name?: string } }, signal: AbortSignal): Promise<IssuanceChain> {
+    const namespace = ref.metadata?.namespace ?? '';
+    const name = ref.metadata?.name ?? '';
+    const cert = (await this.call('certificates', () => this.opts.api.get('certificates', namespace, name, signal))) as
+      CertManagerObject | undefined;
+    if (!cert) return {};
     const uid = cert.metadata?.uid;
     const revisions = wantedRevisions(cert);
     const requests = await this.listOwned(
