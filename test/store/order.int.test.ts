@@ -327,6 +327,9 @@ describe('migration 3 upgrades a populated outbox', () => {
             'deliveries_event_router_idx',
             'deliveries_order_idx',
             'deliveries_order_open_idx',
+            // migration 16: the list filters by status and by event
+            'deliveries_company_status_idx',
+            'deliveries_company_event_idx',
           ].sort(),
         );
       } finally {
