@@ -141,6 +141,17 @@ describe('validateInventoryReport', () => {
     ['an expiry threshold of 0 days', (_r, u) => (u.expiryThresholds = [7, 0]), 'upserts[1].expiryThresholds[1]'],
     ['an expiry threshold past 3650 days', (_r, u) => (u.expiryThresholds = [3651]), 'upserts[1].expiryThresholds[0]'],
     ['a fractional expiry threshold', (_r, u) => (u.expiryThresholds = [1.5]), 'upserts[1].expiryThresholds[0]'],
+    // shares of the lifetime: canonical "1%".."99%" only
+    ['a share of 0%', (_r, u) => (u.expiryThresholds = [7, '0%']), 'upserts[1].expiryThresholds[1]'],
+    ['a share of 100%', (_r, u) => (u.expiryThresholds = ['100%']), 'upserts[1].expiryThresholds[0]'],
+    ['a share of 150%', (_r, u) => (u.expiryThresholds = ['150%']), 'upserts[1].expiryThresholds[0]'],
+    ['a fractional share', (_r, u) => (u.expiryThresholds = ['33.3%']), 'upserts[1].expiryThresholds[0]'],
+    ['a negative share', (_r, u) => (u.expiryThresholds = ['-5%']), 'upserts[1].expiryThresholds[0]'],
+    ['a share not in its canonical form', (_r, u) => (u.expiryThresholds = ['033%']), 'upserts[1].expiryThresholds[0]'],
+    ['days as a string', (_r, u) => (u.expiryThresholds = ['7' as never]), 'upserts[1].expiryThresholds[0]'],
+    ['a boolean threshold', (_r, u) => (u.expiryThresholds = [true as never]), 'upserts[1].expiryThresholds[0]'],
+    ['a repeated share', (_r, u) => (u.expiryThresholds = ['33%', '33%']), 'upserts[1].expiryThresholds'],
+    ['four thresholds, days and shares', (_r, u) => (u.expiryThresholds = [14, '33%', '10%', '1%']), 'upserts[1].expiryThresholds'],
     ['a runbook URL of another scheme', (_r, u) => (u.runbookUrl = 'javascript:alert(1)'), 'upserts[1].runbookUrl'],
     ['a relative runbook URL', (_r, u) => (u.runbookUrl = '/runbooks/tls'), 'upserts[1].runbookUrl'],
     ['a runbook URL with credentials', (_r, u) => (u.runbookUrl = 'https://user:pw@wiki.example/'), 'upserts[1].runbookUrl'],
@@ -161,10 +172,12 @@ describe('validateInventoryReport', () => {
       runbookUrl: `https://wiki.example/${x(L.runbookUrl - 21)}`,
     };
     r.upserts[1] = { ...facts(1), ignore: false, runbookUrl: 'http://runbooks.internal:8080/tls#expiry' };
+    r.upserts[2] = { ...facts(2), expiryThresholds: [14, '99%', '1%'] };
     const v = validateInventoryReport(r);
     expect(v.ok && v.report.upserts.map((u) => [u.ignore, u.expiryThresholds, u.runbookUrl?.length])).toEqual([
       [true, [3650, 3, 1], L.runbookUrl],
       [false, undefined, 40],
+      [undefined, [14, '99%', '1%'], undefined],
     ]);
   });
 

@@ -190,6 +190,7 @@ describe('clampFacts: one odd Secret never makes the hub refuse a report', () =>
     // per-resource policy: dropped (not cut) when outside the hub's bounds
     ['four expiry thresholds', { expiryThresholds: [30, 14, 7, 1] }],
     ['an expiry threshold of 0 days and a repeated one', { expiryThresholds: [7, 7, 0] }],
+    ['shares out of bounds or not canonical', { expiryThresholds: ['100%', '0%', '33.3%', '033%', '33%'] }],
     ['a runbook URL of 3,000 characters', { runbookUrl: `https://wiki.example/${'x'.repeat(3000)}` }],
     ['a javascript: runbook URL', { runbookUrl: 'javascript:alert(1)' }],
   ];
@@ -211,6 +212,8 @@ describe('clampFacts: one odd Secret never makes the hub refuse a report', () =>
     expect(clampFacts(base)).toEqual(base);
     const policy = { ...base, ignore: true, expiryThresholds: [3650, 2, 1], runbookUrl: 'https://wiki.example/tls' };
     expect(clampFacts(policy)).toEqual(policy);
+    const shares: CertificateFacts = { ...base, expiryThresholds: [14, '33%', '1%'] };
+    expect(clampFacts(shares)).toEqual(shares);
   });
 });
 
@@ -240,6 +243,9 @@ describe('per-resource policy in the facts (docs/annotations.md)', () => {
     ['on the Certificate', {}, { [TH]: '14', [RB]: 'https://c.example/' }, { expiryThresholds: [14], runbookUrl: 'https://c.example/' }],
     ['the Secret wins', { [TH]: '2' }, { [TH]: '14', [IG]: 'true' }, { expiryThresholds: [2], ignore: true }],
     ['bad values are not sent', { [TH]: '0,1', [RB]: 'ftp://x.example/' }, { [IG]: 'nope' }, {}],
+    ['shares of the lifetime, sorted', { [TH]: '10%, 33%' }, {}, { expiryThresholds: ['33%', '10%'] }],
+    ['days and shares', {}, { [TH]: '33%,3' }, { expiryThresholds: [3, '33%'] }],
+    ['a share out of bounds is not sent', { [TH]: '150%' }, {}, {}],
   ])('%s', (_name, onSecret, onCert, want) => {
     const c = certificate();
     const cert = { ...c, metadata: { ...c.metadata, annotations: onCert } };
