@@ -17,6 +17,12 @@ import { ensureKubeTools, type KubeEnv } from '../support/kube.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
 
+/** The emitter's on-demand root-cause reads (docs/emitter.md "Root cause"). */
+const ROOT_CAUSE_RULES = [
+  { apiGroups: ['cert-manager.io'], resources: ['certificaterequests'], verbs: ['get', 'list'] },
+  { apiGroups: ['acme.cert-manager.io'], resources: ['orders', 'challenges'], verbs: ['get', 'list'] },
+];
+
 interface Manifest {
   kind: string;
   metadata: { name: string; namespace?: string };
@@ -675,6 +681,7 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         const ms = await template(...AGENT);
         expect(rulesOf(ms, 'ClusterRole')).toEqual([
           { apiGroups: ['cert-manager.io'], resources: ['issuers', 'clusterissuers', 'certificates'], verbs: ['get', 'list', 'watch'] },
+          ...ROOT_CAUSE_RULES,
           { apiGroups: [''], resources: ['secrets'], verbs: ['list', 'watch'] },
           { apiGroups: [''], resources: ['namespaces'], resourceNames: ['kube-system'], verbs: ['get'] },
         ]);
@@ -741,9 +748,18 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         expect(watch.metadata.namespace).toBe('apps');
         expect(watch.rules).toEqual([
           { apiGroups: ['cert-manager.io'], resources: ['issuers', 'certificates'], verbs: ['get', 'list', 'watch'] },
+          ...ROOT_CAUSE_RULES,
           { apiGroups: [''], resources: ['secrets'], verbs: ['list', 'watch'] },
         ]);
         expect(one<{ metadata: { namespace: string } }>(ns, 'RoleBinding', 'rel-certmgr-notify-watch').metadata.namespace).toBe('apps');
+      });
+
+      it('root causes: get and list (never watch) on certificaterequests, orders and challenges, cluster-wide or in watchNamespace', async () => {
+        expect(rulesOf(await template(...AGENT), 'ClusterRole')).toEqual(expect.arrayContaining(ROOT_CAUSE_RULES));
+        const ns = await template(...AGENT, '--set', 'agent.watchNamespace=apps');
+        expect(rulesOf(ns, 'ClusterRole').some((r) => r.resources.includes('challenges'))).toBe(false);
+        expect(rulesOf(ns, 'Role', 'rel-certmgr-notify-watch')).toEqual(expect.arrayContaining(ROOT_CAUSE_RULES));
+        expect(rulesOf(await template(), 'ClusterRole')).toEqual(expect.arrayContaining(ROOT_CAUSE_RULES)); // standalone
       });
 
       it('refuses to render without clusterName, hubUrl or the key Secret, and with what an agent does not serve', async () => {
