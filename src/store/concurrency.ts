@@ -64,7 +64,7 @@ export interface CompanyStoreLimits {
 }
 
 /**
- * 2 running: a page is a few milliseconds of index reads, so two keep one company's console and API fast while
+ * 2 running: a page is one short index read, so two keep one company's console and API fast while
  * the rest of a PostgreSQL pool (10 by default) and the SQLite thread's queue stay free for the others. 256
  * queued (a waiting call holds a closure, no connection): above what the GraphQL requests' own cap lets one
  * company ask at once (4 requests of 30 aliases), so it is the backstop for everything else on the request path.
