@@ -62,6 +62,11 @@ export const routerSpecSchema = defineSchema({
       pattern: INTERVAL_PATTERN,
       description: 'Reminders: while a resource or group stays unhealthy, notify again at this interval (1m to 90d). Omitted: none.',
     },
+    holdUnderIssuer: {
+      type: 'boolean',
+      description:
+        'Certificate health routers (docs/grouping.md): certificates failing while their Issuer or ClusterIssuer is not ready are held under one notification per issuer outage, released as one summary when it recovers. Omitted: false (one notification per event).',
+    },
   },
 });
 

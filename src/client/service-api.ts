@@ -34,6 +34,8 @@ export interface RouterPolicyView {
   groupWait: string;
   groupInterval: string;
   repeatInterval: string | null;
+  /** absent: false */
+  holdUnderIssuer?: boolean;
 }
 
 export interface RouterView {
@@ -160,6 +162,7 @@ const ListRouters = /* GraphQL */ `
           groupWait
           groupInterval
           repeatInterval
+          holdUnderIssuer
         }
       }
     }

@@ -154,7 +154,8 @@ export interface MemberCounts {
   resolved: number;
 }
 
-export type FlushKind = 'notify' | 'resolved' | 'repeat';
+/** notify, resolved, repeat: a group's; held (the issuer's incident opens), released (its summary): a hold's (hold.ts). */
+export type FlushKind = 'notify' | 'resolved' | 'repeat' | 'held' | 'released';
 
 export interface FlushPlan {
   /** The notification to write, or null. */

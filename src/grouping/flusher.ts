@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { StoreOps, Store } from '../store/types.js';
 import { GROUPING_LIMITS, needsEventCopy, planFlush, type FlushKind, type GroupRow } from './decide.js';
 import { snapshotOf } from './snapshot.js';
+import { planHoldFlush } from './hold.js';
 
 export interface GroupFlusherOptions {
   store: Store;
@@ -47,7 +48,7 @@ function flushMetrics(registry: Registry, store: Store): FlushMetrics {
   return {
     sent: new Counter({
       name: 'certmgr_notify_group_notifications_total',
-      help: 'Group notifications written, by kind: notify (new or changed group), resolved (all recovered), repeat (repeatInterval)',
+      help: 'Group notifications written, by kind: notify (new or changed group), resolved (all recovered), repeat (repeatInterval), held (an issuer hold opened), released (an issuer hold summary)',
       labelNames: ['kind'],
       registers: [registry],
     }),
@@ -130,12 +131,14 @@ export class GroupFlusher {
     // copy of the group's newest event
     const copy = needsEventCopy(g);
     const eventId = copy ? this.#o.newId() : g.lastEventId;
-    const plan = planFlush(g, counts, now, eventId);
+    // a hold (held under the issuer, hold.ts) has its own timing; its notification carries where the issuer stands
+    const hold = g.holdIssuer ? planHoldFlush(g, counts, now, eventId) : null;
+    const plan = hold ?? planFlush(g, counts, now, eventId);
     let sent: FlushKind | null = null;
     if (plan.send) {
       const firing = plan.send.allResolved ? [] : await tx.listGroupMembers(g.id, 'firing', GROUPING_LIMITS.listed);
       const resolved = plan.send.kind === 'repeat' ? [] : await tx.listGroupMembers(g.id, 'resolved', GROUPING_LIMITS.listed);
-      const snapshot = snapshotOf(g, plan.send, firing, resolved);
+      const snapshot = snapshotOf(hold ? { ...g, labels: hold.labels } : g, plan.send, firing, resolved);
       const source = copy ? await tx.getEvent(g.companyId, g.lastEventId) : null;
       if (copy && !source) {
         this.#o.log.warn({ companyId: g.companyId, groupId: g.id }, 'group repeat skipped: its newest event is gone');

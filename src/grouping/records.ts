@@ -46,4 +46,13 @@ export interface GroupRow {
   /** The newest event accepted into the group, and the one the last notification was written under. */
   lastEventId: string;
   lastFlushEventId: string | null;
+  /**
+   * Held under the issuer (migration 21, hold.ts): the issuer's correlation key when this row is a router's hold of
+   * that issuer's certificates; null or absent for a group.
+   */
+  holdIssuer?: string | null;
+  /** A hold: when its issuer was seen ready again; null while it is not ready. */
+  issuerReadyAt?: number | null;
+  /** A hold: its summary went out (the issuer recovered and certificates stayed broken past the grace). */
+  holdReleased?: boolean;
 }

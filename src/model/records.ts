@@ -57,6 +57,11 @@ export interface RouterRecord {
   groupIntervalMs: number;
   /** Reminders: while a resource (or a group) stays unhealthy, notify again at this interval; null = off. */
   repeatIntervalMs: number | null;
+  /**
+   * Held under the issuer (docs/grouping.md): a certificate failing while its issuer is not ready is held under one
+   * notification per issuer outage instead of one of its own; off = the spec's one notification per event.
+   */
+  holdUnderIssuer: boolean;
   generation: RouterGeneration;
   managedBy: string | null;
   createdAt: number;
@@ -67,11 +72,14 @@ export interface RouterRecord {
  * A router's notification policy when none is given: no grouping (the spec's one notification per event), no
  * reminders; the wait and interval are Alertmanager's defaults, used once `groupBy` is set.
  */
-export const ROUTER_POLICY_DEFAULTS: Readonly<Pick<RouterRecord, 'groupBy' | 'groupWaitMs' | 'groupIntervalMs' | 'repeatIntervalMs'>> = {
+export const ROUTER_POLICY_DEFAULTS: Readonly<
+  Pick<RouterRecord, 'groupBy' | 'groupWaitMs' | 'groupIntervalMs' | 'repeatIntervalMs' | 'holdUnderIssuer'>
+> = {
   groupBy: [],
   groupWaitMs: 30_000,
   groupIntervalMs: 300_000,
   repeatIntervalMs: null,
+  holdUnderIssuer: false,
 };
 
 /** A template's parts (docs/templates.md): one for every integration type, and `default` for the others. */

@@ -332,6 +332,7 @@ function desiredRouterPolicy(spec: NotificationRouterSpec): RouterPolicyView {
     groupWait: norm(spec.groupWait, ROUTER_POLICY_DEFAULTS.groupWaitMs),
     groupInterval: norm(spec.groupInterval, ROUTER_POLICY_DEFAULTS.groupIntervalMs),
     repeatInterval: spec.repeatInterval ? norm(spec.repeatInterval, 0) : null,
+    holdUnderIssuer: spec.holdUnderIssuer ?? ROUTER_POLICY_DEFAULTS.holdUnderIssuer,
   };
 }
 

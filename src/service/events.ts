@@ -24,6 +24,7 @@ import {
   type SilenceMatch,
 } from '../silences/decide.js';
 import { addGroupMembers, isGrouped, type GroupedMatch } from '../grouping/ingest.js';
+import { applyHolds, holdsUnderIssuer, moveIssuerHolds, type HoldCandidate } from '../grouping/hold-ingest.js';
 import type { ServiceContext, ServiceRuntime } from './context.js';
 import { ValidationErrors, type FieldError } from './errors.js';
 
@@ -99,6 +100,8 @@ interface PlannedEvent {
   reminders: ReminderCandidate[];
   /** Matches of routers with groupBy: members of a group, no delivery row (docs/grouping.md). */
   grouped: GroupedMatch[];
+  /** Matches of routers with holdUnderIssuer: decided in the transaction (docs/grouping.md "Held under the issuer"). */
+  holds: HoldCandidate[];
   /** Its order fields: the health page's resource key and position (src/service/health.ts). */
   order: EventOrder;
 }
@@ -110,11 +113,11 @@ export async function acceptEvents(ctx: ServiceContext, events: InternalEvent[],
   const now = ctx.now();
   const planned = await planEvents(ctx, ctx.store, snap, events, deps, now);
   // the worker is woken at the commit, so the send does not wait for the commit's fsync; the 202 does
-  const capped = await ctx.store.ingestTransaction(
+  const written = await ctx.store.ingestTransaction(
     (tx) => writePlanned(tx, ctx, planned, now, deps),
     () => deps.onAccepted?.(),
   );
-  return reportAccepted(planned, deps, capped, false);
+  return reportAccepted(planned, deps, written, false);
 }
 
 /**
@@ -131,13 +134,13 @@ export async function acceptEventsInTransaction(
 ): Promise<{ accepted: AcceptedEvent[]; unmatched: number; committed(): void }> {
   const now = ctx.now();
   const planned = await planEvents(ctx, tx, snap, events, deps, now);
-  const capped = await writePlanned(tx, ctx, planned, now, deps);
+  const written = await writePlanned(tx, ctx, planned, now, deps);
   let reported = false;
   return {
-    accepted: planned.map((p) => ({ id: p.eventId, deliveries: p.deliveries.length })),
+    accepted: planned.map((p) => ({ id: p.eventId, deliveries: p.deliveries.length + (written.passedRows.get(p.eventId) ?? 0) })),
     unmatched: unmatchedEvents(planned),
     committed() {
-      if (!reported) reportAccepted(planned, deps, capped);
+      if (!reported) reportAccepted(planned, deps, written);
       reported = true;
     },
   };
@@ -147,8 +150,8 @@ export async function acceptEventsInTransaction(
  * Events no enabled router matched: no delivery row, no group member (a silenced match is a match: its row is
  * recorded SILENCED). The expiry scan counts these (certmgr_notify_expiration_events_unrouted_total).
  */
-export function unmatchedEvents(planned: readonly Pick<PlannedEvent, 'deliveries' | 'grouped'>[]): number {
-  return planned.filter((p) => p.deliveries.length === 0 && p.grouped.length === 0).length;
+export function unmatchedEvents(planned: readonly (Pick<PlannedEvent, 'deliveries' | 'grouped'> & { holds?: unknown[] })[]): number {
+  return planned.filter((p) => p.deliveries.length === 0 && p.grouped.length === 0 && !p.holds?.length).length;
 }
 
 async function planEvents(
@@ -197,17 +200,23 @@ async function planEvents(
     // A grouped router's recovery is never silenced: its trigger may have gone out in a group notification, and
     // the group must see every member recover to resolve (docs/silences.md).
     const routerOf = new Map(matched.map((r) => [r.id, r]));
+    // Step 3, holding under the issuer: a holding router's certificate match is decided in the transaction (it reads
+    // the issuer's health as this batch leaves it); not held, it goes on as below. Silenced like grouping's.
     const grouped: GroupedMatch[] = [];
     const rows: NewDelivery[] = [];
+    const holds: HoldCandidate[] = [];
     for (const d of deliveries) {
       const router = routerOf.get(d.routerId)!;
-      if (isGrouped(router) && (!d.silenceId || event.type.endsWith('.active'))) grouped.push({ router, eventId, event, order });
+      const toGroup = isGrouped(router) && (!d.silenceId || event.type.endsWith('.active'));
+      if (holdsUnderIssuer(router) && (!d.silenceId || event.type.endsWith('.active')))
+        holds.push({ router, eventId, event, order, fallback: toGroup ? { kind: 'group' } : { kind: 'row', delivery: d } });
+      else if (toGroup) grouped.push({ router, eventId, event, order });
       else rows.push(d);
     }
     // step 4, reminders: a silenced (event, router) opens no reminder (an .active still closes one: reminders/ingest.ts)
     const silencedRouters = new Set(rows.filter((d) => d.silenceId).map((d) => d.routerId));
     const reminders = reminderCandidates(event, family, eventId, order, matched, (r) => !silencedRouters.has(r.id));
-    planned.push({ event, eventId, family, deliveries: rows, reminders, grouped, order });
+    planned.push({ event, eventId, family, deliveries: rows, reminders, grouped, holds, order });
   }
   deps.log.debug({ events: events.length }, 'routed events');
   return planned;
@@ -273,9 +282,16 @@ async function silenceForSliced(
   return m;
 }
 
-/** Returns how many group members went past their group's member limit. */
-async function writePlanned(tx: StoreOps, ctx: ServiceContext, planned: PlannedEvent[], now: number, deps: IngestDeps): Promise<number> {
-  if (!planned.length) return 0;
+interface Written {
+  /** group or hold members past their member limit */
+  capped: number;
+  /** delivery rows of hold candidates not held, per event */
+  passedRows: Map<string, number>;
+}
+
+async function writePlanned(tx: StoreOps, ctx: ServiceContext, planned: PlannedEvent[], now: number, deps: IngestDeps): Promise<Written> {
+  const passedRows = new Map<string, number>();
+  if (!planned.length) return { capped: 0, passedRows };
   const companyId = ctx.companyId;
   const deliveries = planned.flatMap((p) => p.deliveries);
   await tx.insertEvents(planned.map((p) => ({ id: p.eventId, companyId, type: p.event.type, data: p.event.data, receivedAt: now })));
@@ -286,11 +302,25 @@ async function writePlanned(tx: StoreOps, ctx: ServiceContext, planned: PlannedE
     planned.map((p) => ({ eventId: p.eventId, type: p.event.type, order: p.order, receivedAt: now })),
   );
   if (health.length) await tx.putResourceHealth(health);
-  // after the events: a reminder row references its event
+  // after the health rows: holds read the issuer's and the certificate's health as this batch leaves them
+  const issuerKeys = planned.filter((p) => p.event.type.startsWith('evt.healthstatus.certmgr-issuer.')).map((p) => p.order.orderKey);
+  await moveIssuerHolds(tx, companyId, [...new Set(issuerKeys)], now);
+  const holds = await applyHolds(
+    tx,
+    companyId,
+    planned.flatMap((p) => p.holds),
+    now,
+    () => ctx.newId(),
+  );
+  const passed = holds.passed.flatMap((c) => (c.fallback.kind === 'row' ? [c.fallback.delivery] : []));
+  if (passed.length) await tx.insertDeliveries(passed);
+  for (const d of passed) passedRows.set(d.eventId, (passedRows.get(d.eventId) ?? 0) + 1);
+  // after the events: a reminder row references its event. A held failure opens no reminder (the hold is the
+  // issuer's incident); its recovery still closes one.
   const reminders = await applyReminders(
     tx,
     companyId,
-    planned.flatMap((p) => p.reminders),
+    planned.flatMap((p) => p.reminders.map((r) => (holds.held.has(`${r.eventId}\u0000${r.router.id}`) ? { ...r, sent: false } : r))),
     now,
   );
   if (reminders.refused && (!deps.logLimiter || deps.logLimiter.admit(deps.log, 'warn', companyId, 'reminder_cap')))
@@ -298,14 +328,23 @@ async function writePlanned(tx: StoreOps, ctx: ServiceContext, planned: PlannedE
       { companyId, refused: reminders.refused },
       'open reminders at their cap (docs/reminders.md#limits): no reminder for these resources',
     );
-  const grouped = planned.flatMap((p) => p.grouped);
-  return grouped.length ? addGroupMembers(tx, companyId, grouped, now, () => ctx.newId()) : 0;
+  // in acceptance order (a group applies its members in that order): the grouped matches and the passed hold
+  // candidates of grouped routers
+  const grouped = [
+    ...planned.flatMap((p) => p.grouped),
+    ...holds.passed
+      .filter((c) => c.fallback.kind === 'group')
+      .map(({ router, eventId, event, order }) => ({ router, eventId, event, order })),
+  ].sort((a, b) => a.order.orderSeq - b.order.orderSeq);
+  const capped = holds.capped + (grouped.length ? await addGroupMembers(tx, companyId, grouped, now, () => ctx.newId()) : 0);
+  return { capped, passedRows };
 }
 
-function reportAccepted(planned: PlannedEvent[], deps: IngestDeps, capped = 0, wake = true): AcceptedEvent[] {
+function reportAccepted(planned: PlannedEvent[], deps: IngestDeps, written: Written, wake = true): AcceptedEvent[] {
+  const capped = written.capped;
   for (const p of planned) {
     deps.metrics.eventsReceived.inc({ type: p.event.type });
-    const matches = p.deliveries.length + p.grouped.length;
+    const matches = p.deliveries.length + p.grouped.length + p.holds.length;
     if (matches) deps.metrics.matches.inc({ event_type_id: p.family }, matches);
     // counted once committed, like the others
     const silenced = p.deliveries.filter((d) => d.silenceId !== undefined).length;
@@ -313,5 +352,5 @@ function reportAccepted(planned: PlannedEvent[], deps: IngestDeps, capped = 0, w
   }
   if (capped) deps.metrics.groupMembersCapped.inc(capped);
   if (wake) deps.onAccepted?.();
-  return planned.map((p) => ({ id: p.eventId, deliveries: p.deliveries.length }));
+  return planned.map((p) => ({ id: p.eventId, deliveries: p.deliveries.length + (written.passedRows.get(p.eventId) ?? 0) }));
 }

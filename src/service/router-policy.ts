@@ -1,6 +1,6 @@
 /**
- * A router's notification policy (issue 11, docs/signal.md): grouping (groupBy, groupWait, groupInterval) and
- * reminders (repeatInterval). Pure checks of the API input; the same bounds are in the CRD schema.
+ * A router's notification policy (issue 11, docs/signal.md): grouping (groupBy, groupWait, groupInterval),
+ * reminders (repeatInterval) and holding under the issuer (holdUnderIssuer, docs/grouping.md). Pure checks of the API input; the same bounds are in the CRD schema.
  */
 import { FAMILY_FIELD_TREES } from '../events/schemas.js';
 import type { EventTypeId } from '../events/families.js';
@@ -22,8 +22,10 @@ const ROUTER_POLICY_LIMITS = {
 } as const;
 const L = ROUTER_POLICY_LIMITS;
 const EXPIRATION_FAMILY: EventTypeId = 'cert-expiry-ext-notification-config';
+/** the family whose events name an issuer they depend on (holdUnderIssuer) */
+const CERTIFICATE_FAMILY: EventTypeId = 'certmgr-cert-resource-health-notification-config';
 
-export type RouterPolicy = Pick<RouterRecord, 'groupBy' | 'groupWaitMs' | 'groupIntervalMs' | 'repeatIntervalMs'>;
+export type RouterPolicy = Pick<RouterRecord, 'groupBy' | 'groupWaitMs' | 'groupIntervalMs' | 'repeatIntervalMs' | 'holdUnderIssuer'>;
 
 export interface RouterPolicyInput {
   groupBy?: unknown;
@@ -31,6 +33,8 @@ export interface RouterPolicyInput {
   groupInterval?: unknown;
   /** null or '' turns reminders off */
   repeatInterval?: unknown;
+  /** a boolean; null leaves it as it is */
+  holdUnderIssuer?: unknown;
 }
 
 /** The node of `path` ('type' or 'data.a.b') in the family's field tree, or undefined. */
@@ -90,6 +94,16 @@ export function applyRouterPolicy(current: RouterPolicy, input: RouterPolicyInpu
     throw badInput(
       at('repeatInterval'),
       `${at('repeatInterval')}: expiration events have no reminders (their thresholds are the reminders)`,
+    );
+  if (input.holdUnderIssuer != null) {
+    if (typeof input.holdUnderIssuer !== 'boolean')
+      throw badInput(at('holdUnderIssuer'), `${at('holdUnderIssuer')} must be a boolean; got ${JSON.stringify(input.holdUnderIssuer)}`);
+    next.holdUnderIssuer = input.holdUnderIssuer;
+  }
+  if (next.holdUnderIssuer && eventTypeId !== CERTIFICATE_FAMILY)
+    throw badInput(
+      at('holdUnderIssuer'),
+      `${at('holdUnderIssuer')}: only ${CERTIFICATE_FAMILY} routers hold events under their issuer; this router receives ${eventTypeId} events`,
     );
   return next;
 }

@@ -175,6 +175,7 @@ export async function updateRouter(
     if (policy.groupWaitMs !== cur.groupWaitMs) patch.groupWaitMs = policy.groupWaitMs;
     if (policy.groupIntervalMs !== cur.groupIntervalMs) patch.groupIntervalMs = policy.groupIntervalMs;
     if (policy.repeatIntervalMs !== cur.repeatIntervalMs) patch.repeatIntervalMs = policy.repeatIntervalMs;
+    if (policy.holdUnderIssuer !== cur.holdUnderIssuer) patch.holdUnderIssuer = policy.holdUnderIssuer;
     const next = await tx.updateRouter(ctx.companyId, id, patch, ctx.now());
     if (!next) throw new ServiceError('NOT_FOUND', `router ${id} not found`, 'id');
     return next;

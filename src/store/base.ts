@@ -169,6 +169,8 @@ export abstract class SqlStore implements Store {
   dropSettledMembers: StoreOps['dropSettledMembers'] = (...a) => this.ops.dropSettledMembers(...a);
   deleteGroup: StoreOps['deleteGroup'] = (...a) => this.ops.deleteGroup(...a);
   countGroups: StoreOps['countGroups'] = (...a) => this.ops.countGroups(...a);
+  lockIssuerHolds: StoreOps['lockIssuerHolds'] = (...a) => this.ops.lockIssuerHolds(...a);
+  resourceStreaks: StoreOps['resourceStreaks'] = (...a) => this.ops.resourceStreaks(...a);
   listEvents: StoreOps['listEvents'] = (...a) => this.ops.listEvents(...a);
   putResourceHealth: StoreOps['putResourceHealth'] = (...a) => this.ops.putResourceHealth(...a);
   listUnhealthyResources: StoreOps['listUnhealthyResources'] = (...a) => this.ops.listUnhealthyResources(...a);

@@ -33,6 +33,9 @@ const GROUP_COLUMNS = [
   'last_event_id',
   'last_flush_event_id',
   'resolved_told',
+  'hold_issuer',
+  'issuer_ready_at',
+  'hold_released',
 ] as const;
 const GC = GROUP_COLUMNS.join(', ');
 const MEMBER_COLUMNS = ['group_id', 'member_key', 'event_id', 'state', 'transient', 'order_at', 'order_seq', 'accepted_at'] as const;
@@ -63,6 +66,9 @@ function groupToRow(g: GroupRow) {
     g.lastEventId,
     g.lastFlushEventId,
     g.resolvedTold,
+    g.holdIssuer ?? null,
+    g.issuerReadyAt ?? null,
+    g.holdReleased ?? false,
   ];
 }
 
@@ -89,6 +95,10 @@ function rowToGroup(row: SqlRow): GroupRow {
     lastEventId: str(row, 'last_event_id'),
     lastFlushEventId: strOrNull(row, 'last_flush_event_id'),
     resolvedTold: int(row, 'resolved_told'),
+    // a hold's state (hold.ts); a group has none
+    ...(strOrNull(row, 'hold_issuer') !== null
+      ? { holdIssuer: str(row, 'hold_issuer'), issuerReadyAt: intOrNull(row, 'issuer_ready_at'), holdReleased: bool(row, 'hold_released') }
+      : {}),
   };
 }
 
@@ -191,7 +201,8 @@ export function createGroupOps(db: SqlDb): GroupOps {
       await db.run(
         `UPDATE notification_groups SET labels = ?, router_name = ?, integration_id = ?, group_wait_ms = ?, group_interval_ms = ?,
            repeat_interval_ms = ?, next_flush_at = ?, last_flush_at = ?, changed = ?, sent_firing = ?, member_count = ?,
-           overflow_firing = ?, overflow_transient = ?, last_event_id = ?, last_flush_event_id = ?, resolved_told = ?
+           overflow_firing = ?, overflow_transient = ?, last_event_id = ?, last_flush_event_id = ?, resolved_told = ?,
+           issuer_ready_at = ?, hold_released = ?
          WHERE id = ?`,
         [
           JSON.stringify(g.labels),
@@ -210,6 +221,8 @@ export function createGroupOps(db: SqlDb): GroupOps {
           g.lastEventId,
           g.lastFlushEventId,
           g.resolvedTold,
+          g.issuerReadyAt ?? null,
+          g.holdReleased ?? false,
           g.id,
         ],
       );
@@ -276,6 +289,39 @@ export function createGroupOps(db: SqlDb): GroupOps {
     async countGroups() {
       const row = await db.get(`SELECT count(*) AS n FROM notification_groups`);
       return Number(row?.['n'] ?? 0);
+    },
+
+    async lockIssuerHolds(companyId, issuerKeys) {
+      const out: GroupRow[] = [];
+      const wanted = [...new Set(issuerKeys)].sort();
+      for (let i = 0; i < wanted.length; i += CHUNK) {
+        const chunk = wanted.slice(i, i + CHUNK);
+        const rows = await db.all(
+          `SELECT ${GC} FROM notification_groups WHERE company_id = ? AND hold_issuer IN (${placeholders(chunk.length)})
+           ORDER BY router_id, group_key${pg ? ' FOR UPDATE' : ''}`,
+          [companyId, ...chunk],
+        );
+        out.push(...rows.map(rowToGroup));
+      }
+      return out;
+    },
+
+    async resourceStreaks(companyId, keys) {
+      const out = new Map<string, { orderAt: number; orderSeq: number } | null>();
+      const wanted = [...new Set(keys)];
+      for (let i = 0; i < wanted.length; i += CHUNK) {
+        const chunk = wanted.slice(i, i + CHUNK);
+        const rows = await db.all(
+          `SELECT resource_key, since_order_at, since_order_seq FROM resource_health
+            WHERE company_id = ? AND resource_key IN (${placeholders(chunk.length)})`,
+          [companyId, ...chunk],
+        );
+        for (const r of rows) {
+          const at = intOrNull(r, 'since_order_at');
+          out.set(str(r, 'resource_key'), at === null ? null : { orderAt: at, orderSeq: int(r, 'since_order_seq') });
+        }
+      }
+      return out;
     },
   };
 }

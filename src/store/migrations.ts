@@ -795,6 +795,20 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX weak_link_marks_not_after_idx ON weak_link_marks (company_id, not_after)`,
     ]),
   },
+  {
+    // Held under the issuer (docs/grouping.md): a router's `holdUnderIssuer` option, and a hold is a group row with
+    // the issuer's correlation key (hold_issuer), when the issuer was seen ready again and whether its summary
+    // went out. Ingestion finds a recovering issuer's holds by (company, hold_issuer).
+    version: 21,
+    name: 'grouping: routers.hold_under_issuer; notification_groups.hold_issuer, issuer_ready_at, hold_released',
+    up: ddl((t) => [
+      `ALTER TABLE routers ADD COLUMN hold_under_issuer ${t.dialect === 'postgres' ? 'BOOLEAN NOT NULL DEFAULT false' : 'INTEGER NOT NULL DEFAULT 0 CHECK (hold_under_issuer IN (0, 1))'}`,
+      `ALTER TABLE notification_groups ADD COLUMN hold_issuer TEXT`,
+      `ALTER TABLE notification_groups ADD COLUMN issuer_ready_at ${t.bigint}`,
+      `ALTER TABLE notification_groups ADD COLUMN hold_released ${t.dialect === 'postgres' ? 'BOOLEAN NOT NULL DEFAULT false' : 'INTEGER NOT NULL DEFAULT 0 CHECK (hold_released IN (0, 1))'}`,
+      `CREATE INDEX notification_groups_hold_idx ON notification_groups (company_id, hold_issuer) WHERE hold_issuer IS NOT NULL`,
+    ]),
+  },
 ];
 
 // Catch numbering mistakes at load time rather than in production.

@@ -228,6 +228,7 @@ export const ROUTER_COLUMNS = [
   'group_wait_ms',
   'group_interval_ms',
   'repeat_interval_ms',
+  'hold_under_issuer',
   'generation',
   'managed_by',
   'created_at',
@@ -248,6 +249,7 @@ export function routerToRow(r: RouterRecord): SqlValue[] {
     r.groupWaitMs,
     r.groupIntervalMs,
     r.repeatIntervalMs,
+    r.holdUnderIssuer,
     r.generation,
     r.managedBy,
     r.createdAt,
@@ -269,6 +271,7 @@ export function rowToRouter(row: SqlRow): RouterRecord {
     groupWaitMs: int(row, 'group_wait_ms'),
     groupIntervalMs: int(row, 'group_interval_ms'),
     repeatIntervalMs: intOrNull(row, 'repeat_interval_ms'),
+    holdUnderIssuer: bool(row, 'hold_under_issuer'),
     generation: str(row, 'generation') as RouterGeneration,
     managedBy: strOrNull(row, 'managed_by'),
     createdAt: int(row, 'created_at'),
@@ -287,6 +290,7 @@ export const ROUTER_PATCH_COLUMNS: PatchColumns<RouterPatch> = {
   groupWaitMs: ['group_wait_ms', same],
   groupIntervalMs: ['group_interval_ms', same],
   repeatIntervalMs: ['repeat_interval_ms', same],
+  holdUnderIssuer: ['hold_under_issuer', same],
   managedBy: ['managed_by', same],
 };
 

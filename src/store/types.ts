@@ -37,6 +37,7 @@ export type RouterPatch = Partial<
     | 'groupWaitMs'
     | 'groupIntervalMs'
     | 'repeatIntervalMs'
+    | 'holdUnderIssuer'
     | 'managedBy'
   >
 >;
@@ -236,6 +237,13 @@ export interface GroupOps {
   deleteGroup(groupId: string): Promise<void>;
   /** Over all companies: open groups (a gauge). */
   countGroups(): Promise<number>;
+  /** Inside a transaction: the company's holds under these issuers (correlation keys), locked, in (router, key) order. */
+  lockIssuerHolds(companyId: string, issuerKeys: string[]): Promise<GroupRow[]>;
+  /**
+   * The health rows of these resources (correlation keys): the position of the unhealthy streak, or null when the
+   * resource is healthy; a key without a row is absent (resource_health, migration 15).
+   */
+  resourceStreaks(companyId: string, keys: string[]): Promise<Map<string, { orderAt: number; orderSeq: number } | null>>;
 }
 
 export interface ReencryptReport {

@@ -336,9 +336,11 @@ describe('routers: desired record and update plan', () => {
       integrationId: 'i1',
       enabled: true,
       managedBy: 'k8s:NotificationRouter/team-a/issuers',
-      policy: { groupBy: [], groupWait: '30s', groupInterval: '5m', repeatInterval: null },
+      policy: { groupBy: [], groupWait: '30s', groupInterval: '5m', repeatInterval: null, holdUnderIssuer: false },
     });
     expect(desiredRouter(R, rs({ eventTypeId: 'cert-expiry-ext-notification-config', providerRef: { name: 'p' } }), 'i').filter).toBe('');
+    const held = rs({ eventTypeId: 'certmgr-cert-resource-health-notification-config', providerRef: { name: 'p' }, holdUnderIssuer: true });
+    expect(desiredRouter(R, held, 'i').policy.holdUnderIssuer).toBe(true);
   });
   const actual = (over: Partial<RouterView> = {}): RouterView => ({
     id: 'r1',

@@ -24,7 +24,23 @@ describe('applyRouterPolicy', () => {
       groupWaitMs: 10_000,
       groupIntervalMs: 60_000,
       repeatIntervalMs: 14_400_000,
+      holdUnderIssuer: false,
     });
+  });
+
+  it('holds under the issuer only for certificate health routers, and only when asked with a boolean', () => {
+    expect(applyRouterPolicy(ROUTER_POLICY_DEFAULTS, { holdUnderIssuer: true }, CERT, 'p').holdUnderIssuer).toBe(true);
+    const on = { ...ROUTER_POLICY_DEFAULTS, holdUnderIssuer: true };
+    expect(applyRouterPolicy(on, {}, CERT, 'p').holdUnderIssuer).toBe(true);
+    expect(applyRouterPolicy(on, { holdUnderIssuer: false }, CERT, 'p').holdUnderIssuer).toBe(false);
+    expect(() => applyRouterPolicy(ROUTER_POLICY_DEFAULTS, { holdUnderIssuer: 'yes' }, CERT, 'p')).toThrow(
+      /p.holdUnderIssuer must be a boolean; got "yes"/,
+    );
+    expect(() => applyRouterPolicy(ROUTER_POLICY_DEFAULTS, { holdUnderIssuer: true }, ISSUER, 'p')).toThrow(
+      /p.holdUnderIssuer: only certmgr-cert-resource-health-notification-config routers/,
+    );
+    // the event type changed under a kept option
+    expect(() => applyRouterPolicy(on, {}, EXPIRY, 'u')).toThrow(/u.holdUnderIssuer/);
   });
 
   it('turns reminders off with null or an empty string', () => {

@@ -59,6 +59,7 @@ function routerView(r: RouterRecord) {
       groupWait: formatInterval(r.groupWaitMs),
       groupInterval: formatInterval(r.groupIntervalMs),
       repeatInterval: r.repeatIntervalMs === null ? null : formatInterval(r.repeatIntervalMs),
+      holdUnderIssuer: r.holdUnderIssuer,
     },
     generation: r.generation,
     managedBy: r.managedBy,
