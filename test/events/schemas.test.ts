@@ -14,7 +14,16 @@ import {
 } from '../fixtures/events.js';
 
 /** Optional hub extensions (docs/annotations.md, docs/expiry.md "Event fields"): allowed, never required. */
-const EXPIRY_EXTRAS = ['runbookUrl', 'certificateName', 'namespace', 'clusterName', 'notAfter', 'daysUntilExpiry', 'dnsNames'];
+const EXPIRY_EXTRAS = [
+  'runbookUrl',
+  'certificateName',
+  'namespace',
+  'clusterName',
+  'notAfter',
+  'daysUntilExpiry',
+  'dnsNames',
+  'thresholdPercent',
+];
 const EXTENSION_FIELDS: Record<EventType, string[]> = {
   'evt.healthstatus.certmgr-issuer.notready': ['runbookUrl'],
   'evt.healthstatus.certmgr-issuer.active': ['runbookUrl'],
