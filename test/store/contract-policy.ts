@@ -94,6 +94,33 @@ export function policyContract(name: string, makeStore: () => Promise<Store>): v
       expect(await store.maxOwnExpiryThreshold(B)).toBe(365);
     });
 
+    it('shares of the lifetime: stored as written, read back with notBefore; the range in days from the row’s lifetime', async () => {
+      const now = T0;
+      await store.upsertInventory(A, CLUSTER, 'e', [
+        // 10% of 400 days: 40 days, beyond the company's 30
+        rec(A, 'year-in', { notBefore: now + 39 * DAY - 400 * DAY, notAfter: now + 39 * DAY, expiryThresholds: ['10%'] }),
+        rec(A, 'year-out', { notBefore: now + 41 * DAY - 400 * DAY, notAfter: now + 41 * DAY, expiryThresholds: ['10%'] }),
+        // 33% of 6 days: 2 days (rounded up), within the company's 30 but not its own
+        rec(A, 'mtls-out', { notBefore: now + 3 * DAY - 6 * DAY, notAfter: now + 3 * DAY, expiryThresholds: [1, '33%'] }),
+        // no lifetime: the share gives no rule, the company's range applies
+        rec(A, 'unknown', { notBefore: null, notAfter: now + 20 * DAY, expiryThresholds: ['33%'] }),
+      ]);
+      const max = await store.maxOwnExpiryThreshold(A);
+      expect(max).toBe(40);
+      const rows = await store.listExpiryInventory(A, now + 30 * DAY, null, 100, { now, notAfterMax: now + max! * DAY });
+      expect(rows.map((r) => [r.secretName, r.expiryThresholds, r.notBefore])).toEqual([
+        ['unknown', ['33%'], null],
+        ['year-in', ['10%'], now + 39 * DAY - 400 * DAY],
+      ]);
+      const listed = await store.listInventory(A, {}, null, 10);
+      expect(listed.map((c) => [c.secretName, c.expiryThresholds])).toEqual([
+        ['mtls-out', [1, '33%']],
+        ['unknown', ['33%']],
+        ['year-in', ['10%']],
+        ['year-out', ['10%']],
+      ]);
+    });
+
     it('with own thresholds, a row is in the scan range by its own largest threshold, the others by the company’s', async () => {
       const now = T0;
       await store.upsertInventory(A, CLUSTER, 'e', [
