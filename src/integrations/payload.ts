@@ -14,6 +14,7 @@ import {
   type CertificateSubject,
   type EventKind,
   type EventState,
+  type RootCause,
   type Severity,
 } from './render.js';
 import type { GroupMember, Notification } from './types.js';
@@ -72,6 +73,11 @@ export interface WebhookPayloadV1 {
   runbookUrl: string | null;
   /** Added in v1: set when this notification speaks for a group of events (a router with groupBy). */
   group: WebhookGroupV1 | null;
+  /**
+   * Added in v1: a certificate `.notready`'s root cause (docs/emitter.md "Root cause"): class, next-step hint, the
+   * deepest failure and the object that says it; null when there is none (and for a group).
+   */
+  rootCause: RootCause | null;
 }
 
 /** A group member as a compact resource reference. */
@@ -189,6 +195,7 @@ function buildPayload(n: Notification): WebhookPayloadV1 {
     occurredAt: new Date(n.occurredAt).toISOString(),
     reminder: r.reminder,
     runbookUrl: r.runbookUrl,
+    rootCause: health && !g ? health.rootCause : null,
     group:
       g && r.group
         ? {

@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { EventType, InternalEvent } from '../events/families.js';
+import { ROOT_CAUSE_LIMITS, isRootCauseClass, type RootCauseClass } from '../events/root-cause.js';
 import { truncateChars } from './http.js';
 import type { Notification, NotificationGroup } from './types.js';
 
@@ -41,6 +42,32 @@ export interface HealthView {
   agent: { version: string | null; lastSeenAt: string | null } | null;
   /** data.runbookUrl (notify.certmgr.io/runbook-url), only when it is an http(s) URL. */
   runbookUrl: string | null;
+  /** Certificate `.notready` only: the deepest failure the emitter found below it (docs/emitter.md "Root cause"). */
+  rootCause: RootCause | null;
+}
+
+/** data.rootCause (one of the documented classes), rootCauseHint, rootCauseMessage and rootCauseResource. */
+export interface RootCause {
+  class: RootCauseClass;
+  hint: string | null;
+  message: string | null;
+  resource: string | null;
+}
+
+/** The event's root cause when data.rootCause is one of the classes; its texts cut to the event schema's limits. */
+export function rootCauseOf(data: Record<string, unknown>): RootCause | null {
+  const cls = data['rootCause'];
+  if (!isRootCauseClass(cls)) return null;
+  const text = (k: string, max: number) => {
+    const v = str(data[k]);
+    return v ? truncateChars(v, max) : null;
+  };
+  return {
+    class: cls,
+    hint: text('rootCauseHint', ROOT_CAUSE_LIMITS.hint),
+    message: text('rootCauseMessage', ROOT_CAUSE_LIMITS.message),
+    resource: text('rootCauseResource', ROOT_CAUSE_LIMITS.resource),
+  };
 }
 
 export interface ExpirationView {
@@ -207,6 +234,7 @@ export function viewOf(event: InternalEvent): EventView {
       : null,
     agent: isAgent ? { version: str(d['agentVersion']), lastSeenAt: str(d['lastSeenAt']) } : null,
     runbookUrl: runbookUrlOf(d),
+    rootCause: isCert ? rootCauseOf(d) : null,
   };
 }
 
@@ -299,6 +327,8 @@ export function factsOf(v: EventView, router?: { name: string }): Fact[] {
         v.statusTransition,
       ],
       [v.state === 'unhealthy' ? 'Unhealthy for' : 'Was unhealthy for', v.unhealthyDuration],
+      ['Root cause', v.rootCause ? `${v.rootCause.class}${v.rootCause.resource ? ` (${v.rootCause.resource})` : ''}` : null],
+      ['Next step', v.rootCause?.hint],
       ['Runbook', v.runbookUrl],
     );
   }

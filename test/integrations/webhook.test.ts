@@ -3,6 +3,8 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ROOT_CAUSE_HINTS } from '../../src/emitter/rootcause/classify.js';
+import { withRootCause } from '../../src/emitter/rootcause/event.js';
 import { createNotifier } from '../../src/integrations/index.js';
 import { buildCloudEvent, PAYLOAD_SCHEMA_ID } from '../../src/integrations/payload.js';
 import { signingKey } from '../../src/integrations/webhook.js';
@@ -21,6 +23,14 @@ import {
 
 const SCHEMA_PATH = new URL('../../docs/webhook-payload.v1.schema.json', import.meta.url);
 const EXAMPLES_PATH = new URL('../../docs/webhook-payload.v1.examples.json', import.meta.url);
+
+/** A certificate `.notready` with the root cause the emitter found (docs/emitter.md "Root cause"). */
+const ROOT_CAUSE_EVENT = withRootCause(EVENTS['evt.healthstatus.certmgr-certificate-resource.notready'], {
+  class: 'http-self-check',
+  hint: ROOT_CAUSE_HINTS['http-self-check'],
+  message: "Waiting for HTTP-01 challenge propagation: wrong status code '404', expected '200'",
+  resource: 'Challenge shop/shop-tls-1-2976254157-1825524577 (HTTP-01 shop.example.com)',
+});
 
 function schemaValidator(): ValidateFunction {
   const ajv = new Ajv({ allErrors: true, strict: true });
@@ -227,6 +237,8 @@ describe('payload schema (docs/webhook-payload.v1.schema.json)', () => {
       { ...issuer, reminder: 'yes' },
       { ...issuer, runbookUrl: 5 },
       { ...issuer, group: { key: 'k' } },
+      { ...issuer, rootCause: { class: 'everything-is-fine', hint: null, message: null, resource: null } },
+      { ...issuer, rootCause: 'http-self-check' },
       { ...expiry, expiration: { ...expiry.expiration, daysUntilExpiry: 'three' } },
       Object.fromEntries(Object.entries(expiry).map(([k, v]) => [k, k === 'expiration' ? { ...(v as object), dnsNames: undefined } : v])),
     ];
@@ -266,6 +278,7 @@ describe('payload schema (docs/webhook-payload.v1.schema.json)', () => {
       id: 'dlv-reminder',
       reminder: true,
     }),
+    notification(integration('WEBHOOK', {}), ROOT_CAUSE_EVENT, { id: 'dlv-certificate-resource-notready-root-cause' }),
   ];
 
   it('the committed examples are what the code produces (UPDATE_EXAMPLES=1 rewrites them)', () => {
