@@ -27,13 +27,13 @@ export interface ExpiryRule {
 }
 
 /** The percent of a share entry; undefined for days. */
-export function sharePercent(t: unknown): number | undefined {
+function sharePercent(t: unknown): number | undefined {
   if (typeof t !== 'string') return undefined;
   const m = SHARE.exec(t);
   return m ? Number(m[1]) : undefined;
 }
 
-export const isThresholdDays = (t: unknown): t is number =>
+const isThresholdDays = (t: unknown): t is number =>
   typeof t === 'number' && Number.isInteger(t) && t >= 1 && t <= MAX_THRESHOLD_DAYS;
 
 /** One well-formed entry (days in range, or a share in its canonical form). */
