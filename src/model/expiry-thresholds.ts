@@ -33,8 +33,7 @@ function sharePercent(t: unknown): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-const isThresholdDays = (t: unknown): t is number =>
-  typeof t === 'number' && Number.isInteger(t) && t >= 1 && t <= MAX_THRESHOLD_DAYS;
+const isThresholdDays = (t: unknown): t is number => typeof t === 'number' && Number.isInteger(t) && t >= 1 && t <= MAX_THRESHOLD_DAYS;
 
 /** One well-formed entry (days in range, or a share in its canonical form). */
 export function isExpiryThreshold(t: unknown): t is ExpiryThreshold {
