@@ -46,6 +46,10 @@ export function requestSemaphoreOf(store: Store): CompanySemaphore {
  */
 export function gatedStore(store: Store, sem: CompanySemaphore, companyId: string): Store {
   let refused: ServiceError | undefined;
+  // The request's own calls (a page's nested fields resolve one call per node) wait in the request's queue, at most
+  // the company's running share at a time in the company's: the company's queue bound counts requests, so a page
+  // of 500 deliveries with their events is never refused for its own fan-out (the GraphQL cost model bounds it).
+  const own = new CompanySemaphore({ running: sem.limits.running, queued: Number.POSITIVE_INFINITY });
   return new Proxy(store, {
     get(target, prop) {
       const v: unknown = Reflect.get(target, prop, target);
@@ -54,7 +58,9 @@ export function gatedStore(store: Store, sem: CompanySemaphore, companyId: strin
       return async (...args: unknown[]) => {
         if (refused) throw refused;
         try {
-          return await sem.run(companyId, () => (refused ? Promise.reject(refused) : fn.apply(target, args)));
+          return await own.run(companyId, () =>
+            refused ? Promise.reject(refused) : sem.run(companyId, () => (refused ? Promise.reject(refused) : fn.apply(target, args))),
+          );
         } catch (e) {
           if (!(e instanceof CompanyBusyError)) throw e;
           refused ??= new ServiceError('TOO_MANY_REQUESTS', e.message);

@@ -1,7 +1,8 @@
 /**
  * The per-company shares on the request path (src/http/store-gate.ts), on both engines: one company's 30-alias
  * certificates requests run COMPANY_GRAPHQL_LIMITS.running at a time (the next ones wait), their store calls at
- * most COMPANY_STORE_LIMITS.running at once (the rest wait in order); a request past the requests' queue is
+ * most COMPANY_STORE_LIMITS.running at once (the rest wait in order, each request's own beyond the share in its own
+ * queue); a request past the requests' queue is
  * refused at once with 429 TOO_MANY_REQUESTS, another company's request is answered while the first company's
  * calls are held, and every waiting request is answered in full once they are let go. Company A's store calls
  * are held by a gate the test opens; no timing.
@@ -72,7 +73,8 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('store share per company (%s)',
     // as many 30-alias requests as run and wait: their store calls hold `cap` slots, the rest wait
     const first = Array.from({ length: requestsRunning + requestsQueued }, () => post(svc, KEY_A));
     await expect.poll(() => held.length).toBe(cap);
-    await expect.poll(() => semaphoreOf(store).state(COMPANY_A)).toEqual({ running: cap, queued: requestsRunning * ALIASES - cap });
+    // each request has at most `cap` calls in the company's queue (the rest of its aliases wait in its own)
+    await expect.poll(() => semaphoreOf(store).state(COMPANY_A)).toEqual({ running: cap, queued: requestsRunning * cap - cap });
     await expect.poll(() => requestSemaphoreOf(store).state(COMPANY_A)).toEqual({ running: requestsRunning, queued: requestsQueued });
     // one more is refused at once, before it runs
     const over = await post(svc, KEY_A);
