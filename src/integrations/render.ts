@@ -322,13 +322,14 @@ export function factsOf(v: EventView, router?: { name: string }): Fact[] {
     facts.push(
       ['Reason', v.reason],
       ['Message', v.message],
+      // before the times: a channel that shows only the first facts (Slack: 10 fields) keeps them
+      ['Root cause', v.rootCause ? `${v.rootCause.class}${v.rootCause.resource ? ` (${v.rootCause.resource})` : ''}` : null],
+      ['Next step', v.rootCause?.hint],
       [
         v.state === 'unhealthy' ? (v.agent ? 'Silent since' : 'Not ready since') : v.agent ? 'Reporting since' : 'Ready since',
         v.statusTransition,
       ],
       [v.state === 'unhealthy' ? 'Unhealthy for' : 'Was unhealthy for', v.unhealthyDuration],
-      ['Root cause', v.rootCause ? `${v.rootCause.class}${v.rootCause.resource ? ` (${v.rootCause.resource})` : ''}` : null],
-      ['Next step', v.rootCause?.hint],
       ['Runbook', v.runbookUrl],
     );
   }

@@ -7,7 +7,12 @@ import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { escapeTeams, TEAMS_MAX_BYTES } from '../../src/integrations/chat.js';
+import { ROOT_CAUSE_HINTS } from '../../src/emitter/rootcause/classify.js';
+import { withRootCause } from '../../src/emitter/rootcause/event.js';
+import { buildDiscordMessage } from '../../src/integrations/discord.js';
 import { buildEmail } from '../../src/integrations/email.js';
+import { buildGoogleChatMessage } from '../../src/integrations/google-chat.js';
+import { buildOpsgenieAlert } from '../../src/integrations/opsgenie.js';
 import { buildIncidentEvent, MAX_EVENT_BYTES, serializeIncidentEvent } from '../../src/integrations/incident.js';
 import { createNotifier } from '../../src/integrations/index.js';
 import { buildCloudEvent } from '../../src/integrations/payload.js';
@@ -429,3 +434,42 @@ const validate = (() => {
   addFormatsModule.default(ajv, ['date-time']);
   return ajv.compile(JSON.parse(readFileSync(new URL('../../docs/webhook-payload.v1.schema.json', import.meta.url), 'utf8')));
 })();
+
+describe('a certificate’s root cause in every integration type (docs/emitter.md "Root cause")', () => {
+  const CLASS = 'http-self-check';
+  const HINT = ROOT_CAUSE_HINTS[CLASS];
+  // a piece of the hint no channel escapes
+  const HINT_WORDS = 'reaches the solver from inside and outside the cluster';
+  const rootCause = () =>
+    notification(
+      integration('SLACK'),
+      withRootCause(EVENTS['evt.healthstatus.certmgr-certificate-resource.notready'], {
+        class: CLASS,
+        hint: HINT,
+        message: "Waiting for HTTP-01 challenge propagation: wrong status code '404', expected '200'",
+        resource: 'Challenge shop/shop-tls-1-2976254157-1825524577 (HTTP-01 shop.example.com)',
+      }),
+    );
+  const facts = (s: string) => expect(s).toMatch(new RegExp(`Root cause[^]*${CLASS}[^]*Next step[^]*${HINT_WORDS}`));
+
+  it('SLACK, TEAMS, DISCORD, GOOGLE_CHAT: "Root cause" and "Next step" fields', async () => {
+    facts(JSON.stringify((await sent<SlackBody>('SLACK', rootCause())).blocks.filter((b) => b.fields)));
+    facts(JSON.stringify(await sent<TeamsBody>('TEAMS', rootCause())));
+    facts(JSON.stringify(buildDiscordMessage(forType(rootCause(), 'DISCORD', {}))));
+    facts(JSON.stringify(buildGoogleChatMessage(forType(rootCause(), 'GOOGLE_CHAT', {}))));
+  });
+
+  it('EMAIL, OPSGENIE: facts; INCIDENT_MGMT: custom_details; WEBHOOK: rootCause', async () => {
+    const mail = buildEmail(rootCause());
+    facts(mail.text);
+    facts(mail.html);
+    const alert = buildOpsgenieAlert(forType(rootCause(), 'OPSGENIE', {}));
+    facts(alert.description);
+    expect(alert.details).toMatchObject({ 'Root cause': expect.stringContaining(CLASS), 'Next step': HINT });
+    const ev = await sent<ReturnType<typeof buildIncidentEvent>>('INCIDENT_MGMT', rootCause());
+    expect(ev.payload.custom_details).toMatchObject({ rootCause: CLASS, rootCauseHint: HINT });
+    const ce = await sent<ReturnType<typeof buildCloudEvent>>('WEBHOOK', rootCause());
+    expect(ce.data.rootCause).toMatchObject({ class: CLASS, hint: HINT });
+    expect(validate(ce.data)).toBe(true);
+  });
+});
