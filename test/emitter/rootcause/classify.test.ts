@@ -1,4 +1,5 @@
 /** The root-cause classifier over messages as cert-manager, ACME CAs and DNS providers write them (tables). */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   MAX_ROOT_CAUSE_MESSAGE,
@@ -265,3 +266,13 @@ describe('rootCauseOf', () => {
     for (const c of ROOT_CAUSE_CLASSES) expect(ROOT_CAUSE_HINTS[c]).toMatch(/^[^\n]{20,200}$/);
   });
 });
+
+describe('docs/emitter.md "Root cause"', () => {
+  it('lists every class with its hint as the code has it', () => {
+    const doc = readFileSync(new URL('../../../docs/emitter.md', import.meta.url), 'utf8');
+    for (const c of ROOT_CAUSE_CLASSES)
+      expect(doc).toMatch(new RegExp(`\\| \`${c}\` +\\|[^\\n]*\\| ${escapeRe(ROOT_CAUSE_HINTS[c])} +\\|`));
+  });
+});
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
