@@ -12,7 +12,7 @@ import type { RoutingSnapshots } from '../routing/snapshot.js';
 import type { ServiceContext } from '../service/context.js';
 import { acceptEventsInTransaction, type IngestDeps } from '../service/events.js';
 import type { Store } from '../store/types.js';
-import type { WeakLinkMark, WeakLinkRow } from '../store/weak-links.js';
+import type { WeakLinkMark, WeakLinkRow } from '../store/types.js';
 import { decideWeakLink, WEAK_LINK_STALE_MS, weakLinkEvent, weakLinksOf } from './weak-link.js';
 
 type Snapshot = Awaited<ReturnType<RoutingSnapshots['get']>>;

@@ -18,7 +18,7 @@ import type { InternalEvent } from '../events/families.js';
 import { sanitizeEvent } from '../events/sanitize.js';
 import type { ExpiringCertificateData } from '../events/types.js';
 import { isMonitored, type MonitoringConfigInput } from '../model/monitoring.js';
-import type { WeakLinkRow } from '../store/weak-links.js';
+import type { WeakLinkRow } from '../store/types.js';
 import type { CertificatePlace } from './certificates.js';
 import { DAY_MS, certIdOf, certKey, daysLeft } from './decide.js';
 import { notificationDate } from './message.js';

@@ -120,6 +120,12 @@ export abstract class SqlStore implements Store {
   getExpiryMarks: StoreOps['getExpiryMarks'] = (...a) => this.ops.getExpiryMarks(...a);
   putExpiryMarks: StoreOps['putExpiryMarks'] = (...a) => this.ops.putExpiryMarks(...a);
   deleteStaleExpiryMarks: StoreOps['deleteStaleExpiryMarks'] = (...a) => this.ops.deleteStaleExpiryMarks(...a);
+  listWeakChainRows: StoreOps['listWeakChainRows'] = (...a) => this.ops.listWeakChainRows(...a);
+  listOutlivedRoots: StoreOps['listOutlivedRoots'] = (...a) => this.ops.listOutlivedRoots(...a);
+  listCertificatesOutliving: StoreOps['listCertificatesOutliving'] = (...a) => this.ops.listCertificatesOutliving(...a);
+  getWeakLinkMarks: StoreOps['getWeakLinkMarks'] = (...a) => this.ops.getWeakLinkMarks(...a);
+  putWeakLinkMarks: StoreOps['putWeakLinkMarks'] = (...a) => this.ops.putWeakLinkMarks(...a);
+  deleteStaleWeakLinkMarks: StoreOps['deleteStaleWeakLinkMarks'] = (...a) => this.ops.deleteStaleWeakLinkMarks(...a);
   lockCluster: StoreOps['lockCluster'] = (...a) => this.ops.lockCluster(...a);
   putCluster: StoreOps['putCluster'] = (...a) => this.ops.putCluster(...a);
   deleteClusters: StoreOps['deleteClusters'] = (...a) => this.ops.deleteClusters(...a);

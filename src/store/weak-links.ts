@@ -6,65 +6,12 @@
  */
 import { bool, int, intOrNull, str, strOrNull } from './rows.js';
 import { type SqlDb, type SqlRow, placeholders } from './sqldb.js';
+import type { WeakLinkMark, WeakLinkOps, WeakLinkRow } from './types.js';
 
 /** Upper bound of one read, whatever the caller asks. */
 const MAX_ROWS = 10_000;
 /** Keys per IN list. */
 const IN_CHUNK = 500;
-
-/** One inventory row (a place) as the weakest-link evaluation reads it. */
-export interface WeakLinkRow {
-  clusterId: string;
-  /** null when the cluster row is missing */
-  clusterName: string | null;
-  namespace: string;
-  secretName: string;
-  certificateName: string | null;
-  serial: string;
-  issuer: string | null;
-  subject: string | null;
-  commonName: string | null;
-  notAfter: number;
-  /** the earliest notAfter of the chain in tls.crt (leaf included); null: unknown */
-  chainNotAfter: number | null;
-  applicationIds: string[];
-  ignored: boolean;
-  runbookUrl: string | null;
-}
-
-/** A CA reported (weak_link_marks): reported once per key; the key holds the CA's identity and notAfter. */
-export interface WeakLinkMark {
-  companyId: string;
-  caKey: string;
-  notAfter: number;
-  leafCount: number;
-  reportedAt: number;
-}
-
-export interface WeakLinkOps {
-  /**
-   * Rows of the company whose chain expires before their leaf (`chain_not_after < not_after`) and whose leaf is
-   * valid after `now`, in (issuer, chain_not_after, not_after descending, place) order, at most `limit`
-   * (≤ 10,000). Reads migration 20's partial index, which holds only such rows.
-   */
-  listWeakChainRows(companyId: string, now: number, limit: number): Promise<WeakLinkRow[]>;
-  /**
-   * Self-signed rows (subject = issuer) that are the latest notAfter of their subject and that a certificate
-   * they signed (issuer = their subject, not self-signed, valid after `now`) outlives, in (subject, place) order,
-   * at most `limit` (≤ 10,000).
-   */
-  listOutlivedRoots(companyId: string, now: number, limit: number): Promise<WeakLinkRow[]>;
-  /**
-   * Rows issued by `issuer` (not self-signed) valid after `notAfterAfter`, latest notAfter first, at most
-   * `limit` (≤ 10,000): a range of the (company_id, issuer, not_after) index.
-   */
-  listCertificatesOutliving(companyId: string, issuer: string, notAfterAfter: number, limit: number): Promise<WeakLinkRow[]>;
-  getWeakLinkMarks(companyId: string, caKeys: string[]): Promise<WeakLinkMark[]>;
-  /** Insert or replace, keyed by (companyId, caKey). */
-  putWeakLinkMarks(recs: WeakLinkMark[]): Promise<void>;
-  /** Deletes up to `limit` marks of the company whose CA expired before `notAfterBefore`. Returns how many. */
-  deleteStaleWeakLinkMarks(companyId: string, notAfterBefore: number, limit: number): Promise<number>;
-}
 
 const COLUMNS = (a: string) =>
   `${a}.cluster_id, c.name AS cluster_name, ${a}.namespace, ${a}.secret_name, ${a}.certificate_name, ${a}.serial, ${a}.issuer,

@@ -15,7 +15,7 @@ import {
 } from '../../src/expiry/weak-link.js';
 import { validateEvent } from '../../src/events/schemas.js';
 import { defaultMonitoringConfig } from '../../src/model/monitoring.js';
-import type { WeakLinkRow } from '../../src/store/weak-links.js';
+import type { WeakLinkRow } from '../../src/store/types.js';
 
 const NOW = Date.parse('2026-03-01T00:00:00Z');
 const ROOT_DN = 'CN=Internal Root CA, O=Example';
