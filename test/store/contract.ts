@@ -1045,6 +1045,7 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
           issuer: 'CN=Test CA, O=Example',
           commonName: null,
           notAfter: T0,
+          notBefore: null, // the fixture has none: a share threshold then gives no rule
           applicationIds: [],
           dnsNames: [],
           ignored: false,
