@@ -23,6 +23,8 @@ const EXPIRY_EXTRAS = [
   'daysUntilExpiry',
   'dnsNames',
   'thresholdPercent',
+  'outlivingCount',
+  'outlivingCertificates',
 ];
 const EXTENSION_FIELDS: Record<EventType, string[]> = {
   'evt.healthstatus.certmgr-issuer.notready': ['runbookUrl'],
@@ -328,7 +330,7 @@ describe('field trees derived from the schemas', () => {
       'cert-expiry-ext-notification-config',
       [
         ...['name', 'applicationIds', 'applicationIds[]', 'message', 'notificationDate', 'threshold', 'ruleId'],
-        ...[...EXPIRY_EXTRAS, 'dnsNames[]'],
+        ...[...EXPIRY_EXTRAS, 'dnsNames[]', 'outlivingCertificates[]'],
       ],
     ],
     ['certmgr-agent-health-notification-config', [...SPEC_FIELDS['evt.healthstatus.certmgr-agent.active']]],
