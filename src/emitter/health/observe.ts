@@ -16,19 +16,13 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { CertificateSans, CertificateSubject } from '../../events/types.js';
+import type { CertManagerCondition } from './condition.js';
 import { DEFAULT_RENEWAL_OVERDUE_GRACE_MS, renewalHealth, rfc1123 } from './renewal.js';
 
 export const HEALTH_KINDS = ['Issuer', 'ClusterIssuer', 'Certificate'] as const;
 export type HealthKind = (typeof HEALTH_KINDS)[number];
 
-export interface CertManagerCondition {
-  type?: string;
-  status?: string;
-  reason?: string;
-  message?: string;
-  lastTransitionTime?: string | Date;
-  observedGeneration?: number;
-}
+export type { CertManagerCondition };
 
 /** The parts of cert-manager.io/v1 Issuer / ClusterIssuer / Certificate objects the emitter reads. */
 export interface CertManagerObject extends KubernetesObject {

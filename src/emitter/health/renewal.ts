@@ -18,7 +18,7 @@
  * A failure wins over overdue (it carries the cause). Neither is looked at here while Ready is False or Unknown
  * or the certificate expired: observe() decides those as before.
  */
-import type { CertManagerCondition } from './observe.js';
+import type { CertManagerCondition } from './condition.js';
 
 /** Default of `--health-renewal-overdue-grace`: a renewal normally completes within minutes of renewalTime. */
 export const DEFAULT_RENEWAL_OVERDUE_GRACE_MS = 60 * 60_000;
