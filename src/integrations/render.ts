@@ -55,7 +55,7 @@ export interface RootCause {
 }
 
 /** The event's root cause when data.rootCause is one of the classes; its texts cut to the event schema's limits. */
-export function rootCauseOf(data: Record<string, unknown>): RootCause | null {
+function rootCauseOf(data: Record<string, unknown>): RootCause | null {
   const cls = data['rootCause'];
   if (!isRootCauseClass(cls)) return null;
   const text = (k: string, max: number) => {

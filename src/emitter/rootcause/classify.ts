@@ -32,7 +32,7 @@ export const ROOT_CAUSE_HINTS: Readonly<Record<RootCauseClass, string>> = {
 /** Longest deepest-failure text kept, in code points (it goes into statusMessage and its own field). */
 export const MAX_ROOT_CAUSE_MESSAGE = ROOT_CAUSE_LIMITS.message;
 /** Longest object reference ("Challenge <namespace>/<name> (HTTP-01 <dnsName>)"). */
-export const MAX_ROOT_CAUSE_RESOURCE = ROOT_CAUSE_LIMITS.resource;
+const MAX_ROOT_CAUSE_RESOURCE = ROOT_CAUSE_LIMITS.resource;
 
 export interface RootCause {
   class: RootCauseClass;

@@ -11,7 +11,7 @@ import type { RootCause } from './classify.js';
 const CERTIFICATE_NOTREADY = 'evt.healthstatus.certmgr-certificate-resource.notready';
 
 /** The lines appended to statusMessage. */
-export function rootCauseLines(rc: RootCause): string {
+function rootCauseLines(rc: RootCause): string {
   return `Root cause (${rc.class}) in ${rc.resource}: ${rc.message}\nNext step: ${rc.hint}`;
 }
 

@@ -155,7 +155,7 @@ const newest = <T extends KubernetesObject>(xs: T[]): T | undefined =>
   xs.reduce<T | undefined>((a, b) => (!a || created(b) > created(a) ? b : a), undefined);
 
 /** `k=v,...` of an object's labels (label keys and values need no escaping in a selector); undefined for none. */
-export function labelSelectorOf(o: KubernetesObject): string | undefined {
+function labelSelectorOf(o: KubernetesObject): string | undefined {
   const labels = Object.entries(o.metadata?.labels ?? {});
   return labels.length ? labels.map(([k, v]) => `${k}=${v}`).join(',') : undefined;
 }
@@ -169,7 +169,7 @@ export function orderNameOf(message: string | undefined, namespace: string): str
 }
 
 /** The revisions a Certificate's current issuance may carry, preferred first. */
-export function wantedRevisions(cert: CertManagerObject): string[] {
+function wantedRevisions(cert: CertManagerObject): string[] {
   const rev = cert.status?.['revision'];
   return typeof rev === 'number' && Number.isSafeInteger(rev) && rev > 0 ? [String(rev + 1), String(rev)] : ['1'];
 }
