@@ -152,7 +152,21 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const worst = (xs: number[]) => Math.max(...xs);
 const ms = (x: number) => `${x < 10 ? x.toFixed(2) : x.toFixed(0)} ms`;
 
-async function victimSamples(url: string): Promise<number[]> {
+/** The victim's samples, while a probe asks /healthz back to back: the latencies and the probe's worst gap. */
+async function victimSamples(url: string): Promise<{ samples: number[]; healthzWorst: number }> {
+  let running = true;
+  let healthzWorst = 0;
+  const probe = (async () => {
+    let last = performance.now();
+    while (running) {
+      await fetch(`${url}/healthz`)
+        .then((r) => r.arrayBuffer())
+        .catch(() => undefined);
+      const now = performance.now();
+      healthzWorst = Math.max(healthzWorst, now - last);
+      last = now;
+    }
+  })();
   const out: number[] = [];
   for (let i = 0; i < SAMPLES; i++) {
     const t = performance.now();
@@ -160,13 +174,17 @@ async function victimSamples(url: string): Promise<number[]> {
     out.push(performance.now() - t);
     if (status !== 200) console.log(`victim answered ${status} after ${ms(out.at(-1)!)}`);
   }
-  return out;
+  running = false;
+  await probe;
+  return { samples: out, healthzWorst };
 }
 
 interface Row {
   engine: string;
   idle: number[];
   attacked: number[];
+  healthzIdle: number;
+  healthzAttacked: number;
   attackRequests: number;
   refused: number;
   attackSeconds: number;
@@ -214,7 +232,7 @@ async function measure(engine: 'sqlite' | 'postgres', dir: string, pgUrl: string
     const url = hub.url;
     for (let i = 0; i < 20; i++) await gql(url, VICTIM_KEY, VICTIM_QUERY);
     for (let i = 0; i < 3; i++) await gql(url, ATTACKER_KEY, ATTACK);
-    const idle = await victimSamples(url);
+    const { samples: idle, healthzWorst: healthzIdle } = await victimSamples(url);
 
     // the attacker's loops in a worker thread of their own: on the victim's event loop they would delay the
     // victim's own answers and count as the hub's latency
@@ -230,7 +248,7 @@ async function measure(engine: 'sqlite' | 'postgres', dir: string, pgUrl: string
     await new Promise((r) => setTimeout(r, 1000)); // the attack in full swing first
     const before = await counts();
     const started = performance.now();
-    const attacked = await victimSamples(url);
+    const { samples: attacked, healthzWorst: healthzAttacked } = await victimSamples(url);
     const attackSeconds = (performance.now() - started) / 1000;
     const after = await counts();
     await attacker.terminate();
@@ -238,6 +256,8 @@ async function measure(engine: 'sqlite' | 'postgres', dir: string, pgUrl: string
       engine,
       idle,
       attacked,
+      healthzIdle,
+      healthzAttacked,
       attackRequests: after.requests - before.requests,
       refused: after.refused - before.refused,
       attackSeconds,
@@ -264,12 +284,12 @@ export async function run(): Promise<void> {
     `\nvictim: ${VICTIM_QUERY.replace(/\s+/g, ' ')} (${SAMPLES} sequential requests); attack: ${ATTACKERS} connections of ${ALIASES}-alias certificates(first: 10, filter: {applicationId}) over ${PLACES.toLocaleString('en')} places`,
   );
   console.log(
-    `${'engine'.padEnd(9)}${'idle median'.padStart(13)}${'attacked median'.padStart(17)}${'ratio'.padStart(10)}${'idle worst'.padStart(12)}${'attacked worst'.padStart(16)}${'attack req/s'.padStart(14)}${'attack median'.padStart(15)}${'refused'.padStart(9)}`,
+    `${'engine'.padEnd(9)}${'idle median'.padStart(13)}${'attacked median'.padStart(17)}${'ratio'.padStart(10)}${'idle worst'.padStart(12)}${'attacked worst'.padStart(16)}${'attack req/s'.padStart(14)}${'attack median'.padStart(15)}${'refused'.padStart(9)}${'/healthz worst idle'.padStart(21)}${'attacked'.padStart(10)}`,
   );
   for (const r of rows) {
     const ratio = median(r.attacked) / median(r.idle);
     console.log(
-      `${r.engine.padEnd(9)}${ms(median(r.idle)).padStart(13)}${ms(median(r.attacked)).padStart(17)}${`${ratio.toFixed(2)}×`.padStart(10)}${ms(worst(r.idle)).padStart(12)}${ms(worst(r.attacked)).padStart(16)}${(r.attackRequests / r.attackSeconds).toFixed(0).padStart(14)}${ms(r.attackMedian).padStart(15)}${`${((100 * r.refused) / Math.max(1, r.attackRequests)).toFixed(0)}%`.padStart(9)}`,
+      `${r.engine.padEnd(9)}${ms(median(r.idle)).padStart(13)}${ms(median(r.attacked)).padStart(17)}${`${ratio.toFixed(2)}×`.padStart(10)}${ms(worst(r.idle)).padStart(12)}${ms(worst(r.attacked)).padStart(16)}${(r.attackRequests / r.attackSeconds).toFixed(0).padStart(14)}${ms(r.attackMedian).padStart(15)}${`${((100 * r.refused) / Math.max(1, r.attackRequests)).toFixed(0)}%`.padStart(9)}${ms(r.healthzIdle).padStart(21)}${ms(r.healthzAttacked).padStart(10)}`,
     );
   }
 }
