@@ -77,6 +77,22 @@ const env = celEnv();
  * INVALID_FILTER_EXPRESSION) with a 1-based line and column; throws RangeError for an unknown eventTypeId.
  */
 export function compileFilter(expression: string, eventTypeId: EventTypeId, options: CompileOptions = {}): CompiledFilter {
+  const steps = compileFilterSteps(expression, eventTypeId, options);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * compileFilter as steps (parse; check and price; fold and plan; the closures): a caller compiling in time
+ * slices (routing snapshot builds) may yield to the event loop between them. Draining it is compileFilter.
+ */
+export function* compileFilterSteps(
+  expression: string,
+  eventTypeId: EventTypeId,
+  options: CompileOptions = {},
+): Generator<void, CompiledFilter, void> {
   if (!isEventTypeId(eventTypeId)) throw new RangeError(`unknown event type identifier ${JSON.stringify(eventTypeId)}`);
   const inFamily = familyTest(familyOf(eventTypeId).types);
   const outsideFamily = (type: unknown): FilterResult => ({
@@ -97,7 +113,7 @@ export function compileFilter(expression: string, eventTypeId: EventTypeId, opti
 
   const maxEstimatedCost = options.maxEstimatedCost ?? FILTER_LIMITS.maxEstimatedCost;
   const budget = options.maxEvaluationCost ?? FILTER_LIMITS.maxEvaluationCost;
-  const { program, tree, estimatedCost, fast: compiledJs } = compileProgram(expression, eventTypeId, maxEstimatedCost);
+  const { program, tree, estimatedCost, fast: compiledJs } = yield* compileProgram(expression, eventTypeId, maxEstimatedCost);
   const fast = options.interpreterOnly ? undefined : compiledJs;
   if (!compiledJs) interpretedFilters++;
   const types = familyOf(eventTypeId).types;
@@ -420,15 +436,16 @@ export function validateFilter(expression: string, eventTypeId: EventTypeId): Fi
   }
 }
 
-function compileProgram(
+function* compileProgram(
   source: string,
   eventTypeId: EventTypeId,
   maxEstimatedCost: number,
-): { program: ReturnType<typeof plan>; tree: SourceTree; estimatedCost: number; fast: CompiledJs[] | undefined } {
+): Generator<void, { program: ReturnType<typeof plan>; tree: SourceTree; estimatedCost: number; fast: CompiledJs[] | undefined }, void> {
   if (source.length > FILTER_LIMITS.maxLength) {
     throw FilterCompileError.at(source, FILTER_LIMITS.maxLength, `expression is longer than ${FILTER_LIMITS.maxLength} characters`);
   }
   const parsed = parseOrThrow(source);
+  yield;
   const tree = toSourceTree(parsed, source);
   if (tree.size > FILTER_LIMITS.maxNodes) {
     throw FilterCompileError.at(
@@ -454,9 +471,12 @@ function compileProgram(
         '(worst case under the event size limits; iterate over fewer or shorter fields, or nest less)',
     );
   }
+  yield;
   // After the cost check, so folding itself is cheap.
   foldLiterals(tree, parsed, source, env);
-  return { program: plan(env, parsed), tree, estimatedCost: estimate.cost, fast: compileToJs(tree.root, familyOf(eventTypeId).types) };
+  const program = plan(env, parsed);
+  yield;
+  return { program, tree, estimatedCost: estimate.cost, fast: compileToJs(tree.root, familyOf(eventTypeId).types) };
 }
 
 /** Where to point at an expensive node: the name of a method or macro call, else where the node starts. */

@@ -1,4 +1,4 @@
-export { compileFilter, filterConstraints, interpretedFilterCount, validateFilter, FILTER_LIMITS } from './filter.js';
+export { compileFilter, compileFilterSteps, filterConstraints, interpretedFilterCount, validateFilter, FILTER_LIMITS } from './filter.js';
 export type { ConstraintValue, DataConstraint, FilterConstraints } from './constraints.js';
 export type { CompiledFilter } from './filter.js';
 export { FilterCompileError } from './errors.js';

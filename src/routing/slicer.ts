@@ -27,3 +27,12 @@ export class TimeSlicer {
     this.start = this.now();
   }
 }
+
+/** Runs `steps` to the end, yielding to the event loop between two steps when the slice is used up. */
+export async function runSliced<T>(steps: Generator<void, T, void>, slicer: Pick<TimeSlicer, 'due' | 'yield'>): Promise<T> {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (slicer.due()) await slicer.yield();
+  }
+}

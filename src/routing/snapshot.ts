@@ -13,19 +13,20 @@
  *  - snapshots, one per company: the companies cached are capped, the least recently used go first.
  *
  * Building a snapshot is CPU-bound (a company may have a thousand filters of 2,000 characters to compile), so it
- * runs in time slices like routing itself (src/routing/slicer.ts): a router, a silence or a family's prefilter
- * index at a time, yielding to the event loop when the slice is used up. Concurrent callers share the one build
+ * runs in time slices like routing itself (src/routing/slicer.ts): a step of a router's filter compile (parse;
+ * check and price; fold and plan; closures), a silence or a router of a family's prefilter index at a time,
+ * yielding to the event loop when the slice is used up. Concurrent callers share the one build
  * of the cached entry. A build whose entry was invalidated (or replaced) meanwhile still answers the callers that
  * were waiting for it, but is not cached, adds no filters to the cache and does not prune the company's filters.
  */
-import { compileFilter, filterConstraints, FilterCompileError, type CompiledFilter } from '../cel/index.js';
+import { compileFilter, compileFilterSteps, filterConstraints, FilterCompileError, type CompiledFilter } from '../cel/index.js';
 import { EVENT_TYPE_IDS, type EventTypeId } from '../events/families.js';
 import { defaultMonitoringConfig } from '../model/monitoring.js';
 import type { IntegrationRecord, RouterRecord, SilenceRecord, Store } from '../store/types.js';
 import { compileSilence, type CompiledSilence } from '../silences/decide.js';
 import type { CompiledRouter } from './compiled-router.js';
 import { buildRoutingIndexSliced, type RoutingSnapshot } from './match.js';
-import { TimeSlicer } from './slicer.js';
+import { runSliced, TimeSlicer } from './slicer.js';
 import { TenantLru, type EvictionReason, type LruLimits, type LruStats } from './tenant-lru.js';
 
 interface Entry {
@@ -223,18 +224,28 @@ export class RoutingSnapshots {
     if (this.cache.has(companyId, SNAPSHOT) && this.cache.get(companyId, SNAPSHOT) === entry) this.cache.delete(companyId, SNAPSHOT, false);
   }
 
-  /** `keep`: whether to cache what is compiled (not for a build overtaken by a change: its filters may be gone). */
-  private compile(companyId: string, r: RouterRecord, used: Set<string>, keep: boolean): CompiledRouter {
+  /**
+   * A router's filter from the company's cache, compiled on a miss in steps within the build's slices (one
+   * compile of a long filter is several slices' worth). `keep`, asked once compiled: whether to cache it (not for
+   * a build overtaken by a change: its filters may be gone).
+   */
+  private async compile(
+    companyId: string,
+    r: RouterRecord,
+    used: Set<string>,
+    keep: () => boolean,
+    slicer: TimeSlicer,
+  ): Promise<CompiledRouter> {
     const key = filterKey(r.eventTypeId, r.filter);
     used.add(key);
     let c = this.compiled.get(companyId, key);
     if (!c) {
       try {
-        c = { filter: compileFilter(r.filter, r.eventTypeId) };
+        c = { filter: await runSliced(compileFilterSteps(r.filter, r.eventTypeId), slicer) };
       } catch (e) {
         c = { filter: null, error: e instanceof FilterCompileError ? e.message : String(e) };
       }
-      if (keep) this.compiled.set(companyId, key, c, filterBytes(r.filter));
+      if (keep()) this.compiled.set(companyId, key, c, filterBytes(r.filter));
     }
     return c.error !== undefined ? { record: r, filter: null, compileError: c.error } : { record: r, filter: c.filter };
   }
@@ -273,7 +284,8 @@ export class RoutingSnapshots {
     const byFamily = new Map<EventTypeId, CompiledRouter[]>(EVENT_TYPE_IDS.map((id) => [id, []]));
     const used = new Set<string>();
     for (const r of routers) {
-      const cr = this.compile(companyId, r, used, this.#isCurrent(companyId, entry));
+      const cr = await this.compile(companyId, r, used, () => this.#isCurrent(companyId, entry), slicer);
+      if (slicer.due()) await slicer.yield();
       // the prefilter index reads each filter's constraints: derived here, within the slices, not in one index build
       if (cr.filter) filterConstraints(cr.filter);
       byFamily.get(r.eventTypeId)?.push(cr);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EventTypeId, InternalEvent } from '../../src/events/families.js';
-import { FILTER_LIMITS, FilterCompileError, compileFilter, validateFilter } from '../../src/cel/index.js';
+import { FILTER_LIMITS, FilterCompileError, compileFilter, compileFilterSteps, validateFilter } from '../../src/cel/index.js';
 import {
   CLUSTER_DEV,
   CLUSTER_PROD,
@@ -433,5 +433,44 @@ describe('evaluation is compiled once and reused', () => {
       (_, i) => filter.evaluate(i % 2 === 0 ? CORPUS['cert.notready.staging']! : CORPUS['cert.active.prod']!).matched,
     );
     expect(results.filter(Boolean)).toHaveLength(500);
+  });
+});
+
+describe('compileFilterSteps (compiling in time slices)', () => {
+  const drain = (expression: string, eventTypeId: EventTypeId): { steps: number; result: ReturnType<typeof compileFilter> } => {
+    const gen = compileFilterSteps(expression, eventTypeId);
+    let steps = 0;
+    for (;;) {
+      const s = gen.next();
+      if (s.done) return { steps, result: s.value };
+      steps++;
+    }
+  };
+
+  it('pauses between parse, check, plan and closures, and ends with what compileFilter makes', () => {
+    const expression = "type.endsWith('.notready') && (data.clusterName == 'prod' || data.issuerName.startsWith('letsencrypt'))";
+    const { steps, result } = drain(expression, ISSUER);
+    expect(steps).toBe(3);
+    const whole = compileFilter(expression, ISSUER);
+    expect({ ...result, evaluate: undefined }).toEqual({ ...whole, evaluate: undefined });
+    for (const event of Object.values(CORPUS)) expect(result.evaluate(event)).toEqual(whole.evaluate(event));
+  });
+
+  it.each([
+    ['syntax', 'data.issuerName =='],
+    ['check', 'data.nope == 1'],
+    ['cost', `data.statusMessage.matches('${'(a|b)*'.repeat(40)}')`],
+  ])('throws the same %s error as compileFilter', (_, expression) => {
+    const error = (f: () => unknown): FilterCompileError => {
+      try {
+        f();
+      } catch (e) {
+        if (e instanceof FilterCompileError) return e;
+      }
+      throw new Error('no FilterCompileError');
+    };
+    const whole = error(() => compileFilter(expression, ISSUER));
+    const stepped = error(() => drain(expression, ISSUER));
+    expect([stepped.message, stepped.line, stepped.column]).toEqual([whole.message, whole.line, whole.column]);
   });
 });

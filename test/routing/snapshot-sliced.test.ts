@@ -75,9 +75,13 @@ async function addRouters(n: number): Promise<RouterRecord[]> {
 class CountingSlicer extends TimeSlicer {
   yields = 0;
   dues = 0;
-  constructor(private readonly onYield?: (n: number) => Promise<void>) {
+  /** `sliceUnits` 0: every due() is true. */
+  constructor(
+    private readonly onYield?: (n: number) => Promise<void>,
+    sliceUnits = 2,
+  ) {
     let t = 0;
-    super(2, () => t++);
+    super(sliceUnits, () => t++);
   }
   override due(): boolean {
     this.dues++;
@@ -117,6 +121,26 @@ describe('RoutingSnapshots builds in time slices', () => {
     expect(seen!.done).toBe(false);
     expect(seen!.dues).toBeGreaterThan(0);
     expect(seen!.dues).toBeLessThan(slicers[0]!.dues);
+  });
+
+  it('compiles a long filter in steps: the event loop runs before that one filter is compiled', async () => {
+    const [r] = await addRouters(1);
+    const long = Array.from({ length: 40 }, (_, k) => `data.issuerName == 'issuer-${k}'`).join(' || ');
+    await store.updateRouter(A, r!.id, { filter: long }, 2_000_000);
+    // every slice used up at once: the build yields wherever it may
+    const midCompile: number[] = [];
+    const snaps: RoutingSnapshots = new RoutingSnapshots(store, {
+      slicer: () =>
+        new CountingSlicer(async (n) => {
+          if (snaps.companyStats(A).filters === 0) midCompile.push(n);
+        }, 0),
+    });
+    const snap = await snaps.get(A);
+    expect(filtersOf(snap)).toEqual([long]);
+    expect(snap.byFamily.get(FAMILY)![0]!.filter).not.toBeNull();
+    // parse | check and price | fold and plan | closures: three yields before the compiled filter is cached
+    expect(midCompile).toEqual([1, 2, 3]);
+    expect(snaps.companyStats(A).filters).toBe(1);
   });
 
   it('concurrent callers share one build', async () => {
