@@ -18,13 +18,13 @@ import { decideWeakLink, WEAK_LINK_STALE_MS, weakLinkEvent, weakLinksOf } from '
 type Snapshot = Awaited<ReturnType<RoutingSnapshots['get']>>;
 
 /** Root rows (places) read per scan: the roots outlived, in subject order. */
-export const MAX_ROOT_ROWS = 1000;
+const MAX_ROOT_ROWS = 1000;
 /** Roots whose certificates are read per scan. */
-export const MAX_ROOTS = 100;
+const MAX_ROOTS = 100;
 /** Certificates (places) read per root: the latest notAfter first; beyond it the count says "at least". */
-export const MAX_OUTLIVING_ROWS = 1000;
+const MAX_OUTLIVING_ROWS = 1000;
 /** Rows whose chain expires before their leaf read per scan, in (issuer, chainNotAfter) order. */
-export const MAX_CHAIN_ROWS = 10_000;
+const MAX_CHAIN_ROWS = 10_000;
 /** Stale marks deleted per company and scan. */
 const STALE_DELETE = 1000;
 

@@ -225,7 +225,7 @@ function plural(n: number, word: string): string {
 }
 
 /** `cluster/namespace/name` of a certificate's first place (its Certificate, else its Secret). */
-export function outlivingName(c: OutlivingCertificate): string {
+function outlivingName(c: OutlivingCertificate): string {
   const p = c.places[0]!;
   return `${p.clusterName ?? p.clusterId}/${p.namespace}/${p.certificateName ?? p.secretName}`;
 }

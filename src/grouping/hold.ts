@@ -24,7 +24,7 @@ import type { GroupRow } from './records.js';
 export const HOLD_GRACE_MS = 10 * 60_000;
 
 /** The label saying where the issuer stands (shown in the title: "(issuer not ready)", "(issuer ready again)"). */
-export const HOLD_STATE_LABEL = 'issuer';
+const HOLD_STATE_LABEL = 'issuer';
 
 /** Position of a resource's current unhealthy streak (resource_health's since), or null: it is healthy. */
 export type Streak = { orderAt: number; orderSeq: number } | null;
