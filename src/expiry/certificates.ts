@@ -46,7 +46,8 @@ const MAX_DNS_NAMES = 100;
 
 type Row = ExpiryInventoryRow & { place: CertificatePlace };
 
-const byPlace = (a: CertificatePlace, b: CertificatePlace): number =>
+/** Places in the order messages list them: cluster (name, then id), namespace, Secret. */
+export const byPlace = (a: CertificatePlace, b: CertificatePlace): number =>
   cmp(a.clusterName ?? a.clusterId, b.clusterName ?? b.clusterId) ||
   cmp(a.clusterId, b.clusterId) ||
   cmp(a.namespace, b.namespace) ||

@@ -19,7 +19,7 @@ import { sanitizeEvent } from '../events/sanitize.js';
 import type { ExpiringCertificateData } from '../events/types.js';
 import { isMonitored, type MonitoringConfigInput } from '../model/monitoring.js';
 import type { WeakLinkRow } from '../store/types.js';
-import type { CertificatePlace } from './certificates.js';
+import { byPlace, type CertificatePlace } from './certificates.js';
 import { DAY_MS, certIdOf, certKey, daysLeft } from './decide.js';
 import { notificationDate } from './message.js';
 
@@ -88,11 +88,6 @@ const placeOf = (r: WeakLinkRow): CertificatePlace => ({
   secretName: r.secretName,
   certificateName: r.certificateName,
 });
-const byPlace = (a: CertificatePlace, b: CertificatePlace): number =>
-  cmp(a.clusterName ?? a.clusterId, b.clusterName ?? b.clusterId) ||
-  cmp(a.clusterId, b.clusterId) ||
-  cmp(a.namespace, b.namespace) ||
-  cmp(a.secretName, b.secretName);
 const selfSigned = (r: WeakLinkRow): boolean => r.subject !== null && r.subject === r.issuer;
 
 /** The key of a CA seen only in chains: its DN (the leaves' issuer) and its notAfter. */

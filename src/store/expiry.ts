@@ -3,7 +3,7 @@
  * the inventory read by notAfter (migration 6's (company_id, not_after) index) and the marks (migration 7).
  */
 import { isExpiryThreshold, type ExpiryThreshold } from '../model/expiry-thresholds.js';
-import { bool } from './rows.js';
+import { bool, stringList } from './rows.js';
 import { type SqlDb, type SqlRow, placeholders } from './sqldb.js';
 import type { ExpiryInventoryRow, ExpiryMarksRecord, ExpiryOps } from './types.js';
 
@@ -33,17 +33,6 @@ function int(row: SqlRow, name: string): number {
   const n = typeof v === 'number' ? v : typeof v === 'bigint' || typeof v === 'string' ? Number(v) : NaN;
   if (!Number.isSafeInteger(n)) throw new Error(`store: column "${name}" is not an integer`);
   return n;
-}
-
-/** application_ids is the agent's JSON array; anything else counts as none (unassigned). */
-function stringList(text: unknown): string[] {
-  if (typeof text !== 'string') return [];
-  try {
-    const v: unknown = JSON.parse(text);
-    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
-  } catch {
-    return [];
-  }
 }
 
 /**

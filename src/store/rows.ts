@@ -79,6 +79,17 @@ export const MONITORING_CONFIG_COLUMNS = [
   'manager',
 ] as const;
 
+/** application_ids is the agent's JSON array; anything else counts as none (unassigned). */
+export function stringList(text: unknown): string[] {
+  if (typeof text !== 'string') return [];
+  try {
+    const v: unknown = JSON.parse(text);
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
 export function monitoringConfigToRow(r: MonitoringConfigRecord): SqlValue[] {
   return [
     r.id,

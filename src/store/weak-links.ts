@@ -4,7 +4,7 @@
  * that certificates they signed outlive, those certificates, and the marks of the CAs reported (migration 20).
  * Every read is an index range of the rows concerned, bounded by its `limit`.
  */
-import { bool, int, intOrNull, str, strOrNull } from './rows.js';
+import { bool, int, intOrNull, str, stringList, strOrNull } from './rows.js';
 import { type SqlDb, type SqlRow, placeholders } from './sqldb.js';
 import type { WeakLinkMark, WeakLinkOps, WeakLinkRow } from './types.js';
 
@@ -19,17 +19,6 @@ const COLUMNS = (a: string) =>
 const CLUSTER = (a: string) => `LEFT JOIN clusters c ON c.company_id = ${a}.company_id AND c.id = ${a}.cluster_id`;
 /** a certificate that is not its own issuer (a root's later copy is the root, not a certificate it signed) */
 const NOT_SELF_SIGNED = (a: string) => `(${a}.subject IS NULL OR ${a}.subject <> ${a}.issuer)`;
-
-/** application_ids is the agent's JSON array; anything else counts as none (unassigned). */
-function stringList(text: unknown): string[] {
-  if (typeof text !== 'string') return [];
-  try {
-    const v: unknown = JSON.parse(text);
-    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
-  } catch {
-    return [];
-  }
-}
 
 function toRow(row: SqlRow): WeakLinkRow {
   return {
