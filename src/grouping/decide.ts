@@ -8,6 +8,7 @@
  * (src/grouping/flusher.ts) read them, call these functions and write the result, in one transaction each.
  */
 import { createHash } from 'node:crypto';
+import type { EventOrder } from '../delivery/order.js';
 import type { InternalEvent } from '../events/families.js';
 import { viewOf } from '../integrations/render.js';
 import type { GroupRow, MemberRow } from './records.js';
@@ -85,6 +86,20 @@ export function memberStateOf(event: InternalEvent): { state: 'firing' | 'resolv
   const v = viewOf(event);
   if (v.kind === 'certificateExpiration') return { state: 'firing', transient: true };
   return { state: v.state === 'restored' ? 'resolved' : 'firing', transient: false };
+}
+
+/** The member row an accepted match becomes: its resource (the order key), its newest event and that event's state. */
+export function memberRowOf(m: { eventId: string; event: InternalEvent; order: EventOrder }, now: number): MemberRow {
+  const s = memberStateOf(m.event);
+  return {
+    memberKey: m.order.orderKey,
+    eventId: m.eventId,
+    state: s.state,
+    transient: s.transient,
+    orderAt: m.order.orderAt,
+    orderSeq: m.order.orderSeq,
+    acceptedAt: now,
+  };
 }
 
 /** An event becoming (or updating) a member. */

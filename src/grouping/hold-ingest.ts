@@ -10,7 +10,7 @@ import type { EventOrder } from '../delivery/order.js';
 import type { InternalEvent } from '../events/families.js';
 import type { RouterRecord } from '../model/records.js';
 import type { NewDelivery, StoreOps } from '../store/types.js';
-import { applyMembers, GROUPING_LIMITS, memberStateOf, type GroupRow, type MemberRow } from './decide.js';
+import { applyMembers, GROUPING_LIMITS, memberRowOf, memberStateOf, type GroupRow, type MemberRow } from './decide.js';
 import { holdIdentity, holdVerdict, issuerCandidatesOf, onIssuerHealth, pickIssuer, scheduleHold, type IssuerRef } from './hold.js';
 
 /** One (certificate event, holding router) match: held, or sent on as `fallback` says. */
@@ -155,18 +155,7 @@ export async function applyHolds(
     const keys = [...toHold.keys()].sort();
     const init = keys.map((k) => initialHold(companyId, router, toHold.get(k)!.issuer, toHold.get(k)!.members[0]!.eventId, now, newId()));
     for (const stored of await tx.lockGroups(init)) {
-      const incoming: MemberRow[] = toHold.get(stored.key)!.members.map((m) => {
-        const s = memberStateOf(m.event);
-        return {
-          memberKey: m.order.orderKey,
-          eventId: m.eventId,
-          state: s.state,
-          transient: s.transient,
-          orderAt: m.order.orderAt,
-          orderSeq: m.order.orderSeq,
-          acceptedAt: now,
-        };
-      });
+      const incoming: MemberRow[] = toHold.get(stored.key)!.members.map((m) => memberRowOf(m, now));
       const stored_ = await tx.getGroupMembers(
         stored.id,
         incoming.map((m) => m.memberKey),

@@ -11,7 +11,7 @@ import {
   applyMembers,
   GROUPING_LIMITS,
   groupOf,
-  memberStateOf,
+  memberRowOf,
   overflowGroupOf,
   type GroupIdentity,
   type GroupRow,
@@ -64,18 +64,7 @@ export async function addGroupMembers(
     const groups = await tx.lockGroups(init);
     for (const stored of groups) {
       const entry = byKey.get(stored.key)!;
-      const incoming: MemberRow[] = entry.members.map((m) => {
-        const s = memberStateOf(m.event);
-        return {
-          memberKey: m.order.orderKey,
-          eventId: m.eventId,
-          state: s.state,
-          transient: s.transient,
-          orderAt: m.order.orderAt,
-          orderSeq: m.order.orderSeq,
-          acceptedAt: now,
-        };
-      });
+      const incoming: MemberRow[] = entry.members.map((m) => memberRowOf(m, now));
       const existing = await tx.getGroupMembers(
         stored.id,
         incoming.map((m) => m.memberKey),
