@@ -1,0 +1,282 @@
+/**
+ * Expiry reports told from the cluster's own TLS Secrets, through the whole path: real X.509 certificates
+ * (openssl) in TLS Secrets of a REAL kube-apiserver + etcd (cert-manager CRDs) → the emitter's inventory reporter
+ * (agent facts) → the in-process service's POST /v1/inventory → its expiry scan (--expiry-scan-interval 1000) →
+ * delivery to a loopback webhook. The service's scanner runs on real time, so the certificates' own dates put
+ * them in (or out of) their windows: `openssl ca` signs with a notBefore in the past where a test needs one.
+ * Absence is asserted after the expected report arrived and two more complete scans, never by a timer alone.
+ * Set CERTMGR_NOTIFY_KUBE_TESTS=0 to skip.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes, X509Certificate } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmitter, type RunningEmitter } from '../../src/emitter/index.js';
+import { DAY_MS } from '../../src/expiry/decide.js';
+import { WEAK_LINK_RULE_ID } from '../../src/expiry/weak-link.js';
+import { installCertManagerCrds } from '../fixtures/cert-manager-crds.js';
+import { startReceiver, type Received, type Receiver } from '../integrations/helpers.js';
+import { captureLogger } from '../operator/support.js';
+import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, waitFor, type KubeEnv } from '../support/kube.js';
+import { COMPANY_A, KEY_A, startTestService, type TestService } from '../support/service.js';
+
+const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
+const H = 3_600_000;
+const b64 = (s: string): string => Buffer.from(s).toString('base64');
+
+interface Pem {
+  pem: string;
+  keyPem: string;
+}
+
+/** openssl's UTCTime, e.g. 261206052401Z */
+const utc = (ms: number): string =>
+  new Date(ms)
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replace(/[-:T]/g, '')
+    .slice(2);
+
+/**
+ * A certificate signed by `issuer` (self-signed without one) with exactly these validity dates, from `openssl ca`
+ * (`req -x509` and `x509 -req` start at now). A random serial each, so no two share issuer + serial.
+ */
+function sign(o: { cn: string; notBefore: number; notAfter: number; ca?: boolean; issuer?: Pem }): Pem {
+  const dir = mkdtempSync(join(tmpdir(), 'certmgr-notify-expiry-truth-'));
+  const p = (f: string) => join(dir, f);
+  try {
+    writeFileSync(p('index.txt'), '');
+    writeFileSync(p('serial'), `${(0x40 | (randomBytes(1)[0]! & 0x3f)).toString(16)}${randomBytes(15).toString('hex')}\n`);
+    writeFileSync(
+      p('openssl.cnf'),
+      [
+        '[ca]',
+        'default_ca = ca_default',
+        '[ca_default]',
+        `database = ${p('index.txt')}`,
+        `serial = ${p('serial')}`,
+        `new_certs_dir = ${dir}`,
+        'default_md = sha256',
+        'policy = any',
+        'unique_subject = no',
+        '[any]',
+        'organizationName = optional',
+        'commonName = supplied',
+        '[v3_ca]',
+        'basicConstraints = critical,CA:true',
+        'keyUsage = critical,keyCertSign,cRLSign',
+        'subjectKeyIdentifier = hash',
+        '[v3_leaf]',
+        'basicConstraints = CA:false',
+        'keyUsage = critical,digitalSignature,keyEncipherment',
+        'extendedKeyUsage = serverAuth',
+        `subjectAltName = DNS:${o.cn}`,
+        '',
+      ].join('\n'),
+    );
+    const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
+    openssl(
+      ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', p('tls.key')].concat([
+        '-out',
+        p('tls.csr'),
+        '-subj',
+        `/O=Example/CN=${o.cn}`,
+      ]),
+    );
+    if (o.issuer) {
+      writeFileSync(p('ca.crt'), o.issuer.pem);
+      writeFileSync(p('ca.key'), o.issuer.keyPem, { mode: 0o600 });
+    }
+    openssl([
+      'ca',
+      '-batch',
+      '-notext',
+      '-preserveDN',
+      '-config',
+      p('openssl.cnf'),
+      '-in',
+      p('tls.csr'),
+      '-out',
+      p('tls.crt'),
+      '-startdate',
+      utc(o.notBefore),
+      '-enddate',
+      utc(o.notAfter),
+      '-extensions',
+      o.ca ? 'v3_ca' : 'v3_leaf',
+      ...(o.issuer ? ['-cert', p('ca.crt'), '-keyfile', p('ca.key')] : ['-selfsign', '-keyfile', p('tls.key')]),
+    ]);
+    return { pem: readFileSync(p('tls.crt'), 'utf8'), keyPem: readFileSync(p('tls.key'), 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A TLS Secret as cert-manager's `ca` Issuer writes it: the leaf in tls.crt, the root in ca.crt. */
+function tlsSecret(ns: string, name: string, crt: Pem, o: { ca?: Pem; annotations?: Record<string, string> } = {}) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'kubernetes.io/tls',
+    metadata: { name, namespace: ns, ...(o.annotations ? { annotations: o.annotations } : {}) },
+    data: { 'tls.crt': b64(crt.pem), 'tls.key': b64(crt.keyPem), ...(o.ca ? { 'ca.crt': b64(o.ca.pem) } : {}) },
+  } as never;
+}
+
+interface Hook {
+  data: { eventId: string; message: string; expiration: { ruleId: number; threshold: number; certificateName?: string } };
+}
+
+describe.skipIf(skip)('expiry from the cluster’s TLS Secrets to the webhook (real apiserver + emitter + service)', () => {
+  let env: KubeEnv;
+  let svc: TestService;
+  let hook: Receiver;
+  let kc: KubeConfig;
+  let emitter: RunningEmitter | undefined;
+
+  beforeAll(async () => {
+    await ensureKubeBinaries();
+    [env, svc, hook] = await Promise.all([startKubeEnv(), startTestService('sqlite', ['--expiry-scan-interval', '1000']), startReceiver()]);
+    kc = env.kubeConfig();
+    await installCertManagerCrds(kc);
+    for (const ns of ['certmgr-notify', 'cert-manager', 'shop', 'mesh']) await ensureNamespace(kc, ns);
+    // one router per rule, each to its own path: the company's 30/14/7 (rules 1..3) about the same Secrets go nowhere
+    const gql = svc.gql();
+    for (const [rule, path] of [
+      [WEAK_LINK_RULE_ID, '/ca-outlived'],
+      [2001, '/own-share'],
+    ] as const) {
+      const { createWebhookIntegration } = await gql.request<{ createWebhookIntegration: { id: string } }>(
+        'mutation($n: String!, $url: String!) { createWebhookIntegration(input: { name: $n, url: $url }) { id } }',
+        { n: `hook${path}`, url: `${hook.url}${path}` },
+      );
+      await gql.request(
+        'mutation($d: NotificationRouterConfigDetailsInput!, $f: NotificationRouterFilterConfigInput!, $i: NotificationRouterIntegrationConfigurationInput!) { createNotificationRouter(details: $d, filterConfig: $f, integrationConfig: $i) { id } }',
+        {
+          d: { name: `rule ${rule}`, eventTypeId: 'cert-expiry-ext-notification-config' },
+          f: { advancedFilterExpression: `data.ruleId == ${rule}` },
+          i: { integrationId: createWebhookIntegration.id },
+        },
+      );
+    }
+    emitter = await startEmitter({
+      logger: captureLogger().logger,
+      kubeConfig: kc,
+      serviceUrl: svc.url,
+      apiKey: KEY_A,
+      clusterName: 'truth',
+      stateNamespace: 'certmgr-notify',
+      resyncMs: 1_000,
+      inventoryBatchMs: 100,
+      informerBackoff: { baseMs: 100, maxMs: 1_000 },
+      queueBackoff: { baseMs: 50, maxMs: 1_000 },
+      sendBackoff: { baseMs: 50, maxMs: 500 },
+    });
+    await emitter.whenRunning();
+  }, 10 * 60_000);
+
+  afterAll(async () => {
+    await emitter?.stop();
+    await hook?.close();
+    await svc?.close();
+    await env?.stop();
+  });
+
+  const at = (path: string): Hook[] => hook.requests.filter((r: Received) => r.path === path).map((r) => JSON.parse(r.body) as Hook);
+  const metric = async (re: RegExp) => Number(re.exec(await (await fetch(`${svc.url}/metrics`)).text())?.[1] ?? 0);
+  /** two more complete scans of every company after this call: what they would send is sent (or accepted) by then */
+  async function twoMoreScans(): Promise<void> {
+    const scans = () => metric(/^certmgr_notify_expiry_company_scans_total\{outcome="scanned"\} (\d+)/m);
+    const seen = await scans();
+    await waitFor('two more expiry scans', async () => (await scans()) >= seen + 2, { timeoutMs: 30_000 });
+    await waitFor('every delivery done', async () =>
+      (await svc.store.listDeliveries(COMPANY_A, { limit: 500 })).every((d) => d.status === 'DELIVERED'),
+    );
+  }
+
+  it('a root CA expiring before 3 of the 4 leaves it signed: one rule-900 report naming the 3, not the fourth', async () => {
+    const now = Date.now();
+    const root = sign({ cn: 'Internal Root CA', notBefore: now - H, notAfter: now + 20 * DAY_MS, ca: true });
+    const leaf = (cn: string, days: number) => sign({ cn, notBefore: now - H, notAfter: now + days * DAY_MS, issuer: root });
+    const leaves = { api: leaf('api.shop.example', 80), web: leaf('web.shop.example', 85), pay: leaf('pay.shop.example', 90) };
+    const early = leaf('early.shop.example', 10); // expires before the CA: not outliving it
+    for (const l of Object.values(leaves)) expect(new X509Certificate(l.pem).verify(new X509Certificate(root.pem).publicKey)).toBe(true);
+
+    // the `ca` Issuer's key pair Secret, then the Secrets of the Certificates it issued
+    await applyManifest(kc, tlsSecret('cert-manager', 'root-ca', root));
+    for (const [name, crt] of [...Object.entries(leaves), ['early', early] as const])
+      await applyManifest(
+        kc,
+        tlsSecret('shop', `${name}-tls`, crt, { ca: root, annotations: { 'cert-manager.io/certificate-name': name } }),
+      );
+
+    const report = await waitFor('the CA report at the webhook', () => at('/ca-outlived')[0], { timeoutMs: 60_000 });
+    expect(report!.data.expiration).toMatchObject({ ruleId: WEAK_LINK_RULE_ID, threshold: 0, certificateName: 'root-ca' });
+    expect(report!.data.message).toContain('CA certificate cert-manager/root-ca (id ');
+    expect(report!.data.message).toContain('before 3 certificates it signed');
+    // latest notAfter first
+    expect(report!.data.message).toMatch(/Certificate shop\/pay, .*; Certificate shop\/web, .*; Certificate shop\/api, /);
+    expect(report!.data.message).not.toContain('shop/early');
+    expect((await svc.store.getEvent(COMPANY_A, report!.data.eventId))?.data).toMatchObject({
+      ruleId: WEAK_LINK_RULE_ID,
+      certificateName: 'root-ca',
+      namespace: 'cert-manager',
+      clusterName: 'truth',
+      daysUntilExpiry: 20,
+      notAfter: new X509Certificate(root.pem).validToDate.toISOString(),
+      outlivingCount: 3,
+      outlivingCertificates: ['truth/shop/pay', 'truth/shop/web', 'truth/shop/api'],
+    });
+
+    await twoMoreScans();
+    expect(at('/ca-outlived')).toHaveLength(1); // once per CA and notAfter, not per scan
+  });
+
+  it('a 6-day certificate with 33% already inside its share is warned (rule 2001); one not yet inside stays silent', async () => {
+    const now = Date.now();
+    // 5 of 6 days gone: 1 day left, inside 33% (47.52 h); annotated on the Certificate, its Secret names it
+    const inside = sign({ cn: 'inside.mesh.example', notBefore: now - 5 * DAY_MS, notAfter: now + DAY_MS });
+    // 1 hour gone: about 6 days left, outside 33%; annotated on the Secret (no Certificate manages it)
+    const outside = sign({ cn: 'outside.mesh.example', notBefore: now - H, notAfter: now + 6 * DAY_MS - H });
+    await applyManifest(kc, {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Certificate',
+      metadata: { name: 'inside', namespace: 'mesh', annotations: { 'notify.certmgr.io/expiry-thresholds': '33%' } },
+      spec: {
+        secretName: 'inside-tls',
+        duration: '144h',
+        dnsNames: ['inside.mesh.example'],
+        issuerRef: { name: 'mesh-ca', kind: 'Issuer' },
+      },
+    } as never);
+    await applyManifest(kc, tlsSecret('mesh', 'inside-tls', inside, { annotations: { 'cert-manager.io/certificate-name': 'inside' } }));
+    await applyManifest(kc, tlsSecret('mesh', 'outside-tls', outside, { annotations: { 'notify.certmgr.io/expiry-thresholds': '33%' } }));
+
+    const warned = await waitFor('the 33% warning at the webhook', () => at('/own-share')[0], { timeoutMs: 60_000 });
+    expect(warned!.data.expiration).toMatchObject({ ruleId: 2001, threshold: 2, certificateName: 'inside' });
+    expect(warned!.data.message).toContain('Threshold 2 days (33% of a lifetime of 6 days, rule 2001)');
+    expect((await svc.store.getEvent(COMPANY_A, warned!.data.eventId))?.data).toMatchObject({
+      ruleId: 2001,
+      threshold: 2,
+      thresholdPercent: 33,
+      certificateName: 'inside',
+      namespace: 'mesh',
+      clusterName: 'truth',
+      daysUntilExpiry: 1,
+    });
+    // both rows carry their own thresholds: the silence of `outside` is its share, not a lost annotation
+    const rows = await svc.store.listInventory(COMPANY_A, {}, null, 100);
+    expect(rows.filter((r) => r.namespace === 'mesh').map((r) => [r.secretName, r.expiryThresholds])).toEqual(
+      expect.arrayContaining([
+        ['inside-tls', ['33%']],
+        ['outside-tls', ['33%']],
+      ]),
+    );
+
+    await twoMoreScans();
+    expect(at('/own-share').map((h) => h.data.expiration.certificateName)).toEqual(['inside']);
+  });
+});
