@@ -624,9 +624,11 @@ export function createQueueOps(db: SqlDb, opts: QueueOpsOptions = {}): DeliveryQ
       const n = Math.floor(limit);
       if (!(n >= 1)) return [];
       const lease = now + Math.max(1, Math.floor(leaseMs));
-      // an IN_FLIGHT row is claimable only when its lease ran out: that claim was abandoned (SET reads the old status)
+      // An IN_FLIGHT row is claimable only when its lease ran out. Taken over by another claimer, its claim was
+      // abandoned (its holder died or was cut off); taken again by the same one, it was not (its outcome could not be
+      // written, e.g. the store was down). SET reads the old status and claimed_by.
       const set = `status = 'IN_FLIGHT', lease_until = ?, next_attempt_at = ?, attempts = attempts + 1, updated_at = ?, claimed_by = ?,
-        abandoned_claims = abandoned_claims + CASE WHEN status = 'IN_FLIGHT' THEN 1 ELSE 0 END`;
+        abandoned_claims = abandoned_claims + CASE WHEN status = 'IN_FLIGHT' AND claimed_by ${pg ? 'IS DISTINCT FROM' : 'IS NOT'} ? THEN 1 ELSE 0 END`;
       let claimed: ClaimedDelivery[];
       const park = `UPDATE deliveries SET next_attempt_at = ?
          WHERE id IN (
@@ -659,7 +661,7 @@ export function createQueueOps(db: SqlDb, opts: QueueOpsOptions = {}): DeliveryQ
              ${newerSent('claimed', true)} AS newer_sent, ${INTEGRATION_COLUMNS.map((c) => `i.${c} AS i_${c}`).join(', ')}
            FROM claimed JOIN events e ON e.company_id = claimed.company_id AND e.id = claimed.event_id
            LEFT JOIN integrations i ON i.company_id = claimed.company_id AND i.id = claimed.integration_id`,
-          [...(parkNow ? parkParams : []), lease, lease, now, owner, now, now],
+          [...(parkNow ? parkParams : []), lease, lease, now, owner, owner, now, now],
         );
         claimed = claimedOf(rows, opts.box?.());
       } else {
@@ -679,7 +681,7 @@ export function createQueueOps(db: SqlDb, opts: QueueOpsOptions = {}): DeliveryQ
              ORDER BY next_attempt_at, id LIMIT ?`,
             [now, now, n],
           ],
-          [`UPDATE deliveries SET ${set} WHERE id IN (SELECT id FROM temp.claim_batch)`, [lease, lease, now, owner]],
+          [`UPDATE deliveries SET ${set} WHERE id IN (SELECT id FROM temp.claim_batch)`, [lease, lease, now, owner, owner]],
         );
         const sent = steps.map(([sql, params]) => db.run(sql, params));
         for (const p of sent) p.catch(() => undefined); // a failure is also the SELECT's (refused after it)

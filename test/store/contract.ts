@@ -779,7 +779,7 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
         expect(c2?.id).toBe(d.id);
         expect(c2?.attempts).toBe(2);
         expect(c2?.leaseUntil).toBe(t + 2_000);
-        expect([c1?.abandonedClaims, c2?.abandonedClaims]).toEqual([0, 1]); // the first claim was abandoned
+        expect([c1?.abandonedClaims, c2?.abandonedClaims]).toEqual([0, 0]); // taken again by the same claimer: not abandoned
 
         // Worker 1 wakes up: every outcome it reports is refused.
         expect(await store.markDelivered(d.id, 1, t + 1_500, 200)).toBe(false);
@@ -799,11 +799,20 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
           lastStatusCode: 202,
           updatedAt: t + 1_600,
           deliveredAt: t + 1_600,
-          abandonedClaims: 1,
         });
         // Terminal: applied once, never claimed again.
         expect(await store.markDelivered(d.id, 2, t + 1_700, 202)).toBe(false);
         expect(await claimAll(A, t + 1e9)).toEqual([]);
+      });
+
+      it('a claim whose lease ran out counts as abandoned when another claimer takes it over, not when its own does', async () => {
+        const t = now();
+        const { ds } = await accept(A, 1, () => ({ createdAt: t }));
+        const d = ds[0]!;
+        const mine = (c: ClaimedDelivery[]) => c.filter((x) => x.id === d.id);
+        expect(mine(await store.claimDeliveries(t, 10, 1_000, 'pod-a'))[0]?.abandonedClaims).toBe(0);
+        expect(mine(await store.claimDeliveries(t + 1_000, 10, 1_000, 'pod-b'))[0]?.abandonedClaims).toBe(1); // pod-a died
+        expect(mine(await store.claimDeliveries(t + 2_000, 10, 1_000, 'pod-b'))[0]?.abandonedClaims).toBe(1); // pod-b's own
       });
 
       it('releaseClaims: taken back at start counts an abandoned claim, a graceful stop does not; a retry by hand clears it', async () => {
