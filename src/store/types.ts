@@ -390,7 +390,7 @@ export interface DeliveryRecord {
   silenceId: string | null;
   /**
    * Claims of it abandoned so far: its process died holding one (taken back by releaseClaims at start) or its lease
-   * ran out (claimed again). The worker sends one that has any alone, and dead-letters it as POISONED at
+   * ran out and another claimer took it over. The worker sends one that has any alone, and dead-letters it as POISONED at
    * POISON_AFTER_ABANDONED (delivery/poison.ts).
    */
   abandonedClaims: number;
