@@ -10,8 +10,9 @@ import type { EventOrder } from '../delivery/order.js';
 import type { InternalEvent } from '../events/families.js';
 import type { RouterRecord } from '../model/records.js';
 import type { NewDelivery, StoreOps } from '../store/types.js';
-import { applyMembers, GROUPING_LIMITS, memberRowOf, memberStateOf, type GroupRow, type MemberRow } from './decide.js';
+import { GROUPING_LIMITS, memberStateOf, type GroupRow } from './decide.js';
 import { holdIdentity, holdVerdict, issuerCandidatesOf, onIssuerHealth, pickIssuer, scheduleHold, type IssuerRef } from './hold.js';
+import { addMembers } from './ingest.js';
 
 /** One (certificate event, holding router) match: held, or sent on as `fallback` says. */
 export interface HoldCandidate {
@@ -155,20 +156,14 @@ export async function applyHolds(
     const keys = [...toHold.keys()].sort();
     const init = keys.map((k) => initialHold(companyId, router, toHold.get(k)!.issuer, toHold.get(k)!.members[0]!.eventId, now, newId()));
     for (const stored of await tx.lockGroups(init)) {
-      const incoming: MemberRow[] = toHold.get(stored.key)!.members.map((m) => memberRowOf(m, now));
-      const stored_ = await tx.getGroupMembers(
-        stored.id,
-        incoming.map((m) => m.memberKey),
-      );
       const current: GroupRow = {
         ...stored,
         routerName: router.name,
         integrationId: router.integrationId,
         groupWaitMs: router.groupWaitMs,
       };
-      const applied = applyMembers(current, new Map(stored_.map((m) => [m.memberKey, m])), incoming, now, limits.membersPerGroup);
+      const applied = await addMembers(tx, current, toHold.get(stored.key)!.members, now, limits.membersPerGroup);
       capped += applied.capped;
-      if (applied.upserts.length) await tx.putGroupMembers(stored.id, applied.upserts);
       await tx.saveGroup(scheduleHold(applied.group, now));
     }
   }

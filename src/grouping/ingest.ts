@@ -26,6 +26,27 @@ export interface GroupedMatch {
   order: EventOrder;
 }
 
+/**
+ * Applies accepted matches to a locked group: reads their members' stored rows, applies the events (applyMembers)
+ * and writes the member rows that changed. Returns the group to save and how many went past the member limit.
+ */
+export async function addMembers(
+  tx: StoreOps,
+  group: GroupRow,
+  matches: readonly { eventId: string; event: InternalEvent; order: EventOrder }[],
+  now: number,
+  cap: number,
+): Promise<{ group: GroupRow; capped: number }> {
+  const incoming: MemberRow[] = matches.map((m) => memberRowOf(m, now));
+  const existing = await tx.getGroupMembers(
+    group.id,
+    incoming.map((m) => m.memberKey),
+  );
+  const applied = applyMembers(group, new Map(existing.map((m) => [m.memberKey, m])), incoming, now, cap);
+  if (applied.upserts.length) await tx.putGroupMembers(group.id, applied.upserts);
+  return { group: applied.group, capped: applied.capped };
+}
+
 /** Whether a router groups its events (groupBy set). */
 export function isGrouped(router: Pick<RouterRecord, 'groupBy'>): boolean {
   return router.groupBy.length > 0;
@@ -64,11 +85,6 @@ export async function addGroupMembers(
     const groups = await tx.lockGroups(init);
     for (const stored of groups) {
       const entry = byKey.get(stored.key)!;
-      const incoming: MemberRow[] = entry.members.map((m) => memberRowOf(m, now));
-      const existing = await tx.getGroupMembers(
-        stored.id,
-        incoming.map((m) => m.memberKey),
-      );
       // the router's current name, integration and timing apply from now on
       const current: GroupRow = {
         ...stored,
@@ -78,9 +94,8 @@ export async function addGroupMembers(
         groupIntervalMs: router.groupIntervalMs,
         repeatIntervalMs: router.repeatIntervalMs,
       };
-      const applied = applyMembers(current, new Map(existing.map((m) => [m.memberKey, m])), incoming, now, limits.membersPerGroup);
+      const applied = await addMembers(tx, current, entry.members, now, limits.membersPerGroup);
       capped += applied.capped;
-      if (applied.upserts.length) await tx.putGroupMembers(stored.id, applied.upserts);
       await tx.saveGroup(applied.group);
     }
   }
