@@ -12,7 +12,7 @@ import type { RouterRecord } from '../model/records.js';
 import type { NewDelivery, StoreOps } from '../store/types.js';
 import { GROUPING_LIMITS, memberStateOf, type GroupRow } from './decide.js';
 import { holdIdentity, holdVerdict, issuerCandidatesOf, onIssuerHealth, pickIssuer, scheduleHold, type IssuerRef } from './hold.js';
-import { addMembers } from './ingest.js';
+import { addMembers, initialGroup } from './ingest.js';
 
 /** One (certificate event, holding router) match: held, or sent on as `fallback` says. */
 export interface HoldCandidate {
@@ -49,29 +49,10 @@ function initialHold(
   now: number,
   rowId: string,
 ): GroupRow {
-  const id = holdIdentity(router.id, issuer);
+  // a group's row, without reminders (the issuer's own router reminds), marked as the issuer's hold
   return {
-    id: rowId,
-    companyId,
-    routerId: router.id,
-    key: id.key,
-    labels: id.labels,
-    routerName: router.name,
-    integrationId: router.integrationId,
-    groupWaitMs: router.groupWaitMs,
-    groupIntervalMs: router.groupIntervalMs,
+    ...initialGroup(companyId, router, holdIdentity(router.id, issuer), firstEventId, now, rowId),
     repeatIntervalMs: null,
-    createdAt: now,
-    nextFlushAt: now + router.groupWaitMs,
-    lastFlushAt: null,
-    changed: false,
-    sentFiring: false,
-    memberCount: 0,
-    overflowFiring: 0,
-    overflowTransient: 0,
-    resolvedTold: 0,
-    lastEventId: firstEventId,
-    lastFlushEventId: null,
     holdIssuer: issuer.key,
     issuerReadyAt: null,
     holdReleased: false,

@@ -131,7 +131,7 @@ async function withinGroupLimit(
   return ids.map((i) => (existing.has(i.key) || admitted.has(i.key) ? i : overflow));
 }
 
-function initialGroup(
+export function initialGroup(
   companyId: string,
   router: RouterRecord,
   id: GroupIdentity,
