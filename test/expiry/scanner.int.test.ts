@@ -5,31 +5,17 @@
  * Time is the scanner's Clock, set by the test.
  */
 import { randomUUID } from 'node:crypto';
-import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
 import { DAY_MS } from '../../src/expiry/decide.js';
 import { ExpiryScanner } from '../../src/expiry/scanner.js';
-import { createNotifier } from '../../src/integrations/index.js';
-import { integrationOptions } from '../../src/integrations/types.js';
 import { defaultMonitoringConfig } from '../../src/model/monitoring.js';
-import { createRoutingMetrics } from '../../src/routing/metrics.js';
-import { RoutingSnapshots } from '../../src/routing/snapshot.js';
 import { realClock, type Clock } from '../../src/runtime/timers.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store, StoreOps } from '../../src/store/types.js';
-import {
-  captureLog,
-  createWebhookIntegration,
-  ENGINES,
-  type Engine,
-  LOOPBACK_EGRESS,
-  type Receiver,
-  startReceiver,
-  waitFor,
-} from '../delivery/support.js';
+import { captureLog, createWebhookIntegration, ENGINES, type Engine, type Receiver, startReceiver, waitFor } from '../delivery/support.js';
+import { expiryScanner, routeExpirations, startExpiryWorker } from './harness.js';
 import { insertCluster, upsertInventory, type InventoryRow } from './inventory.js';
-import { ROUTER_POLICY_DEFAULTS } from '../../src/model/records.js';
 
 // in the past: the scanner's clock also dates the deliveries, which the worker (real time) must find due
 const T0 = Date.parse('2020-01-01T06:00:00Z');
@@ -64,31 +50,10 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('ExpiryScanne
     company = randomUUID();
     now = T0;
     const integ = await createWebhookIntegration(store, company, rx.url);
-    await store.createRouter({
-      id: randomUUID(),
-      companyId: company,
-      name: 'all expirations',
-      eventTypeId: 'cert-expiry-ext-notification-config',
-      enabled: true,
-      filter: '',
-      integrationId: integ.id,
-      templateId: null,
-      generation: 'ROUTER',
-      ...ROUTER_POLICY_DEFAULTS,
-      managedBy: null,
-      createdAt: T0,
-      updatedAt: T0,
-    });
+    await routeExpirations(store, company, integ.id, { name: 'all expirations', filter: '', at: T0 });
     await insertCluster(store, company, 'c-eu', 'prod-eu');
     await insertCluster(store, company, 'c-us', 'prod-us');
-    worker = new DeliveryWorker({
-      store,
-      notifiers: (type) => createNotifier(type, integrationOptions({ timeoutMs: 2_000, userAgent: 'test', egress: LOOPBACK_EGRESS })),
-      logger: log.logger,
-      metrics: new Registry(),
-      options: { pollIntervalMs: 20, baseDelayMs: 20, maxDelayMs: 200, attemptTimeoutMs: 2_000 },
-    });
-    worker.start();
+    worker = startExpiryWorker(store, log.logger);
   });
   afterEach(async () => {
     await worker.stop(1_000);
@@ -100,19 +65,7 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('ExpiryScanne
 
   /** Scanners scan every 60 s: a company scanned less than 30 s before (scanner clock) is skipped as recent. */
   function scanner(on: Store = store, pageSize = 1000, minGapMs?: number): ExpiryScanner {
-    return new ExpiryScanner({
-      ...(minGapMs !== undefined ? { minGapMs } : {}),
-      store: on,
-      ingest: {
-        snapshots: new RoutingSnapshots(on),
-        metrics: createRoutingMetrics(new Registry()),
-        log: log.logger,
-        onAccepted: () => worker.kick(),
-      },
-      log: log.logger,
-      clock,
-      pageSize,
-    });
+    return expiryScanner(on, worker, log.logger, clock, { pageSize, ...(minGapMs !== undefined ? { minGapMs } : {}) });
   }
 
   const cert = (secretName: string, daysLeft: number, over: Partial<InventoryRow> = {}): InventoryRow => ({

@@ -6,35 +6,20 @@
  */
 import { randomUUID, X509Certificate } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
-import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
 import { EXPIRY_THRESHOLDS_ANNOTATION } from '../../src/emitter/policy.js';
 import { certificateFactsOf, tlsSecretFacts } from '../../src/emitter/inventory/facts.js';
 import { DAY_MS } from '../../src/expiry/decide.js';
-import { ExpiryScanner } from '../../src/expiry/scanner.js';
-import { createNotifier } from '../../src/integrations/index.js';
-import { integrationOptions } from '../../src/integrations/types.js';
 import { validateInventoryReport } from '../../src/inventory/validate.js';
 import type { InventoryReport } from '../../src/model/inventory.js';
-import { ROUTER_POLICY_DEFAULTS } from '../../src/model/records.js';
-import { createRoutingMetrics } from '../../src/routing/metrics.js';
-import { RoutingSnapshots } from '../../src/routing/snapshot.js';
 import { realClock, type Clock } from '../../src/runtime/timers.js';
 import { serviceContext } from '../../src/service/context.js';
 import { applyInventoryReport } from '../../src/service/inventory.js';
 import type { Store } from '../../src/store/types.js';
-import {
-  captureLog,
-  createWebhookIntegration,
-  ENGINES,
-  type Engine,
-  LOOPBACK_EGRESS,
-  type Receiver,
-  startReceiver,
-  waitFor,
-} from '../delivery/support.js';
+import { captureLog, createWebhookIntegration, ENGINES, type Engine, type Receiver, startReceiver, waitFor } from '../delivery/support.js';
 import { selfSigned } from '../emitter/fixtures.js';
+import { expiryScanner, routeExpirations, startExpiryWorker } from './harness.js';
 
 const H = 3_600_000;
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
@@ -92,30 +77,8 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))(
       company = randomUUID();
       now = mtls.notBefore + H;
       const integ = await createWebhookIntegration(store, company, rx.url);
-      await store.createRouter({
-        id: randomUUID(),
-        companyId: company,
-        name: 'all expirations',
-        eventTypeId: 'cert-expiry-ext-notification-config',
-        enabled: true,
-        filter: '',
-        integrationId: integ.id,
-        templateId: null,
-        generation: 'ROUTER',
-        ...ROUTER_POLICY_DEFAULTS,
-        managedBy: null,
-        createdAt: now,
-        updatedAt: now,
-      });
-      worker = new DeliveryWorker({
-        store,
-        notifiers: (type) => createNotifier(type, integrationOptions({ timeoutMs: 2_000, userAgent: 'test', egress: LOOPBACK_EGRESS })),
-        logger: log.logger,
-        metrics: new Registry(),
-        clock: () => now,
-        options: { pollIntervalMs: 20, baseDelayMs: 20, maxDelayMs: 200, attemptTimeoutMs: 2_000 },
-      });
-      worker.start();
+      await routeExpirations(store, company, integ.id, { name: 'all expirations', filter: '', at: now });
+      worker = startExpiryWorker(store, log.logger, () => now);
     });
     afterEach(async () => {
       await worker.stop(1_000);
@@ -123,20 +86,7 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))(
       await store.close();
     });
 
-    const scan = () =>
-      new ExpiryScanner({
-        store,
-        ingest: {
-          snapshots: new RoutingSnapshots(store),
-          metrics: createRoutingMetrics(new Registry()),
-          log: log.logger,
-          onAccepted: () => worker.kick(),
-        },
-        log: log.logger,
-        clock,
-        pageSize: 1000,
-        minGapMs: 0,
-      }).scanOnce();
+    const scan = () => expiryScanner(store, worker, log.logger, clock, { pageSize: 1000, minGapMs: 0 }).scanOnce();
 
     /** What was accepted (every scan is awaited before), once delivered to the webhook; exactly `n`. */
     async function delivered(n: number): Promise<Sent[]> {

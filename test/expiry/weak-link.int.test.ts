@@ -5,30 +5,16 @@
  * reported; reruns and a restarted scanner repeat nothing; a renewed CA still outlived is reported again.
  */
 import { randomUUID } from 'node:crypto';
-import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
 import { DAY_MS } from '../../src/expiry/decide.js';
 import { ExpiryScanner } from '../../src/expiry/scanner.js';
 import { WEAK_LINK_RULE_ID } from '../../src/expiry/weak-link.js';
-import { createNotifier } from '../../src/integrations/index.js';
-import { integrationOptions } from '../../src/integrations/types.js';
-import { ROUTER_POLICY_DEFAULTS } from '../../src/model/records.js';
-import { createRoutingMetrics } from '../../src/routing/metrics.js';
-import { RoutingSnapshots } from '../../src/routing/snapshot.js';
 import { realClock, type Clock } from '../../src/runtime/timers.js';
 import type { SqlDb } from '../../src/store/sqldb.js';
 import type { Store } from '../../src/store/types.js';
-import {
-  captureLog,
-  createWebhookIntegration,
-  ENGINES,
-  type Engine,
-  LOOPBACK_EGRESS,
-  type Receiver,
-  startReceiver,
-  waitFor,
-} from '../delivery/support.js';
+import { captureLog, createWebhookIntegration, ENGINES, type Engine, type Receiver, startReceiver, waitFor } from '../delivery/support.js';
+import { expiryScanner, routeExpirations, startExpiryWorker } from './harness.js';
 import { insertCluster, upsertInventory, type InventoryRow } from './inventory.js';
 
 // in the past: the scanner's clock also dates the deliveries, which the worker (real time) must find due
@@ -73,30 +59,9 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('CA expiring 
     company = randomUUID();
     now = T0;
     const integ = await createWebhookIntegration(store, company, rx.url);
-    await store.createRouter({
-      id: randomUUID(),
-      companyId: company,
-      name: 'CA outlived',
-      eventTypeId: 'cert-expiry-ext-notification-config',
-      enabled: true,
-      filter: `data.ruleId == ${WEAK_LINK_RULE_ID}`,
-      integrationId: integ.id,
-      templateId: null,
-      generation: 'ROUTER',
-      ...ROUTER_POLICY_DEFAULTS,
-      managedBy: null,
-      createdAt: T0,
-      updatedAt: T0,
-    });
+    await routeExpirations(store, company, integ.id, { name: 'CA outlived', filter: `data.ruleId == ${WEAK_LINK_RULE_ID}`, at: T0 });
     await insertCluster(store, company, 'c-eu', 'prod-eu');
-    worker = new DeliveryWorker({
-      store,
-      notifiers: (type) => createNotifier(type, integrationOptions({ timeoutMs: 2_000, userAgent: 'test', egress: LOOPBACK_EGRESS })),
-      logger: log.logger,
-      metrics: new Registry(),
-      options: { pollIntervalMs: 20, baseDelayMs: 20, maxDelayMs: 200, attemptTimeoutMs: 2_000 },
-    });
-    worker.start();
+    worker = startExpiryWorker(store, log.logger);
   });
   afterEach(async () => {
     await worker.stop(1_000);
@@ -105,18 +70,7 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('CA expiring 
   });
 
   function scanner(): ExpiryScanner {
-    return new ExpiryScanner({
-      store,
-      ingest: {
-        snapshots: new RoutingSnapshots(store),
-        metrics: createRoutingMetrics(new Registry()),
-        log: log.logger,
-        onAccepted: () => worker.kick(),
-      },
-      log: log.logger,
-      clock,
-      minGapMs: 0,
-    });
+    return expiryScanner(store, worker, log.logger, clock, { minGapMs: 0 });
   }
 
   const cert = (secretName: string, days: number, over: Partial<InventoryRow> = {}): InventoryRow => ({
