@@ -22,6 +22,7 @@ import { startReceiver, type Received, type Receiver } from '../integrations/hel
 import { captureLogger } from '../operator/support.js';
 import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, waitFor, type KubeEnv } from '../support/kube.js';
 import { COMPANY_A, KEY_A, startTestService, type TestService } from '../support/service.js';
+import { TEST_EMITTER_BACKOFFS } from '../emitter/fixtures.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
 const H = 3_600_000;
@@ -171,9 +172,7 @@ describe.skipIf(skip)('expiry from the cluster’s TLS Secrets to the webhook (r
       stateNamespace: 'certmgr-notify',
       resyncMs: 1_000,
       inventoryBatchMs: 100,
-      informerBackoff: { baseMs: 100, maxMs: 1_000 },
-      queueBackoff: { baseMs: 50, maxMs: 1_000 },
-      sendBackoff: { baseMs: 50, maxMs: 500 },
+      ...TEST_EMITTER_BACKOFFS,
     });
     await emitter.whenRunning();
   }, 10 * 60_000);

@@ -17,6 +17,7 @@ import { startReceiver, type Receiver } from '../integrations/helpers.js';
 import { captureLogger } from '../operator/support.js';
 import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, waitFor, type KubeEnv } from '../support/kube.js';
 import { COMPANY_A, KEY_A, startTestService, type TestService } from '../support/service.js';
+import { TEST_EMITTER_BACKOFFS } from '../emitter/fixtures.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
 const N = 200;
@@ -231,9 +232,7 @@ describe.skipIf(skip)(`a ClusterIssuer outage breaking ${N} Certificates (real a
       issuingGracePeriodMs: GRACE,
       resyncMs: 10 * 60_000,
       inventory: false,
-      informerBackoff: { baseMs: 100, maxMs: 1_000 },
-      queueBackoff: { baseMs: 50, maxMs: 1_000 },
-      sendBackoff: { baseMs: 50, maxMs: 500 },
+      ...TEST_EMITTER_BACKOFFS,
     });
     await emitter.whenRunning();
   }, 10 * 60_000);

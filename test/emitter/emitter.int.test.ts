@@ -18,7 +18,7 @@ import { startTcpProxy } from '../operator/tcp-proxy.js';
 import { captureLogger, installCrds, testOperatorOptions, type CapturedLog } from '../operator/support.js';
 import { applyManifest, ensureKubeBinaries, ensureNamespace, errorCode, startKubeEnv, waitFor, type KubeEnv } from '../support/kube.js';
 import { COMPANY_A, KEY_A, startTestService, type TestService } from '../support/service.js';
-import { selfSigned } from './fixtures.js';
+import { selfSigned, TEST_EMITTER_BACKOFFS } from './fixtures.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
 const STATE_NS = 'certmgr-notify';
@@ -59,9 +59,7 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
     resyncMs: 1_000,
     // TLS Secrets go to the service's POST /v1/inventory; its scanner (--expiry-scan-interval 1000) sends expirations
     inventoryBatchMs: 100,
-    informerBackoff: { baseMs: 100, maxMs: 1_000 },
-    queueBackoff: { baseMs: 50, maxMs: 1_000 },
-    sendBackoff: { baseMs: 50, maxMs: 500 },
+    ...TEST_EMITTER_BACKOFFS,
     registry, // shared across restarts, as in `serve` (metrics are registered once)
   });
 

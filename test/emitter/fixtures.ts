@@ -14,6 +14,13 @@ export const CLUSTER = { id: '6f1c2b3a-1111-4c2d-9e8f-0a1b2c3d4e5f', name: 'prod
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
 
+/** The emitter's retry backoffs in the integration tests: short, so a failed list, patch or send is retried within the test. */
+export const TEST_EMITTER_BACKOFFS = {
+  informerBackoff: { baseMs: 100, maxMs: 1_000 },
+  queueBackoff: { baseMs: 50, maxMs: 1_000 },
+  sendBackoff: { baseMs: 50, maxMs: 500 },
+};
+
 export function ready(
   status: 'True' | 'False' | 'Unknown',
   at: number,

@@ -14,7 +14,7 @@ import { startReceiver, type Receiver } from '../integrations/helpers.js';
 import { captureLogger, type CapturedLog } from '../operator/support.js';
 import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, waitFor, type KubeEnv } from '../support/kube.js';
 import { COMPANY_A, KEY_A, startTestService, type TestService } from '../support/service.js';
-import { selfSigned } from './fixtures.js';
+import { selfSigned, TEST_EMITTER_BACKOFFS } from './fixtures.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
 const NS = 'policy';
@@ -74,9 +74,7 @@ describe.skipIf(skip)('emitter: per-resource policy annotations (real apiserver 
       issuingGracePeriodMs: GRACE,
       resyncMs: 500,
       inventoryBatchMs: 100,
-      informerBackoff: { baseMs: 100, maxMs: 1_000 },
-      queueBackoff: { baseMs: 50, maxMs: 1_000 },
-      sendBackoff: { baseMs: 50, maxMs: 500 },
+      ...TEST_EMITTER_BACKOFFS,
     });
     await emitter.whenRunning();
   }, 10 * 60_000);

@@ -24,6 +24,7 @@ import { startReceiver, type Receiver } from '../integrations/helpers.js';
 import { captureLogger } from '../operator/support.js';
 import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, waitFor, type KubeEnv } from '../support/kube.js';
 import { COMPANY_A, KEY_A, startTestService, type TestService } from '../support/service.js';
+import { TEST_EMITTER_BACKOFFS } from './fixtures.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
 const NS = 'shop';
@@ -125,9 +126,7 @@ describe.skipIf(skip)('emitter: renewal failing and overdue while Ready=True (re
       // no resync within the test: what the clock changes must be rechecked by the emitter itself
       resyncMs: 10 * 60_000,
       inventory: false,
-      informerBackoff: { baseMs: 100, maxMs: 1_000 },
-      queueBackoff: { baseMs: 50, maxMs: 1_000 },
-      sendBackoff: { baseMs: 50, maxMs: 500 },
+      ...TEST_EMITTER_BACKOFFS,
     });
     await emitter.whenRunning();
   }, 10 * 60_000);

@@ -17,6 +17,7 @@ import { startReceiver, type Receiver } from '../../integrations/helpers.js';
 import { captureLogger, type CapturedLog } from '../../operator/support.js';
 import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, waitFor, type KubeEnv } from '../../support/kube.js';
 import { COMPANY_A, KEY_A, startTestService, type TestService } from '../../support/service.js';
+import { TEST_EMITTER_BACKOFFS } from '../fixtures.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
 const GRACE = 1000;
@@ -58,9 +59,7 @@ describe.skipIf(skip)('root cause: Certificate → CertificateRequest → Order 
     unknownGracePeriodMs: 60_000,
     issuingGracePeriodMs: GRACE,
     resyncMs: 1_000,
-    informerBackoff: { baseMs: 100, maxMs: 1_000 },
-    queueBackoff: { baseMs: 50, maxMs: 1_000 },
-    sendBackoff: { baseMs: 50, maxMs: 500 },
+    ...TEST_EMITTER_BACKOFFS,
   });
 
   /** The test apiserver's admin, impersonating a user bound only to what the restricted ClusterRole grants. */
