@@ -13,6 +13,7 @@
  */
 
 import type { ExpiryThreshold } from './expiry-thresholds.js';
+import type { ServingEndpointFacts } from './serving.js';
 
 export const INVENTORY_PROTOCOL = 1;
 
@@ -97,6 +98,11 @@ export interface CertificateFacts extends CertificateLocation {
   expiryThresholds?: ExpiryThreshold[];
   /** http(s) URL, carried to the certificate's expiration events as data.runbookUrl */
   runbookUrl?: string;
+  /**
+   * the endpoints configured with this Secret (Ingress / Gateway hosts) and what each serves (docs/serving.md);
+   * at most SERVING_LIMITS.endpoints. Absent: the agent does not probe (or an older agent).
+   */
+  serving?: ServingEndpointFacts[];
 }
 
 export interface InventoryReport {
