@@ -7,11 +7,7 @@
  * Absence is asserted after the expected report arrived and two more complete scans, never by a timer alone.
  * Set CERTMGR_NOTIFY_KUBE_TESTS=0 to skip.
  */
-import { execFileSync } from 'node:child_process';
-import { randomBytes, X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { X509Certificate } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmitter, type RunningEmitter } from '../../src/emitter/index.js';
@@ -23,109 +19,10 @@ import { captureLogger } from '../operator/support.js';
 import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, waitFor, type KubeEnv } from '../support/kube.js';
 import { COMPANY_A, KEY_A, startTestService, type TestService } from '../support/service.js';
 import { TEST_EMITTER_BACKOFFS } from '../emitter/fixtures.js';
+import { sign, tlsSecret } from '../support/openssl-ca.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
 const H = 3_600_000;
-const b64 = (s: string): string => Buffer.from(s).toString('base64');
-
-interface Pem {
-  pem: string;
-  keyPem: string;
-}
-
-/** openssl's UTCTime, e.g. 261206052401Z */
-const utc = (ms: number): string =>
-  new Date(ms)
-    .toISOString()
-    .replace(/\.\d+Z$/, 'Z')
-    .replace(/[-:T]/g, '')
-    .slice(2);
-
-/**
- * A certificate signed by `issuer` (self-signed without one) with exactly these validity dates, from `openssl ca`
- * (`req -x509` and `x509 -req` start at now). A random serial each, so no two share issuer + serial.
- */
-function sign(o: { cn: string; notBefore: number; notAfter: number; ca?: boolean; issuer?: Pem }): Pem {
-  const dir = mkdtempSync(join(tmpdir(), 'certmgr-notify-expiry-truth-'));
-  const p = (f: string) => join(dir, f);
-  try {
-    writeFileSync(p('index.txt'), '');
-    writeFileSync(p('serial'), `${(0x40 | (randomBytes(1)[0]! & 0x3f)).toString(16)}${randomBytes(15).toString('hex')}\n`);
-    writeFileSync(
-      p('openssl.cnf'),
-      [
-        '[ca]',
-        'default_ca = ca_default',
-        '[ca_default]',
-        `database = ${p('index.txt')}`,
-        `serial = ${p('serial')}`,
-        `new_certs_dir = ${dir}`,
-        'default_md = sha256',
-        'policy = any',
-        'unique_subject = no',
-        '[any]',
-        'organizationName = optional',
-        'commonName = supplied',
-        '[v3_ca]',
-        'basicConstraints = critical,CA:true',
-        'keyUsage = critical,keyCertSign,cRLSign',
-        'subjectKeyIdentifier = hash',
-        '[v3_leaf]',
-        'basicConstraints = CA:false',
-        'keyUsage = critical,digitalSignature,keyEncipherment',
-        'extendedKeyUsage = serverAuth',
-        `subjectAltName = DNS:${o.cn}`,
-        '',
-      ].join('\n'),
-    );
-    const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
-    openssl(
-      ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', p('tls.key')].concat([
-        '-out',
-        p('tls.csr'),
-        '-subj',
-        `/O=Example/CN=${o.cn}`,
-      ]),
-    );
-    if (o.issuer) {
-      writeFileSync(p('ca.crt'), o.issuer.pem);
-      writeFileSync(p('ca.key'), o.issuer.keyPem, { mode: 0o600 });
-    }
-    openssl([
-      'ca',
-      '-batch',
-      '-notext',
-      '-preserveDN',
-      '-config',
-      p('openssl.cnf'),
-      '-in',
-      p('tls.csr'),
-      '-out',
-      p('tls.crt'),
-      '-startdate',
-      utc(o.notBefore),
-      '-enddate',
-      utc(o.notAfter),
-      '-extensions',
-      o.ca ? 'v3_ca' : 'v3_leaf',
-      ...(o.issuer ? ['-cert', p('ca.crt'), '-keyfile', p('ca.key')] : ['-selfsign', '-keyfile', p('tls.key')]),
-    ]);
-    return { pem: readFileSync(p('tls.crt'), 'utf8'), keyPem: readFileSync(p('tls.key'), 'utf8') };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** A TLS Secret as cert-manager's `ca` Issuer writes it: the leaf in tls.crt, the root in ca.crt. */
-function tlsSecret(ns: string, name: string, crt: Pem, o: { ca?: Pem; annotations?: Record<string, string> } = {}) {
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    type: 'kubernetes.io/tls',
-    metadata: { name, namespace: ns, ...(o.annotations ? { annotations: o.annotations } : {}) },
-    data: { 'tls.crt': b64(crt.pem), 'tls.key': b64(crt.keyPem), ...(o.ca ? { 'ca.crt': b64(o.ca.pem) } : {}) },
-  } as never;
-}
 
 interface Hook {
   data: { eventId: string; message: string; expiration: { ruleId: number; threshold: number; certificateName?: string } };
