@@ -6,7 +6,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CHART, LazyKubeEnv, documents, helmEnv, helmTemplate, run } from './helm.js';
+import { CHART, LazyKubeEnv, documents, helmEnv, helmNotes, helmTemplate, run } from './helm.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { loadAgentConfig, loadServeConfig } from '../../src/config.js';
@@ -767,15 +767,75 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
           const i = AGENT.findIndex((a) => a.startsWith(`${name}=`));
           return AGENT.filter((_, j) => j !== i && j !== i - 1);
         };
-        await expect(template(...without('clusterName'))).rejects.toThrow(/mode agent needs clusterName/);
-        await expect(template(...without('agent.hubUrl'))).rejects.toThrow(/mode agent needs agent.hubUrl/);
-        await expect(template(...without('agent.apiKey.existingSecret'))).rejects.toThrow(/mode agent needs agent.apiKey.existingSecret/);
+        // the schema refuses them (helm lint too, below), naming the value
+        await expect(template(...without('clusterName'))).rejects.toThrow(/at '\/clusterName': minLength/);
+        await expect(template(...without('agent.hubUrl'))).rejects.toThrow(/at '\/agent\/hubUrl': minLength/);
+        await expect(template(...without('agent.apiKey.existingSecret'))).rejects.toThrow(
+          /at '\/agent\/apiKey\/existingSecret': minLength/,
+        );
         await expect(template(...AGENT, '--set', 'webhook.enabled=true')).rejects.toThrow(/agent serves no admission webhook/);
         await expect(template(...AGENT, '--set', 'persistence.enabled=true')).rejects.toThrow(/an agent keeps no store/);
         await expect(template(...AGENT, '--set', 'operator.serviceUrl=https://x.example.com')).rejects.toThrow(/posts to agent.hubUrl/);
         await expect(template(...AGENT, '--set', 'agent.hubUrl=hub.example.com')).rejects.toThrow(/hubUrl/);
         await expect(template(...AGENT, '--set', 'agent.hubURL=https://x')).rejects.toThrow(/hubURL/);
       });
+    });
+
+    it('helm lint fails in agent mode without clusterName, agent.hubUrl or agent.apiKey.existingSecret, naming each', async () => {
+      const lint = run(helm, ['lint', '--strict', CHART, '--set', 'mode=agent'], { env: helmEnv });
+      const err = (await lint.then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as (Error & { stdout: string; stderr: string }) | undefined;
+      expect(err, 'helm lint passed').toBeDefined();
+      expect(err!.stderr).toMatch(/1 chart\(s\) linted, 1 chart\(s\) failed/);
+      for (const path of ['/clusterName', '/agent/hubUrl', '/agent/apiKey/existingSecret']) expect(err!.stdout).toContain(`at '${path}'`);
+    });
+
+    it('egressAllow and publicUrl reach the hub through the config parser; unset, neither is rendered', async () => {
+      const plain = envMap(await template());
+      expect(Object.keys(plain)).not.toContain('CERTMGR_NOTIFY_EGRESS_ALLOW');
+      expect(Object.keys(plain)).not.toContain('CERTMGR_NOTIFY_PUBLIC_URL');
+      const ms = await template('--set', 'egressAllow={10.20.0.0/16,*.corp.example}', '--set', 'publicUrl=https://notify.example.com/');
+      expect(envMap(ms)['CERTMGR_NOTIFY_EGRESS_ALLOW']).toBe('10.20.0.0/16,*.corp.example');
+      const c = podOf(ms).containers[0]!;
+      const cfg = loadServeConfig(c.args.slice(1), resolved(c.env));
+      expect(cfg.egressAllow).toEqual({ cidrs: ['10.20.0.0/16'], hosts: ['*.corp.example'] });
+      expect(cfg.publicUrl).toBe('https://notify.example.com');
+      // a hub's egressAllow is its own (an agent sends nothing to tenant URLs)
+      expect(envMap(await template(...AGENT, '--set', 'egressAllow={10.0.0.0/8}'))).not.toHaveProperty('CERTMGR_NOTIFY_EGRESS_ALLOW');
+      await expect(template('--set', 'egressAllow={a b}')).rejects.toThrow(/at '\/egressAllow\/0'/);
+      await expect(template('--set', 'publicUrl=https://u:p@notify.example.com')).rejects.toThrow(/at '\/publicUrl'/);
+      await expect(template('--set', 'publicUrl=notify.example.com')).rejects.toThrow(/at '\/publicUrl'/);
+    });
+
+    it('the install notes give the console URL and the egress policy in every mode', async () => {
+      const standalone = await helmNotes(helm, 'notify', []);
+      expect(standalone).toContain('Console:  http://localhost:8080/ui/ through the port-forward above');
+      expect(standalone).toMatch(
+        /never reach loopback, private,\s+link-local or cloud-metadata addresses; list internal receivers in egressAllow/,
+      );
+      expect(standalone).toContain('No NetworkPolicy');
+
+      const hub = await helmNotes(helm, 'notify', [
+        '--set',
+        'mode=hub',
+        '--set',
+        'publicUrl=https://notify.example.com',
+        '--set',
+        'egressAllow={10.20.0.0/16,*.corp.example}',
+        '--set',
+        'networkPolicy.enabled=true',
+      ]);
+      expect(hub).toContain('Console:  https://notify.example.com/ui/, or http://localhost:8080/ui/');
+      expect(hub).toContain('except 10.20.0.0/16, *.corp.example (egressAllow)');
+      expect(hub).toMatch(
+        /NetworkPolicy on: egress only to DNS, the Kubernetes API, networkPolicy.egress.integrations \(ports\s+443, 25, 465, 587\)/,
+      );
+
+      const agent = await helmNotes(helm, 'notify', [...AGENT, '--set', 'networkPolicy.enabled=true']);
+      expect(agent).toContain("Console:  the hub's, https://hub.example.com/ui/");
+      expect(agent).toContain('NetworkPolicy on: egress only to DNS, the Kubernetes API, the hub');
     });
 
     it('every mode is accepted by a real apiserver (kubectl apply --dry-run=server)', async () => {

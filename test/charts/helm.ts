@@ -26,6 +26,17 @@ export async function helmTemplate(helm: string, namespace: string, args: readon
   return stdout;
 }
 
+/** The install notes (templates/NOTES.txt) as `helm install --dry-run=client` prints them: no cluster is contacted. */
+export async function helmNotes(helm: string, namespace: string, args: readonly string[]): Promise<string> {
+  const { stdout } = await run(helm, ['install', 'rel', CHART, '--dry-run=client', '--namespace', namespace, ...args], {
+    env: helmEnv,
+    maxBuffer: 32 << 20,
+  });
+  const at = stdout.indexOf('\nNOTES:\n');
+  if (at < 0) throw new Error(`no NOTES in the output of helm install --dry-run=client:\n${stdout.slice(-2000)}`);
+  return stdout.slice(at + '\nNOTES:\n'.length);
+}
+
 /** The non-empty documents of a multi-document YAML stream. */
 export function documents<T>(yaml: string): T[] {
   return parseAllDocuments(yaml)
