@@ -6,8 +6,10 @@
 import { Ajv, type ErrorObject, type SchemaObject } from 'ajv';
 import { joinFieldPath } from '../events/field-tree.js';
 import { INVENTORY_LIMITS, INVENTORY_PROTOCOL, MAX_INVENTORY_ITEMS_PER_REPORT, type InventoryReport } from '../model/inventory.js';
-import { runbookUrlProblem, textProblem, timestampProblem, uuidProblem } from '../validation/formats.js';
+import { SERVING_LIMITS, SERVING_STATUSES } from '../model/serving.js';
+import { codePointLength, runbookUrlProblem, textProblem, timestampProblem, uuidProblem } from '../validation/formats.js';
 import { ajvFieldError, type FormatProblems } from '../validation/ajv-errors.js';
+import { servingAddressProblem, servingEndpointProblems, servingHostProblem } from './serving.js';
 
 /** Limits of the report's fields (docs/inventory.md#limits); Kubernetes' own where it has one. */
 const L = INVENTORY_LIMITS;
@@ -21,6 +23,33 @@ const location = {
   namespace: { ...text(L.namespace), minLength: 1 },
   secretName: { ...text(L.name), minLength: 1 },
 } as const;
+
+/** One endpoint of the served truth (src/model/serving.ts); the fields' agreement is checked after the schema. */
+const servingEndpoint: SchemaObject = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['host', 'address', 'source', 'status', 'servedSerial', 'servedNotAfter', 'checkedAt'],
+  properties: {
+    // the formats check the length first (one message, not two)
+    host: { type: 'string', format: 'serving-host' },
+    address: { type: 'string', format: 'serving-address', nullable: true },
+    source: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind', 'namespace', 'name'],
+      properties: {
+        kind: { type: 'string', enum: ['Ingress', 'Gateway'] },
+        namespace: location.namespace,
+        name: { ...text(L.name), minLength: 1 },
+      },
+    },
+    status: { type: 'string', enum: [...SERVING_STATUSES] },
+    reason: { ...text(SERVING_LIMITS.reason), minLength: 1 },
+    servedSerial: { type: 'string', maxLength: L.serial, minLength: 1, pattern: '^[0-9A-F]+$', nullable: true },
+    servedNotAfter: time,
+    checkedAt: time,
+  },
+};
 
 const facts: SchemaObject = {
   type: 'object',
@@ -82,6 +111,8 @@ const facts: SchemaObject = {
     },
     // the format checks the length first (one message, not two)
     runbookUrl: { type: 'string', format: 'runbook-url' },
+    // served truth (docs/serving.md): absent from agents that do not probe
+    serving: { type: 'array', maxItems: SERVING_LIMITS.endpoints, items: servingEndpoint },
   },
 };
 
@@ -111,10 +142,14 @@ const REPORT_SCHEMA: SchemaObject = {
   },
 };
 
+const lengthProblem = (v: string, max: number) => (codePointLength(v) > max ? `must be at most ${max} characters` : undefined);
+
 const FORMATS: FormatProblems = {
   uuid: uuidProblem,
   'utc-date-time': (v) => timestampProblem(v, 'utc'),
   'runbook-url': runbookUrlProblem,
+  'serving-host': (v) => lengthProblem(v, SERVING_LIMITS.host) ?? servingHostProblem(v),
+  'serving-address': (v) => lengthProblem(v, SERVING_LIMITS.address) ?? servingAddressProblem(v),
 };
 
 // union types: an expiry threshold is an integer (days) or a string (a share of the lifetime)
@@ -175,6 +210,14 @@ export function validateInventoryReport(body: unknown): InventoryValidation {
     else seen.set(k, at);
   };
   report.upserts.forEach((u, i) => once(u, `upserts[${i}]`));
+  report.upserts.forEach((u, i) =>
+    u.serving?.forEach((e, j) => {
+      for (const p of servingEndpointProblems(e)) {
+        const at = `upserts[${i}].serving[${j}].${p.field}`;
+        errors.push({ field: at, message: `${at} ${p.message}` });
+      }
+    }),
+  );
   report.deletes.forEach((d, i) => once(d, `deletes[${i}]`));
   if (errors.length) return { ok: false, errors: errors.slice(0, MAX_ERRORS) };
   return {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { INVENTORY_LIMITS as L } from '../../src/model/inventory.js';
 import { validateInventoryReport } from '../../src/inventory/validate.js';
 import { MAX_INVENTORY_ITEMS_PER_REPORT, type CertificateFacts, type InventoryReport } from '../../src/model/inventory.js';
+import { SERVING_LIMITS as S, type ServingEndpointFacts } from '../../src/model/serving.js';
 
 const CLUSTER = '123E4567-E89B-42D3-A456-426614174000';
 const EPOCH = '123e4567-e89b-42d3-a456-426614174001';
@@ -39,6 +40,19 @@ function good(): InventoryReport {
     final: true,
     upserts: [facts(0), facts(1)],
     deletes: [{ namespace: 'web', secretName: 'gone' }],
+  };
+}
+
+function endpoint(over: Partial<ServingEndpointFacts> = {}): ServingEndpointFacts {
+  return {
+    host: 'a.example',
+    address: '203.0.113.7:443',
+    source: { kind: 'Ingress', namespace: 'web', name: 'shop' },
+    status: 'stale',
+    servedSerial: '0A1A',
+    servedNotAfter: '2026-03-01T00:00:00Z',
+    checkedAt: '2026-02-20T10:00:00.25Z',
+    ...over,
   };
 }
 
@@ -158,6 +172,95 @@ describe('validateInventoryReport', () => {
     ['a runbook URL with a bidi override', (_r, u) => (u.runbookUrl = 'https://wiki.example/\u202Ex'), 'upserts[1].runbookUrl'],
     ['a runbook URL too long', (_r, u) => (u.runbookUrl = `https://wiki.example/${x(L.runbookUrl)}`), 'upserts[1].runbookUrl'],
     ['an empty runbook URL', (_r, u) => (u.runbookUrl = ''), 'upserts[1].runbookUrl'],
+    // served truth (docs/serving.md)
+    ['serving not a list', (_r, u) => ((u as Record<string, unknown>).serving = { host: 'a' }), 'upserts[1].serving'],
+    ['too many endpoints', (_r, u) => (u.serving = Array.from({ length: S.endpoints + 1 }, () => endpoint())), 'upserts[1].serving'],
+    ['an endpoint field unknown', (_r, u) => (u.serving = [{ ...endpoint(), probeKey: 'x' } as never]), 'upserts[1].serving[0].probeKey'],
+    ['an endpoint without host', (_r, u) => (u.serving = [{ ...endpoint(), host: undefined } as never]), 'upserts[1].serving[0].host'],
+    [
+      'a host too long',
+      (_r, u) => (u.serving = [endpoint(), endpoint({ host: `${x(60)}.${x(60)}.${x(60)}.${x(S.host - 180)}` })]),
+      'upserts[1].serving[1].host',
+    ],
+    ['a host with a space', (_r, u) => (u.serving = [endpoint({ host: 'a example' })]), 'upserts[1].serving[0].host'],
+    ['a host with a port', (_r, u) => (u.serving = [endpoint({ host: 'a.example:443' })]), 'upserts[1].serving[0].host'],
+    ['an empty host', (_r, u) => (u.serving = [endpoint({ host: '' })]), 'upserts[1].serving[0].host'],
+    ['an address without a port', (_r, u) => (u.serving = [endpoint({ address: '203.0.113.7' })]), 'upserts[1].serving[0].address'],
+    ['an address with port 0', (_r, u) => (u.serving = [endpoint({ address: 'a.example:0' })]), 'upserts[1].serving[0].address'],
+    ['an address with port 65536', (_r, u) => (u.serving = [endpoint({ address: 'a.example:65536' })]), 'upserts[1].serving[0].address'],
+    [
+      'an address with a zero-padded port',
+      (_r, u) => (u.serving = [endpoint({ address: 'a.example:0443' })]),
+      'upserts[1].serving[0].address',
+    ],
+    ['an address as a URL', (_r, u) => (u.serving = [endpoint({ address: 'https://a.example:443' })]), 'upserts[1].serving[0].address'],
+    [
+      'an IPv6 address without brackets',
+      (_r, u) => (u.serving = [endpoint({ address: '2001:db8::1:443' })]),
+      'upserts[1].serving[0].address',
+    ],
+    ['a bracketed address not IPv6', (_r, u) => (u.serving = [endpoint({ address: '[a.example]:443' })]), 'upserts[1].serving[0].address'],
+    ['an address with a newline', (_r, u) => (u.serving = [endpoint({ address: 'a.example\n:443' })]), 'upserts[1].serving[0].address'],
+    ['an address too long', (_r, u) => (u.serving = [endpoint({ address: `${x(S.address)}:443` })]), 'upserts[1].serving[0].address'],
+    ['a status unknown', (_r, u) => (u.serving = [endpoint({ status: 'fine' as never })]), 'upserts[1].serving[0].status'],
+    [
+      'a source kind unknown',
+      (_r, u) => (u.serving = [endpoint({ source: { kind: 'Route' as never, namespace: 'web', name: 'r' } })]),
+      'upserts[1].serving[0].source.kind',
+    ],
+    [
+      'a source namespace too long',
+      (_r, u) => (u.serving = [endpoint({ source: { kind: 'Gateway', namespace: x(L.namespace + 1), name: 'g' } })]),
+      'upserts[1].serving[0].source.namespace',
+    ],
+    [
+      'a source without name',
+      (_r, u) => (u.serving = [endpoint({ source: { kind: 'Gateway', namespace: 'web' } as never })]),
+      'upserts[1].serving[0].source.name',
+    ],
+    [
+      'a reason too long',
+      (_r, u) => (u.serving = [endpoint({ status: 'notProbed', address: null, reason: x(S.reason + 1) })]),
+      'upserts[1].serving[0].reason',
+    ],
+    [
+      'a reason with a bidi override',
+      (_r, u) => (u.serving = [endpoint({ status: 'unreachable', reason: 'refused \u202E' })]),
+      'upserts[1].serving[0].reason',
+    ],
+    ['a served serial in lower case', (_r, u) => (u.serving = [endpoint({ servedSerial: '0a1a' })]), 'upserts[1].serving[0].servedSerial'],
+    [
+      'a served serial too long',
+      (_r, u) => (u.serving = [endpoint({ servedSerial: 'A'.repeat(L.serial + 1) })]),
+      'upserts[1].serving[0].servedSerial',
+    ],
+    [
+      'a served notAfter with an offset',
+      (_r, u) => (u.serving = [endpoint({ servedNotAfter: '2026-03-01T01:00:00+01:00' })]),
+      'upserts[1].serving[0].servedNotAfter',
+    ],
+    [
+      'a checkedAt as epoch ms',
+      (_r, u) => (u.serving = [endpoint({ checkedAt: 1767225600000 as never })]),
+      'upserts[1].serving[0].checkedAt',
+    ],
+    // the fields' agreement
+    ['no address on a probed endpoint', (_r, u) => (u.serving = [endpoint({ address: null })]), 'upserts[1].serving[0].address'],
+    [
+      'a stale verdict without the served serial',
+      (_r, u) => (u.serving = [endpoint(), endpoint({ servedSerial: null })]),
+      'upserts[1].serving[1].servedSerial',
+    ],
+    [
+      'an ok verdict never checked',
+      (_r, u) => (u.serving = [endpoint({ status: 'ok', checkedAt: null })]),
+      'upserts[1].serving[0].checkedAt',
+    ],
+    [
+      'a served notAfter without its serial',
+      (_r, u) => (u.serving = [endpoint({ status: 'unreachable', servedSerial: null })]),
+      'upserts[1].serving[0].servedSerial',
+    ],
   ];
   it.each(cases)('refuses %s', (_name, mutate, field) => {
     expect(fieldsOf(mutate)).toEqual([field]);
@@ -179,6 +282,39 @@ describe('validateInventoryReport', () => {
       [false, undefined, 40],
       [undefined, [14, '99%', '1%'], undefined],
     ]);
+  });
+
+  it('accepts the served truth within its limits, every status and address form (an agent that does not probe sends none)', () => {
+    const r = good();
+    const many = Array.from({ length: S.endpoints }, (_, i) => endpoint({ host: `h${i}.a.example` }));
+    const longest = `${x(63)}.${x(63)}.${x(63)}.${x(S.host - 192)}`;
+    // a DNS name of the host's limit and a 5-digit port; the address limit leaves room for [IPv6] too
+    many[0] = endpoint({ host: longest, address: `${longest}:65535` });
+    r.upserts[0] = { ...facts(0), serving: many };
+    r.upserts[1] = {
+      ...facts(1),
+      serving: [
+        endpoint({ status: 'ok', address: 'shop.example.com:8443' }),
+        endpoint({ status: 'mismatch', address: '[2001:db8::1]:443', source: { kind: 'Gateway', namespace: 'infra', name: 'gw' } }),
+        endpoint({ status: 'expired', address: '10.0.0.1:65535' }),
+        endpoint({ status: 'unreachable', reason: 'connect ECONNREFUSED 10.0.0.2:443', servedSerial: null, servedNotAfter: null }),
+        endpoint({ status: 'unreachable', reason: 'timeout', address: 'lb.example.:443' }),
+        endpoint({ status: 'pending', servedSerial: null, servedNotAfter: null, checkedAt: null }),
+        endpoint({
+          host: '*.a.example',
+          status: 'notProbed',
+          address: null,
+          reason: 'a wildcard host',
+          servedSerial: null,
+          servedNotAfter: null,
+          checkedAt: null,
+        }),
+      ],
+    };
+    r.upserts[2] = { ...facts(2), serving: [] };
+    const v = validateInventoryReport(r);
+    expect(v.ok ? [] : v.errors).toEqual([]);
+    expect(v.ok && v.report.upserts.map((u) => u.serving?.length)).toEqual([S.endpoints, 7, 0]);
   });
 
   it(`refuses more than ${MAX_INVENTORY_ITEMS_PER_REPORT} items, upserts and deletes together`, () => {
@@ -219,6 +355,9 @@ describe('validateInventoryReport on hostile input (property)', () => {
       ['upserts', 0, 'labels'],
       ['upserts', 0, 'ready'],
       ['upserts', 0, 'issuerRef'],
+      ['upserts', 0, 'serving'],
+      ['upserts', 0, 'serving', 0],
+      ['upserts', 0, 'serving', 0, 'address'],
       ['deletes', 0],
       ['upserts', 1],
     ];
@@ -227,6 +366,7 @@ describe('validateInventoryReport on hostile input (property)', () => {
         let body: unknown = value;
         if (!whole) {
           const r = good() as unknown as Record<string | number, unknown>;
+          (r.upserts as CertificateFacts[])[0]!.serving = [endpoint()];
           let o = r;
           for (const k of path.slice(0, -1)) o = o[k] as Record<string | number, unknown>;
           o[path.at(-1)!] = value;
@@ -242,6 +382,10 @@ describe('validateInventoryReport on hostile input (property)', () => {
         for (const u of v.report.upserts) {
           expect(u.namespace.length).toBeLessThanOrEqual(L.namespace);
           for (const t of [u.notBefore, u.notAfter, u.chainNotAfter]) if (t !== null) expect(Number.isNaN(Date.parse(t))).toBe(false);
+          for (const e of u.serving ?? []) {
+            expect(typeof e.host === 'string' && e.host.length <= S.host).toBe(true);
+            expect(e.address === null || e.address.length <= S.address).toBe(true);
+          }
         }
       }),
       { numRuns: 2000 },
