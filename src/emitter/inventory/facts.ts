@@ -80,13 +80,16 @@ function notAfterOfIntermediate(pem: string): number | undefined {
   return t;
 }
 
-/** The leaf's facts: read from the DER bytes (der.ts) when that is certain, else by OpenSSL; null: unparsable. */
-function leafFacts(pem: string): DerFacts | null {
-  const fast = derFacts(pemBody(pem));
+/**
+ * A leaf's facts (PEM, or DER as a TLS peer sends it): read from the DER bytes (der.ts) when that is certain,
+ * else by OpenSSL; null: unparsable.
+ */
+export function leafFacts(cert: string | Uint8Array): DerFacts | null {
+  const fast = derFacts(typeof cert === 'string' ? pemBody(cert) : cert);
   if (fast) return fast;
   let leaf: X509Certificate;
   try {
-    leaf = new X509Certificate(pem);
+    leaf = new X509Certificate(cert);
   } catch {
     return null;
   }
