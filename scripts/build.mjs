@@ -10,8 +10,15 @@
 import { build } from 'esbuild';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
+import { nodeVersionProblem } from './node-version.mjs';
 
 const root = resolve(import.meta.dirname, '..');
+
+/**
+ * The bundle's first statements: the Node check of scripts/node-version.mjs, before any bundled module runs (the
+ * bundle imports only Node's built-in modules, which load on an older Node too).
+ */
+export const NODE_CHECK_BANNER = `{ const problem = (${nodeVersionProblem})(process.version); if (problem) { process.stderr.write(problem + '\\n'); process.exit(2); } }`;
 
 /** Bundles src/cli/main.ts into `<outdir>/certmgr-notify.mjs`; returns that path. */
 export async function buildBinary(outdir = join(root, 'dist')) {
@@ -31,7 +38,9 @@ export async function buildBinary(outdir = join(root, 'dist')) {
     minifyWhitespace: true,
     logLevel: 'warning',
     // Bundled CommonJS dependencies call require(); give the ESM file one.
-    banner: { js: "import { createRequire as __cmnRequire } from 'node:module'; const require = __cmnRequire(import.meta.url);" },
+    banner: {
+      js: `${NODE_CHECK_BANNER}\nimport { createRequire as __cmnRequire } from 'node:module'; const require = __cmnRequire(import.meta.url);`,
+    },
   });
   asciiOnly(outfile);
   // src/http/graphql/schema.ts reads it next to itself: in the bundle that is the bundle's directory.
