@@ -43,6 +43,8 @@ export interface EndpointVerdict {
   since: number;
   /** ms epoch of the last probe; undefined when never probed */
   checkedAt?: number;
+  /** ms epoch: the first of the handshakes failing since the last one that succeeded (verdict.ts's grace) */
+  failingSince?: number;
   /** the served leaf of the last successful handshake */
   served?: LeafIdentity;
   /** the Secret's leaf it was held against */
