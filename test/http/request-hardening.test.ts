@@ -168,14 +168,14 @@ describe('finding 18: HTTP details', () => {
     expect(j.errors[0].message).toMatch(/application\/json/);
   });
 
-  it('a malformed percent-encoding in the path gives a code listed in the README', async () => {
+  it('a malformed percent-encoding in the path gives a code listed in the API reference', async () => {
     const r = await svc.rest('/outagedetection/v1/inventorymonitoringconfig/%ZZ');
     expect(r.status).toBe(400);
     const code = (await r.json().then(asAny)).errors[0].code;
     expect(code).toBe('MALFORMED_PATH');
     const { readFileSync } = await import('node:fs');
-    // a row of the README's error-code table (Prettier pads the cells)
-    expect(readFileSync(new URL('../../README.md', import.meta.url), 'utf8')).toMatch(new RegExp(`\\|\\s*\`${code}\`\\s*\\|`));
+    // a row of the error-code table of docs/api.md (Prettier pads the cells)
+    expect(readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8')).toMatch(new RegExp(`\\|\\s*\`${code}\`\\s*\\|`));
   });
 
   it('log lines never carry the component key twice (a failed delivery logs from the worker)', async () => {

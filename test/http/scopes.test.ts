@@ -141,9 +141,9 @@ describe('read key', () => {
   });
 });
 
-it('FORBIDDEN is a row of the README error-code table', async () => {
+it('FORBIDDEN is a row of the error-code table (docs/api.md)', async () => {
   const { readFileSync } = await import('node:fs');
-  expect(readFileSync(new URL('../../README.md', import.meta.url), 'utf8')).toMatch(/\|\s*403\s*\|\s*`FORBIDDEN`\s*\|/);
+  expect(readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8')).toMatch(/\|\s*403\s*\|\s*`FORBIDDEN`\s*\|/);
 });
 
 describe('admin keys', () => {

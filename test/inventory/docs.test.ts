@@ -3,14 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { SERVE_FLAGS } from '../../src/config.js';
 import { RESYNC_REQUIRED } from '../../src/model/inventory.js';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const API = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
 const DOC = readFileSync(new URL('../../docs/inventory.md', import.meta.url), 'utf8');
 const FLAGS = readFileSync(new URL('../../docs/flags.md', import.meta.url), 'utf8');
 
 describe('inventory documentation', () => {
-  it('the README error table lists RESYNC_REQUIRED (409) and the inventory quota (429)', () => {
-    expect(README).toMatch(new RegExp(`\\|\\s*409\\s*\\|\\s*\`${RESYNC_REQUIRED}\`\\s*\\|`));
-    expect(README).toMatch(/\|\s*429\s*\|\s*`QUOTA_EXCEEDED`\s*\|/);
+  it('the error table (docs/api.md) lists RESYNC_REQUIRED (409) and the inventory quota (429)', () => {
+    expect(API).toMatch(new RegExp(`\\|\\s*409\\s*\\|\\s*\`${RESYNC_REQUIRED}\`\\s*\\|`));
+    expect(API).toMatch(/\|\s*429\s*\|\s*`QUOTA_EXCEEDED`\s*\|/);
   });
   it('the inventory flags are in the flag reference (docs/flags.md) and docs/inventory.md', () => {
     for (const f of ['max-clusters-per-company', 'max-certificates-per-company', 'cluster-silence-after']) {
