@@ -11,12 +11,12 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, publicUrlOf } from '../config.js';
 import { validateEvent } from '../events/schemas.js';
-import type { Notification, RenderedMessage } from '../integrations/types.js';
+import type { RenderedMessage } from '../integrations/types.js';
 import { INTEGRATION_TYPES } from '../model/integration-types.js';
 import { ServiceError } from '../service/errors.js';
 import { requireParts } from '../service/templates.js';
-import { compileTemplate, renderTemplate, TemplateRenderError } from '../templates/engine.js';
-import { templateVariables } from '../templates/variables.js';
+import { compileTemplate, TemplateRenderError } from '../templates/engine.js';
+import { renderPreview } from '../templates/preview.js';
 import { loadEvent, type CommandIo } from './cel-eval.js';
 import { TEMPLATE_RENDER_USAGE } from './usage.js';
 
@@ -94,28 +94,13 @@ export async function templateRenderCommand(argv: string[], io: CommandIo): Prom
   const now = Date.now();
   const out: Record<string, RenderedMessage> = {};
   for (const type of types) {
-    const n: Notification = {
-      id: '00000000-0000-4000-8000-000000000000',
-      eventId: '00000000-0000-4000-8000-000000000000',
-      event: v.event,
-      occurredAt: now,
-      router: { id: '00000000-0000-4000-8000-000000000000', name: values['router-name'] ?? 'preview' },
-      integration: {
-        id: '00000000-0000-4000-8000-000000000000',
-        companyId: '',
-        name: values['integration-name'] ?? 'preview',
-        type,
-        enabled: true,
-        config: {},
-        secrets: {},
-        managedBy: null,
-        createdAt: now,
-        updatedAt: now,
-      },
-      attempt: 1,
-    };
     try {
-      out[type] = await renderTemplate(compiled.template, type, templateVariables(n, { publicUrl }));
+      out[type] = await renderPreview(compiled.template, v.event, type, {
+        now,
+        publicUrl,
+        routerName: values['router-name'],
+        integrationName: values['integration-name'],
+      });
     } catch (e) {
       if (!(e instanceof TemplateRenderError)) throw e;
       io.err(`${type}: ${e.message}`);

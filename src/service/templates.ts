@@ -3,11 +3,15 @@
  * before anything is written; a part that does not compile is refused with INVALID_TEMPLATE naming the field
  * (`input.parts.SLACK.text`) and the line and column of the error, like a bad filter.
  */
-import { compileSource, TEMPLATE_LIMITS } from '../templates/engine.js';
+import { validateEvent } from '../events/schemas.js';
+import type { RenderedMessage } from '../integrations/types.js';
+import { INTEGRATION_TYPES, type IntegrationType } from '../model/integration-types.js';
+import { compileSource, compileTemplate, TEMPLATE_LIMITS, TemplateRenderError } from '../templates/engine.js';
+import { renderPreview } from '../templates/preview.js';
 import { TEMPLATE_BODY_PART, TEMPLATE_PART_KEYS, type TemplatePart, type TemplateParts, type TemplateRecord } from '../model/records.js';
 import type { StoreOps, TemplatePatch } from '../store/types.js';
 import type { ServiceContext } from './context.js';
-import { ServiceError, badInput } from './errors.js';
+import { ServiceError, ValidationErrors, badInput } from './errors.js';
 import { requireAllExist, requireIdList } from './ids.js';
 import { requireQuota } from './quotas.js';
 import { isUuid, requireName } from './validate.js';
@@ -124,6 +128,34 @@ export async function deleteTemplates(ctx: ServiceContext, ids: readonly unknown
     }
     return tx.deleteTemplates(ctx.companyId, wanted);
   });
+}
+
+/** A preview's outcome: the rendered fields, or why the parts did not render (a delivery would send its default message). */
+export type TemplatePreview = RenderedMessage & { error?: string };
+
+/**
+ * Renders `parts` on `event` for one integration type as a delivery would (the engine's limits: a part's source,
+ * render time, memory, output). Stores nothing, sends nothing. Bad parts are refused as createTemplate refuses
+ * them, a bad event as simulateRouting refuses it; a render that fails is an `error`, not a refusal.
+ */
+export async function previewTemplate(ctx: ServiceContext, parts: unknown, event: unknown, type: unknown): Promise<TemplatePreview> {
+  if (!(INTEGRATION_TYPES as readonly unknown[]).includes(type))
+    throw badInput('integrationType', `integrationType must be one of ${INTEGRATION_TYPES.join(', ')}`);
+  const checked = requireParts('parts', parts);
+  const v = validateEvent(event);
+  if (!v.ok)
+    throw new ValidationErrors(
+      v.errors.map((e) => ({ code: 'BAD_USER_INPUT', field: `event.${e.path}`, message: `event.${e.path} ${e.message}` })),
+    );
+  const compiled = compileTemplate(checked);
+  if (!compiled.ok)
+    throw new ServiceError('INVALID_TEMPLATE', `parts.${compiled.issue.key}.${compiled.issue.field}: ${compiled.issue.message}`, 'parts');
+  try {
+    return await renderPreview(compiled.template, v.event, type as IntegrationType, { now: ctx.now(), publicUrl: ctx.runtime?.publicUrl });
+  } catch (e) {
+    if (e instanceof TemplateRenderError) return { error: e.message };
+    throw e;
+  }
 }
 
 /** Inside a router's create/update transaction: the template must exist for the company. */

@@ -263,6 +263,18 @@ export function consoleApiSuite(kind: StoreKind): void {
       expect(a.deliveries).toHaveLength(2);
       expect(a.deliveries.every((d) => d.status === 'DELIVERED')).toBe(true);
       expect(a.deliveries[0]!.event.id).toBe(a.latestEvent.id);
+      // each delivery names the resource and cluster its event is about
+      type R = { event: { resource: { kind: string; namespace: string | null; name: string; cluster: string | null } } };
+      const rows = (
+        await svc
+          .gql(key)
+          .request<{ deliveries: { nodes: R[] } }>(
+            `query ($f: DeliveryFilterInput) { deliveries(filter: $f, first: 50) { nodes { event { resource { kind namespace name cluster } } } } }`,
+            { f: { integrationId: integ } },
+          )
+      ).deliveries.nodes.map((d) => d.event.resource);
+      expect(rows).toContainEqual({ kind: 'Issuer', namespace: 'ns1', name: 'uh-a', cluster: CLUSTER_PROD.name });
+      expect(rows).toContainEqual({ kind: 'ClusterIssuer', namespace: null, name: 'uh-b', cluster: CLUSTER_PROD.name });
       // pages
       const p1 = (await svc.gql(key).request<{ unhealthyResources: { nodes: U[]; pageInfo: { endCursor: string } } }>(Q, { first: 1 }))
         .unhealthyResources;

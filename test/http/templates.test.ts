@@ -161,6 +161,52 @@ describe('notification templates (GraphQL)', () => {
     ]);
   });
 
+  describe('previewNotificationTemplate', () => {
+    const Preview = `query ($parts: NotificationTemplatePartsInput!, $event: EventInput!, $type: IntegrationType!) {
+      previewNotificationTemplate(parts: $parts, event: $event, integrationType: $type) { title text body error } }`;
+    const preview = (parts: unknown, type: string, event: unknown = issuerNotReady({ issuerName: 'le-prod' })) =>
+      svc.gql().request<{ previewNotificationTemplate: Record<string, string | null> }>(Preview, { parts, event, type });
+
+    it('renders the type part, field by field over default, as a delivery would; stores nothing', async () => {
+      const before = await count();
+      const parts = {
+        default: { title: 'T {{ router.name }} {{ integration.type }}', text: 'default text' },
+        SLACK: { text: '{{ event.data.issuerName }} on {{ cluster.name }}' },
+      };
+      const ev = issuerNotReady({ issuerName: 'le-prod' });
+      expect((await preview(parts, 'SLACK', ev)).previewNotificationTemplate).toEqual({
+        title: 'T preview SLACK',
+        text: `le-prod on ${String(ev.data.clusterName)}`,
+        body: null,
+        error: null,
+      });
+      expect((await preview(parts, 'TEAMS', ev)).previewNotificationTemplate).toMatchObject({
+        title: 'T preview TEAMS',
+        text: 'default text',
+      });
+      expect(await count()).toBe(before);
+    });
+
+    it('a part that renders no JSON body is an error in the answer (the default message would be sent), not a refusal', async () => {
+      const r = (await preview({ GENERIC_WEBHOOK: { body: 'not {{ "json" }}' } }, 'GENERIC_WEBHOOK')).previewNotificationTemplate;
+      expect(r.body).toBeNull();
+      expect(r.error).toMatch(/JSON/);
+    });
+
+    it('refuses parts as createNotificationTemplate does, and an event as simulateRouting does, naming the field', async () => {
+      const bad = await gqlError(preview({ SLACK: { text: 'ok {% if %}' } }, 'SLACK'));
+      expect(bad.extensions.code).toBe('INVALID_TEMPLATE');
+      expect(bad.message).toMatch(/^parts\.SLACK\.text: line 1, column \d+/);
+      const big = await gqlError(preview({ default: { text: 'x'.repeat(16_385) } }, 'SLACK'));
+      expect(big.message).toMatch(/parts\.default\.text/);
+      const ev = await gqlError(
+        preview({ default: { text: 'x' } }, 'SLACK', { type: 'evt.healthstatus.certmgr-issuer.notready', data: {} }),
+      );
+      expect(ev.extensions.code).toBe('BAD_USER_INPUT');
+      expect(ev.message).toMatch(/event\.data/);
+    });
+  });
+
   it('quota: --max-templates-per-company', async () => {
     const have = await count();
     for (let i = have; i < 5; i++) await create({ name: `q${i}`, parts: { default: { text: 'x' } } });

@@ -102,7 +102,9 @@ function deliveryView(d: DeliveryRecord, ctx: ServiceContext) {
     silenceId: d.silenceId,
     event: async () => {
       const e = await ctx.store.getEvent(ctx.companyId, d.eventId);
-      return e ? { id: e.id, type: e.type, receivedAt: iso(e.receivedAt) } : null;
+      if (!e) return null;
+      const { kind, namespace, name, cluster } = consoleOps.resourceOf(e);
+      return { id: e.id, type: e.type, receivedAt: iso(e.receivedAt), resource: { kind, namespace, name, cluster } };
     },
     integration: async () => {
       const i = await ctx.store.getIntegration(ctx.companyId, d.integrationId);
@@ -358,6 +360,10 @@ export const rootValue: Record<string, Resolver> = {
   createNotificationTemplate: async (a, ctx) => templateView(await templates.createTemplate(ctx, a.input)),
   updateNotificationTemplate: async (a, ctx) => templateView(await templates.updateTemplate(ctx, a.id, a.input)),
   deleteNotificationTemplates: async (a, ctx) => ({ ids: await templates.deleteTemplates(ctx, a.ids) }),
+  previewNotificationTemplate: async (a, ctx) => {
+    const r = await templates.previewTemplate(ctx, a.parts, a.event, a.integrationType);
+    return { title: r.title ?? null, text: r.text ?? null, body: r.body ?? null, error: r.error ?? null };
+  },
 
   // routers, current generation
   createNotificationRouter: async (a, ctx) =>
