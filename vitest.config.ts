@@ -13,6 +13,16 @@ const NEEDS_SERVERS = [
   'test/fuzz/**/*.test.ts', // runs every property against SQLite and PostgreSQL
 ];
 
+// Tests that run a system tool: the unit tier needs Node and node_modules only (test/support/unit-tier.ts refuses
+// any other program there).
+const NEEDS_TOOLS = [
+  'test/scripts/shellcheck.test.ts', // shellcheck
+  'test/emitter/inventory/der.test.ts', // the openssl CLI makes its certificates (node:crypto cannot)
+  'test/emitter/inventory/facts.test.ts', // openssl (selfSigned)
+  'test/admission/server.test.ts', // openssl (createTestCa)
+  'test/kube/dispatcher.test.ts', // openssl (createTestCa)
+];
+
 export default defineConfig({
   resolve: {
     // Node resolves `graphql` to its CJS build (no "exports" map); vite would pick index.mjs for our sources
@@ -36,7 +46,8 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: NEEDS_SERVERS,
+          exclude: [...NEEDS_SERVERS, ...NEEDS_TOOLS],
+          setupFiles: ['test/support/unit-setup.ts'],
           // One worker thread imports each module once for all files instead of once per file in a fresh fork
           // (collecting was most of the run); a thread also starts faster than a process.
           pool: 'threads',
@@ -44,7 +55,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'int', include: NEEDS_SERVERS, globalSetup: ['test/support/global-setup.ts'] },
+        test: { name: 'int', include: [...NEEDS_SERVERS, ...NEEDS_TOOLS], globalSetup: ['test/support/global-setup.ts'] },
       },
     ],
   },
