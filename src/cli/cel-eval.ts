@@ -22,7 +22,11 @@ export const CEL_EVAL_USAGE = `usage: certmgr-notify cel eval --expr EXPRESSION 
 Evaluates a routing filter against an internal event {type, data} read from FILE (JSON or YAML).
 The event type identifier defaults to the family of the event's type; one of:
   ${EVENT_TYPE_IDS.join('\n  ')}
-Prints true or false (exit 0); exit 1 on an evaluation error; exit 2 on invalid input.`;
+Prints true or false (exit 0); exit 1 on an evaluation error; exit 2 on invalid input.
+
+examples (from the repository root; examples/events/ has one event of each type a client may post):
+  certmgr-notify cel eval --expr "type.endsWith('.notready')" --event examples/events/issuer-notready.json   # true
+  certmgr-notify cel eval --expr "data.ruleId == 2" --event examples/events/certificate-expiring.json   # true`;
 
 /** `argv` is the argument list after `cel eval`. */
 export async function celEvalCommand(argv: string[], io: CommandIo): Promise<number> {

@@ -42,7 +42,10 @@ Renders a notification template (JSON or YAML: a NotificationTemplate resource, 
 for an internal event {type, data} read from --event (JSON or YAML), as the delivery worker would.
 --type: one of ${INTEGRATION_TYPES.join(', ')} (default: every type).
 --public-url: the hub's --public-url, for the template variable consoleUrl (default: null, as a hub without it).
-Prints JSON {TYPE: {title, text, body}} (exit 0); exit 1 when a part fails to render; exit 2 on invalid input.`;
+Prints JSON {TYPE: {title, text, body}} (exit 0); exit 1 when a part fails to render; exit 2 on invalid input.
+
+example (from the repository root):
+  certmgr-notify template render --template examples/templates/ops.yaml --event examples/events/issuer-notready.json --type SLACK`;
 
 const TEMPLATE_USAGE = `usage: certmgr-notify template render --template FILE --event FILE [--type TYPE]
 
