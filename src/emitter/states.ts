@@ -44,9 +44,10 @@ function cut(text: string, maxChars: number, maxBytes: number): string {
 
 /**
  * What is stored of a health state: its identity is kept so that a resource deleted while the emitter was down
- * still gets its `.active` (statusReason `Deleted`), but a Certificate's issuerName, subject and dnsNames are
- * cut to fit HEALTH_ENTRY_MAX_BYTES (whole names, in order; dnsNames before the subject lists). Memory keeps the
- * full identity; only an `.active` sent after a restart for a deleted Certificate carries the shortened lists.
+ * still gets its `.active` (statusReason `Deleted`), but a Certificate's (or a Secret's, serving.ts) issuerName,
+ * subject and dnsNames are cut to fit HEALTH_ENTRY_MAX_BYTES (whole names, in order; dnsNames before the subject
+ * lists). Memory keeps the full identity; only an `.active` sent after a restart for a deleted Certificate carries
+ * the shortened lists.
  */
 export function storedHealthState(s: HealthState, maxBytes = HEALTH_ENTRY_MAX_BYTES): HealthState {
   const { runbookUrl, ...rest } = s.id;
@@ -60,7 +61,8 @@ export function storedHealthState(s: HealthState, maxBytes = HEALTH_ENTRY_MAX_BY
 
 function storedIdentity(s: HealthState, maxBytes: number): HealthState {
   const id = s.id;
-  if (id.kind !== 'Certificate') return s;
+  // a Secret without a Certificate (serving problems) has a certificate identity too: its leaf's subject and names
+  if (id.kind !== 'Certificate' && id.kind !== 'Secret') return s;
   const subject = id.subject;
   const skeleton: HealthState = {
     ...s,

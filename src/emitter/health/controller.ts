@@ -5,6 +5,10 @@
  * records the new state durably, and comes back when the grace period ends, a Certificate's notAfter passes
  * or its renewal becomes overdue (renewalTime + the overdue grace): the clock alone changes those, no watch
  * event does. A periodic resync looks at every cached object and every remembered one (deletions).
+ *
+ * With the endpoint verdicts (`serving`, docs/serving.md), a change of a Secret's verdicts enqueues the
+ * Certificate that owns the Secret (its `cert-manager.io/certificate-name` annotation), or `Secret/<ns>/<name>`
+ * when no Certificate manages it: such a Secret is a resource of the certificate health family of its own.
  */
 import type { Logger } from 'pino';
 import type { ResilientInformer } from '../../kube/informer.js';
@@ -17,28 +21,39 @@ import type { KeyedState } from '../state.js';
 import type { EventSink } from '../../client/events.js';
 import type { EventRecorder } from '../../kube/events.js';
 import { diffReady, type HealthOptions, type HealthState } from './diff.js';
-import { HEALTH_KINDS, observe, type CertManagerObject, type HealthKind } from './observe.js';
+import {
+  HEALTH_KINDS,
+  HEALTH_RESOURCE_KINDS,
+  observe,
+  type CertManagerObject,
+  type HealthKind,
+  type HealthResourceKind,
+  type Observation,
+} from './observe.js';
+import { isServingReason, observeSecret } from './serving.js';
+import type { EndpointVerdict, SecretKey, ServingVerdicts } from '../serving/types.js';
+import { secretKeyOf } from '../serving/types.js';
 import { CERTIFICATE_NAME_ANNOTATION, type TlsSecretFacts } from '../inventory/facts.js';
 import { resourcePolicyOf, type ResourcePolicy } from '../policy.js';
 import { withRootCause } from '../rootcause/event.js';
 import type { RootCauseReader } from '../rootcause/reader.js';
 
 /** `<Kind>/<namespace>/<name>`; ClusterIssuers have an empty namespace (so a stale one in an event is ignored). */
-export function healthKey(kind: HealthKind, namespace: string | undefined, name: string): string {
+export function healthKey(kind: HealthResourceKind, namespace: string | undefined, name: string): string {
   return kindKey(kind, kind === 'ClusterIssuer' ? '' : namespace, name);
 }
 
-export function parseHealthKey(key: string): { kind: HealthKind; namespace: string; name: string } | undefined {
+export function parseHealthKey(key: string): { kind: HealthResourceKind; namespace: string; name: string } | undefined {
   const k = parseKindKey(key);
-  if (!k || !(HEALTH_KINDS as readonly string[]).includes(k.kind)) return undefined;
-  return { ...k, kind: k.kind as HealthKind };
+  if (!k || !(HEALTH_RESOURCE_KINDS as readonly string[]).includes(k.kind)) return undefined;
+  return { ...k, kind: k.kind as HealthResourceKind };
 }
 
 /** What the health part needs of the TLS Secret cache. */
 type SecretCache = Pick<ResilientInformer<TlsSecretFacts>, 'on' | 'get'>;
 
 export interface HealthMetrics {
-  unhealthy(kind: HealthKind, n: number): void;
+  unhealthy(kind: HealthResourceKind, n: number): void;
 }
 
 export interface HealthControllerOptions {
@@ -70,6 +85,11 @@ export interface HealthControllerOptions {
   events?: EventRecorder;
   /** the root cause of a Certificate about to be notified unhealthy, read on demand (docs/emitter.md "Root cause") */
   rootCauses?: Pick<RootCauseReader, 'find'>;
+  /**
+   * The endpoints' verdicts per TLS Secret (docs/serving.md): a non-ok verdict makes the Certificate that owns the
+   * Secret unhealthy, or the Secret itself when no Certificate manages it (that needs `secrets`).
+   */
+  serving?: ServingVerdicts;
 }
 
 const HEALTH_CONCURRENCY = 512;
@@ -113,6 +133,53 @@ export class HealthController {
     opts.secrets?.on('add', secretChanged);
     opts.secrets?.on('update', secretChanged);
     opts.secrets?.on('delete', secretChanged);
+    // a Secret no Certificate manages with an open episode: its update or deletion may end it
+    const unmanagedChanged = (s: TlsSecretFacts): void => {
+      const key = healthKey('Secret', s.metadata.namespace, s.metadata.name);
+      if (this.started && this.opts.state.get(key)) this.controller.enqueue(key);
+    };
+    opts.secrets?.on('update', unmanagedChanged);
+    opts.secrets?.on('delete', unmanagedChanged);
+    opts.serving?.onChange((namespace, name) => {
+      // before start the caches may not be synced (a Secret not seen yet looks unmanaged): mapped at start
+      if (!this.started) this.servingBeforeStart.add(secretKeyOf(namespace, name));
+      else for (const k of this.keysOfSecret(namespace, name)) this.controller.enqueue(k);
+    });
+  }
+
+  /** Secrets whose verdicts changed before start(). */
+  private readonly servingBeforeStart = new Set<SecretKey>();
+
+  /**
+   * The keys a change of the Secret's verdicts concerns: the Certificate named by its annotation, else the Secret
+   * itself. Without the Secret cache, the Certificates whose spec.secretName it is.
+   */
+  private keysOfSecret(namespace: string, name: string): string[] {
+    const secrets = this.opts.secrets;
+    if (!secrets)
+      return this.opts.informers.Certificate.list()
+        .filter((c) => c.metadata?.namespace === namespace && c.spec?.secretName === name)
+        .map((c) => healthKey('Certificate', namespace, c.metadata?.name ?? ''));
+    const cert = secrets.get(name, namespace)?.metadata.annotations?.[CERTIFICATE_NAME_ANNOTATION];
+    const secretKey = healthKey('Secret', namespace, name);
+    if (!cert) return [secretKey];
+    // managed now: an episode the Secret had on its own ends too
+    const certKey = healthKey('Certificate', namespace, cert);
+    return this.opts.state.get(secretKey) ? [certKey, secretKey] : [certKey];
+  }
+
+  /** The verdicts on the endpoints of the Certificate's own Secret; undefined without verdicts or such a Secret. */
+  private servingOf(obj: CertManagerObject): readonly EndpointVerdict[] | undefined {
+    const serving = this.opts.serving;
+    const namespace = obj.metadata?.namespace;
+    const secretName = obj.spec?.secretName;
+    if (!serving || !namespace || !secretName) return undefined;
+    if (this.opts.secrets) {
+      // a Secret another Certificate wrote (or none yet) is not this one's certificate
+      const s = this.opts.secrets.get(secretName, namespace);
+      if (s?.metadata.annotations?.[CERTIFICATE_NAME_ANNOTATION] !== obj.metadata?.name) return undefined;
+    }
+    return serving.of(namespace, secretName);
   }
 
   /** The problems last reported per key: a bad annotation is reported once per change, not per reconcile. */
@@ -169,6 +236,11 @@ export class HealthController {
     if (this.started) return;
     this.started = true;
     this.controller.enqueueAll();
+    for (const k of this.servingBeforeStart) {
+      const i = k.indexOf('/');
+      for (const key of this.keysOfSecret(k.slice(0, i), k.slice(i + 1))) this.controller.enqueue(key);
+    }
+    this.servingBeforeStart.clear();
     this.controller.start();
   }
 
@@ -178,26 +250,36 @@ export class HealthController {
 
   private reportUnhealthy(): void {
     if (!this.opts.metrics) return;
-    const counts: Record<HealthKind, number> = { Issuer: 0, ClusterIssuer: 0, Certificate: 0 };
+    const counts: Record<HealthResourceKind, number> = { Issuer: 0, ClusterIssuer: 0, Certificate: 0, Secret: 0 };
     for (const k of this.opts.state.keys()) {
       const s = this.opts.state.get(k);
       if (s?.notified) counts[s.id.kind]++;
     }
-    for (const kind of HEALTH_KINDS) this.opts.metrics.unhealthy(kind, counts[kind]);
+    for (const kind of HEALTH_RESOURCE_KINDS) this.opts.metrics.unhealthy(kind, counts[kind]);
   }
 
   async reconcile(key: string): Promise<Result | void> {
     const ref = parseHealthKey(key);
     if (!ref) return;
     const now = this.clock.now();
-    const obj = this.opts.informers[ref.kind].get(ref.name, ref.kind === 'ClusterIssuer' ? undefined : ref.namespace);
-    const policy = obj ? this.policyOf(ref.kind, obj) : undefined;
-    this.reportProblems(key, ref.kind, obj, policy?.problems ?? []);
-    const obs = obj ? observe(ref.kind, obj, now, policy, this.opts.health) : undefined;
+    let obs: Observation | undefined;
+    let obj: CertManagerObject | undefined;
+    if (ref.kind === 'Secret') {
+      const s = this.opts.secrets?.get(ref.name, ref.namespace);
+      obs = s
+        ? observeSecret(s, this.opts.serving?.of(ref.namespace, ref.name) ?? [], resourcePolicyOf(undefined, s.metadata.annotations))
+        : undefined;
+    } else {
+      obj = this.opts.informers[ref.kind].get(ref.name, ref.kind === 'ClusterIssuer' ? undefined : ref.namespace);
+      const policy = obj ? this.policyOf(ref.kind, obj) : undefined;
+      this.reportProblems(key, ref.kind, obj, policy?.problems ?? []);
+      if (obj) obs = observe(ref.kind, obj, now, policy, this.opts.health, ref.kind === 'Certificate' ? this.servingOf(obj) : undefined);
+    }
     const prev = this.opts.state.get(key);
     const d = diffReady(prev, obs, now, this.opts.health);
-    if (d.event?.type === 'evt.healthstatus.certmgr-certificate-resource.notready' && obj && this.opts.rootCauses)
-      d.event = withRootCause(d.event, await this.opts.rootCauses.find(obj));
+    // the root cause explains an issuance; a serving problem is past it
+    const rootCause = d.event?.type === 'evt.healthstatus.certmgr-certificate-resource.notready' && !isServingReason(obs?.reason ?? '');
+    if (rootCause && obj && this.opts.rootCauses) d.event = withRootCause(d.event!, await this.opts.rootCauses.find(obj));
     if (d.event) {
       await this.opts.sink.send([d.event]);
       this.opts.log.info(

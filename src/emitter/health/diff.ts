@@ -15,11 +15,14 @@
  *   ignored while its `.notready` was emitted, it gets a final `.active` with statusReason `Ignored`, so the
  *   open incident is closed rather than left open forever. Its state is dropped: un-ignored while still
  *   unhealthy, it starts over (a `.notready` once the grace period since Ready's transition has passed).
+ * - An episode whose `.notready` named a serving problem (`Serving…`, serving.ts) ends with an `.active` whose
+ *   statusReason is `ServingOk`, so a router that filters on `data.statusReason.startsWith('Serving')` gets both.
  */
 import type { InternalEvent } from '../../events/families.js';
 import { isoUtc, unhealthyDurationOf } from '../../events/wire-formats.js';
 import { healthEvent, type ClusterIdentity } from './events.js';
-import { HEALTH_KINDS, type Observation, type ResourceIdentity } from './observe.js';
+import { HEALTH_RESOURCE_KINDS, type Observation, type ResourceIdentity } from './observe.js';
+import { SERVING_OK_REASON, isServingReason } from './serving.js';
 
 export interface HealthState {
   uid: string;
@@ -31,6 +34,8 @@ export interface HealthState {
   id: ResourceIdentity;
   /** statusTransition of the emitted `.notready` */
   notifiedTransition?: string;
+  /** the emitted `.notready` named a serving problem: its `.active` says `ServingOk` */
+  serving?: true;
 }
 
 export interface HealthOptions {
@@ -106,8 +111,8 @@ export function diffReady(prev: HealthState | undefined, obs: Observation | unde
     // episode Ready never saw, such as a failing renewal, recovers when it is observed to)
     const end = obs.since !== undefined && obs.since >= start && obs.since <= now ? obs.since : now;
     const event = healthEvent('active', obs.id, opts.cluster, {
-      statusReason: obs.reason,
-      statusMessage: obs.message,
+      statusReason: prev.serving ? SERVING_OK_REASON : obs.reason,
+      statusMessage: prev.serving ? (obs.servingOk ?? obs.message) : obs.message,
       statusTransition: isoUtc(end),
       unhealthyDuration: unhealthyDurationOf(end - start),
     });
@@ -126,7 +131,9 @@ export function diffReady(prev: HealthState | undefined, obs: Observation | unde
     statusTransition,
     unhealthyDuration: unhealthyDurationOf(now - start),
   });
-  return { next: { uid: obs.id.uid, unhealthySince: start, notified: true, id: obs.id, notifiedTransition: statusTransition }, event };
+  const next: HealthState = { uid: obs.id.uid, unhealthySince: start, notified: true, id: obs.id, notifiedTransition: statusTransition };
+  if (isServingReason(obs.reason)) next.serving = true;
+  return { next, event };
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -135,7 +142,7 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 export function decodeHealthState(raw: unknown): HealthState | undefined {
   if (!isObj(raw) || typeof raw['uid'] !== 'string' || typeof raw['notified'] !== 'boolean' || !isObj(raw['id'])) return undefined;
   const id = raw['id'] as unknown as ResourceIdentity;
-  if (!(HEALTH_KINDS as readonly string[]).includes(id.kind) || typeof id.name !== 'string' || typeof id.namespace !== 'string')
+  if (!(HEALTH_RESOURCE_KINDS as readonly string[]).includes(id.kind) || typeof id.name !== 'string' || typeof id.namespace !== 'string')
     return undefined;
   return raw as unknown as HealthState;
 }

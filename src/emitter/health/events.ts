@@ -2,7 +2,8 @@
  * Builders of the spec's health events (exact field sets per type; `validateEvent` accepts what they return).
  * - issuer (Issuer and ClusterIssuer; a ClusterIssuer's namespace is ''): clusterId, clusterName, issuerName,
  *   namespace, resourceId, statusMessage, statusReason, statusTransition; `.active` adds unhealthyDuration.
- * - certificate: clusterName, clusterId, certificateName, namespace, issuerName, statusMessage,
+ * - certificate (Certificates, and TLS Secrets no Certificate manages: certificateName is the Secret's name,
+ *   issuerName ''): clusterName, clusterId, certificateName, namespace, issuerName, statusMessage,
  *   unhealthyDuration, statusReason, statusTransition, subject, SANs; `.active` adds resourceId.
  * - both: runbookUrl when the resource has a `notify.certmgr.io/runbook-url` (hub extension, docs/annotations.md).
  * Every event goes through sanitizeEvent (src/events/sanitize.ts): whatever a cluster object holds, the event
@@ -31,8 +32,10 @@ export interface HealthStatusFields {
   unhealthyDuration: string;
 }
 
+const isCertificateFamily = (kind: ResourceIdentity['kind']): boolean => kind === 'Certificate' || kind === 'Secret';
+
 function healthEventType(kind: ResourceIdentity['kind'], state: 'notready' | 'active'): EventType {
-  return kind === 'Certificate' ? `evt.healthstatus.certmgr-certificate-resource.${state}` : `evt.healthstatus.certmgr-issuer.${state}`;
+  return isCertificateFamily(kind) ? `evt.healthstatus.certmgr-certificate-resource.${state}` : `evt.healthstatus.certmgr-issuer.${state}`;
 }
 
 /** The internal event for a resource's health change. */
@@ -43,7 +46,7 @@ export function healthEvent(
   f: HealthStatusFields,
 ): InternalEvent {
   const type = healthEventType(id.kind, state);
-  if (id.kind === 'Certificate') {
+  if (isCertificateFamily(id.kind)) {
     const data: CertificateResourceNotReadyData = {
       clusterName: cluster.name,
       clusterId: cluster.id,

@@ -13,14 +13,25 @@
  *   failed attempt yet) is "issuing": routine issuance gets a longer grace period than a failure.
  * - A Certificate that is Ready=True (and not expired) is unhealthy when its renewal is failing or overdue
  *   (renewal.ts): cert-manager keeps Ready=True while the current certificate is valid.
+ * - A Certificate that is Ready=True, not expired and renewing fine is unhealthy when an endpoint configured with
+ *   its Secret serves another certificate or none (serving.ts): Ready says nothing about what is served.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { CertificateSans, CertificateSubject } from '../../events/types.js';
 import type { CertManagerCondition } from './condition.js';
 import { DEFAULT_RENEWAL_OVERDUE_GRACE_MS, renewalHealth, rfc1123 } from './renewal.js';
+import type { EndpointVerdict } from '../serving/types.js';
+import { servingOkMessage, servingProblem } from './serving.js';
 
+/** The cert-manager kinds watched (informers, metrics). */
 export const HEALTH_KINDS = ['Issuer', 'ClusterIssuer', 'Certificate'] as const;
 export type HealthKind = (typeof HEALTH_KINDS)[number];
+/**
+ * What a health event can be about: the cert-manager kinds, and a TLS Secret that no Certificate manages whose
+ * endpoints serve another certificate (serving.ts; certificate family). Keys `Secret/<namespace>/<name>`.
+ */
+export const HEALTH_RESOURCE_KINDS = [...HEALTH_KINDS, 'Secret'] as const;
+export type HealthResourceKind = (typeof HEALTH_RESOURCE_KINDS)[number];
 
 export type { CertManagerCondition };
 
@@ -54,12 +65,12 @@ export interface CertManagerObject extends KubernetesObject {
 
 /** Who an event is about; kept in the durable state so a deleted resource can still be resolved. */
 export interface ResourceIdentity {
-  kind: HealthKind;
+  kind: HealthResourceKind;
   /** '' for ClusterIssuers */
   namespace: string;
   name: string;
   uid: string;
-  /** Certificates: spec.issuerRef.name */
+  /** Certificates: spec.issuerRef.name ('' for a Secret) */
   issuerName?: string;
   subject?: CertificateSubject;
   SANs?: CertificateSans;
@@ -86,6 +97,8 @@ export interface Observation {
   renewalOverdueAt?: number;
   /** `notify.certmgr.io/ignore` (docs/annotations.md): no health events; an open episode is resolved once */
   ignored?: boolean;
+  /** healthy with endpoint verdicts: what they serve (the message of the `.active` that ends a serving episode) */
+  servingOk?: string;
 }
 
 /** What the resource's annotations ask for (src/emitter/policy.ts). */
@@ -155,13 +168,17 @@ export interface ObserveOptions {
   renewalOverdueGraceMs?: number | undefined;
 }
 
-/** What the object says about its health at `now`, under its annotations' policy. */
+/**
+ * What the object says about its health at `now`, under its annotations' policy. `serving`: the verdicts on the
+ * endpoints configured with a Certificate's Secret (undefined: not known).
+ */
 export function observe(
   kind: HealthKind,
   obj: CertManagerObject,
   now: number,
   policy?: ObservedPolicy,
   opts: ObserveOptions = {},
+  serving?: readonly EndpointVerdict[],
 ): Observation {
   const id = identityOf(kind, obj);
   if (policy?.runbookUrl) id.runbookUrl = policy.runbookUrl;
@@ -209,9 +226,15 @@ export function observe(
         now,
         opts.renewalOverdueGraceMs ?? DEFAULT_RENEWAL_OVERDUE_GRACE_MS,
       );
-      if (r.healthy) {
+      const secret = { namespace: id.namespace, name: obj.spec?.secretName ?? '' };
+      const served = r.healthy && serving ? servingProblem(secret, serving) : undefined;
+      if (!r.healthy) obs = { ...obs, status: 'False', reason: r.reason, message: r.message, since: r.since, issuing: false };
+      else if (served)
+        obs = { ...obs, status: 'False', reason: served.reason, message: served.message, since: served.since, issuing: false };
+      else {
         if (r.overdueAt !== undefined) obs.renewalOverdueAt = r.overdueAt;
-      } else obs = { ...obs, status: 'False', reason: r.reason, message: r.message, since: r.since, issuing: false };
+        if (serving) obs.servingOk = servingOkMessage(secret, serving);
+      }
     }
   }
   if (policy?.ignore) obs.ignored = true;
