@@ -4,7 +4,8 @@
  * of 1,000 certificates is a handful of statements, not 1,000.
  */
 import { ownThresholdMaxDays, type ExpiryThreshold } from '../model/expiry-thresholds.js';
-import { INVENTORY_HEALTH_SQL } from './migrations.js';
+import { worstServingStatus } from '../inventory/serving.js';
+import { INVENTORY_HEALTH_SQL, SERVING_NO_PROBLEM_SQL, SERVING_PROBLEM_SQL } from './migrations.js';
 import { bool, int, intOrNull, json, str, strOrNull } from './rows.js';
 import { type SqlDb, type SqlRow, type SqlValue, placeholders } from './sqldb.js';
 import type {
@@ -14,6 +15,7 @@ import type {
   InventoryFilter,
   InventoryOps,
   ListedCertificate,
+  ServingEndpointRecord,
 } from './types.js';
 
 const CLUSTER_COLUMNS = [
@@ -58,9 +60,11 @@ export const CERT_COLUMNS = [
   'expiry_thresholds',
   'expiry_threshold_max',
   'runbook_url',
+  'serving',
+  'serving_status',
 ] as const;
 const KEY_COLUMNS = new Set(['company_id', 'cluster_id', 'namespace', 'secret_name']);
-/** Rows per multi-row statement: 25 parameters each, well under both engines' parameter limits. */
+/** Rows per multi-row statement: 27 parameters each, well under both engines' parameter limits. */
 const CHUNK = 500;
 
 function clusterToRow(r: ClusterRecord): SqlValue[] {
@@ -124,6 +128,8 @@ function certToRow(r: InventoryCertificateRecord): SqlValue[] {
     r.expiryThresholds === null ? null : enc(r.expiryThresholds),
     ownThresholdMaxDays(r.expiryThresholds, r.notBefore, r.notAfter),
     r.runbookUrl,
+    r.serving == null ? null : enc(r.serving),
+    worstServingStatus(r.serving),
   ];
 }
 
@@ -152,6 +158,7 @@ function rowToCert(row: SqlRow): ListedCertificate {
     ignored: bool(row, 'ignored'),
     expiryThresholds: row['expiry_thresholds'] === null ? null : json<ExpiryThreshold[]>(row, 'expiry_thresholds'),
     runbookUrl: strOrNull(row, 'runbook_url'),
+    serving: row['serving'] === null || row['serving'] === undefined ? null : json<ServingEndpointRecord[]>(row, 'serving'),
     epoch: str(row, 'epoch'),
     updatedAt: int(row, 'updated_at'),
   };
@@ -174,13 +181,17 @@ function chunks<T>(xs: readonly T[]): T[][] {
 const I = CERT_COLUMNS.map((c) => `i.${c}`).join(', ');
 
 /**
- * Whether one index range serves the listing with this filter (migration 16): at most one of clusterId,
- * namespace, applicationId and health (each has its index in listing order), with or without notAfterAtMost
+ * Whether one index range serves the listing with this filter (migrations 16, 22): at most one of clusterId,
+ * namespace, applicationId, health, servingStatus and servingProblem (each has its index in listing order), with or without notAfterAtMost
  * (a range of the same index). Otherwise the first index's range is read and the other filters dropped row by
  * row: up to the company's whole inventory for one page. The GraphQL cost model prices those.
  */
 export function inventoryFilterIndexed(filter: InventoryFilter): boolean {
-  return [filter.clusterId, filter.namespace, filter.applicationId, filter.health].filter((v) => v !== undefined).length <= 1;
+  return (
+    [filter.clusterId, filter.namespace, filter.applicationId, filter.health, filter.servingStatus, filter.servingProblem].filter(
+      (v) => v !== undefined,
+    ).length <= 1
+  );
 }
 
 export function createInventoryOps(db: SqlDb): InventoryOps {
@@ -207,15 +218,22 @@ export function createInventoryOps(db: SqlDb): InventoryOps {
       where.push(`${o}.not_after <= ?`);
       params.push(filter.notAfterAtMost);
     }
+    // a term on the row itself: with an applicationId filter, on the row of the applications table's key
+    const onRow = (term: (alias: string) => string) =>
+      o === 'i'
+        ? term('i.')
+        : `EXISTS (SELECT 1 FROM inventory_certificates h WHERE h.company_id = a.company_id AND h.cluster_id = a.cluster_id
+             AND h.namespace = a.namespace AND h.secret_name = a.secret_name AND ${term('h.')})`;
     if (filter.health !== undefined) {
-      where.push(
-        o === 'i'
-          ? `${INVENTORY_HEALTH_SQL('i.')} = ?`
-          : `EXISTS (SELECT 1 FROM inventory_certificates h WHERE h.company_id = a.company_id AND h.cluster_id = a.cluster_id
-               AND h.namespace = a.namespace AND h.secret_name = a.secret_name AND ${INVENTORY_HEALTH_SQL('h.')} = ?)`,
-      );
+      where.push(onRow((h) => `${INVENTORY_HEALTH_SQL(h)} = ?`));
       params.push(filter.health);
     }
+    if (filter.servingStatus !== undefined) {
+      where.push(onRow((h) => `${h}serving_status = ?`));
+      params.push(filter.servingStatus);
+    }
+    // the partial indexes' own terms (constants, not parameters: SQLite uses a partial index only then)
+    if (filter.servingProblem !== undefined) where.push(onRow(filter.servingProblem ? SERVING_PROBLEM_SQL : SERVING_NO_PROBLEM_SQL));
     return { where, params };
   }
 

@@ -95,6 +95,13 @@ const ORDER_INDEXES = [
  */
 export const INVENTORY_HEALTH_SQL = (alias: string) =>
   `(CASE WHEN ${alias}ready_status = 'True' THEN 'READY' WHEN ${alias}ready_status = 'False' THEN 'NOT_READY' ELSE 'UNKNOWN' END)`;
+/**
+ * The served truth's filters (migration 22, docs/serving.md): rows whose worst endpoint is a problem, and rows
+ * with endpoints none of which is. Each has a partial index; a query names the same term so both engines use it
+ * (SQLite matches a partial index's WHERE term by its text).
+ */
+export const SERVING_PROBLEM_SQL = (alias: string) => `${alias}serving_status IN ('expired', 'mismatch', 'stale', 'unreachable')`;
+export const SERVING_NO_PROBLEM_SQL = (alias: string) => `${alias}serving_status IN ('notProbed', 'ok', 'pending')`;
 const LIST_FILTER_INDEXES = [
   `CREATE INDEX inventory_certificates_cluster_idx ON inventory_certificates (company_id, cluster_id, not_after, namespace, secret_name)`,
   `CREATE INDEX inventory_certificates_namespace_idx ON inventory_certificates (company_id, namespace, not_after, cluster_id, secret_name)`,
@@ -807,6 +814,24 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE notification_groups ADD COLUMN issuer_ready_at ${t.bigint}`,
       `ALTER TABLE notification_groups ADD COLUMN hold_released ${t.dialect === 'postgres' ? 'BOOLEAN NOT NULL DEFAULT false' : 'INTEGER NOT NULL DEFAULT 0 CHECK (hold_released IN (0, 1))'}`,
       `CREATE INDEX notification_groups_hold_idx ON notification_groups (company_id, hold_issuer) WHERE hold_issuer IS NOT NULL`,
+    ]),
+  },
+  {
+    // The served truth (docs/serving.md): each row's endpoints and what they serve (JSON, as the listing shows
+    // them) and their worst status, the column the filters read: by status (an index in listing order of the rows
+    // that have endpoints), and problem or not (a partial index each, holding only those rows).
+    version: 22,
+    name: 'inventory: serving, serving_status and their list indexes',
+    up: ddl(() => [
+      `ALTER TABLE inventory_certificates ADD COLUMN serving TEXT`,
+      `ALTER TABLE inventory_certificates ADD COLUMN serving_status TEXT
+         CHECK (serving_status IN ('expired', 'mismatch', 'stale', 'unreachable', 'pending', 'notProbed', 'ok'))`,
+      `CREATE INDEX inventory_certificates_serving_idx ON inventory_certificates
+         (company_id, serving_status, not_after, cluster_id, namespace, secret_name) WHERE serving_status IS NOT NULL`,
+      `CREATE INDEX inventory_certificates_serving_problem_idx ON inventory_certificates
+         (company_id, not_after, cluster_id, namespace, secret_name) WHERE ${SERVING_PROBLEM_SQL('')}`,
+      `CREATE INDEX inventory_certificates_serving_no_problem_idx ON inventory_certificates
+         (company_id, not_after, cluster_id, namespace, secret_name) WHERE ${SERVING_NO_PROBLEM_SQL('')}`,
     ]),
   },
 ];

@@ -9,6 +9,7 @@ import type { EventTypeId } from '../events/families.js';
 import type { IntegrationRecord, MonitoringConfigRecord, RouterRecord, SilenceRecord, TemplateRecord } from '../model/records.js';
 import type { GroupRow, MemberRow } from '../grouping/records.js';
 import type { ExpiryThreshold } from '../model/expiry-thresholds.js';
+import type { ServingSource, ServingStatus } from '../model/serving.js';
 
 // The records are domain types (src/model/); re-exported because every store caller names them from here.
 export type {
@@ -574,13 +575,31 @@ export interface InventoryCertificateRecord {
   ignored: boolean;
   expiryThresholds: ExpiryThreshold[] | null;
   runbookUrl: string | null;
+  /**
+   * the endpoints configured with the Secret and what each serves (migration 22, docs/serving.md), in the agent's
+   * order; null or absent: the agent does not probe. The row's worst status is stored beside them for filters.
+   */
+  serving?: ServingEndpointRecord[] | null;
   epoch: string;
   updatedAt: number;
+}
+
+/** One endpoint of a certificate (CertificateFacts.serving), times as epoch ms. */
+export interface ServingEndpointRecord {
+  host: string;
+  address: string | null;
+  source: ServingSource;
+  status: ServingStatus;
+  reason: string | null;
+  servedSerial: string | null;
+  servedNotAfter: number | null;
+  checkedAt: number | null;
 }
 
 /** A listed certificate: the row and its cluster's name (null if the cluster row is gone). */
 export interface ListedCertificate extends InventoryCertificateRecord {
   clusterName: string | null;
+  serving: ServingEndpointRecord[] | null;
 }
 
 /** One place (cluster, namespace, Secret) where a certificate (issuer, serial) is stored. */
@@ -602,6 +621,10 @@ export interface InventoryFilter {
   /** not_after <= this (epoch ms): expiring soon, or expired already */
   notAfterAtMost?: number;
   health?: InventoryHealth;
+  /** the worst status of the row's endpoints (docs/serving.md) */
+  servingStatus?: ServingStatus;
+  /** true: the worst endpoint is a problem (expired, mismatch, stale, unreachable); false: endpoints, none a problem */
+  servingProblem?: boolean;
 }
 
 /** Keyset position in the listing order (not_after, nulls last; then cluster_id, namespace, secret_name). */

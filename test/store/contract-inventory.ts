@@ -5,7 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ClusterRecord, InventoryCertificateRecord, Store } from '../../src/store/types.js';
+import { isServingProblem, worstServingStatus } from '../../src/inventory/serving.js';
+import type { ServingStatus } from '../../src/model/serving.js';
+import type { ClusterRecord, InventoryCertificateRecord, ServingEndpointRecord, Store } from '../../src/store/types.js';
 
 const DAY = 86_400_000;
 
@@ -55,12 +57,29 @@ function cert(
     ignored: false,
     expiryThresholds: null,
     runbookUrl: null,
+    serving: null,
     epoch: 'e',
     updatedAt: 1_700_000_000_000,
     ...over,
   };
 }
 export { cert as inventoryCert };
+
+/** An endpoint of a certificate (docs/serving.md) with this status. */
+export function servingEndpoint(status: ServingStatus, over: Partial<ServingEndpointRecord> = {}): ServingEndpointRecord {
+  const probed = !['pending', 'notProbed'].includes(status);
+  return {
+    host: 'shop.example',
+    address: status === 'notProbed' ? null : '203.0.113.7:443',
+    source: { kind: 'Ingress', namespace: 'web', name: 'shop' },
+    status,
+    reason: status === 'notProbed' ? 'no address: set notify.certmgr.io/probe-address' : null,
+    servedSerial: probed ? 'ABCDEE' : null,
+    servedNotAfter: probed ? 1_700_000_000_000 + 60 * DAY : null,
+    checkedAt: probed ? 1_700_000_000_000 + 61_000 : null,
+    ...over,
+  };
+}
 
 const loc = (c: { namespace: string; secretName: string }) => `${c.namespace}/${c.secretName}`;
 
@@ -102,7 +121,13 @@ export function inventoryContract(name: string, makeStore: () => Promise<Store>)
     it('upsert round-trips every field, counts new rows, and replaces by location', async () => {
       const c = cluster(A);
       await store.putCluster(c);
-      const full = cert(A, c.id, 'full');
+      const full = cert(A, c.id, 'full', {
+        serving: [
+          servingEndpoint('ok'),
+          servingEndpoint('stale', { host: 'ü.example', source: { kind: 'Gateway', namespace: 'infra', name: 'gw' } }),
+          servingEndpoint('notProbed', { host: '*.example' }),
+        ],
+      });
       const empty = cert(A, c.id, 'empty', {
         certificateName: null,
         certificateUid: null,
@@ -126,7 +151,7 @@ export function inventoryContract(name: string, makeStore: () => Promise<Store>)
         { ...full, epoch: 'e1', clusterName: 'prod' },
         { ...empty, epoch: 'e1', clusterName: 'prod' },
       ]);
-      const changed = { ...full, serial: '01', notAfter: full.notAfter! + DAY, labels: { x: 'y' } };
+      const changed = { ...full, serial: '01', notAfter: full.notAfter! + DAY, labels: { x: 'y' }, serving: [] };
       expect(await store.upsertInventory(A, c.id, 'e2', [changed, cert(A, c.id, 'third')])).toBe(1);
       const again = await store.listInventory(A, {}, null, 10);
       expect(again.map(loc)).toEqual(['web/third', 'web/full', 'web/empty']);
@@ -217,6 +242,14 @@ export function inventoryContract(name: string, makeStore: () => Promise<Store>)
             notAfter: i % 5 === 4 ? null : t + (i % 4) * DAY,
             readyStatus: (['True', 'False', 'Unknown', null] as const)[i % 4]!,
             applicationIds: i % 2 ? ['app-1', 'app-2', 'app-1'] : ['app-2'],
+            serving: [
+              null,
+              [],
+              [servingEndpoint('ok')],
+              [servingEndpoint('ok'), servingEndpoint('stale')],
+              [servingEndpoint('pending'), servingEndpoint('notProbed')],
+              [servingEndpoint('unreachable')],
+            ][i % 6]!,
           }),
         ),
       );
@@ -230,6 +263,10 @@ export function inventoryContract(name: string, makeStore: () => Promise<Store>)
         { applicationId: 'app-2' },
         { health: 'UNKNOWN' },
         { notAfterAtMost: t + DAY },
+        { servingStatus: 'stale' },
+        { servingStatus: 'ok' },
+        { servingProblem: true },
+        { servingProblem: false },
       ];
       const filters = [...singles, ...singles.flatMap((a, i) => singles.slice(i + 1).map((b) => ({ ...a, ...b })))];
       const healthOf = (s: string | null) => (s === 'True' ? 'READY' : s === 'False' ? 'NOT_READY' : 'UNKNOWN');
@@ -240,7 +277,10 @@ export function inventoryContract(name: string, makeStore: () => Promise<Store>)
             (f.namespace === undefined || r.namespace === f.namespace) &&
             (f.applicationId === undefined || r.applicationIds.includes(f.applicationId)) &&
             (f.health === undefined || healthOf(r.readyStatus) === f.health) &&
-            (f.notAfterAtMost === undefined || (r.notAfter !== null && r.notAfter <= f.notAfterAtMost)),
+            (f.notAfterAtMost === undefined || (r.notAfter !== null && r.notAfter <= f.notAfterAtMost)) &&
+            (f.servingStatus === undefined || worstServingStatus(r.serving) === f.servingStatus) &&
+            (f.servingProblem === undefined ||
+              (worstServingStatus(r.serving) !== null && isServingProblem(worstServingStatus(r.serving)) === f.servingProblem)),
         );
         const seen: typeof all = [];
         let after = null;
@@ -280,6 +320,42 @@ export function inventoryContract(name: string, makeStore: () => Promise<Store>)
       await store.putCluster(c);
       await store.deleteClusters(A, [c.id]);
       expect(await names('app-1')).toEqual([]);
+    });
+
+    it('the serving filters follow every write: a delta that turns an endpoint ok, a row without endpoints, a delete, a snapshot replace', async () => {
+      const c = cluster(A);
+      const t = 1_900_000_000_000;
+      const names = async (f: Parameters<Store['listInventory']>[1]) =>
+        (await store.listInventory(A, f, null, 10)).map((r) => `${r.secretName}:${r.serving?.map((e) => e.status).join('+') ?? '-'}`);
+      await store.upsertInventory(A, c.id, 'e1', [
+        cert(A, c.id, 'a', { notAfter: t, serving: [servingEndpoint('ok'), servingEndpoint('stale', { host: 'b.example' })] }),
+        cert(A, c.id, 'b', { notAfter: t + 1, serving: [servingEndpoint('mismatch')] }),
+        cert(A, c.id, 'c', { notAfter: t + 2 }),
+      ]);
+      expect(await names({ servingProblem: true })).toEqual(['a:ok+stale', 'b:mismatch']);
+      expect(await names({ servingStatus: 'stale' })).toEqual(['a:ok+stale']);
+      expect(await names({ servingProblem: false })).toEqual([]);
+      // the consumer reloaded: the next delta reports both endpoints ok
+      await store.upsertInventory(A, c.id, 'e1', [
+        cert(A, c.id, 'a', { notAfter: t, serving: [servingEndpoint('ok'), servingEndpoint('ok', { host: 'b.example' })] }),
+      ]);
+      expect(await names({ servingProblem: true })).toEqual(['b:mismatch']);
+      expect(await names({ servingStatus: 'stale' })).toEqual([]);
+      expect(await names({ servingStatus: 'ok' })).toEqual(['a:ok+ok']);
+      expect(await names({ servingProblem: false })).toEqual(['a:ok+ok']);
+      // an agent that stops probing: no endpoints, in no serving filter
+      await store.upsertInventory(A, c.id, 'e1', [cert(A, c.id, 'b', { notAfter: t + 1 })]);
+      expect(await names({ servingProblem: true })).toEqual([]);
+      expect(await names({})).toEqual(['a:ok+ok', 'b:-', 'c:-']);
+      await store.deleteInventory(A, c.id, [{ namespace: 'web', secretName: 'a' }]);
+      expect(await names({ servingStatus: 'ok' })).toEqual([]);
+      // a new full sync: rows of the old epoch go, with their endpoints
+      await store.upsertInventory(A, c.id, 'e2', [cert(A, c.id, 'd', { notAfter: t, serving: [servingEndpoint('expired')] })]);
+      await store.upsertInventory(A, c.id, 'e1', [cert(A, c.id, 'e', { notAfter: t, serving: [servingEndpoint('expired')] })]);
+      expect(await names({ servingStatus: 'expired' })).toEqual(['d:expired', 'e:expired']);
+      expect(await store.deleteInventoryOutsideEpoch(A, c.id, 'e2')).toBe(3);
+      expect(await names({ servingProblem: true })).toEqual(['d:expired']);
+      expect(await store.listInventory(B, { servingProblem: true }, null, 10)).toEqual([]);
     });
 
     it('places: one certificate (issuer, serial) in several clusters, scoped by company', async () => {

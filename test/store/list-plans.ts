@@ -3,12 +3,13 @@
  * order (migration 16): the cases the plan tests of both engines explain. A filter read through another index
  * drops rows one by one: up to the company's whole inventory or delivery history for one page.
  */
+import type { ServingStatus } from '../../src/model/serving.js';
 import { createInventoryOps } from '../../src/store/inventory-repo.js';
 import { createOps } from '../../src/store/repo.js';
 import type { Dialect, SqlDb, SqlValue } from '../../src/store/sqldb.js';
 import type { ClusterRecord, DeliveryFilter, InventoryCursor, InventoryFilter, Store } from '../../src/store/types.js';
 import { eventRecord, newDelivery } from './contract.js';
-import { cluster, inventoryCert } from './contract-inventory.js';
+import { cluster, inventoryCert, servingEndpoint } from './contract-inventory.js';
 
 export interface PlanCase {
   name: string;
@@ -84,6 +85,31 @@ export function planCases(companyId: string, rare: { clusterId: string; eventId:
       index: 'inventory_certificates_health_idx',
       statements: inventory(companyId, { health: 'NOT_READY' }),
     },
+    {
+      name: 'certificates by servingStatus',
+      index: 'inventory_certificates_serving_idx',
+      statements: inventory(companyId, { servingStatus: 'stale' }),
+    },
+    {
+      name: 'certificates by servingStatus, after a cursor',
+      index: 'inventory_certificates_serving_idx',
+      statements: inventory(companyId, { servingStatus: 'stale' }, cursor),
+    },
+    {
+      name: 'certificates with a serving problem',
+      index: 'inventory_certificates_serving_problem_idx',
+      statements: inventory(companyId, { servingProblem: true }),
+    },
+    {
+      name: 'certificates with a serving problem, expiring, after a cursor',
+      index: 'inventory_certificates_serving_problem_idx',
+      statements: inventory(companyId, { servingProblem: true, notAfterAtMost: 2_000_000_000_000 }, cursor),
+    },
+    {
+      name: 'certificates with endpoints and no serving problem',
+      index: 'inventory_certificates_serving_no_problem_idx',
+      statements: inventory(companyId, { servingProblem: false }),
+    },
     { name: 'deliveries by status', index: 'deliveries_company_status_idx', statements: deliveries(companyId, { status: 'SILENCED' }) },
     {
       name: 'deliveries by status, after a cursor',
@@ -94,9 +120,12 @@ export function planCases(companyId: string, rare: { clusterId: string; eventId:
   ];
 }
 
+/** The seeded rows' serving problems, by the row's number modulo 100. */
+const PROBLEMS_AT: Partial<Record<number, ServingStatus>> = { 7: 'stale', 17: 'mismatch', 27: 'expired', 37: 'unreachable' };
+
 /**
  * One company's rows for the plans: 4,000 inventory rows over 20 clusters, 20 namespaces and 40 applications,
- * 1% NOT_READY, and a cluster of 5 rows; 2,000 deliveries of 1,000 events. `statusSql`: the statements the
+ * 1% NOT_READY, 9% with endpoints (1% each stale, mismatch, expired, unreachable), and a cluster of 5 rows; 2,000 deliveries of 1,000 events. `statusSql`: the statements the
  * Store API has no call for (delivery statuses), for the test's own connection.
  */
 export async function seedForPlans(store: Store, companyId: string): Promise<{ clusterId: string; eventId: string; statusSql: string[] }> {
@@ -111,6 +140,8 @@ export async function seedForPlans(store: Store, companyId: string): Promise<{ c
         notAfter: i % 50 === 0 ? null : t + i * 60_000,
         readyStatus: i % 100 === 0 ? 'False' : 'True',
         applicationIds: [`app-${i % 40}`, 'all'],
+        // most Secrets have no endpoint; 9% are served: 1% each stale, mismatch, expired and unreachable
+        serving: PROBLEMS_AT[i % 100] ? [servingEndpoint(PROBLEMS_AT[i % 100]!)] : i % 20 === 3 ? [servingEndpoint('ok')] : null,
       });
     });
   for (const [k, c] of clusters.entries()) {
