@@ -14,7 +14,7 @@ const NEEDS_SERVERS = [
 ];
 
 // Tests that run a system tool: the unit tier needs Node and node_modules only (test/support/unit-tier.ts refuses
-// any other program there).
+// any other program there); scripts/preflight.ts installs or names the int tier's tools before `npm test` starts.
 const NEEDS_TOOLS = [
   'test/scripts/shellcheck.test.ts', // shellcheck
   'test/emitter/inventory/der.test.ts', // the openssl CLI makes its certificates (node:crypto cannot)

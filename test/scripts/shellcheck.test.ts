@@ -1,5 +1,6 @@
 /**
- * The repository's shell scripts pass shellcheck (Debian's package; .ci/run installs it). A missing shellcheck
+ * The repository's shell scripts pass shellcheck (Debian's package; `npm test` installs it as root, else names it:
+ * scripts/preflight.ts). An int-tier test, as the unit tier runs no program but Node. A missing shellcheck
  * fails this test rather than skipping it: scripts/e2e-kind.sh runs only on machines with Docker, so static
  * checking is all CI can do for it.
  */
@@ -24,7 +25,7 @@ async function shellcheck(args: string[]): Promise<string> {
   } catch (e) {
     const err = e as NodeJS.ErrnoException & { stdout?: string };
     if (err.code === 'ENOENT')
-      throw new Error('shellcheck is not installed: apt-get install -y shellcheck (as .ci/run does)', { cause: e });
+      throw new Error('shellcheck is not installed: apt-get install -y shellcheck (as npm test does as root)', { cause: e });
     if (typeof err.stdout === 'string' && err.stdout) return err.stdout;
     throw e;
   }
