@@ -11,13 +11,13 @@
  *   expected ones, how many other endpoints have problems, and the workloads mounting the Secret with the hint
  *   that they need a reload: the product never restarts anything. Every part is bounded.
  */
-import { createHash } from 'node:crypto';
 import { SERVING_REASONS, type ServingProblem, type ServingStatus } from '../../model/serving.js';
 import type { CertificateSans, CertificateSubject } from '../../events/types.js';
 import { cutToCodePoints } from '../../validation/formats.js';
 import { isoUtc } from '../../events/wire-formats.js';
 import type { EndpointVerdict, LeafIdentity } from '../serving/types.js';
 import { CERTIFICATE_NAME_ANNOTATION, type TlsSecretFacts } from '../inventory/facts.js';
+import { derivedClusterId } from '../cluster.js';
 import type { ObservedPolicy, Observation, ResourceIdentity } from './observe.js';
 
 /** statusReason of the `.active` that ends an episode notified with a Serving reason (routers filtering on Serving see both). */
@@ -126,12 +126,10 @@ export function servingOkMessage(secret: SecretRef, verdicts: readonly EndpointV
 
 /**
  * resourceId of a Secret-only event: the TLS Secret cache keeps no uid (memory at 100,000 Secrets), so a
- * name-based UUID (version 5 layout over SHA-256) of the namespace and name stands in for it, stable per Secret.
+ * name-based UUID of the namespace and name (cluster.ts's derivation) stands in for it, stable per Secret.
  */
 export function secretResourceId(namespace: string, name: string): string {
-  const h = createHash('sha256').update(`certmgr-notify:secret:${namespace}/${name}`).digest('hex');
-  const variant = ((parseInt(h.slice(16, 18), 16) & 0x3f) | 0x80).toString(16);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(18, 20)}-${h.slice(20, 32)}`;
+  return derivedClusterId(`Secret ${namespace}/${name}`);
 }
 
 /** The subject lists of a one-line DN as the leaf facts give it (`C=DE, O=Example Corp, CN=shop.example.com`). */
