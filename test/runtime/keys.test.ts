@@ -36,9 +36,11 @@ describe('health keys (persisted in the state ConfigMaps: the format must not ch
     [['Issuer', 'team-a', 'x'], 'Issuer/team-a/x'],
     [['Certificate', 'team-a', 'x'], 'Certificate/team-a/x'],
     [['ClusterIssuer', 'ignored', 'x'], 'ClusterIssuer//x'],
+    // a TLS Secret no Certificate manages, whose endpoints serve another certificate (health/serving.ts)
+    [['Secret', 'shop', 'legacy-tls'], 'Secret/shop/legacy-tls'],
   ] as const)('%j → %s', ([kind, ns, name], key) => {
     expect(healthKey(kind, ns, name)).toBe(key);
     expect(parseHealthKey(key)).toEqual({ kind, namespace: kind === 'ClusterIssuer' ? '' : ns, name });
   });
-  it.each(['Secret/a/b', 'Issuer/a', 'Issuer'])('%j is not a health key', (key) => expect(parseHealthKey(key)).toBeUndefined());
+  it.each(['ConfigMap/a/b', 'Issuer/a', 'Issuer'])('%j is not a health key', (key) => expect(parseHealthKey(key)).toBeUndefined());
 });
