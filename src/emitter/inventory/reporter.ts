@@ -16,6 +16,7 @@ import type { Logger } from 'pino';
 import type { InventoryClient, InventoryOutcome } from '../../client/inventory.js';
 import type { ResilientInformer } from '../../kube/informer.js';
 import { INVENTORY_PROTOCOL, MAX_INVENTORY_ITEMS_PER_REPORT, type InventoryReport } from '../../model/inventory.js';
+import type { ServingEndpointFacts } from '../../model/serving.js';
 import { backoffDelay, realClock, sleep, type BackoffPolicy, type Clock } from '../../runtime/timers.js';
 import type { CertManagerObject } from '../health/observe.js';
 import { ChangeBuffer, jsonSize, packReports } from './batch.js';
@@ -55,6 +56,14 @@ export interface InventoryReporterOptions {
   /** a hub answering 404 is asked again this often; default 5 min */
   unsupportedRetryMs?: number;
   metrics?: InventoryMetrics;
+  /**
+   * The endpoints served with each Secret and their verdicts (serving/prober.ts, docs/serving.md): a Secret's
+   * row carries them, and a change of them is a delta for that Secret.
+   */
+  serving?: {
+    factsOf(namespace: string, secretName: string): ServingEndpointFacts[];
+    onChange(listener: (namespace: string, secretName: string) => void): void;
+  };
 }
 
 const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 1_000, maxMs: 30_000, jitter: 0.2 };
@@ -99,6 +108,7 @@ export class InventoryReporter {
     opts.certificates?.on('add', fromCert);
     opts.certificates?.on('update', fromCert);
     opts.certificates?.on('delete', fromCert);
+    opts.serving?.onChange((ns, name) => this.note(ns, name));
   }
 
   get accepted(): boolean {
@@ -147,7 +157,9 @@ export class InventoryReporter {
   private factsOf(s: TlsSecretFacts): ReturnType<typeof certificateFactsOf> {
     const certName = s.metadata.annotations?.[CERTIFICATE_NAME_ANNOTATION];
     const cert = certName ? this.opts.certificates?.get(certName, s.metadata.namespace) : undefined;
-    return certificateFactsOf(s, cert);
+    const facts = certificateFactsOf(s, cert);
+    const serving = this.opts.serving?.factsOf(s.metadata.namespace, s.metadata.name);
+    return serving?.length ? { ...facts, serving } : facts;
   }
 
   private get maxItems(): number {

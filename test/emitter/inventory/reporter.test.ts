@@ -13,6 +13,7 @@ import type { TlsSecretFacts } from '../../../src/emitter/inventory/facts.js';
 import { InventoryReporter } from '../../../src/emitter/inventory/reporter.js';
 import type { InformerEvent } from '../../../src/kube/informer.js';
 import type { InventoryReport } from '../../../src/model/inventory.js';
+import type { ServingEndpointFacts } from '../../../src/model/serving.js';
 import { CLUSTER } from '../fixtures.js';
 import { FakeClock, flush } from '../../runtime/fake-clock.js';
 
@@ -315,6 +316,43 @@ describe('InventoryReporter', () => {
     h.answer.fn = ok; // the hub is upgraded
     await r.firstAccepted;
     expect(r.accepted).toBe(true);
+  });
+});
+
+describe('InventoryReporter with serving verdicts', () => {
+  it('a Secret’s row carries its endpoints; a verdict change is a delta for that Secret alone', async () => {
+    const h = await hub();
+    const cache = new FakeCache();
+    for (const n of ['a', 'b']) cache.put(n, '01');
+    const endpoint = (status: ServingEndpointFacts['status'], servedSerial: string | null): ServingEndpointFacts => ({
+      host: 'a.example.com',
+      address: '10.0.0.1:443',
+      source: { kind: 'Ingress', namespace: 'ns', name: 'web' },
+      status,
+      servedSerial,
+      servedNotAfter: servedSerial && '2026-03-01T00:00:00.000Z',
+      checkedAt: '2026-02-01T00:00:00.000Z',
+    });
+    const verdicts = new Map([['ns/a', [endpoint('ok', '01')]]]);
+    const listeners: ((ns: string, name: string) => void)[] = [];
+    const serving = {
+      factsOf: (ns: string, name: string) => verdicts.get(`${ns}/${name}`) ?? [],
+      onChange: (l: (ns: string, name: string) => void) => void listeners.push(l),
+    };
+    const r = reporter(h.url, cache, { serving });
+    r.start();
+    await until(() => h.reports.length === 1);
+    const [a, b] = h.reports[0]!.upserts;
+    expect(a).toMatchObject({ secretName: 'a', serving: [endpoint('ok', '01')] });
+    expect(b!.secretName).toBe('b');
+    expect(b).not.toHaveProperty('serving');
+
+    verdicts.set('ns/a', [endpoint('stale', '00')]);
+    for (const l of listeners) l('ns', 'a');
+    for (const l of listeners) l('ns', 'missing'); // endpoints of a Secret that does not exist: no row
+    await until(() => h.reports.length === 2);
+    expect(h.reports[1]).toMatchObject({ kind: 'delta', deletes: [] });
+    expect(h.reports[1]!.upserts).toEqual([expect.objectContaining({ secretName: 'a', serial: '01', serving: [endpoint('stale', '00')] })]);
   });
 });
 
