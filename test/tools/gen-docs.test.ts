@@ -8,9 +8,9 @@ describe('generated docs', () => {
     expect(await docsDrift()).toEqual([]);
   });
 
-  it('docs/flags.md names every serve and agent flag with its environment variable', async () => {
+  it('docs/flags.md names every serve and agent flag, and how their environment variables are named', async () => {
     const page = (await generatedDocs()).get('docs/flags.md')!;
-    for (const f of [...SERVE_FLAGS, ...AGENT_FLAGS])
-      expect(page).toMatch(new RegExp(`^- \`--${f.name}[ \`].*\`${envName(f.name)}\``, 'm'));
+    for (const f of [...SERVE_FLAGS, ...AGENT_FLAGS]) expect(page).toMatch(new RegExp(`^- \`--${f.name}[ \`]`, 'm'));
+    expect(page).toContain(`\`--api-keys-file\`: \`${envName('api-keys-file')}\``);
   });
 });
