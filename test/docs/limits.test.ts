@@ -33,7 +33,7 @@ describe('the generic webhook body limit in the docs', () => {
   it('docs/security.md (limits at a glance) states it', () => {
     const row = doc('docs/security.md')
       .split('\n')
-      .find((l) => l.startsWith('| generic webhook rendered body'));
+      .find((l) => l.startsWith('- generic webhook rendered body'));
     expect(row).toContain(`${chars(max)} characters`);
     expect(row).toContain('TEMPLATE_LIMITS.maxBodyChars');
   });
