@@ -26,6 +26,22 @@ export interface EmitterInformers {
   all: ResilientInformer<never>[];
 }
 
+/** What every informer of the emitter shares: the client's config, log, clock, backoff, page size and page metric. */
+export function informerBase(
+  name: string,
+  o: { kc: KubeConfig; log: Logger; clock: Clock; backoff?: BackoffPolicy; pageSize?: number; onListPage?: (informer: string) => void },
+) {
+  return {
+    name,
+    kc: o.kc,
+    log: o.log,
+    clock: o.clock,
+    ...(o.backoff ? { backoff: o.backoff } : {}),
+    ...(o.pageSize ? { pageSize: o.pageSize } : {}),
+    ...(o.onListPage ? { onListPage: () => o.onListPage!(name) } : {}),
+  };
+}
+
 export function emitterInformers(o: {
   kc: KubeConfig;
   kube: KubeClient;
@@ -44,15 +60,7 @@ export function emitterInformers(o: {
 }): EmitterInformers {
   const ns = o.namespace;
   const all: ResilientInformer<never>[] = [];
-  const common = (name: string) => ({
-    name,
-    kc: o.kc,
-    log: o.log,
-    clock: o.clock,
-    ...(o.backoff ? { backoff: o.backoff } : {}),
-    ...(o.pageSize ? { pageSize: o.pageSize } : {}),
-    ...(o.onListPage ? { onListPage: () => o.onListPage!(name) } : {}),
-  });
+  const common = (name: string) => informerBase(name, o);
   const cmInformer = (kind: HealthKind): ResilientInformer<CertManagerObject> => {
     const r = CERT_MANAGER[kind];
     // health is judged on transitions: after a failed watch, relist rather than replay what happened while blind

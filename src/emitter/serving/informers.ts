@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { collectionPath, type KubeClient, type ResourceRef } from '../../kube/client.js';
 import { describeKubeError, kubeErrorCode } from '../../kube/errors.js';
 import { ResilientInformer, type ListPage } from '../../kube/informer.js';
+import { informerBase } from '../informers.js';
 import type { BackoffPolicy, Clock } from '../../runtime/timers.js';
 import {
   gatewayEndpoints,
@@ -150,15 +151,7 @@ export function servingInformers(o: {
 }): ServingInformers {
   const ns = o.namespace;
   const index = new EndpointIndex();
-  const common = (name: string) => ({
-    name,
-    kc: o.kc,
-    log: o.log,
-    clock: o.clock,
-    ...(o.backoff ? { backoff: o.backoff } : {}),
-    ...(o.pageSize ? { pageSize: o.pageSize } : {}),
-    ...(o.onListPage ? { onListPage: () => o.onListPage!(name) } : {}),
-  });
+  const common = (name: string) => informerBase(name, o);
 
   const ingresses = new ResilientInformer<IngressFacts, RawObject>({
     ...common('ingresses'),
