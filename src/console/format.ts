@@ -45,3 +45,31 @@ export function localInputToIso(value: string): string | undefined {
   const d = new Date(`${value}Z`);
   return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
 }
+
+/** What deleting a record an operator manages does (said before deleting): it comes back at the operator's next resync. */
+export function managedNote(managedBy: string | null): string | undefined {
+  return managedBy ? `It is managed by ${managedBy}: delete its resource there, or the operator re-creates it.` : undefined;
+}
+
+/** Silence duration presets: label and length in ms. */
+export const SILENCE_PRESETS: readonly (readonly [label: string, ms: number])[] = [
+  ['1h', 3_600_000],
+  ['4h', 4 * 3_600_000],
+  ['1d', 86_400_000],
+  ['1w', 7 * 86_400_000],
+];
+
+/**
+ * The `<input type="datetime-local">` value (UTC, minutes) `ms` after the start: the start input's time, or `nowMs`
+ * when it is empty or not a time.
+ */
+export function endAfter(startsInput: string, nowMs: number, ms: number): string {
+  const start = localInputToIso(startsInput);
+  const from = start ? Date.parse(start) : nowMs;
+  return new Date(from + ms).toISOString().slice(0, 16);
+}
+
+/** `Issuer cert-manager/letsencrypt-prod`, `ClusterIssuer ca`, `Agent prod-eu-1`; empty when the event names no resource. */
+export function resourceLabel(r: { kind: string; namespace: string | null; name: string }): string {
+  return r.name ? `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}` : '';
+}

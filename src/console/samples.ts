@@ -77,3 +77,6 @@ const SAMPLES: Record<string, Record<string, unknown>> = {
 export function sampleData(type: string): string {
   return JSON.stringify(SAMPLES[type] ?? {}, null, 2);
 }
+
+/** The event types with a sample, in the order above. */
+export const SAMPLE_TYPES: readonly string[] = Object.keys(SAMPLES);

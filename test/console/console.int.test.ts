@@ -2,8 +2,9 @@
  * The web console in a real browser (Debian's Chromium driven by playwright-core) against the real hub started
  * in-process (SQLite), serving the console built by scripts/build.mjs: log in, create a webhook integration to a
  * loopback receiver, a router with a bad then a good filter, post a health event and an inventory report as an
- * agent would, see the inventory and the delivery, dead-letter a delivery and retry it from the page, and the
- * read scope's view. Every page's screenshot goes to test-results/console/<page>.png; no console error is allowed.
+ * agent would, see the inventory and the delivery (with its resource and cluster), dead-letter a delivery and retry
+ * it from the page, a silence from a duration preset, a template previewed on a sample event, the read scope's view,
+ * and deletes (one refused with the hub's message) down to the empty states. Every page's screenshot goes to test-results/console/<page>.png; no console error is allowed.
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -161,6 +162,11 @@ describe('web console (Chromium)', () => {
 
   it('creates a webhook integration and test-sends to the receiver', async () => {
     await go('Integrations');
+    // the empty state says what to do
+    await page
+      .locator('p.empty', { hasText: 'No integration yet' })
+      .getByText(/Create one above/)
+      .waitFor();
     await page.getByText('New integration').click();
     const form = page.getByRole('form', { name: 'New integration' });
     await form.getByLabel('Type').selectOption('WEBHOOK');
@@ -253,6 +259,9 @@ describe('web console (Chromium)', () => {
     await refreshUntil('tr[data-delivery] .tag-dead');
     const dead = page.locator('tr[data-delivery]', { hasText: 'issuers to receiver' });
     expect(await dead.textContent()).toContain('HTTP 400');
+    // which resource and cluster the row is about, from its event
+    expect(await dead.locator('.resource').textContent()).toBe('Issuer cert-manager/letsencrypt-prod');
+    expect(await dead.locator('.cluster').textContent()).toBe(` in ${CLUSTER_PROD.name}`);
     await shot('deliveries-dead');
 
     receiver.status = 200;
@@ -278,7 +287,12 @@ describe('web console (Chromium)', () => {
     await page.getByText('New silence').click();
     const form = page.getByRole('form', { name: 'New silence' });
     await form.getByLabel(/^Matcher/).fill('data.namespace == "kube-system"');
-    await form.getByLabel('Ends at (UTC)').fill(new Date(Date.now() + 2 * DAY).toISOString().slice(0, 16));
+    // a duration preset fills Ends at: a week from now (the start is empty)
+    const before = Date.now();
+    await form.getByRole('button', { name: 'Lasts 1w' }).click();
+    const endsAt = Date.parse(`${await form.getByLabel('Ends at (UTC)').inputValue()}Z`);
+    expect(endsAt).toBeGreaterThanOrEqual(Math.floor((before + 7 * DAY) / 60_000) * 60_000);
+    expect(endsAt).toBeLessThanOrEqual(Date.now() + 7 * DAY);
     await form.getByLabel('Comment').fill('node upgrades');
     await form.getByRole('button', { name: 'Create silence' }).click();
     const row = page.locator('tbody tr', { hasText: 'node upgrades' });
@@ -288,10 +302,22 @@ describe('web console (Chromium)', () => {
     await row.locator('.tag-expired').waitFor();
 
     await go('Templates');
+    await page.locator('p.empty', { hasText: 'No template yet' }).waitFor();
     await page.getByRole('button', { name: 'New template' }).click();
     const t = page.getByRole('form', { name: 'New template' });
     await t.getByLabel('Name').fill('short');
+    // the preview renders through the hub: a part that does not compile is refused with its field and position
+    const preview = t.getByRole('article', { name: 'Template preview' });
+    await t.getByLabel('Title (Liquid)').fill('{{ event.type ');
+    await preview.getByRole('button', { name: 'Preview' }).click();
+    expect(await preview.getByRole('alert').textContent()).toMatch(/^parts\.default\.title: line 1, column \d+/);
     await t.getByLabel('Title (Liquid)').fill('{{ event.type }} in {{ event.data.clusterName }}');
+    await preview.getByLabel('Sample event').selectOption('evt.healthstatus.certmgr-issuer.notready');
+    await preview.getByRole('button', { name: 'Preview' }).click();
+    const title = preview.locator('pre[data-field="title"]');
+    await title.waitFor();
+    expect(await title.textContent()).toBe('evt.healthstatus.certmgr-issuer.notready in prod-eu-west-1');
+    await shot('templates-preview');
     await t.getByRole('button', { name: 'Create template' }).click();
     await page.locator('tbody tr', { hasText: 'short' }).waitFor();
     await shot('templates');
@@ -342,6 +368,49 @@ describe('web console (Chromium)', () => {
     await go('Deliveries');
     await page.locator('tr[data-delivery]').first().waitFor();
     expect(await page.getByRole('button', { name: /Retry/ }).count()).toBe(0);
+  });
+
+  it('deletes: an integration a router uses is refused with the hub message; then the router, the integration and the template', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByLabel('API key').fill(KEY_A);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Pages', exact: true }).waitFor();
+
+    // asks first; Cancel keeps everything
+    await go('Integrations');
+    const integration = page.locator('tr[data-integration="receiver"]');
+    await integration.getByRole('button', { name: 'Delete integration receiver' }).click();
+    const ask = integration.getByRole('group', { name: 'Confirm deleting integration receiver' });
+    expect(await ask.textContent()).toContain('Delete integration receiver?');
+    await ask.getByRole('button', { name: 'Cancel' }).click();
+    await integration.getByRole('button', { name: 'Delete integration receiver' }).click();
+    await ask.getByRole('button', { name: 'Yes, delete' }).click();
+    const refused = integration.getByRole('alert');
+    await refused.waitFor();
+    expect(await refused.textContent()).toMatch(
+      /^integration\(s\) still used by routers: .*\(issuers to receiver\).*delete or re-point those routers first$/,
+    );
+    await shot('integrations-delete-refused');
+    expect(await page.locator('tr[data-integration="receiver"]').count()).toBe(1);
+
+    await go('Routers');
+    const router = page.locator('tr[data-router="issuers to receiver"]');
+    await router.getByRole('button', { name: 'Delete router issuers to receiver' }).click();
+    await router.getByRole('button', { name: 'Yes, delete' }).click();
+    await page.locator('p.empty', { hasText: 'No router yet' }).waitFor();
+    expect(await router.count()).toBe(0);
+
+    await go('Integrations');
+    await integration.getByRole('button', { name: 'Delete integration receiver' }).click();
+    await integration.getByRole('button', { name: 'Yes, delete' }).click();
+    await page.locator('p.empty', { hasText: 'No integration yet' }).waitFor();
+
+    await go('Templates');
+    const template = page.locator('tr[data-template="short"]');
+    await template.getByRole('button', { name: 'Delete template short' }).click();
+    await template.getByRole('button', { name: 'Yes, delete' }).click();
+    await page.locator('p.empty', { hasText: 'No template yet' }).waitFor();
+    await shot('templates-empty');
   });
 
   it('wrote no error to the browser console', () => {

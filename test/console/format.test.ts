@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { ago, formatDuration, formatTime, localInputToIso } from '../../src/console/format.js';
+import {
+  ago,
+  endAfter,
+  formatDuration,
+  formatTime,
+  localInputToIso,
+  managedNote,
+  resourceLabel,
+  SILENCE_PRESETS,
+} from '../../src/console/format.js';
 import { caretMarker } from '../../src/console/caret.js';
 import { pageOf } from '../../src/console/routes.js';
 
@@ -24,6 +33,33 @@ describe('console text helpers', () => {
   it('ago counts from the given now', () => {
     expect(ago('2026-01-01T00:00:00Z', Date.parse('2026-01-02T01:00:00Z'))).toBe('1d 1h ago');
     expect(ago(undefined, 0)).toBe('—');
+  });
+
+  const NOW = Date.parse('2026-05-01T12:30:45Z');
+  it.each([
+    ['', '1h', '2026-05-01T13:30'],
+    ['', '4h', '2026-05-01T16:30'],
+    ['', '1d', '2026-05-02T12:30'],
+    ['', '1w', '2026-05-08T12:30'],
+    ['2026-06-30T22:00', '4h', '2026-07-01T02:00'], // from the start given, not from now
+    ['not a time', '1h', '2026-05-01T13:30'],
+  ])('silence preset: starts %j, lasts %s → ends %j', (starts, label, out) => {
+    const ms = SILENCE_PRESETS.find(([l]) => l === label)![1];
+    expect(endAfter(starts, NOW, ms)).toBe(out);
+  });
+  it('silence presets are 1h, 4h, 1d, 1w', () => expect(SILENCE_PRESETS.map(([l]) => l)).toEqual(['1h', '4h', '1d', '1w']));
+
+  it.each([
+    [{ kind: 'Issuer', namespace: 'cert-manager', name: 'letsencrypt-prod' }, 'Issuer cert-manager/letsencrypt-prod'],
+    [{ kind: 'ClusterIssuer', namespace: null, name: 'ca' }, 'ClusterIssuer ca'],
+    [{ kind: 'Certificate', namespace: null, name: '' }, ''],
+  ])('resourceLabel(%j) = %j', (r, out) => expect(resourceLabel(r)).toBe(out));
+
+  it('managedNote warns that the operator re-creates a managed record', () => {
+    expect(managedNote(null)).toBeUndefined();
+    expect(managedNote('k8s:NotificationRouter/ops/r@prod')).toBe(
+      'It is managed by k8s:NotificationRouter/ops/r@prod: delete its resource there, or the operator re-creates it.',
+    );
   });
 
   it('datetime-local values are taken as UTC', () => {

@@ -30,7 +30,9 @@ export function ClustersPage({ api }: PageProps) {
       <p>Clusters whose agents report the certificate inventory.</p>
       <ErrorNote error={q.error} />
       <Loading loading={q.loading && !q.data} />
-      <Empty when={!!q.data && rows.length === 0}>No agent has reported yet (docs/agent.md).</Empty>
+      <Empty when={!!q.data && rows.length === 0}>
+        No inventory yet: an agent (the Helm chart with mode=agent, docs/agent.md) or <code>serve --kube on</code> reports certificates.
+      </Empty>
       {rows.length > 0 && (
         <DataTable headers={['Cluster', 'Agent', 'Last seen', 'State', 'Certificates']}>
           {rows.map((c) => (

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../app.js';
 import { DataTable, Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
-import { formatTime } from '../format.js';
+import { formatTime, resourceLabel } from '../format.js';
 import { useAction, useQuery } from '../hooks.js';
 
 interface Delivery {
@@ -16,7 +16,12 @@ interface Delivery {
   routerName: string;
   reminder: boolean;
   integration: { name: string; type: string } | null;
-  event: { id: string; type: string; receivedAt: string } | null;
+  event: {
+    id: string;
+    type: string;
+    receivedAt: string;
+    resource: { kind: string; namespace: string | null; name: string; cluster: string | null };
+  } | null;
 }
 
 const DELIVERIES = `query Deliveries($filter: DeliveryFilterInput, $after: String) {
@@ -24,7 +29,7 @@ const DELIVERIES = `query Deliveries($filter: DeliveryFilterInput, $after: Strin
     nodes {
       id status attempts lastError lastStatusCode nextAttemptAt createdAt deliveredAt routerName reminder
       integration { name type }
-      event { id type receivedAt }
+      event { id type receivedAt resource { kind namespace name cluster } }
     }
     pageInfo { hasNextPage endCursor }
   }
@@ -85,9 +90,15 @@ export function DeliveriesPage({ api, canWrite }: PageProps) {
       <ErrorNote error={retry.error} />
       {notice && <p role="status">{notice}</p>}
       <Loading loading={q.loading && !q.data} />
-      <Empty when={!!q.data && rows.length === 0}>No delivery{status ? ` with status ${status}` : ''}.</Empty>
+      <Empty when={!!q.data && rows.length === 0}>
+        {status
+          ? `No delivery with status ${status}.`
+          : 'No delivery yet: one is made when an event matches an enabled router. Check that a router exists for the event family (Routers page, Try it), then post an event (POST /v1/events) or wait for the agent to report one.'}
+      </Empty>
       {rows.length > 0 && (
-        <DataTable headers={['Status', 'Created', 'Event', 'Router → integration', 'Attempts', 'Last error', canWrite && 'Action']}>
+        <DataTable
+          headers={['Status', 'Created', 'Resource and event', 'Router → integration', 'Attempts', 'Last error', canWrite && 'Action']}
+        >
           {rows.map((d) => (
             <tr key={d.id} data-delivery={d.id}>
               <td>
@@ -110,7 +121,16 @@ export function DeliveriesPage({ api, canWrite }: PageProps) {
                 )}
               </td>
               <td>
-                <small>{d.event?.type ?? '—'}</small>
+                {d.event ? (
+                  <>
+                    {resourceLabel(d.event.resource) && <strong class="resource">{resourceLabel(d.event.resource)}</strong>}
+                    {d.event.resource.cluster && <small class="cluster"> in {d.event.resource.cluster}</small>}
+                    <br />
+                    <small>{d.event.type}</small>
+                  </>
+                ) : (
+                  <small>—</small>
+                )}
               </td>
               <td>
                 {d.routerName} → {d.integration ? `${d.integration.name} (${d.integration.type})` : 'deleted integration'}

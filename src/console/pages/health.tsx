@@ -46,7 +46,10 @@ export function HealthPage({ api }: PageProps) {
       <p>Resources whose latest health event says not ready, longest unhealthy first, and the notifications sent for them.</p>
       <ErrorNote error={q.error} />
       <Loading loading={q.loading && !q.data} />
-      <Empty when={!!q.data && rows.length === 0}>Every resource reported is healthy.</Empty>
+      <Empty when={!!q.data && rows.length === 0}>
+        No unhealthy resource. Health events come from an agent or <code>serve --kube on</code> (or POST /v1/events): a resource shows here
+        from its .notready event until its .active one.
+      </Empty>
       {rows.length > 0 && (
         <DataTable headers={['Resource', 'Cluster', 'Unhealthy since', 'Reason', 'Notifications']}>
           {rows.map((r) => (

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../app.js';
 import { DataTable, Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
-import { formatTime } from '../format.js';
+import { ConfirmDelete } from '../components/confirm-delete.js';
+import { formatTime, managedNote } from '../format.js';
 import { useAction, useQuery } from '../hooks.js';
 import { createIntegrationCall, INTEGRATION_KINDS } from '../integration-kinds.js';
 
@@ -26,6 +27,7 @@ interface TestResult {
 const INTEGRATIONS = `query Integrations { integrations { nodes { id name type enabled emailTo webhookSigned managedBy updatedAt } } }`;
 const TEST = `mutation TestIntegration($id: UUID!) { testIntegration(id: $id) { outcome statusCode error latencyMs } }`;
 const ENABLE = `mutation EnableIntegration($id: UUID!, $enabled: Boolean!) { updateIntegration(id: $id, input: { enabled: $enabled }) { id enabled } }`;
+const DELETE = `mutation DeleteIntegration($id: UUID!) { deleteIntegrations(ids: [$id]) { ids } }`;
 
 function CreateIntegration({ api, onCreated }: { api: PageProps['api']; onCreated: () => void }) {
   const [type, setType] = useState('WEBHOOK');
@@ -134,7 +136,12 @@ export function IntegrationsPage({ api, canWrite }: PageProps) {
       <ErrorNote error={q.error} />
       <ErrorNote error={action.error} />
       <Loading loading={q.loading && !q.data} />
-      <Empty when={!!q.data && rows.length === 0}>No integration yet.</Empty>
+      <Empty when={!!q.data && rows.length === 0}>
+        No integration yet: an integration is where notifications go.{' '}
+        {canWrite
+          ? 'Create one above (a webhook URL is enough to start) and send it a test, then add a router on the Routers page.'
+          : 'An admin key creates them here, or a NotificationProvider resource in a cluster running the operator.'}
+      </Empty>
       {rows.length > 0 && (
         <DataTable headers={['Name', 'Type', 'State', 'Details', canWrite && 'Actions']}>
           {rows.map((i) => {
@@ -184,6 +191,14 @@ export function IntegrationsPage({ api, canWrite }: PageProps) {
                     >
                       {i.enabled ? 'Disable' : 'Enable'}
                     </button>
+                    <ConfirmDelete
+                      what="integration"
+                      name={i.name}
+                      note={managedNote(i.managedBy)}
+                      disabled={action.pending}
+                      onConfirm={() => api(DELETE, { id: i.id })}
+                      onDeleted={q.reload}
+                    />
                   </td>
                 )}
               </tr>

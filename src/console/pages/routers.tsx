@@ -2,6 +2,8 @@ import { useState } from 'preact/hooks';
 import type { PageProps } from '../app.js';
 import { CelEditor } from '../components/cel-editor.js';
 import { DataTable, Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
+import { ConfirmDelete } from '../components/confirm-delete.js';
+import { managedNote } from '../format.js';
 import { TryIt } from '../components/try-it.js';
 import { useAction, useQuery } from '../hooks.js';
 
@@ -42,6 +44,7 @@ const CREATE = `mutation CreateRouter($details: NotificationRouterConfigDetailsI
 const UPDATE = `mutation UpdateRouter($id: UUID!, $input: UpdateNotificationRouterConfigurationInput!) {
   updateNotificationRouter(id: $id, updateNotificationRouterConfigurationInput: $input) { id enabled }
 }`;
+const DELETE = `mutation DeleteRouter($id: UUID!) { deleteNotificationRouter(ids: [$id]) { ids } }`;
 const ENABLE_OLD = `mutation EnableRoutingConfiguration($id: UUID!, $enabled: Boolean) { updateNotificationRoutingConfiguration(id: $id, enabled: $enabled) { id enabled } }`;
 
 type Data = {
@@ -228,7 +231,14 @@ export function RoutersPage({ api, canWrite }: PageProps) {
           }}
         />
       )}
-      <Empty when={!!data && routers.length === 0}>No router yet.</Empty>
+      <Empty when={!!data && routers.length === 0}>
+        No router yet: events are recorded but nobody is notified.{' '}
+        {!canWrite
+          ? 'An admin key creates routers here, or a NotificationRouter resource in a cluster running the operator.'
+          : data?.integrations.nodes.length
+            ? 'Create one with New router: an event family, a filter (empty: every event) and an integration. Try it below first.'
+            : 'Create an integration on the Integrations page first (where notifications go), then a router here.'}
+      </Empty>
       {routers.length > 0 && (
         <DataTable headers={['Name', 'Family', 'Filter', 'Integration', 'State', canWrite && 'Actions']}>
           {routers.map((r) => (
@@ -281,6 +291,14 @@ export function RoutersPage({ api, canWrite }: PageProps) {
                   >
                     {r.enabled ? 'Disable' : 'Enable'}
                   </button>
+                  <ConfirmDelete
+                    what="router"
+                    name={r.name}
+                    note={managedNote(r.managedBy)}
+                    disabled={action.pending}
+                    onConfirm={() => api(DELETE, { id: r.id })}
+                    onDeleted={q.reload}
+                  />
                 </td>
               )}
             </tr>

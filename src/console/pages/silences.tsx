@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../app.js';
 import { DataTable, Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
-import { formatTime, localInputToIso } from '../format.js';
+import { endAfter, formatTime, localInputToIso, SILENCE_PRESETS } from '../format.js';
 import { useAction, useQuery } from '../hooks.js';
 
 interface Silence {
@@ -103,6 +103,20 @@ function CreateSilence({
             />
           </label>
         </div>
+        <div class="silence-presets" role="group" aria-label="Duration">
+          <small>Lasts</small>
+          {SILENCE_PRESETS.map(([label, ms]) => (
+            <button
+              key={label}
+              type="button"
+              class="secondary outline"
+              aria-label={`Lasts ${label}`}
+              onClick={() => setF({ ...f, endsAt: endAfter(f.startsAt, Date.now(), ms) })}
+            >
+              {label}
+            </button>
+          ))}
+        </div>
         <label>
           Comment
           <input name="comment" required value={f.comment} onInput={(e) => setF({ ...f, comment: e.currentTarget.value })} />
@@ -146,7 +160,12 @@ export function SilencesPage({ api, canWrite }: PageProps) {
       <ErrorNote error={q.error} />
       <ErrorNote error={action.error} />
       <Loading loading={q.loading && !q.data} />
-      <Empty when={!!q.data && rows.length === 0}>No silence.</Empty>
+      <Empty when={!!q.data && rows.length === 0}>
+        {state ? `No ${state.toLowerCase()} silence.` : 'No silence yet.'}{' '}
+        {canWrite
+          ? 'Before maintenance, create one above: a matcher (true: everything) and how long it lasts.'
+          : 'An admin key creates them here, or a NotificationSilence resource in a cluster running the operator.'}
+      </Empty>
       {rows.length > 0 && (
         <DataTable headers={['State', 'Matcher', 'Window', 'Comment', canWrite && 'Action']}>
           {rows.map((s) => (

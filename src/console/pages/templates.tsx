@@ -1,9 +1,11 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { INTEGRATION_TYPES } from '../../model/integration-types.js';
 import type { PageProps } from '../app.js';
 import { DataTable, Empty, ErrorNote, Loading, PageHeader } from '../components/common.js';
-import { formatTime } from '../format.js';
+import { ConfirmDelete } from '../components/confirm-delete.js';
+import { formatTime, managedNote } from '../format.js';
 import { useAction, useQuery } from '../hooks.js';
+import { SAMPLE_TYPES, sampleData } from '../samples.js';
 
 const PART_KEYS = ['default', ...INTEGRATION_TYPES] as const;
 type PartKey = (typeof PART_KEYS)[number];
@@ -26,6 +28,17 @@ const PART_SELECTION = '{ title text body }';
 const TEMPLATES = `query Templates { notificationTemplates { nodes { id name managedBy updatedAt parts { ${PART_KEYS.map((k) => `${k} ${PART_SELECTION}`).join(' ')} } } } }`;
 const CREATE = `mutation CreateTemplate($input: CreateNotificationTemplateInput!) { createNotificationTemplate(input: $input) { id } }`;
 const UPDATE = `mutation UpdateTemplate($id: UUID!, $input: UpdateNotificationTemplateInput!) { updateNotificationTemplate(id: $id, input: $input) { id } }`;
+const DELETE = `mutation DeleteTemplate($id: UUID!) { deleteNotificationTemplates(ids: [$id]) { ids } }`;
+const PREVIEW = `query PreviewTemplate($parts: NotificationTemplatePartsInput!, $event: EventInput!, $type: IntegrationType!) {
+  previewNotificationTemplate(parts: $parts, event: $event, integrationType: $type) { title text body error }
+}`;
+
+interface Rendered {
+  title: string | null;
+  text: string | null;
+  body: string | null;
+  error: string | null;
+}
 
 /** The parts to send: empty fields dropped, parts with no field left out (the given parts replace the stored ones). */
 function partsInput(parts: Parts): Record<string, Record<string, string>> {
@@ -37,6 +50,82 @@ function partsInput(parts: Parts): Record<string, Record<string, string>> {
     if (Object.keys(fields).length) out[k] = fields;
   }
   return out;
+}
+
+/**
+ * Renders the parts being edited on a sample event through the hub (previewNotificationTemplate: the same engine
+ * and limits as a delivery). Nothing is saved or sent.
+ */
+function TemplatePreview({ api, parts, partKey }: { api: PageProps['api']; parts: Parts; partKey: PartKey }) {
+  const [type, setType] = useState<string>(partKey === 'default' ? 'SLACK' : partKey);
+  const [eventType, setEventType] = useState(SAMPLE_TYPES[0] ?? '');
+  const [result, setResult] = useState<Rendered | undefined>();
+  const action = useAction();
+  // editing a type's part previews that type
+  useEffect(() => {
+    if (partKey !== 'default') setType(partKey);
+  }, [partKey]);
+  const run = async () => {
+    setResult(undefined);
+    const r = await action.run(() =>
+      api<{ previewNotificationTemplate: Rendered }>(PREVIEW, {
+        parts: partsInput(parts),
+        event: { type: eventType, data: JSON.parse(sampleData(eventType)) as unknown },
+        type,
+      }),
+    );
+    setResult(r?.previewNotificationTemplate);
+  };
+  const field = (label: string, v: string | null) => (
+    <>
+      <dt>{label}</dt>
+      <dd>{v === null ? <small>the integration's own {label.toLowerCase()}</small> : <pre data-field={label.toLowerCase()}>{v}</pre>}</dd>
+    </>
+  );
+  return (
+    <article class="template-preview" aria-label="Template preview">
+      <h3>Preview</h3>
+      <div class="grid">
+        <label>
+          Preview as
+          <select name="preview-type" value={type} onChange={(e) => setType(e.currentTarget.value)}>
+            {INTEGRATION_TYPES.map((t) => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Sample event
+          <select name="preview-event" value={eventType} onChange={(e) => setEventType(e.currentTarget.value)}>
+            {SAMPLE_TYPES.map((t) => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <button type="button" class="secondary" disabled={action.pending} aria-busy={action.pending ? 'true' : undefined} onClick={run}>
+        Preview
+      </button>
+      <ErrorNote error={action.error} />
+      {result && (
+        <div role="status">
+          {result.error ? (
+            <p class="error-note">Not rendered, the default message would be sent: {result.error}</p>
+          ) : (
+            <dl>
+              {field('Title', result.title)}
+              {field('Text', result.text)}
+              {type === 'GENERIC_WEBHOOK' && field('Body', result.body)}
+            </dl>
+          )}
+        </div>
+      )}
+    </article>
+  );
 }
 
 function TemplateForm({ api, template, onDone }: { api: PageProps['api']; template?: Template; onDone: (saved: boolean) => void }) {
@@ -95,6 +184,7 @@ function TemplateForm({ api, template, onDone }: { api: PageProps['api']; templa
           />
         </label>
       )}
+      <TemplatePreview api={api} parts={parts} partKey={key} />
       <ErrorNote error={action.error} />
       <div class="actions">
         <button type="submit" disabled={action.pending}>
@@ -135,11 +225,16 @@ export function TemplatesPage({ api, canWrite }: PageProps) {
       )}
       <ErrorNote error={q.error} />
       <Loading loading={q.loading && !q.data} />
-      <Empty when={!!q.data && rows.length === 0}>No template yet.</Empty>
+      <Empty when={!!q.data && rows.length === 0 && !editing}>
+        No template yet: every router sends its integration's default message.{' '}
+        {canWrite
+          ? 'Create one with New template to write your own titles and texts (preview them on a sample event), then choose it in a router.'
+          : 'An admin key creates them here, or a NotificationTemplate resource in a cluster running the operator.'}
+      </Empty>
       {rows.length > 0 && (
-        <DataTable headers={['Name', 'Parts', 'Updated', canWrite && 'Action']}>
+        <DataTable headers={['Name', 'Parts', 'Updated', canWrite && 'Actions']}>
           {rows.map((t) => (
-            <tr key={t.id}>
+            <tr key={t.id} data-template={t.name}>
               <td>
                 <strong>{t.name}</strong>
                 {t.managedBy && (
@@ -154,10 +249,17 @@ export function TemplatesPage({ api, canWrite }: PageProps) {
               </td>
               <td>{formatTime(t.updatedAt)}</td>
               {canWrite && (
-                <td>
+                <td class="actions">
                   <button type="button" class="outline" aria-label={`Edit template ${t.name}`} onClick={() => setEditing(t)}>
                     Edit
                   </button>
+                  <ConfirmDelete
+                    what="template"
+                    name={t.name}
+                    note={managedNote(t.managedBy)}
+                    onConfirm={() => api(DELETE, { id: t.id })}
+                    onDeleted={q.reload}
+                  />
                 </td>
               )}
             </tr>
