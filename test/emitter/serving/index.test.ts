@@ -118,6 +118,15 @@ describe('EndpointIndex', () => {
     expect(index.stats.cut).toBe(0);
   });
 
+  it('an object whose kept hosts give no endpoint still has its cut counted, and uncounted when it goes', () => {
+    const { index } = setup();
+    const many = Array.from({ length: MAX_HOSTS_PER_OBJECT + 3 }, (_, i) => `h${i}.example.com`);
+    index.setIngress(ingressFacts(ingress('odd', [{ hosts: many, secretName: 'Not_A_Secret_Name' }])));
+    expect(index.stats).toMatchObject({ endpoints: 0, cut: 3 });
+    index.delete('Ingress', { name: 'odd', namespace: 'shop' });
+    expect(index.stats.cut).toBe(0);
+  });
+
   it('an Ingress that serves nothing any more is removed', () => {
     const { index, heard } = setup();
     index.setIngress(ingressFacts(ingress('web', [{ hosts: ['a.example.com'], secretName: 'a' }])));
