@@ -87,7 +87,7 @@ export interface ExpiringCertificateData {
   clusterName?: string;
   /** RFC 3339 UTC */
   notAfter?: string;
-  /** days until notAfter, rounded up; 0 or negative once expired */
+  /** whole days until notAfter, rounded down (src/model/days-left.ts): 0 less than 24 h left, negative once expired */
   daysUntilExpiry?: number;
   dnsNames?: string[];
   /** rule 900 (docs/expiry.md "CA expiring before its certificates"): how many certificates the CA signed outlive it */

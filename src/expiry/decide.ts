@@ -4,9 +4,9 @@
  *
  * - A certificate for expiry is its issuer DN + serial (`certKey`): the same certificate served from several
  *   Secrets or clusters is one certificate, notified once, with every place listed.
- * - days left = days until notAfter, rounded up (9 days 23 h → 10); a rule is crossed when days left ≤ its
- *   threshold (the same as: the time left ≤ threshold × 24 h). 0 or less: expired. A share of the lifetime
- *   (`"33%"`, rule ids 2001..2003) is crossed when the time left ≤ that share of notAfter − notBefore.
+ * - A rule is crossed when the time left ≤ its threshold × 24 h. A share of the lifetime (`"33%"`, rule ids
+ *   2001..2003) is crossed when the time left ≤ that share of notAfter − notBefore. The event's days left are
+ *   src/model/days-left.ts's: whole days, rounded down (9 days 23 h → 9; negative: expired).
  * - At most one event per certificate per evaluation: the most urgent crossed rule (smallest threshold). Less
  *   urgent rules crossed at the same time are marked covered (not emitted): a certificate first seen (or seen
  *   again after downtime) 5 days before expiry with thresholds 30/14/7 gets one event, for rule 3.
@@ -25,15 +25,16 @@
 import { createHash } from 'node:crypto';
 import { lifetimeOf, ownRulesOf, type ExpiryRule, type ExpiryThreshold } from '../model/expiry-thresholds.js';
 import { isMonitored, rulesOf, type MonitoringConfigInput } from '../model/monitoring.js';
+import { DAY_MS, daysUntilExpiry } from '../model/days-left.js';
 
-export const DAY_MS = 86_400_000;
+export { DAY_MS };
 
 export interface ExpiryMark {
   ruleId: number;
   threshold: number;
-  /** days left when the mark was made */
+  /** days left when the mark was made (rounded down; older marks without leftMs hold them rounded up) */
   daysLeft: number;
-  /** the time left when the mark was made, in ms (absent on older marks: daysLeft × 24 h stands for it) */
+  /** the time left when the mark was made, in ms (absent on older marks: their daysLeft × 24 h stands for it) */
   leftMs?: number;
   /** an event was emitted for it (else it was covered by a more urgent rule) */
   emitted: boolean;
@@ -57,11 +58,6 @@ export interface ExpiryDecision {
   skipped?: 'disabled' | 'ignored' | 'unmonitored' | 'none-crossed' | 'older';
 }
 
-/** Days until notAfter, rounded up; 0 or negative once expired (−1: expired one to two days ago). */
-export function daysLeft(notAfter: number, now: number): number {
-  return Math.ceil((notAfter - now) / DAY_MS) || 0;
-}
-
 /** The latest notAfter that has crossed at least one rule at `now`: the upper bound of the scan's range. */
 export function scanHorizon(thresholds: readonly number[], now: number): number {
   return now + Math.max(0, ...thresholds) * DAY_MS;
@@ -73,8 +69,8 @@ const ruleMs = (r: ExpiryRule): number => r.share?.ms ?? r.threshold * DAY_MS;
 /**
  * A mark is made when the time left is within the marked rule's threshold, so a mark of the same rule and
  * threshold always satisfies it; a mark made at or past this rule's threshold, of any rule, means the
- * certificate was already told about this point. For whole days, `leftMs ≤ days × 24 h` is `daysLeft ≤ days`:
- * an older mark without leftMs decides alike.
+ * certificate was already told about this point. An older mark without leftMs holds its days left rounded up,
+ * for which `leftMs ≤ days × 24 h` is `daysLeft ≤ days`: it decides alike.
  */
 function satisfied(rule: ExpiryRule, marks: readonly ExpiryMark[]): boolean {
   return marks.some((m) => (m.leftMs ?? m.daysLeft * DAY_MS) <= ruleMs(rule));
@@ -111,7 +107,7 @@ export function decideExpiry(
   // a later notAfter is a renewal: its marks start over
   const marks = state && state.notAfter === cert.notAfter ? state.marks : [];
 
-  const left = daysLeft(cert.notAfter, now);
+  const left = daysUntilExpiry(cert.notAfter, now);
   const leftMs = cert.notAfter - now;
   const crossed = expiryRulesOf(cert, config).filter((r) => leftMs <= ruleMs(r) && !satisfied(r, marks));
   if (!crossed.length) return { skipped: 'none-crossed' };

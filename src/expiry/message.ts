@@ -8,7 +8,8 @@ import type { InternalEvent } from '../events/families.js';
 import { sanitizeEvent } from '../events/sanitize.js';
 import type { ExpiringCertificateData } from '../events/types.js';
 import type { CertificatePlace, ExpiryCertificate } from './certificates.js';
-import { DAY_MS, type DueExpiration } from './decide.js';
+import { DAY_MS, daysLeftPhrase } from '../model/days-left.js';
+import type { DueExpiration } from './decide.js';
 
 /** daysUntilExpiry's schema bound (src/events/schemas.ts): a notAfter of the distant past is clamped to it. */
 const MIN_DAYS_UNTIL_EXPIRY = -100_000;
@@ -27,7 +28,7 @@ function plural(n: number, word: string): string {
 
 function expirationName(left: number): string {
   if (left > 0) return `Certificate expiring in ${plural(left, 'day')}`;
-  return left === 0 ? 'Certificate expired' : `Certificate expired ${plural(-left, 'day')} ago`;
+  return left === 0 ? 'Certificate expiring in less than a day' : `Certificate ${daysLeftPhrase(left)}`;
 }
 
 function placeText(p: CertificatePlace): string {
@@ -44,12 +45,7 @@ export function expiryEvent(cert: ExpiryCertificate, due: DueExpiration, now: nu
   const name = first ? `${first.namespace}/${first.certificateName ?? first.secretName}` : cert.id;
   const cn = cert.commonName ? `, CN=${cert.commonName}` : '';
   const apps = cert.applicationIds.length ? `application ${cert.applicationIds.join(', ')}` : 'no application (unassigned)';
-  const when =
-    due.daysLeft > 0
-      ? `expires in ${plural(due.daysLeft, 'day')}`
-      : due.daysLeft === 0
-        ? 'expired less than a day ago'
-        : `expired ${plural(-due.daysLeft, 'day')} ago`;
+  const when = daysLeftPhrase(due.daysLeft);
   // a share of the lifetime says so: 33% of a 6-day lifetime is 2 days
   const share = due.share
     ? `${due.share.percent}% of a lifetime of ${plural(Number((due.share.lifetimeMs / DAY_MS).toFixed(1)), 'day')}, `

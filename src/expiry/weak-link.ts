@@ -20,7 +20,8 @@ import type { ExpiringCertificateData } from '../events/types.js';
 import { isMonitored, type MonitoringConfigInput } from '../model/monitoring.js';
 import type { WeakLinkRow } from '../store/types.js';
 import { byPlace, type CertificatePlace } from './certificates.js';
-import { DAY_MS, certIdOf, certKey, daysLeft } from './decide.js';
+import { DAY_MS, daysLeftPhrase, daysUntilExpiry } from '../model/days-left.js';
+import { certIdOf, certKey } from './decide.js';
 import { notificationDate } from './message.js';
 
 /** The rule id of these events (below the certificates' own rules, 1001…, and above the configuration's, 1..3). */
@@ -239,10 +240,9 @@ function certificateText(c: OutlivingCertificate): string {
  */
 export function weakLinkEvent(due: NonNullable<WeakLinkDecision['due']>, now: number): InternalEvent {
   const { ca, outliving } = due;
-  const left = daysLeft(ca.notAfter, now);
+  const left = daysUntilExpiry(ca.notAfter, now);
   const until = new Date(ca.notAfter).toISOString();
-  const when =
-    left > 0 ? `expires in ${plural(left, 'day')}` : left === 0 ? 'expired less than a day ago' : `expired ${plural(-left, 'day')} ago`;
+  const when = daysLeftPhrase(left);
   const count = `${ca.truncated ? 'at least ' : ''}${plural(outliving.length, 'certificate')}`;
   const named = outliving.slice(0, MAX_NAMED);
   const rest = outliving.length - named.length;

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { EventType, InternalEvent } from '../events/families.js';
 import { ROOT_CAUSE_LIMITS, isRootCauseClass, type RootCauseClass } from '../events/root-cause.js';
+import { daysLeftOfPhrase, daysLeftPhrase } from '../model/days-left.js';
 import { truncateChars } from './http.js';
 import type { Notification, NotificationGroup } from './types.js';
 
@@ -149,19 +150,15 @@ const NOT_AFTER_IN_TEXT = new RegExp(`(?:valid until|not after|expires in \\d+ d
 
 /**
  * Days until expiry of an expiration event: data.daysUntilExpiry (the hub's scan sets it), else what the message
- * says (the hub's "N days until expiration", a client's "expires in N days" / "expired N days ago").
+ * says (the hub's "N days until expiration", else a client's "expires in N days" / "expired N days ago", read by
+ * src/model/days-left.ts's rule).
  */
 function daysUntilExpiryOf(d: Record<string, unknown>, message: string | null): number | null {
   const given = int(d['daysUntilExpiry']);
   if (given !== null) return given;
   if (!message) return null;
   const until = /(-?\d{1,6}) days? until expiration/i.exec(message);
-  if (until) return Number(until[1]);
-  const inDays = /expires in (\d{1,6}) days?/i.exec(message);
-  if (inDays) return Number(inDays[1]);
-  const ago = /expired (\d{1,6}) days? ago/i.exec(message);
-  if (ago) return -Number(ago[1]);
-  return /expired less than a day ago|expires today/i.test(message) ? 0 : null;
+  return until ? Number(until[1]) : daysLeftOfPhrase(message);
 }
 
 function notAfterOf(d: Record<string, unknown>, message: string | null): string | null {
@@ -427,11 +424,6 @@ function head(s: string, units: number): string {
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
 const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, error: 2, critical: 3 };
 
-function daysPhrase(days: number): string {
-  if (days > 0) return `expires in ${plural(days, 'day')}`;
-  return days === 0 ? 'expires today' : `expired ${plural(-days, 'day')} ago`;
-}
-
 /** A member as one line: what it is, where (unless the group is one cluster's: `inCluster` false), and why. */
 export function memberLineOf(eventId: string, event: InternalEvent, inCluster = true): MemberLine {
   const v = viewOf(event);
@@ -448,7 +440,7 @@ export function memberLineOf(eventId: string, event: InternalEvent, inCluster = 
     name = `Certificate ${what}${cluster && inCluster ? ` in cluster ${cluster}` : ''}`;
     detail =
       v.daysUntilExpiry !== null
-        ? daysPhrase(v.daysUntilExpiry)
+        ? daysLeftPhrase(v.daysUntilExpiry)
         : v.threshold !== null
           ? `expires within ${plural(v.threshold, 'day')}`
           : null;

@@ -5,30 +5,30 @@
  */
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
-import { DAY_MS } from '../expiry/decide.js';
+import { latestNotAfterWithin } from '../model/days-left.js';
 import type { Store } from '../store/types.js';
 
-/** Upper bounds (days left, inclusive) of the finite buckets, after `expired`; the last bucket is open. */
+/** Upper bounds (days left, inclusive) of the finite buckets, after `expired` (−1); the last bucket is open. */
 const BUCKET_DAYS = [7, 14, 30] as const;
-const DAYS_LEFT_BUCKETS = ['expired', '1-7', '8-14', '15-30', '31+'] as const;
+const DAYS_LEFT_BUCKETS = ['expired', '0-7', '8-14', '15-30', '31+'] as const;
 type DaysLeftBucket = (typeof DAYS_LEFT_BUCKETS)[number];
 
-/** The notAfter bounds to count at or before: `now` (expired: days left ≤ 0), then now + 7, 14, 30 days. */
+/** The notAfter bounds to count at or before: the latest of days left −1 (expired), then 7, 14, 30. */
 export function daysLeftBounds(now: number): number[] {
-  return [now, ...BUCKET_DAYS.map((d) => now + d * DAY_MS)];
+  return [-1, ...BUCKET_DAYS].map((d) => latestNotAfterWithin(d, now));
 }
 
 /**
- * Disjoint buckets from the cumulative counts of `daysLeftBounds` (days left rounded up as in docs/expiry.md:
- * 7 days and 1 ms left is 8 days, bucket 8-14). Negative differences (rows changing between the sums of one
- * query cannot happen, but a broken engine could) clamp to 0.
+ * Disjoint buckets from the cumulative counts of `daysLeftBounds` (days left as src/model/days-left.ts counts
+ * them, rounded down: 7 days 23 h left is 7, bucket 0-7; 8 days is bucket 8-14). Negative differences (rows
+ * changing between the sums of one query cannot happen, but a broken engine could) clamp to 0.
  */
 export function daysLeftBuckets(atOrBefore: readonly number[], total: number): Record<DaysLeftBucket, number> {
   const at = (i: number) => atOrBefore[i] ?? 0;
   const diff = (a: number, b: number) => Math.max(0, a - b);
   return {
     expired: at(0),
-    '1-7': diff(at(1), at(0)),
+    '0-7': diff(at(1), at(0)),
     '8-14': diff(at(2), at(1)),
     '15-30': diff(at(3), at(2)),
     '31+': diff(total, at(3)),
@@ -39,7 +39,7 @@ export function registerCertificateExpiryGauge(registry: Registry, store: Store,
   let cached: { at: number; buckets: Record<DaysLeftBucket, number> } | undefined;
   new Gauge({
     name: 'certmgr_notify_inventory_certificates_by_days_left',
-    help: 'Inventory certificates (one per TLS Secret and cluster, all companies) by days left until notAfter: expired, 1-7, 8-14, 15-30, 31+',
+    help: 'Inventory certificates (one per TLS Secret and cluster, all companies) by whole days left until notAfter (rounded down): expired, 0-7, 8-14, 15-30, 31+',
     labelNames: ['days_left'],
     registers: [registry],
     async collect() {

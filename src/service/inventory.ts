@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { decideReport } from '../inventory/decide.js';
 import { agentActiveEvent, decideReporting } from '../inventory/silence.js';
 import type { LogLimiter } from '../log/limiter.js';
+import { daysUntilExpiry as daysLeftOf } from '../model/days-left.js';
 import type { CertificateFacts, InventoryAck, InventoryReport } from '../model/inventory.js';
 import type {
   ClusterRecord,
@@ -294,7 +295,7 @@ export function healthOf(readyStatus: InventoryCertificateRecord['readyStatus'])
   return readyStatus === 'True' ? 'READY' : readyStatus === 'False' ? 'NOT_READY' : 'UNKNOWN';
 }
 
-/** Whole days until notAfter, rounded down (negative once expired); null without a notAfter. */
+/** src/model/days-left.ts's days until notAfter (whole days, rounded down; negative once expired); null without a notAfter. */
 export function daysUntilExpiry(notAfter: number | null, now: number): number | null {
-  return notAfter === null ? null : Math.floor((notAfter - now) / DAY_MS);
+  return notAfter === null ? null : daysLeftOf(notAfter, now);
 }

@@ -121,7 +121,7 @@ describe.skipIf(skip)('expiry from the cluster’s TLS Secrets to the webhook (r
       certificateName: 'root-ca',
       namespace: 'cert-manager',
       clusterName: 'truth',
-      daysUntilExpiry: 20,
+      daysUntilExpiry: 19, // 20 days less the time to the scan, rounded down
       notAfter: new X509Certificate(root.pem).validToDate.toISOString(),
       outlivingCount: 3,
       outlivingCertificates: ['truth/shop/pay', 'truth/shop/web', 'truth/shop/api'],
@@ -161,7 +161,7 @@ describe.skipIf(skip)('expiry from the cluster’s TLS Secrets to the webhook (r
       certificateName: 'inside',
       namespace: 'mesh',
       clusterName: 'truth',
-      daysUntilExpiry: 1,
+      daysUntilExpiry: 0, // less than a day left
     });
     // both rows carry their own thresholds: the silence of `outside` is its share, not a lost annotation
     const rows = await svc.store.listInventory(COMPANY_A, {}, null, 100);

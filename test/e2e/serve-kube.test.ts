@@ -199,7 +199,8 @@ describe('serve --kube on', () => {
     const id = certIdOf(certKey(issuer, crt.serial));
     // the spec's fields: name, applicationIds, notificationDate (explicit offset, fractions), threshold, ruleId
     expect(body.data.expiration).toEqual({
-      notificationName: 'Certificate expiring in 10 days',
+      // 10 days less the time to the scan: 9 whole days
+      notificationName: 'Certificate expiring in 9 days',
       applicationIds: ['shop-frontend'],
       threshold: 14,
       ruleId: 2,
@@ -210,13 +211,13 @@ describe('serve --kube on', () => {
       namespace: 'shop',
       clusterName: 'e2e',
       notAfter: x509.validToDate.toISOString(),
-      daysUntilExpiry: 10,
+      daysUntilExpiry: 9,
       dnsNames: ['web.example.com'],
     });
     // and the message: certificate name and id, serial number, issuer, application, days left, validity end
     expect(body.data.message).toBe(
       `Certificate shop/web (id ${id}, CN=web.example.com), serial number ${crt.serial}, issuer ${issuer}, application shop-frontend: ` +
-        `expires in 10 days (10 days until expiration); valid until ${x509.validToDate.toISOString()}. Threshold 14 days (rule 2). ` +
+        `expires in 9 days (9 days until expiration); valid until ${x509.validToDate.toISOString()}. Threshold 14 days (rule 2). ` +
         'Secret shop/web-tls, Certificate shop/web, cluster e2e.',
     );
 

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { validateEvent } from '../../src/events/schemas.js';
 import type { MonitoringConfigInput } from '../../src/model/monitoring.js';
 import { cutPage, groupCertificates, type ExpiryCertificate } from '../../src/expiry/certificates.js';
-import { DAY_MS, certIdOf, certKey, daysLeft, decideExpiry, decodeMarks, scanHorizon, type ExpiryState } from '../../src/expiry/decide.js';
+import { DAY_MS, certIdOf, certKey, decideExpiry, decodeMarks, scanHorizon, type ExpiryState } from '../../src/expiry/decide.js';
+import { daysUntilExpiry } from '../../src/model/days-left.js';
 import { MAX_PLACES, expiryEvent, notificationDate } from '../../src/expiry/message.js';
 import { certificateRef } from '../../src/integrations/render.js';
 import type { ExpiryInventoryRow } from '../../src/store/types.js';
@@ -68,13 +69,14 @@ describe('decideExpiry', () => {
     expect(after.emitted).toEqual([3]);
   });
 
-  it('days left are rounded up: crossed once at most threshold × 24 h remain; horizon of the scan', () => {
+  it('crossed once at most threshold × 24 h remain; days left rounded down (src/model/days-left.ts); horizon of the scan', () => {
     const one = { ...CFG, thresholds: [14] };
-    expect(daysLeft(NOW + 14 * DAY_MS + H, NOW)).toBe(15);
+    expect(daysUntilExpiry(NOW + 14 * DAY_MS + H, NOW)).toBe(14);
     expect(decideExpiry(cert(14 * DAY_MS + 1), one, undefined, NOW).due).toBeUndefined();
     expect(decideExpiry(cert(14 * DAY_MS), one, undefined, NOW).due).toEqual({ ruleId: 1, threshold: 14, daysLeft: 14 });
-    expect(daysLeft(NOW - H, NOW)).toBe(0);
-    expect(daysLeft(NOW - DAY_MS - H, NOW)).toBe(-1);
+    expect(decideExpiry(cert(14 * DAY_MS), one, undefined, NOW + H).due).toEqual({ ruleId: 1, threshold: 14, daysLeft: 13 });
+    expect(daysUntilExpiry(NOW - H, NOW)).toBe(-1);
+    expect(daysUntilExpiry(NOW - DAY_MS - H, NOW)).toBe(-2);
     expect(scanHorizon([30, 14, 7], NOW)).toBe(NOW + 30 * DAY_MS);
     expect(scanHorizon([], NOW)).toBe(NOW);
   });
@@ -82,7 +84,7 @@ describe('decideExpiry', () => {
   it('notAfter moves forward (renewal under the same issuer and serial): the marks start over', () => {
     const first = decideExpiry(cert(5 * DAY_MS), CFG, undefined, NOW);
     const renewed = decideExpiry(cert(10 * DAY_MS), CFG, first.next, NOW + H);
-    expect(renewed.due).toEqual({ ruleId: 2, threshold: 14, daysLeft: 10 });
+    expect(renewed.due).toEqual({ ruleId: 2, threshold: 14, daysLeft: 9 }); // 10 days less 1 h
     expect(renewed.next?.notAfter).toBe(NOW + 10 * DAY_MS);
     expect(renewed.next?.marks.map((m) => m.ruleId)).toEqual([1, 2]);
   });
@@ -266,11 +268,12 @@ describe('expiryEvent', () => {
 
   it('expired, unassigned, no Certificate, unknown cluster name', () => {
     const c = groupCertificates([place({ certificateName: null, clusterName: null, notAfter: NOW - 2 * DAY_MS, commonName: null })])[0]!;
-    const e = expiryEvent(c, { ruleId: 1, threshold: 30, daysLeft: -1 }, NOW);
+    const e = expiryEvent(c, { ruleId: 1, threshold: 30, daysLeft: -2 }, NOW);
     expect(e.data['name']).toBe('Certificate expired 1 day ago');
-    expect(e.data['message']).toContain('no application (unassigned): expired 1 day ago');
+    expect(e.data['message']).toContain('no application (unassigned): expired 1 day ago (-2 days until expiration)');
     expect(e.data['message']).toContain('Secret shop/web-tls, cluster c-1.');
-    expect(expiryEvent(c, { ruleId: 1, threshold: 30, daysLeft: 0 }, NOW).data['name']).toBe('Certificate expired');
+    expect(expiryEvent(c, { ruleId: 1, threshold: 30, daysLeft: -1 }, NOW).data['name']).toBe('Certificate expired less than a day ago');
+    expect(expiryEvent(c, { ruleId: 1, threshold: 30, daysLeft: 0 }, NOW).data['name']).toBe('Certificate expiring in less than a day');
   });
 
   it('several places are all listed; beyond MAX_PLACES they are counted', () => {

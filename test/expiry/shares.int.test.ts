@@ -137,7 +137,7 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))(
 
       now = mtls.notAfter - 47 * H; // within 33% (47.52 h): warned; api (about 41 days left) and yearly stay silent
       expect((await scan())[0]).toMatchObject({ events: 1 });
-      expect(await delivered(1)).toEqual([{ name: 'mtls', ruleId: 2001, threshold: 2, thresholdPercent: 33, daysUntilExpiry: 2 }]);
+      expect(await delivered(1)).toEqual([{ name: 'mtls', ruleId: 2001, threshold: 2, thresholdPercent: 33, daysUntilExpiry: 1 }]);
       expect(JSON.parse(rx.hits[0]!.body)).toMatchObject({ data: { expiration: { ruleId: 2001, threshold: 2 } } });
       expect(JSON.parse(rx.hits[0]!.body).data.message).toContain('Threshold 2 days (33% of a lifetime of 6 days, rule 2001)');
       now += H;
@@ -150,8 +150,8 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))(
       now += H;
       await scan();
       expect(await delivered(3)).toEqual([
-        { name: 'api', ruleId: 2001, threshold: 5, thresholdPercent: 10, daysUntilExpiry: 5 },
-        { name: 'mtls', ruleId: 2001, threshold: 2, thresholdPercent: 33, daysUntilExpiry: 2 },
+        { name: 'api', ruleId: 2001, threshold: 5, thresholdPercent: 10, daysUntilExpiry: 4 },
+        { name: 'mtls', ruleId: 2001, threshold: 2, thresholdPercent: 33, daysUntilExpiry: 1 },
         { name: 'yearly', ruleId: 2001, threshold: 40, thresholdPercent: 10, daysUntilExpiry: 39 },
       ]);
     });

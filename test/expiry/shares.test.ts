@@ -180,8 +180,8 @@ describe('the expiration event of a share', () => {
       ruleId: 2001,
       threshold: 2,
       thresholdPercent: 33,
-      daysUntilExpiry: 2,
-      name: 'Certificate expiring in 2 days',
+      daysUntilExpiry: 1, // 47 h left: whole days rounded down
+      name: 'Certificate expiring in 1 day',
     });
     expect(String(e.data['message'])).toContain('Threshold 2 days (33% of a lifetime of 6 days, rule 2001).');
   });

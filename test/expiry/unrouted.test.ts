@@ -65,7 +65,7 @@ describe('expiry scan metrics', () => {
     expect(await svc.store.listDeliveries(COMPANY_B, {})).toHaveLength(0);
     expect((await svc.store.listDeliveries(COMPANY_A, {})).length).toBeGreaterThan(0);
     expect(sample(m, 'certmgr_notify_inventory_certificates_by_days_left{days_left="expired"}')).toBe(2);
-    expect(sample(m, 'certmgr_notify_inventory_certificates_by_days_left{days_left="1-7"}')).toBe(2);
+    expect(sample(m, 'certmgr_notify_inventory_certificates_by_days_left{days_left="0-7"}')).toBe(2);
     expect(sample(m, 'certmgr_notify_inventory_certificates_by_days_left{days_left="8-14"}')).toBe(0);
     expect(sample(m, 'certmgr_notify_inventory_certificates_by_days_left{days_left="31+"}')).toBe(2);
   });

@@ -268,8 +268,8 @@ describe('groups', () => {
     expect(r.title).toBe('Cluster prod: 3 certificates expiring');
     expect(r.severity).toBe('warning');
     expect(r.group!.firing.map((m) => `${m.name}: ${m.detail}`)).toEqual([
-      'Certificate ns/c0: expired 1 day ago',
-      'Certificate ns/c1: expires today',
+      'Certificate ns/c0: expired less than a day ago',
+      'Certificate ns/c1: expires in less than a day',
       'Certificate ns/c5: expires in 4 days',
     ]);
     const agents: NotificationGroup = {

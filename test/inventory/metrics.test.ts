@@ -8,8 +8,8 @@ import type { Store } from '../../src/store/types.js';
 const NOW = 1_800_000_000_000;
 
 describe('certificates by days left', () => {
-  it('bounds: now (expired), then 7, 14 and 30 days ahead', () => {
-    expect(daysLeftBounds(NOW)).toEqual([NOW, NOW + 7 * DAY_MS, NOW + 14 * DAY_MS, NOW + 30 * DAY_MS]);
+  it('bounds: the latest notAfter of days left −1 (expired), 7, 14 and 30 (whole days, rounded down)', () => {
+    expect(daysLeftBounds(NOW)).toEqual([NOW - 1, NOW + 8 * DAY_MS - 1, NOW + 15 * DAY_MS - 1, NOW + 31 * DAY_MS - 1]);
   });
 
   /** The rows' notAfter values bucketed as the SQL does (count at or before each bound), then split. */
@@ -21,26 +21,27 @@ describe('certificates by days left', () => {
     );
   };
   it.each([
-    { name: 'none', rows: [], want: { expired: 0, '1-7': 0, '8-14': 0, '15-30': 0, '31+': 0 } },
-    { name: 'expiring exactly now is expired', rows: [NOW], want: { expired: 1, '1-7': 0, '8-14': 0, '15-30': 0, '31+': 0 } },
-    { name: '1 ms left: 1 day left', rows: [NOW + 1], want: { expired: 0, '1-7': 1, '8-14': 0, '15-30': 0, '31+': 0 } },
+    { name: 'none', rows: [], want: { expired: 0, '0-7': 0, '8-14': 0, '15-30': 0, '31+': 0 } },
+    { name: 'expired 1 ms ago', rows: [NOW - 1], want: { expired: 1, '0-7': 0, '8-14': 0, '15-30': 0, '31+': 0 } },
+    { name: 'expiring exactly now: 0 days left', rows: [NOW], want: { expired: 0, '0-7': 1, '8-14': 0, '15-30': 0, '31+': 0 } },
+    { name: '1 ms left: 0 days left', rows: [NOW + 1], want: { expired: 0, '0-7': 1, '8-14': 0, '15-30': 0, '31+': 0 } },
     {
-      name: '7 days exactly: 1-7; 7 days + 1 ms: 8 days (rounded up)',
-      rows: [NOW + 7 * DAY_MS, NOW + 7 * DAY_MS + 1],
-      want: { expired: 0, '1-7': 1, '8-14': 1, '15-30': 0, '31+': 0 },
+      name: '8 days less 1 ms: 7 days (rounded down), 0-7; 8 days exactly: 8-14',
+      rows: [NOW + 8 * DAY_MS - 1, NOW + 8 * DAY_MS],
+      want: { expired: 0, '0-7': 1, '8-14': 1, '15-30': 0, '31+': 0 },
     },
     {
       name: 'one in each',
       rows: [NOW - 5 * DAY_MS, NOW + 3 * DAY_MS, NOW + 10 * DAY_MS, NOW + 30 * DAY_MS, NOW + 31 * DAY_MS],
-      want: { expired: 1, '1-7': 1, '8-14': 1, '15-30': 1, '31+': 1 },
+      want: { expired: 1, '0-7': 1, '8-14': 1, '15-30': 1, '31+': 1 },
     },
   ])('$name', ({ rows, want }) => {
     expect(bucketsOf(rows)).toEqual(want);
   });
 
   it('never negative: inconsistent sums clamp to 0', () => {
-    expect(daysLeftBuckets([5, 3, 3, 3], 2)).toEqual({ expired: 5, '1-7': 0, '8-14': 0, '15-30': 0, '31+': 0 });
-    expect(daysLeftBuckets([], 0)).toEqual({ expired: 0, '1-7': 0, '8-14': 0, '15-30': 0, '31+': 0 });
+    expect(daysLeftBuckets([5, 3, 3, 3], 2)).toEqual({ expired: 5, '0-7': 0, '8-14': 0, '15-30': 0, '31+': 0 });
+    expect(daysLeftBuckets([], 0)).toEqual({ expired: 0, '0-7': 0, '8-14': 0, '15-30': 0, '31+': 0 });
   });
 
   it('the gauge queries the store at most once per maxAge and keeps the last values when the store fails', async () => {
@@ -61,7 +62,7 @@ describe('certificates by days left', () => {
     expect(await scrape()).toEqual(
       expect.arrayContaining([
         'certmgr_notify_inventory_certificates_by_days_left{days_left="expired"} 1',
-        'certmgr_notify_inventory_certificates_by_days_left{days_left="1-7"} 2',
+        'certmgr_notify_inventory_certificates_by_days_left{days_left="0-7"} 2',
         'certmgr_notify_inventory_certificates_by_days_left{days_left="8-14"} 0',
         'certmgr_notify_inventory_certificates_by_days_left{days_left="15-30"} 1',
         'certmgr_notify_inventory_certificates_by_days_left{days_left="31+"} 6',
