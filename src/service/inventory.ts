@@ -9,6 +9,7 @@ import { agentActiveEvent, decideReporting } from '../inventory/silence.js';
 import type { LogLimiter } from '../log/limiter.js';
 import { daysUntilExpiry as daysLeftOf } from '../model/days-left.js';
 import type { CertificateFacts, InventoryAck, InventoryReport } from '../model/inventory.js';
+import { SERVING_STATUSES, type ServingEndpointFacts, type ServingStatus } from '../model/serving.js';
 import type {
   ClusterRecord,
   InventoryCertificateRecord,
@@ -16,6 +17,7 @@ import type {
   InventoryFilter,
   InventoryHealth,
   ListedCertificate,
+  ServingEndpointRecord,
 } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError } from './errors.js';
@@ -35,6 +37,20 @@ const DEFAULT_PAGE = 100;
 export type ApplyOutcome = { ack: InventoryAck } | { resync: { reason: string } };
 
 const parseTime = (s: string | null): number | null => (s === null ? null : Date.parse(s));
+
+/** One reported endpoint as stored: the fields named one by one (nothing else of the body), times as epoch ms. */
+function servingRecord(e: ServingEndpointFacts): ServingEndpointRecord {
+  return {
+    host: e.host,
+    address: e.address,
+    source: { kind: e.source.kind, namespace: e.source.namespace, name: e.source.name },
+    status: e.status,
+    reason: e.reason ?? null,
+    servedSerial: e.servedSerial,
+    servedNotAfter: parseTime(e.servedNotAfter),
+    checkedAt: parseTime(e.checkedAt),
+  };
+}
 
 function toRecord(companyId: string, clusterId: string, epoch: string, f: CertificateFacts, now: number): InventoryCertificateRecord {
   return {
@@ -60,6 +76,7 @@ function toRecord(companyId: string, clusterId: string, epoch: string, f: Certif
     ignored: f.ignore === true,
     expiryThresholds: f.expiryThresholds?.length ? f.expiryThresholds : null,
     runbookUrl: f.runbookUrl ?? null,
+    serving: f.serving === undefined ? null : f.serving.map(servingRecord),
     epoch,
     updatedAt: now,
   };
@@ -202,7 +219,15 @@ export interface CertificateFilterInput {
   applicationId?: string | null;
   expiringWithinDays?: number | null;
   health?: InventoryHealth | null;
+  /** the API's name of a status (servingStatusName) */
+  servingStatus?: string | null;
+  servingProblem?: boolean | null;
 }
+
+/** A serving status as the API names it: `NOT_PROBED` for `notProbed` (GraphQL enum ServingStatus, CSV). */
+export const servingStatusName = (s: ServingStatus): string => s.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase();
+
+const SERVING_STATUS_BY_NAME = new Map(SERVING_STATUSES.map((s) => [servingStatusName(s), s]));
 
 export function encodeCertificateCursor(c: ListedCertificate): string {
   const pos: InventoryCursor = { notAfter: c.notAfter, clusterId: c.clusterId, namespace: c.namespace, secretName: c.secretName };
@@ -258,6 +283,17 @@ export function certificateFilter(input: CertificateFilterInput | null | undefin
       throw new ServiceError('BAD_USER_INPUT', `${where}health must be READY, NOT_READY or UNKNOWN`, `${where}health`);
     f.health = input.health;
   }
+  if (input.servingStatus != null) {
+    const s = SERVING_STATUS_BY_NAME.get(input.servingStatus);
+    if (s === undefined)
+      throw new ServiceError(
+        'BAD_USER_INPUT',
+        `${where}servingStatus must be one of ${[...SERVING_STATUS_BY_NAME.keys()].join(', ')}`,
+        `${where}servingStatus`,
+      );
+    f.servingStatus = s;
+  }
+  if (input.servingProblem != null) f.servingProblem = input.servingProblem;
   return f;
 }
 

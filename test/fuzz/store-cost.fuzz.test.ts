@@ -15,6 +15,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRAPHQL_LIMITS, measureRequest, parseLimited } from '../../src/http/graphql/cost.js';
 import { buildApiSchema } from '../../src/http/graphql/schema.js';
+import { servingStatusName } from '../../src/service/inventory.js';
 import { createInventoryOps, inventoryFilterIndexed } from '../../src/store/inventory-repo.js';
 import { createOps, deliveryFilterIndexed } from '../../src/store/repo.js';
 import type { SqlDb, SqlValue } from '../../src/store/sqldb.js';
@@ -96,6 +97,8 @@ describe('fuzz: every list filter is served by an index or priced', () => {
       applicationId: maybe(fc.constantFrom('app-7', 'all')),
       health: maybe(fc.constantFrom('READY' as const, 'NOT_READY' as const, 'UNKNOWN' as const)),
       expiringWithinDays: maybe(fc.integer({ min: 1, max: 3650 })),
+      servingStatus: maybe(fc.constantFrom('stale' as const, 'ok' as const, 'notProbed' as const)),
+      servingProblem: maybe(fc.boolean()),
       after: fc.boolean(),
     });
     await check(fuzzParams(2621, 200), arb, async (g) => {
@@ -105,6 +108,8 @@ describe('fuzz: every list filter is served by an index or priced', () => {
         ...(g.applicationId ? { applicationId: g.applicationId } : {}),
         ...(g.health ? { health: g.health } : {}),
         ...(g.expiringWithinDays ? { notAfterAtMost: 1_800_000_000_000 + g.expiringWithinDays * 86_400_000 } : {}),
+        ...(g.servingStatus ? { servingStatus: g.servingStatus } : {}),
+        ...(g.servingProblem !== undefined ? { servingProblem: g.servingProblem } : {}),
       };
       const gqlFilter = {
         ...(g.clusterId ? { clusterId: rare.clusterId } : {}),
@@ -112,6 +117,8 @@ describe('fuzz: every list filter is served by an index or priced', () => {
         ...(g.applicationId ? { applicationId: g.applicationId } : {}),
         ...(g.health ? { health: g.health } : {}),
         ...(g.expiringWithinDays ? { expiringWithinDays: g.expiringWithinDays } : {}),
+        ...(g.servingStatus ? { servingStatus: servingStatusName(g.servingStatus) } : {}),
+        ...(g.servingProblem !== undefined ? { servingProblem: g.servingProblem } : {}),
       };
       if (inventoryFilterIndexed(filter)) {
         const sqls = await statements((db) =>

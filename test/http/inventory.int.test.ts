@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as ops from '../../src/client/operations.js';
 import type { CertificateFacts, InventoryReport } from '../../src/model/inventory.js';
+import type { ServingEndpointFacts } from '../../src/model/serving.js';
 import { COMPANY_A, KEY_A as KEY_ADMIN, KEY_B, startTestService, type StoreKind, type TestService } from '../support/service.js';
 
 const AGENT = 'agent-key-company-a-0123456789';
@@ -33,6 +34,26 @@ export function facts(namespace: string, secretName: string, over: Partial<Certi
     applicationIds: [],
     labels: { app: secretName },
     chainNotAfter: new Date(Date.now() + 300 * DAY).toISOString(),
+    ...over,
+  };
+}
+
+/** An endpoint of a certificate (docs/serving.md), probed a minute ago unless it says otherwise. */
+export function endpoint(
+  host: string,
+  status: ServingEndpointFacts['status'],
+  over: Partial<ServingEndpointFacts> = {},
+): ServingEndpointFacts {
+  const probed = status !== 'notProbed' && status !== 'pending';
+  return {
+    host,
+    address: status === 'notProbed' ? null : `${host}:443`,
+    source: { kind: 'Ingress', namespace: 'web', name: 'shop' },
+    status,
+    ...(status === 'notProbed' ? { reason: 'no address: no probe-address annotation and no load balancer' } : {}),
+    servedSerial: probed ? 'C0FFEE' : null,
+    servedNotAfter: probed ? new Date(Date.now() + 20 * DAY).toISOString() : null,
+    checkedAt: probed ? new Date(Date.now() - 60_000).toISOString() : null,
     ...over,
   };
 }
@@ -302,6 +323,80 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('inventory API (%s)', (kind) =>
     expect((await names({ namespace: 'g' })).map((n) => n.secretName)).toEqual(['later', 'unmanaged']);
     const tooFar = await gql(`{ certificates(filter: { expiringWithinDays: 4000 }) { nodes { serial } } }`);
     expect(tooFar.json.errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'filter.expiringWithinDays' });
+  });
+
+  it('served truth: each certificate lists its endpoints worst first; servingStatus and servingProblem filter; a delta that turns them ok clears it', async () => {
+    const cluster = { id: randomUUID(), name: 'served' };
+    const e = randomUUID();
+    const shop = [
+      endpoint('shop.example', 'ok'),
+      endpoint('www.shop.example', 'stale', { source: { kind: 'Gateway', namespace: 'infra', name: 'edge' } }),
+      endpoint('*.shop.example', 'notProbed'),
+    ];
+    const upserts = [
+      facts('web', 'shop', { serving: shop }),
+      facts('web', 'api', { serving: [endpoint('api.example', 'ok')] }),
+      facts('web', 'wrong', { serving: [endpoint('wrong.example', 'mismatch')] }),
+      facts('web', 'quiet'),
+    ];
+    expect((await post(report(cluster, e, 1, { kind: 'snapshot', final: true, upserts }))).status).toBe(200);
+    const list = async (filter: Record<string, unknown> = {}, first = 32) => {
+      const r = await gql(
+        `query($f: CertificateFilter, $n: Int) { certificates(filter: $f, first: 10) { nodes { secretName servingStatus servingEndpointCount
+           serving(first: $n) { host address status reason servedSerial servedNotAfter checkedAt source { kind namespace name } } } } }`,
+        { f: { clusterId: cluster.id, ...filter }, n: first },
+      );
+      expect(r.json.errors).toBeUndefined();
+      // by name: the rows' notAfter differ by the milliseconds between their facts
+      return (r.json.data.certificates.nodes as Served[]).sort((a, b) => a.secretName.localeCompare(b.secretName));
+    };
+    type Served = {
+      secretName: string;
+      servingStatus: string | null;
+      servingEndpointCount: number;
+      serving: Record<string, unknown>[];
+    };
+    const all = await list();
+    expect(all.map((c) => [c.secretName, c.servingStatus, c.servingEndpointCount])).toEqual([
+      ['api', 'OK', 1],
+      ['quiet', null, 0],
+      ['shop', 'STALE', 3],
+      ['wrong', 'MISMATCH', 1],
+    ]);
+    const s = all.find((c) => c.secretName === 'shop')!;
+    // worst first, every field as reported
+    expect(s.serving).toEqual([
+      { ...shop[1], status: 'STALE', reason: null, source: { kind: 'Gateway', namespace: 'infra', name: 'edge' } },
+      { ...shop[2], status: 'NOT_PROBED' },
+      { ...shop[0], status: 'OK', reason: null },
+    ]);
+    expect(all.find((c) => c.secretName === 'quiet')!.serving).toEqual([]);
+    expect((await list({}, 1)).find((c) => c.secretName === 'shop')!.serving.map((x) => x.host)).toEqual(['www.shop.example']);
+    const names = async (filter: Record<string, unknown>) => (await list(filter)).map((c) => c.secretName);
+    expect(await names({ servingStatus: 'STALE' })).toEqual(['shop']);
+    expect(await names({ servingStatus: 'NOT_PROBED' })).toEqual([]);
+    expect(await names({ servingProblem: true })).toEqual(['shop', 'wrong']);
+    expect(await names({ servingProblem: false })).toEqual(['api']);
+
+    // the consumer reloaded: the agent's delta reports the endpoint ok
+    const reloaded = [shop[0]!, { ...shop[1]!, status: 'ok' as const }, shop[2]!];
+    expect((await post(report(cluster, e, 2, { upserts: [facts('web', 'shop', { serving: reloaded })] }))).status).toBe(200);
+    expect(await names({ servingProblem: true })).toEqual(['wrong']);
+    expect(await names({ servingStatus: 'NOT_PROBED' })).toEqual(['shop']);
+
+    // refused with where and what
+    const bad = await post(
+      report(cluster, e, 3, { upserts: [facts('web', 'x', { serving: [endpoint('x.example', 'ok', { address: 'x.example:99999' })] })] }),
+    );
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors![0]).toMatchObject({
+      field: 'upserts[0].serving[0].address',
+      message: expect.stringMatching(/port is 1 to 65535/),
+    });
+    const tooMany = await gql(`{ certificates { nodes { serving(first: 33) { host } } } }`);
+    expect(tooMany.json.errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'first' });
+    const unknown = await gql(`{ certificates(filter: { servingStatus: FINE }) { nodes { serial } } }`);
+    expect(unknown.json.errors[0].message).toMatch(/ServingStatus/);
   });
 
   it('CSV: header, RFC 4180 quoting, formula injection neutralized, same filters', async () => {

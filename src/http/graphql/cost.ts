@@ -94,6 +94,8 @@ const SCANNING_LISTS: ReadonlyMap<string, (keys: FilterKeys) => boolean> = new M
         ...(k.has('applicationId') ? { applicationId: '' } : {}),
         ...(k.has('health') ? { health: 'READY' as const } : {}),
         ...(k.has('expiringWithinDays') ? { notAfterAtMost: 0 } : {}),
+        ...(k.has('servingStatus') ? { servingStatus: 'ok' as const } : {}),
+        ...(k.has('servingProblem') ? { servingProblem: true } : {}),
       }),
   ],
   [

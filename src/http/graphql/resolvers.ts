@@ -10,7 +10,9 @@ import type { ServiceContext } from '../../service/context.js';
 import * as integrations from '../../service/integrations.js';
 import * as routers from '../../service/routers.js';
 import * as deliveries from '../../service/deliveries.js';
-import type { CertificatePlace, ClusterRecord, DeliveryRecord, ListedCertificate } from '../../store/types.js';
+import type { CertificatePlace, ClusterRecord, DeliveryRecord, ListedCertificate, ServingEndpointRecord } from '../../store/types.js';
+import { byWorst, worstServingStatus } from '../../inventory/serving.js';
+import { SERVING_LIMITS } from '../../model/serving.js';
 import * as inventory from '../../service/inventory.js';
 import * as templates from '../../service/templates.js';
 import { TEMPLATE_PART_KEYS, type TemplateRecord } from '../../model/records.js';
@@ -173,7 +175,21 @@ function placesLoader(ctx: ServiceContext, page: ListedCertificate[]) {
   };
 }
 
+function servingEndpointView(e: ServingEndpointRecord) {
+  return {
+    host: e.host,
+    address: e.address,
+    source: e.source,
+    status: inventory.servingStatusName(e.status),
+    reason: e.reason,
+    servedSerial: e.servedSerial,
+    servedNotAfter: isoOrNull(e.servedNotAfter),
+    checkedAt: isoOrNull(e.checkedAt),
+  };
+}
+
 function certificateView(c: ListedCertificate, now: number, places: (c: ListedCertificate) => Promise<unknown[]>) {
+  const worst = worstServingStatus(c.serving);
   return {
     places: async (a: { first?: number | null }) => {
       const first = a.first ?? inventory.MAX_PLACES;
@@ -203,6 +219,16 @@ function certificateView(c: ListedCertificate, now: number, places: (c: ListedCe
     labels: c.labels,
     chainNotAfter: isoOrNull(c.chainNotAfter),
     updatedAt: iso(c.updatedAt),
+    serving: (a: { first?: number | null }) => {
+      const first = a.first ?? SERVING_LIMITS.endpoints;
+      if (!Number.isInteger(first) || first < 1 || first > SERVING_LIMITS.endpoints)
+        throw new ServiceError('BAD_USER_INPUT', `serving(first:) must be between 1 and ${SERVING_LIMITS.endpoints}`, 'first');
+      return byWorst(c.serving ?? [])
+        .slice(0, first)
+        .map(servingEndpointView);
+    },
+    servingStatus: worst === null ? null : inventory.servingStatusName(worst),
+    servingEndpointCount: c.serving?.length ?? 0,
   };
 }
 
