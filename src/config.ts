@@ -11,6 +11,7 @@ import { DEFAULT_QUOTAS } from './service/quotas.js';
 import { parseEgressAllow, type EgressAllow } from './integrations/egress.js';
 import { parseSenderDomains } from './integrations/email-address.js';
 import { formatInterval, parseInterval } from './validation/interval.js';
+import { DEFAULT_SERVING_PROBE_INTERVAL_MS } from './emitter/serving/prober.js';
 
 export const DEFAULT_COMPANY_ID = '00000000-0000-4000-8000-000000000001';
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -109,6 +110,8 @@ export interface ServeConfig {
     healthUnknownGracePeriodMs: number | undefined;
     healthIssuingGracePeriodMs: number | undefined;
     healthRenewalOverdueGraceMs: number | undefined;
+    /** the emitter's serving probes (docs/serving.md): every endpoint this often; 0: off; undefined: the default */
+    servingProbeIntervalMs: number | undefined;
     maxPendingEvents: number;
   };
   /** Deprecated flags given (accepted, without effect): one warning each at the start. */
@@ -299,6 +302,11 @@ export const SERVE_FLAGS: FlagSpec[] = [
     help: 'a Ready Certificate whose status.renewalTime passed this long ago without a new certificate is unhealthy (RenewalOverdue); a duration such as 30m, 1h, 1d (default 1h)',
   },
   {
+    name: 'serving-probe-interval',
+    kind: 'string',
+    help: `every Ingress and Gateway host with a TLS Secret is probed (a TLS handshake) this often and its served certificate held against the Secret's (docs/serving.md); a duration such as 1m, 5m, 1h, or 0 to turn probing off (default ${formatInterval(DEFAULT_SERVING_PROBE_INTERVAL_MS)})`,
+  },
+  {
     name: 'emitter-expiry',
     kind: 'string',
     help: 'deprecated, only off is accepted: expiry is evaluated by the service over the inventory the emitter reports',
@@ -412,6 +420,23 @@ function optDuration(flags: RawFlags, env: NodeJS.ProcessEnv, name: string, min:
     );
   if (ms < min || ms > max)
     throw new ConfigError(`--${name} must be between ${formatInterval(min)} and ${formatInterval(max)}, got ${raw}`);
+  return ms;
+}
+
+/** `--serving-probe-interval`: a duration from 10s to 1d, or 0 (probing off); undefined: the default. */
+function probeInterval(flags: RawFlags, env: NodeJS.ProcessEnv): number | undefined {
+  const name = 'serving-probe-interval';
+  const raw = one(flags, env, name);
+  if (raw === undefined) return undefined;
+  if (raw === '0' || parseInterval(raw) === 0) return 0;
+  const ms = parseInterval(raw);
+  if (ms === undefined)
+    throw new ConfigError(
+      `--${name} must be 0 (off) or a duration of whole units d, h, m, s in that order (e.g. 30s, 5m, 1h), got '${raw.slice(0, 200)}'`,
+    );
+  const [min, max] = [10_000, 86_400_000];
+  if (ms < min || ms > max)
+    throw new ConfigError(`--${name} must be 0 (off) or between ${formatInterval(min)} and ${formatInterval(max)}, got ${raw}`);
   return ms;
 }
 
@@ -634,6 +659,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
       healthUnknownGracePeriodMs: optInt(flags, env, 'health-unknown-grace-period', 0, 86_400_000),
       healthIssuingGracePeriodMs: optInt(flags, env, 'health-issuing-grace-period', 0, 86_400_000),
       healthRenewalOverdueGraceMs: optDuration(flags, env, 'health-renewal-overdue-grace', 60_000, 30 * 86_400_000),
+      servingProbeIntervalMs: probeInterval(flags, env),
       maxPendingEvents: int(flags, env, 'max-pending-events', 10_000, 1, 10_000_000),
     },
     deprecations: legacyExpiryFlags(one(flags, env, 'emitter-expiry'), one(flags, env, 'expiry-config-poll')),
@@ -672,6 +698,8 @@ export interface AgentConfig {
   healthUnknownGracePeriodMs: number | undefined;
   healthIssuingGracePeriodMs: number | undefined;
   healthRenewalOverdueGraceMs: number | undefined;
+  /** serving probes: every endpoint this often; 0: off; undefined: the default (docs/serving.md) */
+  servingProbeIntervalMs: number | undefined;
   watchNamespace: string | undefined;
   stateNamespace: string | undefined;
   instanceId: string;
@@ -706,6 +734,7 @@ export const AGENT_FLAGS: FlagSpec[] = [
   flagOf('health-unknown-grace-period'),
   flagOf('health-issuing-grace-period'),
   flagOf('health-renewal-overdue-grace'),
+  flagOf('serving-probe-interval'),
   { name: 'watch-namespace', kind: 'string', help: 'watch only this namespace (ClusterIssuers always; default all)' },
   {
     name: 'state-namespace',
@@ -750,6 +779,7 @@ export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv = process
     healthUnknownGracePeriodMs: optInt(flags, env, 'health-unknown-grace-period', 0, 86_400_000),
     healthIssuingGracePeriodMs: optInt(flags, env, 'health-issuing-grace-period', 0, 86_400_000),
     healthRenewalOverdueGraceMs: optDuration(flags, env, 'health-renewal-overdue-grace', 60_000, 30 * 86_400_000),
+    servingProbeIntervalMs: probeInterval(flags, env),
     watchNamespace: one(flags, env, 'watch-namespace'),
     stateNamespace: one(flags, env, 'state-namespace'),
     instanceId: instanceIdOf(one(flags, env, 'instance-id')),

@@ -304,6 +304,7 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
         ...(k.healthUnknownGracePeriodMs !== undefined ? { unknownGracePeriodMs: k.healthUnknownGracePeriodMs } : {}),
         ...(k.healthIssuingGracePeriodMs !== undefined ? { issuingGracePeriodMs: k.healthIssuingGracePeriodMs } : {}),
         ...(k.healthRenewalOverdueGraceMs !== undefined ? { renewalOverdueGraceMs: k.healthRenewalOverdueGraceMs } : {}),
+        ...(k.servingProbeIntervalMs !== undefined ? { servingProbeIntervalMs: k.servingProbeIntervalMs } : {}),
         // the inventory goes to this service's POST /v1/inventory like an agent's; the ExpiryScanner below
         // evaluates it: one expiry path, standalone or not
         maxPendingEvents: k.maxPendingEvents,

@@ -2,7 +2,17 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_COMPANY_ID, defaultConsoleDir, loadAgentConfig, loadServeConfig } from '../src/config.js';
+import {
+  AGENT_FLAGS,
+  ConfigError,
+  DEFAULT_COMPANY_ID,
+  SERVE_FLAGS,
+  defaultConsoleDir,
+  loadAgentConfig,
+  loadServeConfig,
+} from '../src/config.js';
+import { DEFAULT_SERVING_PROBE_INTERVAL_MS } from '../src/emitter/serving/prober.js';
+import { formatInterval } from '../src/validation/interval.js';
 
 describe('loadServeConfig', () => {
   it('has the documented defaults', () => {
@@ -290,6 +300,48 @@ describe('--health-renewal-overdue-grace: one flag, serve and agent', () => {
     ]) {
       expect(load).toThrow(ConfigError);
       expect(load).toThrow(`--health-renewal-overdue-grace ${message}`);
+    }
+  });
+});
+
+describe('--serving-probe-interval: one flag, serve and agent', () => {
+  const agentRequired = ['--hub-url', 'https://hub.example:8080', '--api-key-file', '/keys/agent', '--cluster-name', 'prod-eu-1'];
+  const both = (args: string[], env: NodeJS.ProcessEnv = {}) => [
+    loadServeConfig(args, env).kubeOptions.servingProbeIntervalMs,
+    loadAgentConfig([...agentRequired, ...args], env).servingProbeIntervalMs,
+  ];
+  it('absent: undefined (the emitter’s default applies); a duration; 0 or 0s turns probing off; flag or environment', () => {
+    expect(both([])).toEqual([undefined, undefined]);
+    for (const [v, ms] of [
+      ['5m', 300_000],
+      ['10s', 10_000],
+      ['1h30m', 5_400_000],
+      ['1d', 86_400_000],
+      ['0', 0],
+      ['0s', 0],
+    ] as const)
+      expect(both(['--serving-probe-interval', v])).toEqual([ms, ms]);
+    expect(both([], { CERTMGR_NOTIFY_SERVING_PROBE_INTERVAL: '2m' })).toEqual([120_000, 120_000]);
+  });
+  it('the help text names the default from the prober', () => {
+    const help = [...SERVE_FLAGS, ...AGENT_FLAGS].filter((f) => f.name === 'serving-probe-interval').map((f) => f.help);
+    expect(help).toHaveLength(2);
+    for (const h of help) expect(h).toContain(`(default ${formatInterval(DEFAULT_SERVING_PROBE_INTERVAL_MS)})`);
+  });
+  it.each([
+    ['300', "must be 0 (off) or a duration of whole units d, h, m, s in that order (e.g. 30s, 5m, 1h), got '300'"],
+    ['5 m', 'must be 0 (off) or a duration'],
+    ['', 'must be 0 (off) or a duration'],
+    ['-1m', 'must be 0 (off) or a duration'],
+    ['5s', 'must be 0 (off) or between 10s and 1d, got 5s'],
+    ['2d', 'must be 0 (off) or between 10s and 1d, got 2d'],
+  ])('%j is refused naming the flag and the form', (v, message) => {
+    for (const load of [
+      () => loadServeConfig(['--serving-probe-interval', v], {}),
+      () => loadAgentConfig([...agentRequired, '--serving-probe-interval', v], {}),
+    ]) {
+      expect(load).toThrow(ConfigError);
+      expect(load).toThrow(`--serving-probe-interval ${message}`);
     }
   });
 });

@@ -86,6 +86,7 @@ export async function startAgent(cfg: AgentConfig, log: Logger, o: AgentOverride
     ...(cfg.healthUnknownGracePeriodMs !== undefined ? { unknownGracePeriodMs: cfg.healthUnknownGracePeriodMs } : {}),
     ...(cfg.healthIssuingGracePeriodMs !== undefined ? { issuingGracePeriodMs: cfg.healthIssuingGracePeriodMs } : {}),
     ...(cfg.healthRenewalOverdueGraceMs !== undefined ? { renewalOverdueGraceMs: cfg.healthRenewalOverdueGraceMs } : {}),
+    ...(cfg.servingProbeIntervalMs !== undefined ? { servingProbeIntervalMs: cfg.servingProbeIntervalMs } : {}),
     inventory: true,
     maxPendingEvents: cfg.maxPendingEvents,
     registry,

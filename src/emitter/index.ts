@@ -25,6 +25,9 @@ import { metricsFor } from './metrics.js';
 import { EventSender } from '../client/events.js';
 import { InventoryClient } from '../client/inventory.js';
 import { InventoryReporter } from './inventory/reporter.js';
+import { findConsumers } from './serving/consumers.js';
+import { servingInformers } from './serving/informers.js';
+import { DEFAULT_SERVING_PROBE_INTERVAL_MS, ServingProber } from './serving/prober.js';
 import type { EmitterOptions, EmitterStats, RunningEmitter } from './options.js';
 import { DEFAULT_STATE_NAME, emitterStates } from './states.js';
 
@@ -77,7 +80,7 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
   const {
     cm,
     facts,
-    all: informers,
+    all: baseInformers,
   } = emitterInformers({
     kc,
     kube,
@@ -91,6 +94,35 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
     ...(opts.listPageSize ? { pageSize: opts.listPageSize } : {}),
     onListPage: metrics.listPage,
   });
+  // served truth (docs/serving.md): Ingresses and Gateways give endpoints, the prober holds what each serves
+  // against its TLS Secret (the inventory's cache); its verdicts go to the health part and the inventory
+  const servingIntervalMs = opts.servingProbeIntervalMs ?? DEFAULT_SERVING_PROBE_INTERVAL_MS;
+  const served =
+    facts && servingIntervalMs > 0
+      ? servingInformers({
+          kc,
+          kube,
+          namespace: ns,
+          log,
+          clock,
+          ...(opts.informerBackoff ? { backoff: opts.informerBackoff } : {}),
+          ...(opts.listPageSize ? { pageSize: opts.listPageSize } : {}),
+          onListPage: metrics.listPage,
+        })
+      : undefined;
+  const prober =
+    facts && served
+      ? new ServingProber({
+          endpoints: served.index,
+          secrets: facts,
+          consumers: async (namespace, secretName) => (await findConsumers(core, namespace, secretName, { clock })).workloads,
+          log: log.child({ part: 'serving' }),
+          clock,
+          intervalMs: servingIntervalMs,
+          ...opts.servingProbe,
+        })
+      : undefined;
+  const informers = [...baseInformers, ...(served?.all ?? [])];
 
   const cluster = { id: '', name: clusterName };
   let health: HealthController | undefined;
@@ -154,6 +186,7 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
         metrics: metrics.health,
         // the policy annotations of a Certificate's Secret (docs/annotations.md), when the inventory watches Secrets
         ...(facts ? { secrets: facts } : {}),
+        ...(prober ? { serving: prober } : {}),
         events: k8sEventRecorder(core, { component: 'certmgr-notify-emitter', instance: clusterName, log }),
         ...(opts.rootCauses !== false
           ? { rootCauses: new RootCauseReader({ api: kubeRootCauseApi(kube.custom), log: log.child({ part: 'root-cause' }), clock }) }
@@ -191,6 +224,7 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
         ...(opts.inventoryBackoff ? { backoff: opts.inventoryBackoff } : {}),
         ...(opts.inventoryUnsupportedRetryMs ? { unsupportedRetryMs: opts.inventoryUnsupportedRetryMs } : {}),
         metrics: metrics.inventory,
+        ...(prober ? { serving: prober } : {}),
       });
       inventory = reporter;
       void reporter.firstAccepted.then(inventoryAcceptedResolve);
@@ -206,10 +240,27 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
         }),
       );
     }
+    if (prober && facts && served) {
+      const p = prober;
+      parts.push(
+        waitSynced([facts, ...served.all] as unknown as ResilientInformer<never>[], 'serving').then((ok) => {
+          if (ok && !stopped) p.start();
+        }),
+      );
+    }
     await Promise.all(parts);
   };
   const runPromise = run().catch((e: unknown) => log.error({ err: e }, 'emitter failed to start'));
-  log.info({ stateNamespace, watchNamespace: ns ?? '(all)', health: wantHealth, inventory: wantInventory }, 'emitter starting');
+  log.info(
+    {
+      stateNamespace,
+      watchNamespace: ns ?? '(all)',
+      health: wantHealth,
+      inventory: wantInventory,
+      servingProbeIntervalMs: prober ? servingIntervalMs : 0,
+    },
+    'emitter starting',
+  );
 
   return {
     whenRunning: () => runningPromise,
@@ -227,6 +278,7 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
         queues,
         pendingEvents: sender.pending,
         state: { health: healthState.persistedSize },
+        ...(prober ? { serving: { ...prober.size, probes: prober.stats.probes, failures: prober.stats.failures } } : {}),
       };
     },
     async stop() {
@@ -236,7 +288,7 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
       keySecret?.stop();
       // reconciles waiting for a 202 fail now (their state is not written: the next leader re-sends)
       await sender.stop();
-      await Promise.all([health?.stop(), inventory?.stop()]);
+      await Promise.all([health?.stop(), inventory?.stop(), prober?.stop()]);
       await Promise.all(informers.map((i) => i.stop().catch(() => {})));
       await runPromise;
       running.health = running.inventory = false;

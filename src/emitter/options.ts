@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ApiKey } from '../client/api-key.js';
 import type { BackoffPolicy, Clock } from '../runtime/timers.js';
+import type { ServingProberOptions } from './serving/prober.js';
 
 export interface EmitterOptions {
   logger: Logger;
@@ -52,6 +53,17 @@ export interface EmitterOptions {
   inventoryHeartbeatMs?: number;
   inventoryBackoff?: BackoffPolicy;
   inventoryUnsupportedRetryMs?: number;
+  /**
+   * serving probes (docs/serving.md): every Ingress and Gateway endpoint with a TLS Secret is probed this often
+   * and its served certificate held against the Secret's; 0: off; default DEFAULT_SERVING_PROBE_INTERVAL_MS
+   * (serving/prober.ts). Needs the inventory (its TLS Secret cache).
+   */
+  servingProbeIntervalMs?: number;
+  /** the serving prober's other bounds and graces (defaults in serving/prober.ts and verdict.ts); tests shorten them */
+  servingProbe?: Pick<
+    ServingProberOptions,
+    'timeoutMs' | 'ratePerSecond' | 'concurrency' | 'unreachableGraceMs' | 'reloadGraceMs' | 'renewalProbeDelayMs'
+  >;
   /** health events waiting for the service at most (default 10,000); see EventSender */
   maxPendingEvents?: number;
   /** LIST page size of the informers; default 500 */
@@ -82,6 +94,8 @@ export interface EmitterStats {
   queues: Record<string, { length: number; delayed: number }>;
   pendingEvents: number;
   state: { health: number };
+  /** the serving prober (undefined: probing is off) */
+  serving?: { endpoints: number; inFlight: number; probes: number; failures: number };
 }
 
 export interface RunningEmitter {
