@@ -15,10 +15,14 @@
  *   replaced), else the first load balancer address (Ingress: status.loadBalancer.ingress[], port 443; Gateway:
  *   status.addresses[], the listener's port), else none (not probed, with the reason).
  * - At most MAX_HOSTS_PER_OBJECT hosts per object are kept (the facts count the rest in `cut`).
+ *
+ * Memory: values many objects hold alike (namespaces, load balancer and probe addresses, reasons) are interned;
+ * hosts, Secret names and object names are mostly one per object and are not (they would only crowd the shared
+ * table, intern.ts). An endpoint's host is the facts' string, not a copy.
  */
 import { isIPv4, isIPv6 } from 'node:net';
 import { SERVING_LIMITS, type ServingSource } from '../../model/serving.js';
-import { intern, share } from '../intern.js';
+import { intern } from '../intern.js';
 import type { Endpoint } from './types.js';
 
 export const PROBE_ADDRESS_ANNOTATION = 'notify.certmgr.io/probe-address';
@@ -188,16 +192,16 @@ export function ingressFacts(raw: RawObject): IngressFacts {
       }
       kept++;
       if (h.startsWith('*.')) wildcard = true;
-      hosts.push(intern(cut(h, KEPT)));
+      hosts.push(cut(h, KEPT));
     }
-    tls.push({ hosts: hosts.slice(), secretName: intern(cut(secretName, KEPT)) });
+    tls.push({ hosts: hosts.slice(), secretName: cut(secretName, KEPT) });
   }
   let ruleHosts: string[] | undefined;
   if (wildcard) {
     ruleHosts = [];
     for (const r of arr(spec['rules'])) {
       const h = str(obj(r)?.['host']);
-      if (h !== undefined && !h.startsWith('*') && ruleHosts.length < MAX_HOSTS_PER_OBJECT) ruleHosts.push(intern(cut(h, KEPT)));
+      if (h !== undefined && !h.startsWith('*') && ruleHosts.length < MAX_HOSTS_PER_OBJECT) ruleHosts.push(cut(h, KEPT));
     }
     ruleHosts = ruleHosts.slice();
   }
@@ -229,7 +233,7 @@ function secretRefOf(refs: unknown, gatewayNamespace: string): { namespace: stri
     const group = ref['group'] ?? '';
     if (kind !== 'Secret' || (group !== '' && group !== 'core')) continue;
     const ns = str(ref['namespace']) ?? gatewayNamespace;
-    return share({ namespace: intern(cut(ns, KEPT)), name: intern(cut(name, KEPT)) });
+    return Object.freeze({ namespace: intern(cut(ns, KEPT)), name: cut(name, KEPT) });
   }
   return undefined;
 }
@@ -254,7 +258,7 @@ export function gatewayFacts(raw: RawObject): GatewayFacts {
       continue;
     }
     const hostname = str(listener['hostname']);
-    listeners.push({ ...(hostname !== undefined ? { hostname: intern(cut(hostname, KEPT)) } : {}), port, secret });
+    listeners.push({ ...(hostname !== undefined ? { hostname: cut(hostname, KEPT) } : {}), port, secret });
   }
   let address: string | undefined;
   for (const a of arr(obj(raw.status)?.['addresses'])) {
@@ -278,7 +282,10 @@ export function gatewayFacts(raw: RawObject): GatewayFacts {
 // endpoints
 
 /** A host as the index and the inventory hold it: lower case, cut to the limit. */
-const hostOf = (h: string): string => intern(Array.from(h.toLowerCase()).slice(0, SERVING_LIMITS.host).join(''));
+const hostOf = (h: string): string => {
+  const l = h.toLowerCase(); // the same string when it is already lower case
+  return l.length <= SERVING_LIMITS.host ? l : Array.from(l).slice(0, SERVING_LIMITS.host).join('');
+};
 
 /** Does `wildcard` (`*.example.com`) cover `host` (exactly one more label)? */
 function covers(wildcard: string, host: string): boolean {
@@ -304,7 +311,7 @@ function addressOf(probeAddress: string | undefined, fallback: () => Address): A
 /** The endpoints of an Ingress (see the rules above). */
 export function ingressEndpoints(ing: IngressFacts): Endpoint[] {
   const md = ing.metadata;
-  const source: ServingSource = share({ kind: 'Ingress', namespace: md.namespace, name: md.name });
+  const source: ServingSource = Object.freeze({ kind: 'Ingress', namespace: md.namespace, name: md.name });
   const at = addressOf(ing.probeAddress, () => {
     if (ing.lbAddress === undefined)
       return {
@@ -318,7 +325,7 @@ export function ingressEndpoints(ing: IngressFacts): Endpoint[] {
   const out: Endpoint[] = [];
   ing.tls.forEach((entry, i) => {
     if (!isObjectName(entry.secretName)) return; // names no Secret that can exist
-    const secret = share({ namespace: md.namespace, name: entry.secretName });
+    const secret = Object.freeze({ namespace: md.namespace, name: entry.secretName });
     const seen = new Set<string>();
     const add = (host: string, a: Address): void => {
       const e = endpoint(host, a, source, secret);
@@ -343,7 +350,7 @@ export function ingressEndpoints(ing: IngressFacts): Endpoint[] {
 /** The endpoints of a Gateway (see the rules above). */
 export function gatewayEndpoints(gw: GatewayFacts): Endpoint[] {
   const md = gw.metadata;
-  const source: ServingSource = share({ kind: 'Gateway', namespace: md.namespace, name: md.name });
+  const source: ServingSource = Object.freeze({ kind: 'Gateway', namespace: md.namespace, name: md.name });
   const out: Endpoint[] = [];
   const seen = new Set<string>();
   gw.listeners.forEach((l, i) => {
