@@ -23,6 +23,13 @@ const ROOT_CAUSE_RULES = [
   { apiGroups: ['acme.cert-manager.io'], resources: ['orders', 'challenges'], verbs: ['get', 'list'] },
 ];
 
+/** Served truth (docs/serving.md): the Ingresses and Gateways that serve TLS Secrets; pods listed for the reload hint. */
+const SERVING_RULES = [
+  { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways'], verbs: ['list', 'watch'] },
+  { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+];
+
 interface Manifest {
   kind: string;
   metadata: { name: string; namespace?: string };
@@ -683,6 +690,7 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
           { apiGroups: ['cert-manager.io'], resources: ['issuers', 'clusterissuers', 'certificates'], verbs: ['get', 'list', 'watch'] },
           ...ROOT_CAUSE_RULES,
           { apiGroups: [''], resources: ['secrets'], verbs: ['list', 'watch'] },
+          ...SERVING_RULES,
           { apiGroups: [''], resources: ['namespaces'], resourceNames: ['kube-system'], verbs: ['get'] },
         ]);
         expect(rulesOf(ms, 'Role')).toEqual([
@@ -750,6 +758,7 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
           { apiGroups: ['cert-manager.io'], resources: ['issuers', 'certificates'], verbs: ['get', 'list', 'watch'] },
           ...ROOT_CAUSE_RULES,
           { apiGroups: [''], resources: ['secrets'], verbs: ['list', 'watch'] },
+          ...SERVING_RULES,
         ]);
         expect(one<{ metadata: { namespace: string } }>(ns, 'RoleBinding', 'rel-certmgr-notify-watch').metadata.namespace).toBe('apps');
       });
@@ -760,6 +769,18 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         expect(rulesOf(ns, 'ClusterRole').some((r) => r.resources.includes('challenges'))).toBe(false);
         expect(rulesOf(ns, 'Role', 'rel-certmgr-notify-watch')).toEqual(expect.arrayContaining(ROOT_CAUSE_RULES));
         expect(rulesOf(await template(), 'ClusterRole')).toEqual(expect.arrayContaining(ROOT_CAUSE_RULES)); // standalone
+      });
+
+      it('served truth: read Ingresses and Gateways, list pods, wherever the emitter runs (never a write, never a pod watch)', async () => {
+        expect(rulesOf(await template(...AGENT), 'ClusterRole')).toEqual(expect.arrayContaining(SERVING_RULES));
+        expect(rulesOf(await template(), 'ClusterRole')).toEqual(expect.arrayContaining(SERVING_RULES)); // standalone
+        expect(rulesOf(await template('--set', 'mode=hub', '--set', 'hub.emitter=true'), 'ClusterRole')).toEqual(
+          expect.arrayContaining(SERVING_RULES),
+        );
+        const hub = rulesOf(await template('--set', 'mode=hub'), 'ClusterRole');
+        expect(hub.some((r) => r.resources.includes('ingresses') || r.resources.includes('pods'))).toBe(false);
+        const ns = await template(...AGENT, '--set', 'agent.watchNamespace=apps');
+        expect(rulesOf(ns, 'ClusterRole').some((r) => r.resources.includes('ingresses') || r.resources.includes('pods'))).toBe(false);
       });
 
       it('refuses to render without clusterName, hubUrl or the key Secret, and with what an agent does not serve', async () => {

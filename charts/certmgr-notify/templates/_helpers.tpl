@@ -91,3 +91,23 @@ app.kubernetes.io/instance: {{ .Release.Name }}
   value: {{ . | quote }}
 {{- end }}
 {{- end }}
+
+{{- /*
+The emitter's served-truth reads (docs/serving.md): Ingresses and Gateways, the endpoints of TLS Secrets (get: a
+relist after an apiserver restart reads the changed Ingresses one by one); pods, listed on demand to name the
+workloads that mount a Secret whose endpoint serves another certificate. Where the Gateway API is not installed,
+the Gateway rule grants nothing.
+*/}}
+{{- define "certmgr-notify.servingRules" }}
+  # served truth (docs/serving.md): the Ingresses and Gateways that serve TLS Secrets, never written
+  - apiGroups: ["networking.k8s.io"]
+    resources: ["ingresses"]
+    verbs: ["get", "list", "watch"]
+  - apiGroups: ["gateway.networking.k8s.io"]
+    resources: ["gateways"]
+    verbs: ["list", "watch"]
+  # the reload hint: pods that mount a Secret, listed on demand (never watched, never changed)
+  - apiGroups: [""]
+    resources: ["pods"]
+    verbs: ["list"]
+{{- end }}
