@@ -81,6 +81,11 @@ export function describeConsumers(c: Consumers): string {
   return `${c.workloads.join(', ')}${more}${c.partial ? ' (pods listed in part)' : ''}`;
 }
 
+/** The names for EndpointVerdict.consumers: the workloads, then `and N more` when there are more. */
+export function consumerNames(c: Consumers): string[] {
+  return c.more > 0 ? [...c.workloads, `and ${c.more} more`] : c.workloads;
+}
+
 /** The pod list of client-node's CoreV1Api (or a stand-in). */
 export interface PodLister {
   listNamespacedPod(req: { namespace: string; limit?: number; _continue?: string }): Promise<{

@@ -6,6 +6,7 @@ import type { CoreV1Api, V1OwnerReference } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import {
   MAX_CONSUMERS,
+  consumerNames,
   consumersOf,
   describeConsumers,
   findConsumers,
@@ -143,6 +144,8 @@ describe('consumersOf / describeConsumers', () => {
     expect(describeConsumers({ workloads: ['Deployment/web', 'Pod/x'], more: 3, partial: false })).toBe('Deployment/web, Pod/x and 3 more');
     expect(describeConsumers({ workloads: ['Deployment/web'], more: 0, partial: true })).toBe('Deployment/web (pods listed in part)');
     expect(describeConsumers({ workloads: [], more: 0, partial: false })).toBe('');
+    expect(consumerNames({ workloads: ['Deployment/web'], more: 2, partial: false })).toEqual(['Deployment/web', 'and 2 more']);
+    expect(consumerNames({ workloads: ['Deployment/web'], more: 0, partial: true })).toEqual(['Deployment/web']);
   });
 });
 
