@@ -151,7 +151,8 @@ describe('the script', () => {
 describe('the test commands', () => {
   const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
 
-  it.each(['test', 'test:int', 'test:fuzz', 'test:faults'])('npm run %s runs the preflight before anything else', (name) => {
+  // test:fuzz and test:faults run a few int files and need only some of the programs; their setup names what is missing
+  it.each(['test', 'test:int'])('npm run %s runs the preflight before anything else', (name) => {
     expect(pkg.scripts[name]).toMatch(/^node scripts\/preflight\.ts && /);
   });
 
