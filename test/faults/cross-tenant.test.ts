@@ -378,10 +378,11 @@ async function populate(svc: TestService, key: string, tag: string): Promise<Obj
   };
 }
 
+// deliveries: more than a company here has, within the query cost limit with every field selected
 const STATE = `query {
   integrations { totalCount nodes ${selection(schema.getType('Integration') as GraphQLOutputType)} }
   searchNotificationRoutingConfigurations ${selection(schema.getType('NotificationRouterConnection') as GraphQLOutputType)}
-  deliveries(first: 500) { nodes ${selection(schema.getType('Delivery') as GraphQLOutputType, 2)} pageInfo { hasNextPage } }
+  deliveries(first: 200) { nodes ${selection(schema.getType('Delivery') as GraphQLOutputType, 2)} pageInfo { hasNextPage } }
 }`;
 const TEMPLATE_STATE = `query { notificationTemplates ${selection(schema.getType('NotificationTemplateConnection') as GraphQLOutputType)} }`;
 const INVENTORY_STATE = `query {
