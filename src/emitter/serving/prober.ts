@@ -11,7 +11,9 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ResilientInformer } from '../../kube/informer.js';
+import { INVENTORY_LIMITS } from '../../model/inventory.js';
 import { SERVING_LIMITS, SERVING_REASONS, type ServingEndpointFacts } from '../../model/serving.js';
+import { servingAddressProblem, servingHostProblem } from '../../inventory/serving.js';
 import { sanitizeText } from '../../events/sanitize.js';
 import { realClock, sleep, type Clock } from '../../runtime/timers.js';
 import type { TlsSecretFacts } from '../inventory/facts.js';
@@ -217,21 +219,35 @@ export class ServingProber implements ServingVerdicts {
     this.listeners.push(listener);
   }
 
-  /** The Secret's endpoints as the inventory reports them: at most SERVING_LIMITS.endpoints, by host. */
+  /**
+   * The Secret's endpoints as the inventory reports them: at most SERVING_LIMITS.endpoints, by host, within the
+   * hub's rules (src/inventory/validate.ts): the hub refuses a whole report for one field it does not accept,
+   * so an endpoint whose host or address it would refuse (a host discovery could not read) is left out.
+   */
   factsOf(namespace: string, secretName: string): ServingEndpointFacts[] {
-    const vs = [...this.of(namespace, secretName)];
+    const vs = this.of(namespace, secretName).filter(
+      (v) =>
+        v.host.length <= SERVING_LIMITS.host &&
+        !servingHostProblem(v.host) &&
+        (v.address === null || (v.address.length <= SERVING_LIMITS.address && !servingAddressProblem(v.address))) &&
+        v.source.name !== '',
+    );
     const order = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
     vs.sort((a, b) => order(a.host, b.host) || order(a.address ?? '', b.address ?? '') || order(a.source.name, b.source.name));
-    return vs.slice(0, SERVING_LIMITS.endpoints).map((v) => ({
-      host: text(v.host, SERVING_LIMITS.host),
-      address: v.address === null ? null : text(v.address, SERVING_LIMITS.address),
-      source: v.source,
-      status: v.status,
-      ...(v.reason !== undefined ? { reason: text(v.reason, SERVING_LIMITS.reason) } : {}),
-      servedSerial: v.served?.serial ?? null,
-      servedNotAfter: iso(v.served?.notAfter),
-      checkedAt: iso(v.checkedAt),
-    }));
+    return vs.slice(0, SERVING_LIMITS.endpoints).map((v) => {
+      const reason = v.reason !== undefined ? text(v.reason, SERVING_LIMITS.reason) : '';
+      return {
+        host: v.host,
+        address: v.address,
+        source: { kind: v.source.kind, namespace: v.source.namespace, name: text(v.source.name, INVENTORY_LIMITS.name) },
+        status: v.status,
+        ...(reason ? { reason } : {}),
+        // as the Secret's serial (facts.ts clampFacts): the first digits of an over-long one
+        servedSerial: v.served ? v.served.serial.slice(0, INVENTORY_LIMITS.serial) : null,
+        servedNotAfter: iso(v.served?.notAfter),
+        checkedAt: iso(v.checkedAt),
+      };
+    });
   }
 
   private emit(g: SecretGroup): void {

@@ -5,7 +5,9 @@
  */
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { TlsSecretFacts } from '../../../src/emitter/inventory/facts.js';
+import { certificateFactsOf, type TlsSecretFacts } from '../../../src/emitter/inventory/facts.js';
+import { validateInventoryReport } from '../../../src/inventory/validate.js';
+import { INVENTORY_PROTOCOL } from '../../../src/model/inventory.js';
 import type { ProbeOutcome, ProbeTarget } from '../../../src/emitter/serving/probe.js';
 import {
   DEFAULT_SERVING_PROBE_CONCURRENCY,
@@ -386,6 +388,48 @@ describe('ServingProber: verdicts', () => {
     await clock.advance(10_000);
     expect(prober.of('shop', 'web')[0]!.status).toBe('ok');
     expect(changes).toEqual(['shop/web', 'shop/web']);
+  });
+});
+
+describe('ServingProber: factsOf within the hub’s rules', () => {
+  it('what the hub would refuse is left out or cut; the rest passes the hub’s validation of a report', async () => {
+    const { clock, discovery, secrets, probes, make } = setup({ unreachableGraceMs: 0 });
+    secrets.put('web', leaf('B2'));
+    const longSerial = 'A'.repeat(70);
+    discovery.set('shop', 'web', [
+      endpoint('web', 'ok.example.com', '10.0.0.1:443'),
+      endpoint('web', 'long-serial.example.com', '10.0.0.2:443'),
+      endpoint('web', 'down.example.com', '10.0.0.3:443'),
+      endpoint('web', 'nolb.example.com', null),
+      // hosts discovery could not read, reported by it as not probed: the hub accepts no such host
+      { ...endpoint('web', 'bad host!', null), reason: 'spec.tls[0].hosts[0] "bad host!" is not a DNS name' },
+      endpoint('web', `${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(60)}.example.com`, null),
+    ]);
+    probes.serves.set('10.0.0.1:443', { kind: 'served', leaf: leaf('B2') });
+    probes.serves.set('10.0.0.2:443', { kind: 'served', leaf: leaf(longSerial) });
+    const prober = make();
+    prober.start();
+    await clock.advance(1_000);
+    const facts = prober.factsOf('shop', 'web');
+    expect(facts.map((f) => [f.host, f.status])).toEqual([
+      ['down.example.com', 'unreachable'],
+      ['long-serial.example.com', 'mismatch'],
+      ['nolb.example.com', 'notProbed'],
+      ['ok.example.com', 'ok'],
+    ]);
+    expect(facts[1]!.servedSerial).toBe('A'.repeat(64));
+    const report = {
+      protocol: INVENTORY_PROTOCOL,
+      cluster: { id: '7f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b', name: 'test' },
+      agentVersion: 'test',
+      epoch: '0b9e8f7a-6d5c-4b3a-8291-0a1b2c3d4e5f',
+      seq: 1,
+      kind: 'snapshot',
+      final: true,
+      upserts: [{ ...certificateFactsOf(secrets.get('web', 'shop')!, undefined), serving: facts }],
+      deletes: [],
+    };
+    expect(validateInventoryReport(report)).toMatchObject({ ok: true });
   });
 });
 
