@@ -428,6 +428,55 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('inventory API (%s)', (kind) =>
     expect(((await bad.json()) as { errors: { field: string }[] }).errors[0]!.field).toBe('clusterid');
   });
 
+  it('CSV: the served truth (worst status, endpoint count, the endpoints with a problem) and its filters', async () => {
+    const cluster = { id: randomUUID(), name: 'csv-served' };
+    const upserts = [
+      facts('csv', 'shop', {
+        serving: [
+          endpoint('shop.example', 'ok'),
+          endpoint('old.shop.example', 'stale'),
+          endpoint('gone.shop.example', 'unreachable', { reason: '=cmd|calc' }),
+          endpoint('shop.example', 'expired', { address: '[2001:db8::1]:443' }),
+        ],
+      }),
+      facts('csv', 'fine', { serving: [endpoint('fine.example', 'ok'), endpoint('*.fine.example', 'notProbed')] }),
+      facts('csv', 'quiet'),
+    ];
+    expect((await post(report(cluster, randomUUID(), 1, { kind: 'snapshot', final: true, upserts }))).status).toBe(200);
+    const csv = async (query: string) => {
+      const r = await svc.rest(`/v1/inventory/certificates.csv?clusterId=${cluster.id}${query}`, { key: READ });
+      expect(r.status).toBe(200);
+      const [header, ...rows] = (await r.text()).split('\r\n').filter(Boolean);
+      const cols = header!.split(',');
+      const at = (name: string) => cols.indexOf(name);
+      return rows
+        .map((line) => [...line.matchAll(/("(?:[^"]|"")*"|[^,]*)(?:,|$)/g)].map((m) => m[1]!).slice(0, cols.length))
+        .map((cells) => [
+          cells[at('secretName')],
+          cells[at('servingStatus')],
+          cells[at('servingEndpointCount')],
+          cells[at('servingProblems')],
+        ])
+        .sort((a, b) => a[0]!.localeCompare(b[0]!));
+    };
+    expect(await csv('')).toEqual([
+      ['fine', 'NOT_PROBED', '2', ''],
+      ['quiet', '', '0', ''],
+      ['shop', 'EXPIRED', '4', 'shop.example=EXPIRED; old.shop.example=STALE; gone.shop.example=UNREACHABLE'],
+    ]);
+    expect((await csv('&servingProblem=true')).map((r) => r[0])).toEqual(['shop']);
+    expect((await csv('&servingProblem=false')).map((r) => r[0])).toEqual(['fine']);
+    expect((await csv('&servingStatus=NOT_PROBED')).map((r) => r[0])).toEqual(['fine']);
+    for (const [q, field] of [
+      ['servingProblem=yes', 'servingProblem'],
+      ['servingStatus=stale', 'servingStatus'],
+    ]) {
+      const bad = await svc.rest(`/v1/inventory/certificates.csv?${q}`, { key: READ });
+      expect(bad.status).toBe(400);
+      expect(((await bad.json()) as { errors: { field: string }[] }).errors[0]!.field).toBe(field);
+    }
+  });
+
   it('one certificate in two clusters (same issuer and serial) is listed with both places', async () => {
     const one = { id: randomUUID(), name: 'east' };
     const two = { id: randomUUID(), name: 'west' };

@@ -3,6 +3,7 @@
  * `GET /v1/inventory/certificates.csv` (the listing as a spreadsheet, scope `query`).
  */
 import type { Request, Response } from 'express';
+import { byWorst, isServingProblem, worstServingStatus } from '../../inventory/serving.js';
 import { validateInventoryReport } from '../../inventory/validate.js';
 import type { LogLimiter } from '../../log/limiter.js';
 import { RESYNC_REQUIRED } from '../../model/inventory.js';
@@ -15,6 +16,7 @@ import {
   encodeCertificateCursor,
   healthOf,
   listCertificates,
+  servingStatusName,
   type CertificateFilterInput,
 } from '../../service/inventory.js';
 import { MAX_PAGE } from '../../service/validate.js';
@@ -75,11 +77,34 @@ export function postInventory(deps: { logLimiter?: LogLimiter; ingest?: IngestDe
 // ---------------------------------------------------------------------------------------------------------------
 // CSV export
 
-const FILTER_PARAMS = ['clusterId', 'namespace', 'applicationId', 'expiringWithinDays', 'health'] as const;
+const FILTER_PARAMS = [
+  'clusterId',
+  'namespace',
+  'applicationId',
+  'expiringWithinDays',
+  'health',
+  'servingStatus',
+  'servingProblem',
+] as const;
 
 const iso = (ms: number | null) => (ms === null ? '' : new Date(ms).toISOString());
 
-/** Columns: the GraphQL field names. Lists joined with "; ", labels as JSON. */
+/** The worst status of the endpoints, as the API names it; empty without any. */
+function servingStatusOf(c: ListedCertificate): string | null {
+  const worst = worstServingStatus(c.serving);
+  return worst === null ? null : servingStatusName(worst);
+}
+
+/** The endpoints with a problem, worst first: `host=STATUS`, joined with "; ". */
+const servingProblemsOf = (c: ListedCertificate): string =>
+  byWorst((c.serving ?? []).filter((e) => isServingProblem(e.status)))
+    .map((e) => `${e.host}=${servingStatusName(e.status)}`)
+    .join('; ');
+
+/**
+ * Columns: the GraphQL field names. Lists joined with "; ", labels as JSON. The served truth (docs/serving.md):
+ * the worst status, the number of endpoints and the endpoints with a problem.
+ */
 const COLUMNS: readonly [string, (c: ListedCertificate, now: number) => string | number | null][] = [
   ['clusterId', (c) => c.clusterId],
   ['clusterName', (c) => c.clusterName],
@@ -105,6 +130,9 @@ const COLUMNS: readonly [string, (c: ListedCertificate, now: number) => string |
   ['labels', (c) => JSON.stringify(c.labels)],
   ['chainNotAfter', (c) => iso(c.chainNotAfter)],
   ['updatedAt', (c) => iso(c.updatedAt)],
+  ['servingStatus', servingStatusOf],
+  ['servingEndpointCount', (c) => c.serving?.length ?? 0],
+  ['servingProblems', servingProblemsOf],
 ];
 
 /**
@@ -145,6 +173,9 @@ function csvFilter(req: Request, now: number) {
     if (k === 'expiringWithinDays') {
       if (!/^\d{1,4}$/.test(v)) throw new ServiceError('BAD_USER_INPUT', `expiringWithinDays must be an integer from 0 to 3650`, k);
       input.expiringWithinDays = Number(v);
+    } else if (k === 'servingProblem') {
+      if (v !== 'true' && v !== 'false') throw new ServiceError('BAD_USER_INPUT', `servingProblem must be true or false`, k);
+      input.servingProblem = v === 'true';
     } else if (k === 'health') input.health = v as CertificateFilterInput['health'];
     else input[k] = v;
   }
