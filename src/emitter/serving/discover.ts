@@ -323,27 +323,28 @@ export function ingressEndpoints(ing: IngressFacts): Endpoint[] {
       : { reason: bound(`no address: the Ingress's load balancer address ${quote(ing.lbAddress)} is not a DNS name or an IP address`) };
   });
   const out: Endpoint[] = [];
-  ing.tls.forEach((entry, i) => {
-    if (!isObjectName(entry.secretName)) return; // names no Secret that can exist
+  /** `<host>\n<secretName>`: a host listed twice for one Secret is one endpoint */
+  const seen = new Set<string>();
+  for (const entry of ing.tls) {
+    if (!isObjectName(entry.secretName)) continue; // names no Secret that can exist
     const secret = Object.freeze({ namespace: md.namespace, name: entry.secretName });
-    const seen = new Set<string>();
     const add = (host: string, a: Address): void => {
       const e = endpoint(host, a, source, secret);
-      if (seen.has(e.host)) return;
-      seen.add(e.host);
+      const key = `${e.host}\n${entry.secretName}`;
+      if (seen.has(key)) return;
+      seen.add(key);
       out.push(e);
     };
-    entry.hosts.forEach((raw, j) => {
+    for (const raw of entry.hosts) {
       const h = raw.toLowerCase();
-      if (isDnsName(h)) return add(h, at);
-      if (isWildcard(h)) {
+      if (isDnsName(h)) add(h, at);
+      else if (isWildcard(h)) {
         const under = (ing.ruleHosts ?? []).map((r) => r.toLowerCase()).filter((r) => isDnsName(r) && covers(h, r));
-        if (under.length) return under.forEach((r) => add(r, at));
-        return add(h, { reason: `wildcard host ${h}: no server name to probe (no spec.rules[].host under it)` });
-      }
-      add(raw, { reason: bound(`spec.tls[${i}].hosts[${j}] ${quote(raw)} is not a DNS name`) });
-    });
-  });
+        if (under.length) under.forEach((r) => add(r, at));
+        else add(h, { reason: `wildcard host ${h}: no server name to probe (no spec.rules[].host under it)` });
+      } else add(raw, { reason: bound(`spec.tls host ${quote(raw)} is not a DNS name`) });
+    }
+  }
   return out;
 }
 
@@ -353,12 +354,12 @@ export function gatewayEndpoints(gw: GatewayFacts): Endpoint[] {
   const source: ServingSource = Object.freeze({ kind: 'Gateway', namespace: md.namespace, name: md.name });
   const out: Endpoint[] = [];
   const seen = new Set<string>();
-  gw.listeners.forEach((l, i) => {
-    if (l.hostname === undefined || !isObjectName(l.secret.name) || !isObjectName(l.secret.namespace)) return;
+  for (const l of gw.listeners) {
+    if (l.hostname === undefined || !isObjectName(l.secret.name) || !isObjectName(l.secret.namespace)) continue;
     const h = l.hostname.toLowerCase();
     let at: Address;
     if (isWildcard(h)) at = { reason: `wildcard hostname ${h}: no server name to probe` };
-    else if (!isDnsName(h)) at = { reason: bound(`spec.listeners[${i}].hostname ${quote(l.hostname)} is not a DNS name`) };
+    else if (!isDnsName(h)) at = { reason: bound(`listener hostname ${quote(l.hostname)} is not a DNS name`) };
     else
       at = addressOf(gw.probeAddress, () => {
         if (gw.address === undefined)
@@ -371,9 +372,9 @@ export function gatewayEndpoints(gw: GatewayFacts): Endpoint[] {
     const e = endpoint(l.hostname, at, source, l.secret);
     // two listeners of one hostname and Secret (ports 443 and 8443): both are endpoints, told apart by address
     const key = `${e.host}\n${e.address}\n${l.secret.namespace}/${l.secret.name}`;
-    if (seen.has(key)) return;
+    if (seen.has(key)) continue;
     seen.add(key);
     out.push(e);
-  });
+  }
   return out;
 }

@@ -114,7 +114,19 @@ describe('ingressEndpoints', () => {
     {
       name: 'a host that is no DNS name: not probed, naming where',
       in: { tls: [{ hosts: ['a.example.com', 'bad host\u0007'], secretName: 'a' }], lb: [{ ip: '10.0.0.1' }] },
-      out: ['a.example.com 10.0.0.1:443 shop/a', 'bad host\u0007 !spec.tls[0].hosts[1] "bad host\\u0007" is not a DNS name shop/a'],
+      out: ['a.example.com 10.0.0.1:443 shop/a', 'bad host\u0007 !spec.tls host "bad host\\u0007" is not a DNS name shop/a'],
+    },
+    {
+      name: 'a host repeated for one Secret in two entries: one endpoint; for two Secrets: one each',
+      in: {
+        tls: [
+          { hosts: ['a.example.com'], secretName: 'a' },
+          { hosts: ['a.example.com'], secretName: 'a' },
+          { hosts: ['a.example.com'], secretName: 'b' },
+        ],
+        lb: [{ ip: '10.0.0.1' }],
+      },
+      out: ['a.example.com 10.0.0.1:443 shop/a', 'a.example.com 10.0.0.1:443 shop/b'],
     },
     {
       name: 'hosts in upper case and repeated: one endpoint, lower case',
@@ -281,6 +293,11 @@ describe('gatewayEndpoints', () => {
       name: 'a wildcard hostname: not probed',
       in: { listeners: [https('*.example.com', [{ name: 'w' }])], addresses: [{ value: '10.0.0.1' }] },
       out: ['*.example.com !wildcard hostname *.example.com: no server name to probe infra/w'],
+    },
+    {
+      name: 'a hostname that is no DNS name: not probed, quoted',
+      in: { listeners: [https('bad_host', [{ name: 'a' }])], addresses: [{ value: '10.0.0.1' }] },
+      out: ['bad_host !listener hostname "bad_host" is not a DNS name infra/a'],
     },
     {
       name: 'the annotation wins over the addresses',
