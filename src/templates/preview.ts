@@ -22,7 +22,7 @@ export interface PreviewOptions {
 }
 
 /** The notification a preview renders: `event` to an integration of `type`, first attempt. */
-export function previewNotification(event: InternalEvent, type: IntegrationType, o: PreviewOptions): Notification {
+function previewNotification(event: InternalEvent, type: IntegrationType, o: PreviewOptions): Notification {
   return {
     id: NIL_ID,
     eventId: NIL_ID,
