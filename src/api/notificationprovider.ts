@@ -1,6 +1,6 @@
 /**
  * NotificationProvider: an integration (incident management, webhook, email, Slack, Teams, Opsgenie, Google Chat,
- * Discord, generic webhook) in the service.
+ * Discord, generic webhook, Alertmanager) in the service.
  */
 import {
   ageColumn,
@@ -25,6 +25,7 @@ export const PROVIDER_TYPES = [
   'GoogleChat',
   'Discord',
   'GenericWebhook',
+  'Alertmanager',
 ] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
 
@@ -39,6 +40,7 @@ export const PROVIDER_SETTINGS_FIELD = {
   GoogleChat: 'googleChat',
   Discord: 'discord',
   GenericWebhook: 'genericWebhook',
+  Alertmanager: 'alertmanager',
 } as const satisfies Record<ProviderType, string>;
 
 export const providerSpecSchema = defineSchema({
@@ -137,6 +139,22 @@ export const providerSpecSchema = defineSchema({
         },
       },
     },
+    alertmanager: {
+      type: 'object',
+      required: ['urlSecretRef'],
+      properties: {
+        urlSecretRef: {
+          ...secretKeyRefSchema,
+          description: "Alertmanager's base URL, e.g. http://alertmanager.monitoring:9093; alerts go to <url>/api/v2/alerts.",
+        },
+        bearerTokenSecretRef: { ...secretKeyRefSchema, description: 'Bearer token (Authorization: Bearer). Not with basic auth.' },
+        usernameSecretRef: {
+          ...secretKeyRefSchema,
+          description: 'Basic auth user, with passwordSecretRef (a kubernetes.io/basic-auth Secret has both).',
+        },
+        passwordSecretRef: { ...secretKeyRefSchema, description: 'Basic auth password, with usernameSecretRef.' },
+      },
+    },
   },
   oneOf: [
     { properties: { type: { enum: ['IncidentManagement'] } }, required: ['incidentManagement'] },
@@ -148,6 +166,7 @@ export const providerSpecSchema = defineSchema({
     { properties: { type: { enum: ['GoogleChat'] } }, required: ['googleChat'] },
     { properties: { type: { enum: ['Discord'] } }, required: ['discord'] },
     { properties: { type: { enum: ['GenericWebhook'] } }, required: ['genericWebhook'] },
+    { properties: { type: { enum: ['Alertmanager'] } }, required: ['alertmanager'] },
   ],
 });
 
@@ -176,7 +195,7 @@ export const NotificationProviderKind: KindDef = {
   shortNames: ['nprov'],
   scope: 'Namespaced',
   description:
-    'A notification integration (incident management, webhook, email, Slack, Teams, Opsgenie, Google Chat, Discord, generic webhook) reconciled into certmgr-notify.',
+    'A notification integration (incident management, webhook, email, Slack, Teams, Opsgenie, Google Chat, Discord, generic webhook, Alertmanager) reconciled into certmgr-notify.',
   specSchema: providerSpecSchema,
   statusSchema: providerStatusSchema,
   printerColumns: [

@@ -53,6 +53,7 @@ export const templateSpecSchema = defineSchema({
         OPSGENIE: part('Opsgenie (title: the alert message, at most 130 characters; text: its description).'),
         GOOGLE_CHAT: part('Google Chat.'),
         DISCORD: part('Discord.'),
+        ALERTMANAGER: part('Alertmanager (title: the summary annotation; text: the description annotation).'),
         GENERIC_WEBHOOK: {
           type: 'object',
           description: 'Generic JSON webhook: body is the whole request body, a JSON document once rendered.',

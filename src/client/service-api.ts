@@ -62,7 +62,8 @@ export type IntegrationParams =
   | { opsgenieParams: { apiKey: string } }
   | { googleChatParams: { webhookUrl: string } }
   | { discordParams: { webhookUrl: string } }
-  | { genericWebhookParams: { url: string; signingSecret?: string; headers?: Array<{ name: string; value: string }> } };
+  | { genericWebhookParams: { url: string; signingSecret?: string; headers?: Array<{ name: string; value: string }> } }
+  | { alertmanagerParams: { url: string; bearerToken?: string; username?: string; password?: string } };
 
 export interface CreateIntegrationInput {
   type: IntegrationType;
@@ -185,6 +186,7 @@ const CREATE_MUTATION: Record<IntegrationType, { field: string; inputType: strin
   GOOGLE_CHAT: { field: 'createGoogleChatIntegration', inputType: 'CreateGoogleChatIntegrationInput' },
   DISCORD: { field: 'createDiscordIntegration', inputType: 'CreateDiscordIntegrationInput' },
   GENERIC_WEBHOOK: { field: 'createGenericWebhookIntegration', inputType: 'CreateGenericWebhookIntegrationInput' },
+  ALERTMANAGER: { field: 'createAlertmanagerIntegration', inputType: 'CreateAlertmanagerIntegrationInput' },
 };
 const createIntegrationDoc = (t: IntegrationType): string => {
   const m = CREATE_MUTATION[t];
@@ -196,7 +198,7 @@ const UpdateIntegration = /* GraphQL */ `
   }
 `;
 
-/** The create input of one type: webhook takes url/signingSecret at the top level, the others a params block. */
+/** The create input of one type: webhook and Alertmanager take their params at the top level, the others a params block. */
 export function createIntegrationVariables(input: CreateIntegrationInput): Record<string, unknown> {
   const base = { name: input.name, enabled: input.enabled, managedBy: input.managedBy };
   const p = input.params;
@@ -207,6 +209,7 @@ export function createIntegrationVariables(input: CreateIntegrationInput): Recor
       ...(p.webhookParams.signingSecret ? { signingSecret: p.webhookParams.signingSecret } : {}),
     };
   }
+  if ('alertmanagerParams' in p) return { ...base, ...p.alertmanagerParams };
   return { ...base, ...p };
 }
 

@@ -66,6 +66,16 @@ export const INTEGRATION_KINDS: IntegrationKind[] = [
       { name: 'headers', label: 'Extra headers', optional: true, multiline: true, secret: false, hint: 'one "Name: value" per line' },
     ],
   },
+  {
+    type: 'ALERTMANAGER',
+    label: 'Prometheus Alertmanager',
+    fields: [
+      url("Alertmanager's base URL; alerts go to <url>/api/v2/alerts"),
+      { name: 'bearerToken', label: 'Bearer token', secret: true, optional: true, hint: 'or basic auth below, not both' },
+      { name: 'username', label: 'Basic auth user', secret: true, optional: true },
+      { name: 'password', label: 'Basic auth password', secret: true, optional: true },
+    ],
+  },
 ];
 
 export interface MutationCall {
@@ -131,6 +141,13 @@ export function createIntegrationCall(type: string, name: string, v: Record<stri
         genericWebhookParams: { url: v.url ?? '', signingSecret: opt(v.signingSecret), ...(headers.length ? { headers } : {}) },
       });
     }
+    case 'ALERTMANAGER':
+      return call('CreateAlertmanagerIntegration', {
+        url: v.url ?? '',
+        bearerToken: opt(v.bearerToken),
+        username: opt(v.username),
+        password: opt(v.password),
+      });
     default:
       throw new Error(`unknown integration type ${type}`);
   }

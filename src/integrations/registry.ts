@@ -4,6 +4,7 @@
  * notifiers, the operator's provider types) reads it here. Adding a type: docs/DEVELOPMENT.md.
  */
 import type { IntegrationType } from '../model/integration-types.js';
+import { alertmanager } from './alertmanager.js';
 import { slack, teams } from './chat.js';
 import { discord } from './discord.js';
 import { email } from './email.js';
@@ -25,6 +26,7 @@ export const INTEGRATIONS: Readonly<Record<IntegrationType, IntegrationDescripto
   GOOGLE_CHAT: googleChat,
   DISCORD: discord,
   GENERIC_WEBHOOK: genericWebhook,
+  ALERTMANAGER: alertmanager,
 };
 
 /** The descriptor of a type, or undefined for a name that is not one (e.g. a row written by a newer version). */

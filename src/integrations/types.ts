@@ -123,6 +123,8 @@ export interface IntegrationOptions {
    * with no allow-list. The operator's own destinations (incident events URL, SMTP URL) are trusted.
    */
   egress?: EgressPolicy;
+  /** --public-url (no trailing slash): a notifier may link to the console (ALERTMANAGER's generatorURL). */
+  publicUrl?: string | undefined;
 }
 
 /**
@@ -179,6 +181,11 @@ export interface IntegrationDescriptor {
   deriveConfig?(secrets: Readonly<Record<string, string>>): Record<string, unknown>;
   /** The secrets to store when an update replaces `current` with `next` (WEBHOOK: signing-secret rotation). */
   updateSecrets?(current: Readonly<Record<string, string>>, next: Readonly<Record<string, string>>, now: number): Record<string, string>;
+  /**
+   * A check across the validated parameters (ALERTMANAGER: bearer token or basic auth, not both), by secret key:
+   * the params input field at fault and why, or null.
+   */
+  checkParams?(secrets: Readonly<Record<string, string>>): { input: string; problem: string } | null;
   readonly orderMode: OrderMode;
   /** Default per-integration rate limit (overridable per type on the worker). */
   readonly rateLimit: RateLimit;

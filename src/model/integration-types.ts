@@ -15,5 +15,6 @@ export const INTEGRATION_TYPES = [
   'GOOGLE_CHAT',
   'DISCORD',
   'GENERIC_WEBHOOK',
+  'ALERTMANAGER',
 ] as const;
 export type IntegrationType = (typeof INTEGRATION_TYPES)[number];

@@ -65,10 +65,12 @@ export const INTEGRATION_TYPE: Record<ProviderType, IntegrationType> = {
   GoogleChat: 'GOOGLE_CHAT',
   Discord: 'DISCORD',
   GenericWebhook: 'GENERIC_WEBHOOK',
+  Alertmanager: 'ALERTMANAGER',
 };
 
 /** Role of each secret a provider type reads. */
-export type SecretRole = 'integrationKey' | 'url' | 'signingSecret' | 'webhookUrl' | 'apiKey' | 'headers';
+export type SecretRole =
+  'integrationKey' | 'url' | 'signingSecret' | 'webhookUrl' | 'apiKey' | 'headers' | 'bearerToken' | 'username' | 'password';
 
 export interface SecretUse {
   role: SecretRole;
@@ -115,6 +117,16 @@ export function secretRefsOf(spec: NotificationProviderSpec): SecretUse[] {
       const out: SecretUse[] = [{ role: 'url', ref: g.urlSecretRef, field: 'spec.genericWebhook.urlSecretRef' }];
       if (g.signingSecretRef) out.push({ role: 'signingSecret', ref: g.signingSecretRef, field: 'spec.genericWebhook.signingSecretRef' });
       if (g.headersSecretRef) out.push({ role: 'headers', ref: g.headersSecretRef, field: 'spec.genericWebhook.headersSecretRef' });
+      return out;
+    }
+    case 'Alertmanager': {
+      const a = spec.alertmanager;
+      if (!a) return [];
+      const out: SecretUse[] = [{ role: 'url', ref: a.urlSecretRef, field: 'spec.alertmanager.urlSecretRef' }];
+      if (a.bearerTokenSecretRef)
+        out.push({ role: 'bearerToken', ref: a.bearerTokenSecretRef, field: 'spec.alertmanager.bearerTokenSecretRef' });
+      if (a.usernameSecretRef) out.push({ role: 'username', ref: a.usernameSecretRef, field: 'spec.alertmanager.usernameSecretRef' });
+      if (a.passwordSecretRef) out.push({ role: 'password', ref: a.passwordSecretRef, field: 'spec.alertmanager.passwordSecretRef' });
       return out;
     }
     case 'Email':
@@ -236,6 +248,16 @@ export function desiredIntegration(
         },
       };
       visible = { webhookSigned: Boolean(secrets.signingSecret) };
+      break;
+    case 'Alertmanager':
+      params = {
+        alertmanagerParams: {
+          url: need('url'),
+          ...(secrets.bearerToken ? { bearerToken: secrets.bearerToken } : {}),
+          ...(secrets.username ? { username: secrets.username } : {}),
+          ...(secrets.password ? { password: secrets.password } : {}),
+        },
+      };
       break;
   }
   return { ...base, params, visible };

@@ -110,6 +110,8 @@ function parseParamsBlock(d: IntegrationDescriptor, p: Record<string, unknown>, 
     if (f.into === 'secrets') secrets[f.key] = v as string;
     else config[f.key] = v;
   }
+  const cross = d.checkParams?.(secrets);
+  if (cross) throw badInput(`${at}.${cross.input}`, `${at}.${cross.input} ${cross.problem}`);
   return { config: { ...config, ...d.deriveConfig?.(secrets) }, secrets };
 }
 

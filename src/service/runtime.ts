@@ -34,6 +34,7 @@ export function createRuntime(opts: {
     smtpFrom: opts.cfg.smtpFrom,
     smtpSenderDomains: opts.cfg.smtpSenderDomains,
     ...(opts.cfg.smtpUrl ? { smtpUrl: opts.cfg.smtpUrl } : {}),
+    publicUrl: opts.cfg.publicUrl,
   };
   // a company's compiled filters fit its router quota (2 per router: an update briefly holds old and new) and its
   // silences' matchers (one per family a silence applies to: at most 4)

@@ -25,7 +25,7 @@ export interface VariableOptions {
 }
 
 /** The console page of an event (docs/console.md hash routes): health events their health page, expiration the inventory. */
-function consoleUrlOf(publicUrl: string | undefined, kind: string): string | null {
+export function consoleUrlOf(publicUrl: string | undefined, kind: string): string | null {
   if (!publicUrl) return null;
   return `${publicUrl}/ui/#/${kind === 'certificateExpiration' ? 'certificates' : 'health'}`;
 }

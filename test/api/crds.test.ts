@@ -87,6 +87,16 @@ describe('validators (the same schemas, ajv)', () => {
       { type: 'GenericWebhook', genericWebhook: { urlSecretRef: ref, signingSecretRef: ref, headersSecretRef: ref } },
       'ok',
     ],
+    [
+      'alertmanager with basic auth',
+      { type: 'Alertmanager', alertmanager: { urlSecretRef: ref, usernameSecretRef: ref, passwordSecretRef: ref } },
+      'ok',
+    ],
+    [
+      'alertmanager without a URL ref',
+      { type: 'Alertmanager', alertmanager: {} },
+      ["spec.alertmanager: must have required property 'urlSecretRef'"],
+    ],
     ['opsgenie without its settings', { type: 'Opsgenie' }, ["spec: must have required property 'opsgenie'"]],
     ['opsgenie without a key ref', { type: 'Opsgenie', opsgenie: {} }, ["spec.opsgenie: must have required property 'apiKeySecretRef'"]],
     [
@@ -97,7 +107,9 @@ describe('validators (the same schemas, ajv)', () => {
     [
       'unknown type',
       { type: 'Pager' },
-      ['spec.type: must be one of IncidentManagement, Webhook, Email, Slack, Teams, Opsgenie, GoogleChat, Discord, GenericWebhook'],
+      [
+        'spec.type: must be one of IncidentManagement, Webhook, Email, Slack, Teams, Opsgenie, GoogleChat, Discord, GenericWebhook, Alertmanager',
+      ],
     ],
     ['type without its settings', { type: 'Slack' }, ["spec: must have required property 'slack'"]],
     [
@@ -175,7 +187,16 @@ describe('types derived from the schemas', () => {
     expectTypeOf<NotificationRouterSpec['filter']>().toEqualTypeOf<string | undefined>();
     expectTypeOf<NotificationRouterSpec['providerRef']>().toEqualTypeOf<{ name: string }>();
     expectTypeOf<NotificationProviderSpec['type']>().toEqualTypeOf<
-      'IncidentManagement' | 'Webhook' | 'Email' | 'Slack' | 'Teams' | 'Opsgenie' | 'GoogleChat' | 'Discord' | 'GenericWebhook'
+      | 'IncidentManagement'
+      | 'Webhook'
+      | 'Email'
+      | 'Slack'
+      | 'Teams'
+      | 'Opsgenie'
+      | 'GoogleChat'
+      | 'Discord'
+      | 'GenericWebhook'
+      | 'Alertmanager'
     >();
     expectTypeOf<MonitoringConfigSpec['thresholds']>().toEqualTypeOf<number[]>();
     expectTypeOf<NonNullable<NotificationRouterStatus['conditions']>[number]['status']>().toEqualTypeOf<'True' | 'False' | 'Unknown'>();

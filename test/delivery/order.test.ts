@@ -29,8 +29,8 @@ describe('compareOrder', () => {
 });
 
 describe('orderModeOf', () => {
-  it('only the incident types (incident management, Opsgenie) are state-carrying', () => {
-    expect(INTEGRATION_TYPES.filter((t) => orderModeOf(t) === 'supersede')).toEqual(['INCIDENT_MGMT', 'OPSGENIE']);
+  it('only the incident and alert types (incident management, Opsgenie, Alertmanager) are state-carrying', () => {
+    expect(INTEGRATION_TYPES.filter((t) => orderModeOf(t) === 'supersede')).toEqual(['INCIDENT_MGMT', 'OPSGENIE', 'ALERTMANAGER']);
   });
   it('a type this version does not know is in-order (never dropped)', () => {
     expect(orderModeOf('PAGER' as (typeof INTEGRATION_TYPES)[number])).toBe('in-order');

@@ -15,6 +15,7 @@ describe('RateLimiter (token bucket per integration)', () => {
       GOOGLE_CHAT: { ratePerSec: 1, burst: 3 },
       DISCORD: { ratePerSec: 0.5, burst: 5 },
       GENERIC_WEBHOOK: { ratePerSec: 20, burst: 40 },
+      ALERTMANAGER: { ratePerSec: 100, burst: 500 },
     });
     const l = new RateLimiter({ SLACK: { ratePerSec: 5, burst: 1 } });
     expect(l.limitFor('SLACK')).toEqual({ ratePerSec: 5, burst: 1 });

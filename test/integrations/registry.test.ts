@@ -39,6 +39,7 @@ describe('integration registry', () => {
     ['GOOGLE_CHAT', 'in-order', { ratePerSec: 1, burst: 3 }, 'GoogleChat', 'googleChatParams'],
     ['DISCORD', 'in-order', { ratePerSec: 0.5, burst: 5 }, 'Discord', 'discordParams'],
     ['GENERIC_WEBHOOK', 'in-order', { ratePerSec: 20, burst: 40 }, 'GenericWebhook', 'genericWebhookParams'],
+    ['ALERTMANAGER', 'supersede', { ratePerSec: 100, burst: 500 }, 'Alertmanager', 'alertmanagerParams'],
   ] as const)('%s: order %s, rate %o, provider type %s, params %s', (type, mode, rate, provider, params) => {
     const d = INTEGRATIONS[type];
     expect([d.orderMode, d.rateLimit, d.providerType, d.api.paramsField]).toEqual([mode, rate, provider, params]);
@@ -57,6 +58,7 @@ describe('integration registry', () => {
       GOOGLE_CHAT: ['webhookUrl'],
       DISCORD: ['webhookUrl'],
       GENERIC_WEBHOOK: ['url', 'signingSecret', 'headers'],
+      ALERTMANAGER: ['url', 'bearerToken', 'username', 'password'],
     });
   });
 

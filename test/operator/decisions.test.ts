@@ -105,6 +105,24 @@ describe('providers: secrets → desired integration → update plan', () => {
       },
       ['url:s/k', 'signingSecret:sig/v', 'headers:h/headers'],
     ],
+    ['Alertmanager minimal', { type: 'Alertmanager', alertmanager: { urlSecretRef: ik } }, ['url:s/k']],
+    [
+      'Alertmanager with basic auth from one Secret',
+      {
+        type: 'Alertmanager',
+        alertmanager: {
+          urlSecretRef: ik,
+          usernameSecretRef: { name: 'am', key: 'username' },
+          passwordSecretRef: { name: 'am', key: 'password' },
+        },
+      },
+      ['url:s/k', 'username:am/username', 'password:am/password'],
+    ],
+    [
+      'Alertmanager with a bearer token',
+      { type: 'Alertmanager', alertmanager: { urlSecretRef: ik, bearerTokenSecretRef: { name: 'am', key: 'token' } } },
+      ['url:s/k', 'bearerToken:am/token'],
+    ],
   ])('secretRefsOf %s', (_n, s, want) => {
     expect(secretRefsOf(spec(s)).map((u) => `${u.role}:${u.ref.name}/${u.ref.key}`)).toEqual(want);
   });
@@ -236,6 +254,12 @@ describe('providers: secrets → desired integration → update plan', () => {
         },
         visible: { webhookSigned: true },
       },
+    ],
+    [
+      'Alertmanager with basic auth',
+      { type: 'Alertmanager', alertmanager: { urlSecretRef: ik, usernameSecretRef: ik, passwordSecretRef: ik } },
+      { url: 'http://am:9093', username: 'u', password: 'p' },
+      { type: 'ALERTMANAGER', params: { alertmanagerParams: { url: 'http://am:9093', username: 'u', password: 'p' } }, visible: {} },
     ],
   ])('desiredIntegration %s', (_n, s, sec, want) => {
     const d = desiredIntegration(P, spec(s), sec);

@@ -32,6 +32,17 @@ describe('parseParams', () => {
       { genericWebhookParams: { url: HOOK, signingSecret: WHSEC, headers: [{ name: 'X-Key', value: 'v' }] } },
       { config: { signed: true }, secrets: { url: HOOK, signingSecret: WHSEC, headers: '[["X-Key","v"]]' } },
     ],
+    ['ALERTMANAGER', { alertmanagerParams: { url: HOOK } }, { config: {}, secrets: { url: HOOK } }],
+    [
+      'ALERTMANAGER',
+      { alertmanagerParams: { url: HOOK, bearerToken: 'eyJhbGciOi.x-y_z' } },
+      { config: {}, secrets: { url: HOOK, bearerToken: 'eyJhbGciOi.x-y_z' } },
+    ],
+    [
+      'ALERTMANAGER',
+      { alertmanagerParams: { url: HOOK, username: 'certmgr', password: 'p:ss wörd' } },
+      { config: {}, secrets: { url: HOOK, username: 'certmgr', password: 'p:ss wörd' } },
+    ],
   ] as const)('%s %o', (type, input, want) => {
     expect(parseParams(type, input)).toEqual(want);
   });
@@ -55,6 +66,37 @@ describe('parseParams', () => {
       'input.genericWebhookParams.headers[0].name',
       'cannot be overridden',
     ],
+    [
+      'ALERTMANAGER',
+      { alertmanagerParams: { url: HOOK, bearerToken: 't0k', username: 'u', password: 'p' } },
+      'input.alertmanagerParams.bearerToken',
+      'cannot be combined with username/password',
+    ],
+    [
+      'ALERTMANAGER',
+      { alertmanagerParams: { url: HOOK, bearerToken: 'two words' } },
+      'input.alertmanagerParams.bearerToken',
+      'visible ASCII',
+    ],
+    [
+      'ALERTMANAGER',
+      { alertmanagerParams: { url: HOOK, username: 'u' } },
+      'input.alertmanagerParams.password',
+      'is required with username',
+    ],
+    [
+      'ALERTMANAGER',
+      { alertmanagerParams: { url: HOOK, password: 'p' } },
+      'input.alertmanagerParams.username',
+      'is required with password',
+    ],
+    [
+      'ALERTMANAGER',
+      { alertmanagerParams: { url: HOOK, username: 'a:b', password: 'p' } },
+      'input.alertmanagerParams.username',
+      "must not contain ':'",
+    ],
+    ['ALERTMANAGER', { alertmanagerParams: { url: 'http://10.0.0.1:9093' } }, 'input.alertmanagerParams.url', 'private'],
     ['PAGER', { webhookParams: { url: HOOK } }, 'input', 'integration type PAGER is not supported by this version'],
   ] as const)('%s %o is refused at %s', (type, input, field, message) => {
     let err: unknown;
