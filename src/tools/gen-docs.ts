@@ -1,6 +1,7 @@
 /**
  * Writes the reference pages generated from code: docs/flags.md from the flag definitions of src/config.ts (the
- * same ones `serve --help` and `agent --help` print).
+ * same ones `serve --help` and `agent --help` print), and the metrics list of docs/observability.md (between its
+ * `metrics:begin` and `metrics:end` markers) from the metric registrations in src/ (src/tools/metrics-catalog.ts).
  *   node --import tsx src/tools/gen-docs.ts            # write
  *   node --import tsx src/tools/gen-docs.ts --check    # exit 1 when a committed page differs
  */
@@ -10,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { format } from 'prettier';
 import { AGENT_FLAGS, SERVE_FLAGS, envName } from '../config.js';
 import { REPO_ROOT } from './gen-crds.js';
+import { metricsCatalog } from './metrics-catalog.js';
 
 type Flag = (typeof SERVE_FLAGS)[number];
 
@@ -48,16 +50,36 @@ ${list(AGENT_FLAGS)}
 `;
 }
 
+const METRICS_PAGE = 'docs/observability.md';
+const BEGIN = /<!-- metrics:begin[^>]*-->\n/;
+const END = '<!-- metrics:end -->';
+
+/** The page with its metrics list (between the markers) generated: one item per metric, its type, labels and help. */
+function withMetrics(page: string, root: string): string {
+  const begin = BEGIN.exec(page);
+  const end = page.indexOf(END);
+  if (!begin || end < begin.index) throw new Error(`${METRICS_PAGE}: the metrics:begin / metrics:end markers are missing`);
+  const items = metricsCatalog(root).map(
+    (m) => `- \`${m.name}\` (${[m.type, ...(m.labels.length ? [m.labels.join(', ')] : [])].join('; ')}): ${prose(m.help)}`,
+  );
+  return page.slice(0, begin.index + begin[0].length) + items.join('\n') + '\n' + page.slice(end);
+}
+
+const formatMd = (md: string) => format(md, { parser: 'markdown', printWidth: 140, proseWrap: 'preserve' });
+
 /** repo-relative path → generated content (formatted as \`prettier --check\` wants it). */
-export async function generatedDocs(): Promise<Map<string, string>> {
-  const md = await format(flagsPage(), { parser: 'markdown', printWidth: 140, proseWrap: 'preserve' });
-  return new Map([['docs/flags.md', md]]);
+export async function generatedDocs(root = REPO_ROOT): Promise<Map<string, string>> {
+  const metrics = withMetrics(readFileSync(join(root, METRICS_PAGE), 'utf8'), root);
+  return new Map([
+    ['docs/flags.md', await formatMd(flagsPage())],
+    [METRICS_PAGE, await formatMd(metrics)],
+  ]);
 }
 
 /** Pages whose committed content differs from the generated one (missing pages included). */
 export async function docsDrift(root = REPO_ROOT): Promise<string[]> {
   const drift: string[] = [];
-  for (const [rel, content] of await generatedDocs()) {
+  for (const [rel, content] of await generatedDocs(root)) {
     let current: string | undefined;
     try {
       current = readFileSync(join(root, rel), 'utf8');
