@@ -13,15 +13,12 @@
  * - `set()`: memory now; its promise resolves once a patch carrying that key's value (or a newer one)
  *   succeeded, and rejects when that patch failed. The value stays in memory (nothing is re-sent by this
  *   process); the caller's retry (`set` again) writes it, since it differs from what is stored.
- * - Migration: `migrateFrom` names ConfigMaps of an older layout (the unsharded `<name>`). `load()` reads them,
- *   writes their entries into the shards, then deletes (or, without that permission, empties) them, only if
- *   unchanged since read: no entry is lost, and a key removed later cannot come back from the old object.
  * - Callers write AFTER the event was accepted (202): at-least-once.
  */
 import { createHash } from 'node:crypto';
 import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { isConflict, isNotFound, kubeErrorCode } from '../kube/errors.js';
+import { isConflict, isNotFound } from '../kube/errors.js';
 
 /** What the controllers need from a state store (a plain Map-backed fake works in tests). */
 export interface KeyedState<T> {
@@ -37,8 +34,6 @@ export interface ConfigMapStateOptions<T> {
   /** ConfigMap name (or name prefix with shards) */
   name: string;
   shards?: number;
-  /** ConfigMaps of an older layout whose entries `load()` moves into the shards, then deletes */
-  migrateFrom?: string[];
   /** which values are written (others live in memory only) */
   persist: (v: T) => boolean;
   /** the stored form of a value (e.g. with capped lists); default: the value itself */
@@ -186,13 +181,12 @@ export class ConfigMapState<T> implements KeyedState<T> {
   }
 
   /**
-   * Reads every shard (missing ones are empty) and the `migrateFrom` ConfigMaps; moves entries that are not in
-   * their shard (old layout, other shard count) and deletes the old ConfigMaps. Throws on API errors: call
-   * again (a half-done migration is finished by the next call; nothing is deleted before it was rewritten).
+   * Reads every shard (missing ones are empty); moves entries that are not in their shard (written with another
+   * shard count). Throws on API errors: call again (a half-done move is finished by the next call; nothing is
+   * removed before it was rewritten).
    */
   async load(): Promise<void> {
-    const legacyNames = (this.opts.migrateFrom ?? []).filter((n) => !this.shardNames().includes(n));
-    const [found, legacy] = await Promise.all([this.readAll(this.shardNames()), this.readAll(legacyNames)]);
+    const found = await this.readAll(this.shardNames());
     this.memory.clear();
     this.persisted.clear();
     const move = new Set<string>();
@@ -216,54 +210,12 @@ export class ConfigMapState<T> implements KeyedState<T> {
         move.add(e.key);
       }
     }
-    let migrated = 0;
-    for (const f of legacy) {
-      for (const e of this.entries(f)) {
-        // an entry in a shard was written later than the old layout's
-        if (this.memory.has(e.key)) continue;
-        this.memory.set(e.key, e.value);
-        move.add(e.key);
-        migrated++;
-      }
-    }
-    if (move.size === 0 && misplaced.size === 0 && legacy.every((f) => Object.keys(f.configMap?.data ?? {}).length === 0)) return;
+    if (move.size === 0 && misplaced.size === 0) return;
     // rewrite into the home shards first (batched); a failure throws before anything is removed
     await Promise.all([...move].map((k) => this.enqueue(k)));
     // a misplaced key's home is another ConfigMap, so removing it here never touches the moved copy
     for (const [name, cmKeys] of misplaced) await this.patch(name, Object.fromEntries(cmKeys.map((k) => [k, null])));
-    for (const f of legacy) if (f.configMap && Object.keys(f.configMap.data ?? {}).length > 0) await this.retire(f.name, f.configMap);
-    this.opts.log.info(
-      { migrated, moved: move.size - migrated, from: legacyNames, shards: this.shardCount },
-      'emitter state moved into its shards',
-    );
-  }
-
-  /**
-   * Deletes an old-layout ConfigMap, only in the version that was read (an object written meanwhile, e.g. by an
-   * old replica still running, is read again). Without the `delete` permission (charts before sharding grant
-   * get/create/patch), empties it by a merge patch under the same precondition.
-   */
-  private async retire(name: string, read: V1ConfigMap): Promise<void> {
-    const { core, namespace } = this.opts;
-    const resourceVersion = read.metadata?.resourceVersion ?? '';
-    const changed = (e: unknown): Error =>
-      new Error(`ConfigMap ${namespace}/${name} changed during the state migration: load again`, { cause: e });
-    try {
-      await core.deleteNamespacedConfigMap({ namespace, name, body: { preconditions: { resourceVersion } } });
-      return;
-    } catch (e) {
-      if (isNotFound(e)) return;
-      if (isConflict(e)) throw changed(e);
-      if (kubeErrorCode(e) !== 403) throw e;
-    }
-    const data = Object.fromEntries(Object.keys(read.data ?? {}).map((k) => [k, null]));
-    try {
-      await core.patchNamespacedConfigMap({ namespace, name, body: { metadata: { resourceVersion }, data } }, mergePatch);
-    } catch (e) {
-      if (isNotFound(e)) return;
-      if (isConflict(e)) throw changed(e);
-      throw e;
-    }
+    this.opts.log.info({ moved: move.size, shards: this.shardCount }, 'emitter state moved into its shards');
   }
 
   get(key: string): T | undefined {

@@ -1,8 +1,4 @@
-/**
- * The emitter's state store (ConfigMaps in its own namespace); see state.ts. Releases that evaluated expiry in
- * the emitter also kept `<name>-expiry-0..3`: nothing reads them now (the hub evaluates expiry over the
- * inventory), and they can be deleted.
- */
+/** The emitter's state store (ConfigMaps in its own namespace); see state.ts. */
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { decodeHealthState, type HealthState } from './health/diff.js';
@@ -119,8 +115,6 @@ export function emitterStates(o: {
       ...common,
       name: `${o.name}-health`,
       shards: o.healthShards ?? HEALTH_STATE_SHARDS,
-      // releases before sharding kept every episode in one ConfigMap `<name>-health`
-      migrateFrom: [`${o.name}-health`],
       persist: (s) => s.notified,
       encode: storedHealthState,
       decode: decodeHealthState,

@@ -35,7 +35,7 @@ describe.skipIf(skip)('emitter health state: sharded and batched (real apiserver
         return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
       },
     });
-    for (const ns of ['fresh', 'upgrade']) await ensureNamespace(env.kubeConfig(), ns);
+    await ensureNamespace(env.kubeConfig(), 'fresh');
   }, 10 * 60_000);
 
   afterAll(async () => {
@@ -87,29 +87,5 @@ describe.skipIf(skip)('emitter health state: sharded and batched (real apiserver
     await Promise.all(episodes.map((e) => again.set(e.key, undefined)));
     expect(patches).toBeLessThanOrEqual(HEALTH_STATE_SHARDS);
     expect([...(await sizes('fresh')).values()].reduce((n, c) => n + c.keys, 0)).toBe(0);
-  });
-
-  it('an existing install: the unsharded `<name>-health` ConfigMap is moved into the shards and deleted', async () => {
-    const legacy = Array.from({ length: 1_000 }, (_, i) => notReadyCertificate(i));
-    // as releases before sharding wrote it: one key per episode in `em-health`
-    await core.createNamespacedConfigMap({
-      namespace: 'upgrade',
-      body: {
-        metadata: { name: 'em-health', labels: { 'app.kubernetes.io/component': 'emitter' } },
-        data: Object.fromEntries(legacy.map((e) => [e.key.replace(/\//g, '_'), JSON.stringify({ key: e.key, value: e.state })])),
-      },
-    });
-    const { health } = emitterStates({ core: counted, namespace: 'upgrade', name: 'em', log });
-    patches = 0;
-    await health.load();
-    expect(patches).toBeLessThanOrEqual(HEALTH_STATE_SHARDS);
-    const cms = await sizes('upgrade');
-    expect(cms.has('em-health')).toBe(false);
-    expect([...cms.values()].reduce((n, c) => n + c.keys, 0)).toBe(1_000);
-
-    const again = emitterStates({ core, namespace: 'upgrade', name: 'em', log }).health;
-    await again.load();
-    expect(again.size).toBe(1_000);
-    for (const e of legacy) expect(again.get(e.key)).toEqual(e.state);
   });
 });

@@ -24,7 +24,6 @@ function fakeCore() {
   let failNext = 0;
   let rv = 1;
   let hold: Promise<void> | undefined;
-  let forbidDelete = false;
   const core = {
     async readNamespacedConfigMap({ namespace, name }: { namespace: string; name: string }) {
       const cm = maps.get(`${namespace}/${name}`);
@@ -72,7 +71,6 @@ function fakeCore() {
       body?: { preconditions?: { resourceVersion?: string } };
     }) {
       calls.push(`delete ${name}`);
-      if (forbidDelete) throw apiError(403);
       const cm = maps.get(`${namespace}/${name}`);
       if (!cm) throw apiError(404);
       const want = body?.preconditions?.resourceVersion;
@@ -87,8 +85,6 @@ function fakeCore() {
     calls,
     bodies,
     fail: (n: number) => (failNext = n),
-    /** deleteNamespacedConfigMap answers 403 (RBAC without `delete`) */
-    forbidDelete: () => (forbidDelete = true),
     /** patches wait until the returned function is called */
     gate: () => {
       let open!: () => void;
@@ -284,79 +280,6 @@ describe('ConfigMapState: batching', () => {
     expect(Object.keys(stored(f)).sort()).toEqual(['first', ...carried.slice(1).flat()].sort());
   });
 
-  it('load() moves the unsharded ConfigMap of an older release into the shards, then deletes it', async () => {
-    const f = fakeCore();
-    const old = new ConfigMapState<S>({ core: f.core, namespace: 'ns', name: 'h', persist: () => true, decode, log });
-    for (let i = 0; i < 40; i++) await old.set(`Issuer/a/i-${i}`, { notified: true, n: i });
-    f.maps.get('ns/h')!.data!['garbage'] = '{not json';
-    // a key also in its shard: the shard's (newer) value wins
-    const st = make(f, { migrateFrom: ['h'] });
-    const home = st.shardName('Issuer/a/i-7');
-    f.put(home, { 'Issuer_a_i-7': JSON.stringify({ key: 'Issuer/a/i-7', value: { notified: true, n: 700 } }) });
-    f.calls.length = 0;
-    await st.load();
-    expect(st.size).toBe(40);
-    expect(st.get('Issuer/a/i-7')).toEqual({ notified: true, n: 700 });
-    expect(f.maps.has('ns/h')).toBe(false);
-    const all = stored(f);
-    expect(Object.keys(all)).toHaveLength(40);
-    for (let i = 0; i < 40; i++) if (i !== 7) expect(all[`Issuer/a/i-${i}`]).toEqual({ notified: true, n: i });
-    // batched: at most one patch (and create) per shard, then one delete
-    expect(f.calls.filter((c) => c.startsWith('patch')).length).toBeLessThanOrEqual(4);
-    expect(f.calls.at(-1)).toBe('delete h');
-    // the next start finds nothing to move
-    f.calls.length = 0;
-    const next = make(f, { migrateFrom: ['h'] });
-    await next.load();
-    expect(next.size).toBe(40);
-    expect(f.calls).toEqual([]);
-  });
-
-  it('a migration that fails part-way deletes nothing and finishes on the next load(); a changed old ConfigMap is read again', async () => {
-    const f = fakeCore();
-    const old = new ConfigMapState<S>({ core: f.core, namespace: 'ns', name: 'h', persist: () => true, decode, log });
-    for (let i = 0; i < 20; i++) await old.set(`Issuer/a/i-${i}`, { notified: true, n: i });
-    const st = make(f, { migrateFrom: ['h'] });
-    f.fail(1);
-    await expect(st.load()).rejects.toThrow(/500/);
-    expect(Object.keys(f.maps.get('ns/h')!.data!)).toHaveLength(20);
-
-    // an older replica still writes the old ConfigMap between our read and our delete
-    const core = f.core as unknown as { readNamespacedConfigMap: (a: { namespace: string; name: string }) => Promise<V1ConfigMap> };
-    const read = core.readNamespacedConfigMap.bind(core);
-    let raced = false;
-    core.readNamespacedConfigMap = async (a) => {
-      const cm = await read(a);
-      if (a.name === 'h' && !raced) {
-        raced = true;
-        await old.set('Issuer/a/late', { notified: true, n: 99 });
-      }
-      return cm;
-    };
-    await expect(st.load()).rejects.toThrow(/ConfigMap ns\/h changed during the state migration/);
-    expect(f.maps.has('ns/h')).toBe(true);
-    await st.load();
-    expect(f.maps.has('ns/h')).toBe(false);
-    expect(st.size).toBe(21);
-    expect(Object.keys(stored(f))).toHaveLength(21);
-  });
-
-  it('without the delete permission the old ConfigMap is emptied instead (under the same precondition)', async () => {
-    const f = fakeCore();
-    const old = new ConfigMapState<S>({ core: f.core, namespace: 'ns', name: 'h', persist: () => true, decode, log });
-    for (let i = 0; i < 10; i++) await old.set(`k-${i}`, { notified: true, n: i });
-    f.forbidDelete();
-    const st = make(f, { migrateFrom: ['h'] });
-    await st.load();
-    expect(f.maps.get('ns/h')!.data).toEqual({});
-    expect(Object.keys(stored(f))).toHaveLength(10);
-    f.calls.length = 0;
-    const next = make(f, { migrateFrom: ['h'] });
-    await next.load();
-    expect(next.size).toBe(10);
-    expect(f.calls).toEqual([]); // an empty old ConfigMap is left alone
-  });
-
   it('entries in a shard that is not theirs (another shard count) are moved to their own', async () => {
     const f = fakeCore();
     const two = make(f, { shards: 2 });
@@ -447,24 +370,21 @@ describe('health state layout', () => {
     expect(one.id.SANs!['DNS Names']).toHaveLength(kept.length); // the next name would not fit
   });
 
-  it('the health store: 128 shards `<name>-health-N`, migrating from `<name>-health`; stored entries are capped', async () => {
+  it('the health store: 128 shards `<name>-health-N`, and only those are read; stored entries are capped', async () => {
     const f = fakeCore();
-    const legacy = new ConfigMapState<HealthState>({
-      core: f.core,
-      namespace: 'ns',
-      name: 'em-health',
-      persist: () => true,
-      decode: decodeHealthState,
-      log,
-    });
+    const other = { key: 'Certificate/shop/other', value: cert() };
+    f.put('em-health', { Certificate_shop_other: JSON.stringify(other) });
+    const before = structuredClone(f.maps.get('ns/em-health'));
     const big = cert({ SANs: { 'DNS Names': Array.from({ length: 3_000 }, (_, i) => `h${i}.example.com`) } });
-    await legacy.set('Certificate/shop/shop-example-com', big);
     const { health } = emitterStates({ core: f.core, namespace: 'ns', name: 'em', log });
     expect(health.shardNames()).toHaveLength(HEALTH_STATE_SHARDS);
     expect(health.shardNames()[127]).toBe('em-health-127');
     expect(emitterStates({ core: f.core, namespace: 'ns', name: 'em', log, healthShards: 8 }).health.shardNames()).toHaveLength(8);
     await health.load();
-    expect(f.maps.has('ns/em-health')).toBe(false);
+    expect(health.size).toBe(0);
+    expect(f.calls).toEqual([]);
+    expect(f.maps.get('ns/em-health')).toEqual(before);
+    await health.set('Certificate/shop/shop-example-com', big);
     const cm = f.maps.get(`ns/${health.shardName('Certificate/shop/shop-example-com')}`)!;
     const text = Object.values(cm.data!)[0]!;
     expect(Buffer.byteLength(text)).toBeLessThan(HEALTH_ENTRY_MAX_BYTES + 300);
