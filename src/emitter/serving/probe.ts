@@ -41,7 +41,7 @@ export function parseAddress(address: string): { host: string; port: number } | 
 }
 
 /** The served leaf's DER bytes as a LeafIdentity (the texts facts.ts gives a Secret's leaf); undefined: unparsable. */
-export function leafIdentityOf(der: Uint8Array): LeafIdentity | undefined {
+function leafIdentityOf(der: Uint8Array): LeafIdentity | undefined {
   const f = leafFacts(der);
   if (!f) return undefined;
   return {

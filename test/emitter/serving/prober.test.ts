@@ -13,6 +13,7 @@ import {
   DEFAULT_SERVING_PROBE_CONCURRENCY,
   DEFAULT_SERVING_PROBE_INTERVAL_MS,
   DEFAULT_SERVING_PROBE_RATE,
+  DEFAULT_SERVING_PROBE_TIMEOUT_MS,
   RENEWAL_PROBE_DELAY_MS,
   ServingProber,
   type EndpointSource,
@@ -96,14 +97,14 @@ class Secrets {
 
 /** The probe stand-in: what each address serves (default: connection refused), every call recorded. */
 class Probes {
-  readonly calls: { at: number; host: string; address: string }[] = [];
+  readonly calls: { at: number; host: string; address: string; timeoutMs: number }[] = [];
   readonly serves = new Map<string, ProbeOutcome>();
   /** hold every probe until released (or aborted) */
   hold = false;
   private readonly held: (() => void)[] = [];
   constructor(private readonly clock: FakeClock) {}
   readonly fn = (t: ProbeTarget, o: { timeoutMs: number; signal: AbortSignal }): Promise<ProbeOutcome> => {
-    this.calls.push({ at: this.clock.now(), host: t.host, address: t.address });
+    this.calls.push({ at: this.clock.now(), host: t.host, address: t.address, timeoutMs: o.timeoutMs });
     const out = (): ProbeOutcome => this.serves.get(t.address) ?? { kind: 'failed', error: 'connection refused' };
     if (!this.hold) return Promise.resolve(out());
     return new Promise((resolve) => {
@@ -167,6 +168,7 @@ describe('ServingProber: schedule', () => {
     await clock.advance(4_000);
     expect(new Set(probes.calls.map((c) => c.address)).size).toBe(100);
     expect(probes.calls.length).toBe(100);
+    expect(new Set(probes.calls.map((c) => c.timeoutMs))).toEqual(new Set([DEFAULT_SERVING_PROBE_TIMEOUT_MS]));
     await clock.advance(3 * MIN + 1_000);
     for (let i = 0; i < 100; i++) {
       const at = probes.of(`s${i}.lb:443`);
@@ -253,6 +255,10 @@ describe('ServingProber: schedule', () => {
       expect(prober.size.inFlight).toBeLessThanOrEqual(3);
     }
     expect(probes.calls).toHaveLength(10);
+  });
+
+  it('the defaults: 10,000 endpoints every interval need at most three quarters of the rate', () => {
+    expect(10_000 / (DEFAULT_SERVING_PROBE_INTERVAL_MS / 1000)).toBeLessThanOrEqual(0.75 * DEFAULT_SERVING_PROBE_RATE);
   });
 
   it('10,000 endpoints at the defaults: each probed every interval, never more than the rate (plus its burst) in any second', async () => {
