@@ -1,6 +1,6 @@
 /**
  * The spec's GraphQL operations, verbatim (operation names, fields, arguments, selections).
- * Used by the operator's client and by the tests, and quoted in the README.
+ * Used by the operator's client and by the tests, and listed in docs/api.md.
  */
 export const GetIntegrationsListData = /* GraphQL */ `
   query GetIntegrationsListData {
