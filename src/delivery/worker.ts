@@ -4,7 +4,8 @@
  *   loop:  claim up to batchSize due deliveries (while ≤ concurrency are held)  ──►  for each, concurrently:
  *            integration gone or disabled ─────────────► DEAD (visible: API, metric, warn log)
  *            a newer one for the key makes it obsolete ─► SUPERSEDED (not sent; attempt not counted)
- *            rate limited ─────────────────────────────► deferred (PENDING at its slot; attempt not counted)
+ *            rate limited ─────────────────────────────► deferred (PENDING at its slot; attempt not counted; slots
+ *                                                          go round-robin across the routers sharing the integration)
  *            notifier.send(notification, signal) ──────► decide(): DELIVERED | PENDING at T | DEAD
  *
  * Round trips (issue 12): one claim statement per batch (joined with the events; it also says whether a newer
@@ -676,7 +677,8 @@ export class DeliveryWorker {
     }
 
     const now = this.#clock();
-    const wait = this.#limiter.take(integration.id, type, now, d.id);
+    // the integration's own limit, else its type's; fair across the routers that share it (rate-limit.ts)
+    const wait = this.#limiter.take(integration.id, type, now, d.id, { limit: integration.rateLimit, flow: d.routerId });
     if (wait > 0) {
       this.#metrics?.rateLimited.inc({ integration_type: type });
       try {

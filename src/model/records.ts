@@ -29,6 +29,11 @@ export interface IntegrationRecord {
   secrets: Record<string, string>;
   /** Who owns this record: null for API-created, or e.g. "operator:<ns>/<name>" for CR-managed records. */
   managedBy: string | null;
+  /**
+   * Its own send rate (a token bucket: sends per second, burst), ratePerSec 0 meaning unlimited; null or absent:
+   * its type's default (the descriptor's rateLimit).
+   */
+  rateLimit?: { ratePerSec: number; burst: number } | null;
   createdAt: number;
   updatedAt: number;
 }

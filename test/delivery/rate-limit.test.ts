@@ -105,8 +105,99 @@ describe('RateLimiter (token bucket per integration)', () => {
     expect(l.size.reservations).toBe(2);
   });
 
-  it('rejects nonsense limits', () => {
-    expect(() => new RateLimiter({ SLACK: { ratePerSec: 0, burst: 1 } })).toThrow(RangeError);
+  it('rejects nonsense limits; 0 per second is unlimited', () => {
+    expect(() => new RateLimiter({ SLACK: { ratePerSec: -1, burst: 1 } })).toThrow(RangeError);
+    expect(() => new RateLimiter({ SLACK: { ratePerSec: Infinity, burst: 1 } })).toThrow(RangeError);
     expect(() => new RateLimiter({ SLACK: { ratePerSec: 1, burst: 0.5 } })).toThrow(RangeError);
+    const l = new RateLimiter({ SLACK: { ratePerSec: 0, burst: 1 } });
+    expect(Array.from({ length: 1000 }, (_, i) => l.take('s', 'SLACK', T, `k${i}`))).toEqual(Array(1000).fill(0));
+    expect(l.size.reservations).toBe(0);
+  });
+
+  it("an integration's own limit wins over its type's; 0 is unlimited; a changed limit applies from then on", () => {
+    const l = new RateLimiter({ WEBHOOK: { ratePerSec: 1000, burst: 1000 } });
+    const own = { ratePerSec: 2, burst: 1 };
+    expect(l.effective('WEBHOOK', own)).toEqual(own);
+    expect(l.effective('WEBHOOK', null)).toEqual({ ratePerSec: 1000, burst: 1000 });
+    expect(l.take('w', 'WEBHOOK', T, 'a', { limit: own })).toBe(0);
+    expect(l.take('w', 'WEBHOOK', T, 'b', { limit: own })).toBe(500);
+    expect(l.take('w', 'WEBHOOK', T, 'c', { limit: own })).toBe(1000);
+    // the user lifts it (0: unlimited): everything goes, the reservation made before is let go
+    expect(l.take('w', 'WEBHOOK', T, 'c', { limit: { ratePerSec: 0, burst: 1 } })).toBe(0);
+    expect(l.take('w', 'WEBHOOK', T, 'd', { limit: { ratePerSec: 0, burst: 1 } })).toBe(0);
+    // and sets a slower one: the debt stays, the slots are the new rate's
+    expect(l.take('w', 'WEBHOOK', T, 'b', { limit: { ratePerSec: 1, burst: 1 } })).toBe(1000);
+    // a stored limit that is not one: the type's applies (sends go on)
+    expect(l.effective('WEBHOOK', { ratePerSec: -2, burst: 1 })).toEqual({ ratePerSec: 1000, burst: 1000 });
+  });
+
+  describe('fair reservations: round-robin by flow (router)', () => {
+    /** The order the reserved keys may go in: advance slot by slot, each slot letting the due one through. */
+    function drain(l: RateLimiter, keys: readonly string[], from: number, flowOf: (k: string) => string, slotMs: number): string[] {
+      const out: string[] = [];
+      const left = new Set(keys);
+      for (let t = from; left.size && t < from + slotMs * (keys.length + 2); t += slotMs) {
+        for (const k of left) {
+          if (l.take('s', 'SLACK', t, k, { flow: flowOf(k) }) === 0) {
+            out.push(k);
+            left.delete(k);
+          }
+        }
+      }
+      return out;
+    }
+
+    it("a storm of 200 on router A: router B's one goes right after the head, A keeps its order", () => {
+      const l = new RateLimiter({ SLACK: { ratePerSec: 5, burst: 1 } });
+      const flowOf = (k: string) => k[0]!;
+      expect(l.take('s', 'SLACK', T, 'A000', { flow: 'A' })).toBe(0);
+      const storm = Array.from({ length: 199 }, (_, i) => `A${String(i + 1).padStart(3, '0')}`);
+      const waits = storm.map((k) => l.take('s', 'SLACK', T, k, { flow: 'A' }));
+      expect(waits.slice(0, 3)).toEqual([200, 400, 600]);
+      expect(waits.at(-1)).toBe(199 * 200);
+      // two slots later (A001, A002 went), B's first: behind the head only (one slot), not behind the 197 left
+      expect(l.take('s', 'SLACK', T + 200, 'A001', { flow: 'A' })).toBe(0);
+      expect(l.take('s', 'SLACK', T + 400, 'A002', { flow: 'A' })).toBe(0);
+      expect(l.take('s', 'SLACK', T + 400, 'B', { flow: 'B' })).toBe(400);
+      // A's reservations behind B moved one slot: coming back at the old slot, told to wait one more
+      expect(l.take('s', 'SLACK', T + 800, 'A004', { flow: 'A' })).toBe(200);
+      const order = drain(l, [...storm.slice(2), 'B'], T + 600, flowOf, 200);
+      expect(order.slice(0, 2)).toEqual(['A003', 'B']);
+      expect(order.filter((k) => k !== 'B')).toEqual(storm.slice(2));
+      expect(l.size.reservations).toBe(0);
+    });
+
+    it('table: busy flows take turns, a newcomer waits at most one slot per busy flow', () => {
+      const cases: Array<{ name: string; reserve: string[]; want: string[] }> = [
+        { name: 'one flow: FIFO', reserve: ['A1', 'A2', 'A3'], want: ['A1', 'A2', 'A3'] },
+        { name: 'two flows arriving in blocks: alternate', reserve: ['A1', 'A2', 'A3', 'B1', 'B2'], want: ['A1', 'B1', 'A2', 'B2', 'A3'] },
+        { name: 'three flows', reserve: ['A1', 'A2', 'B1', 'C1', 'C2'], want: ['A1', 'B1', 'C1', 'A2', 'C2'] },
+        {
+          name: 'a late flow goes behind the current round',
+          reserve: ['A1', 'B1', 'A2', 'B2', 'C1'],
+          want: ['A1', 'B1', 'C1', 'A2', 'B2'],
+        },
+      ];
+      for (const c of cases) {
+        const l = new RateLimiter({ SLACK: { ratePerSec: 1, burst: 1 } });
+        expect(l.take('s', 'SLACK', T, 'first')).toBe(0);
+        for (const k of c.reserve) expect(l.take('s', 'SLACK', T, k, { flow: k[0] })).toBeGreaterThan(0);
+        expect(
+          drain(l, c.reserve, T, (k) => k[0]!, 1000),
+          c.name,
+        ).toEqual(c.want);
+      }
+    });
+
+    it('a released reservation moves the ones behind it up; a stale one is forgotten without moving the others', () => {
+      const l = new RateLimiter({ SLACK: { ratePerSec: 1, burst: 1 } });
+      l.take('s', 'SLACK', T);
+      expect(['a', 'b', 'c'].map((k) => l.take('s', 'SLACK', T, k, { flow: 'A' }))).toEqual([1000, 2000, 3000]);
+      l.release('b');
+      expect(l.take('s', 'SLACK', T, 'c', { flow: 'A' })).toBe(2000);
+      // 'a' never comes back; long after, 'c' is still let through at once
+      expect(l.take('s', 'SLACK', T + 3_600_000, 'c', { flow: 'A' })).toBe(0);
+      expect(l.size.reservations).toBe(0);
+    });
   });
 });
