@@ -54,6 +54,7 @@ import type {
   SupersedeCheck,
 } from '../store/types.js';
 import { Batcher } from './batcher.js';
+import { FailureLogWindow } from './failure-log.js';
 import { decide, DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_AGE_MS, DEFAULT_MAX_DELAY_MS, errorOf, type Decision } from './backoff.js';
 import { orderModeOf } from './order.js';
 import { POISON_AFTER_ABANDONED, poisonedError, triageClaims } from './poison.js';
@@ -325,6 +326,8 @@ export class DeliveryWorker {
   readonly #ownIntegrationReads: boolean;
   readonly #limiter: RateLimiter;
   readonly #logLimiter: LogLimiter;
+  /** A failed attempt's warn line: at most one per integration per minute (failure-log.ts). */
+  readonly #failureLog = new FailureLogWindow();
   readonly #owner: string | null;
   readonly #templates: Pick<TemplateRenderer, 'render'> | undefined;
 
@@ -850,9 +853,18 @@ export class DeliveryWorker {
       this.#metrics?.deadLetters.inc(labels);
       if (this.#admit('warn', d, 'delivery_dead_letter')) this.#log.warn({ ...fields, error: decision.error }, 'delivery dead-lettered');
     } else if (decision.kind === 'retry') {
-      if (this.#admit('debug', d, 'delivery_retry'))
-        this.#log.debug(
-          { ...fields, error: decision.error, nextAttemptAt: new Date(decision.at).toISOString() },
+      // why a notification has not arrived yet, long before its dead letter: the error as the notifier classified
+      // it (a status code or a network error code, never the URL or a secret)
+      const window = this.#log.isLevelEnabled('warn') ? this.#failureLog.take(d.integrationId, this.#clock()) : ({ ok: false } as const);
+      if (window.ok && this.#admit('warn', d, 'delivery_retry'))
+        this.#log.warn(
+          {
+            ...fields,
+            error: decision.error,
+            nextAttemptAt: new Date(decision.at).toISOString(),
+            // this integration's failed attempts not logged since its previous line (at most one a minute)
+            ...(window.suppressed ? { suppressed: window.suppressed } : {}),
+          },
           'delivery attempt failed; will retry',
         );
     } else if (this.#admit('debug', d, 'delivery_delivered')) {
