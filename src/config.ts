@@ -38,6 +38,8 @@ export interface ServeConfig {
   companyId: string;
   kube: 'auto' | 'off' | 'on';
   logLevel: string;
+  /** json (one object a line, the default) or pretty (pino-pretty, for a person at a terminal) */
+  logFormat: 'json' | 'pretty';
   incidentEventsUrl: string;
   /** Opsgenie Alert API base (OPSGENIE integrations); trusted like incidentEventsUrl. */
   opsgenieApiUrl: string;
@@ -149,6 +151,7 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'company-id', kind: 'string', help: `company id of --api-key keys (default ${DEFAULT_COMPANY_ID})` },
   { name: 'kube', kind: 'string', help: 'auto | off | on: whether the Kubernetes parts start (default auto)' },
   { name: 'log-level', kind: 'string', help: 'pino level (default info)' },
+  { name: 'log-format', kind: 'string', help: 'json | pretty: one JSON object a line, or readable lines for a terminal (default json)' },
   { name: 'incident-events-url', kind: 'string', help: 'incident management events API base (default https://events.pagerduty.com)' },
   {
     name: 'opsgenie-api-url',
@@ -608,6 +611,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     companyId,
     kube,
     logLevel: one(flags, env, 'log-level') ?? 'info',
+    logFormat: logFormatOf(one(flags, env, 'log-format')),
     incidentEventsUrl,
     opsgenieApiUrl,
     smtpUrl: one(flags, env, 'smtp-url'),
@@ -666,6 +670,11 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     consoleDir: one(flags, env, 'console-dir') ?? defaultConsoleDir(),
     publicUrl: publicUrlOf(one(flags, env, 'public-url')),
   };
+}
+
+function logFormatOf(v: string | undefined): 'json' | 'pretty' {
+  if (v === undefined || v === 'json' || v === 'pretty') return v ?? 'json';
+  throw new ConfigError(`--log-format must be json or pretty, got '${v.slice(0, 100)}'`);
 }
 
 /**

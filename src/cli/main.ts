@@ -1,7 +1,7 @@
 /** certmgr-notify command line: `serve` (the service / hub), `agent` (in each cluster) and `cel eval` (a local CEL playground). */
 import { ConfigError, loadAgentConfig, loadServeConfig } from '../config.js';
 import type { Logger } from 'pino';
-import { createLogger } from '../log/logger.js';
+import { createLogger, prettyDestination } from '../log/logger.js';
 import { AGENT_USAGE, MAIN_USAGE, SERVE_USAGE, secretFlagsInArgv, usageOf, wantsHelp } from './usage.js';
 
 /** Resolves once SIGTERM or SIGINT closed `running` (a failed close is logged). */
@@ -65,7 +65,7 @@ async function main(argv: string[]): Promise<number> {
       }
       throw e;
     }
-    const log = createLogger({ level: cfg.logLevel });
+    const log = createLogger({ level: cfg.logLevel, ...(cfg.logFormat === 'pretty' ? { destination: await prettyDestination() } : {}) });
     const onArgv = secretFlagsInArgv(rest);
     // the value is never logged: only which flag, and where to put it instead
     if (onArgv.length)

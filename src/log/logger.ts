@@ -14,6 +14,23 @@ const REDACT_PATHS = [
   '*.secrets',
 ];
 
+/**
+ * A destination writing pino-pretty's readable lines (`--log-format pretty`) to `destination` (default stdout),
+ * synchronously like pino's own, coloured on a terminal. Loaded only when asked for.
+ */
+export async function prettyDestination(
+  opts: { destination?: NodeJS.WritableStream; colorize?: boolean } = {},
+): Promise<DestinationStream> {
+  const { default: pretty } = await import('pino-pretty');
+  return pretty({
+    destination: opts.destination ?? 1,
+    sync: true,
+    colorize: opts.colorize ?? process.stdout.isTTY === true,
+    translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l o',
+    ignore: 'pid,hostname',
+  });
+}
+
 export function createLogger(opts: { level?: string; destination?: DestinationStream } = {}): Logger {
   return pino(
     {
