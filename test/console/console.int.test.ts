@@ -215,7 +215,28 @@ describe('web console (Chromium)', () => {
     await shot('routers');
   });
 
-  it('shows the inventory an agent reports, filtered and sorted by days left, with the timeline', async () => {
+  it('shows the inventory an agent reports, filtered and sorted by days left, with the timeline and what its endpoints serve', async () => {
+    // no inventory yet: the page says where it comes from
+    await go('Certificates');
+    await page.locator('p.empty', { hasText: 'No certificate yet: an agent or serve --kube on reports certificates' }).waitFor();
+    await go('Clusters');
+    // shop was renewed 12 minutes ago and one of its endpoints still serves the certificate from before
+    const renewed = { ...certificate('shop', 40), notBefore: new Date(Date.now() - 12 * 60_000 - 20_000).toISOString() };
+    const checkedAt = new Date(Date.now() - 60_000).toISOString();
+    const endpoint = (host: string, status: string, servedSerial: string) => ({
+      host,
+      address: '127.0.0.1:8443',
+      source: { kind: 'Ingress', namespace: 'web', name: 'shop' },
+      status,
+      servedSerial,
+      servedNotAfter: new Date(Date.now() + 5 * DAY).toISOString(),
+      checkedAt,
+    });
+    const shop = {
+      ...renewed,
+      serving: [endpoint('shop.example.com', 'ok', renewed.serial), endpoint('www.shop.example.com', 'stale', '0BEF0AE01D')],
+    };
+    const api = { ...certificate('api', 12), serving: [endpoint('api.example.com', 'ok', 'A1')] };
     await post('/v1/inventory', {
       protocol: 1,
       cluster: CLUSTER_PROD,
@@ -224,13 +245,7 @@ describe('web console (Chromium)', () => {
       seq: 1,
       kind: 'snapshot',
       final: true,
-      upserts: [
-        certificate('shop', 40),
-        certificate('payments', 5),
-        certificate('legacy', -2),
-        certificate('api', 12),
-        certificate('docs', 200),
-      ],
+      upserts: [shop, certificate('payments', 5), certificate('legacy', -2), api, certificate('docs', 200)],
       deletes: [],
     });
     await go('Certificates');
@@ -238,7 +253,28 @@ describe('web console (Chromium)', () => {
     await expect.poll(() => rows.count()).toBe(5);
     expect(await rows.locator('td:first-child').allTextContents()).toEqual(['-2', '5', '12', '40', '200']);
     expect(await page.locator('svg[role="img"]').getAttribute('aria-label')).toContain('expired: 1');
+    // the Served column: the worst verdict at a glance, the endpoints unfolded under a problem
+    const served = (name: string) => page.locator(`tr[data-certificate="${name}-tls"] td.served-cell`);
+    await served('shop').locator('li').first().waitFor();
+    expect(await served('shop').locator('summary').textContent()).toMatch(/^stale — renewed 12m 2\ds ago2 endpoints$/);
+    expect(await served('shop').locator('li').allTextContents()).toEqual([
+      expect.stringMatching(
+        /^www\.shop\.example\.com at 127\.0\.0\.1:8443: stale, serves 0BEF0AE01D \(until .* UTC\), checked 1m( \d+s)? ago$/,
+      ),
+      expect.stringMatching(/^shop\.example\.com at 127\.0\.0\.1:8443: ok, serves /),
+    ]);
+    expect(await served('api').textContent()).toBe('ok1 endpoint');
+    expect(await served('docs').textContent()).toBe('—');
     await shot('certificates');
+    await page.getByLabel('Served').selectOption('PROBLEM');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.first().getAttribute('data-certificate')).toBe('shop-tls');
+    await page.getByLabel('Served').selectOption('OK');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.locator('tr[data-certificate="api-tls"]').waitFor();
+    expect(await rows.count()).toBe(1);
+    await page.getByLabel('Served').selectOption('');
 
     await page.getByLabel('Expiring within (days)').fill('14');
     await page.getByRole('button', { name: 'Apply filters' }).click();

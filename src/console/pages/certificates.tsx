@@ -4,6 +4,17 @@ import { DataTable, Empty, ErrorNote, Loading, PageHeader, Tag } from '../compon
 import { ExpiryTimeline } from '../components/timeline.js';
 import { formatTime } from '../format.js';
 import { useQuery } from '../hooks.js';
+import {
+  endpointLine,
+  isProblem,
+  SERVED_FILTERS,
+  servedFilter,
+  servedHeadline,
+  servedNote,
+  statusWord,
+  type ServedEndpoint,
+  type ServingStatusName,
+} from '../serving.js';
 
 interface Certificate {
   clusterId: string;
@@ -14,20 +25,35 @@ interface Certificate {
   commonName: string | null;
   dnsNames: string[];
   issuer: string | null;
+  notBefore: string | null;
   notAfter: string | null;
   daysUntilExpiry: number | null;
   health: string;
   readyReason: string | null;
   applicationIds: string[];
+  servingStatus: ServingStatusName | null;
+  servingEndpointCount: number;
 }
 
 const CERTIFICATES = `query Certificates($filter: CertificateFilter, $after: String) {
   certificates(filter: $filter, first: 500, after: $after) {
-    nodes { clusterId clusterName namespace secretName certificateName commonName dnsNames issuer notAfter daysUntilExpiry health readyReason applicationIds }
+    nodes { clusterId clusterName namespace secretName certificateName commonName dnsNames issuer notBefore notAfter daysUntilExpiry health readyReason applicationIds servingStatus servingEndpointCount }
     pageInfo { hasNextPage endCursor }
   }
   clusters { nodes { id name } }
 }`;
+
+/**
+ * The endpoints of the rows that matter (those with a serving problem, or those of the Served filter), in a query of
+ * their own: a list of endpoints on each of 500 rows would take the query past the API's cost budget.
+ */
+const SERVING = `query CertificateServing($filter: CertificateFilter) {
+  certificates(filter: $filter, first: 100) {
+    nodes { clusterId namespace secretName serving(first: 8) { host address status reason servedSerial servedNotAfter checkedAt } }
+  }
+}`;
+
+const keyOf = (c: { clusterId: string; namespace: string; secretName: string }) => `${c.clusterId}/${c.namespace}/${c.secretName}`;
 
 interface Filters {
   search: string;
@@ -36,6 +62,7 @@ interface Filters {
   applicationId: string;
   health: string;
   within: string;
+  served: string;
 }
 
 /** The server filter (CertificateFilter): empty fields left out. */
@@ -47,7 +74,49 @@ function serverFilter(f: Filters): Record<string, unknown> {
   if (f.health) out.health = f.health;
   const n = Number(f.within);
   if (f.within.trim() !== '' && Number.isInteger(n) && n >= 0 && n <= 3650) out.expiringWithinDays = n;
-  return out;
+  return { ...out, ...servedFilter(f.served) };
+}
+
+/** The Served cell: the worst verdict, and the endpoints' lines when they were loaded (on hover and unfolded). */
+function Served({ c, endpoints, now }: { c: Certificate; endpoints: ServedEndpoint[] | undefined; now: number }) {
+  if (c.servingStatus === null) return <small title="no endpoint reported for this Secret">—</small>;
+  const note = servedNote(c, now);
+  const lines = (endpoints ?? []).map((e) => endpointLine(e, now));
+  const more = c.servingEndpointCount - lines.length;
+  const count = `${c.servingEndpointCount} endpoint${c.servingEndpointCount === 1 ? '' : 's'}`;
+  // read out as one phrase: "stale — renewed 12m ago, 2 endpoints"
+  const label = `${servedHeadline(c, now)}, ${count}`;
+  const head = (
+    <>
+      <Tag value={statusWord(c.servingStatus)} />
+      {note && <small class="served-note"> — {note}</small>}
+      <br />
+      <small>{count}</small>
+    </>
+  );
+  if (lines.length === 0)
+    return (
+      <span class="served" aria-label={label}>
+        {head}
+      </span>
+    );
+  return (
+    <details class="served" title={lines.join('\n')} open={isProblem(c.servingStatus)}>
+      <summary aria-label={label}>{head}</summary>
+      <ul>
+        {lines.map((l) => (
+          <li key={l}>
+            <small>{l}</small>
+          </li>
+        ))}
+        {more > 0 && (
+          <li>
+            <small>and {more} more (the API and the CSV list them all)</small>
+          </li>
+        )}
+      </ul>
+    </details>
+  );
 }
 
 /** The search box: matched against names, common name and DNS names (the API has no free-text filter). */
@@ -62,12 +131,26 @@ function matches(c: Certificate, search: string): boolean {
 const byDaysLeft = (a: Certificate, b: Certificate) => (a.daysUntilExpiry ?? Infinity) - (b.daysUntilExpiry ?? Infinity);
 
 export function CertificatesPage({ api }: PageProps) {
-  const [form, setForm] = useState<Filters>({ search: '', clusterId: '', namespace: '', applicationId: '', health: '', within: '' });
+  const [form, setForm] = useState<Filters>({
+    search: '',
+    clusterId: '',
+    namespace: '',
+    applicationId: '',
+    health: '',
+    within: '',
+    served: '',
+  });
   const [applied, setApplied] = useState(serverFilter(form));
   const q = useQuery<{
     certificates: { nodes: Certificate[]; pageInfo: { hasNextPage: boolean } };
     clusters: { nodes: { id: string; name: string }[] };
   }>(api, CERTIFICATES, { filter: applied });
+  const servedFilterGiven = applied.servingStatus !== undefined || applied.servingProblem !== undefined;
+  const s = useQuery<{
+    certificates: { nodes: { clusterId: string; namespace: string; secretName: string; serving: ServedEndpoint[] }[] };
+  }>(api, SERVING, { filter: servedFilterGiven ? applied : { ...applied, servingProblem: true } });
+  const endpoints = new Map((s.data?.certificates.nodes ?? []).map((n) => [keyOf(n), n.serving]));
+  const now = Date.now();
   const set = (k: keyof Filters) => (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value });
   const rows = (q.data?.certificates.nodes ?? []).filter((c) => matches(c, form.search)).sort(byDaysLeft);
 
@@ -121,6 +204,17 @@ export function CertificatesPage({ api }: PageProps) {
             Expiring within (days)
             <input name="within" type="number" min={0} max={3650} value={form.within} onInput={set('within')} />
           </label>
+          <label>
+            Served
+            <select name="served" value={form.served} onChange={set('served')}>
+              <option value="">any</option>
+              {SERVED_FILTERS.map(([value, label]) => (
+                <option key={value} value={value}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          </label>
         </div>
         <button type="submit">Apply filters</button>
       </form>
@@ -133,11 +227,14 @@ export function CertificatesPage({ api }: PageProps) {
             {rows.length} certificate{rows.length === 1 ? '' : 's'}
             {q.data.certificates.pageInfo.hasNextPage ? ' (the first 500: narrow the filter to see the rest)' : ''}
           </p>
-          <Empty when={rows.length === 0}>No certificate matches.</Empty>
+          <Empty when={rows.length === 0 && q.data.clusters.nodes.length === 0}>
+            No certificate yet: an agent or <code>serve --kube on</code> reports certificates.
+          </Empty>
+          <Empty when={rows.length === 0 && q.data.clusters.nodes.length > 0}>No certificate matches.</Empty>
           {rows.length > 0 && (
-            <DataTable headers={['Days left', 'Certificate', 'Cluster / namespace', 'Health', 'Issuer', 'Not after']}>
+            <DataTable headers={['Days left', 'Certificate', 'Cluster / namespace', 'Health', 'Served', 'Issuer', 'Not after']}>
               {rows.map((c) => (
-                <tr key={`${c.clusterId}/${c.namespace}/${c.secretName}`}>
+                <tr key={keyOf(c)} data-certificate={c.secretName}>
                   <td class={c.daysUntilExpiry !== null && c.daysUntilExpiry < 14 ? 'urgent' : undefined}>{c.daysUntilExpiry ?? '—'}</td>
                   <td>
                     <strong>{c.commonName ?? c.secretName}</strong>
@@ -156,6 +253,9 @@ export function CertificatesPage({ api }: PageProps) {
                   <td>
                     <Tag value={c.health} />
                     {c.readyReason && <small> {c.readyReason}</small>}
+                  </td>
+                  <td class={isProblem(c.servingStatus) ? 'urgent served-cell' : 'served-cell'}>
+                    <Served c={c} endpoints={endpoints.get(keyOf(c))} now={now} />
                   </td>
                   <td>
                     <small>{c.issuer ?? '—'}</small>
