@@ -356,6 +356,8 @@ export function inventoryContract(name: string, makeStore: () => Promise<Store>)
       expect(await store.deleteInventoryOutsideEpoch(A, c.id, 'e2')).toBe(3);
       expect(await names({ servingProblem: true })).toEqual(['d:expired']);
       expect(await store.listInventory(B, { servingProblem: true }, null, 10)).toEqual([]);
+      // the expiry scan reads the rows with endpoints like any other
+      expect((await store.listExpiryInventory(A, t, null, 10)).map((r) => r.secretName)).toEqual(['d']);
     });
 
     it('places: one certificate (issuer, serial) in several clusters, scoped by company', async () => {
