@@ -74,6 +74,12 @@ export const REQUIREMENTS: readonly Requirement[] = [
     why: "the console's browser test",
     present: (m) => m.exists(m.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium'),
   },
+  {
+    name: 'prometheus-alertmanager',
+    packages: ['prometheus-alertmanager'],
+    why: 'the ALERTMANAGER integration is tested against a real Alertmanager (test/support/alertmanager.ts)',
+    present: (m) => m.exists(m.env['ALERTMANAGER_BIN'] || '/usr/bin/prometheus-alertmanager'),
+  },
   { name: 'etcd', packages: ['etcd-server'], why: 'the kube tests run a real apiserver', present: (m) => onPath(m, 'etcd') },
   { name: 'etcdctl', packages: ['etcd-client'], why: 'scripts/k8s-env.sh checks etcd with it', present: (m) => onPath(m, 'etcdctl') },
   kubeBuildTool('go', 'golang-go'),

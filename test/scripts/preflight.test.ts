@@ -27,6 +27,7 @@ const EVERYTHING = [
   '/usr/lib/postgresql/15/bin/pg_ctl',
   '/usr/bin/promtool',
   '/usr/bin/chromium',
+  '/usr/bin/prometheus-alertmanager',
   ...['openssl', 'shellcheck', 'etcd', 'etcdctl', 'go', 'rsync', 'jq', 'make', 'dpkg-source', 'unzip'].map((c) => `/bin/${c}`),
 ];
 const without = (...gone: string[]) => EVERYTHING.filter((f) => !gone.includes(f));
@@ -67,6 +68,12 @@ describe('missingOf: what the int tier lacks on a machine', () => {
     [
       'chromium where CHROMIUM_PATH points',
       machine([...without('/usr/bin/chromium'), '/opt/chrome'], { CHROMIUM_PATH: '/opt/chrome' }),
+      [],
+    ],
+    ['no Alertmanager', machine(without('/usr/bin/prometheus-alertmanager')), ['prometheus-alertmanager']],
+    [
+      'Alertmanager where ALERTMANAGER_BIN points',
+      machine([...without('/usr/bin/prometheus-alertmanager'), '/opt/am'], { ALERTMANAGER_BIN: '/opt/am' }),
       [],
     ],
     ['no unzip but python3 (k8s-tools.sh unzips with it)', machine([...without('/bin/unzip'), '/bin/python3']), []],
@@ -139,6 +146,7 @@ describe('the script', () => {
       CERTMGR_NOTIFY_CACHE: join(dir, 'cache'),
       PROMTOOL: join(dir, 'none'),
       CHROMIUM_PATH: join(dir, 'none'),
+      ALERTMANAGER_BIN: join(dir, 'none'),
     };
     const { stdout } = await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'scripts/preflight.ts'), '--dry-run'], { env });
     const [first] = stdout.split('\n');
