@@ -214,7 +214,7 @@ function authorization(secrets: Readonly<Record<string, string>>): string | unde
 const BEARER = /^[\x21-\x7e]+$/;
 
 /** Checks across the parameters (pure): bearer token or basic auth, not both; a username needs a password. */
-export function checkAlertmanagerParams(s: Readonly<Record<string, string>>): { input: string; problem: string } | null {
+function checkAlertmanagerParams(s: Readonly<Record<string, string>>): { input: string; problem: string } | null {
   const basic = s['username'] !== undefined || s['password'] !== undefined;
   if (s['bearerToken'] !== undefined) {
     if (basic) return { input: 'bearerToken', problem: 'cannot be combined with username/password: use a bearer token or basic auth' };
