@@ -14,9 +14,7 @@ export const SERVING_SEVERITY: readonly ServingStatus[] = ['expired', 'mismatch'
 
 const RANK = new Map(SERVING_SEVERITY.map((s, i) => [s, i]));
 
-/** The verdicts that make the certificate unhealthy (a "serving problem"). */
-export const SERVING_PROBLEMS = Object.keys(SERVING_REASONS) as ServingProblem[];
-
+/** Whether the verdict makes the certificate unhealthy (a "serving problem"). */
 export const isServingProblem = (s: ServingStatus | null): s is ServingProblem => s !== null && Object.hasOwn(SERVING_REASONS, s);
 
 /** The worst status of the endpoints; null without any (none configured, or an agent that does not probe). */
