@@ -2,7 +2,8 @@
  * ALERTMANAGER against the real Prometheus Alertmanager (Debian's prometheus-alertmanager), through the real
  * delivery path (the test service: POST /v1/events, a router, the worker): the alert is active after a
  * `.notready` and resolved after the `.active`; Alertmanager's own route groups two certificates of one issuer
- * into one webhook notification, and its silence keeps a silenced alert out of it. Under CI a missing binary
+ * into one webhook notification, and its silence keeps a silenced alert out of it; basic auth against its
+ * --web.config.file (the notifier directly). Under CI a missing binary
  * fails; elsewhere the file is skipped with a line saying why.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +11,8 @@ import { waitFor } from '../delivery/support.js';
 import { certificateResourceActive, certificateResourceNotReady } from '../fixtures/events.js';
 import { alertmanagerMissing, startAlertmanager, type RunningAlertmanager } from '../support/alertmanager.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { startReceiver, type Receiver } from './helpers.js';
+import { createNotifier } from '../../src/integrations/index.js';
+import { EVENTS, integration, notification, opts, startReceiver, type Receiver } from './helpers.js';
 
 const PUBLIC_URL = 'https://certmgr.example.com';
 const missing = alertmanagerMissing();
@@ -181,5 +183,40 @@ describe.skipIf(missing && !underCi)('ALERTMANAGER against the real Alertmanager
     const n = await waitFor('the notification of the group', () => notifications().find((x) => x.groupLabels['issuer'] === 'le-silence'));
     expect(n.alerts.map((a) => a.labels['name'])).toEqual(['loud-tls']);
     expect(notifications().flatMap((x) => x.alerts.map((a) => a.labels['name']))).not.toContain('muted-tls');
+  });
+});
+
+describe.skipIf(missing && !underCi)('ALERTMANAGER with basic auth against the real Alertmanager (--web.config.file)', () => {
+  // bcrypt (cost 4) of PASSWORD: Alertmanager's basic_auth_users takes bcrypt hashes only
+  const PASSWORD = 'am-pass-0123';
+  const HASH = '$2b$04$hUjn1IR1fHVuZL303FKg1ecouySRs3qUqA6wT8fSPJE97bVOd3Kgm';
+  let am: RunningAlertmanager;
+
+  beforeAll(async () => {
+    if (missing) throw new Error(`${missing}: CI installs it (.ci/run, scripts/preflight.ts)`);
+    am = await startAlertmanager({
+      config: ['route:', '  receiver: none', 'receivers:', '  - name: none', ''].join('\n'),
+      webConfig: ['basic_auth_users:', `  certmgr: '${HASH}'`, ''].join('\n'),
+    });
+  }, 60_000);
+  afterAll(() => am?.stop());
+
+  const send = (secrets: Record<string, string>) =>
+    createNotifier('ALERTMANAGER', opts()).send(
+      notification(integration('ALERTMANAGER', { url: am.url, ...secrets }), EVENTS['evt.healthstatus.certmgr-issuer.notready']),
+    );
+
+  it('the right credentials deliver; a wrong password or none is dead (401)', async () => {
+    // until Alertmanager is ready it answers 503: retried like any delivery
+    expect(
+      await waitFor('delivered', async () =>
+        (await send({ username: 'certmgr', password: PASSWORD })).outcome === 'delivered' ? true : undefined,
+      ),
+    ).toBe(true);
+    const auth = `Basic ${Buffer.from(`certmgr:${PASSWORD}`).toString('base64')}`;
+    const listed = (await (await fetch(`${am.url}/api/v2/alerts`, { headers: { authorization: auth } })).json()) as AmAlert[];
+    expect(listed.map((a) => a.labels['alertname'])).toEqual(['CertmgrIssuerNotReady']);
+    expect(await send({ username: 'certmgr', password: 'wrong-password' })).toMatchObject({ outcome: 'dead', statusCode: 401 });
+    expect(await send({})).toMatchObject({ outcome: 'dead', statusCode: 401 });
   });
 });

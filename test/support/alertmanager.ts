@@ -24,6 +24,8 @@ export function alertmanagerMissing(): string | null {
 export interface AlertmanagerOptions {
   /** alertmanager.yml as text. */
   config: string;
+  /** Its --web.config.file as text (TLS, basic_auth_users), if any. */
+  webConfig?: string;
   /** Extra flags, e.g. ['--data.retention=1h']. */
   args?: string[];
   /** How long to wait for /-/ready; default 20 s. */
@@ -47,7 +49,8 @@ async function ready(url: string, child: ChildProcess, logs: () => string, timeo
     try {
       const res = await fetch(`${url}/-/ready`, { signal: AbortSignal.timeout(1000) });
       await res.arrayBuffer();
-      if (res.ok) return true;
+      // 401: a webConfig with basic_auth_users guards /-/ready too; the server answers, so it is up
+      if (res.ok || res.status === 401) return true;
     } catch {
       /* not listening yet */
     }
@@ -78,6 +81,8 @@ export async function startAlertmanager(opts: AlertmanagerOptions): Promise<Runn
   const dir = mkdtempSync(join(tmpdir(), 'certmgr-notify-am-'));
   const configFile = join(dir, 'alertmanager.yml');
   writeFileSync(configFile, opts.config);
+  const webConfigFile = join(dir, 'web.yml');
+  if (opts.webConfig !== undefined) writeFileSync(webConfigFile, opts.webConfig);
   let lastLog = '';
   for (let attempt = 0; attempt < 3; attempt++) {
     const reserved = await reservedPort();
@@ -92,6 +97,7 @@ export async function startAlertmanager(opts: AlertmanagerOptions): Promise<Runn
         `--web.listen-address=127.0.0.1:${reserved.port}`,
         '--cluster.listen-address=',
         '--log.level=info',
+        ...(opts.webConfig !== undefined ? [`--web.config.file=${webConfigFile}`] : []),
         ...(opts.args ?? []),
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
