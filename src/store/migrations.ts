@@ -834,6 +834,13 @@ export const MIGRATIONS: readonly Migration[] = [
          (company_id, not_after, cluster_id, namespace, secret_name) WHERE ${SERVING_NO_PROBLEM_SQL('')}`,
     ]),
   },
+  {
+    // An integration's own send rate (docs/integrations.md "Rate limits"): JSON {ratePerSec, burst}, ratePerSec 0
+    // meaning unlimited; NULL keeps its type's default.
+    version: 23,
+    name: 'integrations: rate_limit',
+    up: ddl(() => [`ALTER TABLE integrations ADD COLUMN rate_limit TEXT`]),
+  },
 ];
 
 // Catch numbering mistakes at load time rather than in production.

@@ -127,6 +127,7 @@ export const INTEGRATION_COLUMNS = [
   'config',
   'secrets',
   'managed_by',
+  'rate_limit',
   'created_at',
   'updated_at',
 ] as const;
@@ -162,9 +163,27 @@ export function integrationToRow(r: IntegrationRecord, box?: SecretBox): SqlValu
     enc(r.config),
     encodeSecrets(r.secrets, { companyId: r.companyId, id: r.id }, box),
     r.managedBy,
+    encRateLimit(r.rateLimit ?? null),
     r.createdAt,
     r.updatedAt,
   ];
+}
+
+type OwnRateLimit = NonNullable<IntegrationRecord['rateLimit']>;
+
+/** An integration's own rate limit as stored (JSON; NULL: its type's default). */
+const encRateLimit = (l: OwnRateLimit | null): string | null => (l === null ? null : enc({ ratePerSec: l.ratePerSec, burst: l.burst }));
+
+/** The stored rate limit, or null (the type's default) for NULL or anything that is not one (the API writes only valid ones). */
+function rateLimitOf(row: SqlRow): OwnRateLimit | null {
+  const v = row['rate_limit'];
+  if (typeof v !== 'string') return null;
+  try {
+    const l = JSON.parse(v) as Partial<OwnRateLimit> | null;
+    return l && typeof l.ratePerSec === 'number' && typeof l.burst === 'number' ? { ratePerSec: l.ratePerSec, burst: l.burst } : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -187,6 +206,9 @@ export function rowToIntegration(row: SqlRow, box?: SecretBox): IntegrationRecor
     createdAt: int(row, 'created_at'),
     updatedAt: int(row, 'updated_at'),
   } as IntegrationRecord;
+  // absent (not null) when the type's default applies: records compare as they did before the column
+  const rateLimit = rateLimitOf(row);
+  if (rateLimit) rec.rateLimit = rateLimit;
   if (!isSealed(stored)) {
     rec.secrets = decodeSecrets(stored, { companyId, id }, box);
     return rec;
@@ -222,6 +244,7 @@ export const INTEGRATION_PATCH_COLUMNS: PatchColumns<IntegrationPatch> = {
     },
   ],
   managedBy: ['managed_by', same],
+  rateLimit: ['rate_limit', encRateLimit],
 };
 
 // ---- routers ---------------------------------------------------------------------------------

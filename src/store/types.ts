@@ -23,7 +23,7 @@ export type {
 } from '../model/records.js';
 export { INTEGRATION_TYPES, type IntegrationType } from '../model/integration-types.js';
 
-export type IntegrationPatch = Partial<Pick<IntegrationRecord, 'name' | 'enabled' | 'config' | 'secrets' | 'managedBy'>>;
+export type IntegrationPatch = Partial<Pick<IntegrationRecord, 'name' | 'enabled' | 'config' | 'secrets' | 'managedBy' | 'rateLimit'>>;
 export type RouterPatch = Partial<
   Pick<
     RouterRecord,

@@ -206,6 +206,30 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
         expect(await store.deleteIntegrations(A, [])).toEqual([]);
       });
 
+      it("an integration's own rate limit: stored, changed, 0 (unlimited) kept, null back to the type's; the claim carries it", async () => {
+        const i = await store.createIntegration(integration(A, { type: 'SLACK', rateLimit: { ratePerSec: 0.5, burst: 3 } }));
+        expect(i.rateLimit).toEqual({ ratePerSec: 0.5, burst: 3 });
+        expect(await store.getIntegration(A, i.id)).toEqual(i);
+        const t = now();
+        const unlimited = await store.updateIntegration(A, i.id, { rateLimit: { ratePerSec: 0, burst: 1 } }, t);
+        expect(unlimited).toEqual({ ...i, rateLimit: { ratePerSec: 0, burst: 1 }, updatedAt: t });
+        // a patch without it leaves it alone
+        expect((await store.updateIntegration(A, i.id, { name: 'renamed' }, t))?.rateLimit).toEqual({ ratePerSec: 0, burst: 1 });
+        const ev = eventRecord(A);
+        const d = newDelivery(ev, { integrationId: i.id, createdAt: t });
+        await store.transaction(async (tx) => {
+          await tx.insertEvent(ev);
+          await tx.insertDeliveries([d]);
+        });
+        const claimed = (await store.claimDeliveries(t + 1, 100, 10_000)).find((c) => c.id === d.id);
+        expect(claimed?.integration?.rateLimit).toEqual({ ratePerSec: 0, burst: 1 });
+        // null: the type's default again (absent from the record, as for one that never had its own)
+        const reset = await store.updateIntegration(A, i.id, { rateLimit: null }, t);
+        expect(reset).not.toHaveProperty('rateLimit');
+        expect(await store.getIntegration(A, i.id)).toEqual(reset);
+        expect(await store.createIntegration(integration(A))).not.toHaveProperty('rateLimit');
+      });
+
       it('update and get of a missing id return null', async () => {
         expect(await store.getIntegration(A, randomUUID())).toBeNull();
         expect(await store.updateIntegration(A, randomUUID(), { name: 'x' }, now())).toBeNull();
