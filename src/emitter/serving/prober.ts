@@ -15,7 +15,7 @@ import { INVENTORY_LIMITS } from '../../model/inventory.js';
 import { SERVING_LIMITS, SERVING_REASONS, type ServingEndpointFacts } from '../../model/serving.js';
 import { servingAddressProblem, servingHostProblem } from '../../inventory/serving.js';
 import { sanitizeText } from '../../events/sanitize.js';
-import { realClock, sleep, type Clock } from '../../runtime/timers.js';
+import { realClock, type Clock } from '../../runtime/timers.js';
 import type { TlsSecretFacts } from '../inventory/facts.js';
 import { probeTls, type ProbeOutcome, type ProbeTarget } from './probe.js';
 import { DueHeap, TokenBucket, firstProbeSpreadMs, nextProbe } from './schedule.js';
@@ -74,7 +74,6 @@ export interface ServingProberOptions {
 
 /** One endpoint: its verdict and its place in the schedule. */
 interface Probed {
-  readonly id: string;
   endpoint: Endpoint;
   readonly group: SecretGroup;
   verdict: EndpointVerdict;
@@ -318,12 +317,15 @@ export class ServingProber implements ServingVerdicts {
       this.groups.set(key, g);
     }
     const now = this.clock.now();
-    const old = new Map(g.members.map((m) => [m.id, m]));
+    // ids built for this comparison only (kept per endpoint they were the largest part of its record)
+    const old = new Map(g.members.map((m) => [idOf(m.endpoint), m]));
+    const ids = new Set<string>();
     const members: Probed[] = [];
     let changed = false;
     for (const e of found) {
       const id = idOf(e);
-      if (members.some((m) => m.id === id)) continue;
+      if (ids.has(id)) continue;
+      ids.add(id);
       const m = old.get(id);
       if (m) {
         old.delete(id);
@@ -336,7 +338,6 @@ export class ServingProber implements ServingVerdicts {
         continue;
       }
       const fresh: Probed = {
-        id,
         endpoint: e,
         group: g,
         verdict: undefined as unknown as EndpointVerdict,
@@ -375,12 +376,22 @@ export class ServingProber implements ServingVerdicts {
     });
   }
 
-  /** Sleeps until `ms` passed (at most MAX_IDLE_MS), a wake-up or the stop. */
-  private async idle(ms: number): Promise<void> {
-    const woken = new AbortController();
-    this.wake = () => woken.abort();
-    await sleep(this.clock, Math.max(0, Math.min(ms, MAX_IDLE_MS)), AbortSignal.any([this.abort.signal, woken.signal]));
-    this.wake = undefined;
+  /**
+   * Sleeps until `ms` passed (at most MAX_IDLE_MS), a wake-up or the stop. A timer and a resolver, not
+   * AbortSignal.any: a signal combined with the long-lived stop signal at every sleep (one per probe at the
+   * rate) left a WeakRef behind in it each time.
+   */
+  private idle(ms: number): Promise<void> {
+    if (this.abort.signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.clock.clearTimeout(timer);
+        if (this.wake === done) this.wake = undefined;
+        resolve();
+      };
+      const timer = this.clock.setTimeout(done, Math.max(0, Math.min(ms, MAX_IDLE_MS)));
+      this.wake = done;
+    });
   }
 
   private async loop(): Promise<void> {

@@ -457,3 +457,37 @@ describe('ServingProber: stop', () => {
     expect(probes.calls).toHaveLength(1);
   });
 });
+
+describe('ServingProber: memory', () => {
+  /** WeakRef objects on the heap (a heap snapshot: it collects garbage first) */
+  const weakRefs = async (): Promise<number> => {
+    const { getHeapSnapshot } = await import('node:v8');
+    const chunks: Buffer[] = [];
+    for await (const c of getHeapSnapshot()) chunks.push(c as Buffer);
+    const snap = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+      snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
+      nodes: number[];
+      strings: string[];
+    };
+    const nf = snap.snapshot.meta.node_fields.length;
+    const object = snap.snapshot.meta.node_types[0].indexOf('object');
+    let n = 0;
+    for (let i = 0; i < snap.nodes.length; i += nf) if (snap.nodes[i] === object && snap.strings[snap.nodes[i + 1]!] === 'WeakRef') n++;
+    return n;
+  };
+
+  it('sleeping between probes leaves nothing behind (thousands of sleeps, no WeakRef each)', async () => {
+    const { clock, discovery, secrets, probes, make } = setup({ intervalMs: 10_000, ratePerSecond: 1_000 });
+    for (let i = 0; i < 100; i++) {
+      secrets.put(`s${i}`, leaf(`A${i}`));
+      discovery.set('shop', `s${i}`, [endpoint(`s${i}`)]);
+    }
+    const prober = make();
+    prober.start();
+    await clock.advance(20_000);
+    const before = await weakRefs();
+    await clock.advance(200_000);
+    expect(probes.calls.length).toBeGreaterThan(2_000);
+    expect((await weakRefs()) - before).toBeLessThan(100);
+  }, 60_000);
+});
