@@ -88,7 +88,7 @@ const CLK_TCK = 100;
  * reaped children's, plus every live child's (the backends serving the store's pool, the WAL writer, …).
  * Undefined when it cannot be read (an external DATABASE_URL, no /proc).
  */
-function pgServerCpuMs(root: string): number | undefined {
+export function pgServerCpuMs(root: string): number | undefined {
   try {
     const postmaster = Number(readFileSync(join(root, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
     const fields = (pid: string) => {

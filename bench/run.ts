@@ -20,6 +20,7 @@ const BENCHES = [
   'order',
   'health-path',
   'scale',
+  'peers',
 ] as const;
 
 for (const name of BENCHES) {
