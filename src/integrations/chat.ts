@@ -234,7 +234,10 @@ export const CHAT_PARAMS: readonly ParamField[] = [
   { input: 'webhookUrl', kind: 'destination', required: true, into: 'secrets', key: 'webhookUrl' },
 ];
 
-/** Slack's incoming webhooks allow about 1 message/s per channel, short bursts tolerated. */
+/**
+ * Rate: Slack's incoming webhooks allow 1 message per second per channel, short bursts tolerated
+ * (https://api.slack.com/apis/rate-limits, "Incoming webhooks"): 1/s, burst 3.
+ */
 export const slack: IntegrationDescriptor = {
   type: 'SLACK',
   api: { createMutation: 'createSlackIntegration', paramsField: 'slackParams' },
@@ -245,7 +248,11 @@ export const slack: IntegrationDescriptor = {
   createNotifier: createSlackNotifier,
 };
 
-/** Workflows (Power Automate) webhooks throttle well below webhook-server rates. */
+/**
+ * Rate: Teams webhooks allow 4 requests per second and 60 per 30 s (https://learn.microsoft.com/microsoftteams/platform/
+ * webhooks-and-connectors/how-to/connectors-using, "Rate limiting for connectors"; Workflows webhooks are throttled
+ * by Power Automate on top): 2/s, burst 4.
+ */
 export const teams: IntegrationDescriptor = {
   type: 'TEAMS',
   api: { createMutation: 'createTeamsIntegration', paramsField: 'teamsParams' },

@@ -150,7 +150,10 @@ function createDiscordNotifier(opts: IntegrationOptions): Notifier {
   });
 }
 
-/** Discord allows 5 requests per 2 s per webhook and about 30 messages per minute per channel: 0.5/s, burst 5. */
+/**
+ * Rate: Discord allows 5 requests per 2 s per webhook and about 30 messages per minute per channel
+ * (https://discord.com/developers/docs/topics/rate-limits; the per-webhook bucket its headers report): 0.5/s, burst 5.
+ */
 export const discord: IntegrationDescriptor = {
   type: 'DISCORD',
   api: { createMutation: 'createDiscordIntegration', paramsField: 'discordParams' },

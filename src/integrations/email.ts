@@ -217,7 +217,11 @@ function createEmailNotifier(opts: IntegrationOptions): Notifier {
   };
 }
 
-/** Typical SMTP relay limits: 5/s, burst 10. */
+/**
+ * Rate: the operator's own SMTP relay (--smtp-url), whose limits are its own (no vendor's apply): 5/s, burst 10 is
+ * chosen to stay under common hosted relays' sending rates (e.g. Amazon SES's default of 14 per second for a
+ * production account) while a storm still drains.
+ */
 export const email: IntegrationDescriptor = {
   type: 'EMAIL',
   api: { createMutation: 'createEmailIntegration', paramsField: 'emailParams' },

@@ -145,7 +145,10 @@ function createGenericWebhookNotifier(opts: IntegrationOptions): Notifier {
   };
 }
 
-/** The tenant's own receiver, like WEBHOOK: 20/s, burst 40 protects it from a storm. */
+/**
+ * Rate: the tenant's own receiver, like WEBHOOK (no vendor documents it): 20/s, burst 40 keeps a storm from flooding
+ * it; rateLimit.perSecond 0 lifts it.
+ */
 export const genericWebhook: IntegrationDescriptor = {
   type: 'GENERIC_WEBHOOK',
   api: { createMutation: 'createGenericWebhookIntegration', paramsField: 'genericWebhookParams' },

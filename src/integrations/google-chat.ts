@@ -138,7 +138,10 @@ function createGoogleChatNotifier(opts: IntegrationOptions): Notifier {
   });
 }
 
-/** Google Chat allows about one message per second per space (its per-space write quota): 1/s, burst 3. */
+/**
+ * Rate: Google Chat allows one message write per second per space (https://developers.google.com/workspace/chat/limits,
+ * per-space quotas): 1/s, burst 3.
+ */
 export const googleChat: IntegrationDescriptor = {
   type: 'GOOGLE_CHAT',
   api: { createMutation: 'createGoogleChatIntegration', paramsField: 'googleChatParams' },

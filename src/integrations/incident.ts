@@ -217,8 +217,8 @@ function createIncidentNotifier(opts: IntegrationOptions): Notifier {
 
 /**
  * Incident management carries state (trigger/resolve on one dedup_key): only the newest state matters, so a
- * newer notification supersedes an unsent older one. PagerDuty Events API v2 allows about 120 events/min per
- * integration key: 2/s, burst 10.
+ * newer notification supersedes an unsent older one. Rate: PagerDuty's Events API v2 allows 120 events per minute
+ * per integration key (https://developer.pagerduty.com/docs/events-api-v2-overview, "Rate limits"): 2/s, burst 10.
  */
 export const incident: IntegrationDescriptor = {
   type: 'INCIDENT_MGMT',

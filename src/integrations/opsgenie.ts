@@ -198,8 +198,9 @@ function createOpsgenieNotifier(opts: IntegrationOptions): Notifier {
 
 /**
  * State-carrying like incident management (create/close of one alias): only the newest matters, so a newer
- * notification supersedes an unsent older one. Opsgenie's Alert-domain budget is per account and plan (token
- * bucket, 429 beyond it); 1/s with a burst of 10 stays within the smallest plan's alert-API rate.
+ * notification supersedes an unsent older one. Rate: Opsgenie's Alert-domain budget is per account and plan (token
+ * bucket, 429 beyond it; https://docs.opsgenie.com/docs/api-rate-limiting); 1/s with a burst of 10 stays within the
+ * smallest plan's alert-API rate.
  */
 export const opsgenie: IntegrationDescriptor = {
   type: 'OPSGENIE',

@@ -187,7 +187,7 @@ export interface IntegrationDescriptor {
    */
   checkParams?(secrets: Readonly<Record<string, string>>): { input: string; problem: string } | null;
   readonly orderMode: OrderMode;
-  /** Default per-integration rate limit (overridable per type on the worker). */
+  /** Default per-integration rate limit, from the vendor's documented limit (the comment says which); an integration may set its own. */
   readonly rateLimit: RateLimit;
   /** The NotificationProvider spec.type the operator maps to this type (src/api/notificationprovider.ts). */
   readonly providerType: string;

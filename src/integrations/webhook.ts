@@ -211,7 +211,11 @@ function createWebhookNotifier(opts: IntegrationOptions): Notifier {
   };
 }
 
-/** Our own receivers: the limit (20/s, burst 40) protects them from a storm. */
+/**
+ * Rate: a receiver of the tenant's own, whose capacity no vendor documents: 20/s, burst 40 keeps a storm from
+ * flooding a small service while 200 notifications still drain in seconds; rateLimit.perSecond 0 lifts it for a
+ * receiver that takes more.
+ */
 export const webhook: IntegrationDescriptor = {
   type: 'WEBHOOK',
   api: { createMutation: 'createWebhookIntegration', paramsField: 'webhookParams', flatCreateInput: true },
