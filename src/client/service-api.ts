@@ -8,6 +8,7 @@
 import * as silences from './silences.js';
 import type { SilenceInput, SilenceView } from './silences.js';
 import { GraphQLClient } from 'graphql-request';
+import { INTEGRATION_META } from '../model/integration-types.js';
 import type { MonitoringConfigInput } from '../model/monitoring.js';
 import type { IntegrationType, RouterGeneration } from '../store/types.js';
 import { TEMPLATE_PART_KEYS } from '../model/records.js';
@@ -176,20 +177,13 @@ const CreateTemplate = `mutation OperatorCreateTemplate($input: CreateNotificati
 const UpdateTemplate = `mutation OperatorUpdateTemplate($id: UUID!, $input: UpdateNotificationTemplateInput!) { updateNotificationTemplate(id: $id, input: $input) { id } }`;
 const DeleteTemplates = `mutation OperatorDeleteTemplates($ids: [UUID!]!) { deleteNotificationTemplates(ids: $ids) { ids } }`;
 
-const CREATE_MUTATION: Record<IntegrationType, { field: string; inputType: string }> = {
-  INCIDENT_MGMT: { field: 'createIncidentMgmtIntegration', inputType: 'CreateIncidentMgmtIntegrationInput' },
-  WEBHOOK: { field: 'createWebhookIntegration', inputType: 'CreateWebhookIntegrationInput' },
-  EMAIL: { field: 'createEmailIntegration', inputType: 'CreateEmailIntegrationInput' },
-  SLACK: { field: 'createSlackIntegration', inputType: 'CreateSlackIntegrationInput' },
-  TEAMS: { field: 'createTeamsIntegration', inputType: 'CreateTeamsIntegrationInput' },
-  OPSGENIE: { field: 'createOpsgenieIntegration', inputType: 'CreateOpsgenieIntegrationInput' },
-  GOOGLE_CHAT: { field: 'createGoogleChatIntegration', inputType: 'CreateGoogleChatIntegrationInput' },
-  DISCORD: { field: 'createDiscordIntegration', inputType: 'CreateDiscordIntegrationInput' },
-  GENERIC_WEBHOOK: { field: 'createGenericWebhookIntegration', inputType: 'CreateGenericWebhookIntegrationInput' },
-  ALERTMANAGER: { field: 'createAlertmanagerIntegration', inputType: 'CreateAlertmanagerIntegrationInput' },
-};
+/** The create mutation of a type and its input type (`createXIntegration(input: CreateXIntegrationInput!)`). */
+export function createMutationOf(t: IntegrationType): { field: string; inputType: string } {
+  const field = INTEGRATION_META[t].api.createMutation;
+  return { field, inputType: `${field.charAt(0).toUpperCase()}${field.slice(1)}Input` };
+}
 const createIntegrationDoc = (t: IntegrationType): string => {
-  const m = CREATE_MUTATION[t];
+  const m = createMutationOf(t);
   return `mutation OperatorCreateIntegration($input: ${m.inputType}!) { ${m.field}(input: $input) { ${INTEGRATION_FIELDS} } }`;
 };
 const UpdateIntegration = /* GraphQL */ `
@@ -198,19 +192,16 @@ const UpdateIntegration = /* GraphQL */ `
   }
 `;
 
-/** The create input of one type: webhook and Alertmanager take their params at the top level, the others a params block. */
+/**
+ * The create input of one type: a type whose create mutation is flat (api.flatCreateInput: WEBHOOK, ALERTMANAGER)
+ * takes its params' fields at the top level, empty ones left out; the others a params block.
+ */
 export function createIntegrationVariables(input: CreateIntegrationInput): Record<string, unknown> {
   const base = { name: input.name, enabled: input.enabled, managedBy: input.managedBy };
-  const p = input.params;
-  if ('webhookParams' in p) {
-    return {
-      ...base,
-      url: p.webhookParams.url,
-      ...(p.webhookParams.signingSecret ? { signingSecret: p.webhookParams.signingSecret } : {}),
-    };
-  }
-  if ('alertmanagerParams' in p) return { ...base, ...p.alertmanagerParams };
-  return { ...base, ...p };
+  const { api } = INTEGRATION_META[input.type];
+  if (!api.flatCreateInput) return { ...base, ...input.params };
+  const fields = (input.params as Record<string, Record<string, unknown> | undefined>)[api.paramsField] ?? {};
+  return { ...base, ...Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined && v !== '')) };
 }
 
 interface RawRouter {
@@ -269,7 +260,7 @@ export class GraphQLServiceApi implements ServiceApi {
   }
 
   async createIntegration(input: CreateIntegrationInput): Promise<IntegrationView> {
-    const m = CREATE_MUTATION[input.type];
+    const m = createMutationOf(input.type);
     const r = await this.request<Record<string, IntegrationView>>('create integration', createIntegrationDoc(input.type), {
       input: createIntegrationVariables(input),
     });

@@ -1,8 +1,12 @@
 /**
- * The integration types the console can create and the GraphQL mutation of each (schema.graphql's
- * create*Integration). Pure (unit-tested in test/console/integration-kinds.test.ts).
+ * The integration types the console can create, their form fields and the GraphQL create mutation of each,
+ * derived from the types' table (src/model/integration-types.ts). Pure (unit-tested in
+ * test/console/integration-kinds.test.ts).
  */
+import { INTEGRATION_META, INTEGRATION_TYPES, type IntegrationType, type ParamField } from '../model/integration-types.js';
+
 export interface KindField {
+  /** the form value's name: the parameter's stored key */
   name: string;
   label: string;
   /** write-only secrets are typed into password inputs */
@@ -13,70 +17,24 @@ export interface KindField {
 }
 
 export interface IntegrationKind {
-  type: string;
+  type: IntegrationType;
   label: string;
   fields: KindField[];
 }
 
-const url = (hint: string): KindField => ({ name: 'url', label: 'URL', secret: true, hint });
-const signing: KindField = {
-  name: 'signingSecret',
-  label: 'Signing secret',
-  secret: true,
-  optional: true,
-  hint: 'Standard Webhooks secret (whsec_… or 16+ characters); empty for unsigned requests',
-};
-const chat = (what: string): KindField => ({
-  name: 'webhookUrl',
-  label: 'Webhook URL',
-  secret: true,
-  hint: `${what} incoming webhook URL`,
+const fieldOf = (p: ParamField): KindField => ({
+  name: p.key,
+  label: p.label,
+  ...(p.kind === 'headers' ? { multiline: true, secret: false } : p.into === 'secrets' ? { secret: true } : {}),
+  ...(p.required ? {} : { optional: true }),
+  ...(p.hint === undefined ? {} : { hint: p.hint }),
 });
 
-export const INTEGRATION_KINDS: IntegrationKind[] = [
-  { type: 'WEBHOOK', label: 'Webhook (payload v1)', fields: [url('receiver URL; it may carry a token'), signing] },
-  {
-    type: 'INCIDENT_MGMT',
-    label: 'Incident management',
-    fields: [{ name: 'integrationKey', label: 'Integration key', secret: true, hint: 'issued by the incident management system' }],
-  },
-  {
-    type: 'EMAIL',
-    label: 'Email',
-    fields: [
-      { name: 'to', label: 'To', hint: 'addresses, separated by commas' },
-      { name: 'from', label: 'From', optional: true },
-    ],
-  },
-  { type: 'SLACK', label: 'Slack', fields: [chat('Slack')] },
-  { type: 'TEAMS', label: 'Microsoft Teams', fields: [chat('Teams workflow')] },
-  {
-    type: 'OPSGENIE',
-    label: 'Opsgenie',
-    fields: [{ name: 'apiKey', label: 'API key', secret: true, hint: 'of an Opsgenie API integration' }],
-  },
-  { type: 'GOOGLE_CHAT', label: 'Google Chat', fields: [chat('Google Chat space')] },
-  { type: 'DISCORD', label: 'Discord', fields: [chat('Discord channel')] },
-  {
-    type: 'GENERIC_WEBHOOK',
-    label: 'Generic webhook (templated JSON)',
-    fields: [
-      url('receiver URL; it may carry a token'),
-      signing,
-      { name: 'headers', label: 'Extra headers', optional: true, multiline: true, secret: false, hint: 'one "Name: value" per line' },
-    ],
-  },
-  {
-    type: 'ALERTMANAGER',
-    label: 'Prometheus Alertmanager',
-    fields: [
-      url("Alertmanager's base URL; alerts go to <url>/api/v2/alerts"),
-      { name: 'bearerToken', label: 'Bearer token', secret: true, optional: true, hint: 'or basic auth below, not both' },
-      { name: 'username', label: 'Basic auth user', secret: true, optional: true },
-      { name: 'password', label: 'Basic auth password', secret: true, optional: true },
-    ],
-  },
-];
+export const INTEGRATION_KINDS: IntegrationKind[] = INTEGRATION_TYPES.map((type) => ({
+  type,
+  label: INTEGRATION_META[type].label,
+  fields: INTEGRATION_META[type].params.map(fieldOf),
+}));
 
 export interface MutationCall {
   mutation: string;
@@ -100,55 +58,32 @@ export function parseHeaders(text: string): { name: string; value: string }[] {
 
 const opt = (v: string | undefined) => (v && v.trim() !== '' ? v.trim() : undefined);
 
+/** A form value as the API takes it: a list for `emails` and `headers`; an empty optional value left out. */
+function paramValue(p: ParamField, text: string | undefined): unknown {
+  if (p.kind === 'emails')
+    return (text ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+  if (p.kind === 'headers') {
+    const headers = parseHeaders(text ?? '');
+    return headers.length ? headers : undefined;
+  }
+  return p.required ? (text ?? '') : opt(text);
+}
+
 /** The create mutation for `type` with the form's values (empty optional fields left out). */
 export function createIntegrationCall(type: string, name: string, v: Record<string, string>): MutationCall {
-  const chatCall = (mutation: string, params: string): MutationCall => ({
-    mutation: `mutation Create($input: ${mutation}Input!) { ${mutation.charAt(0).toLowerCase()}${mutation.slice(1)}(input: $input) ${SELECTION} }`,
-    variables: { input: { name, [params]: { webhookUrl: v.webhookUrl ?? '' } } },
-  });
-  const call = (mutation: string, input: Record<string, unknown>): MutationCall => ({
-    mutation: `mutation Create($input: ${mutation}Input!) { ${mutation.charAt(0).toLowerCase()}${mutation.slice(1)}(input: $input) ${SELECTION} }`,
-    variables: { input: { name, ...input } },
-  });
-  switch (type) {
-    case 'WEBHOOK':
-      return call('CreateWebhookIntegration', { url: v.url ?? '', signingSecret: opt(v.signingSecret) });
-    case 'INCIDENT_MGMT':
-      return call('CreateIncidentMgmtIntegration', { incidentMgmtParams: { IntegrationKey: v.integrationKey ?? '' } });
-    case 'EMAIL':
-      return call('CreateEmailIntegration', {
-        emailParams: {
-          to: (v.to ?? '')
-            .split(',')
-            .map((s) => s.trim())
-            .filter((s) => s !== ''),
-          from: opt(v.from),
-        },
-      });
-    case 'SLACK':
-      return chatCall('CreateSlackIntegration', 'slackParams');
-    case 'TEAMS':
-      return chatCall('CreateTeamsIntegration', 'teamsParams');
-    case 'GOOGLE_CHAT':
-      return chatCall('CreateGoogleChatIntegration', 'googleChatParams');
-    case 'DISCORD':
-      return chatCall('CreateDiscordIntegration', 'discordParams');
-    case 'OPSGENIE':
-      return call('CreateOpsgenieIntegration', { opsgenieParams: { apiKey: v.apiKey ?? '' } });
-    case 'GENERIC_WEBHOOK': {
-      const headers = parseHeaders(v.headers ?? '');
-      return call('CreateGenericWebhookIntegration', {
-        genericWebhookParams: { url: v.url ?? '', signingSecret: opt(v.signingSecret), ...(headers.length ? { headers } : {}) },
-      });
-    }
-    case 'ALERTMANAGER':
-      return call('CreateAlertmanagerIntegration', {
-        url: v.url ?? '',
-        bearerToken: opt(v.bearerToken),
-        username: opt(v.username),
-        password: opt(v.password),
-      });
-    default:
-      throw new Error(`unknown integration type ${type}`);
+  if (!(INTEGRATION_TYPES as readonly string[]).includes(type)) throw new Error(`unknown integration type ${type}`);
+  const { api, params } = INTEGRATION_META[type as IntegrationType];
+  const mutation = `${api.createMutation.charAt(0).toUpperCase()}${api.createMutation.slice(1)}`;
+  const values: Record<string, unknown> = {};
+  for (const p of params) {
+    const value = paramValue(p, v[p.key]);
+    if (value !== undefined) values[p.input] = value;
   }
+  return {
+    mutation: `mutation Create($input: ${mutation}Input!) { ${api.createMutation}(input: $input) ${SELECTION} }`,
+    variables: { input: api.flatCreateInput ? { name, ...values } : { name, [api.paramsField]: values } },
+  };
 }

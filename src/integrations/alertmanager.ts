@@ -19,6 +19,7 @@
  * - Optional bearer token or basic auth (write-only). The URL is a tenant destination (egress policy).
  * 2xx delivered; 429/5xx/network retry; other 4xx (400 an alert Alertmanager refused, 401/403, 404) and 3xx dead.
  */
+import { INTEGRATION_META } from '../model/integration-types.js';
 import { consoleUrlOf } from '../templates/variables.js';
 import { checkTenantUrl, postAndClassify, truncateChars } from './http.js';
 import {
@@ -263,16 +264,9 @@ function createAlertmanagerNotifier(opts: IntegrationOptions): Notifier {
  */
 export const alertmanager: IntegrationDescriptor = {
   type: 'ALERTMANAGER',
-  api: { createMutation: 'createAlertmanagerIntegration', paramsField: 'alertmanagerParams', flatCreateInput: true },
-  params: [
-    { input: 'url', kind: 'destination', required: true, into: 'secrets', key: 'url' },
-    { input: 'bearerToken', kind: 'secret', required: false, into: 'secrets', key: 'bearerToken', maxChars: 4096 },
-    { input: 'username', kind: 'secret', required: false, into: 'secrets', key: 'username', maxChars: 256 },
-    { input: 'password', kind: 'secret', required: false, into: 'secrets', key: 'password', maxChars: 1024 },
-  ],
+  ...INTEGRATION_META.ALERTMANAGER,
   checkParams: checkAlertmanagerParams,
   orderMode: 'supersede',
   rateLimit: { ratePerSec: 100, burst: 500 },
-  providerType: 'Alertmanager',
   createNotifier: createAlertmanagerNotifier,
 };

@@ -5,6 +5,7 @@
  * Texts come from renderNotification: a group's members are listed, the runbook is a button / an action, and
  * every text is escaped for the channel's markup (Slack mrkdwn, Teams Markdown).
  */
+import { INTEGRATION_META } from '../model/integration-types.js';
 import { checkTenantUrl, postAndClassify, truncateChars } from './http.js';
 import { renderNotification, type Fact, type MemberLine, type Rendered, type Severity } from './render.js';
 import {
@@ -15,7 +16,6 @@ import {
   type IntegrationType,
   type Notification,
   type Notifier,
-  type ParamField,
 } from './types.js';
 
 /** Facts shown elsewhere than as a field: the body text, a group's member listing, the runbook (a button). */
@@ -229,22 +229,15 @@ function createTeamsNotifier(opts: IntegrationOptions): Notifier {
   return chatNotifier('TEAMS', buildTeamsMessage, opts);
 }
 
-/** The one parameter of every incoming-webhook chat type. */
-export const CHAT_PARAMS: readonly ParamField[] = [
-  { input: 'webhookUrl', kind: 'destination', required: true, into: 'secrets', key: 'webhookUrl' },
-];
-
 /**
  * Rate: Slack's incoming webhooks allow 1 message per second per channel, short bursts tolerated
  * (https://api.slack.com/apis/rate-limits, "Incoming webhooks"): 1/s, burst 3.
  */
 export const slack: IntegrationDescriptor = {
   type: 'SLACK',
-  api: { createMutation: 'createSlackIntegration', paramsField: 'slackParams' },
-  params: CHAT_PARAMS,
+  ...INTEGRATION_META.SLACK,
   orderMode: 'in-order',
   rateLimit: { ratePerSec: 1, burst: 3 },
-  providerType: 'Slack',
   createNotifier: createSlackNotifier,
 };
 
@@ -255,10 +248,8 @@ export const slack: IntegrationDescriptor = {
  */
 export const teams: IntegrationDescriptor = {
   type: 'TEAMS',
-  api: { createMutation: 'createTeamsIntegration', paramsField: 'teamsParams' },
-  params: CHAT_PARAMS,
+  ...INTEGRATION_META.TEAMS,
   orderMode: 'in-order',
   rateLimit: { ratePerSec: 2, burst: 4 },
-  providerType: 'Teams',
   createNotifier: createTeamsNotifier,
 };

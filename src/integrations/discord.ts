@@ -9,7 +9,8 @@
  * 2xx delivered; 429/5xx/network retry: the 429 body's `retry_after` (seconds, fractional) is honoured, else the
  * Retry-After header; other 4xx dead.
  */
-import { chatNotifier, CHAT_PARAMS } from './chat.js';
+import { INTEGRATION_META } from '../model/integration-types.js';
+import { chatNotifier } from './chat.js';
 import { truncateChars } from './http.js';
 import { renderNotification, SEVERITY_COLOR, type MemberLine, type Severity } from './render.js';
 import { type IntegrationDescriptor, type IntegrationOptions, type Notification, type Notifier } from './types.js';
@@ -156,10 +157,8 @@ function createDiscordNotifier(opts: IntegrationOptions): Notifier {
  */
 export const discord: IntegrationDescriptor = {
   type: 'DISCORD',
-  api: { createMutation: 'createDiscordIntegration', paramsField: 'discordParams' },
-  params: CHAT_PARAMS,
+  ...INTEGRATION_META.DISCORD,
   orderMode: 'in-order',
   rateLimit: { ratePerSec: 0.5, burst: 5 },
-  providerType: 'Discord',
   createNotifier: createDiscordNotifier,
 };

@@ -10,6 +10,7 @@
  * SMTP 4xx replies (and 503) and connection/timeouts retry; other 5xx replies are dead.
  * DeliveryResult.statusCode carries the SMTP reply code.
  */
+import { INTEGRATION_META } from '../model/integration-types.js';
 import { createTransport } from 'nodemailer';
 import { emailAddressProblem, parseSenderDomains, senderProblem } from './email-address.js';
 import { describeNetworkError, redact, secretFragments, truncateChars } from './http.js';
@@ -224,13 +225,8 @@ function createEmailNotifier(opts: IntegrationOptions): Notifier {
  */
 export const email: IntegrationDescriptor = {
   type: 'EMAIL',
-  api: { createMutation: 'createEmailIntegration', paramsField: 'emailParams' },
-  params: [
-    { input: 'to', kind: 'emails', required: true, into: 'config', key: 'to' },
-    { input: 'from', kind: 'sender', required: false, into: 'config', key: 'from' },
-  ],
+  ...INTEGRATION_META.EMAIL,
   orderMode: 'in-order',
   rateLimit: { ratePerSec: 5, burst: 10 },
-  providerType: 'Email',
   createNotifier: createEmailNotifier,
 };

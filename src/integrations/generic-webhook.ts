@@ -15,6 +15,7 @@
  *   that is what most receivers want, and it is the tenant's own receiver.
  * 2xx delivered; 429/5xx/network retry (Retry-After honoured); other 4xx and 3xx dead.
  */
+import { INTEGRATION_META } from '../model/integration-types.js';
 import { TEMPLATE_LIMITS } from '../templates/engine.js';
 import { postAndClassify } from './http.js';
 import { buildCloudEvent } from './payload.js';
@@ -151,16 +152,10 @@ function createGenericWebhookNotifier(opts: IntegrationOptions): Notifier {
  */
 export const genericWebhook: IntegrationDescriptor = {
   type: 'GENERIC_WEBHOOK',
-  api: { createMutation: 'createGenericWebhookIntegration', paramsField: 'genericWebhookParams' },
-  params: [
-    { input: 'url', kind: 'destination', required: true, into: 'secrets', key: 'url' },
-    { input: 'signingSecret', kind: 'signingSecret', required: false, into: 'secrets', key: 'signingSecret' },
-    { input: 'headers', kind: 'headers', required: false, into: 'secrets', key: 'headers' },
-  ],
+  ...INTEGRATION_META.GENERIC_WEBHOOK,
   deriveConfig: (secrets) => ({ signed: secrets['signingSecret'] !== undefined }),
   updateSecrets: (current, next, now) => rotateSigningSecret(current, next, now),
   orderMode: 'in-order',
   rateLimit: { ratePerSec: 20, burst: 40 },
-  providerType: 'GenericWebhook',
   createNotifier: createGenericWebhookNotifier,
 };

@@ -10,7 +10,8 @@
  * < and > become ‹ › so no `<users/all>` mention or `<url|label>` link can be injected.
  * 2xx delivered; 429/5xx/network retry (Retry-After honoured); other 4xx dead.
  */
-import { chatNotifier, CHAT_PARAMS } from './chat.js';
+import { INTEGRATION_META } from '../model/integration-types.js';
+import { chatNotifier } from './chat.js';
 import { truncateChars } from './http.js';
 import { incidentKeyOf, renderNotification, type MemberLine, type Rendered } from './render.js';
 import { type IntegrationDescriptor, type IntegrationOptions, type Notification, type Notifier } from './types.js';
@@ -144,10 +145,8 @@ function createGoogleChatNotifier(opts: IntegrationOptions): Notifier {
  */
 export const googleChat: IntegrationDescriptor = {
   type: 'GOOGLE_CHAT',
-  api: { createMutation: 'createGoogleChatIntegration', paramsField: 'googleChatParams' },
-  params: CHAT_PARAMS,
+  ...INTEGRATION_META.GOOGLE_CHAT,
   orderMode: 'in-order',
   rateLimit: { ratePerSec: 1, burst: 3 },
-  providerType: 'GoogleChat',
   createNotifier: createGoogleChatNotifier,
 };

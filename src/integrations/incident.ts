@@ -8,6 +8,7 @@
  * - The runbook (data.runbookUrl) is an Events v2 `links` entry; a group's members are in custom_details.
  * - 202 (any 2xx) delivered; 400 dead; 429, 5xx and network errors retry.
  */
+import { INTEGRATION_META } from '../model/integration-types.js';
 import { checkTargetUrl, postAndClassify, truncateChars, type HttpContext } from './http.js';
 import {
   boundedLabels,
@@ -222,10 +223,8 @@ function createIncidentNotifier(opts: IntegrationOptions): Notifier {
  */
 export const incident: IntegrationDescriptor = {
   type: 'INCIDENT_MGMT',
-  api: { createMutation: 'createIncidentMgmtIntegration', paramsField: 'incidentMgmtParams' },
-  params: [{ input: 'IntegrationKey', kind: 'secret', required: true, into: 'secrets', key: 'integrationKey', maxChars: 256 }],
+  ...INTEGRATION_META.INCIDENT_MGMT,
   orderMode: 'supersede',
   rateLimit: { ratePerSec: 2, burst: 10 },
-  providerType: 'IncidentManagement',
   createNotifier: createIncidentNotifier,
 };

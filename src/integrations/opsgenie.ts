@@ -9,6 +9,7 @@
  * Both requests are asynchronous on Opsgenie's side: 202 (any 2xx) delivered. 429, 5xx and network errors retry
  * (Retry-After honoured); other 4xx dead, except a close answered 404: no such open alert, nothing to close.
  */
+import { INTEGRATION_META } from '../model/integration-types.js';
 import { createHash } from 'node:crypto';
 import { checkTargetUrl, postAndClassify, truncateChars, type HttpContext } from './http.js';
 import { incidentActionOf, incidentKeyOf, memberLines, renderNotification, type Rendered, type Severity } from './render.js';
@@ -204,10 +205,8 @@ function createOpsgenieNotifier(opts: IntegrationOptions): Notifier {
  */
 export const opsgenie: IntegrationDescriptor = {
   type: 'OPSGENIE',
-  api: { createMutation: 'createOpsgenieIntegration', paramsField: 'opsgenieParams' },
-  params: [{ input: 'apiKey', kind: 'secret', required: true, into: 'secrets', key: 'apiKey', maxChars: 256 }],
+  ...INTEGRATION_META.OPSGENIE,
   orderMode: 'supersede',
   rateLimit: { ratePerSec: 1, burst: 10 },
-  providerType: 'Opsgenie',
   createNotifier: createOpsgenieNotifier,
 };

@@ -1,7 +1,8 @@
 /**
  * The integration-type registry: one descriptor per type, each defined in its own file. Everything that
  * depends on the type (parameter validation, delivery order mode, rate limits, the API's create mutations,
- * notifiers, the operator's provider types) reads it here. Adding a type: docs/DEVELOPMENT.md.
+ * notifiers) reads it here; the client, the operator and the console read the descriptors' pure part,
+ * INTEGRATION_META (model/integration-types.ts). Adding a type: docs/DEVELOPMENT.md.
  */
 import type { IntegrationType } from '../model/integration-types.js';
 import { alertmanager } from './alertmanager.js';

@@ -7,10 +7,10 @@
  */
 import type { InternalEvent } from '../events/families.js';
 import { EgressPolicy } from './egress.js';
-import type { IntegrationType } from '../model/integration-types.js';
+import type { IntegrationMeta, IntegrationType } from '../model/integration-types.js';
 import type { IntegrationRecord } from '../model/records.js';
 
-export type { IntegrationType } from '../model/integration-types.js';
+export type { IntegrationMeta, IntegrationType, ParamField, ParamKind } from '../model/integration-types.js';
 
 export interface Notification {
   /** Delivery id: stable across retries and redeliveries -> webhook-id, CloudEvents id, email Message-ID. */
@@ -142,41 +142,13 @@ export interface RateLimit {
 }
 
 /**
- * How one parameter is validated (src/service/integrations.ts applies it): a secret string, a tenant destination
- * URL (http(s) and the egress policy's early check), a Standard Webhooks signing secret, one email address, a
- * list of them, a sender address (an email address in a sender domain the operator allows), or extra HTTP
- * headers (GENERIC_WEBHOOK: a list of { name, value }, stored as JSON).
+ * Everything the service knows about one integration type, in the type's own file: its entry of
+ * INTEGRATION_META (src/model/integration-types.ts: API names, parameters, provider type, console form) and what
+ * needs the notifier. src/integrations/registry.ts lists them and every other module (validation, delivery order,
+ * rate limits, API, notifiers) reads it there.
  */
-export type ParamKind = 'secret' | 'destination' | 'signingSecret' | 'email' | 'emails' | 'sender' | 'headers';
-
-/** One field of a type's parameters input, and where its validated value is stored. */
-export interface ParamField {
-  /** Field name in the GraphQL params input (spec SDL, e.g. IntegrationKey). */
-  input: string;
-  kind: ParamKind;
-  required: boolean;
-  /** Write-only `secrets` (never returned or logged) or returned `config`, under `key`. */
-  into: 'secrets' | 'config';
-  key: string;
-  /** For 'secret': the longest accepted value, in characters. */
-  maxChars?: number;
-}
-
-/**
- * Everything the service knows about one integration type, in the type's own file; src/integrations/registry.ts
- * lists them and every other module (validation, delivery order, rate limits, API, notifiers) reads it there.
- */
-export interface IntegrationDescriptor {
+export interface IntegrationDescriptor extends IntegrationMeta {
   readonly type: IntegrationType;
-  /** The API surface (spec SDL, kept as is): the create mutation and the params input field of create/update. */
-  readonly api: {
-    createMutation: string;
-    paramsField: string;
-    /** The create mutation carries the params' fields at the top level of its input (WEBHOOK: url, signingSecret). */
-    flatCreateInput?: boolean;
-  };
-  /** In validation order; the first bad one is reported. */
-  readonly params: readonly ParamField[];
   /** Non-secret config derived from the validated secrets (WEBHOOK: whether it signs). */
   deriveConfig?(secrets: Readonly<Record<string, string>>): Record<string, unknown>;
   /** The secrets to store when an update replaces `current` with `next` (WEBHOOK: signing-secret rotation). */
@@ -189,8 +161,6 @@ export interface IntegrationDescriptor {
   readonly orderMode: OrderMode;
   /** Default per-integration rate limit, from the vendor's documented limit (the comment says which); an integration may set its own. */
   readonly rateLimit: RateLimit;
-  /** The NotificationProvider spec.type the operator maps to this type (src/api/notificationprovider.ts). */
-  readonly providerType: string;
   createNotifier(opts: IntegrationOptions): Notifier;
 }
 

@@ -13,6 +13,7 @@
  * to the new secret at any time within the overlap without rejecting a message.
  * 2xx delivered; 429/5xx/network retry (Retry-After honoured); other 4xx and 3xx dead.
  */
+import { INTEGRATION_META } from '../model/integration-types.js';
 import { createHash, createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import type { EgressPolicy } from './egress.js';
 import { checkTenantUrl, postAndClassify } from './http.js';
@@ -218,16 +219,11 @@ function createWebhookNotifier(opts: IntegrationOptions): Notifier {
  */
 export const webhook: IntegrationDescriptor = {
   type: 'WEBHOOK',
-  api: { createMutation: 'createWebhookIntegration', paramsField: 'webhookParams', flatCreateInput: true },
-  params: [
-    { input: 'url', kind: 'destination', required: true, into: 'secrets', key: 'url' },
-    { input: 'signingSecret', kind: 'signingSecret', required: false, into: 'secrets', key: 'signingSecret' },
-  ],
+  ...INTEGRATION_META.WEBHOOK,
   deriveConfig: (secrets) => ({ signed: secrets['signingSecret'] !== undefined }),
   // a new signing secret: the old one keeps signing too for the overlap (receivers rotate without loss)
   updateSecrets: (current, next, now) => rotateSigningSecret(current, next, now),
   orderMode: 'in-order',
   rateLimit: { ratePerSec: 20, burst: 40 },
-  providerType: 'Webhook',
   createNotifier: createWebhookNotifier,
 };

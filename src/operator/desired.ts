@@ -23,7 +23,7 @@ import type {
   UpdateIntegrationInput,
 } from '../client/service-api.js';
 import type { MonitoringConfigInput } from '../model/monitoring.js';
-import type { IntegrationType } from '../store/types.js';
+import { INTEGRATION_META, INTEGRATION_TYPES, type IntegrationType } from '../model/integration-types.js';
 
 export interface ObjectId {
   kind: string;
@@ -55,18 +55,11 @@ export function recordName(o: ObjectId, displayName: string | undefined, cluster
 // ---------------------------------------------------------------------------------------------------------
 // providers
 
-export const INTEGRATION_TYPE: Record<ProviderType, IntegrationType> = {
-  IncidentManagement: 'INCIDENT_MGMT',
-  Webhook: 'WEBHOOK',
-  Email: 'EMAIL',
-  Slack: 'SLACK',
-  Teams: 'TEAMS',
-  Opsgenie: 'OPSGENIE',
-  GoogleChat: 'GOOGLE_CHAT',
-  Discord: 'DISCORD',
-  GenericWebhook: 'GENERIC_WEBHOOK',
-  Alertmanager: 'ALERTMANAGER',
-};
+/** NotificationProvider spec.type → integration type, from each type's providerType (model/integration-types.ts). */
+export const INTEGRATION_TYPE = Object.fromEntries(INTEGRATION_TYPES.map((t) => [INTEGRATION_META[t].providerType, t])) as Record<
+  ProviderType,
+  IntegrationType
+>;
 
 /** Role of each secret a provider type reads. */
 export type SecretRole =

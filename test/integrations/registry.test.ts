@@ -14,6 +14,8 @@ import {
 } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { PROVIDER_TYPES } from '../../src/api/notificationprovider.js';
+import { createMutationOf } from '../../src/client/service-api.js';
+import { INTEGRATION_KINDS } from '../../src/console/integration-kinds.js';
 import { DEFAULT_RATE_LIMITS } from '../../src/delivery/rate-limit.js';
 import { SDL } from '../../src/http/graphql/schema.js';
 import { rootValue } from '../../src/http/graphql/resolvers.js';
@@ -109,5 +111,18 @@ describe('drift: the operator provider types equal the registry', () => {
   it('PROVIDER_TYPES and the operator mapping match each descriptor.providerType', () => {
     expect([...PROVIDER_TYPES].sort()).toEqual(descriptors.map((d) => d.providerType).sort());
     expect(INTEGRATION_TYPE).toEqual(Object.fromEntries(descriptors.map((d) => [d.providerType, d.type])));
+  });
+});
+
+describe('the client and the console derive their tables from the descriptors', () => {
+  it.each(descriptors.map((d) => [d.type, d] as const))('%s: the client create mutation and the console form', (_t, d) => {
+    const m = createMutationOf(d.type);
+    expect(m.field).toBe(d.api.createMutation);
+    expect(m.inputType).toBe(`${d.api.createMutation.charAt(0).toUpperCase()}${d.api.createMutation.slice(1)}Input`);
+    const kind = INTEGRATION_KINDS.find((k) => k.type === d.type);
+    expect(kind?.label).toBe(d.label);
+    expect(kind?.fields.map((f) => [f.name, f.optional === true, f.secret === true])).toEqual(
+      d.params.map((p) => [p.key, !p.required, p.into === 'secrets' && p.kind !== 'headers']),
+    );
   });
 });
