@@ -48,7 +48,7 @@ export interface ServingEndpointFacts {
   /** the served leaf's serial (hex, upper case) and notAfter (RFC 3339 UTC); null before a handshake succeeded */
   servedSerial: string | null;
   servedNotAfter: string | null;
-  /** RFC 3339 UTC: the last probe; null when never probed */
+  /** RFC 3339 UTC: the last probe reported (a changed verdict at once, an unchanged one at least hourly); null: never probed */
   checkedAt: string | null;
 }
 

@@ -43,6 +43,11 @@ const MAX_IDLE_MS = 60_000;
 const MAX_QUEUED_LOOKUPS = 256;
 /** A consumer look-up is reused for this long by the Secret's other endpoints turning non-ok. */
 const LOOKUP_REUSE_MS = 10 * 60_000;
+/**
+ * A Secret whose verdicts did not change is told to the listeners again after this long, so the inventory's
+ * checkedAt shows that probing goes on (a change is told at once).
+ */
+export const CHECKED_AT_REFRESH_MS = 60 * 60_000;
 
 /** What the prober reads of discovery (serving/informers.ts EndpointIndex). */
 export interface EndpointSource {
@@ -99,6 +104,8 @@ interface SecretGroup {
   /** the last consumer look-up */
   consumers: { names: readonly string[]; at: number } | undefined;
   lookup: 'queued' | 'running' | undefined;
+  /** ms epoch: when the listeners last heard of this Secret */
+  toldAt: number | undefined;
   /** of()'s answer, built when read */
   verdicts: readonly EndpointVerdict[] | undefined;
 }
@@ -251,6 +258,7 @@ export class ServingProber implements ServingVerdicts {
 
   private emit(g: SecretGroup): void {
     g.verdicts = undefined;
+    g.toldAt = this.clock.now();
     for (const l of this.listeners)
       try {
         l(g.namespace, g.name);
@@ -312,6 +320,7 @@ export class ServingProber implements ServingVerdicts {
         changedAt: undefined,
         consumers: undefined,
         lookup: undefined,
+        toldAt: undefined,
         verdicts: undefined,
       };
       this.groups.set(key, g);
@@ -451,7 +460,8 @@ export class ServingProber implements ServingVerdicts {
     }
     m.verdict = v;
     g.verdicts = undefined;
-    if (!sameVerdict(before, v)) {
+    const changed = !sameVerdict(before, v);
+    if (changed || g.toldAt === undefined || now - g.toldAt >= CHECKED_AT_REFRESH_MS) {
       if (v.status !== before.status)
         this.opts.log.info(
           {

@@ -10,6 +10,7 @@ import { validateInventoryReport } from '../../../src/inventory/validate.js';
 import { INVENTORY_PROTOCOL } from '../../../src/model/inventory.js';
 import type { ProbeOutcome, ProbeTarget } from '../../../src/emitter/serving/probe.js';
 import {
+  CHECKED_AT_REFRESH_MS,
   DEFAULT_SERVING_PROBE_CONCURRENCY,
   DEFAULT_SERVING_PROBE_INTERVAL_MS,
   DEFAULT_SERVING_PROBE_RATE,
@@ -341,6 +342,27 @@ describe('ServingProber: verdicts', () => {
     ]);
     expect(changes.length).toBeGreaterThan(0);
     expect(prober.factsOf('shop', 'unknown')).toEqual([]);
+  });
+
+  it('an unchanged verdict is told again once CHECKED_AT_REFRESH_MS passed, so the inventory’s checkedAt stays recent', async () => {
+    const { clock, discovery, secrets, probes, make, changes } = setup({ intervalMs: 10 * MIN });
+    const current = leaf('B2');
+    secrets.put('web', current);
+    discovery.set('shop', 'web', [endpoint('web', 'web.example.com', '10.0.0.1:443')]);
+    probes.serves.set('10.0.0.1:443', { kind: 'served', leaf: { ...current } });
+    const prober = make();
+    prober.start();
+    await clock.advance(5_000);
+    expect(prober.of('shop', 'web').map((v) => v.status)).toEqual(['ok']);
+    changes.length = 0;
+    const probed = probes.of('10.0.0.1:443').length;
+    await clock.advance(CHECKED_AT_REFRESH_MS - 10 * MIN);
+    expect(probes.of('10.0.0.1:443').length).toBeGreaterThan(probed);
+    expect(changes).toEqual([]);
+    await clock.advance(20 * MIN);
+    expect(changes).toEqual(['shop/web']);
+    const checkedAt = Date.parse(prober.factsOf('shop', 'web')[0]!.checkedAt!);
+    expect(clock.now() - checkedAt).toBeLessThan(CHECKED_AT_REFRESH_MS);
   });
 
   it('an endpoint that stops answering: its verdict stands through the grace, then unreachable', async () => {
