@@ -56,7 +56,7 @@ export interface ServeConfig {
   logRateBurst: number;
   deliveryTimeoutMs: number;
   /**
-   * This process's one stable name (--instance-id, deprecated alias --pod-name; default hostname = the pod name
+   * This process's one stable name (--instance-id; default hostname = the pod name
    * in Kubernetes): owner of its delivery claims AND its leader-election identity, so a restart of the same pod
    * finds its own claims and its own Lease and continues at once.
    */
@@ -84,6 +84,8 @@ export interface ServeConfig {
   maxTemplatesPerCompany: number;
   /** Silences (issue 11) a company may have, not counting ended ones. */
   maxSilencesPerCompany: number;
+  /** The highest rateLimit.perSecond a tenant may set on an integration; 0: no bound (unlimited allowed too). */
+  maxIntegrationRate: number;
   clusterSilenceAfterMs: number;
   serviceUrl: string | undefined;
   serviceApiKey: string | undefined;
@@ -116,8 +118,6 @@ export interface ServeConfig {
     servingProbeIntervalMs: number | undefined;
     maxPendingEvents: number;
   };
-  /** Deprecated flags given (accepted, without effect): one warning each at the start. */
-  deprecations: string[];
   /** The web console's built files, served at /ui (src/http/console.ts). */
   consoleDir: string;
   /** The hub's external URL without a trailing slash (template variable consoleUrl); undefined: not known. */
@@ -238,6 +238,11 @@ export const SERVE_FLAGS: FlagSpec[] = [
     help: 'active and pending silences a company may have; one more is refused with QUOTA_EXCEEDED (default 1000)',
   },
   {
+    name: 'max-integration-rate',
+    kind: 'int',
+    help: "the highest rateLimit.perSecond a tenant may set on an integration; higher, or 0 (unlimited), is refused naming this flag; 0 = no bound (default 0). The types' defaults apply either way",
+  },
+  {
     name: 'cluster-silence-after',
     kind: 'int',
     help: 'inventory: ms without a report after which a cluster counts as silent (metric, GraphQL, log; default 900000)',
@@ -282,7 +287,6 @@ export const SERVE_FLAGS: FlagSpec[] = [
     kind: 'string',
     help: "this process's name: owner of its delivery claims and its leader election identity; stable across a restart (a restarted pod then resends and leads at once), unique among live processes (default hostname; in Kubernetes the pod name)",
   },
-  { name: 'pod-name', kind: 'string', help: 'deprecated alias of --instance-id (was the leader election identity alone)' },
   {
     name: 'cluster-name',
     kind: 'string',
@@ -310,11 +314,6 @@ export const SERVE_FLAGS: FlagSpec[] = [
     help: `every Ingress and Gateway host with a TLS Secret is probed (a TLS handshake) this often and its served certificate held against the Secret's (docs/serving.md); a duration such as 1m, 5m, 1h, or 0 to turn probing off (default ${formatInterval(DEFAULT_SERVING_PROBE_INTERVAL_MS)})`,
   },
   {
-    name: 'emitter-expiry',
-    kind: 'string',
-    help: 'deprecated, only off is accepted: expiry is evaluated by the service over the inventory the emitter reports',
-  },
-  {
     name: 'max-pending-events',
     kind: 'int',
     help: 'emitter: health events waiting for the service at most; more are refused and derived again later (default 10000)',
@@ -328,11 +327,6 @@ export const SERVE_FLAGS: FlagSpec[] = [
     name: 'reminder-scan-interval',
     kind: 'int',
     help: "due reminders (a router's repeatInterval) are looked for this often (ms, default 15000); a reminder is at most this late",
-  },
-  {
-    name: 'expiry-config-poll',
-    kind: 'int',
-    help: 'deprecated, no effect: the service reads its monitoring configuration at every expiry scan',
   },
   {
     name: 'console-dir',
@@ -456,17 +450,6 @@ export function instanceIdOf(v: string | undefined, host: () => string = hostnam
       `--instance-id must be 1 to 253 printable ASCII characters without spaces${v === undefined ? ' (the hostname is not; set --instance-id)' : ''}`,
     );
   return id;
-}
-
-/**
- * The process identity from --instance-id and its deprecated alias --pod-name (before issue 8 --pod-name named the
- * leader-election identity alone, default hostname + random, so a restarted pod waited out its own lease). Two
- * different values would give the process two names: refused rather than guessed.
- */
-export function processIdentityOf(instanceId: string | undefined, podName: string | undefined, host: () => string = hostname): string {
-  if (instanceId !== undefined && podName !== undefined && instanceId !== podName)
-    throw new ConfigError('--instance-id and --pod-name (its deprecated alias) differ: give one of them');
-  return instanceIdOf(instanceId ?? podName, host);
 }
 
 function bool(v: string | undefined, name: string, def: boolean): boolean {
@@ -622,7 +605,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     logRateLimitPerMinute: int(flags, env, 'log-rate-limit', 60, 1, 1_000_000),
     logRateBurst: int(flags, env, 'log-rate-burst', 20, 1, 1_000_000),
     deliveryTimeoutMs: int(flags, env, 'delivery-timeout', 10_000, 100, 600_000),
-    instanceId: processIdentityOf(one(flags, env, 'instance-id'), one(flags, env, 'pod-name')),
+    instanceId: instanceIdOf(one(flags, env, 'instance-id')),
     deliveryMaxAgeMs: int(flags, env, 'delivery-max-age', 86_400_000, 1_000, 30 * 86_400_000),
     expiryScanIntervalMs: int(flags, env, 'expiry-scan-interval', 60_000, 1000, 7 * 86_400_000),
     reminderScanIntervalMs: int(flags, env, 'reminder-scan-interval', 15_000, 50, 3_600_000),
@@ -637,6 +620,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     maxCertificatesPerCompany: int(flags, env, 'max-certificates-per-company', DEFAULT_QUOTAS.maxCertificatesPerCompany, 1, 1_000_000_000),
     maxTemplatesPerCompany: int(flags, env, 'max-templates-per-company', DEFAULT_QUOTAS.maxTemplatesPerCompany, 1, 100_000),
     maxSilencesPerCompany: int(flags, env, 'max-silences-per-company', DEFAULT_QUOTAS.maxSilencesPerCompany, 1, 100_000),
+    maxIntegrationRate: int(flags, env, 'max-integration-rate', 0, 0, 10_000),
     clusterSilenceAfterMs: int(flags, env, 'cluster-silence-after', 900_000, 1, 30 * 86_400_000),
     serviceUrl,
     serviceApiKey: one(flags, env, 'service-api-key'),
@@ -666,7 +650,6 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
       servingProbeIntervalMs: probeInterval(flags, env),
       maxPendingEvents: int(flags, env, 'max-pending-events', 10_000, 1, 10_000_000),
     },
-    deprecations: legacyExpiryFlags(one(flags, env, 'emitter-expiry'), one(flags, env, 'expiry-config-poll')),
     consoleDir: one(flags, env, 'console-dir') ?? defaultConsoleDir(),
     publicUrl: publicUrlOf(one(flags, env, 'public-url')),
   };
@@ -675,24 +658,6 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
 function logFormatOf(v: string | undefined): 'json' | 'pretty' {
   if (v === undefined || v === 'json' || v === 'pretty') return v ?? 'json';
   throw new ConfigError(`--log-format must be json or pretty, got '${v.slice(0, 100)}'`);
-}
-
-/**
- * The emitter's own expiry evaluation is gone (the service evaluates the reported inventory, src/expiry/).
- * Command lines that spelled out the default keep working, with a warning; `local` asked for what no longer
- * exists, and is refused rather than silently changing where expiry events come from.
- */
-function legacyExpiryFlags(mode: string | undefined, poll: string | undefined): string[] {
-  const out: string[] = [];
-  if (mode !== undefined) {
-    if (mode !== 'off')
-      throw new ConfigError(
-        `--emitter-expiry ${mode}: the emitter no longer evaluates expiry (the service does, over the certificate inventory); remove the flag`,
-      );
-    out.push('--emitter-expiry is deprecated and has no effect (expiry is evaluated by the service over the inventory); remove it');
-  }
-  if (poll !== undefined) out.push('--expiry-config-poll is deprecated and has no effect; remove it');
-  return out;
 }
 
 /** `certmgr-notify agent`: see docs/agent.md. */

@@ -223,21 +223,15 @@ describe('loadAgentConfig', () => {
   });
 });
 
-describe('serve: the old emitter expiry flags and the pending bound', () => {
-  it('defaults: 10000 pending events, no deprecation', () => {
-    expect(loadServeConfig([], {})).toMatchObject({ kubeOptions: { maxPendingEvents: 10_000 }, deprecations: [] });
+describe('serve: the pending bound', () => {
+  it('defaults: 10000 pending events', () => {
+    expect(loadServeConfig([], {})).toMatchObject({ kubeOptions: { maxPendingEvents: 10_000 } });
   });
-  it('--emitter-expiry off and --expiry-config-poll are accepted with a deprecation each; local is refused naming why', () => {
-    const c = loadServeConfig(['--emitter-expiry', 'off', '--expiry-config-poll', '300'], {});
-    expect(c.deprecations).toEqual([
-      expect.stringMatching(/^--emitter-expiry is deprecated/),
-      expect.stringMatching(/^--expiry-config-poll is deprecated/),
-    ]);
-    expect(loadServeConfig([], { CERTMGR_NOTIFY_EMITTER_EXPIRY: 'off' }).deprecations).toHaveLength(1);
-    for (const mode of ['local', 'remote'])
-      expect(() => loadServeConfig(['--emitter-expiry', mode], {})).toThrow(
-        `--emitter-expiry ${mode}: the emitter no longer evaluates expiry (the service does, over the certificate inventory)`,
-      );
+  it.each([
+    ['--emitter-expiry', 'off'],
+    ['--expiry-config-poll', '300'],
+  ])('%s is not a flag', (flag, value) => {
+    expect(() => loadServeConfig([flag, value], {})).toThrow(`unknown flag ${flag}`);
   });
 });
 

@@ -73,7 +73,6 @@ async function main(argv: string[]): Promise<number> {
         { flags: onArgv },
         `${onArgv.join(', ')} given on the command line: visible in ps and echoed by npm start; use CERTMGR_NOTIFY_API_KEY / CERTMGR_NOTIFY_SERVICE_API_KEY or --api-keys-file instead`,
       );
-    for (const d of cfg.deprecations) log.warn(d);
     const { startService } = await import('../main.js');
     let svc;
     try {

@@ -130,8 +130,6 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
     const dep = ms.find((m) => m.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { env: Env[] }[] } } } };
     const env = dep.spec.template.spec.containers[0]!.env;
     expect(env.find((e) => e.name === 'CERTMGR_NOTIFY_INSTANCE_ID')?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.name');
-    // the deprecated alias is not set too (two sources of one name)
-    expect(env.some((e) => e.name === 'CERTMGR_NOTIFY_POD_NAME')).toBe(false);
   });
 
   it('creates the secret key Secret (a key the service parses) and mounts it as --secret-key-file; or uses an existing one', async () => {

@@ -61,11 +61,8 @@ describe('certmgr-notify serve', () => {
       CERTMGR_NOTIFY_STORE: 'sqlite::memory:',
       CERTMGR_NOTIFY_API_KEY: 'env-key-0123456789abcdef',
       CERTMGR_NOTIFY_KUBE: 'off',
-      // an old deployment's setting: still starts, with a warning (the emitter's expiry evaluation is gone)
-      CERTMGR_NOTIFY_EMITTER_EXPIRY: 'off',
     });
     const url = await r.listening;
-    expect(r.output()).toMatch(/"level":40,.*"msg":"--emitter-expiry is deprecated and has no effect/);
     const ok = await fetch(`${url}/graphql`, {
       method: 'POST',
       headers: { 'svc-api-key': 'env-key-0123456789abcdef', 'content-type': 'application/json' },
@@ -82,9 +79,6 @@ describe('certmgr-notify serve', () => {
     const r2 = run(['serve', '--store', 'mysql://x']);
     expect(await r2.exited).not.toBe(0);
     expect(r2.output()).toMatch(/sqlite:|postgres/);
-    const r3 = run(['serve', '--emitter-expiry', 'local']);
-    expect(await r3.exited).toBe(2);
-    expect(r3.output()).toContain('--emitter-expiry local: the emitter no longer evaluates expiry');
   });
 
   it('a port already in use: exit code 2 naming the address, before the store is opened or migrated', async () => {

@@ -11,7 +11,7 @@ import {
   type LeaseLock,
   type LeaseRecord,
 } from '../../src/runtime/leader.js';
-import { ConfigError, loadServeConfig, processIdentityOf } from '../../src/config.js';
+import { ConfigError, instanceIdOf, loadServeConfig } from '../../src/config.js';
 import { FakeClock, flush } from './fake-clock.js';
 
 const log = pino({ level: 'silent' });
@@ -390,26 +390,20 @@ describe('LeaderElector (fake clock, in-memory Lease)', () => {
   });
 });
 
-describe('processIdentityOf: one name for delivery claims and the Lease (--instance-id, deprecated alias --pod-name)', () => {
-  it.each<[string, string | undefined, string | undefined, string]>([
-    ['neither: the hostname (the pod name in Kubernetes)', undefined, undefined, 'node-1'],
-    ['--instance-id', 'pod-a', undefined, 'pod-a'],
-    ['--pod-name alone (deprecated alias)', undefined, 'pod-b', 'pod-b'],
-    ['both, the same value', 'pod-c', 'pod-c', 'pod-c'],
-  ])('%s', (_what, instanceId, podName, want) => {
-    expect(processIdentityOf(instanceId, podName, () => 'node-1')).toBe(want);
+describe('instanceIdOf: one name for delivery claims and the Lease (--instance-id)', () => {
+  it.each<[string, string | undefined, string]>([
+    ['not given: the hostname (the pod name in Kubernetes)', undefined, 'node-1'],
+    ['--instance-id', 'pod-a', 'pod-a'],
+  ])('%s', (_what, instanceId, want) => {
+    expect(instanceIdOf(instanceId, () => 'node-1')).toBe(want);
   });
-  it.each<[string, string | undefined, string | undefined, RegExp]>([
-    ['both, different values', 'pod-a', 'pod-b', /--instance-id and --pod-name .* differ/],
-    ['an invalid alias value', undefined, 'a b', /--instance-id must be/],
-  ])('refuses %s', (_what, instanceId, podName, msg) => {
-    expect(() => processIdentityOf(instanceId, podName, () => 'node-1')).toThrow(ConfigError);
-    expect(() => processIdentityOf(instanceId, podName, () => 'node-1')).toThrow(msg);
+  it('refuses an invalid value naming the flag', () => {
+    expect(() => instanceIdOf('a b', () => 'node-1')).toThrow(ConfigError);
+    expect(() => instanceIdOf('a b', () => 'node-1')).toThrow(/--instance-id must be/);
   });
-  it('from flags and environment, once at the edge', () => {
-    expect(loadServeConfig(['--pod-name', 'pod-x'], {}).instanceId).toBe('pod-x');
-    expect(loadServeConfig([], { CERTMGR_NOTIFY_POD_NAME: 'pod-y' }).instanceId).toBe('pod-y');
-    expect(loadServeConfig(['--instance-id', 'pod-z'], { CERTMGR_NOTIFY_POD_NAME: 'pod-z' }).instanceId).toBe('pod-z');
-    expect(() => loadServeConfig(['--instance-id', 'pod-z'], { CERTMGR_NOTIFY_POD_NAME: 'other' })).toThrow(ConfigError);
+  it('from flags and environment, once at the edge; --pod-name is not a flag', () => {
+    expect(loadServeConfig(['--instance-id', 'pod-x'], {}).instanceId).toBe('pod-x');
+    expect(loadServeConfig([], { CERTMGR_NOTIFY_INSTANCE_ID: 'pod-y' }).instanceId).toBe('pod-y');
+    expect(() => loadServeConfig(['--pod-name', 'pod-x'], {})).toThrow(/unknown flag --pod-name/);
   });
 });
