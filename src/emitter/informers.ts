@@ -120,8 +120,8 @@ function notifyAnnotations(a: Record<string, string> | undefined): Readonly<Reco
 }
 
 /**
- * The strings of a list, in an array of exactly their number: one built by push or filter keeps room for 17, and a
- * Certificate and its Secret each hold one (24 MiB at 100,000 in a heap snapshot).
+ * The strings of a list, in an array of exactly their number: one built by push or filter keeps spare room, and a
+ * Certificate and its Secret each hold one.
  */
 const strings = (v: unknown): string[] | undefined =>
   Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').slice() : undefined;
@@ -134,10 +134,10 @@ type Status = NonNullable<CertManagerObject['status']>;
  * The cached form of an Issuer, ClusterIssuer or Certificate: one flat object of the fields observe() (health),
  * policy.ts and the inventory (facts.ts, reporter.ts) read, nothing else. A Certificate as the apiserver sends it
  * is several KiB (managedFields, kubectl's last-applied copy, every condition, spec fields nobody here reads);
- * client-node's form of the kept fields was still ~1 KiB in 11 small objects. Here: times are numbers, values
+ * client-node's form of the kept fields is still many small objects. Here: times are numbers, values
  * many objects hold alike (issuerRef, the Ready condition without its time, annotations) are one shared frozen
- * copy, and `metadata`, `spec` and `status` are built when read (a few reads per reconcile or report). At
- * 100,000 Certificates that is what bounds the agent's memory.
+ * copy, and `metadata`, `spec` and `status` are built when read (a few reads per reconcile or report). At scale
+ * that is what bounds the agent's memory.
  */
 class CertManagerRecord implements CertManagerObject {
   constructor(

@@ -6,10 +6,9 @@ import { ConfigMapState } from './state.js';
 
 export const DEFAULT_STATE_NAME = 'certmgr-notify-emitter';
 /**
- * 128 shards: a typical stored episode is ~0.6 KB and at most ~2.4 KB (HEALTH_ENTRY_MAX_BYTES + key), so
- * 10,000 open episodes are ~46 KB per ConfigMap (worst case ~190 KB) of the 1 MiB a ConfigMap may hold. Each
- * write rewrites one whole shard in etcd: smaller shards make the controller's one-key writes cheaper, fewer
- * shards coalesce more of a burst; bench/health-state.ts measured 64, 128 and 256 (docs/emitter.md).
+ * 128 shards: a stored episode is at most HEALTH_ENTRY_MAX_BYTES + key, so 10,000 open episodes stay far below
+ * the 1 MiB a ConfigMap may hold, even in the worst case. Each write rewrites one whole shard in etcd: smaller
+ * shards make the controller's one-key writes cheaper, fewer shards coalesce more of a burst (docs/emitter.md).
  */
 export const HEALTH_STATE_SHARDS = 128;
 /** Bytes (UTF-8 JSON) of a stored health state value at most: the variable texts are cut to fit. */
@@ -104,7 +103,7 @@ export function emitterStates(o: {
   namespace: string;
   name: string;
   log: Logger;
-  /** default HEALTH_STATE_SHARDS; entries of another count are moved on load (bench/health-state.ts compares) */
+  /** default HEALTH_STATE_SHARDS; entries of another count are moved on load */
   healthShards?: number;
 }): {
   health: ConfigMapState<HealthState>;

@@ -68,8 +68,7 @@ export interface HealthControllerOptions {
   /**
    * reconciles in flight; default 512. A reconcile waits on I/O only (its event's 202, then its state write), and
    * both are batched across reconciles (100 events a POST, one merge patch per state shard), so the batches fill
-   * only when many wait at once: with 8, an outage breaking 10,000 certificates took ~100 s (one PATCH each);
-   * with 512, ~23 s and ~1,600 PATCHes (bench/health-state.ts).
+   * only when many wait at once: a small number makes an outage that breaks many certificates one PATCH each.
    */
   concurrency?: number;
   backoff?: BackoffPolicy;

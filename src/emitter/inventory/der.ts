@@ -1,8 +1,8 @@
 /**
  * The few X.509 facts the inventory keeps, read straight from the DER bytes: serial, validity, subject and
  * issuer names, DNS names. node:crypto's X509Certificate parses the whole certificate in OpenSSL and formats
- * every field (0.1–0.5 ms each, plus native allocations): at 100,000 TLS Secrets that was the largest CPU cost
- * of the agent's initial sync. This walk takes microseconds.
+ * every field (plus native allocations): at scale that is the largest CPU cost of the agent's initial sync. This
+ * walk reads only the fields kept.
  *
  * It answers only when its result is certainly what X509Certificate (and the x509.ts helpers) would give:
  * common attribute types, plain ASCII values that need no escaping, DNS names of plain characters, UTC times

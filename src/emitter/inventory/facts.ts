@@ -8,7 +8,7 @@ import { X509Certificate } from 'node:crypto';
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import { INVENTORY_LIMITS as L, type CertificateFacts, type CertificateLocation } from '../../model/inventory.js';
 import { sanitizeText } from '../../events/sanitize.js';
-import type { CertManagerObject } from '../health/observe.js';
+import type { CertManagerObject } from '../health/condition.js';
 import { commonNameOf, dnLines, dnsNamesOf } from './x509.js';
 import { derFacts, pemBody, type DerFacts } from './der.js';
 import { POLICY_ANNOTATIONS, resourcePolicyOf } from '../policy.js';
@@ -60,7 +60,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 
 /**
  * notAfter of the chain's other certificates by their PEM text: a cluster's Secrets mostly carry the same few
- * intermediates, and parsing one costs ~0.1 ms (100,000 Secrets). Bounded; cleared when full.
+ * intermediates, and parsing one is costly. Bounded; cleared when full.
  */
 const intermediateNotAfter = new Map<string, number>();
 const MAX_CACHED_INTERMEDIATES = 1_000;
@@ -136,8 +136,8 @@ interface CompactChain {
 }
 
 /**
- * The cached form of a TLS Secret, one flat object: at 100,000 Secrets, client-node's nested form of the same
- * fields (metadata, annotations, chain, its ISO strings) was ~1.1 KiB each. `metadata` and `chain` are built
+ * The cached form of a TLS Secret, one flat object: client-node's nested form of the same fields (metadata,
+ * annotations, chain, its ISO strings) is several times larger. `metadata` and `chain` are built
  * when read; labels and the policy annotations, alike on many Secrets, are one shared frozen copy. No uid: the
  * report identifies a Secret by namespace and name (a Certificate's uid is its own record's).
  */
