@@ -88,7 +88,7 @@ export interface CertificateFacts extends CertificateLocation {
   chainNotAfter: string | null;
   /**
    * Per-resource policy (docs/annotations.md), from the `notify.certmgr.io/*` annotations (Secret, else
-   * Certificate). Optional: agents before issue 11 do not send them. `ignore`: no expiry events for this row.
+   * Certificate). Optional: absent means no policy. `ignore`: no expiry events for this row.
    */
   ignore?: boolean;
   /**
@@ -100,7 +100,7 @@ export interface CertificateFacts extends CertificateLocation {
   runbookUrl?: string;
   /**
    * the endpoints configured with this Secret (Ingress / Gateway hosts) and what each serves (docs/serving.md);
-   * at most SERVING_LIMITS.endpoints. Absent: the agent does not probe (or an older agent).
+   * at most SERVING_LIMITS.endpoints. Absent: the agent does not probe.
    */
   serving?: ServingEndpointFacts[];
 }

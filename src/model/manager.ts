@@ -1,5 +1,5 @@
 /**
- * Who manages the company's monitoring configuration (issue 10, "Ownership across clusters"). The REST body is
+ * Who manages the company's monitoring configuration ("Ownership across clusters"). The REST body is
  * fixed by the spec, so the manager travels in a header our operator client sends: `k8s:<kind>/<ns>/<name>@<cluster>`
  * (the operator's managedBy key). A PUT without it is a plain API write and takes the record over.
  */
@@ -30,7 +30,7 @@ export type MonitoringWrite =
 
 /**
  * The ownership rule of a monitoring configuration write. `current`: the stored manager (null: none, e.g. never
- * written or written before managers were recorded); `writer`: the request's manager (undefined: a plain API
+ * written through the operator); `writer`: the request's manager (undefined: a plain API
  * write). Pure; table-tested in test/model/manager.test.ts.
  */
 export function decideMonitoringWrite(current: string | null, writer: string | undefined, release = false): MonitoringWrite {

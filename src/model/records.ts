@@ -52,7 +52,7 @@ export interface RouterRecord {
   integrationId: string;
   templateId: string | null;
   /**
-   * Grouping (issue 11, docs/signal.md): event fields (CEL paths such as `data.issuerName`) whose values form a
+   * Grouping (docs/signal.md): event fields (CEL paths such as `data.issuerName`) whose values form a
    * group; empty = off (one notification per event, the spec's behaviour).
    */
   groupBy: string[];
@@ -102,7 +102,7 @@ export interface TemplatePart {
 
 export type TemplateParts = Partial<Record<TemplatePartKey, TemplatePart>>;
 
-/** A notification template (issue 11), referenced by routers' templateId. */
+/** A notification template, referenced by routers' templateId. */
 export interface TemplateRecord {
   id: string;
   companyId: string;
@@ -114,7 +114,7 @@ export interface TemplateRecord {
 }
 
 /**
- * A silence (issue 11, docs/silences.md): while active, notifications of events its CEL matcher accepts are
+ * A silence (docs/silences.md): while active, notifications of events its CEL matcher accepts are
  * recorded SILENCED and not sent. `eventTypeId` null: the matcher applies to every family it compiles for.
  */
 export interface SilenceRecord {
