@@ -1,5 +1,5 @@
 /**
- * The console's store operations (issue 13; migration 15), written once over SqlDb for both engines: the events
+ * The console's store operations (migration 15), written once over SqlDb for both engines: the events
  * listing, the per-resource health rows ingestion keeps, and the dead-letter retry. Every statement filters by
  * company_id.
  */

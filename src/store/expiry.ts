@@ -1,5 +1,5 @@
 /**
- * The expiry evaluation's store operations (issue 10, src/expiry/), written once over SqlDb for both engines:
+ * The expiry evaluation's store operations (src/expiry/), written once over SqlDb for both engines:
  * the inventory read by notAfter (migration 6's (company_id, not_after) index) and the marks (migration 7).
  */
 import { isExpiryThreshold, type ExpiryThreshold } from '../model/expiry-thresholds.js';

@@ -1,5 +1,5 @@
 /**
- * Grouping's store operations (issue 11, docs/grouping.md; migration 12), written once over SqlDb for both engines.
+ * Grouping's store operations (docs/grouping.md; migration 12), written once over SqlDb for both engines.
  *
  * Concurrency: the group row is the group's lock. Ingestion creates a missing row (INSERT … ON CONFLICT DO NOTHING)
  * and then locks it (`lockGroups`: SELECT … FOR UPDATE on PostgreSQL) before it reads or writes members; the

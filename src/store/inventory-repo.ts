@@ -1,5 +1,5 @@
 /**
- * Inventory queries (issue 10, docs/inventory.md), written once over SqlDb for both engines. Every statement
+ * Inventory queries (docs/inventory.md), written once over SqlDb for both engines. Every statement
  * that reads or changes a company's rows filters by company_id. Bulk writes are multi-row statements: a report
  * of 1,000 certificates is a handful of statements, not 1,000.
  */

@@ -75,17 +75,16 @@ function bind(params: readonly SqlValue[] | undefined): unknown[] {
 const MAX_PREPARED = 128;
 /**
  * Longest text a store names (characters). A prepared statement keeps its plan in the server's memory for the life
- * of the connection, ~4 KB per row of a batched statement's VALUES list; the batched texts differ by group size, so
- * only the small groups of the default configuration are named (outcomes up to ~24 rows, the claim always) and the
- * rare large groups go unnamed: at most ~128 × ~100 KB per connection, usually a few MB.
+ * of the connection, growing with the rows of a batched statement's VALUES list; the batched texts differ by group
+ * size, so only the small groups of the default configuration are named (short outcome batches, the claim always)
+ * and the rare large groups go unnamed: a connection's plans stay bounded by MAX_PREPARED × this.
  */
 const MAX_PREPARED_TEXT = 3072;
 
 /**
  * Named (prepared) statements for the delivery worker's few hot texts (claim, outcomes, fences, unpark): each pool
  * connection parses a text once, and plans it once when PostgreSQL settles on its generic plan (after five custom
- * plans), instead of on every call (planning alone was ~0.6 ms of server CPU per claim or outcome statement, as much
- * as running it). Keyed by the text; bounded in count and size, so a connection's prepared statements are too.
+ * plans), instead of on every call (planning alone costs about as much server CPU as running the statement). Keyed by the text; bounded in count and size, so a connection's prepared statements are too.
  */
 export class PreparedNames {
   readonly #names = new Map<string, { name: string; text: string }>();

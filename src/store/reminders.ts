@@ -1,5 +1,5 @@
 /**
- * The reminders' store operations (issue 11, docs/reminders.md, migration 13), written once over SqlDb for both
+ * The reminders' store operations (docs/reminders.md, migration 13), written once over SqlDb for both
  * engines. Rows move only towards newer event positions (putRemindersIfNewer), so the final state of a key does
  * not depend on the order concurrent transactions commit in; the scanner claims due rows with FOR UPDATE SKIP
  * LOCKED on PostgreSQL (SQLite has one writer).

@@ -354,8 +354,8 @@ function asClaimed(
 /**
  * `EXISTS (sub)` for the per-row order checks. On PostgreSQL a scalar subquery instead: an EXISTS may be planned
  * as a semi/anti join, and with statistics that predate a burst (the open rows were few when the table was last
- * analyzed) PostgreSQL joins by scanning the whole order index for every candidate row (measured: 7 s for one
- * claim over a 2,000-row backlog). A scalar subquery always runs as a per-row probe with the row's values as
+ * analyzed) PostgreSQL joins by scanning the whole order index for every candidate row (seconds for one claim
+ * over a backlog). A scalar subquery always runs as a per-row probe with the row's values as
  * index conditions. SQLite plans these as probes already (INDEXED BY where it matters).
  */
 const exists = (sub: string, pg: boolean) => (pg ? `((${sub} LIMIT 1) IS NOT NULL)` : `EXISTS (${sub})`);
@@ -363,9 +363,8 @@ const exists = (sub: string, pg: boolean) => (pg ? `((${sub} LIMIT 1) IS NOT NUL
  * `NOT EXISTS (sub)`, for a `sub` that selects 1. On PostgreSQL `(probe) IS DISTINCT FROM 1`: the same test as
  * `(probe) IS NULL`, written for the planner's estimate. It has no statistics for a subquery and guesses that IS
  * NULL keeps 0.5% of the rows but IS DISTINCT FROM 99.5%. The claim filters its due rows with this: at 0.5% the
- * planner expected to read every due row to find `limit` heads, so it probed every due row and sorted them (O(backlog)
- * per claim: 7–11 ms at 1,000–2,000 due rows); at 99.5% it reads the claim index in order and stops after `limit`
- * heads (1–2 ms), as SQLite does.
+ * planner expects to read every due row to find `limit` heads, so it probes every due row and sorts them (O(backlog)
+ * per claim); at 99.5% it reads the claim index in order and stops after `limit` heads, as SQLite does.
  */
 const notExists = (sub: string, pg: boolean) => (pg ? `((${sub} LIMIT 1) IS DISTINCT FROM 1)` : `NOT EXISTS (${sub})`);
 
@@ -686,7 +685,7 @@ export function createQueueOps(db: SqlDb, opts: QueueOpsOptions = {}): DeliveryQ
         const sent = steps.map(([sql, params]) => db.run(sql, params));
         for (const p of sent) p.catch(() => undefined); // a failure is also the SELECT's (refused after it)
         // CROSS JOIN fixes SQLite's join order: the temp table has no statistics, and with a plain JOIN the planner
-        // scanned every delivery and probed the temp table (2.3 ms per claim at a few thousand rows, not 0.1).
+        // scans every delivery and probes the temp table.
         const select = `SELECT ${DELIVERY_COLUMNS.map((c) => `d.${c}`).join(', ')},
              e.type AS event_type, e.data AS event_data, e.received_at AS event_received_at,
              ${newerSent('d', false)} AS newer_sent, ${anyOlder('d')} AS older, ${INTEGRATION_COLUMNS.map((c) => `i.${c} AS i_${c}`).join(', ')}

@@ -1,5 +1,5 @@
 /**
- * Silences (issue 11, docs/silences.md), written once over SqlDb for both engines (migration 11), and the one
+ * Silences (docs/silences.md), written once over SqlDb for both engines (migration 11), and the one
  * read the ingestion's recovery exception needs from deliveries.
  */
 import { isEventTypeId, type EventTypeId } from '../events/families.js';

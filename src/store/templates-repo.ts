@@ -1,5 +1,5 @@
 /**
- * Notification templates (issue 11, migration 10, docs/templates.md), written once over SqlDb for both
+ * Notification templates (migration 10, docs/templates.md), written once over SqlDb for both
  * engines. The parts are the template's JSON (TEXT on both engines); they were compiled by the service
  * before being written.
  */

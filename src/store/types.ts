@@ -96,7 +96,7 @@ export interface StoreOps extends ExpiryOps, WeakLinkOps, InventoryOps, Reminder
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Expiry evaluation on the hub (issue 10, src/expiry/): the inventory read by notAfter, and the marks.
+// Expiry evaluation on the hub (src/expiry/): the inventory read by notAfter, and the marks.
 
 /** One inventory row (a place of a certificate) with its cluster's name, as the expiry scan reads it. */
 export interface ExpiryInventoryRow {
@@ -234,7 +234,7 @@ export interface ExpiryOps {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Notification templates (issue 11, docs/templates.md): referenced by routers' templateId.
+// Notification templates (docs/templates.md): referenced by routers' templateId.
 
 export type TemplatePatch = Partial<Pick<TemplateRecord, 'name' | 'parts' | 'managedBy'>>;
 
@@ -253,7 +253,7 @@ export interface TemplateOps {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Grouping (issue 11, docs/grouping.md; src/store/groups.ts): groups of a router's events and their members.
+// Grouping (docs/grouping.md; src/store/groups.ts): groups of a router's events and their members.
 
 export interface ListedMember extends MemberRow {
   /** The member's newest event (events are immutable); null if it is gone. */
@@ -337,7 +337,7 @@ export interface Store extends StoreOps, DeliveryQueueOps {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Durable delivery (issue 3): accepted events and their (event, router) deliveries, written in one transaction.
+// Durable delivery: accepted events and their (event, router) deliveries, written in one transaction.
 
 export interface EventRecord {
   id: string;
@@ -348,8 +348,8 @@ export interface EventRecord {
 }
 
 /**
- * SUPERSEDED (issue 8): never sent, because a newer notification for the same key made it obsolete (see delivery/order.ts).
- * SILENCED (issue 11): never sent, an active silence applied when the event was accepted (silenceId says which).
+ * SUPERSEDED: never sent, because a newer notification for the same key made it obsolete (see delivery/order.ts).
+ * SILENCED: never sent, an active silence applied when the event was accepted (silenceId says which).
  */
 export type DeliveryStatus = 'PENDING' | 'IN_FLIGHT' | 'DELIVERED' | 'DEAD' | 'SUPERSEDED' | 'SILENCED';
 
@@ -377,15 +377,15 @@ export interface DeliveryRecord {
   updatedAt: number;
   deliveredAt: number | null;
   /**
-   * Order per key (delivery/order.ts): the correlation key (null: unordered, rows written before
-   * issue 8), the event's own time and the acceptance sequence.
+   * Order per key (delivery/order.ts): the correlation key (null: unordered), the event's own time and the
+   * acceptance sequence.
    */
   orderKey: string | null;
   orderAt: number;
   orderSeq: number;
   /** Who holds (or last held) the claim: the worker's instance id (--instance-id), null if unnamed. */
   claimedBy: string | null;
-  /** A reminder (issue 11, docs/reminders.md): the event's resource is still unhealthy; written by the reminder scanner. */
+  /** A reminder (docs/reminders.md): the event's resource is still unhealthy; written by the reminder scanner. */
   reminder: boolean;
   /** SILENCED: the silence it was recorded under (null otherwise). */
   silenceId: string | null;
@@ -495,7 +495,7 @@ export interface DeliveryQueueOps {
   /** The attempt failed and will be retried: PENDING again, due at nextAttemptAt, with the error kept. */
   markRetry(id: string, attemptNo: number, nextAttemptAt: number, error: string, statusCode: number | null, now: number): Promise<boolean>;
   /**
-   * Fence before sending (issue 8): marks the claimed delivery SUPERSEDED (attempt not counted, terminal)
+   * Fence before sending: marks the claimed delivery SUPERSEDED (attempt not counted, terminal)
    * if a newer delivery of its (integration, orderKey) makes it obsolete under `mode` (delivery/order.ts).
    * Returns true when it did: the caller must not send. Atomic check-and-set, fenced like the mark methods.
    */
@@ -524,7 +524,7 @@ export interface DeliveryQueueOps {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Certificate inventory (issue 10, docs/inventory.md): clusters reported by agents and their TLS Secrets.
+// Certificate inventory (docs/inventory.md): clusters reported by agents and their TLS Secrets.
 
 /** A cluster as its agent reported it, and where its report sequence stands (src/inventory/decide.ts). */
 export interface ClusterRecord {
@@ -691,7 +691,7 @@ export interface InventoryOps {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Reminders (issue 11, docs/reminders.md, src/reminders/): one row per (router, orderKey), migration 13.
+// Reminders (docs/reminders.md, src/reminders/): one row per (router, orderKey), migration 13.
 
 /** A reminder row: the newest event it speaks for (its order position), open or closed, and when it is next due. */
 export interface ReminderRecord {
@@ -753,7 +753,7 @@ export interface ReminderOps {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Silences (issue 11, docs/silences.md): src/store/silences.ts
+// Silences (docs/silences.md): src/store/silences.ts
 
 export type SilencePatch = Partial<
   Pick<SilenceRecord, 'matcher' | 'eventTypeId' | 'eventTypeIds' | 'startsAt' | 'endsAt' | 'comment' | 'createdBy' | 'managedBy'>
@@ -800,7 +800,7 @@ export interface SilenceOps {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// The console's reads and the dead-letter retry (issue 13, src/store/console-repo.ts; migration 15).
+// The console's reads and the dead-letter retry (src/store/console-repo.ts; migration 15).
 
 /** Keyset position of an event in the events listing (newest first). */
 export interface EventCursor {
