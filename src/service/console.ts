@@ -1,5 +1,5 @@
 /**
- * The console's operations (issue 13, docs/console.md): who the key is, a filter check without saving, the recent
+ * The console's operations (docs/console.md): who the key is, a filter check without saving, the recent
  * events, the unhealthy resources, and putting a dead letter back in the queue. All company-scoped and bounded.
  */
 import { isEventType, type InternalEvent } from '../events/families.js';

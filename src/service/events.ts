@@ -171,7 +171,7 @@ async function planEvents(
   const plannedByKey = new Map<string, KeyedDelivery[]>();
   for (const [index, event] of events.entries()) {
     const eventId = ctx.newId();
-    // order per key (issue 8): the correlation key, the event's own time and the acceptance sequence
+    // order per key: the correlation key, the event's own time and the acceptance sequence
     const order = orderOfEvent(event, now, index);
     const family = familyOfType(event.type).eventTypeId;
     if (!eventMonitored(event, snap.monitoring)) deps.metrics.notMonitored.inc();
@@ -223,7 +223,7 @@ async function planEvents(
 }
 
 /**
- * Pipeline step 1 (issue 11, docs/silences.md): an active silence whose matcher accepts the event turns its
+ * Pipeline step 1 (docs/silences.md): an active silence whose matcher accepts the event turns its
  * deliveries SILENCED, except a recovery whose trigger was sent (the newest earlier delivery of the same
  * (integration, order key) exists and is not SILENCED). The store is read only for a silenced recovery.
  */

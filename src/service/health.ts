@@ -1,5 +1,5 @@
 /**
- * The console's health page (issue 13): per resource, its newest health event and, while that is a .notready, the
+ * The console's health page: per resource, its newest health event and, while that is a .notready, the
  * first .notready of the current streak. Ingestion folds each request's health events into one write per resource
  * (store: resource_health, migration 15). The resource is the correlation key (correlationKeyOf), the order key
  * of its deliveries, of grouping's members and of reminders; "newest" is the deliveries' order (delivery/order.ts).

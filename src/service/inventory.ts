@@ -1,5 +1,5 @@
 /**
- * Certificate inventory (issue 10, docs/inventory.md): applying agents' reports and listing what they reported.
+ * Certificate inventory (docs/inventory.md): applying agents' reports and listing what they reported.
  * The decision is pure (src/inventory/decide.ts); this is the shell that reads the cluster's position, writes
  * the report and the new position in one transaction, and enforces the per-company quotas.
  */
@@ -135,7 +135,7 @@ export async function applyInventoryReport(
     }
     // Last, just before the commit: the count takes the company's quota lock, held until the commit, so new
     // clusters of a company wait on each other only for the count and the commit, not for their rows' writes
-    // (taken first, it made every first snapshot of a company apply one at a time; bench/inventory-scale.ts).
+    // (taken first, it would make every first snapshot of a company apply one at a time).
     if (state === null) await requireQuota(tx, companyId, 'clusters', ctx.quotas);
     if (state && now - state.lastSeenAt > silenceAfter) wasSilentFor = now - state.lastSeenAt;
     const back = decideReporting(state, now);

@@ -1,5 +1,5 @@
 /**
- * Per-company quotas (issue 7, bounded state). A create first counts the company's records in the same
+ * Per-company quotas (bounded state). A create first counts the company's records in the same
  * transaction (store.countForQuota serializes concurrent creates of one company on PostgreSQL; SQLite
  * transactions are serialized anyway), so concurrent creates never overshoot.
  *
@@ -12,12 +12,12 @@ import { ServiceError } from './errors.js';
 export interface Quotas {
   maxRoutersPerCompany: number;
   maxIntegrationsPerCompany: number;
-  /** Inventory (issue 10): clusters reporting, and certificate rows over all of them. */
+  /** Inventory: clusters reporting, and certificate rows over all of them. */
   maxClustersPerCompany: number;
   maxCertificatesPerCompany: number;
-  /** Notification templates (issue 11). */
+  /** Notification templates. */
   maxTemplatesPerCompany: number;
-  /** Silences (issue 11): active and pending ones; ended ones are deleted, oldest first, to make room. */
+  /** Silences: active and pending ones; ended ones are deleted, oldest first, to make room. */
   maxSilencesPerCompany: number;
 }
 

@@ -1,5 +1,5 @@
 /**
- * A router's notification policy (issue 11, docs/signal.md): grouping (groupBy, groupWait, groupInterval),
+ * A router's notification policy (docs/signal.md): grouping (groupBy, groupWait, groupInterval),
  * reminders (repeatInterval) and holding under the issuer (holdUnderIssuer, docs/grouping.md). Pure checks of the API input; the same bounds are in the CRD schema.
  */
 import { FAMILY_FIELD_TREES } from '../events/schemas.js';

@@ -1,5 +1,5 @@
 /**
- * Silences (issue 11, docs/silences.md): create, read, list by state, update (the operator) and expire. The
+ * Silences (docs/silences.md): create, read, list by state, update (the operator) and expire. The
  * matcher is checked like a router filter (same CEL dialect and limits, INVALID_FILTER_EXPRESSION with its
  * line and column); nothing is written when any check fails.
  */

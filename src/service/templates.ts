@@ -1,5 +1,5 @@
 /**
- * Notification templates (issue 11, docs/templates.md): create, update, delete, list. Every part is compiled
+ * Notification templates (docs/templates.md): create, update, delete, list. Every part is compiled
  * before anything is written; a part that does not compile is refused with INVALID_TEMPLATE naming the field
  * (`input.parts.SLACK.text`) and the line and column of the error, like a bad filter.
  */
