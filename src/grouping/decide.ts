@@ -1,5 +1,5 @@
 /**
- * Grouping (issue 11, docs/grouping.md): the pure decisions. A router with `groupBy` collects its events into groups
+ * Grouping (docs/grouping.md): the pure decisions. A router with `groupBy` collects its events into groups
  * (one per router and groupBy values) and notifies per group, with Alertmanager's timing: the first notification
  * `groupWait` after the group's first member, then at most one per `groupInterval` and only when something changed,
  * and again every `repeatInterval` (when the router has one) while a member is firing.

@@ -1,4 +1,4 @@
-/** The grouping records (issue 11, docs/grouping.md): what the store keeps per group and member. Plain data. */
+/** The grouping records (docs/grouping.md): what the store keeps per group and member. Plain data. */
 
 /** One member of a group, as stored: a resource (its correlation key) and its newest event. */
 export interface MemberRow {

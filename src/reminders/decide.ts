@@ -1,5 +1,5 @@
 /**
- * Reminders (issue 11, docs/reminders.md): the pure decisions. A router WITHOUT groupBy and WITH a repeatInterval
+ * Reminders (docs/reminders.md): the pure decisions. A router WITHOUT groupBy and WITH a repeatInterval
  * re-notifies while a resource stays unhealthy. State per (router, orderKey) lives in the store (`reminders`,
  * migration 13); the ingestion transaction opens, refreshes and closes it, the scanner sends what is due.
  *

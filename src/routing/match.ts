@@ -28,7 +28,7 @@ export interface RoutingSnapshot {
   byFamily: ReadonlyMap<EventTypeId, readonly CompiledRouter[]>;
   integrations: ReadonlyMap<string, IntegrationRecord>;
   monitoring: Pick<MonitoringConfigRecord, 'enabled' | 'applicationIds' | 'includeUnassignedCertificates'>;
-  /** Silences not ended when the snapshot was built (issue 11); their state is decided at each event's time. */
+  /** Silences not ended when the snapshot was built; their state is decided at each event's time. */
   silences?: readonly CompiledSilence[];
 }
 
@@ -155,7 +155,7 @@ export async function buildRoutingIndexSliced(snap: RoutingSnapshot, family: Eve
 const silenceIndexes = new WeakMap<RoutingSnapshot, Map<EventTypeId, { silences: CompiledSilence[]; index: PrefilterIndex }>>();
 
 /**
- * The snapshot's silences whose matcher may be true for the event (issue 11): the same prefilter index as the
+ * The snapshot's silences whose matcher may be true for the event: the same prefilter index as the
  * routers', so an event is checked against the few silences that can match it, not all of the company's
  * (silenceFor over these gives the same answer as over all: the others evaluate to exactly false).
  */

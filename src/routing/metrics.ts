@@ -7,7 +7,7 @@ export interface RoutingMetrics {
   matches: Counter<'event_type_id'>;
   celErrors: Counter<'event_type_id'>;
   notMonitored: Counter;
-  /** (event, router) notifications recorded SILENCED (issue 11). */
+  /** (event, router) notifications recorded SILENCED. */
   silenced: Counter<'event_type_id'>;
   /** Grouping (docs/grouping.md): events past their group's member limit (counted, no member row). */
   groupMembersCapped: Counter;

@@ -5,7 +5,7 @@
  * then is it rebuilt (and at the latest after `maxStaleMs`), so replicas sharing PostgreSQL converge without
  * recompiling thousands of routers every few seconds.
  *
- * Bounded state (issue 7): both caches are TenantLru's, bounded by entries and estimated bytes, globally and
+ * Bounded state: both caches are TenantLru's, bounded by entries and estimated bytes, globally and
  * per company, so one tenant cannot grow them without limit nor push the other tenants' working sets out.
  *  - compiled filters, by (company, eventTypeId, expression): reused across rebuilds of that company's
  *    snapshot; entries no router of the company uses any more are dropped at every rebuild and on
@@ -58,10 +58,9 @@ export interface RoutingCacheLimits {
 const MiB = 1024 * 1024;
 
 /**
- * Defaults, the one place they are written. A compiled filter measured 7.0 KB (67 characters), 43 KB (551) and
- * 125 KB (1,757) of heap (bench/bounded-state.ts), estimated by filterBytes() as 4 KiB + 72 B per character; a
- * company at the default router quota (1,000) with maximum-length filters (2,000 characters) is estimated at
- * 141 MiB, within a company's share of the filter cache. Compiled filters are charged to the filter cache only:
+ * Defaults, the one place they are written. A compiled filter's heap grows with its length, estimated by
+ * filterBytes() as 4 KiB + 72 B per character; a company at the default router quota with maximum-length filters
+ * stays within a company's share of the filter cache. Compiled filters are charged to the filter cache only:
  * a snapshot is charged its own records and prefilter index (snapshotBytes), and loses its place when the filter
  * cache evicts one of its company's filters, so that it never keeps alive filters nobody counts. The sum of the
  * global byte caps is the routing caches' budget, well under the chart's memory request
@@ -204,8 +203,8 @@ export class RoutingSnapshots {
   /**
    * The company's snapshot as stored now: like get(), but the fingerprint (one cheap query) is checked at once
    * rather than after `ttlMs`, so a change made through another replica shows at once. While the fingerprint is
-   * unchanged the shared snapshot is reused as is: nothing is reloaded, recompiled or invalidated (simulateRouting,
-   * which used to invalidate, reloading and recompiling every router of the company on every call).
+   * unchanged the shared snapshot is reused as is: nothing is reloaded, recompiled or invalidated (simulateRouting
+   * calls it on every request).
    */
   async current(companyId: string): Promise<RoutingSnapshot> {
     const hit = this.cache.get(companyId, SNAPSHOT);

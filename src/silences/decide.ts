@@ -1,5 +1,5 @@
 /**
- * Silences (issue 11, docs/silences.md): the pure decisions. Which state a silence is in at a time, which
+ * Silences (docs/silences.md): the pure decisions. Which state a silence is in at a time, which
  * silence applies to an event, and the recovery exception (a recovery whose trigger was sent is never silenced).
  * Compiling matchers is here too: deterministic, no I/O (src/cel/).
  */

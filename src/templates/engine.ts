@@ -1,5 +1,5 @@
 /**
- * The template engine (issue 11, docs/templates.md): LiquidJS, sandboxed.
+ * The template engine (docs/templates.md): LiquidJS, sandboxed.
  *
  * Why LiquidJS: a template is data, never code. Liquid has no expression that calls a function or reaches a
  * prototype (with `ownPropertyOnly`, `{{ x.constructor }}` reads nothing), its tags and filters are a closed
