@@ -219,7 +219,7 @@ export function createApp(deps: AppDeps): express.Express {
     res.setHeader('Allow', 'POST');
     sendGraphqlError(res, 405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on /graphql; use POST`);
   });
-  // inventory (issue 10, docs/inventory.md): agents report, queries read
+  // inventory (docs/inventory.md): agents report, queries read
   const inventoryInflight = new InflightLimiter(INVENTORY_INFLIGHT);
   const holdInflight =
     (handler: (req: Request, res: Response) => Promise<void>) =>
@@ -297,7 +297,7 @@ export function createApp(deps: AppDeps): express.Express {
     });
   }
 
-  // the web console (issue 13): static files, no key (the page sends one with each API call)
+  // the web console: static files, no key (the page sends one with each API call)
   if (deps.consoleDir !== undefined) mountConsole(app, deps.consoleDir);
 
   app.use((req, res) => sendError(res, 404, 'NOT_FOUND', `no such endpoint: ${req.method} ${req.path}`));

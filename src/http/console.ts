@@ -1,5 +1,5 @@
 /**
- * The web console's static files (issue 13, docs/console.md) at /ui, same origin as the API: no authentication on
+ * The web console's static files (docs/console.md) at /ui, same origin as the API: no authentication on
  * the files (the page holds the key in its session and calls POST /graphql). Client-side routes fall back to
  * index.html; `GET /` redirects to /ui/. A console that was not built answers a clear 404.
  *

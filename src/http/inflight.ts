@@ -10,9 +10,8 @@ export interface InflightLimits {
 }
 
 /**
- * Inventory reports: 8 per company, 24 in all. 24 full reports in flight peaked the hub at ~520 MB RSS
- * (bench/inventory-scale.ts); 8 let a company with many clusters keep the apply busy (100–160 ms per
- * 1,000-certificate report on PostgreSQL) without taking every slot.
+ * Inventory reports: 8 per company, 24 in all. 24 bounds the hub's memory for full reports in flight; 8 let a
+ * company with many clusters keep the apply busy without taking every slot.
  */
 export const INVENTORY_INFLIGHT: InflightLimits = { perCompany: 8, total: 24 };
 

@@ -1,5 +1,5 @@
 /**
- * REST inventory (issue 10, docs/inventory.md): `POST /v1/inventory` (agents' reports, scope `inventory`) and
+ * REST inventory (docs/inventory.md): `POST /v1/inventory` (agents' reports, scope `inventory`) and
  * `GET /v1/inventory/certificates.csv` (the listing as a spreadsheet, scope `query`).
  */
 import type { Request, Response } from 'express';
