@@ -309,7 +309,7 @@ export class EgressPolicy {
    * Closes the shared dispatcher at shutdown: its pooled keep-alive connections end, and a request still in
    * flight is cut. Called after the delivery worker stopped and the HTTP server's deadline passed, so whatever
    * is left is a straggler. destroy(), not close(): close() would wait for stragglers, and undici 7 does not
-   * abort them when destroy() follows a close() (measured: the request stays pending).
+   * abort them when destroy() follows a close() (the request stays pending).
    */
   async close(): Promise<void> {
     await this.#dispatcher?.destroy();

@@ -636,7 +636,7 @@ function reminderFact(r: Rendered): Fact {
 const isReminderTitle = (t: string) => /^reminder\b/i.test(t);
 
 /**
- * The texts of one notification, for every notifier (issue 11), so every integration type says the same:
+ * The texts of one notification, for every notifier, so every integration type says the same:
  * - a group (n.group): one message for its members: scope and counts in the title ("Issuer letsencrypt-prod in
  *   cluster prod: 200 certificates not ready" / "...: all 200 recovered"), the labels and counts as facts, the
  *   first MAX_NAMED_MEMBERS firing and recovered members named and the rest counted; severity the worst firing

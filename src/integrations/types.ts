@@ -24,7 +24,7 @@ export interface Notification {
   /** 1-based attempt number. */
   attempt: number;
   /**
-   * Grouping (issue 11, docs/signal.md): set when this notification speaks for a group of events of a router
+   * Grouping (docs/signal.md): set when this notification speaks for a group of events of a router
    * with `groupBy`. `event` is then the group's newest member, so a notifier that ignores groups still says
    * something true.
    */
@@ -32,7 +32,7 @@ export interface Notification {
   /** A reminder (the router's repeatInterval): the resource (or group) is still unhealthy; nothing new happened. */
   reminder?: boolean;
   /**
-   * The router's template (issue 11), rendered for this integration's type; a part left out keeps the
+   * The router's template, rendered for this integration's type; a part left out keeps the
    * notifier's own text. Rendered by the worker before send (bounded output), never by a notifier.
    */
   rendered?: RenderedMessage;
