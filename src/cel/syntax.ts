@@ -43,7 +43,7 @@ export function findSyntaxProblem(source: string): SyntaxProblem | undefined {
 /**
  * The first opening bracket nested deeper than the recognizer's limit, if any. Checked before the real parser:
  * otherwise the only bound would be the parser's stack overflow, which moves with the thread's stack size (a
- * worker thread's 4 MB stack parses 900 nested parentheses that the main thread's rejects).
+ * worker thread would accept a nesting that the main thread rejects).
  */
 export function findDeepNesting(source: string): SyntaxProblem | undefined {
   let tokens: Token[];
