@@ -57,8 +57,8 @@ const metadataList = setHeaderOptions('Accept', METADATA_LIST_ACCEPT);
 const applyPatch = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 /**
  * LIST pages uncompressed: the apiserver gzips every response over 128 KiB, and a page of 500 TLS Secrets
- * (base64 keys and certificates, which barely compress) cost it more CPU to compress and this process more to
- * inflate than the bytes saved are worth inside a cluster (bench/scale.ts: the apiserver is the sync's bound).
+ * (base64 keys and certificates, which barely compress) costs it more CPU to compress and this process more to
+ * inflate than the bytes saved are worth inside a cluster (the apiserver's CPU bounds the sync).
  */
 const uncompressed = setHeaderOptions('Accept-Encoding', 'identity');
 /** client-node's own HTTP library (its undici, with the dispatcher its KubeConfig makes) */

@@ -67,7 +67,7 @@ export interface ResilientInformerOptions<T extends KubernetesObject, R extends 
    * (metadata-relist.ts); the first list, and a relist where too many changed, list whole objects.
    */
   relistByMetadata?: MetadataRelist<R>;
-  /** objects per LIST page; default 1000 (each page is a new TLS connection to the apiserver: fewer, larger pages cost both sides less; a page of 1,000 TLS Secrets is ~6 MB of JSON) */
+  /** objects per LIST page; default 1000 (each page is a new TLS connection to the apiserver: fewer, larger pages cost both sides less) */
   pageSize?: number;
   /** called for every page read (a metric) */
   onListPage?: () => void;

@@ -2,8 +2,8 @@
  * A LIST response read as it arrives, pure: each item is cut out of the byte stream and handed on as soon as
  * its last byte is in, so a list of any length costs the memory of one item plus one network chunk, never the
  * whole body. The apiserver answers a LIST with `resourceVersion=0` from its watch cache in ONE response
- * whatever `limit` says (v1.20 and later without the WatchList feature): 100,000 TLS Secrets are ~610 MiB of
- * protobuf, 100,000 Certificates ~150 MiB of JSON, more than a string can hold. See docs/performance.md "Scale".
+ * whatever `limit` says (v1.20 and later without the WatchList feature): at scale, more than a string can hold.
+ * See docs/performance.md "Scale".
  *
  * - JSON (`JsonListStream`): a byte scanner that tracks strings, escapes and nesting depth; the elements of the
  *   top-level `items` array are cut out as byte slices (UTF-8 multibyte sequences never contain the ASCII bytes

@@ -1,7 +1,7 @@
 /**
  * A relist that reads names and resourceVersions first. After an apiserver restart (or any 410) an informer must
  * list again, and almost every object is as it was: its cached copy is still right. Reading every whole object
- * again (100,000 TLS Secrets are ~600 MB of Secret data, 100,000 Certificates ~300 MB of JSON) costs the apiserver
+ * again (at scale, hundreds of MB of Secret data and JSON) costs the apiserver
  * its encoding and this process its parsing, while both share the CPU with the new apiserver refilling its caches,
  * which every client waits for. So the relist lists metadata only (PartialObjectMetadataList), keeps the cached
  * object whose resourceVersion is unchanged, and GETs the few that changed or are new; when too many did, or a GET
