@@ -1,4 +1,4 @@
-/** The service API's silences (issue 11, docs/silences.md), as the operator reads and writes them. */
+/** The service API's silences (docs/silences.md), as the operator reads and writes them. */
 import { ServiceApiError } from './errors.js';
 
 export interface SilenceView {

@@ -1,5 +1,5 @@
 /**
- * Order per key (issue 8): the pure rules. The store's claim and supersede queries (store/repo.ts)
+ * Order per key: the pure rules. The store's claim and supersede queries (store/repo.ts)
  * implement exactly these; test/store/order-contract checks the SQL against this module.
  *
  * Key: (integration, correlation key). The correlation key is the incident dedup_key
@@ -23,7 +23,7 @@
  *                 being sent (DELIVERED or IN_FLIGHT): D arrived late and sending it would break the order.
  *   - send:       otherwise.
  * A DEAD, SUPERSEDED or SILENCED older delivery no longer blocks: the newer one proceeds. A SILENCED delivery
- * (issue 11: recorded, never sent) carries no state to the receiver, so it supersedes nothing.
+ * (recorded, never sent) carries no state to the receiver, so it supersedes nothing.
  */
 import type { InternalEvent } from '../events/families.js';
 import { correlationKeyOf, viewOf } from '../integrations/render.js';

@@ -8,7 +8,7 @@
  *                                                          go round-robin across the routers sharing the integration)
  *            notifier.send(notification, signal) ──────► decide(): DELIVERED | PENDING at T | DEAD
  *
- * Round trips (issue 12): one claim statement per batch (joined with the events; it also says whether a newer
+ * Round trips: one claim statement per batch (joined with the events; it also says whether a newer
  * delivery of the key was already sent, so the 'in-order' fence runs only then), one integration read per
  * integration per batch, and the fences and outcomes of attempts that end together grouped into one statement each
  * (batcher.ts: flushed when the previous flush is done, no fixed wait). The next batch is claimed while the
@@ -24,7 +24,7 @@
  * attempt always ends well before its lease). Outcomes are written with the attempt number the
  * claim returned, and the store ignores them if the row moved on (see DeliveryQueueOps).
  *
- * Order per key (issue 8, delivery/order.ts): the claim hands out only the oldest open delivery of
+ * Order per key (delivery/order.ts): the claim hands out only the oldest open delivery of
  * each (integration, correlation key), so a key has one delivery in flight at a time and a receiver
  * sees a key's notifications in event order; right before sending, the store atomically supersedes
  * the claimed delivery if a newer one of its key made it obsolete (INCIDENT_MGMT: any newer one;

@@ -31,7 +31,7 @@ const timestamp = { type: 'string', format: 'utc-date-time' } as const;
 const offsetTimestamp = { type: 'string', format: 'offset-date-time' } as const;
 const duration = { type: 'string', format: 'duration' } as const;
 
-// Size limits (issue 7): every list and string is bounded, so event size is bounded and CEL filters get a
+// Size limits: every list and string is bounded, so event size is bounded and CEL filters get a
 // worst-case cost at compile time (src/cel/cost.ts reads these limits). Kubernetes' own limits where one
 // exists: object names are DNS subdomains (253), namespaces DNS labels (63), Condition reason 1024 and
 // message 32768 (metav1.Condition); DNS names 253 (RFC 1035). Formats are left as they are.

@@ -465,7 +465,7 @@ export function monitoringDrift(desired: MonitoringConfigInput, actual: Monitori
 }
 
 /**
- * What the `default` MonitoringConfig does about the service's record (issue 10, ownership): `me` is this CR's
+ * What the `default` MonitoringConfig does about the service's record (ownership): `me` is this CR's
  * manager key (managedByKey with the cluster). Another manager's record (another cluster's CR, or the API after
  * a PUT took it over) is neither reverted nor fought over: reported, with the drift. An unmanaged record is
  * claimed by a write even when it already matches.
