@@ -11,6 +11,12 @@
  *      the new apiserver's first answer → every emitter informer listed again (certmgr_notify_informer_lists_total;
  *      by metadata, reading whole only what changed) and its changes were reported (a snapshot, if the hub asked for
  *      one, accepted); its peak RSS from a reset VmHWM; the time each informer's relist ended is printed;
+ *   Beside them, N/10 Ingresses (BENCH_SCALE_INGRESSES), two hosts each with the TLS Secret of one Certificate, all
+ *   with the probe-address of one loopback TLS server that serves each host its Secret's certificate and counts the
+ *   serving prober's connections: the initial sync also waits for the prober's start (Ingresses listed), and after
+ *   it the probes per second are counted over BENCH_SCALE_PROBE_WINDOW_MS (default 120000) at the product's
+ *   default --serving-probe-interval (BENCH_SCALE_PROBE_INTERVAL sets another, e.g. 1m), against the prober's
+ *   documented rate (DEFAULT_SERVING_PROBE_RATE);
  *   3. the baseline: plain Node with client-node's ListWatch (unpaginated list, as makeInformer does) of the TLS
  *      Secrets and the Certificates: sync time and peak RSS, or its failure.
  *
@@ -39,6 +45,7 @@ import { installCertManagerCrds } from '../test/fixtures/cert-manager-crds.js';
 import { installCrds } from '../test/operator/support.js';
 import { setupBinary } from '../test/support/binary.js';
 import type { KubeEnv } from '../test/support/kube.js';
+import { DEFAULT_SERVING_PROBE_INTERVAL_MS, DEFAULT_SERVING_PROBE_RATE } from '../src/emitter/serving/prober.js';
 import {
   ApiWriter,
   MemorySampler,
@@ -46,13 +53,16 @@ import {
   createScaffolding,
   generateTlsMaterial,
   grow,
+  growIngresses,
   mib,
   runBareInformer,
   secs,
   servingAgainAt,
   warmWatchCaches,
   startScaleKube,
+  startProbeTarget,
   type BareResult,
+  type ProbeTarget,
   type GrowStats,
   type Layout,
 } from './lib/kube-bench.js';
@@ -67,6 +77,11 @@ const CONCURRENCY = Number(env.BENCH_SCALE_CONCURRENCY ?? 48);
 const TIMEOUT_MS = Number(env.BENCH_SCALE_TIMEOUT_MS ?? 900_000);
 const LAYOUT: Layout = { namespaces: Number(env.BENCH_SCALE_NAMESPACES ?? 100), notReadyEvery: 33 };
 const KEY = 'scale-bench-key-0123456789';
+/** Ingresses at N (two endpoints each); default N/10 */
+const ingressesAt = (n: number): number =>
+  env.BENCH_SCALE_INGRESSES !== undefined ? Math.min(n, Number(env.BENCH_SCALE_INGRESSES)) : Math.floor(n / 10);
+const PROBE_WINDOW_MS = Number(env.BENCH_SCALE_PROBE_WINDOW_MS ?? 120_000);
+const PROBE_INTERVAL = env.BENCH_SCALE_PROBE_INTERVAL;
 /** the issue's goal at N = 100,000 */
 const GOAL = { n: 100_000, rss: 400 * 1024 * 1024, syncMs: 60_000 };
 
@@ -76,8 +91,23 @@ interface Phase {
   error?: string;
 }
 
+/** The serving prober's probes as the loopback endpoint saw them, over the window after the initial sync. */
+interface ProbeFigures {
+  endpoints: number;
+  /** ms from spawn to 'serving prober started' */
+  startedMs: number;
+  windowMs: number;
+  connections: number;
+  /** connections per second over the window, and the most in one whole second */
+  perSecond: number;
+  maxInOneSecond: number;
+  /** the product's peak RSS until the end of the window */
+  peakRss: number;
+}
+
 interface ProductResult {
-  initial: Phase & { operatorMs?: number; emitterMs?: number; firstReportMs?: number; restRss?: number };
+  initial: Phase & { operatorMs?: number; emitterMs?: number; firstReportMs?: number; restRss?: number; servingMs?: number };
+  probes?: ProbeFigures;
   relist?: Phase & { apiserverRestartMs: number };
 }
 
@@ -221,7 +251,7 @@ async function scrape(svc: ServiceProcess): Promise<{ pages: Map<string, number>
   return { pages, lists, snapshotsApplied };
 }
 
-async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<ProductResult> {
+async function runProduct(kube: KubeEnv, log: (s: string) => void, target: ProbeTarget, endpoints: number): Promise<ProductResult> {
   const dbDir = mkdtempSync(join(tmpdir(), 'cmn-scale-db-'));
   const t0 = Date.now();
   const svc = await startServiceProcess(
@@ -236,6 +266,7 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
       'default',
       '--cluster-name',
       'bench',
+      ...(PROBE_INTERVAL ? ['--serving-probe-interval', PROBE_INTERVAL] : []),
     ],
     KEY,
     // BENCH_SCALE_NODE_OPTIONS: the heap flags a pod would get (Node sizes its heap from the container's limit)
@@ -266,10 +297,13 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
       const inventory = logs.first('emitter inventory part running');
       const report = logs.first('the hub accepted the first inventory report');
       const operator = logs.first('operator controllers running');
-      if (health !== undefined && inventory !== undefined && report !== undefined) {
+      // with Ingresses, the prober starts once they are listed too
+      const serving = endpoints ? logs.first('serving prober started') : 0;
+      if (health !== undefined && inventory !== undefined && report !== undefined && serving !== undefined) {
         await mem.quiet(3000, 120_000);
         initial = {
-          syncMs: Math.max(health, inventory, report) - t0,
+          syncMs: Math.max(health, inventory, report, serving) - t0,
+          ...(endpoints ? { servingMs: serving - t0 } : {}),
           emitterMs: Math.max(health, inventory) - t0,
           firstReportMs: report - t0,
           ...(operator !== undefined ? { operatorMs: operator - t0 } : {}),
@@ -283,10 +317,36 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
     }
     log(`initial sync: ${cpu()}; at rest: ${await heapLine(svc)}`);
     if (SNAPSHOT_DIR) await heapSnapshot(svc, SNAPSHOT_DIR, log);
-    if (env.BENCH_SCALE_RELIST === '0') return { initial };
+    let probes: ProbeFigures | undefined;
+    if (endpoints) {
+      // the probes the loopback endpoint accepted in the window's whole seconds, from the prober's start on
+      const startedAt = logs.first('serving prober started')!;
+      const from = Math.max(Math.ceil((startedAt - target.startedAt) / 1000), Math.ceil((Date.now() - target.startedAt) / 1000));
+      await sleep(PROBE_WINDOW_MS + 1000);
+      const seconds = Math.floor(PROBE_WINDOW_MS / 1000);
+      const window = Array.from({ length: seconds }, (_, k) => target.perSecond[from + k] ?? 0);
+      const connections = window.reduce((a, b) => a + b, 0);
+      probes = {
+        endpoints,
+        startedMs: startedAt - t0,
+        windowMs: seconds * 1000,
+        connections,
+        perSecond: connections / seconds,
+        maxInOneSecond: Math.max(...window),
+        peakRss: peak(),
+      };
+      log(
+        `serving probes over ${seconds} s: ${connections} (${probes.perSecond.toFixed(1)}/s, at most ${probes.maxInOneSecond} in one second; documented rate ${DEFAULT_SERVING_PROBE_RATE}/s); handshakes so far ${target.handshakes} of ${target.connections} connections; peak RSS ${mib(probes.peakRss)}; ${await heapLine(svc)}`,
+      );
+    }
+    if (env.BENCH_SCALE_RELIST === '0') return { initial, ...(probes ? { probes } : {}) };
 
     // 2. relist: restart the apiserver (etcd kept)
     const before = await scrape(svc);
+    // the Gateway API is not installed here: its informer has nothing to relist and looks again on its own
+    // schedule (serving/informers.ts GATEWAY_RECHECK_MS), not after a restart
+    const noGateways = logs.seen.some((l) => l.informer === 'gateways' && l.msg.startsWith('Gateway API not installed'));
+    const relisting = [...before.lists.keys()].filter((inf) => !(noGateways && inf === 'gateways'));
     mem.resetPeak();
     const tKill = Date.now();
     log(`product initial ${cell(initial)}; restarting the apiserver`);
@@ -297,7 +357,7 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
       serving = await servingAgainAt(kube, () => kube.restartApiServer({ readyTimeoutMs: TIMEOUT_MS }));
     } catch (e) {
       const error = `apiserver restart failed: ${(e as Error).message.split('\n')[0]}`;
-      return { initial, relist: { peakRss: peak(), apiserverRestartMs: Date.now() - tKill, error } };
+      return { initial, ...(probes ? { probes } : {}), relist: { peakRss: peak(), apiserverRestartMs: Date.now() - tKill, error } };
     }
     // from the new apiserver's first answer (it serves lists before its /readyz says ready)
     const tReady = serving ?? Date.now();
@@ -314,20 +374,29 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
         .join(', ');
     for (;;) {
       logs.poll();
-      if (exited(svc)) return { initial, relist: { peakRss: peak(), apiserverRestartMs, error: `exited: ${tail(svc).slice(0, 600)}` } };
+      if (exited(svc))
+        return {
+          initial,
+          ...(probes ? { probes } : {}),
+          relist: { peakRss: peak(), apiserverRestartMs, error: `exited: ${tail(svc).slice(0, 600)}` },
+        };
       if (Date.now() > relistDeadline)
-        return { initial, relist: { peakRss: peak(), apiserverRestartMs, error: `no complete relist within ${secs(TIMEOUT_MS)}` } };
+        return {
+          initial,
+          ...(probes ? { probes } : {}),
+          relist: { peakRss: peak(), apiserverRestartMs, error: `no complete relist within ${secs(TIMEOUT_MS)}` },
+        };
       const now = await scrape(svc).catch(() => undefined);
       if (now) {
         // one more whole list by every informer (a streamed list is one page from the watch cache, or many from etcd)
         // the product's own log line when it has one (a busy product answers /metrics late), else this scrape
-        for (const inf of before.lists.keys())
+        for (const inf of relisting)
           if ((now.lists.get(inf) ?? 0) > (before.lists.get(inf) ?? 0) && !relistedAt.has(inf))
             relistedAt.set(
               inf,
               logs.seen.find((l) => l.informer === inf && l.at >= tKill && l.msg.startsWith('relisted by metadata'))?.at ?? Date.now(),
             );
-        const relisted = before.lists.size > 0 && relistedAt.size === before.lists.size;
+        const relisted = relisting.length > 0 && relistedAt.size === relisting.length;
         if (relisted) listedAt ??= Date.now();
         // a relist reports its changes as deltas (none here); a snapshot, if one was started (the hub asked), is
         // done once its first report is applied
@@ -339,7 +408,7 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void): Promise<Prod
           log(`relist: ${cpu()} (from the new apiserver's first answer); at rest: ${await heapLine(svc)}`);
           log(`relist timeline (from the new apiserver's first answer): ${timeline(snapshotDone ? tReady + syncMs : undefined)}`);
           await profiled;
-          return { initial, relist: { syncMs, peakRss: peak(), apiserverRestartMs } };
+          return { initial, ...(probes ? { probes } : {}), relist: { syncMs, peakRss: peak(), apiserverRestartMs } };
         }
       }
       await sleep(250);
@@ -381,6 +450,20 @@ function printTables(rows: Row[]): void {
       `| ${r.n.toLocaleString('en')} | ${c.objects.toLocaleString('en')} in ${secs(c.ms)} | ${Math.round(c.objects / (c.ms / 1000))} (${Math.round(c.requests / (c.ms / 1000))}, ${c.retries}) | ${t(i.operatorMs)} | ${t(i.emitterMs)} | ${t(i.firstReportMs)} | ${i.restRss ? mib(i.restRss) : '—'} | ${r.product.relist ? secs(r.product.relist.apiserverRestartMs) : '—'} | ${t(r.refillMs)} |`,
     );
   }
+  if (rows.some((r) => r.product.probes)) {
+    const interval = PROBE_INTERVAL ?? `${DEFAULT_SERVING_PROBE_INTERVAL_MS / 60_000}m (default)`;
+    console.log(
+      `\n| N | endpoints (Ingresses × 2) | prober started (from spawn) | probes over the window | probes/s (max in 1 s) | documented rate | peak RSS to the window's end |`,
+    );
+    console.log('|---|---|---|---|---|---|---|');
+    for (const r of rows) {
+      const p = r.product.probes;
+      if (!p) continue;
+      console.log(
+        `| ${r.n.toLocaleString('en')} | ${p.endpoints.toLocaleString('en')} | ${secs(p.startedMs)} | ${p.connections} in ${secs(p.windowMs)} | ${p.perSecond.toFixed(1)} (${p.maxInOneSecond}) | ${DEFAULT_SERVING_PROBE_RATE}/s at --serving-probe-interval ${interval} | ${mib(p.peakRss)} |`,
+      );
+    }
+  }
   const goal = rows.find((r) => r.n >= GOAL.n);
   if (goal) {
     const check = (label: string, p: Phase | undefined): string => {
@@ -413,11 +496,14 @@ export async function run(): Promise<void> {
     `product node flags: ${process.env['BENCH_SCALE_NODE_OPTIONS'] || '(Node defaults)'}; MALLOC_ARENA_MAX: ${env.BENCH_SCALE_MALLOC_ARENA_MAX || '(glibc default)'}; MALLOC_MMAP_THRESHOLD_: ${env.BENCH_SCALE_MALLOC_MMAP_THRESHOLD || '(glibc default)'}`,
   );
   const rows: Row[] = [];
+  let target: ProbeTarget | undefined;
+  let ingresses = 0;
   try {
     const kc = kube.kubeConfig();
     await installCrds(kc);
     await installCertManagerCrds(kc);
     const material = generateTlsMaterial(8);
+    target = await startProbeTarget(material);
     await createScaffolding(writer, LAYOUT);
     log(`apiserver ${kube.server} ready; CRDs, ${LAYOUT.namespaces} namespaces and issuers created`);
     // a reused etcd holds the first `have` pairs already (grow is idempotent; shrinking is not supported)
@@ -432,7 +518,13 @@ export async function run(): Promise<void> {
       // nothing is warmed: the product's relist pays for the refill (the measured relist includes it)
       const warmMs = await warmWatchCaches(kube, ['certificates', 'issuers']);
       log(`N=${n}: the apiserver's watch caches of cert-manager's resources filled in ${secs(warmMs)} (before the product starts)`);
-      const product = await runProduct(kube, (s) => log(`N=${n}: ${s}`));
+      const wantIngresses = ingressesAt(n);
+      if (wantIngresses > ingresses) {
+        const made = await growIngresses(writer, LAYOUT, ingresses, wantIngresses, target.address);
+        log(`N=${n}: ${made.objects} Ingresses (2 hosts each, probed at ${target.address}) written in ${secs(made.ms)}`);
+        ingresses = wantIngresses;
+      }
+      const product = await runProduct(kube, (s) => log(`N=${n}: ${s}`), target, 2 * ingresses);
       log(`N=${n}: product initial ${cell(product.initial)}; after relist ${cell(product.relist)}`);
       const row: Row = { n, created, product };
       if (product.relist) {
@@ -451,6 +543,7 @@ export async function run(): Promise<void> {
       printTables(rows);
     }
   } finally {
+    await target?.close();
     await writer.close();
     await kube.stop();
     await cleanupBinary();

@@ -1,13 +1,16 @@
 /**
  * Helpers of bench/scale.ts: a dedicated kube-apiserver + etcd sized for 100,000s of objects, fast concurrent
  * object creation (keep-alive, N requests in flight), cert-manager-like Certificates and TLS Secrets, a sampler
- * of a child process's memory (/proc/<pid>/status) and the bare client-node informer baseline.
+ * of a child process's memory (/proc/<pid>/status), Ingresses whose hosts a loopback TLS server answers (counting
+ * the serving prober's handshakes) and the bare client-node informer baseline.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createSecureContext, createServer as createTlsServer } from 'node:tls';
 import { Pool } from 'undici';
 import { CERT_MANAGER_API_VERSION } from '../../test/fixtures/cert-manager-crds.js';
 import { startKubeEnv, type KubeEnv } from '../../test/support/kube.js';
@@ -248,6 +251,89 @@ function tlsSecretOf(i: number, l: Layout, m: TlsMaterial): Record<string, unkno
   };
 }
 
+/**
+ * Ingress `i`: both DNS names of Certificate `i` as hosts of one spec.tls entry with its Secret, probed at
+ * `address` (the probe-address annotation): two endpoints each.
+ */
+function ingressOf(i: number, l: Layout, address: string): Record<string, unknown> {
+  const ns = namespaceOf(i, l);
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { name: certName(i), namespace: ns, annotations: { 'notify.certmgr.io/probe-address': address } },
+    spec: {
+      defaultBackend: { service: { name: certName(i), port: { number: 443 } } },
+      tls: [{ hosts: dnsNamesOf(i, ns), secretName: `${certName(i)}-tls` }],
+    },
+  };
+}
+
+/** Ingresses for i in [from, to), each pointing at `address`; an existing one gets the address (a reused etcd). */
+export async function growIngresses(w: ApiWriter, l: Layout, from: number, to: number, address: string): Promise<GrowStats> {
+  const t0 = performance.now();
+  const req0 = w.requests;
+  const retry0 = w.retries;
+  await forEachConcurrent(from, to, w.connections, async (i) => {
+    const ns = namespaceOf(i, l);
+    await w.upsert(`/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`, certName(i), ingressOf(i, l, address));
+  });
+  return { objects: to - from, requests: w.requests - req0, retries: w.retries - retry0, ms: performance.now() - t0 };
+}
+
+/** A loopback TLS server as every Ingress endpoint: what it accepted (each probe is one connection). */
+export interface ProbeTarget {
+  address: string;
+  /** TCP connections accepted; completed handshakes; connections per whole second since start (index = second) */
+  readonly connections: number;
+  readonly handshakes: number;
+  readonly perSecond: readonly number[];
+  readonly startedAt: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves, for the SNI `app-<i>.…`, the certificate of Secret `i` (material[i % material.length], as grow() wrote
+ * it): every endpoint serves its Secret's certificate, the steady state of a healthy cluster.
+ */
+export async function startProbeTarget(material: TlsMaterial[]): Promise<ProbeTarget> {
+  const contexts = material.map((m) => createSecureContext({ key: m.key, cert: m.crt }));
+  const startedAt = Date.now();
+  const perSecond: number[] = [];
+  const counts = { connections: 0, handshakes: 0 };
+  const server = createTlsServer({
+    key: material[0]!.key,
+    cert: material[0]!.crt,
+    SNICallback: (name, cb) => {
+      const m = /^app-(\d+)\./.exec(name);
+      cb(null, contexts[m ? Number(m[1]) % contexts.length : 0]);
+    },
+  });
+  server.on('connection', () => {
+    counts.connections++;
+    const s = Math.floor((Date.now() - startedAt) / 1000);
+    perSecond[s] = (perSecond[s] ?? 0) + 1;
+  });
+  server.on('secureConnection', (socket) => {
+    counts.handshakes++;
+    socket.on('error', () => {});
+    socket.end();
+  });
+  server.on('tlsClientError', () => {});
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get connections() {
+      return counts.connections;
+    },
+    get handshakes() {
+      return counts.handshakes;
+    },
+    perSecond,
+    startedAt,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
 const NOISE = randomBytes(768).toString('base64'); // ~1 KiB of data per noise object
 
 // ---------------------------------------------------------------------------
@@ -268,6 +354,15 @@ export class ApiWriter {
 
   /** POST (a 409 Already Exists counts as done: a rerun or a retry after a lost answer) or PATCH (merge). */
   async send(method: 'POST' | 'PATCH', path: string, body: unknown): Promise<void> {
+    await this.write(method, path, body);
+  }
+
+  /** POST, or when the object exists (409), a merge PATCH of `name` with the same body. */
+  async upsert(path: string, name: string, body: unknown): Promise<void> {
+    if ((await this.write('POST', path, body)) === 'exists') await this.write('PATCH', `${path}/${name}`, body);
+  }
+
+  private async write(method: 'POST' | 'PATCH', path: string, body: unknown): Promise<'exists' | undefined> {
     const payload = JSON.stringify(body);
     for (let attempt = 1; ; attempt++) {
       this.requests++;
@@ -283,7 +378,8 @@ export class ApiWriter {
           body: payload,
         });
         const text = await r.body.text();
-        if (r.statusCode < 300 || (method === 'POST' && r.statusCode === 409)) return;
+        if (r.statusCode < 300) return undefined;
+        if (method === 'POST' && r.statusCode === 409) return 'exists';
         if ((r.statusCode === 429 || r.statusCode >= 500) && attempt < 8) {
           this.retries++;
           await sleep(100 * attempt);
