@@ -74,7 +74,7 @@ function compileFor(root: Node, type: string | undefined): CompiledJs {
 /**
  * A closure of one of the usual filter shapes, `data.f <op> literal` (the field readable as `d[f]`, see
  * plainReadable): src/cel/filter.ts fuses it into the evaluation itself (no call into the closure, no try), for
- * the values it is sure of; any other value goes through the closure as before.
+ * the values it is sure of; any other value goes through the closure.
  *  - num: `data.f == n` / `!=` with n exactly a double (an int literal within ±2^53, or a double literal): for a
  *    number v, `(v === value) !== negate` (int/double equality is numeric; NaN equals nothing);
  *  - str: `data.f == 's'` / `!=`: for a string v, `(v === value) !== negate`;
@@ -123,7 +123,7 @@ export function isEventData(d: unknown): d is Data {
 
 /**
  * An object's prototype, read through Object.prototype's `__proto__` accessor: V8 inlines it, whereas
- * Object.getPrototypeOf is a call into C++ (profiled: about 20 ns, more than a whole hand-written predicate). An
+ * Object.getPrototypeOf is a call into C++ (costlier than a whole hand-written predicate). An
  * own `__proto__` key (JSON.parse makes one) hides the accessor: the answer is then not Object.prototype, so such
  * data goes to the interpreter, the safe side. Only JavaScript code defining `__proto__` on a prototype could
  * make it lie; event data is JSON.

@@ -10,7 +10,7 @@
  * (HTTP/1.1: undici destroys the socket; HTTP/2, which the apiserver speaks over ALPN: undici pings the session
  * and replaces it when the ping is not answered within the same time). An idle pooled connection closes after
  * undici's keep-alive timeout (4 s), far below the apiserver's idle timeout, so the server never closes one under
- * a request. Watches keep a connection of their own, as before (client-node's own inactivity timeout ends them;
+ * a request. Watches keep a connection of their own (client-node's own inactivity timeout ends them;
  * one shared HTTP/2 session would make every watch blind with it).
  *
  * A list from the apiserver's watch cache (`isCacheListPath`) also gets a connection of its own, and waits for its
@@ -66,7 +66,7 @@ export function isCacheListPath(path: string): boolean {
 
 /**
  * Makes `kc` (and every API client and Watch made from it, before or after) share keep-alive dispatchers.
- * Idempotent; a no-op when client-node's internals differ from 2.0.x (requests then connect as before).
+ * Idempotent; a no-op when client-node's internals differ from 2.0.x (requests then connect as client-node makes them).
  */
 export function shareKubeDispatchers(
   kc: KubeConfig,

@@ -5,7 +5,7 @@
  * its encoding and this process its parsing, while both share the CPU with the new apiserver refilling its caches,
  * which every client waits for. So the relist lists metadata only (PartialObjectMetadataList), keeps the cached
  * object whose resourceVersion is unchanged, and GETs the few that changed or are new; when too many did, or a GET
- * fails, the caller lists whole objects as before.
+ * fails, the caller lists whole objects instead.
  *
  * A GET answers at the object's current version, newer than the list's. The watch then starts from the list's
  * resourceVersion and replays the changes in between, so the informer drops each replayed event of a fetched

@@ -103,7 +103,7 @@ export function deliveryFilterIndexed(filter: Pick<DeliveryFilter, 'integrationI
   return filter.eventId !== undefined || filter.integrationId === undefined || filter.status === undefined;
 }
 
-/** `box()`: the key ring sealing integration secrets (undefined: plaintext, as before encryption existed). */
+/** `box()`: the key ring sealing integration secrets (undefined: plaintext). */
 export function createOps(db: SqlDb, box: () => SecretBox | undefined = () => undefined): StoreOps {
   const toIntegration = (row: Parameters<typeof rowToIntegration>[0]) => rowToIntegration(row, box());
   async function deleteByIds(table: string, companyId: string, ids: string[]): Promise<string[]> {

@@ -292,7 +292,7 @@ export class SqliteStore extends SqlStore {
    * commits at synchronous=NORMAL: no fsync on the event loop or under the mutex, and the delivery worker can
    * claim its rows at once. The 202 waits for syncIngested below: an fdatasync of the -wal file on the thread
    * pool, which makes this commit durable, with every commit before it (the WAL is appended in commit order).
-   * ':memory:' and a database SQLite could not put in WAL mode commit it at FULL, as before.
+   * ':memory:' and a database SQLite could not put in WAL mode commit it at FULL.
    */
   protected override withIngestTransaction<T>(fn: (db: SqlDb) => Promise<T>): Promise<T> {
     return this.#mutex.run(() => {

@@ -16,7 +16,7 @@
  *   recorded: a stuck issuance, or no controller running. Reason `RenewalOverdue`, from renewalTime.
  *
  * A failure wins over overdue (it carries the cause). Neither is looked at here while Ready is False or Unknown
- * or the certificate expired: observe() decides those as before.
+ * or the certificate expired: observe() decides those.
  */
 import type { CertManagerCondition } from './condition.js';
 

@@ -209,7 +209,7 @@ function compactChain(pem: string): CompactChain | null {
   }
   if (!leaf) return null;
   const { notAfter, notBefore } = leaf;
-  // beyond Date's range (±8.64e15 ms) a time has no ISO form: unreadable, as before
+  // beyond Date's range (±8.64e15 ms) a time has no ISO form: unreadable
   if (!isDateTime(notAfter) || !isDateTime(notBefore)) return null;
   const cn = commonNameOf(leaf.subject.join('\n'));
   // exactly their number (see strings() in informers.ts)
