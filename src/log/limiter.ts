@@ -1,7 +1,7 @@
 /**
  * Log rate limiting per tenant (companyId) and cause, for the log sites that fire once per event or per
- * delivery: one tenant's 50 always-failing filters times a 1,000-event batch must not write 50,000 lines
- * (finding 8) and bury every other tenant's lines.
+ * delivery: one tenant's always-failing filters times a large event batch must not write a line each and bury
+ * every other tenant's lines.
  *
  * A token bucket per (tenant, cause): `burst` lines at once, then `perMinute`. A dropped line is counted
  * in certmgr_notify_log_suppressed_total{cause} and remembered; the next line let through for that key (or

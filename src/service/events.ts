@@ -34,7 +34,7 @@ export interface IngestDeps {
   snapshots: RoutingSnapshots;
   metrics: RoutingMetrics;
   log: Logger;
-  /** Rate-limits the per-event warn lines per tenant and cause (finding 8); without it every line is written. */
+  /** Rate-limits the per-event warn lines per tenant and cause; without it every line is written. */
   logLimiter?: LogLimiter;
   /** Wakes the delivery worker after a commit. */
   onAccepted?: () => void;

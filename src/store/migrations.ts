@@ -231,7 +231,7 @@ export const MIGRATIONS: readonly Migration[] = [
     ]),
   },
   {
-    // Issue 8: order per key and supersession (delivery/order.ts). SQLite cannot change a CHECK
+    // Order per key and supersession (delivery/order.ts). SQLite cannot change a CHECK
     // constraint in place, so its deliveries table is rebuilt (same columns, rows and indexes).
     version: 3,
     name: 'outbox: order per key (order_key, order_at, order_seq), SUPERSEDED status',
@@ -289,7 +289,7 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
-    // Issue 8, fast recovery: a claim names its owner (--instance-id, stable across a restart of the same
+    // Fast recovery: a claim names its owner (--instance-id, stable across a restart of the same
     // pod), so a restarted process takes back its own claims at once instead of waiting for their leases.
     version: 4,
     name: 'outbox: claimed_by (the owner of an IN_FLIGHT claim)',
@@ -299,14 +299,14 @@ export const MIGRATIONS: readonly Migration[] = [
     ]),
   },
   {
-    // Issue 10, ownership across clusters: the monitoring configuration's manager (src/model/manager.ts).
+    // Ownership across clusters: the monitoring configuration's manager (src/model/manager.ts).
     // NULL for rows from before: the first operator write claims them.
     version: 5,
     name: 'config: monitoring_configs.manager',
     up: ddl(() => [`ALTER TABLE monitoring_configs ADD COLUMN manager TEXT`]),
   },
   {
-    // Issue 10, certificate inventory (docs/inventory.md): the clusters agents report and one row per TLS Secret.
+    // Certificate inventory (docs/inventory.md): the clusters agents report and one row per TLS Secret.
     // `epoch` / `last_seq` are the report protocol's position (src/inventory/decide.ts); a row's `epoch` tells
     // which full sync last saw it, so the final snapshot report removes the rest. not_after & co are epoch ms,
     // NULL when the Secret holds no parsable certificate. The expiry index leads with (company_id, not_after)
@@ -357,7 +357,7 @@ export const MIGRATIONS: readonly Migration[] = [
     ]),
   },
   {
-    // Issue 10, expiry evaluation on the hub (src/expiry/): per certificate (issuer DN + serial, hashed), the
+    // Expiry evaluation on the hub (src/expiry/): per certificate (issuer DN + serial, hashed), the
     // notAfter its marks belong to and which rules were notified or covered. Written in the transaction that
     // accepts the event, so an event exists exactly when its mark does.
     version: 7,
@@ -383,7 +383,7 @@ export const MIGRATIONS: readonly Migration[] = [
     ]),
   },
   {
-    // Issue 10, silent clusters as events (docs/inventory.md): when the hub accepted the cluster's
+    // Silent clusters as events (docs/inventory.md): when the hub accepted the cluster's
     // evt.healthstatus.certmgr-agent.notready (the transition time it states); NULL while the cluster reports.
     // Written with the event in one transaction, and only from NULL, so a restart, a failover or a second
     // leader never repeats or forgets one; the report that clears it accepts the .active. The partial index
@@ -397,7 +397,7 @@ export const MIGRATIONS: readonly Migration[] = [
     ]),
   },
   {
-    // Issue 11, a router's notification policy (docs/signal.md): grouping and reminders. Defaults keep the
+    // A router's notification policy (docs/signal.md): grouping and reminders. Defaults keep the
     // spec's behaviour (no grouping: group_by '[]'; no reminders: repeat_interval_ms NULL).
     version: 9,
     name: 'routers: group_by, group_wait_ms, group_interval_ms, repeat_interval_ms',
@@ -409,7 +409,7 @@ export const MIGRATIONS: readonly Migration[] = [
     ]),
   },
   {
-    // Issue 11, notification templates (docs/templates.md): a router's template_id references one. parts is
+    // Notification templates (docs/templates.md): a router's template_id references one. parts is
     // the template's JSON (Liquid sources per integration type), compiled by the service before it is written.
     // The (company_id, template_id) index serves the delete check (routers still using a template) and the
     // worker's router → template join.
@@ -430,7 +430,7 @@ export const MIGRATIONS: readonly Migration[] = [
     ]),
   },
   {
-    // Issue 11, silences (docs/silences.md): maintenance windows whose matcher (CEL, like a router filter) mutes
+    // Silences (docs/silences.md): maintenance windows whose matcher (CEL, like a router filter) mutes
     // notifications, and the SILENCED delivery status with the silence it was recorded under. SQLite cannot
     // change a CHECK constraint in place, so its deliveries table is rebuilt (same columns, rows and indexes,
     // plus silence_id), as in version 3. Silenced rows are terminal: the claim's partial indexes leave them out.
@@ -493,7 +493,7 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
-    // Issue 11, grouping (docs/grouping.md): a grouped router's events become members of a group (one per router and
+    // Grouping (docs/grouping.md): a grouped router's events become members of a group (one per router and
     // groupBy values); a flusher writes one delivery per group notification, with a snapshot of what it says
     // (deliveries.group_snapshot) so a retry sends the same content, under order_key = group_key.
     version: 12,
@@ -542,7 +542,7 @@ export const MIGRATIONS: readonly Migration[] = [
     ]),
   },
   {
-    // Issue 11, reminders (docs/reminders.md, src/reminders/): one row per (router, orderKey) with the position of
+    // Reminders (docs/reminders.md, src/reminders/): one row per (router, orderKey) with the position of
     // the event it speaks for; written only towards newer positions, so concurrent transactions cannot undo a
     // newer state. Closed rows (is_open false) are markers kept for a day against older events arriving late.
     // The scanner claims rows by next_due_at; the open counts (caps) read the partial index.
@@ -644,7 +644,7 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
-    // Issue 11, per-resource policy (docs/annotations.md): what the agent read from a certificate's
+    // Per-resource policy (docs/annotations.md): what the agent read from a certificate's
     // notify.certmgr.io/* annotations. `ignored` rows are kept (the inventory lists them) but never notified;
     // `expiry_thresholds` (JSON array, NULL: the company's) replace the monitoring configuration's thresholds for
     // the row, and `expiry_threshold_max` (their largest) lets the expiry scan widen its notAfter range to them
@@ -671,7 +671,7 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
-    // Issue 13, the console (src/store/console-repo.ts): the events listing reads events newest first per company
+    // The console (src/store/console-repo.ts): the events listing reads events newest first per company
     // (and per type), and the health page reads resource_health: per resource (the correlation key, the order key
     // of its deliveries) its newest health event and, while that is a .notready, the streak's first .notready
     // (`since`, its receivedAt, and its order position). Ingestion keeps it (src/events/health.ts), so the page
