@@ -25,12 +25,13 @@ import {
   HEALTH_KINDS,
   HEALTH_RESOURCE_KINDS,
   observe,
+  observeSecret,
   type CertManagerObject,
   type HealthKind,
   type HealthResourceKind,
   type Observation,
 } from './observe.js';
-import { isServingReason, observeSecret } from './serving.js';
+import { isServingReason } from './serving.js';
 import type { EndpointVerdict, SecretKey, ServingVerdicts } from '../serving/types.js';
 import { secretKeyOf } from '../serving/types.js';
 import { CERTIFICATE_NAME_ANNOTATION, type TlsSecretFacts } from '../inventory/facts.js';

@@ -16,12 +16,12 @@
  * - A Certificate that is Ready=True, not expired and renewing fine is unhealthy when an endpoint configured with
  *   its Secret serves another certificate or none (serving.ts): Ready says nothing about what is served.
  */
-import type { KubernetesObject } from '@kubernetes/client-node';
 import type { CertificateSans, CertificateSubject } from '../../events/types.js';
-import type { CertManagerCondition } from './condition.js';
+import type { CertManagerCondition, CertManagerObject } from './condition.js';
 import { DEFAULT_RENEWAL_OVERDUE_GRACE_MS, renewalHealth, rfc1123 } from './renewal.js';
 import type { EndpointVerdict } from '../serving/types.js';
-import { servingOkMessage, servingProblem } from './serving.js';
+import { CERTIFICATE_NAME_ANNOTATION, type TlsSecretFacts } from '../inventory/facts.js';
+import { SERVING_OK_REASON, managedSecretMessage, secretResourceId, servingOkMessage, servingProblem, subjectOfDn } from './serving.js';
 
 /** The cert-manager kinds watched (informers, metrics). */
 export const HEALTH_KINDS = ['Issuer', 'ClusterIssuer', 'Certificate'] as const;
@@ -33,35 +33,7 @@ export type HealthKind = (typeof HEALTH_KINDS)[number];
 export const HEALTH_RESOURCE_KINDS = [...HEALTH_KINDS, 'Secret'] as const;
 export type HealthResourceKind = (typeof HEALTH_RESOURCE_KINDS)[number];
 
-export type { CertManagerCondition };
-
-/** The parts of cert-manager.io/v1 Issuer / ClusterIssuer / Certificate objects the emitter reads. */
-export interface CertManagerObject extends KubernetesObject {
-  spec?: {
-    commonName?: string;
-    dnsNames?: string[];
-    secretName?: string;
-    issuerRef?: { name?: string; kind?: string; group?: string };
-    secretTemplate?: { annotations?: Record<string, string>; labels?: Record<string, string> };
-    subject?: {
-      organizations?: string[];
-      countries?: string[];
-      organizationalUnits?: string[];
-      localities?: string[];
-      provinces?: string[];
-    };
-    [k: string]: unknown;
-  };
-  status?: {
-    conditions?: CertManagerCondition[];
-    notAfter?: string | Date;
-    notBefore?: string | Date;
-    failedIssuanceAttempts?: number;
-    lastFailureTime?: string | Date;
-    renewalTime?: string | Date;
-    [k: string]: unknown;
-  };
-}
+export type { CertManagerCondition, CertManagerObject };
 
 /** Who an event is about; kept in the durable state so a deleted resource can still be resolved. */
 export interface ResourceIdentity {
@@ -237,6 +209,40 @@ export function observe(
       }
     }
   }
+  if (policy?.ignore) obs.ignored = true;
+  return obs;
+}
+
+/**
+ * What a TLS Secret that no Certificate manages says about its endpoints at `now`. Managed by a Certificate (its
+ * `cert-manager.io/certificate-name` annotation), the Secret is healthy here: that Certificate's events carry its
+ * serving problems.
+ */
+export function observeSecret(secret: TlsSecretFacts, verdicts: readonly EndpointVerdict[], policy?: ObservedPolicy): Observation {
+  const { namespace, name } = secret.metadata;
+  const chain = secret.chain;
+  const id: ResourceIdentity = {
+    kind: 'Secret',
+    namespace,
+    name,
+    uid: secret.metadata.uid || secretResourceId(namespace, name),
+    issuerName: '',
+    subject: subjectOfDn(chain?.subject ?? '', chain?.commonName),
+    SANs: (chain?.dnsNames.length ? { 'DNS Names': [...chain.dnsNames] } : {}) satisfies CertificateSans,
+  };
+  if (policy?.runbookUrl) id.runbookUrl = policy.runbookUrl;
+  const managedBy = secret.metadata.annotations?.[CERTIFICATE_NAME_ANNOTATION];
+  const problem = managedBy ? undefined : servingProblem({ namespace, name }, verdicts);
+  const obs: Observation = problem
+    ? { id, status: 'False', reason: problem.reason, message: problem.message, since: problem.since, stale: false, issuing: false }
+    : {
+        id,
+        status: 'True',
+        reason: SERVING_OK_REASON,
+        message: managedBy ? managedSecretMessage({ namespace, name }, managedBy) : servingOkMessage({ namespace, name }, verdicts),
+        stale: false,
+        issuing: false,
+      };
   if (policy?.ignore) obs.ignored = true;
   return obs;
 }

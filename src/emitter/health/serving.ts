@@ -12,13 +12,11 @@
  *   that they need a reload: the product never restarts anything. Every part is bounded.
  */
 import { SERVING_REASONS, type ServingProblem, type ServingStatus } from '../../model/serving.js';
-import type { CertificateSans, CertificateSubject } from '../../events/types.js';
+import type { CertificateSubject } from '../../events/types.js';
 import { cutToCodePoints } from '../../validation/formats.js';
 import { isoUtc } from '../../events/wire-formats.js';
 import type { EndpointVerdict, LeafIdentity } from '../serving/types.js';
-import { CERTIFICATE_NAME_ANNOTATION, type TlsSecretFacts } from '../inventory/facts.js';
 import { derivedClusterId } from '../cluster.js';
-import type { ObservedPolicy, Observation, ResourceIdentity } from './observe.js';
 
 /** statusReason of the `.active` that ends an episode notified with a Serving reason (routers filtering on Serving see both). */
 export const SERVING_OK_REASON = 'ServingOk';
@@ -156,38 +154,7 @@ export function subjectOfDn(dn: string, commonName: string | undefined): Certifi
   return s;
 }
 
-/**
- * What a TLS Secret that no Certificate manages says about its endpoints at `now`. Managed by a Certificate (its
- * `cert-manager.io/certificate-name` annotation), the Secret is healthy here: that Certificate's events carry its
- * serving problems.
- */
-export function observeSecret(secret: TlsSecretFacts, verdicts: readonly EndpointVerdict[], policy?: ObservedPolicy): Observation {
-  const { namespace, name } = secret.metadata;
-  const chain = secret.chain;
-  const id: ResourceIdentity = {
-    kind: 'Secret',
-    namespace,
-    name,
-    uid: secret.metadata.uid || secretResourceId(namespace, name),
-    issuerName: '',
-    subject: subjectOfDn(chain?.subject ?? '', chain?.commonName),
-    SANs: (chain?.dnsNames.length ? { 'DNS Names': [...chain.dnsNames] } : {}) satisfies CertificateSans,
-  };
-  if (policy?.runbookUrl) id.runbookUrl = policy.runbookUrl;
-  const managedBy = secret.metadata.annotations?.[CERTIFICATE_NAME_ANNOTATION];
-  const problem = managedBy ? undefined : servingProblem({ namespace, name }, verdicts);
-  const obs: Observation = problem
-    ? { id, status: 'False', reason: problem.reason, message: problem.message, since: problem.since, stale: false, issuing: false }
-    : {
-        id,
-        status: 'True',
-        reason: SERVING_OK_REASON,
-        message: managedBy
-          ? `Secret ${namespace}/${name} is managed by Certificate ${clip(managedBy, MAX.name)}: its serving problems are reported on the Certificate`
-          : servingOkMessage({ namespace, name }, verdicts),
-        stale: false,
-        issuing: false,
-      };
-  if (policy?.ignore) obs.ignored = true;
-  return obs;
+/** The healthy Secret's message when a Certificate manages it: that Certificate's events carry its serving problems. */
+export function managedSecretMessage(secret: SecretRef, certificateName: string): string {
+  return `Secret ${secret.namespace}/${secret.name} is managed by Certificate ${clip(certificateName, MAX.name)}: its serving problems are reported on the Certificate`;
 }

@@ -18,7 +18,7 @@ import type { ResilientInformer } from '../../kube/informer.js';
 import { INVENTORY_PROTOCOL, MAX_INVENTORY_ITEMS_PER_REPORT, type InventoryReport } from '../../model/inventory.js';
 import type { ServingEndpointFacts } from '../../model/serving.js';
 import { backoffDelay, realClock, sleep, type BackoffPolicy, type Clock } from '../../runtime/timers.js';
-import type { CertManagerObject } from '../health/observe.js';
+import type { CertManagerObject } from '../health/condition.js';
 import { ChangeBuffer, jsonSize, packReports } from './batch.js';
 import { CERTIFICATE_NAME_ANNOTATION, certificateFactsOf, type TlsSecretFacts } from './facts.js';
 

@@ -23,7 +23,7 @@ import type { CustomObjectsApi, KubernetesObject, RequestContext, ResponseContex
 import type { Logger } from 'pino';
 import { kubeErrorCode } from '../../kube/errors.js';
 import { realClock, type Clock } from '../../runtime/timers.js';
-import type { CertManagerObject } from '../health/observe.js';
+import type { CertManagerObject } from '../health/condition.js';
 import {
   rootCauseOf,
   type ChallengeFacts,
