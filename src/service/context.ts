@@ -21,6 +21,8 @@ export interface ServiceRuntime {
   emailSenderDomains?: readonly string[];
   /** Per-integration send budget, shared by the delivery worker and testIntegration. */
   rateLimiter: RateLimiter;
+  /** maxIntegrationRate (--limits-file): the highest rateLimit.perSecond a tenant may set (0 or absent: no bound). */
+  maxIntegrationRate?: number;
   /** --public-url: the template variable consoleUrl (simulateRouting renders as the worker does). */
   publicUrl?: string | undefined;
   /** Wakes the delivery worker after events were accepted. */

@@ -185,9 +185,11 @@ export async function testIntegration(ctx: ServiceContext, id: string): Promise<
   const integ = await getIntegration(ctx, id);
   requireDeliverable(ctx, integ.type, 'id');
   const now = ctx.now();
-  const wait = rt.rateLimiter.take(integ.id, integ.type, now);
+  // the integration's own limit, except unlimited: test sends keep its type's, so aliases cannot multiply them
+  const own = integ.rateLimit && integ.rateLimit.ratePerSec > 0 ? integ.rateLimit : null;
+  const wait = rt.rateLimiter.take(integ.id, integ.type, now, undefined, { limit: own });
   if (wait > 0) {
-    const l = rt.rateLimiter.limitFor(integ.type);
+    const l = rt.rateLimiter.effective(integ.type, own);
     return {
       outcome: 'retry',
       error: `not sent: the rate limit of this integration (${l.ratePerSec}/s, burst ${l.burst}) is reached; try again in ${wait} ms`,

@@ -8,6 +8,7 @@ import type { ServiceContext } from './context.js';
 import { ServiceError, badInput } from './errors.js';
 import { requireAllExist, requireIdList } from './ids.js';
 import { requireQuota } from './quotas.js';
+import { parseRateLimit } from './rate-limits.js';
 import { senderProblem } from '../integrations/email-address.js';
 import { requireEmail, requireEmails, requireName, requireSecret, requireSigningSecret, requireUrl } from './validate.js';
 
@@ -157,6 +158,7 @@ export interface CreateIntegrationInput extends IntegrationParamsInput {
   name?: unknown;
   enabled?: unknown;
   managedBy?: unknown;
+  rateLimit?: unknown;
 }
 
 export async function createIntegration(
@@ -171,6 +173,7 @@ export async function createIntegration(
   const now = ctx.now();
   const enabled = input.enabled ?? true;
   const managedBy = input.managedBy == null ? null : requireName('input.managedBy', input.managedBy, 512);
+  const rateLimit = parseRateLimit('input.rateLimit', input.rateLimit, ctx.runtime?.maxIntegrationRate) ?? null;
   const rec = await ctx.store.transaction(async (tx) => {
     await requireQuota(tx, ctx.companyId, 'integrations', ctx.quotas);
     return tx.createIntegration({
@@ -182,6 +185,7 @@ export async function createIntegration(
       config,
       secrets,
       managedBy,
+      ...(rateLimit ? { rateLimit } : {}),
       createdAt: now,
       updatedAt: now,
     });
@@ -194,6 +198,8 @@ export interface UpdateIntegrationInput extends IntegrationParamsInput {
   name?: unknown;
   enabled?: unknown;
   managedBy?: unknown;
+  /** null: back to the type's default; left out: unchanged */
+  rateLimit?: unknown;
 }
 
 export async function updateIntegration(ctx: ServiceContext, id: string, input: UpdateIntegrationInput): Promise<IntegrationRecord> {
@@ -208,6 +214,8 @@ export async function updateIntegration(ctx: ServiceContext, id: string, input: 
     }
     if (input.managedBy !== undefined)
       patch.managedBy = input.managedBy === null || input.managedBy === '' ? null : requireName('input.managedBy', input.managedBy, 512);
+    const rateLimit = parseRateLimit('input.rateLimit', input.rateLimit, ctx.runtime?.maxIntegrationRate);
+    if (rateLimit !== undefined) patch.rateLimit = rateLimit;
     const anyParams = PARAMS_FIELDS().some((f) => input[f] != null);
     if (anyParams) {
       const parsed = parseParams(cur.type, input, 'input', ctx.runtime?.egress, ctx.runtime?.emailSenderDomains);

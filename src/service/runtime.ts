@@ -56,6 +56,7 @@ export function createRuntime(opts: {
     emailSenderDomains: opts.cfg.smtpSenderDomains,
     // Shared with the delivery worker: test sends spend the same per-integration budget.
     rateLimiter: new RateLimiter(opts.rateLimits),
+    maxIntegrationRate: opts.cfg.maxIntegrationRate,
     kickDelivery: () => opts.kick?.(),
     publicUrl: opts.cfg.publicUrl,
     log: opts.log,

@@ -4,10 +4,11 @@
  */
 import { formatInterval } from '../../validation/interval.js';
 import { EVENT_FAMILIES, familyOf, familyOfType } from '../../events/families.js';
-import { INTEGRATIONS } from '../../integrations/registry.js';
+import { descriptorOf, INTEGRATIONS } from '../../integrations/registry.js';
 import type { IntegrationRecord, RouterRecord } from '../../store/types.js';
 import type { ServiceContext } from '../../service/context.js';
 import * as integrations from '../../service/integrations.js';
+import { rateLimitView } from '../../service/rate-limits.js';
 import * as routers from '../../service/routers.js';
 import * as deliveries from '../../service/deliveries.js';
 import type { CertificatePlace, ClusterRecord, DeliveryRecord, ListedCertificate, ServingEndpointRecord } from '../../store/types.js';
@@ -35,6 +36,7 @@ function integrationView(r: IntegrationRecord) {
     emailFrom: r.type === 'EMAIL' ? ((r.config.from as string | undefined) ?? null) : null,
     webhookSigned: r.type === 'WEBHOOK' || r.type === 'GENERIC_WEBHOOK' ? Boolean(r.config.signed) : null,
     managedBy: r.managedBy,
+    rateLimit: rateLimitView(r.rateLimit, descriptorOf(r.type)?.rateLimit ?? { ratePerSec: 0, burst: 1 }),
     createdAt: iso(r.createdAt),
     updatedAt: iso(r.updatedAt),
   };
