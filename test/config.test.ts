@@ -235,7 +235,7 @@ describe('serve: the pending bound', () => {
   });
 });
 
-describe('serve: the console (issue 13)', () => {
+describe('serve: the console', () => {
   it('--console-dir: flag or environment; default ui next to the bundle, <repo>/dist/ui from source', () => {
     expect(loadServeConfig(['--console-dir', '/srv/ui'], {}).consoleDir).toBe('/srv/ui');
     expect(loadServeConfig([], { CERTMGR_NOTIFY_CONSOLE_DIR: '/env/ui' }).consoleDir).toBe('/env/ui');

@@ -275,7 +275,7 @@ describe('Helm chart observability objects', () => {
         expect(metricNames(t.expr).length, `${p.title}: ${t.expr}`).toBeGreaterThan(0);
       }
     }
-    // the issue's list: each has a panel
+    // each has a panel
     const used = new Set(graphs.flatMap((p) => p.targets!.flatMap((t) => metricNames(t.expr))));
     for (const m of [
       'certmgr_notify_events_received_total',

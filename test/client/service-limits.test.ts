@@ -1,5 +1,5 @@
 /**
- * The operator's service client against the REAL service (loopback, SQLite) with the issue-7 limits: a quota
+ * The operator's service client against the REAL service (loopback, SQLite) with the service's limits: a quota
  * of one router and one integration, and the production egress policy (loopback refused). Each refusal must
  * become a terminal (Stalled) condition naming the limit or the spec field — not a retry loop.
  */

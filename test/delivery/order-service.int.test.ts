@@ -1,5 +1,5 @@
 /**
- * Order per key through the real service (issue 8): ingestion derives the order fields, the worker supersedes,
+ * Order per key through the real service: ingestion derives the order fields, the worker supersedes,
  * and `deliveries` shows SUPERSEDED. One request carries an issuer's flap (NotReady, Ready, NotReady again)
  * for an incident integration: only the newest state is sent. SQLite and PostgreSQL.
  */

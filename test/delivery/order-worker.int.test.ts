@@ -1,5 +1,5 @@
 /**
- * Order per key (issue 8) end to end through the worker: real stores, real loopback receivers, the
+ * Order per key end to end through the worker: real stores, real loopback receivers, the
  * order fields derived as ingestion derives them (orderOfEvent). Assertions are on what the receiver
  * got and in which order, never on timing.
  */
@@ -105,7 +105,7 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('order per ke
   };
   const byId = (rs: DeliveryRecord[]) => new Map(rs.map((d) => [d.id, d]));
 
-  it('the issue 8 crash: a resolve claimed before a kill is never sent after the newer trigger; it ends SUPERSEDED', async () => {
+  it('a crash: a resolve claimed before a kill is never sent after the newer trigger; it ends SUPERSEDED', async () => {
     rx = await startReceiver({ handler: (_h, res) => ((res.statusCode = 202), res.end('{"status":"success"}')) });
     const A = `company-${randomUUID()}`;
     const t = Date.now();

@@ -1,4 +1,4 @@
-/** Order per key (issue 8): the pure rules, table-tested. The store must agree (test/store/order.int.test.ts). */
+/** Order per key: the pure rules, table-tested. The store must agree (test/store/order.int.test.ts). */
 import { describe, expect, it } from 'vitest';
 import {
   compareOrder,

@@ -1,5 +1,5 @@
 /**
- * Fast recovery across a real SIGKILL (issue 8): a worker process holding claims with a one-hour lease is
+ * Fast recovery across a real SIGKILL: a worker process holding claims with a one-hour lease is
  * killed; restarted under the same instance id it sends them at once. (Under another id they would wait for
  * the hour: see recovery.int.test.ts.) SQLite file and PostgreSQL.
  */

@@ -1,5 +1,5 @@
 /**
- * Fast recovery (issue 8): claims carry the worker's instance id; a worker starting under the id of a
+ * Fast recovery: claims carry the worker's instance id; a worker starting under the id of a
  * process that died takes its claims back at once (no lease wait), other ids wait for the lease, and a
  * graceful stop hands back what it still holds. Real stores, a real loopback receiver.
  */

@@ -1,5 +1,5 @@
 /**
- * Silences end to end (issue 11): the real service (ingestion, worker, store) and a loopback incident receiver.
+ * Silences end to end: the real service (ingestion, worker, store) and a loopback incident receiver.
  * A silence records an issuer's `.notready` SILENCED and the receiver gets nothing for it; the recovery of an
  * incident whose trigger was sent before the silence began goes through (it closes the open incident); the
  * recovery of one whose trigger was silenced is silenced too. SQLite and PostgreSQL.

@@ -1,5 +1,5 @@
 /**
- * A router's template through the real service (issue 11): the worker renders it for the integration's type and
+ * A router's template through the real service: the worker renders it for the integration's type and
  * every integration type's receiver (loopback HTTP receivers, a loopback SMTP server) shows the rendered texts;
  * a template that fails at send time falls back to the default message, is counted, and is still DELIVERED.
  */

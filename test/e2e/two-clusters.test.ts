@@ -1,5 +1,5 @@
 /**
- * Issue 10's acceptance test: two real kube-apiservers on loopback, a real PostgreSQL, and only shipped processes
+ * Two clusters, one hub: two real kube-apiservers on loopback, a real PostgreSQL, and only shipped processes
  * (the built bundle): a hub of two `serve` replicas behind one loopback address (the test's stand-in for a
  * Kubernetes Service), and one `agent` per cluster.
  *
@@ -51,7 +51,7 @@ const ADMIN_KEY = 'two-clusters-admin-0123456789abcdef';
 const AGENT_KEY: Record<Cluster, string> = { a: 'two-clusters-agent-a-0123456789ab', b: 'two-clusters-agent-b-0123456789ab' };
 /** Agent B runs the operator too, which needs an admin key (docs/agent.md, --operator). */
 const OPERATOR_KEY_B = 'two-clusters-operator-b-0123456789';
-const OUTAGE_MS = 60_000; // the issue's minute: the point of the test
+const OUTAGE_MS = 60_000; // a minute's outage: the point of the test
 const NS = 'pki'; // Issuers
 const APPS = 'apps'; // TLS Secrets
 const STATE_NS = 'certmgr-notify';
@@ -205,7 +205,7 @@ interface Page {
   issuer: string;
 }
 
-describe.skipIf(skip)('two clusters, one hub (issue 10 acceptance)', () => {
+describe.skipIf(skip)('two clusters, one hub', () => {
   const kube = {} as Record<Cluster, KubeEnv>;
   let hooks: Receiver;
   let pager: Receiver;

@@ -1,5 +1,5 @@
 /**
- * The emitter's events always pass validateEvent, whatever the cluster holds (issue 7 follow-up): without
+ * The emitter's events always pass validateEvent, whatever the cluster holds: without
  * sanitizing, a Certificate with > 1,000 dnsNames, a 40 KB condition message, a soft hyphen or a control
  * character made the event be refused by the sender and the alert was never sent.
  */

@@ -1,5 +1,5 @@
 /**
- * Fault: issue 8's incident scenario with seeded random kill points. One INCIDENT_MGMT integration points at a
+ * Fault: the incident scenario with seeded random kill points. One INCIDENT_MGMT integration points at a
  * loopback incident receiver (--incident-events-url). Each run flips one issuer notready/active by posting the
  * emitter's events straight to POST /v1/events, SIGKILLs the serve process at a random point around the flips
  * (before, during or after a POST is accepted, with deliveries in flight), restarts it at once under the same
@@ -18,7 +18,7 @@ import { rng } from '../routing/generators.js';
 import { waitFor, type ServiceProcess } from '../e2e/service-process.js';
 import { allDeliveries, freshStore, startServe, type DeliveryRow, type Engine } from './support.js';
 
-/** Kills per engine: at least 2 × 25 = 50 in total (the issue asks for at least 50). */
+/** Kills per engine: at least 2 × 25 = 50 in total. */
 const KILLS: Record<Engine, number> = { sqlite: 25, postgres: 25 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,5 +1,5 @@
 /**
- * Fault suite, leadership (issue 8): real `serve --kube on` processes against a real kube-apiserver, SIGKILLed.
+ * Fault suite, leadership: real `serve --kube on` processes against a real kube-apiserver, SIGKILLed.
  * 1. The same pod restarted (same --instance-id) after a SIGKILL leads at once: the Lease is 60 s and the test
  *    gives it far less, so waiting the lease out would fail it (outcome, not timing).
  * 2. Two replicas on one PostgreSQL store: the leader is SIGKILLed while Issuers are flipping; the other replica

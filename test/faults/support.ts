@@ -19,7 +19,7 @@ export function freshStore(kind: Engine): string {
 
 /**
  * Starts `serve` on `store` under a fixed `--instance-id`, so a restart is "the same pod" and takes its own
- * claims back at once. Loopback receivers need `--egress-allow 127.0.0.1/32` (issue 7's egress policy).
+ * claims back at once. Loopback receivers need `--egress-allow 127.0.0.1/32` (the egress policy).
  */
 export function startServe(kind: Engine, store: string, instanceId: string, extra: string[] = []): Promise<ServiceProcess> {
   return startServiceProcess(

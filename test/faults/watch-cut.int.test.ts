@@ -1,5 +1,5 @@
 /**
- * Fault suite, issue 8: "Watch cut, and 410 Gone while disconnected: 0 missed and 0 duplicate transitions".
+ * Fault suite: "Watch cut, and 410 Gone while disconnected: 0 missed and 0 duplicate transitions".
  *
  * The emitter (in-process `startEmitter`: its informer stats prove which path ran, relist or resume, and it
  * restarts in milliseconds) talks to a REAL kube-apiserver through a TCP proxy that the test cuts and holds

@@ -122,7 +122,7 @@ interface SchemaNode {
 
 /**
  * The schema's own limits (maxItems of `DNS Names`, maxLength of `statusMessage`), so events grow up to the limit
- * the service enforces; FALLBACK where the schema has none yet (today: none, finding 1).
+ * the service enforces; FALLBACK where the schema has none yet (today: none).
  */
 const FALLBACK_MAX_DNS_NAMES = 1000;
 const FALLBACK_MAX_STRING = 400_000;
@@ -241,7 +241,7 @@ const anyEventType: fc.Arbitrary<EventType> = fc.constantFrom(...ISSUER_TYPES, .
 export const anyValidEvent = anyEventType.chain((t) => validEvent(t));
 
 /**
- * Values the issue (finding 14) names as malformed: each must be rejected where the spec wants a UUID,
+ * Malformed values: each must be rejected where the spec wants a UUID,
  * a UTC timestamp, a duration `<h>h<m>m<s>s` or an integer rule id.
  */
 const MUST_REJECT: { field: 'uuid' | 'timestamp' | 'duration' | 'ruleId'; value: unknown }[] = [
@@ -310,7 +310,7 @@ const FIELD_OF_KIND: Record<'uuid' | 'timestamp' | 'duration' | 'ruleId', Partia
 };
 
 /**
- * Applies a mutation. `mustReject` is true when the result is invalid for certain (the issue's strict formats,
+ * Applies a mutation. `mustReject` is true when the result is invalid for certain (the strict formats,
  * a missing required field, a non-object); other mutations may or may not keep the event valid.
  */
 export function mutate(e: { type: EventType; data: Record<string, unknown> }, m: Mutation): { event: unknown; mustReject: boolean } {

@@ -1,8 +1,8 @@
 /**
  * Fuzz: POST /v1/events with batches of valid and mutated events (dropped, retyped and extra fields, wrong types,
- * the malformed formats of finding 14, non-objects), up to the batch limit, against the real service on SQLite
+ * malformed formats, non-objects), up to the batch limit, against the real service on SQLite
  * and PostgreSQL. Tenant A has one catch-all router per family (so every accepted event makes a delivery and the
- * API's deliveries show it) and routers whose filters always fail at evaluation (finding 8: warn-log volume).
+ * API's deliveries show it) and routers whose filters always fail at evaluation (warn-log volume).
  * Properties: no 5xx, answered within the liveness bound with /healthz answering meanwhile, an accepted batch adds
  * exactly its events, a refused batch adds nothing (never a partial write), a batch holding an event that must be
  * refused is refused, at most MAX_WARN_LINES_PER_REQUEST warn lines per request, tenant B never changes, heap back.
@@ -134,7 +134,7 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('fuzz: event batches (%s)', (ki
   );
 
   it(
-    'a batch holding a malformed event (finding 14 formats, missing field, non-object) is refused whole',
+    'a batch holding a malformed event (malformed formats, missing field, non-object) is refused whole',
     { timeout: 120_000 },
     async () => {
       const f = fixtures[kind]!;

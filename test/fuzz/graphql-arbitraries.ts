@@ -167,7 +167,7 @@ const mutationField: fc.Arbitrary<string> = fc.oneof(
   idLiteral.map((id) => `expireSilence(id: ${id}) { id state expiredAt }`),
 );
 
-/** A field repeated under `n` aliases (finding 5: 100 aliases of deliveries(first: 500) answered 10 MB). */
+/** A field repeated under `n` aliases (an amplification: a small request, a large answer). */
 const aliased = (field: fc.Arbitrary<string>) =>
   fc.tuple(field, fc.constantFrom(1, 2, 10, 100)).map(([f, n]) => Array.from({ length: n }, (_, i) => `a${i}: ${f}`).join('\n'));
 
@@ -301,7 +301,7 @@ const VARIABLE_OPS: { doc: string; vars: fc.Arbitrary<Record<string, unknown>> }
     }),
   },
   {
-    // the secret-carrying params (issue 8): a refused update must leave the stored secrets as they were
+    // the secret-carrying params: a refused update must leave the stored secrets as they were
     doc: 'mutation M($id: UUID!, $input: UpdateIntegrationInput!) { updateIntegration(id: $id, input: $input) { id updatedAt } }',
     vars: fc.record({
       id: fc.oneof({ weight: 4, arbitrary: idRef }, hostileJson),
@@ -335,7 +335,7 @@ const withVariables = fc
   .constantFrom(...VARIABLE_OPS.keys())
   .chain((i) => VARIABLE_OPS[i]!.vars.map((v) => ({ query: VARIABLE_OPS[i]!.doc, variables: v as unknown })));
 
-/** The whole HTTP body: a request object, or JSON that is not one (finding 7: null, 0, false, "" were never answered). */
+/** The whole HTTP body: a request object, or JSON that is not one (null, 0, false, "": each must be answered). */
 export type GraphqlBody =
   { kind: 'request'; query: unknown; variables?: unknown; operationName?: unknown } | { kind: 'json'; body: unknown };
 /** The request classes, fuzzed as separate properties so that one finding does not hide the others. */

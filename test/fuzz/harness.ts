@@ -1,5 +1,5 @@
 /**
- * Shared harness of the property-based fuzz suite (issue 7): fast-check parameters (seed, runs, time limit), one
+ * Shared harness of the property-based fuzz suite: fast-check parameters (seed, runs, time limit), one
  * HTTP call under the liveness deadline, the tenant state as seen through the API, warn-log counting, and the
  * forced-GC heap measurement. The service runs in this process (test/support/service.ts), so its heap is ours.
  */
@@ -16,9 +16,9 @@ import { COMPANY_A, COMPANY_B, KEY_A, KEY_B, startTestService, type StoreKind, t
 const DEADLINE_MS = envInt('FUZZ_DEADLINE_MS', 10_000);
 /** Heap after the run (forced GC) may exceed the baseline by at most this (see docs/security.md#fuzz-suite). */
 const HEAP_MARGIN_BYTES = envInt('FUZZ_HEAP_MARGIN_MB', 48) * 1024 * 1024;
-/** warn/error log lines one request may cause (finding 8: logs are rate-limited per tenant and cause). */
+/** warn/error log lines one request may cause (logs are rate-limited per tenant and cause). */
 const MAX_WARN_LINES_PER_REQUEST = 100;
-/** A response larger than this is an amplification (finding 5: 9 KB of aliases answered 10 MB). */
+/** A response larger than this is an amplification (a small request of aliases answered by a huge body). */
 const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
 function envInt(name: string, dflt: number): number {

@@ -59,7 +59,7 @@ const body: fc.Arbitrary<Body> = fc.oneof(
   { weight: 2, arbitrary: hostileJson.map((json) => ({ json })) },
   { weight: 1, arbitrary: hostileJson.map((json) => ({ json: { [P]: json } })) },
   {
-    // deep values where error messages quote the value (finding 9) and where the body's shape is checked
+    // deep values where error messages quote the value and where the body's shape is checked
     weight: 2,
     arbitrary: fc.record({
       deep,

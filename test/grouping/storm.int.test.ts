@@ -1,5 +1,5 @@
 /**
- * Issue 11's acceptance for grouping: an issuer outage with 200 failing certificates, through POST /v1/events, gives
+ * Grouping, end to end: an issuer outage with 200 failing certificates, through POST /v1/events, gives
  * ONE notification per router (a webhook and an incident receiver on loopback) instead of 200; the 200 recoveries
  * give ONE "all recovered" notification and ONE incident resolve. Real service (same composition root as serve),
  * SQLite and PostgreSQL; short groupWait/groupInterval (1 s), outcomes awaited by polling.

@@ -1,5 +1,5 @@
 /**
- * Bounded state (issue 7): per-company quotas checked atomically with the create, id lists of bulk deletes
+ * Bounded state: per-company quotas checked atomically with the create, id lists of bulk deletes
  * deduplicated, capped and checked with one query, routing caches that shrink when routers are deleted.
  * Real service on loopback, both engines.
  */
@@ -128,7 +128,7 @@ describe.each(['sqlite', 'postgres'] as StoreKind[])('bounded state (%s)', (kind
     await a.request(ops.DeleteNotificationRouter, { ids: [r2] });
   });
 
-  it('compiled filters of deleted routers leave the cache; simulateRouting does not make it grow (finding 2)', async () => {
+  it('compiled filters of deleted routers leave the cache; simulateRouting does not make it grow', async () => {
     const a = svc.gql(KEY_A);
     const integ = (await listIntegrations(a))[0]!.id;
     const entries = () => metric(svc, 'certmgr_notify_routing_cache_entries', 'cache="filters"');

@@ -1,5 +1,5 @@
 /**
- * The console's GraphQL fields (issue 13) through the started service with its real delivery worker, run on SQLite
+ * The console's GraphQL fields through the started service with its real delivery worker, run on SQLite
  * (console-api.test.ts) and PostgreSQL (console-api.int.test.ts): viewer,
  * validateFilter (the same text and position as createNotificationRouter), events, unhealthyResources (from the
  * accepted health events, with the streak's deliveries), retryDelivery (a dead letter delivered on retry; a

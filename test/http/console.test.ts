@@ -1,5 +1,5 @@
 /**
- * The console's static files at /ui (issue 13, src/http/console.ts) from a temp directory with a fake build: the
+ * The console's static files at /ui (src/http/console.ts) from a temp directory with a fake build: the
  * headers (CSP, nosniff, referrer policy, caching), the client-route fallback, `/` → /ui/, the 404 of a console
  * that is not built, and paths that try to leave the directory (`..`, encoded slashes and dots, backslashes,
  * dotfiles, a symlink out of it). Requests are sent raw (node:http): fetch would normalize the `..` away.

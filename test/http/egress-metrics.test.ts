@@ -1,5 +1,5 @@
 /**
- * Egress follow-up (issue 7): refusals are counted in certmgr_notify_egress_refused_total{reason,stage} with a
+ * Egress follow-up: refusals are counted in certmgr_notify_egress_refused_total{reason,stage} with a
  * coarse reason (never the address), at create/update and at connect time; and the service's close() closes
  * the shared undici dispatcher, so no pooled keep-alive connection to a receiver outlives the service.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 7, finding 4 through the real service: SSRF URLs are refused at create/update (naming the
+ * through the real service: SSRF URLs are refused at create/update (naming the
  * field), a name resolving to loopback is refused at send time, testIntegration never reflects the
  * receiver's answer, and it goes through the integration's rate limit (1,000 aliases in one request
  * cannot make 1,000 POSTs). The SSRF part runs the production default: no --egress-allow.

@@ -1,7 +1,7 @@
 /**
- * Issue 8: an EMAIL integration on a service without --smtp-url used to be created (and its provider Ready)
- * while every email was dead-lettered. Now create, update and testIntegration refuse with SMTP_NOT_CONFIGURED
- * (field named), and the operator turns that into a Stalled provider with reason SmtpNotConfigured.
+ * An EMAIL integration on a service without --smtp-url could only dead-letter: create, update and
+ * testIntegration refuse it with SMTP_NOT_CONFIGURED (field named), and the operator turns that into a Stalled
+ * provider with reason SmtpNotConfigured.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,5 +1,5 @@
 /**
- * Error messages that quote input are bounded (issue 7 follow-up): graphql-js echoes a bad variable value in
+ * Error messages that quote input are bounded: graphql-js echoes a bad variable value in
  * full, REST messages quote path segments. A 100 KB value must not come back (nor reach the log) in full.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

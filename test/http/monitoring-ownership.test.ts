@@ -1,5 +1,5 @@
 /**
- * Issue 10, ownership across clusters, through the real service: two "clusters" (two manager headers) and the
+ * ownership across clusters, through the real service: two "clusters" (two manager headers) and the
  * plain API. Another manager's write is 409 CONFLICT naming the current one and changes nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Issue 7 finding 7 / "every request is answered or timed out; shutdown has a deadline": slow senders are cut by
+ * / "every request is answered or timed out; shutdown has a deadline": slow senders are cut by
  * the request timeout, and a graceful stop does not wait for hanging or keep-alive clients past --shutdown-timeout.
  */
 import { connect, type Socket } from 'node:net';

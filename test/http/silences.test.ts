@@ -1,5 +1,5 @@
 /**
- * Silences through GraphQL (issue 11, docs/silences.md): create, read, list by state, expire; errors name the
+ * Silences through GraphQL (docs/silences.md): create, read, list by state, expire; errors name the
  * field and give the matcher's compile error with its position; nothing is written on a refusal; the quota;
  * simulateRouting shows the silence that would apply.
  */

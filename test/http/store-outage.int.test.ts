@@ -1,5 +1,5 @@
 /**
- * Issue 7 finding 12 and the per-request deadline: the real service on a real PostgreSQL reached through a loopback
+ * the per-request deadline: the real service on a real PostgreSQL reached through a loopback
  * TCP proxy that the test can cut (connections refused) or blackhole (accepted, never answered).
  */
 import { randomUUID } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * Notification templates through GraphQL (issue 11): create, refuse (field and position), update, delete
+ * Notification templates through GraphQL: create, refuse (field and position), update, delete
  * (refused while a router uses it), a router's templateId checked, simulateRouting's rendered text.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Egress policy (issue 7, finding 4 and the class "Egress policy"): tenant-given URLs cannot reach
+ * Egress policy: tenant-given URLs cannot reach
  * loopback, private, link-local or metadata destinations, in any literal form, through a host name
  * that resolves there (also when it re-resolves: DNS rebinding), or through a redirect. Real loopback
  * receivers count TCP connections: a refused destination must not even be connected to.

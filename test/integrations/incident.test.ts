@@ -161,7 +161,7 @@ describe('incident event size', () => {
   });
 });
 
-describe('--incident-events-url with a path or a query string (finding 17)', () => {
+describe('--incident-events-url with a path or a query string', () => {
   it.each([
     ['https://events.pagerduty.com', 'https://events.pagerduty.com/v2/enqueue'],
     ['https://events.pagerduty.com/', 'https://events.pagerduty.com/v2/enqueue'],

@@ -1,6 +1,5 @@
 /**
- * What every integration type says for a group, a reminder, a template and hostile or huge text (issue 11,
- * docs/integrations.md "Messages"), through the real notifiers and loopback receivers.
+ * What every integration type says for a group, a reminder, a template and hostile or huge text (docs/integrations.md "Messages"), through the real notifiers and loopback receivers.
  */
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';

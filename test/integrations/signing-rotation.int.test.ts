@@ -1,6 +1,6 @@
 /**
- * Issue 8: rotating a webhook signing secret used to sign with the new secret only, so a receiver still on the
- * old one rejected every message until it switched. Now the previous secret signs too for
+ * Rotating a webhook signing secret: so that a receiver still on the old one keeps accepting messages until it
+ * switches, the previous secret signs too for
  * SIGNING_SECRET_OVERLAP_MS (two space-separated `v1,` signatures, Standard Webhooks), verified here with the
  * standardwebhooks library: old and new verify during the overlap, only the new after it (clock passed in).
  */

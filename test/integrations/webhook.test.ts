@@ -232,7 +232,7 @@ describe('payload schema (docs/webhook-payload.v1.schema.json)', () => {
       { ...expiry, expiration: { ...expiry.expiration, ruleId: 'two' } },
       { ...issuer, occurredAt: 'yesterday' },
       Object.fromEntries(Object.entries(issuer).filter(([k]) => k !== 'correlationKey')),
-      // the members added in v1 (issue 11) are always present and typed
+      // the members added in v1 are always present and typed
       Object.fromEntries(Object.entries(issuer).filter(([k]) => k !== 'group')),
       { ...issuer, reminder: 'yes' },
       { ...issuer, runbookUrl: 5 },

@@ -266,7 +266,7 @@ describe('validateInventoryReport', () => {
     expect(fieldsOf(mutate)).toEqual([field]);
   });
 
-  it('accepts the policy fields within their limits (an agent before issue 11 sends none)', () => {
+  it('accepts the policy fields within their limits (an agent may send none)', () => {
     const r = good();
     r.upserts[0] = {
       ...facts(0),

@@ -1,5 +1,5 @@
 /**
- * Finding 8 / Logs class: per-event and per-delivery log lines are rate-limited per tenant and cause, the
+ * Logs: per-event and per-delivery log lines are rate-limited per tenant and cause, the
  * rest counted in certmgr_notify_log_suppressed_total{cause} and summarized.
  */
 import { Writable } from 'node:stream';

@@ -1,4 +1,4 @@
-/** The monitoring configuration's ownership rule (issue 10): decideMonitoringWrite as a table. */
+/** The monitoring configuration's ownership rule: decideMonitoringWrite as a table. */
 import { describe, expect, it } from 'vitest';
 import { API_MANAGER, decideMonitoringWrite, managerProblem } from '../../src/model/manager.js';
 

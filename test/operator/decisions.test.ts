@@ -552,7 +552,7 @@ describe('service errors → conditions', () => {
   });
 });
 
-describe('planMonitoring / releaseMonitoring (issue 10: ownership across clusters)', () => {
+describe('planMonitoring / releaseMonitoring (ownership across clusters)', () => {
   const me = 'k8s:MonitoringConfig//default@east';
   const west = 'k8s:MonitoringConfig//default@west';
   const d = { enabled: true, thresholds: [30], applicationIds: [], includeUnassignedCertificates: true };

@@ -414,7 +414,7 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
     expect(by('mail')).toMatchObject({ type: 'EMAIL', config: { to: ['ops@example.com'], from: 'certs@example.com' } });
     expect(by('chat')).toMatchObject({ type: 'SLACK' });
 
-    // issue 11's types: each provider type maps to its integration type, its Secrets to the write-only secrets
+    // every type: each provider type maps to its integration type, its Secrets to the write-only secrets
     await k.apply(provider(ns, 'og', { type: 'Opsgenie', opsgenie: { apiKeySecretRef: { name: 'hooks', key: 'opsgenie' } } }));
     await k.apply(provider(ns, 'gc', { type: 'GoogleChat', googleChat: { webhookUrlSecretRef: { name: 'hooks', key: 'gchat' } } }));
     await k.apply(provider(ns, 'dc', { type: 'Discord', discord: { webhookUrlSecretRef: { name: 'hooks', key: 'discord' } } }));
@@ -482,7 +482,7 @@ describe.skipIf(skip)('operator: CRs reconciled into the service (real apiserver
     });
     expect((await svc.rest(MONITORING_PATH)).headers.get(MANAGER_HEADER)).toBe('k8s:MonitoringConfig//default');
 
-    // issue 10 (changed behaviour): a plain REST PUT takes the record over; the operator reports the drift
+    // a plain REST PUT takes the record over; the operator reports the drift
     // instead of reverting it
     await putMonitoring([5]);
     const taken = await k.waitCondition('monitoringconfigs', 'default', undefined, {

@@ -1,5 +1,5 @@
 /**
- * NotificationTemplate against a REAL kube-apiserver v1.20.2 (issue 11): with the admission webhook registered,
+ * NotificationTemplate against a REAL kube-apiserver v1.20.2: with the admission webhook registered,
  * `kubectl apply` of a template whose part does not compile fails with the part and its position; a good one
  * reaches the service through the operator, a NotificationRouter's templateRef maps to its templateId, and the
  * router's notifications carry the rendered text (a loopback webhook receiver). Set CERTMGR_NOTIFY_KUBE_TESTS=0

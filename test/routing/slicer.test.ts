@@ -1,5 +1,5 @@
 /**
- * Time-sliced routing (issue 7, fairness): the sliced variants decide exactly like the synchronous ones, and
+ * Time-sliced routing (fairness): the sliced variants decide exactly like the synchronous ones, and
  * they let other work run between evaluations once a slice is used up.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Silences in the routing snapshot (issue 11): the company's silences not yet ended are read with the routers,
+ * Silences in the routing snapshot: the company's silences not yet ended are read with the routers,
  * their matchers compiled per family through the filters cache, and a change shows once the snapshot is rebuilt
  * (invalidate on this replica, the fingerprint on the others). A real SQLite store.
  */

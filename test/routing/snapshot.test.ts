@@ -95,7 +95,7 @@ describe('RoutingSnapshots', () => {
   });
 });
 
-describe('RoutingSnapshots: bounded compiled-filter cache (issue 7, finding 2)', () => {
+describe('RoutingSnapshots: bounded compiled-filter cache', () => {
   const B = '22222222-2222-4222-8222-222222222222';
   const FAMILY = 'certmgr-issuer-health-notification-config' as const;
   // ~1.8 KB distinct filters, as in the finding

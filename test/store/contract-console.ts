@@ -1,5 +1,5 @@
 /**
- * The Store contract for the console (issue 13, migration 15): the events listing, the resource health rows and
+ * The Store contract for the console (migration 15): the events listing, the resource health rows and
  * the dead-letter retry. Run against both engines by sqlite.test.ts and postgres.int.test.ts; company ids are
  * fresh per test.
  */

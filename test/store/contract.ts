@@ -392,7 +392,7 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
       });
     });
 
-    describe('bulk ids and quotas (issue 7)', () => {
+    describe('bulk ids and quotas', () => {
       it('existingIds: one query, deduplicated, in request order, scoped by company', async () => {
         const i = await store.createIntegration(integration(A));
         const r1 = await store.createRouter(router(A, i.id));
@@ -986,7 +986,7 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
       });
     });
 
-    // Issue 7, finding 10: PostgreSQL refused a NUL (a masked 500) where SQLite stored it; lone surrogates were
+    // PostgreSQL refused a NUL (a masked 500) where SQLite stored it; lone surrogates were
     // silently replaced by U+FFFD on both. Both engines now refuse the same text the same way, writing nothing.
     describe('text the engines cannot store alike', () => {
       const bad: [string, string][] = [
@@ -1044,7 +1044,7 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
       });
     });
 
-    describe('expiry: inventory by notAfter, marks (issue 10)', () => {
+    describe('expiry: inventory by notAfter, marks', () => {
       const DAY = 86_400_000;
       const T0 = 1_800_000_000_000;
       const row = (over: Partial<InventoryRow> & { secretName: string }): InventoryRow => ({

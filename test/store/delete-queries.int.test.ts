@@ -1,5 +1,5 @@
 /**
- * Finding 6: bulk deletes check existence with ONE query whatever the number of (repeated) ids, on both
+ * Bulk deletes check existence with ONE query whatever the number of (repeated) ids, on both
  * engines. Counts the store operations the service runs in its transaction (each one is one SQL statement).
  */
 import { randomUUID } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * Order per key (issue 8) in the store, on SQLite and PostgreSQL: the claim hands out only the head of
+ * Order per key in the store, on SQLite and PostgreSQL: the claim hands out only the head of
  * each (integration, key), supersede() is the atomic fence, and both agree with the pure rules
  * (src/delivery/order.ts) on random histories (fast-check model test).
  */
@@ -256,7 +256,7 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('order per ke
   });
 });
 
-/** A store written by the release before issue 8 (migrations 1–2), with queued rows, upgraded in place. */
+/** A store at migration 2, with queued rows, upgraded in place. */
 describe('migration 3 upgrades a populated outbox', () => {
   const v2 = MIGRATIONS.filter((m) => m.version <= 2);
   const seed = async (db: SqlDb) => {

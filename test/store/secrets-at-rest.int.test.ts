@@ -1,5 +1,5 @@
 /**
- * Finding 11: integration secrets are sealed at rest (AES-256-GCM, key file, rotation) and the SQLite files are
+ * Integration secrets are sealed at rest (AES-256-GCM, key file, rotation) and the SQLite files are
  * owner-only. The raw SQLite files and the raw PostgreSQL rows are searched for every secret written through
  * the real service; a wrong key leaves the service up and fails only the deliveries that need the secret.
  */

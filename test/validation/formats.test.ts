@@ -1,4 +1,4 @@
-/** Table tests of the strict formats (issue 7, findings 14 and 16): every hostile value the issue lists, and its neighbours. */
+/** Table tests of the strict formats: hostile values and their neighbours. */
 import { describe, expect, it } from 'vitest';
 import { codePointLength, durationProblem, isUuid, textProblem, timestampProblem, uuidProblem } from '../../src/validation/formats.js';
 
