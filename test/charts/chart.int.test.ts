@@ -230,7 +230,7 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         name: 'CERTMGR_NOTIFY_SERVICE_API_KEY',
         valueFrom: { secretKeyRef: { name: 'hub-key', key: 'api-key' } },
       });
-      // the pod used to exit with code 2 (ConfigError: --service-url needs --service-api-key…)
+      // the key from the Secret: without it the pod exits with code 2 (--service-url needs --service-api-key)
       const cfg = loadServeConfig([], resolved(env));
       expect(cfg.serviceUrl).toBe('https://hub.example.com');
       expect(cfg.serviceApiKey).toBe('cmn_remote-key-0123456789abcdef');

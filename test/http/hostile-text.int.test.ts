@@ -1,7 +1,7 @@
 /**
  * through the real service on both engines: hostile text and loose formats
  * are refused at validation with 400 / BAD_USER_INPUT naming the field, alike on SQLite and PostgreSQL
- * (PostgreSQL used to answer a masked 500 for a NUL that SQLite stored), and nothing is written.
+ * (a NUL included, which PostgreSQL cannot store), and nothing is written.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as ops from '../../src/client/operations.js';

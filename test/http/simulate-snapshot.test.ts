@@ -1,6 +1,6 @@
 /**
- * simulateRouting uses the company's shared routing snapshot: it no longer invalidates it on every call (each
- * call reloaded every router from the store and recompiled the filters). It still shows the stored state: a
+ * simulateRouting uses the company's shared routing snapshot: it does not invalidate it on every call (which
+ * would reload every router from the store and recompile the filters). It still shows the stored state: a
  * change made behind this process's back (another replica) shows at once, found by the fingerprint.
  */
 import { randomUUID } from 'node:crypto';
