@@ -47,7 +47,7 @@ export interface ServiceContext {
   /** Per-company quotas (defaults: DEFAULT_QUOTAS). */
   quotas?: Partial<Quotas>;
   runtime?: ServiceRuntime;
-  /** Inventory (issue 10): a cluster whose agent has not reported for this long is silent (default 900000). */
+  /** Inventory: a cluster whose agent has not reported for this long is silent (default 900000). */
   clusterSilenceAfterMs?: number;
 }
 

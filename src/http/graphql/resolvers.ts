@@ -347,7 +347,7 @@ export const rootValue: Record<string, Resolver> = {
   createSilence: async (a, ctx) => silenceView(await silences.createSilence(ctx, a.input), ctx.now()),
   expireSilence: async (a, ctx) => silenceView(await silences.expireSilence(ctx, a.id), ctx.now()),
   updateSilence: async (a, ctx) => silenceView(await silences.updateSilence(ctx, a.id, a.input), ctx.now()),
-  // the console (issue 13)
+  // the console
   viewer: (_a, ctx) => consoleOps.viewer(ctx),
   validateFilter: (a) => consoleOps.validateFilter(a.eventTypeId, a.expression),
   events: async (a, ctx) => {
