@@ -86,8 +86,8 @@ export class WorkQueue {
     const at = this.clock.now() + ms;
     const cur = this.delayed.get(key);
     if (cur !== undefined && cur <= at) return;
-    // one timer for all keys (a Timeout and a closure per key cost ~260 bytes: 100,000 healthy Certificates
-    // each wait for their resync); the entry a moved key leaves in the heap is skipped when it comes up
+    // one timer for all keys (a Timeout and a closure per key add up when every healthy Certificate waits for
+    // its resync); the entry a moved key leaves in the heap is skipped when it comes up
     this.delayed.set(key, at);
     this.timers.push(at, key);
     if (this.timers.size > 2 * this.delayed.size + 64) this.timers.rebuild(this.delayed);

@@ -189,8 +189,8 @@ class TlsSecretRecord implements TlsSecretFacts {
 }
 
 /**
- * parseChain's reading with its times as numbers, as the cache keeps them (the cache's transform formatted
- * three ISO strings per Secret only to parse them back: ~2 of the 100,000 sync's CPU seconds).
+ * parseChain's reading with its times as numbers, as the cache keeps them (no ISO strings formatted per Secret
+ * only to be parsed back).
  */
 function compactChain(pem: string): CompactChain | null {
   let leaf: DerFacts | null = null;
