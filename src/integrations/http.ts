@@ -7,7 +7,7 @@
  *
  * Requests go through undici's request (its Dispatcher API) with the caller's dispatcher: the egress policy's
  * (egress.ts) for tenant-given URLs, undici's default for the operator's own destinations. Not fetch: a POST
- * costs about a third of fetch's CPU without the WHATWG Request, Headers and streams, and without the abort
+ * costs much less CPU than fetch without the WHATWG Request, Headers and streams, and without the abort
  * signal's weak references and finalization that fetch sets up per request. What fetch did that a POST of ours relied on is done here: no redirect
  * followed, URLs with credentials refused, header names case-insensitive, the response body read up to a bound.
  * fetch's default headers (accept-encoding among them) are not sent: a response body is read as sent.

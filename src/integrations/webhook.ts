@@ -41,7 +41,7 @@ export function signingKey(secret: string): Buffer | null {
 }
 
 /**
- * HMAC keys by the SHA-256 of their bytes (no secret as a map key): createHmac with a KeyObject costs a quarter of
+ * HMAC keys by the SHA-256 of their bytes (no secret as a map key): createHmac with a KeyObject costs much less than
  * one with a Buffer, which is made into a KeyObject on every call. Bounded
  * by count: a rotated-out or deleted key stays until the map is cleared (at most HMAC_KEYS_MAX keys).
  */
