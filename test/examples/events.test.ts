@@ -77,11 +77,13 @@ function shellWords(line: string): string[] {
   return words;
 }
 
+/** The commands of a text: whole lines (code blocks, comments) and inline code spans; a `<placeholder>` is no command. */
 function documentedIn(where: string, text: string): Documented[] {
   const out: Documented[] = [];
-  for (const line of text.split('\n')) {
-    if (!line.includes('examples/events/')) continue;
-    const m = COMMAND.exec(line);
+  const spans = (line: string) => (line.includes('`') ? [...line.matchAll(/`([^`]+)`/g)].map((m) => m[1]!) : [line]);
+  for (const command of text.split('\n').flatMap(spans)) {
+    if (!command.includes('examples/events/') || /<[a-z-]+>/.test(command)) continue;
+    const m = COMMAND.exec(command);
     if (!m) continue;
     const d: Documented = { where, command: m[1] as Documented['command'], args: shellWords(m[2]!) };
     if (m[3] === 'true' || m[3] === 'false') d.prints = m[3];
