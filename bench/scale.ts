@@ -319,10 +319,11 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void, target: Probe
     if (SNAPSHOT_DIR) await heapSnapshot(svc, SNAPSHOT_DIR, log);
     let probes: ProbeFigures | undefined;
     if (endpoints) {
-      // the probes the loopback endpoint accepted in the window's whole seconds, from the prober's start on
+      // the probes the loopback endpoint accepted in the window's whole seconds from the prober's start (the first
+      // round, spread over the interval, is when most are due at once)
       const startedAt = logs.first('serving prober started')!;
-      const from = Math.max(Math.ceil((startedAt - target.startedAt) / 1000), Math.ceil((Date.now() - target.startedAt) / 1000));
-      await sleep(PROBE_WINDOW_MS + 1000);
+      const from = Math.ceil((startedAt - target.startedAt) / 1000);
+      await sleep(Math.max(0, target.startedAt + (from + 1) * 1000 + PROBE_WINDOW_MS - Date.now()));
       const seconds = Math.floor(PROBE_WINDOW_MS / 1000);
       const window = Array.from({ length: seconds }, (_, k) => target.perSecond[from + k] ?? 0);
       const connections = window.reduce((a, b) => a + b, 0);
