@@ -61,6 +61,27 @@ export const providerSpecSchema = defineSchema({
       description: 'Name of the integration in the service. Default: <namespace>/<name>.',
     },
     enabled: { type: 'boolean', default: true, description: 'Disabled integrations receive nothing.' },
+    rateLimit: {
+      type: 'object',
+      required: ['perSecond'],
+      description:
+        "The integration's own send rate (a token bucket; sends above it wait their turn, nothing is dropped). Left out: the type's default, the vendor's documented limit (docs/integrations.md).",
+      properties: {
+        perSecond: {
+          type: 'number',
+          minimum: 0,
+          maximum: 10000,
+          description:
+            "Sends per second, 0.01 to 10000 (fractions allowed), or 0 for unlimited (one's own receivers); the service may bound it (maxIntegrationRate in its limits file).",
+        },
+        burst: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 1000,
+          description: "How many may go at once after a quiet period. Default: one second's worth (at least 1).",
+        },
+      },
+    },
     incidentManagement: {
       type: 'object',
       required: ['integrationKeySecretRef'],

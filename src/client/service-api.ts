@@ -27,6 +27,14 @@ export interface IntegrationView {
   emailFrom: string | null;
   webhookSigned: boolean | null;
   managedBy: string | null;
+  /** The rate that applies and whether it is the type's default (absent: a service that does not say). */
+  rateLimit?: { perSecond: number; burst: number; typeDefault: boolean };
+}
+
+/** An integration's own send rate as the API takes it; null: the type's default. */
+export interface RateLimitInput {
+  perSecond: number;
+  burst: number;
 }
 
 /** A router's grouping and reminders as the API writes them (intervals normalized, e.g. "5m"). */
@@ -72,6 +80,8 @@ export interface CreateIntegrationInput {
   enabled: boolean;
   managedBy: string;
   params: IntegrationParams;
+  /** absent or null: the type's default */
+  rateLimit?: RateLimitInput | null;
 }
 
 export interface UpdateIntegrationInput {
@@ -79,6 +89,8 @@ export interface UpdateIntegrationInput {
   enabled?: boolean;
   managedBy?: string;
   params?: IntegrationParams;
+  /** null: back to the type's default */
+  rateLimit?: RateLimitInput | null;
 }
 
 export interface RouterInput {
@@ -135,7 +147,7 @@ export interface ServiceApi {
   expireSilence(id: string): Promise<void>;
 }
 
-const INTEGRATION_FIELDS = 'id name enabled type emailTo emailFrom webhookSigned managedBy';
+const INTEGRATION_FIELDS = 'id name enabled type emailTo emailFrom webhookSigned managedBy rateLimit { perSecond burst typeDefault }';
 
 const ListIntegrations = /* GraphQL */ `
   query OperatorListIntegrations { integrations { nodes { ${INTEGRATION_FIELDS} } } }
@@ -197,7 +209,12 @@ const UpdateIntegration = /* GraphQL */ `
  * takes its params' fields at the top level, empty ones left out; the others a params block.
  */
 export function createIntegrationVariables(input: CreateIntegrationInput): Record<string, unknown> {
-  const base = { name: input.name, enabled: input.enabled, managedBy: input.managedBy };
+  const base = {
+    name: input.name,
+    enabled: input.enabled,
+    managedBy: input.managedBy,
+    ...(input.rateLimit ? { rateLimit: input.rateLimit } : {}),
+  };
   const { api } = INTEGRATION_META[input.type];
   if (!api.flatCreateInput) return { ...base, ...input.params };
   const fields = (input.params as Record<string, Record<string, unknown> | undefined>)[api.paramsField] ?? {};

@@ -14,6 +14,7 @@ import type {
   CreateIntegrationInput,
   IntegrationParams,
   IntegrationView,
+  RateLimitInput,
   RouterInput,
   RouterPolicyView,
   RouterView,
@@ -179,6 +180,17 @@ function headerLines(text: string): Array<{ name: string; value: string }> {
     });
 }
 
+/**
+ * spec.rateLimit as the service stores it: burst left out is one second's worth (at least 1), as the service fills
+ * it in, and unlimited (0) has burst 1, so a record in sync compares equal. null: the type's default.
+ */
+export function desiredRateLimit(spec: Pick<NotificationProviderSpec, 'rateLimit'>): RateLimitInput | null {
+  const r = spec.rateLimit;
+  if (!r) return null;
+  if (r.perSecond === 0) return { perSecond: 0, burst: 1 };
+  return { perSecond: r.perSecond, burst: r.burst ?? Math.max(1, Math.ceil(r.perSecond)) };
+}
+
 export interface DesiredIntegration extends CreateIntegrationInput {
   /** what the service shows back (non-secret), to detect drift */
   visible: { emailTo?: string[]; emailFrom?: string | null; webhookSigned?: boolean };
@@ -195,6 +207,7 @@ export function desiredIntegration(
     name: recordName(o, spec.displayName, cluster),
     enabled: spec.enabled,
     managedBy: managedByKey(o, cluster),
+    rateLimit: desiredRateLimit(spec),
   };
   const need = (r: SecretRole): string => {
     const v = secrets[r];
@@ -280,6 +293,14 @@ export function planIntegrationUpdate(desired: DesiredIntegration, actual: Integ
   if (actual.managedBy !== desired.managedBy) {
     drift.push('managedBy');
     update.managedBy = desired.managedBy;
+  }
+  // the integration's own rate (null: the type's default); a service that does not return it counts as the default
+  const want = desired.rateLimit ?? null;
+  const r = actual.rateLimit;
+  const have = r && !r.typeDefault ? { perSecond: r.perSecond, burst: r.burst } : null;
+  if (want?.perSecond !== have?.perSecond || want?.burst !== have?.burst) {
+    drift.push('rateLimit');
+    update.rateLimit = want;
   }
   let params = secretsChanged;
   if (secretsChanged) drift.push('secrets');

@@ -65,6 +65,12 @@ export function throwServiceFailure(
         // --egress-allow changed) tries again. The message names the field and Secret, never the value.
         throw new TerminalError(Reason.InvalidSecret, secretValueMessage(e, secretUses));
       }
+      if (context === 'provider' && field.startsWith('input.rateLimit'))
+        // spec.rateLimit goes to the service as input.rateLimit: say it of the spec field
+        throw new TerminalError(
+          Reason.InvalidSpec,
+          `${e.serviceMessage.replace(/^input\.rateLimit/, 'spec.rateLimit')} (service field ${field})`,
+        );
       throw new TerminalError(Reason.InvalidSpec, e.message);
     }
     case 'quota-exceeded':

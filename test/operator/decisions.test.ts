@@ -4,6 +4,7 @@ import { validateProviderSpec, validateRouterSpec, validateMonitoringSpec, type 
 import {
   desiredIntegration,
   desiredMonitoring,
+  desiredRateLimit,
   desiredRouter,
   managedByKey,
   missingSettings,
@@ -316,6 +317,80 @@ describe('providers: secrets → desired integration → update plan', () => {
       managedBy: slack.managedBy,
       slackParams: { webhookUrl: 'https://s' },
     });
+  });
+});
+
+describe("providers: spec.rateLimit → the integration's own rate", () => {
+  const ik = { name: 's', key: 'k' };
+  const slack = (rateLimit?: unknown) =>
+    desiredIntegration(P, spec({ type: 'Slack', slack: { webhookUrlSecretRef: ik }, ...(rateLimit ? { rateLimit } : {}) }), {
+      webhookUrl: 'https://s',
+    });
+  it.each<[string, unknown, unknown]>([
+    ['left out: the type default', undefined, null],
+    ['rate and burst', { perSecond: 5, burst: 2 }, { perSecond: 5, burst: 2 }],
+    ['no burst: one second of the rate', { perSecond: 7.5 }, { perSecond: 7.5, burst: 8 }],
+    ['no burst, slower than one a second: 1', { perSecond: 0.2 }, { perSecond: 0.2, burst: 1 }],
+    ['0: unlimited (burst 1, as the service stores it)', { perSecond: 0, burst: 50 }, { perSecond: 0, burst: 1 }],
+  ])('desiredRateLimit: %s', (_n, rateLimit, want) => {
+    expect(desiredRateLimit({ rateLimit } as Pick<NotificationProviderSpec, 'rateLimit'>)).toEqual(want);
+    expect(slack(rateLimit).rateLimit).toEqual(want);
+  });
+
+  const view = (rateLimit?: IntegrationView['rateLimit']): IntegrationView => ({
+    id: 'i1',
+    name: 'team-a/oncall',
+    enabled: true,
+    type: 'SLACK',
+    emailTo: null,
+    emailFrom: null,
+    webhookSigned: null,
+    managedBy: 'k8s:NotificationProvider/team-a/oncall',
+    ...(rateLimit ? { rateLimit } : {}),
+  });
+  const DEFAULT = { perSecond: 1, burst: 3, typeDefault: true };
+  it.each<[string, unknown, IntegrationView, unknown]>([
+    ['none wanted, the type default applies', undefined, view(DEFAULT), 'in sync'],
+    ['none wanted, a service that does not say', undefined, view(), 'in sync'],
+    ['wanted and stored', { perSecond: 5, burst: 2 }, view({ perSecond: 5, burst: 2, typeDefault: false }), 'in sync'],
+    ['burst filled in by the service', { perSecond: 7.5 }, view({ perSecond: 7.5, burst: 8, typeDefault: false }), 'in sync'],
+    ['wanted, the record has the type default', { perSecond: 5, burst: 2 }, view(DEFAULT), { perSecond: 5, burst: 2 }],
+    [
+      'changed through the API',
+      { perSecond: 5, burst: 2 },
+      view({ perSecond: 50, burst: 2, typeDefault: false }),
+      { perSecond: 5, burst: 2 },
+    ],
+    ['removed from the spec: back to the default', undefined, view({ perSecond: 0, burst: 1, typeDefault: false }), null],
+    ['a type default equal to the spec is still set as its own', { perSecond: 1, burst: 3 }, view(DEFAULT), { perSecond: 1, burst: 3 }],
+  ])('planIntegrationUpdate: %s', (_n, rateLimit, actual, want) => {
+    const plan = planIntegrationUpdate(slack(rateLimit), actual, false);
+    if (want === 'in sync') expect(plan).toEqual({ drift: [], update: undefined });
+    else {
+      expect(plan.drift).toEqual(['rateLimit']);
+      expect(plan.update).toEqual({ rateLimit: want });
+    }
+  });
+
+  it("a refused rate is reported on the spec's field", () => {
+    const msg =
+      "input.rateLimit.perSecond 500 is above this service's bound of 100 per second (the operator's maxIntegrationRate in --limits-file)";
+    const e = new ServiceApiError('bad-input', `create integration: ${msg}`, { field: 'input.rateLimit.perSecond' }, msg);
+    let thrown: unknown;
+    try {
+      throwServiceFailure(e, 'provider');
+    } catch (x) {
+      thrown = x;
+    }
+    expect(thrown).toBeInstanceOf(TerminalError);
+    expect((thrown as TerminalError).message).toBe(
+      "spec.rateLimit.perSecond 500 is above this service's bound of 100 per second (the operator's maxIntegrationRate in --limits-file) (service field input.rateLimit.perSecond)",
+    );
+  });
+
+  it('createIntegrationVariables: the rate goes with the create input when the spec sets one', () => {
+    expect(createIntegrationVariables(slack({ perSecond: 0 }))).toMatchObject({ rateLimit: { perSecond: 0, burst: 1 } });
+    expect(createIntegrationVariables(slack())).not.toHaveProperty('rateLimit');
   });
 });
 
