@@ -128,7 +128,7 @@ export function secretRefsOf(spec: NotificationProviderSpec): SecretUse[] {
   }
 }
 
-/** Settings block missing for the type (the CRD's oneOf catches it; an old CRD might not). */
+/** Settings block missing for the type (the CRD's oneOf catches it; this check does not rely on the installed CRD). */
 export function missingSettings(spec: NotificationProviderSpec): string | undefined {
   const field = PROVIDER_SETTINGS_FIELD[spec.type];
   return spec[field] ? undefined : `spec.${field} is required for type ${spec.type}`;
