@@ -72,6 +72,36 @@ function paramValue(p: ParamField, text: string | undefined): unknown {
   return p.required ? (text ?? '') : opt(text);
 }
 
+/** The form values of the integration's own send rate (every type has them). */
+export const RATE_FIELDS = { perSecond: 'rateLimit.perSecond', burst: 'rateLimit.burst' } as const;
+
+/**
+ * The rate fields as the API takes them: empty sends per second leaves the type's default; 0 is unlimited; an empty
+ * burst is the service's default (one second's worth). Text that is not a number is an error naming the field.
+ */
+export function rateLimitValue(
+  perSecond: string | undefined,
+  burst: string | undefined,
+): { perSecond: number; burst?: number } | undefined {
+  const ps = opt(perSecond);
+  if (ps === undefined) return undefined;
+  const n = Number(ps);
+  if (!Number.isFinite(n) || n < 0)
+    throw new Error(`rate limit: sends per second must be a number, 0 for unlimited (got "${ps.slice(0, 20)}")`);
+  const b = opt(burst);
+  if (b === undefined) return { perSecond: n };
+  const m = Number(b);
+  if (!Number.isInteger(m) || m < 1) throw new Error(`rate limit: burst must be a whole number of at least 1 (got "${b.slice(0, 20)}")`);
+  return { perSecond: n, burst: m };
+}
+
+/** How the list shows an integration's rate. */
+export function formatRateLimit(r: { perSecond: number; burst: number; typeDefault: boolean } | null | undefined): string {
+  if (!r) return '';
+  const text = r.perSecond === 0 ? 'unlimited' : `${r.perSecond}/s, burst ${r.burst}`;
+  return r.typeDefault ? `${text} (type default)` : text;
+}
+
 /** The create mutation for `type` with the form's values (empty optional fields left out). */
 export function createIntegrationCall(type: string, name: string, v: Record<string, string>): MutationCall {
   if (!(INTEGRATION_TYPES as readonly string[]).includes(type)) throw new Error(`unknown integration type ${type}`);
@@ -82,8 +112,10 @@ export function createIntegrationCall(type: string, name: string, v: Record<stri
     const value = paramValue(p, v[p.key]);
     if (value !== undefined) values[p.input] = value;
   }
+  const rateLimit = rateLimitValue(v[RATE_FIELDS.perSecond], v[RATE_FIELDS.burst]);
+  const own = rateLimit ? { rateLimit } : {};
   return {
     mutation: `mutation Create($input: ${mutation}Input!) { ${api.createMutation}(input: $input) ${SELECTION} }`,
-    variables: { input: api.flatCreateInput ? { name, ...values } : { name, [api.paramsField]: values } },
+    variables: { input: api.flatCreateInput ? { name, ...values, ...own } : { name, [api.paramsField]: values, ...own } },
   };
 }

@@ -172,8 +172,11 @@ describe('web console (Chromium)', () => {
     await form.getByLabel('Type').selectOption('WEBHOOK');
     await form.getByLabel('Name').fill('receiver');
     await form.getByLabel('URL').fill(receiver.url);
+    // our own receiver: no rate limit
+    await form.getByLabel('Rate limit: sends per second').fill('0');
     await form.getByRole('button', { name: 'Create integration' }).click();
     await page.locator('tr[data-integration="receiver"]').waitFor();
+    expect(await page.locator('tr[data-integration="receiver"]').textContent()).toContain('rate unlimited');
     const before = receiver.hits;
     await page.getByRole('button', { name: 'Send test to receiver' }).click();
     const result = page.locator('tr[data-integration="receiver"] .test-result');

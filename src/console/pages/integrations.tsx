@@ -4,7 +4,7 @@ import { DataTable, Empty, ErrorNote, Loading, PageHeader, Tag } from '../compon
 import { ConfirmDelete } from '../components/confirm-delete.js';
 import { formatTime, managedNote } from '../format.js';
 import { useAction, useQuery } from '../hooks.js';
-import { createIntegrationCall, INTEGRATION_KINDS } from '../integration-kinds.js';
+import { createIntegrationCall, formatRateLimit, INTEGRATION_KINDS, RATE_FIELDS } from '../integration-kinds.js';
 
 interface Integration {
   id: string;
@@ -14,6 +14,7 @@ interface Integration {
   emailTo: string[] | null;
   webhookSigned: boolean | null;
   managedBy: string | null;
+  rateLimit?: { perSecond: number; burst: number; typeDefault: boolean };
   updatedAt: string;
 }
 
@@ -24,7 +25,7 @@ interface TestResult {
   latencyMs: number;
 }
 
-const INTEGRATIONS = `query Integrations { integrations { nodes { id name type enabled emailTo webhookSigned managedBy updatedAt } } }`;
+const INTEGRATIONS = `query Integrations { integrations { nodes { id name type enabled emailTo webhookSigned managedBy rateLimit { perSecond burst typeDefault } updatedAt } } }`;
 const TEST = `mutation TestIntegration($id: UUID!) { testIntegration(id: $id) { outcome statusCode error latencyMs } }`;
 const ENABLE = `mutation EnableIntegration($id: UUID!, $enabled: Boolean!) { updateIntegration(id: $id, input: { enabled: $enabled }) { id enabled } }`;
 const DELETE = `mutation DeleteIntegration($id: UUID!) { deleteIntegrations(ids: [$id]) { ids } }`;
@@ -104,6 +105,32 @@ function CreateIntegration({ api, onCreated }: { api: PageProps['api']; onCreate
             {f.hint && <small id={`hint-${f.name}`}>{f.hint}</small>}
           </label>
         ))}
+        <div class="grid">
+          <label>
+            Rate limit: sends per second (optional)
+            <input
+              name={RATE_FIELDS.perSecond}
+              type="number"
+              min="0"
+              step="any"
+              value={values[RATE_FIELDS.perSecond] ?? ''}
+              onInput={(e) => setValues({ ...values, [RATE_FIELDS.perSecond]: e.currentTarget.value })}
+              aria-describedby="hint-rate"
+            />
+            <small id="hint-rate">Empty: the vendor's documented limit. 0: unlimited, for your own receivers.</small>
+          </label>
+          <label>
+            Burst (optional)
+            <input
+              name={RATE_FIELDS.burst}
+              type="number"
+              min="1"
+              step="1"
+              value={values[RATE_FIELDS.burst] ?? ''}
+              onInput={(e) => setValues({ ...values, [RATE_FIELDS.burst]: e.currentTarget.value })}
+            />
+          </label>
+        </div>
         <ErrorNote error={action.error} />
         <button type="submit" aria-busy={action.pending ? 'true' : undefined} disabled={action.pending}>
           Create integration
@@ -162,6 +189,7 @@ export function IntegrationsPage({ api, canWrite }: PageProps) {
                     {i.emailTo ? `to ${i.emailTo.join(', ')}` : ''}
                     {i.webhookSigned !== null ? (i.webhookSigned ? 'signed' : 'unsigned') : ''}
                     {i.managedBy ? ` · managed by ${i.managedBy}` : ''}
+                    {i.rateLimit ? ` · rate ${formatRateLimit(i.rateLimit)}` : ''}
                   </small>
                   {r && (
                     <p role="status" class="test-result">
