@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { decideReport } from '../inventory/decide.js';
 import { agentActiveEvent, decideReporting } from '../inventory/silence.js';
 import type { LogLimiter } from '../log/limiter.js';
-import { daysUntilExpiry as daysLeftOf } from '../model/days-left.js';
+import { daysUntilExpiry as daysLeftOf, latestNotAfterWithin } from '../model/days-left.js';
 import type { CertificateFacts, InventoryAck, InventoryReport } from '../model/inventory.js';
 import { SERVING_STATUSES, type ServingEndpointFacts, type ServingStatus } from '../model/serving.js';
 import type {
@@ -27,7 +27,6 @@ import { isUuid, MAX_PAGE, requirePageSize } from './validate.js';
 import { requireAllExist, requireIdList } from './ids.js';
 
 export const DEFAULT_CLUSTER_SILENCE_AFTER_MS = 900_000;
-const DAY_MS = 86_400_000;
 /** Longest expiringWithinDays (the monitoring configuration's threshold limit). */
 const MAX_EXPIRING_WITHIN_DAYS = 3650;
 /** Places listed per certificate (Certificate.places). */
@@ -276,7 +275,8 @@ export function certificateFilter(input: CertificateFilterInput | null | undefin
         `${where}expiringWithinDays must be an integer from 0 to ${MAX_EXPIRING_WITHIN_DAYS}`,
         `${where}expiringWithinDays`,
       );
-    f.notAfterAtMost = now + d * DAY_MS;
+    // the days-left rule (src/model/days-left.ts): every certificate showing at most d days left
+    f.notAfterAtMost = latestNotAfterWithin(d, now);
   }
   if (input.health != null) {
     if (!['READY', 'NOT_READY', 'UNKNOWN'].includes(input.health))

@@ -317,6 +317,9 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('inventory API (%s)', (kind) =>
     const within = await names({ expiringWithinDays: 7 });
     expect(within.map((n) => n.secretName)).toEqual(['expired', 'soon']);
     expect(within.map((n) => n.daysUntilExpiry)).toEqual([-2, 3]);
+    // one rule for days left: 'soon' shows 3 days left (3 d 1 h), so it is within 3 days
+    expect((await names({ expiringWithinDays: 3 })).map((n) => n.secretName)).toEqual(['expired', 'soon']);
+    expect((await names({ expiringWithinDays: 2 })).map((n) => n.secretName)).toEqual(['expired']);
     expect((await names({ health: 'NOT_READY' })).map((n) => n.secretName)).toEqual(['soon']);
     expect((await names({ health: 'UNKNOWN' })).map((n) => n.secretName)).toEqual(['unmanaged']);
     expect((await names({ applicationId: 'app-2' })).map((n) => n.secretName)).toEqual(['later']);
