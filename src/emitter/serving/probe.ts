@@ -55,6 +55,22 @@ function leafIdentityOf(der: Uint8Array): LeafIdentity | undefined {
 }
 
 /** `5000` → `5s`, `1500` → `1500ms`. */
+/** A probe that read the leaf closes gracefully (its handshake's last flight sent) within this long, else at once. */
+const CLOSE_GRACE_MS = 1_000;
+
+/**
+ * Closes a socket whose handshake completed on our side: end() sends what is still queued (TLS 1.3's client
+ * Finished, which the server waits for) and close_notify; destroy() at once would leave the server an aborted
+ * handshake to log at every probe (Go's "http: TLS handshake error … EOF", nginx's "peer closed connection").
+ */
+function closeGracefully(socket: TLSSocket): void {
+  socket.on('error', () => {});
+  const t = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS);
+  t.unref?.();
+  socket.once('close', () => clearTimeout(t));
+  socket.end();
+}
+
 const duration = (ms: number): string => (ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`);
 
 /** Socket errors by code, as an operator reads them. */
@@ -106,7 +122,8 @@ export function probeTls(target: ProbeTarget, opts: ProbeOptions): Promise<Probe
       done = true;
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
-      socket?.destroy();
+      if (out.kind === 'served' && socket) closeGracefully(socket);
+      else socket?.destroy();
       resolve(out);
     };
     const fail = (error: string): void => finish({ kind: 'failed', error });

@@ -138,6 +138,25 @@ describe('probeTls', () => {
     });
   });
 
+  it('the endpoint sees a completed handshake, not one aborted: a probe leaves no handshake error in its log', async () => {
+    // a TLS 1.3 server completes its side when the client's Finished arrives; a socket destroyed at secureConnect
+    // may never send it, and servers log each such probe (Go's "http: TLS handshake error … EOF")
+    const seen = { completed: 0, failed: [] as string[] };
+    const server = createTlsServer({ key: web.keyPem, cert: web.pem });
+    server.on('secureConnection', (s: TLSSocket) => {
+      seen.completed++;
+      s.on('error', () => {}).end();
+    });
+    server.on('tlsClientError', (e: Error) => seen.failed.push(e.message));
+    const port = await listen(server);
+    for (let i = 0; i < 5; i++)
+      expect(await probeTls({ host: 'web.example.com', address: `127.0.0.1:${port}` }, { timeoutMs: 5_000 })).toMatchObject({
+        kind: 'served',
+      });
+    await waitForCount(() => seen.completed + seen.failed.length, 5);
+    expect(seen).toEqual({ completed: 5, failed: [] });
+  });
+
   it('an address that is not host:port fails without connecting', async () => {
     expect(await probeTls({ host: 'web.example.com', address: 'web.example.com' }, { timeoutMs: 5_000 })).toEqual({
       kind: 'failed',
@@ -145,3 +164,11 @@ describe('probeTls', () => {
     });
   });
 });
+
+/** Polls until `count()` reaches `n` (each server-side outcome is an event after the client's end). */
+async function waitForCount(count: () => number, n: number): Promise<void> {
+  for (let i = 0; count() < n; i++) {
+    if (i > 500) throw new Error(`only ${count()} of ${n} server-side outcomes`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
