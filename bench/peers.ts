@@ -1,5 +1,5 @@
 /**
- * Our hub and Prometheus Alertmanager side by side (issue 30): the same loopback receiver, the same events (ours
+ * Our hub and Prometheus Alertmanager side by side: the same loopback receiver, the same events (ours
  * posted as events to POST /v1/events, Alertmanager's as the equivalent alerts to POST /api/v2/alerts, both in
  * batches of 100, one batch after the other), in one run:
  *
@@ -12,10 +12,10 @@
  *      the first, and the time from the first post to the first notification;
  *   3. the peak RSS of each process (VmHWM from /proc), and each one's CPU per notification in the flat scenario.
  *
- * Our hub is `serve` of a bundled binary in a child process (its RSS is its own), with the image's node flags
- * (Dockerfile ENTRYPOINT), durable (SQLite file, `synchronous=FULL`; PostgreSQL when `DATABASE_URL` is set or
- * Debian's server can be started: `BENCH_ENGINES=sqlite,postgres`). Its webhook integration runs without the
- * per-integration rate limit (HUB_ENTRY below: startService's test hook, as bench/delivery.ts).
+ * Our hub is `serve` of the shipped bundle (scripts/build.mjs) in a child process (its RSS is its own), with the
+ * image's node flags (Dockerfile ENTRYPOINT), durable (SQLite file, `synchronous=FULL`; PostgreSQL when
+ * `DATABASE_URL` is set or Debian's server can be started: `BENCH_ENGINES=sqlite,postgres`). Its webhook
+ * integration is unlimited as a user makes it: `rateLimit: { perSecond: 0 }`.
  * Alertmanager is Debian's `prometheus-alertmanager` (test/support/alertmanager.ts: temporary storage, no cluster
  * gossip); without the binary the bench prints one line saying so and returns.
  *
@@ -28,19 +28,17 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
 import { certificateResourceNotReady } from '../test/fixtures/events.js';
+import { serviceBinary, setupBinary } from '../test/support/binary.js';
 import { alertmanagerMissing, startAlertmanager, type RunningAlertmanager } from '../test/support/alertmanager.js';
 import { startPostgres } from '../test/support/postgres.js';
 import { LOOPBACK_EGRESS_ALLOW, testSecretKeyFile } from '../test/support/service.js';
-// @ts-expect-error: a plain .mjs build script without type declarations
-import { escapeNonAscii, NODE_CHECK_BANNER } from '../scripts/build.mjs';
 import { pgServerCpuMs } from './delivery.js';
 
 const N = Number(process.env.BENCH_PEERS_N ?? 2000);
@@ -51,6 +49,8 @@ const GROUP_WAIT = process.env.BENCH_PEERS_GROUP_WAIT ?? '2s';
 const SETTLE_MS = Number(process.env.BENCH_PEERS_SETTLE_MS ?? 3000);
 const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',').map((s) => s.trim());
 const PROFILE_DIR = process.env.BENCH_PEERS_PROFILE;
+/** Extra `serve` flags for our hubs (space-separated), e.g. `--delivery-workers 32`. */
+const HUB_ARGS = (process.env.BENCH_PEERS_HUB_ARGS ?? '').split(/\s+/).filter(Boolean);
 /** How long one scenario may take before the bench gives up on a system. */
 const SCENARIO_TIMEOUT_MS = 120_000;
 const KEY = `bench-peers-${randomUUID()}`;
@@ -205,6 +205,25 @@ function cpuMsOf(pid: number): number {
   }
 }
 
+/** CPU ms each thread of a process has used so far, summed by thread name (schedstat, ns). */
+function threadCpuMsOf(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+        const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+        out.set(comm, (out.get(comm) ?? 0) + ns / 1e6);
+      } catch {
+        // exited meanwhile
+      }
+    }
+  } catch {
+    // no /proc: empty
+  }
+  return out;
+}
+
 /** The pid of this process's child whose command line holds `needle` (Alertmanager's listen address). */
 function childPidWith(needle: string): number {
   for (const pid of readdirSync('/proc')) {
@@ -276,46 +295,6 @@ function productNodeFlags(): string[] {
   return entry ? (JSON.parse(entry) as string[]).filter((a) => a.startsWith('--')) : [];
 }
 
-/**
- * The hub's entry while no integration setting lifts the webhook rate limit: `serve` as src/cli/main.ts runs it,
- * with startService's test hook `rateLimits` lifting the WEBHOOK limit (as bench/delivery.ts does in process).
- */
-const HUB_ENTRY = `
-import { loadServeConfig } from './src/config.ts';
-import { createLogger } from './src/log/logger.ts';
-import { startService } from './src/main.ts';
-const cfg = loadServeConfig(process.argv.slice(3));
-const log = createLogger({ level: cfg.logLevel });
-const svc = await startService(cfg, log, { rateLimits: { WEBHOOK: { ratePerSec: 1e9, burst: 1e9 } } });
-const stop = () => svc.close().then(() => process.exit(0), (err) => { log.error({ err }, 'shutdown failed'); process.exit(1); });
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
-`;
-
-/**
- * Bundles HUB_ENTRY as scripts/build.mjs bundles the shipped binary (same esbuild options, ASCII only, schema
- * beside it), so the child's RSS is a bundle's; returns the bundle's path. Run as `node <bundle> serve <flags>`.
- */
-async function buildHub(outdir: string): Promise<string> {
-  const outfile = join(outdir, 'peers-hub.mjs');
-  await build({
-    stdin: { contents: HUB_ENTRY, resolveDir: root, sourcefile: 'peers-hub.ts', loader: 'ts' },
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node24',
-    minifyWhitespace: true,
-    logLevel: 'warning',
-    banner: {
-      js: `${NODE_CHECK_BANNER as string}\nimport { createRequire as __cmnRequire } from 'node:module'; const require = __cmnRequire(import.meta.url);`,
-    },
-  });
-  writeFileSync(outfile, (escapeNonAscii as (s: string) => string)(readFileSync(outfile, 'utf8')));
-  copyFileSync(join(root, 'src/http/graphql/schema.graphql'), join(outdir, 'schema.graphql'));
-  return outfile;
-}
-
 async function gql(url: string, query: string, variables: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
   const res = await fetch(`${url}/graphql`, {
     method: 'POST',
@@ -331,7 +310,8 @@ async function startHub(bin: string, store: string, label: string): Promise<{ ur
   const flags = productNodeFlags();
   if (PROFILE_DIR) {
     mkdirSync(PROFILE_DIR, { recursive: true });
-    flags.push('--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=hub-${label}.cpuprofile`);
+    // one directory per hub: its main thread's profile and its worker threads' (the SQLite store's), named by Node
+    flags.push('--cpu-prof', `--cpu-prof-dir=${join(PROFILE_DIR, `hub-${label}`)}`);
   }
   const proc = spawn(
     process.execPath,
@@ -341,6 +321,7 @@ async function startHub(bin: string, store: string, label: string): Promise<{ ur
       'serve',
       ...['--port', '0', '--host', '127.0.0.1', '--kube', 'off', '--api-key', KEY, '--store', store],
       ...['--secret-key-file', testSecretKeyFile(), ...LOOPBACK_EGRESS_ALLOW],
+      ...HUB_ARGS,
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -369,9 +350,15 @@ async function hubPeer(rcv: Receiver, bin: string, engine: string, store: string
   const sys = `hub-${engine}`;
   const { url, proc, output } = await startHub(bin, store, engine);
   try {
-    const hook = (await gql(url, `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id } }`, {
-      i: { name: 'hook', url: rcv.url(sys) },
-    })) as { createWebhookIntegration: { id: string } };
+    // the integration's own rate: 0, unlimited (one's own receiver), as a user sets it
+    const hook = (await gql(
+      url,
+      `mutation($i: CreateWebhookIntegrationInput!) { createWebhookIntegration(input: $i) { id rateLimit { perSecond typeDefault } } }`,
+      { i: { name: 'hook', url: rcv.url(sys), rateLimit: { perSecond: 0 } } },
+    )) as { createWebhookIntegration: { id: string; rateLimit: { perSecond: number; typeDefault: boolean } } };
+    const rate = hook.createWebhookIntegration.rateLimit;
+    if (rate.perSecond !== 0 || rate.typeDefault)
+      throw new Error(`the webhook integration's rate is ${JSON.stringify(rate)}, not unlimited`);
     const router = `mutation($d: NotificationRouterConfigDetailsInput!, $f: NotificationRouterFilterConfigInput!, $i: NotificationRouterIntegrationConfigurationInput!, $p: NotificationRouterPolicyInput) {
       createNotificationRouter(details: $d, filterConfig: $f, integrationConfig: $i, policyConfig: $p) { id } }`;
     const eventTypeId = 'certmgr-cert-resource-health-notification-config';
@@ -414,6 +401,10 @@ async function hubPeer(rcv: Receiver, bin: string, engine: string, store: string
 
 interface FlatRound {
   perSec: number;
+  /** events (alerts) accepted per second: the posting loop's rate */
+  acceptPerSec: number;
+  /** CPU ms per notification by thread name (Linux /proc/<pid>/task/<tid>/comm) */
+  threads: Map<string, number>;
   p50: number;
   p99: number;
   max: number;
@@ -434,6 +425,7 @@ async function flat(peer: Peer, rcv: Receiver, round: number): Promise<FlatRound
   const before = seen.flat.size;
   const postedAt = new Map<string, number>();
   const cpu0 = cpuMsOf(peer.pid);
+  const threads0 = threadCpuMsOf(peer.pid);
   const server0 = peer.serverCpuMs?.();
   const t0 = performance.now();
   const arrived = rcv.until(() => certs.every((c) => seen.flat.has(c.name)), SCENARIO_TIMEOUT_MS, `${peer.name}: ${N} flat notifications`);
@@ -443,6 +435,7 @@ async function flat(peer: Peer, rcv: Receiver, round: number): Promise<FlatRound
     for (const c of batch) postedAt.set(c.name, t);
     await peer.post(batch);
   }
+  const tAccepted = performance.now();
   await arrived;
   const times = certs.map((c) => seen.flat.get(c.name)!);
   const last = Math.max(...times);
@@ -450,9 +443,13 @@ async function flat(peer: Peer, rcv: Receiver, round: number): Promise<FlatRound
   // let the last outcomes be written before reading the CPU (the receipt comes before the hub records it)
   await new Promise((r) => setTimeout(r, 300));
   const server1 = peer.serverCpuMs?.();
+  const threads = threadCpuMsOf(peer.pid);
+  for (const [k, v] of threads) threads.set(k, (v - (threads0.get(k) ?? 0)) / N);
   if (seen.flat.size - before !== N) throw new Error(`${peer.name}: ${seen.flat.size - before} flat notifications for ${N} events`);
   return {
     perSec: N / ((last - t0) / 1000),
+    acceptPerSec: N / ((tAccepted - t0) / 1000),
+    threads,
     p50: pct(lat, 50),
     p99: pct(lat, 99),
     max: lat[lat.length - 1]!,
@@ -485,7 +482,7 @@ async function storm(peer: Peer, rcv: Receiver, round: number): Promise<StormRou
 
 // ---------------------------------------------------------------- profile summary
 
-/** The top frames of a V8 CPU profile by self time: [share, ms, frame]. */
+/** The top frames of a V8 CPU profile by self time, as shares of the time the thread was not idle. */
 function topFrames(file: string, n = 15): string[] {
   const p = JSON.parse(readFileSync(file, 'utf8')) as {
     nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
@@ -494,19 +491,22 @@ function topFrames(file: string, n = 15): string[] {
   };
   const byId = new Map(p.nodes.map((x) => [x.id, x.callFrame]));
   const self = new Map<string, number>();
-  let total = 0;
+  let busy = 0;
   p.samples.forEach((id, i) => {
     const f = byId.get(id);
     const dt = (p.timeDeltas[i] ?? 0) / 1000;
-    total += dt;
-    if (!f) return;
+    if (!f || f.functionName === '(idle)') return;
+    busy += dt;
     const key = `${f.functionName || '(anonymous)'} ${f.url ? `${basename(f.url)}:${f.lineNumber + 1}` : ''}`.trim();
     self.set(key, (self.get(key) ?? 0) + dt);
   });
-  return [...self.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, n)
-    .map(([k, ms]) => `${((100 * ms) / total).toFixed(1).padStart(5)}% ${ms.toFixed(0).padStart(6)} ms  ${k}`);
+  return [
+    `busy ${busy.toFixed(0)} ms`,
+    ...[...self.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, ms]) => `${((100 * ms) / busy).toFixed(1).padStart(5)}% ${ms.toFixed(0).padStart(6)} ms  ${k}`),
+  ];
 }
 
 // ---------------------------------------------------------------- run
@@ -525,11 +525,12 @@ export async function run(): Promise<void> {
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), 'cmn-peers-'));
+  const teardownBinary = await setupBinary();
   const rcv = await receiver();
   const peers: Peer[] = [];
   let pg: Awaited<ReturnType<typeof startPostgres>> | undefined;
   try {
-    const bin = await buildHub(dir);
+    const bin = serviceBinary();
     peers.push(await alertmanagerPeer(rcv));
     if (ENGINES.includes('sqlite')) peers.push(await hubPeer(rcv, bin, 'sqlite', `sqlite:${join(dir, 'hub.db')}`));
     if (ENGINES.includes('postgres')) {
@@ -560,7 +561,7 @@ export async function run(): Promise<void> {
       for (const p of peers) {
         const f = await flat(p, rcv, round);
         flats.get(p.sys)!.push(f);
-        line.push(`${p.name} ${f.perSec.toFixed(0)}/s p99 ${f.p99.toFixed(0)} ms`);
+        line.push(`${p.name} ${f.perSec.toFixed(0)}/s (accepted ${f.acceptPerSec.toFixed(0)}/s) p99 ${f.p99.toFixed(0)} ms`);
       }
       for (const p of peers) storms.get(p.sys)!.push(await storm(p, rcv, round));
       console.log(`round ${round}: ${line.join(', ')}`);
@@ -573,17 +574,26 @@ export async function run(): Promise<void> {
       `\n${N} certificates not ready, ungrouped, posted in batches of ${BATCH} one after the other; storm: ${STORM} of one issuer grouped by issuer, group_wait ${GROUP_WAIT}; medians of ${ROUNDS} interleaved rounds; loopback receiver`,
     );
     console.log(
-      '| system | delivered/s | vs Alertmanager | p50 ms | p99 ms | max ms | CPU ms/notification | storm: notifications | storm: first after | RSS idle | peak RSS (VmHWM) |',
+      '| system | delivered/s | accepted/s | vs Alertmanager | p50 ms | p99 ms | max ms | CPU ms/notification | storm: notifications | storm: first after | RSS idle | peak RSS (VmHWM) |',
     );
-    console.log('|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+    console.log('|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
     for (const p of peers) {
       const fs = flats.get(p.sys)!;
       const ss = storms.get(p.sys)!;
       const counts = ss.map((s) => s.notifications);
       const server = fs.every((f) => f.serverMs !== undefined) ? ` + server ${median(fs.map((f) => f.serverMs!)).toFixed(2)}` : '';
       console.log(
-        `| ${p.name} | ${median(fs.map((f) => f.perSec)).toFixed(0)} | ${median(fs.map((f, i) => f.perSec / am[i]!.perSec)).toFixed(2)}× | ${median(fs.map((f) => f.p50)).toFixed(0)} | ${median(fs.map((f) => f.p99)).toFixed(0)} | ${median(fs.map((f) => f.max)).toFixed(0)} | ${median(fs.map((f) => f.cpuMs)).toFixed(2)}${server} | ${counts.every((c) => c === counts[0]) ? counts[0] : counts.join(' / ')} | ${median(ss.map((s) => s.firstMs)).toFixed(0)} ms | ${mb(idle.get(p.sys)!)} | ${mb(mem.get(p.sys)!.hwm)} |`,
+        `| ${p.name} | ${median(fs.map((f) => f.perSec)).toFixed(0)} | ${median(fs.map((f) => f.acceptPerSec)).toFixed(0)} | ${median(fs.map((f, i) => f.perSec / am[i]!.perSec)).toFixed(2)}× | ${median(fs.map((f) => f.p50)).toFixed(0)} | ${median(fs.map((f) => f.p99)).toFixed(0)} | ${median(fs.map((f) => f.max)).toFixed(0)} | ${median(fs.map((f) => f.cpuMs)).toFixed(2)}${server} | ${counts.every((c) => c === counts[0]) ? counts[0] : counts.join(' / ')} | ${median(ss.map((s) => s.firstMs)).toFixed(0)} ms | ${mb(idle.get(p.sys)!)} | ${mb(mem.get(p.sys)!.hwm)} |`,
       );
+    }
+    for (const p of peers) {
+      const fs = flats.get(p.sys)!;
+      const names = [...new Set(fs.flatMap((f) => [...f.threads.keys()]))];
+      const by = names
+        .map((n) => [n, median(fs.map((f) => f.threads.get(n) ?? 0))] as const)
+        .filter(([, ms]) => ms >= 0.01)
+        .sort((a, b) => b[1] - a[1]);
+      console.log(`${p.name}: CPU ms per notification by thread: ${by.map(([n, ms]) => `${n} ${ms.toFixed(2)}`).join(', ')}`);
     }
     for (const p of peers) {
       if (p.sys === 'alertmanager') continue;
@@ -600,11 +610,13 @@ export async function run(): Promise<void> {
     for (const p of peers) await p.stop().catch((e: unknown) => console.log(`stopping ${p.name}: ${String(e)}`));
     await pg?.stop();
     await rcv.close();
+    await teardownBinary();
     rmSync(dir, { recursive: true, force: true });
   }
   if (PROFILE_DIR)
-    for (const f of readdirSync(PROFILE_DIR).filter((x) => x.startsWith('hub-') && x.endsWith('.cpuprofile')))
-      console.log(`\n${f}: top frames by self time\n${topFrames(join(PROFILE_DIR, f)).join('\n')}`);
+    for (const hub of readdirSync(PROFILE_DIR).filter((x) => x.startsWith('hub-')))
+      for (const f of readdirSync(join(PROFILE_DIR, hub)).filter((x) => x.endsWith('.cpuprofile')))
+        console.log(`\n${hub}/${f}: top frames by self time (whole run)\n${topFrames(join(PROFILE_DIR, hub, f)).join('\n')}`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await run();
