@@ -25,7 +25,7 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<IntegrationType, RateLimit>> =
 ) as Record<IntegrationType, RateLimit>;
 
 /** A limit of 0 per second: unlimited (an integration's own setting, for one's own receivers). */
-export const UNLIMITED: Readonly<RateLimit> = Object.freeze({ ratePerSec: 0, burst: 1 });
+const UNLIMITED: Readonly<RateLimit> = Object.freeze({ ratePerSec: 0, burst: 1 });
 
 interface Reservation {
   key: string;
@@ -69,7 +69,7 @@ const FORGET_AFTER_MS = 10 * 60 * 1000;
 const SWEEP_EVERY_MS = 60 * 1000;
 
 /** A limit as the limiter uses it: ratePerSec 0 (unlimited) or > 0 with burst >= 1; anything else throws. */
-export function validLimit(l: RateLimit, what: string): RateLimit {
+function validLimit(l: RateLimit, what: string): RateLimit {
   if (l.ratePerSec === 0) return UNLIMITED;
   if (!(l.ratePerSec > 0) || !Number.isFinite(l.ratePerSec) || !(l.burst >= 1) || !Number.isFinite(l.burst)) {
     throw new RangeError(`rate limit for ${what}: ratePerSec must be 0 (unlimited) or > 0, and burst >= 1`);

@@ -9,9 +9,9 @@
 import type { RateLimit } from '../integrations/types.js';
 import { badInput } from './errors.js';
 
-export const MIN_PER_SECOND = 0.01;
-export const MAX_PER_SECOND = 10_000;
-export const MAX_BURST = 1_000;
+const MIN_PER_SECOND = 0.01;
+const MAX_PER_SECOND = 10_000;
+const MAX_BURST = 1_000;
 
 /**
  * `v` at `field` (e.g. input.rateLimit): undefined when left out (create: the type's default; update: unchanged),
