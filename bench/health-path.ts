@@ -48,6 +48,7 @@ import { ApiWriter } from './lib/kube-bench.js';
 import { installCertManagerCrds } from '../test/fixtures/cert-manager-crds.js';
 import { Kube, installCrds, provider, router, secret } from '../test/operator/support.js';
 import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, type KubeEnv } from '../test/support/kube.js';
+import { limitsFile } from '../test/support/limits.js';
 
 const num = (s: string | undefined, d: number): number => (s ? Number(s) : d);
 const FLIPS = num(process.env['BENCH_HEALTH_FLIPS'], 1000);
@@ -419,7 +420,7 @@ export async function run(): Promise<void> {
       [
         ...['--port', '0', '--host', '127.0.0.1', '--store', `sqlite:${join(dir, 'db')}`, '--kube', 'on'],
         ...['--api-key', KEY, '--leader-elect', 'false', '--egress-allow', '127.0.0.1/32'],
-        ...['--emitter-watch-namespace', PRODUCT_NS, '--emitter-namespace', 'default', '--health-grace-period', '0'],
+        ...['--emitter-watch-namespace', PRODUCT_NS, '--lease-namespace', 'default', ...limitsFile({ healthGracePeriod: '0s' })],
       ],
       {},
     );

@@ -30,6 +30,7 @@ import { setupBinary } from '../test/support/binary.js';
 import { testSecretKeyFile } from '../test/support/service.js';
 import { bareDueSelect, benchPostgres, mb, multiRowInsert, scanPagePlan, secs } from './lib/pg.js';
 import { CERT_COLUMNS } from '../src/store/inventory-repo.js';
+import { limitsFile } from '../test/support/limits.js';
 
 const num = (name: string, dflt: number): number => {
   const v = Number(process.env[name] ?? dflt);
@@ -274,12 +275,11 @@ export async function run(): Promise<void> {
         testSecretKeyFile(),
         '--api-keys-file',
         keysFile,
-        '--expiry-scan-interval',
-        String(SCAN_INTERVAL_MS),
-        '--max-clusters-per-company',
-        String(Math.max(1000, AGENTS)),
-        '--max-certificates-per-company',
-        String(Math.max(2_000_000, 2 * AGENTS * CERTS)),
+        ...limitsFile({
+          expiryScanInterval: `${SCAN_INTERVAL_MS}ms`,
+          maxClustersPerCompany: Math.max(1000, AGENTS),
+          maxCertificatesPerCompany: Math.max(2_000_000, 2 * AGENTS * CERTS),
+        }),
       ],
       ADMIN_KEY,
     );

@@ -9,6 +9,7 @@ import { GRAPHQL_LIMITS, measureRequest, parseLimited } from '../src/http/graphq
 import { buildApiSchema } from '../src/http/graphql/schema.js';
 import { jsonDepthViolation } from '../src/http/limits.js';
 import { startService } from '../src/main.js';
+import { limitsFile } from '../test/support/limits.js';
 
 const MiB = 1024 * 1024;
 
@@ -62,8 +63,7 @@ export async function run(): Promise<void> {
       'off',
       '--api-key',
       'bench-key-0123456789abcdef',
-      '--delivery-workers',
-      '0',
+      ...limitsFile({ deliveryWorkers: 0 }),
     ],
     {},
   );

@@ -66,6 +66,7 @@ import {
   type GrowStats,
   type Layout,
 } from './lib/kube-bench.js';
+import { limitsFile } from '../test/support/limits.js';
 
 const env = process.env;
 const SIZES = (env.BENCH_SCALE_SIZES ?? '10000,30000,100000')
@@ -266,7 +267,7 @@ async function runProduct(kube: KubeEnv, log: (s: string) => void, target: Probe
       'default',
       '--cluster-name',
       'bench',
-      ...(PROBE_INTERVAL ? ['--serving-probe-interval', PROBE_INTERVAL] : []),
+      ...(PROBE_INTERVAL ? limitsFile({ servingProbeInterval: PROBE_INTERVAL }) : []),
     ],
     KEY,
     // BENCH_SCALE_NODE_OPTIONS: the heap flags a pod would get (Node sizes its heap from the container's limit)

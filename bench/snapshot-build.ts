@@ -23,6 +23,7 @@ import { pino } from 'pino';
 import { loadServeConfig } from '../src/config.js';
 import { startService, type RunningService } from '../src/main.js';
 import { benchPostgres } from './lib/pg.js';
+import { limitsFile } from '../test/support/limits.js';
 
 const ROUTERS = Number(process.env.BENCH_ROUTERS ?? 990);
 const FILTER_CHARS = Number(process.env.BENCH_FILTER_CHARS ?? 1900);
@@ -86,7 +87,7 @@ async function measure(engine: string, store: string, dir: string): Promise<Row>
   writeFileSync(secretKey, `k1:${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
   const cfg = loadServeConfig(
     [
-      ...['--port', '0', '--host', '127.0.0.1', '--store', store, '--kube', 'off', '--delivery-workers', '0'],
+      ...['--port', '0', '--host', '127.0.0.1', '--store', store, '--kube', 'off', ...limitsFile({ deliveryWorkers: 0 })],
       ...['--api-keys-file', keys, '--secret-key-file', secretKey],
     ],
     {},

@@ -27,6 +27,7 @@ import { startServiceProcess, type ServiceProcess } from '../test/e2e/service-pr
 import { setupBinary } from '../test/support/binary.js';
 import { testSecretKeyFile } from '../test/support/service.js';
 import { benchPostgres } from './lib/pg.js';
+import { limitsFile } from '../test/support/limits.js';
 
 const num = (name: string, dflt: number): number => {
   const v = Number(process.env[name] ?? dflt);
@@ -221,10 +222,7 @@ async function measure(engine: 'sqlite' | 'postgres', dir: string, pgUrl: string
         storeUrl,
         '--api-keys-file',
         keysFile,
-        '--max-certificates-per-company',
-        String(Math.max(2_000_000, PLACES)),
-        '--delivery-workers',
-        '0',
+        ...limitsFile({ maxCertificatesPerCompany: Math.max(2_000_000, PLACES), deliveryWorkers: 0 }),
         ...(engine === 'postgres' ? ['--secret-key-file', testSecretKeyFile()] : []),
       ],
       `bench-unused-${randomUUID()}`,

@@ -7,13 +7,13 @@ import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { DEFAULT_QUOTAS } from './service/quotas.js';
+import { LimitsError, formatLimit, limitOf, limitSpec, limitValue, loadLimitsFile, type GivenLimits, type LimitKey } from './limits.js';
 import { parseEgressAllow, type EgressAllow } from './integrations/egress.js';
 import { parseSenderDomains } from './integrations/email-address.js';
-import { formatInterval, parseInterval } from './validation/interval.js';
-import { DEFAULT_SERVING_PROBE_INTERVAL_MS } from './emitter/serving/prober.js';
 
 export const DEFAULT_COMPANY_ID = '00000000-0000-4000-8000-000000000001';
+/** The admission webhook's HTTPS port (on --host). */
+export const WEBHOOK_PORT = 9443;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** What a key may do (see src/http/auth.ts): `admin` everything, `agent` post events only, `read` queries only. */
@@ -129,14 +129,18 @@ export class ConfigError extends Error {}
 interface FlagSpec {
   name: string;
   /** bool: `--flag` alone means true; `--flag=true|false` too (never takes the next argument) */
-  kind: 'string' | 'int' | 'list' | 'bool';
+  kind: 'string' | 'int' | 'list' | 'bool' | 'duration';
   help: string;
 }
 
 export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'port', kind: 'int', help: 'HTTP port (default 8080)' },
   { name: 'host', kind: 'string', help: 'listen address (default 0.0.0.0)' },
-  { name: 'store', kind: 'string', help: 'sqlite:<path> | sqlite::memory: | postgres://… (default sqlite:./data/certmgr-notify.db)' },
+  {
+    name: 'store',
+    kind: 'string',
+    help: 'sqlite:<path> | sqlite::memory: | postgres://… (default sqlite:./data/certmgr-notify.db); with no API key configured, a generated one is written to <store dir>/api-key (./data/api-key when the store is no SQLite file)',
+  },
   {
     name: 'api-key',
     kind: 'list',
@@ -147,8 +151,6 @@ export const SERVE_FLAGS: FlagSpec[] = [
     kind: 'string',
     help: 'YAML file: keys: [{key, companyId, scope}]; scope admin (default), agent (post events only) or read (queries only)',
   },
-  { name: 'api-key-path', kind: 'string', help: 'where a generated key is written when none is configured (default ./data/api-key)' },
-  { name: 'company-id', kind: 'string', help: `company id of --api-key keys (default ${DEFAULT_COMPANY_ID})` },
   { name: 'kube', kind: 'string', help: 'auto | off | on: whether the Kubernetes parts start (default auto)' },
   { name: 'log-level', kind: 'string', help: 'pino level (default info)' },
   { name: 'log-format', kind: 'string', help: 'json | pretty: one JSON object a line, or readable lines for a terminal (default json)' },
@@ -176,76 +178,9 @@ export const SERVE_FLAGS: FlagSpec[] = [
     help: 'keys sealing integration secrets at rest, one <keyId>:<base64 of 32 bytes> per line; the first encrypts, all decrypt (default: SQLite generates <store dir>/secret-key; required with PostgreSQL)',
   },
   {
-    name: 'log-rate-limit',
-    kind: 'int',
-    help: 'per-event/per-delivery log lines per minute for each tenant and cause; the rest are counted and summarized (default 60)',
-  },
-  {
-    name: 'log-rate-burst',
-    kind: 'int',
-    help: 'log lines a tenant and cause may write at once before --log-rate-limit applies (default 20)',
-  },
-  { name: 'delivery-timeout', kind: 'int', help: 'per-attempt delivery timeout in ms (default 10000)' },
-  { name: 'delivery-max-age', kind: 'int', help: 'give up (dead-letter) a delivery after this many ms (default 86400000)' },
-  {
-    name: 'delivery-workers',
-    kind: 'int',
-    help: 'concurrent deliveries in this process; 0 = accept and serve only, deliver elsewhere (default 8)',
-  },
-  {
-    name: 'delivery-retry-base',
-    kind: 'int',
-    help: 'first retry delay in ms; doubles per attempt with full jitter, capped at 10 min (default 1000)',
-  },
-  {
-    name: 'request-timeout',
-    kind: 'int',
-    help: 'ms to receive and answer one HTTP request: a request still arriving then gets 408, one received but not answered 503 (default 30000)',
-  },
-  {
-    name: 'shutdown-timeout',
-    kind: 'int',
-    help: 'ms a graceful stop waits for in-flight requests before closing connections (default 10000)',
-  },
-  {
-    name: 'max-routers-per-company',
-    kind: 'int',
-    help: 'routers a company may have; one more is refused with QUOTA_EXCEEDED (default 1000)',
-  },
-  {
-    name: 'max-integrations-per-company',
-    kind: 'int',
-    help: 'integrations a company may have; one more is refused with QUOTA_EXCEEDED (default 200)',
-  },
-  {
-    name: 'max-clusters-per-company',
-    kind: 'int',
-    help: 'inventory: clusters a company may report; a new one more is refused with QUOTA_EXCEEDED (default 1000)',
-  },
-  {
-    name: 'max-templates-per-company',
-    kind: 'int',
-    help: 'notification templates a company may have; one more is refused with QUOTA_EXCEEDED (default 200)',
-  },
-  {
-    name: 'max-certificates-per-company',
-    kind: 'int',
-    help: 'inventory: certificates a company may hold over all its clusters; a report growing past it is refused (default 2000000)',
-  },
-  {
-    name: 'max-silences-per-company',
-    kind: 'int',
-    help: 'active and pending silences a company may have; one more is refused with QUOTA_EXCEEDED (default 1000)',
-  },
-  {
-    name: 'max-integration-rate',
-    kind: 'int',
-    help: "the highest rateLimit.perSecond a tenant may set on an integration; higher, or 0 (unlimited), is refused naming this flag; 0 = no bound (default 0). The types' defaults apply either way",
-  },
-  {
-    name: 'cluster-silence-after',
-    kind: 'int',
-    help: 'inventory: ms without a report after which a cluster counts as silent (metric, GraphQL, log; default 900000)',
+    name: 'limits-file',
+    kind: 'string',
+    help: 'YAML file of quotas, rates, timeouts, intervals and concurrency (every key optional; docs/flags.md#the-limits-file lists them with their defaults)',
   },
   { name: 'service-url', kind: 'string', help: 'operator: a remote service to reconcile into (default: this process)' },
   {
@@ -261,10 +196,8 @@ export const SERVE_FLAGS: FlagSpec[] = [
   {
     name: 'webhook-cert-dir',
     kind: 'string',
-    help: 'serve the validating admission webhook with <dir>/tls.crt and tls.key (reloaded on rotation)',
+    help: `serve the validating admission webhook (HTTPS on --host, port ${WEBHOOK_PORT}) with <dir>/tls.crt and tls.key (reloaded on rotation)`,
   },
-  { name: 'webhook-port', kind: 'int', help: 'admission webhook HTTPS port (default 9443)' },
-  { name: 'webhook-host', kind: 'string', help: 'admission webhook listen address (default --host)' },
   { name: 'watch-namespace', kind: 'string', help: 'operator: watch only this namespace (default all)' },
   {
     name: 'leader-elect',
@@ -272,16 +205,11 @@ export const SERVE_FLAGS: FlagSpec[] = [
     help: 'true | false: Lease leader election; only the leader reconciles and delivers (default true)',
   },
   { name: 'lease-name', kind: 'string', help: 'leader election Lease name (default certmgr-notify-operator)' },
-  { name: 'lease-namespace', kind: 'string', help: "leader election Lease namespace (default the pod's, else default)" },
-  { name: 'lease-duration', kind: 'int', help: 'leader lease duration in ms (default 15000)' },
-  { name: 'renew-deadline', kind: 'int', help: 'leader renew deadline in ms (default 10000)' },
-  { name: 'retry-period', kind: 'int', help: 'leader retry period in ms (default 2000)' },
   {
-    name: 'resync-period',
-    kind: 'int',
-    help: 'operator: reconcile every object at least this often, reverting API drift (ms, default 300000)',
+    name: 'lease-namespace',
+    kind: 'string',
+    help: "namespace of the leader election Lease and the emitter's state ConfigMaps (default the pod's, else default)",
   },
-  { name: 'reconcile-concurrency', kind: 'int', help: 'operator: concurrent reconciles per controller (default 4)' },
   {
     name: 'instance-id',
     kind: 'string',
@@ -298,41 +226,7 @@ export const SERVE_FLAGS: FlagSpec[] = [
     kind: 'string',
     help: 'true | false: watch cert-manager Issuers/Certificates and TLS Secrets and emit health and expiration events (default true with --kube)',
   },
-  { name: 'emitter-namespace', kind: 'string', help: "namespace of the emitter's state ConfigMaps (default the lease namespace)" },
   { name: 'emitter-watch-namespace', kind: 'string', help: 'emitter: watch only this namespace (ClusterIssuers always; default all)' },
-  { name: 'health-grace-period', kind: 'int', help: 'Ready=False this long (ms) before .notready (default 300000)' },
-  { name: 'health-unknown-grace-period', kind: 'int', help: 'Ready=Unknown / missing this long (ms) before .notready (default 600000)' },
-  { name: 'health-issuing-grace-period', kind: 'int', help: 'first issuance in progress this long (ms) before .notready (default 900000)' },
-  {
-    name: 'health-renewal-overdue-grace',
-    kind: 'string',
-    help: 'a Ready Certificate whose status.renewalTime passed this long ago without a new certificate is unhealthy (RenewalOverdue); a duration such as 30m, 1h, 1d (default 1h)',
-  },
-  {
-    name: 'serving-probe-interval',
-    kind: 'string',
-    help: `every Ingress and Gateway host with a TLS Secret is probed (a TLS handshake) this often and its served certificate held against the Secret's (docs/serving.md); a duration such as 1m, 5m, 1h, or 0 to turn probing off (default ${formatInterval(DEFAULT_SERVING_PROBE_INTERVAL_MS)})`,
-  },
-  {
-    name: 'max-pending-events',
-    kind: 'int',
-    help: 'emitter: health events waiting for the service at most; more are refused and derived again later (default 10000)',
-  },
-  {
-    name: 'expiry-scan-interval',
-    kind: 'int',
-    help: "the hub evaluates the certificate inventory's expirations this often (ms, default 60000)",
-  },
-  {
-    name: 'reminder-scan-interval',
-    kind: 'int',
-    help: "due reminders (a router's repeatInterval) are looked for this often (ms, default 15000); a reminder is at most this late",
-  },
-  {
-    name: 'console-dir',
-    kind: 'string',
-    help: "the web console's built files, served at /ui (default: ui next to the bundle, i.e. dist/ui; from source <repo>/dist/ui)",
-  },
   {
     name: 'public-url',
     kind: 'string',
@@ -402,39 +296,14 @@ function int(flags: RawFlags, env: NodeJS.ProcessEnv, name: string, def: number,
   return n;
 }
 
-function optInt(flags: RawFlags, env: NodeJS.ProcessEnv, name: string, min: number, max: number): number | undefined {
-  return one(flags, env, name) === undefined ? undefined : int(flags, env, name, 0, min, max);
-}
-
-/** A duration flag written like the routers' intervals (`30m`, `1h`, `1h30m`, `1d`), in ms; undefined when not given. */
-function optDuration(flags: RawFlags, env: NodeJS.ProcessEnv, name: string, min: number, max: number): number | undefined {
+/** A flag holding a limit (a duration such as 30s or 5m, a count): its value, undefined when not given. */
+function optLimit(flags: RawFlags, env: NodeJS.ProcessEnv, name: string, key: LimitKey): number | undefined {
   const raw = one(flags, env, name);
   if (raw === undefined) return undefined;
-  const ms = parseInterval(raw);
-  if (ms === undefined)
-    throw new ConfigError(
-      `--${name} must be a duration of whole units d, h, m, s in that order (e.g. 30m, 1h, 1h30m, 1d), got '${raw.slice(0, 200)}'`,
-    );
-  if (ms < min || ms > max)
-    throw new ConfigError(`--${name} must be between ${formatInterval(min)} and ${formatInterval(max)}, got ${raw}`);
-  return ms;
-}
-
-/** `--serving-probe-interval`: a duration from 10s to 1d, or 0 (probing off); undefined: the default. */
-function probeInterval(flags: RawFlags, env: NodeJS.ProcessEnv): number | undefined {
-  const name = 'serving-probe-interval';
-  const raw = one(flags, env, name);
-  if (raw === undefined) return undefined;
-  if (raw === '0' || parseInterval(raw) === 0) return 0;
-  const ms = parseInterval(raw);
-  if (ms === undefined)
-    throw new ConfigError(
-      `--${name} must be 0 (off) or a duration of whole units d, h, m, s in that order (e.g. 30s, 5m, 1h), got '${raw.slice(0, 200)}'`,
-    );
-  const [min, max] = [10_000, 86_400_000];
-  if (ms < min || ms > max)
-    throw new ConfigError(`--${name} must be 0 (off) or between ${formatInterval(min)} and ${formatInterval(max)}, got ${raw}`);
-  return ms;
+  const spec = limitSpec(key);
+  const v = limitValue(spec, spec.kind === 'count' && /^\d+$/.test(raw) ? Number(raw) : raw);
+  if (typeof v === 'string') throw new ConfigError(`--${name} ${v}`);
+  return v;
 }
 
 function uuidOpt(v: string | undefined, name: string): string | undefined {
@@ -537,8 +406,9 @@ export function publicUrlOf(v: string | undefined): string | undefined {
 
 export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeConfig {
   const flags = parseFlags(argv, SERVE_FLAGS);
-  const companyId = (one(flags, env, 'company-id') ?? DEFAULT_COMPANY_ID).toLowerCase();
-  if (!UUID_RE.test(companyId)) throw new ConfigError(`--company-id must be a UUID, got '${companyId}'`);
+  const companyId = DEFAULT_COMPANY_ID;
+  const limits = limitsOf(one(flags, env, 'limits-file'));
+  const limit = (key: LimitKey) => limitOf(limits, key);
   const kube = one(flags, env, 'kube') ?? 'auto';
   if (kube !== 'auto' && kube !== 'off' && kube !== 'on') throw new ConfigError(`--kube must be auto, off or on, got '${kube}'`);
   const apiKeysFile = one(flags, env, 'api-keys-file');
@@ -590,7 +460,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     store,
     apiKeys,
     apiKeysFile,
-    apiKeyPath: one(flags, env, 'api-key-path') ?? './data/api-key',
+    apiKeyPath: generatedKeyPath(store),
     companyId,
     kube,
     logLevel: one(flags, env, 'log-level') ?? 'info',
@@ -602,57 +472,73 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     smtpFrom,
     smtpSenderDomains,
     secretKeyFile,
-    logRateLimitPerMinute: int(flags, env, 'log-rate-limit', 60, 1, 1_000_000),
-    logRateBurst: int(flags, env, 'log-rate-burst', 20, 1, 1_000_000),
-    deliveryTimeoutMs: int(flags, env, 'delivery-timeout', 10_000, 100, 600_000),
+    logRateLimitPerMinute: limit('logRatePerMinute'),
+    logRateBurst: limit('logRateBurst'),
+    deliveryTimeoutMs: limit('deliveryTimeout'),
     instanceId: instanceIdOf(one(flags, env, 'instance-id')),
-    deliveryMaxAgeMs: int(flags, env, 'delivery-max-age', 86_400_000, 1_000, 30 * 86_400_000),
-    expiryScanIntervalMs: int(flags, env, 'expiry-scan-interval', 60_000, 1000, 7 * 86_400_000),
-    reminderScanIntervalMs: int(flags, env, 'reminder-scan-interval', 15_000, 50, 3_600_000),
-    deliveryWorkers: int(flags, env, 'delivery-workers', 8, 0, 256),
-    deliveryBaseDelayMs:
-      one(flags, env, 'delivery-retry-base') === undefined ? undefined : int(flags, env, 'delivery-retry-base', 1000, 1, 600_000),
-    requestTimeoutMs: int(flags, env, 'request-timeout', 30_000, 100, 600_000),
-    shutdownTimeoutMs: int(flags, env, 'shutdown-timeout', 10_000, 0, 600_000),
-    maxRoutersPerCompany: int(flags, env, 'max-routers-per-company', DEFAULT_QUOTAS.maxRoutersPerCompany, 1, 100_000),
-    maxIntegrationsPerCompany: int(flags, env, 'max-integrations-per-company', DEFAULT_QUOTAS.maxIntegrationsPerCompany, 1, 100_000),
-    maxClustersPerCompany: int(flags, env, 'max-clusters-per-company', DEFAULT_QUOTAS.maxClustersPerCompany, 1, 1_000_000),
-    maxCertificatesPerCompany: int(flags, env, 'max-certificates-per-company', DEFAULT_QUOTAS.maxCertificatesPerCompany, 1, 1_000_000_000),
-    maxTemplatesPerCompany: int(flags, env, 'max-templates-per-company', DEFAULT_QUOTAS.maxTemplatesPerCompany, 1, 100_000),
-    maxSilencesPerCompany: int(flags, env, 'max-silences-per-company', DEFAULT_QUOTAS.maxSilencesPerCompany, 1, 100_000),
-    maxIntegrationRate: int(flags, env, 'max-integration-rate', 0, 0, 10_000),
-    clusterSilenceAfterMs: int(flags, env, 'cluster-silence-after', 900_000, 1, 30 * 86_400_000),
+    deliveryMaxAgeMs: limit('deliveryMaxAge'),
+    expiryScanIntervalMs: limit('expiryScanInterval'),
+    reminderScanIntervalMs: limit('reminderScanInterval'),
+    deliveryWorkers: limit('deliveryWorkers'),
+    deliveryBaseDelayMs: limits.deliveryRetryBase,
+    requestTimeoutMs: limit('requestTimeout'),
+    shutdownTimeoutMs: limit('shutdownTimeout'),
+    maxRoutersPerCompany: limit('maxRoutersPerCompany'),
+    maxIntegrationsPerCompany: limit('maxIntegrationsPerCompany'),
+    maxClustersPerCompany: limit('maxClustersPerCompany'),
+    maxCertificatesPerCompany: limit('maxCertificatesPerCompany'),
+    maxTemplatesPerCompany: limit('maxTemplatesPerCompany'),
+    maxSilencesPerCompany: limit('maxSilencesPerCompany'),
+    maxIntegrationRate: limit('maxIntegrationRate'),
+    clusterSilenceAfterMs: limit('clusterSilenceAfter'),
     serviceUrl,
     serviceApiKey: one(flags, env, 'service-api-key'),
     webhookCertDir: one(flags, env, 'webhook-cert-dir'),
-    webhookPort: int(flags, env, 'webhook-port', 9443, 0, 65535),
-    webhookHost: one(flags, env, 'webhook-host'),
+    webhookPort: WEBHOOK_PORT,
+    webhookHost: undefined,
     serviceApiKeySecret: parseSecretRef(one(flags, env, 'service-api-key-secret')),
     kubeOptions: {
       watchNamespace: one(flags, env, 'watch-namespace'),
       leaderElect: bool(one(flags, env, 'leader-elect'), 'leader-elect', true),
       leaseName: one(flags, env, 'lease-name'),
       leaseNamespace: one(flags, env, 'lease-namespace'),
-      leaseDurationMs: optInt(flags, env, 'lease-duration', 1000, 3_600_000),
-      renewDeadlineMs: optInt(flags, env, 'renew-deadline', 500, 3_600_000),
-      retryPeriodMs: optInt(flags, env, 'retry-period', 100, 600_000),
-      resyncMs: optInt(flags, env, 'resync-period', 1000, 86_400_000),
-      concurrency: optInt(flags, env, 'reconcile-concurrency', 1, 64),
+      leaseDurationMs: limits.leaseDuration,
+      renewDeadlineMs: limits.renewDeadline,
+      retryPeriodMs: limits.retryPeriod,
+      resyncMs: limits.resyncPeriod,
+      concurrency: limits.reconcileConcurrency,
       clusterName: one(flags, env, 'cluster-name'),
       clusterId: uuidOpt(one(flags, env, 'cluster-id'), 'cluster-id'),
       emitter: bool(one(flags, env, 'emitter'), 'emitter', true),
-      emitterNamespace: one(flags, env, 'emitter-namespace'),
+      emitterNamespace: undefined,
       emitterWatchNamespace: one(flags, env, 'emitter-watch-namespace'),
-      healthGracePeriodMs: optInt(flags, env, 'health-grace-period', 0, 86_400_000),
-      healthUnknownGracePeriodMs: optInt(flags, env, 'health-unknown-grace-period', 0, 86_400_000),
-      healthIssuingGracePeriodMs: optInt(flags, env, 'health-issuing-grace-period', 0, 86_400_000),
-      healthRenewalOverdueGraceMs: optDuration(flags, env, 'health-renewal-overdue-grace', 60_000, 30 * 86_400_000),
-      servingProbeIntervalMs: probeInterval(flags, env),
-      maxPendingEvents: int(flags, env, 'max-pending-events', 10_000, 1, 10_000_000),
+      healthGracePeriodMs: limits.healthGracePeriod,
+      healthUnknownGracePeriodMs: limits.healthUnknownGracePeriod,
+      healthIssuingGracePeriodMs: limits.healthIssuingGracePeriod,
+      healthRenewalOverdueGraceMs: limits.healthRenewalOverdueGrace,
+      servingProbeIntervalMs: limits.servingProbeInterval,
+      maxPendingEvents: limit('maxPendingEvents'),
     },
-    consoleDir: one(flags, env, 'console-dir') ?? defaultConsoleDir(),
+    consoleDir: defaultConsoleDir(),
     publicUrl: publicUrlOf(one(flags, env, 'public-url')),
   };
+}
+
+/** --limits-file: the keys it gives (none without the flag); its messages name the file and the key. */
+function limitsOf(path: string | undefined): GivenLimits {
+  if (path === undefined) return {};
+  try {
+    return loadLimitsFile(path);
+  } catch (e) {
+    if (e instanceof LimitsError) throw new ConfigError(e.message);
+    throw e;
+  }
+}
+
+/** Where a generated API key is written: beside a SQLite store file, else ./data (the default store's directory). */
+export function generatedKeyPath(store: string): string {
+  const file = store.startsWith('sqlite:') && store !== 'sqlite::memory:' ? store.slice('sqlite:'.length) : undefined;
+  return file ? join(dirname(file), 'api-key') : join('.', 'data', 'api-key');
 }
 
 function logFormatOf(v: string | undefined): 'json' | 'pretty' {
@@ -683,10 +569,10 @@ export interface AgentConfig {
   operator: boolean;
 }
 
-const flagOf = (name: string): FlagSpec => {
-  const f = SERVE_FLAGS.find((x) => x.name === name);
-  if (!f) throw new Error(`no serve flag --${name}`);
-  return f;
+/** An agent flag that is a key of serve's limits file: the same help, default and bounds. */
+const limitFlag = (name: string, key: LimitKey): FlagSpec => {
+  const spec = limitSpec(key);
+  return { name, kind: 'duration', help: `${spec.help.replace(/^emitter: /, '')} (default ${formatLimit(spec, spec.default)})` };
 };
 
 export const AGENT_FLAGS: FlagSpec[] = [
@@ -704,11 +590,11 @@ export const AGENT_FLAGS: FlagSpec[] = [
   },
   { name: 'port', kind: 'int', help: 'port of /healthz, /readyz, /metrics (default 8080)' },
   { name: 'host', kind: 'string', help: 'listen address (default 0.0.0.0)' },
-  flagOf('health-grace-period'),
-  flagOf('health-unknown-grace-period'),
-  flagOf('health-issuing-grace-period'),
-  flagOf('health-renewal-overdue-grace'),
-  flagOf('serving-probe-interval'),
+  limitFlag('health-grace-period', 'healthGracePeriod'),
+  limitFlag('health-unknown-grace-period', 'healthUnknownGracePeriod'),
+  limitFlag('health-issuing-grace-period', 'healthIssuingGracePeriod'),
+  limitFlag('health-renewal-overdue-grace', 'healthRenewalOverdueGrace'),
+  limitFlag('serving-probe-interval', 'servingProbeInterval'),
   { name: 'watch-namespace', kind: 'string', help: 'watch only this namespace (ClusterIssuers always; default all)' },
   {
     name: 'state-namespace',
@@ -749,11 +635,11 @@ export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv = process
     clusterId: uuidOpt(one(flags, env, 'cluster-id'), 'cluster-id'),
     port: int(flags, env, 'port', 8080, 0, 65535),
     host: one(flags, env, 'host') ?? '0.0.0.0',
-    healthGracePeriodMs: optInt(flags, env, 'health-grace-period', 0, 86_400_000),
-    healthUnknownGracePeriodMs: optInt(flags, env, 'health-unknown-grace-period', 0, 86_400_000),
-    healthIssuingGracePeriodMs: optInt(flags, env, 'health-issuing-grace-period', 0, 86_400_000),
-    healthRenewalOverdueGraceMs: optDuration(flags, env, 'health-renewal-overdue-grace', 60_000, 30 * 86_400_000),
-    servingProbeIntervalMs: probeInterval(flags, env),
+    healthGracePeriodMs: optLimit(flags, env, 'health-grace-period', 'healthGracePeriod'),
+    healthUnknownGracePeriodMs: optLimit(flags, env, 'health-unknown-grace-period', 'healthUnknownGracePeriod'),
+    healthIssuingGracePeriodMs: optLimit(flags, env, 'health-issuing-grace-period', 'healthIssuingGracePeriod'),
+    healthRenewalOverdueGraceMs: optLimit(flags, env, 'health-renewal-overdue-grace', 'healthRenewalOverdueGrace'),
+    servingProbeIntervalMs: optLimit(flags, env, 'serving-probe-interval', 'servingProbeInterval'),
     watchNamespace: one(flags, env, 'watch-namespace'),
     stateNamespace: one(flags, env, 'state-namespace'),
     instanceId: instanceIdOf(one(flags, env, 'instance-id')),

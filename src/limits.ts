@@ -84,14 +84,6 @@ export const LIMITS = [
     max: 1_000_000_000,
     help: 'inventory: certificates a company may hold over all its clusters; a report growing past it is refused',
   },
-  {
-    key: 'maxIntegrationRate',
-    kind: 'count',
-    default: 0,
-    min: 0,
-    max: 10_000,
-    help: "the highest rateLimit.perSecond a tenant may set on an integration; higher, or 0 (unlimited), is refused naming this key; 0 = no bound. The types' defaults apply either way",
-  },
   // integrations
   {
     key: 'maxIntegrationRate',

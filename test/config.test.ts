@@ -8,11 +8,19 @@ import {
   DEFAULT_COMPANY_ID,
   SERVE_FLAGS,
   defaultConsoleDir,
+  generatedKeyPath,
   loadAgentConfig,
   loadServeConfig,
 } from '../src/config.js';
 import { DEFAULT_SERVING_PROBE_INTERVAL_MS } from '../src/emitter/serving/prober.js';
-import { formatInterval } from '../src/validation/interval.js';
+import { formatDuration } from '../src/validation/duration.js';
+
+/** `--limits-file <a file holding yaml>` */
+function limits(yaml: string): string[] {
+  const f = join(mkdtempSync(join(tmpdir(), 'cmn-limits-')), 'limits.yaml');
+  writeFileSync(f, yaml);
+  return ['--limits-file', f];
+}
 
 describe('loadServeConfig', () => {
   it('has the documented defaults', () => {
@@ -23,8 +31,25 @@ describe('loadServeConfig', () => {
       store: 'sqlite:./data/certmgr-notify.db',
       kube: 'auto',
       apiKeys: [],
-      apiKeyPath: './data/api-key',
+      apiKeyPath: join('data', 'api-key'),
+      deliveryTimeoutMs: 10_000,
+      deliveryMaxAgeMs: 86_400_000,
+      requestTimeoutMs: 30_000,
+      logRateLimitPerMinute: 60,
+      deliveryBaseDelayMs: undefined,
     });
+    expect(c.kubeOptions).toMatchObject({ leaseDurationMs: undefined, resyncMs: undefined, maxPendingEvents: 10_000 });
+  });
+  it.each([
+    ['sqlite:./data/certmgr-notify.db', join('data', 'api-key')],
+    ['sqlite:/var/lib/notify/db.sqlite', '/var/lib/notify/api-key'],
+    ['sqlite::memory:', join('data', 'api-key')],
+    ['postgres://db/notify', join('data', 'api-key')],
+  ])('a generated API key of store %s is written to %s', (store, path) => {
+    expect(generatedKeyPath(store)).toBe(path);
+  });
+  it('serve has at most 30 flags, each a knob an operator sets at deploy time', () => {
+    expect(SERVE_FLAGS.length).toBeLessThanOrEqual(30);
   });
   it('flags win over environment; api-key repeats; env lists are comma-separated', () => {
     const c = loadServeConfig(['--port=9000', '--api-key', 'aaaaaaaaaaaaaaaa1', '--api-key', 'bbbbbbbbbbbbbbbb2'], {
@@ -39,18 +64,71 @@ describe('loadServeConfig', () => {
     ]);
     expect(loadServeConfig([], { CERTMGR_NOTIFY_API_KEY: 'aaaaaaaaaaaaaaaa1, bbbbbbbbbbbbbbbb2' }).apiKeys).toHaveLength(2);
   });
-  it('per-company quotas: defaults 1000 routers and 200 integrations, from flags or environment', () => {
+  it('per-company quotas: defaults 1000 routers and 200 integrations, from the limits file (flag or environment)', () => {
     expect(loadServeConfig([], {})).toMatchObject({ maxRoutersPerCompany: 1000, maxIntegrationsPerCompany: 200 });
-    const c = loadServeConfig(['--max-routers-per-company', '50'], {
-      CERTMGR_NOTIFY_MAX_INTEGRATIONS_PER_COMPANY: '7',
-      CERTMGR_NOTIFY_MAX_ROUTERS_PER_COMPANY: '9',
-    });
-    expect(c).toMatchObject({ maxRoutersPerCompany: 50, maxIntegrationsPerCompany: 7 });
+    const [, file] = limits('maxRoutersPerCompany: 50\nmaxIntegrationsPerCompany: 7\n');
+    expect(loadServeConfig(['--limits-file', file!], {})).toMatchObject({ maxRoutersPerCompany: 50, maxIntegrationsPerCompany: 7 });
+    expect(loadServeConfig([], { CERTMGR_NOTIFY_LIMITS_FILE: file! })).toMatchObject({ maxRoutersPerCompany: 50 });
   });
-  it('--expiry-scan-interval: the hub scan, default 60000 ms, bounded', () => {
-    expect(loadServeConfig([], {})).toMatchObject({ expiryScanIntervalMs: 60_000 });
-    expect(loadServeConfig([], { CERTMGR_NOTIFY_EXPIRY_SCAN_INTERVAL: '5000' })).toMatchObject({ expiryScanIntervalMs: 5000 });
-    expect(() => loadServeConfig(['--expiry-scan-interval', '10'], {})).toThrow(ConfigError);
+  it('the limits file: durations written 500ms, 30s, 5m, 1h into the config in ms; absent keys keep their defaults', () => {
+    const c = loadServeConfig(
+      limits(
+        [
+          'expiryScanInterval: 5s',
+          'deliveryTimeout: 500ms',
+          'deliveryMaxAge: 1h',
+          'deliveryRetryBase: 50ms',
+          'deliveryWorkers: 0',
+          'clusterSilenceAfter: 5m',
+          'leaseDuration: 4s',
+          'renewDeadline: 3s',
+          'retryPeriod: 500ms',
+          'resyncPeriod: 5m',
+          'reconcileConcurrency: 2',
+          'healthGracePeriod: 0s',
+          'servingProbeInterval: 0',
+          'maxIntegrationRate: 100',
+        ].join('\n'),
+      ),
+      {},
+    );
+    expect(c).toMatchObject({
+      expiryScanIntervalMs: 5_000,
+      deliveryTimeoutMs: 500,
+      deliveryMaxAgeMs: 3_600_000,
+      deliveryBaseDelayMs: 50,
+      deliveryWorkers: 0,
+      clusterSilenceAfterMs: 300_000,
+      maxIntegrationRate: 100,
+      requestTimeoutMs: 30_000,
+    });
+    expect(c.kubeOptions).toMatchObject({
+      leaseDurationMs: 4_000,
+      renewDeadlineMs: 3_000,
+      retryPeriodMs: 500,
+      resyncMs: 300_000,
+      concurrency: 2,
+      healthGracePeriodMs: 0,
+      healthUnknownGracePeriodMs: undefined,
+      servingProbeIntervalMs: 0,
+    });
+  });
+  it.each([
+    ['maxRouters: 5\n', "unknown key 'maxRouters'; known keys: maxRoutersPerCompany"],
+    ['deliveryTimeout: 10000\n', 'deliveryTimeout must be a duration such as 500ms, 30s, 5m, 1h30m or 24h, got 10000'],
+    ['expiryScanInterval: 10ms\n', "expiryScanInterval must be between 1s and 168h, got '10ms'"],
+    ['maxRoutersPerCompany: 0\n', 'maxRoutersPerCompany must be between 1 and 100000, got 0'],
+    ['maxIntegrationsPerCompany: many\n', "maxIntegrationsPerCompany must be a whole number (between 1 and 100000), got 'many'"],
+    ['- 1\n', 'expected a mapping of limits'],
+  ])('the limits file %j is refused naming the file and the key', (yaml, message) => {
+    const args = limits(yaml);
+    expect(() => loadServeConfig(args, {})).toThrow(ConfigError);
+    expect(() => loadServeConfig(args, {})).toThrow(`--limits-file ${args[1]}: ${message}`);
+  });
+  it('a missing limits file is refused naming it', () => {
+    expect(() => loadServeConfig(['--limits-file', '/nonexistent/limits.yaml'], {})).toThrow(
+      /^--limits-file \/nonexistent\/limits.yaml: ENOENT/,
+    );
   });
   it('reads an api keys file for several companies', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cmn-'));
@@ -99,14 +177,13 @@ describe('loadServeConfig', () => {
     [['--nope', '1'], /unknown flag --nope/],
     [['--port'], /needs a value/],
     [['--api-key', 'short'], /at least 16/],
-    [['--company-id', 'x'], /UUID/],
+    [['--company-id', DEFAULT_COMPANY_ID], /unknown flag --company-id/],
+    [['--delivery-timeout', '10s'], /unknown flag --delivery-timeout; known flags: .*--limits-file/],
     [['--service-url', 'http://svc:8080'], /needs --service-api-key-secret/],
     [['--service-url', 'ftp://svc', '--service-api-key', 'k'], /http\(s\) URL/],
     [['--service-api-key-secret', 'Bad/Name'], /<namespace>\/<name>/],
     [['--leader-elect', 'yes'], /true or false/],
     [['--cluster-id', 'prod'], /UUID/],
-    [['--max-routers-per-company', '0'], /--max-routers-per-company must be between 1 and 100000/],
-    [['--max-integrations-per-company', 'many'], /--max-integrations-per-company must be an integer/],
     [['--egress-allow', '10.0.0.0/33'], /--egress-allow: '10.0.0.0\/33' is neither a CIDR/],
     [['--egress-allow', 'http://hooks'], /--egress-allow: 'http:\/\/hooks'/],
     [['--incident-events-url', 'ftp://pd'], /--incident-events-url must be an http\(s\) URL/],
@@ -174,9 +251,9 @@ describe('loadAgentConfig', () => {
       CERTMGR_NOTIFY_CLUSTER_NAME: 'c1',
       CERTMGR_NOTIFY_CLUSTER_ID: '6F1C2B3A-1111-4C2D-9E8F-0A1B2C3D4E5F',
       CERTMGR_NOTIFY_PORT: '7000',
-      CERTMGR_NOTIFY_HEALTH_GRACE_PERIOD: '1000',
-      CERTMGR_NOTIFY_HEALTH_UNKNOWN_GRACE_PERIOD: '2000',
-      CERTMGR_NOTIFY_HEALTH_ISSUING_GRACE_PERIOD: '3000',
+      CERTMGR_NOTIFY_HEALTH_GRACE_PERIOD: '1s',
+      CERTMGR_NOTIFY_HEALTH_UNKNOWN_GRACE_PERIOD: '2s',
+      CERTMGR_NOTIFY_HEALTH_ISSUING_GRACE_PERIOD: '3s',
       CERTMGR_NOTIFY_WATCH_NAMESPACE: 'apps',
       CERTMGR_NOTIFY_STATE_NAMESPACE: 'certmgr-notify',
       CERTMGR_NOTIFY_INSTANCE_ID: 'agent-0',
@@ -236,9 +313,7 @@ describe('serve: the pending bound', () => {
 });
 
 describe('serve: the console', () => {
-  it('--console-dir: flag or environment; default ui next to the bundle, <repo>/dist/ui from source', () => {
-    expect(loadServeConfig(['--console-dir', '/srv/ui'], {}).consoleDir).toBe('/srv/ui');
-    expect(loadServeConfig([], { CERTMGR_NOTIFY_CONSOLE_DIR: '/env/ui' }).consoleDir).toBe('/env/ui');
+  it('the console: ui next to the bundle, <repo>/dist/ui from source', () => {
     expect(defaultConsoleDir('file:///app/dist/certmgr-notify.mjs')).toBe('/app/dist/ui');
     expect(defaultConsoleDir('file:///repo/src/config.ts')).toBe('/repo/dist/ui');
     expect(loadServeConfig([], {}).consoleDir).toBe(join(new URL('..', import.meta.url).pathname, 'dist', 'ui'));
@@ -262,80 +337,70 @@ describe('serve: the console', () => {
   });
 });
 
-describe('--health-renewal-overdue-grace: one flag, serve and agent', () => {
+describe("emitter durations: agent flags and keys of serve's limits file", () => {
   const agentRequired = ['--hub-url', 'https://hub.example:8080', '--api-key-file', '/keys/agent', '--cluster-name', 'prod-eu-1'];
-  it('absent: undefined (the emitter’s default, 1h, applies); a duration such as 1h, 30m, 1h30m, 2d; flag or environment', () => {
-    expect(loadServeConfig([], {}).kubeOptions.healthRenewalOverdueGraceMs).toBeUndefined();
-    expect(loadAgentConfig(agentRequired, {}).healthRenewalOverdueGraceMs).toBeUndefined();
-    for (const [v, ms] of [
-      ['1h', 3_600_000],
-      ['30m', 1_800_000],
-      ['1h30m', 5_400_000],
-      ['2d', 172_800_000],
-    ] as const) {
-      expect(loadServeConfig(['--health-renewal-overdue-grace', v], {}).kubeOptions.healthRenewalOverdueGraceMs).toBe(ms);
-      expect(loadAgentConfig([...agentRequired, '--health-renewal-overdue-grace', v], {}).healthRenewalOverdueGraceMs).toBe(ms);
+  const both = (flag: string, key: string, v: string) => [
+    loadServeConfig(limits(`${key}: '${v}'\n`), {}).kubeOptions,
+    loadAgentConfig([...agentRequired, `--${flag}`, v], {}),
+  ];
+  it('absent: undefined (the emitter’s defaults apply)', () => {
+    const s = loadServeConfig([], {}).kubeOptions;
+    const a = loadAgentConfig(agentRequired, {});
+    for (const c of [s, a]) {
+      expect(c.healthRenewalOverdueGraceMs).toBeUndefined();
+      expect(c.servingProbeIntervalMs).toBeUndefined();
+      expect(c.healthGracePeriodMs).toBeUndefined();
     }
+  });
+  it.each([
+    ['health-renewal-overdue-grace', 'healthRenewalOverdueGrace', '1h', 3_600_000],
+    ['health-renewal-overdue-grace', 'healthRenewalOverdueGrace', '1h30m', 5_400_000],
+    ['health-renewal-overdue-grace', 'healthRenewalOverdueGrace', '48h', 172_800_000],
+    ['health-grace-period', 'healthGracePeriod', '500ms', 500],
+    ['health-unknown-grace-period', 'healthUnknownGracePeriod', '10m', 600_000],
+    ['health-issuing-grace-period', 'healthIssuingGracePeriod', '0', 0],
+    ['serving-probe-interval', 'servingProbeInterval', '5m', 300_000],
+    ['serving-probe-interval', 'servingProbeInterval', '24h', 86_400_000],
+    ['serving-probe-interval', 'servingProbeInterval', '0', 0],
+    ['serving-probe-interval', 'servingProbeInterval', '0s', 0],
+  ])('--%s / %s %s → %d ms', (flag, key, v, ms) => {
+    const [s, a] = both(flag, key, v);
+    const field = {
+      'health-renewal-overdue-grace': 'healthRenewalOverdueGraceMs',
+      'health-grace-period': 'healthGracePeriodMs',
+      'health-unknown-grace-period': 'healthUnknownGracePeriodMs',
+      'health-issuing-grace-period': 'healthIssuingGracePeriodMs',
+      'serving-probe-interval': 'servingProbeIntervalMs',
+    }[flag] as 'healthGracePeriodMs';
+    expect([s![field], a![field]]).toEqual([ms, ms]);
+  });
+  it('the agent reads them from its environment too', () => {
     expect(loadAgentConfig(agentRequired, { CERTMGR_NOTIFY_HEALTH_RENEWAL_OVERDUE_GRACE: '6h' }).healthRenewalOverdueGraceMs).toBe(
       21_600_000,
     );
+    expect(loadAgentConfig(agentRequired, { CERTMGR_NOTIFY_SERVING_PROBE_INTERVAL: '2m' }).servingProbeIntervalMs).toBe(120_000);
+  });
+  it("the agent's help names the default from the prober", () => {
+    const help = AGENT_FLAGS.find((f) => f.name === 'serving-probe-interval')!.help;
+    expect(help).toContain(`(default ${formatDuration(DEFAULT_SERVING_PROBE_INTERVAL_MS)})`);
   });
   it.each([
-    ['3600', "must be a duration of whole units d, h, m, s in that order (e.g. 30m, 1h, 1h30m, 1d), got '3600'"],
-    ['1.5h', 'must be a duration'],
-    ['30m1h', 'must be a duration'],
-    ['', 'must be a duration'],
-    ['30s', 'must be between 1m and 30d, got 30s'],
-    ['31d', 'must be between 1m and 30d, got 31d'],
-  ])('%j is refused naming the flag and the form', (v, message) => {
-    for (const load of [
-      () => loadServeConfig(['--health-renewal-overdue-grace', v], {}),
-      () => loadAgentConfig([...agentRequired, '--health-renewal-overdue-grace', v], {}),
-    ]) {
-      expect(load).toThrow(ConfigError);
-      expect(load).toThrow(`--health-renewal-overdue-grace ${message}`);
-    }
-  });
-});
-
-describe('--serving-probe-interval: one flag, serve and agent', () => {
-  const agentRequired = ['--hub-url', 'https://hub.example:8080', '--api-key-file', '/keys/agent', '--cluster-name', 'prod-eu-1'];
-  const both = (args: string[], env: NodeJS.ProcessEnv = {}) => [
-    loadServeConfig(args, env).kubeOptions.servingProbeIntervalMs,
-    loadAgentConfig([...agentRequired, ...args], env).servingProbeIntervalMs,
-  ];
-  it('absent: undefined (the emitter’s default applies); a duration; 0 or 0s turns probing off; flag or environment', () => {
-    expect(both([])).toEqual([undefined, undefined]);
-    for (const [v, ms] of [
-      ['5m', 300_000],
-      ['10s', 10_000],
-      ['1h30m', 5_400_000],
-      ['1d', 86_400_000],
-      ['0', 0],
-      ['0s', 0],
-    ] as const)
-      expect(both(['--serving-probe-interval', v])).toEqual([ms, ms]);
-    expect(both([], { CERTMGR_NOTIFY_SERVING_PROBE_INTERVAL: '2m' })).toEqual([120_000, 120_000]);
-  });
-  it('the help text names the default from the prober', () => {
-    const help = [...SERVE_FLAGS, ...AGENT_FLAGS].filter((f) => f.name === 'serving-probe-interval').map((f) => f.help);
-    expect(help).toHaveLength(2);
-    for (const h of help) expect(h).toContain(`(default ${formatInterval(DEFAULT_SERVING_PROBE_INTERVAL_MS)})`);
-  });
-  it.each([
-    ['300', "must be 0 (off) or a duration of whole units d, h, m, s in that order (e.g. 30s, 5m, 1h), got '300'"],
-    ['5 m', 'must be 0 (off) or a duration'],
-    ['', 'must be 0 (off) or a duration'],
-    ['-1m', 'must be 0 (off) or a duration'],
-    ['5s', 'must be 0 (off) or between 10s and 1d, got 5s'],
-    ['2d', 'must be 0 (off) or between 10s and 1d, got 2d'],
-  ])('%j is refused naming the flag and the form', (v, message) => {
-    for (const load of [
-      () => loadServeConfig(['--serving-probe-interval', v], {}),
-      () => loadAgentConfig([...agentRequired, '--serving-probe-interval', v], {}),
-    ]) {
-      expect(load).toThrow(ConfigError);
-      expect(load).toThrow(`--serving-probe-interval ${message}`);
-    }
+    [
+      'health-renewal-overdue-grace',
+      'healthRenewalOverdueGrace',
+      '3600',
+      "must be a duration such as 500ms, 30s, 5m, 1h30m or 24h, got '3600'",
+    ],
+    ['health-renewal-overdue-grace', 'healthRenewalOverdueGrace', '2d', 'must be a duration'],
+    ['health-renewal-overdue-grace', 'healthRenewalOverdueGrace', '30s', "must be between 1m and 720h, got '30s'"],
+    ['health-grace-period', 'healthGracePeriod', '1000', "must be a duration such as 500ms, 30s, 5m, 1h30m or 24h, got '1000'"],
+    ['serving-probe-interval', 'servingProbeInterval', '5 m', 'must be a duration'],
+    ['serving-probe-interval', 'servingProbeInterval', '-1m', 'must be a duration'],
+    ['serving-probe-interval', 'servingProbeInterval', '5s', "must be 0 (off) or between 10s and 24h, got '5s'"],
+    ['serving-probe-interval', 'servingProbeInterval', '25h', "must be 0 (off) or between 10s and 24h, got '25h'"],
+  ])('--%s / %s %j is refused naming the flag or the key, and the form', (flag, key, v, message) => {
+    expect(() => loadAgentConfig([...agentRequired, `--${flag}`, v], {})).toThrow(`--${flag} ${message}`);
+    const args = limits(`${key}: '${v}'\n`);
+    expect(() => loadServeConfig(args, {})).toThrow(`--limits-file ${args[1]}: ${key} ${message}`);
   });
 });

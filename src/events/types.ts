@@ -98,7 +98,7 @@ export interface ExpiringCertificateData {
 
 /**
  * `evt.healthstatus.certmgr-agent.notready` (hub extension, docs/inventory.md "Silent clusters as events"): the
- * cluster's agent has not reported for --cluster-silence-after. Field names follow the spec's health events.
+ * cluster's agent has not reported for clusterSilenceAfter (--limits-file). Field names follow the spec's health events.
  */
 export interface AgentNotReadyData {
   clusterId: string;

@@ -29,7 +29,7 @@ import { INVENTORY_INFLIGHT, InflightLimiter } from './inflight.js';
 import { graphqlHandler } from './graphql/handler.js';
 import { mountConsole } from './console.js';
 
-/** Default per-request deadline (--request-timeout). */
+/** Default per-request deadline (requestTimeout in --limits-file). */
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 export interface AppDeps {
@@ -46,9 +46,9 @@ export interface AppDeps {
   requestTimeoutMs?: number;
   /** Per-company quotas (defaults: DEFAULT_QUOTAS). */
   quotas?: ServiceContext['quotas'];
-  /** Inventory: when a cluster's agent counts as silent (--cluster-silence-after; default 15 min). */
+  /** Inventory: when a cluster's agent counts as silent (clusterSilenceAfter in --limits-file). */
   clusterSilenceAfterMs?: number;
-  /** The web console's built files (--console-dir), served at /ui; absent: no console routes. */
+  /** The web console's built files , served at /ui; absent: no console routes. */
   consoleDir?: string;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Silent clusters (docs/inventory.md#silent-clusters): a cluster whose agent has not reported for
- * --cluster-silence-after. A gauge counts silent and reporting clusters (two series, no per-cluster label). The
+ * clusterSilenceAfter (--limits-file). A gauge counts silent and reporting clusters (two series, no per-cluster label). The
  * leader's watch marks each cluster that crosses into silence (clusters.silent_since, migration 8) and, in the
  * same transaction, accepts an `evt.healthstatus.certmgr-agent.notready` through the ingestion path of
  * POST /v1/events (docs/inventory.md "Silent clusters as events"): delivered only where the company has a router
@@ -54,7 +54,7 @@ export function agentSilentEvent(c: ClusterRecord, silentSince: number, silenceA
     clusterName: c.name,
     lastSeenAt: isoUtc(c.lastSeenAt),
     statusTransition: isoUtc(silentSince),
-    statusMessage: `The certmgr-notify agent of cluster ${c.name} has not reported its inventory for ${unhealthyDurationOf(silenceAfterMs)} (--cluster-silence-after); its certificates are not watched until it reports again`,
+    statusMessage: `The certmgr-notify agent of cluster ${c.name} has not reported its inventory for ${unhealthyDurationOf(silenceAfterMs)} (clusterSilenceAfter in --limits-file); its certificates are not watched until it reports again`,
     statusReason: 'AgentSilent',
     agentVersion: c.agentVersion,
   };
@@ -105,7 +105,7 @@ const MAX_MARKED_PER_CHECK = 1000;
 export function registerClusterGauge(registry: Registry, store: Store, silenceAfterMs: number, now: () => number, log: Logger): void {
   new Gauge({
     name: 'certmgr_notify_clusters',
-    help: 'Inventory clusters by state: silent (no report for --cluster-silence-after) or reporting',
+    help: 'Inventory clusters by state: silent (no report for clusterSilenceAfter in --limits-file) or reporting',
     labelNames: ['state'],
     registers: [registry],
     async collect() {
@@ -169,7 +169,7 @@ export function startSilenceWatch(opts: {
           eventId: accepted.accepted[0]?.id,
           deliveries: accepted.accepted[0]?.deliveries ?? 0,
         },
-        'cluster silent: no inventory report within --cluster-silence-after',
+        'cluster silent: no inventory report within clusterSilenceAfter (--limits-file)',
       );
     return true;
   };

@@ -141,7 +141,7 @@ export class LogLimiter {
         existing ??
         new Counter({
           name: LOG_SUPPRESSED_METRIC,
-          help: 'Log lines not written because their tenant and cause exceeded the log rate limit (--log-rate-limit, --log-rate-burst)',
+          help: 'Log lines not written because their tenant and cause exceeded the log rate limit (logRatePerMinute and logRateBurst in --limits-file)',
           labelNames: ['cause'],
           registers: [opts.registry],
         });

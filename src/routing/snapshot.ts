@@ -47,7 +47,7 @@ interface Compiled {
   err?: FilterCompileError;
 }
 
-/** Silences read per snapshot: the quota's ceiling (--max-silences-per-company is at most 100,000). */
+/** Silences read per snapshot: the quota's ceiling (maxSilencesPerCompany is at most 100,000). */
 const MAX_SNAPSHOT_SILENCES = 100_000;
 
 export interface RoutingCacheLimits {

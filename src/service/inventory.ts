@@ -127,7 +127,7 @@ export async function applyInventoryReport(
       if (total > limit)
         throw new ServiceError(
           'QUOTA_EXCEEDED',
-          `quota exceeded: a company may have at most ${limit} inventory certificates (--max-certificates-per-company) and this report would make it ${total}; nothing was applied`,
+          `quota exceeded: a company may have at most ${limit} inventory certificates (maxCertificatesPerCompany in --limits-file) and this report would make it ${total}; nothing was applied`,
           undefined,
           { quota: 'maxCertificatesPerCompany', limit, count: total - added },
         );

@@ -30,21 +30,21 @@ export const DEFAULT_QUOTAS: Readonly<Quotas> = {
   maxSilencesPerCompany: 1000,
 };
 
-const LIMIT_OF: Record<QuotaKind, { key: keyof Quotas; what: string; flag: string }> = {
-  routers: { key: 'maxRoutersPerCompany', what: 'routers', flag: '--max-routers-per-company' },
-  integrations: { key: 'maxIntegrationsPerCompany', what: 'integrations', flag: '--max-integrations-per-company' },
-  clusters: { key: 'maxClustersPerCompany', what: 'clusters', flag: '--max-clusters-per-company' },
-  templates: { key: 'maxTemplatesPerCompany', what: 'templates', flag: '--max-templates-per-company' },
-  silences: { key: 'maxSilencesPerCompany', what: 'silences', flag: '--max-silences-per-company' },
+const LIMIT_OF: Record<QuotaKind, { key: keyof Quotas; what: string }> = {
+  routers: { key: 'maxRoutersPerCompany', what: 'routers' },
+  integrations: { key: 'maxIntegrationsPerCompany', what: 'integrations' },
+  clusters: { key: 'maxClustersPerCompany', what: 'clusters' },
+  templates: { key: 'maxTemplatesPerCompany', what: 'templates' },
+  silences: { key: 'maxSilencesPerCompany', what: 'silences' },
 };
 
 /** Pure: the error for a company holding `count` records of a kind whose limit is `limit`, if one more is refused. */
 function quotaError(kind: QuotaKind, count: number, limit: number): ServiceError | undefined {
   if (count < limit) return undefined;
-  const { what, flag, key } = LIMIT_OF[kind];
+  const { what, key } = LIMIT_OF[kind];
   return new ServiceError(
     'QUOTA_EXCEEDED',
-    `quota exceeded: a company may have at most ${limit} ${what} (${flag}) and this one has ${count}; delete some first`,
+    `quota exceeded: a company may have at most ${limit} ${what} (${key} in --limits-file) and this one has ${count}; delete some first`,
     undefined,
     { quota: key, limit, count },
   );

@@ -10,15 +10,40 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { format } from 'prettier';
 import { AGENT_FLAGS, SERVE_FLAGS, envName } from '../config.js';
+import { LIMITS, formatLimit, limitRange, limitSpec, type GivenLimits, type LimitKey } from '../limits.js';
 import { REPO_ROOT } from './gen-crds.js';
 import { metricsCatalog } from './metrics-catalog.js';
 
 type Flag = (typeof SERVE_FLAGS)[number];
 
-const ARG: Record<Flag['kind'], string> = { int: ' <n>', string: ' <value>', list: ' <value>', bool: '' };
+const ARG: Record<Flag['kind'], string> = { int: ' <n>', string: ' <value>', list: ' <value>', bool: '', duration: ' <duration>' };
 
 /** A help text as Markdown prose: angle brackets and emphasis characters taken literally. */
 const prose = (s: string) => s.replace(/([<*_])/g, '\\$1');
+
+/** The page's example limits file (test/tools/gen-docs.test.ts loads it). */
+const LIMITS_EXAMPLE: GivenLimits = {
+  maxRoutersPerCompany: 200,
+  maxIntegrationsPerCompany: 50,
+  deliveryTimeout: 5_000,
+  deliveryMaxAge: 6 * 3_600_000,
+  healthGracePeriod: 10 * 60_000,
+  servingProbeInterval: 0,
+};
+
+/** One item per key of the limits file: its kind, default and bounds, and its help. */
+function limitsList(): string {
+  return LIMITS.map((l) => {
+    const kind = l.kind === 'duration' ? 'duration' : 'number';
+    return `- \`${l.key}\` (${kind}, default \`${formatLimit(l, l.default)}\`; ${limitRange(l)}): ${prose(l.help)}`;
+  }).join('\n');
+}
+
+function limitsExample(): string {
+  return Object.entries(LIMITS_EXAMPLE)
+    .map(([key, v]) => `${key}: ${formatLimit(limitSpec(key as LimitKey), v)}`)
+    .join('\n');
+}
 
 /** One item per flag (a list, not a table: a padded table would triple the page). */
 function list(flags: readonly Flag[]): string {
@@ -34,13 +59,29 @@ Every flag is also read from an environment variable: \`CERTMGR_NOTIFY_\` and th
 \`_\` for \`-\` (\`--port\`: \`${envName('port')}\`, \`--api-keys-file\`: \`${envName('api-keys-file')}\`); a flag wins over
 its variable. A list flag is repeatable on the command line and comma-separated in its variable. A bad flag or value
 exits with code 2 and a message naming it. \`certmgr-notify serve --help\` and \`certmgr-notify agent --help\` print
-the same list with each variable.
+the same list with each variable. A duration is written as Go writes one: \`500ms\`, \`30s\`, \`5m\`, \`1h30m\`, \`24h\`.
 
 ## \`certmgr-notify serve\`
 
 The service (REST + GraphQL API, store, routing, delivery) and, with \`--kube\`, the operator and the emitter.
 
 ${list(SERVE_FLAGS)}
+
+### The limits file
+
+Quotas, rates, timeouts, intervals and concurrency are tuning rather than wiring: they live in one YAML file given
+by \`--limits-file\`, not on the command line. Every key is optional; a key left out has the default below. A key
+the list does not name, or a value of the wrong kind or out of range, stops \`serve\` (exit code 2) with a message
+naming the file and the key. Durations are strings with a unit (\`30s\`, not \`30000\`); \`0\` needs none.
+
+\`\`\`yaml
+# limits.yaml: certmgr-notify serve --limits-file limits.yaml
+${limitsExample()}
+\`\`\`
+
+In the Helm chart the \`limits\` value holds the same keys (rendered into a ConfigMap mounted as the file).
+
+${limitsList()}
 
 ## \`certmgr-notify agent\`
 

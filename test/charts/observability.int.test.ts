@@ -21,6 +21,7 @@ import { issuerNotReady } from '../fixtures/events.js';
 import { installCrds } from '../operator/support.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { ensureKubeTools, waitFor, type KubeEnv } from '../support/kube.js';
+import { limitsFile } from '../support/limits.js';
 
 const RULE_TESTS = join(REPO_ROOT, 'test', 'charts', 'rules');
 const PROMTOOL = process.env['PROMTOOL'] ?? '/usr/bin/promtool';
@@ -425,12 +426,8 @@ describe('Helm chart observability objects', () => {
       'default',
       '--cluster-name',
       'obs',
-      '--lease-duration',
-      '3000',
-      '--renew-deadline',
-      '2000',
-      '--retry-period',
-      '500',
+
+      ...limitsFile({ leaseDuration: '3s', renewDeadline: '2s', retryPeriod: '500ms' }),
     ]);
     // exercise it a little: an event (routing metrics), a GraphQL query (HTTP metrics)
     const posted = await svc.rest('/v1/events', {

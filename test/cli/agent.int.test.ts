@@ -151,7 +151,7 @@ describe.skipIf(skip)('certmgr-notify agent (real process, real apiserver, loopb
         '--host',
         '127.0.0.1',
         '--health-grace-period',
-        '1000',
+        '1s',
       ],
       {
         cwd: dir,

@@ -130,7 +130,7 @@ describe('secrets on the command line', () => {
     [['--api-key', 'x'], ['--api-key']],
     [['--api-key=x', '--port', '1'], ['--api-key']],
     [['--service-api-key', 'x', '--api-keys-file', 'f'], ['--service-api-key']],
-    [['--api-keys-file', 'f', '--api-key-path', 'p'], []],
+    [['--api-keys-file', 'f', '--api-key-file', 'p'], []],
   ])('secretFlagsInArgv(%j) = %j', (args, want) => {
     expect(secretFlagsInArgv(args)).toEqual(want);
   });

@@ -11,6 +11,7 @@ import { TerminalError } from '../../src/runtime/controller.js';
 import { ServiceApiError } from '../../src/client/errors.js';
 import { GraphQLServiceApi } from '../../src/client/service-api.js';
 import { KEY_A, startTestService, type TestService } from '../support/service.js';
+import { limitsFile } from '../support/limits.js';
 
 const ISSUER = 'certmgr-issuer-health-notification-config';
 const HOOK_URL = 'http://127.0.0.1:9/hooks/tok-0123456789abcdef';
@@ -36,7 +37,7 @@ describe('operator ↔ service limits (real service)', () => {
   let api: GraphQLServiceApi;
 
   beforeAll(async () => {
-    svc = await startTestService('sqlite', ['--max-routers-per-company', '1', '--max-integrations-per-company', '1'], {
+    svc = await startTestService('sqlite', [...limitsFile({ maxRoutersPerCompany: 1, maxIntegrationsPerCompany: 1 })], {
       loopbackAllowed: false,
     });
     api = new GraphQLServiceApi({ url: svc.url, apiKey: KEY_A });
@@ -85,7 +86,7 @@ describe('operator ↔ service limits (real service)', () => {
     );
     expect(moreIntegrations).toBeInstanceOf(TerminalError);
     expect((moreIntegrations as TerminalError).reason).toBe(Reason.QuotaExceeded);
-    expect(moreIntegrations.message).toMatch(/at most 1 integrations \(--max-integrations-per-company\) and this one has 1/);
+    expect(moreIntegrations.message).toMatch(/at most 1 integrations \(maxIntegrationsPerCompany in --limits-file\) and this one has 1/);
 
     const router = {
       eventTypeId: ISSUER,
@@ -102,7 +103,7 @@ describe('operator ↔ service limits (real service)', () => {
     expect(moreRouters).toBeInstanceOf(TerminalError);
     expect((moreRouters as TerminalError).reason).toBe(Reason.QuotaExceeded);
     expect(moreRouters.message).toMatch(
-      /^create router: quota exceeded: a company may have at most 1 routers \(--max-routers-per-company\) and this one has 1/,
+      /^create router: quota exceeded: a company may have at most 1 routers \(maxRoutersPerCompany in --limits-file\) and this one has 1/,
     );
 
     // room again (a router deleted): the next attempt — the resync's — succeeds

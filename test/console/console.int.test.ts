@@ -60,7 +60,7 @@ beforeAll(async () => {
   const keys = join(work, 'keys.yaml');
   writeFileSync(keys, `keys:\n  - { key: ${READ_KEY}, companyId: ${COMPANY_A}, scope: read }\n`);
   await receiver.start();
-  svc = await startTestService('sqlite', ['--console-dir', ui, '--api-keys-file', keys]);
+  svc = await startTestService('sqlite', ['--api-keys-file', keys], { consoleDir: ui });
   mkdirSync(SHOTS, { recursive: true });
   context = await chromium.launchPersistentContext(join(work, 'profile'), {
     executablePath: CHROMIUM,

@@ -15,6 +15,7 @@ import { startReceiver, type Receiver } from '../integrations/helpers.js';
 import { randomSchema } from '../support/postgres.js';
 import { testSecretKeyFile } from '../support/service.js';
 import { startServiceProcess, waitFor, type ServiceProcess } from './service-process.js';
+import { limitsFile } from '../support/limits.js';
 
 const KEY = 'e2e-key-0123456789abcdef';
 const SECRET = 'whsec_' + Buffer.from('0123456789abcdef0123456789abcdef').toString('base64');
@@ -43,10 +44,8 @@ describe.each(['sqlite', 'postgres'] as const)('delivery through the service pro
         pager.url,
         '--egress-allow',
         '127.0.0.1/32',
-        '--delivery-retry-base',
-        '50',
-        '--delivery-timeout',
-        '2000',
+
+        ...limitsFile({ deliveryRetryBase: '50ms', deliveryTimeout: '2s' }),
       ],
       KEY,
     );

@@ -20,6 +20,7 @@ import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, waitF
 import { COMPANY_A, KEY_A, startTestService, type TestService } from '../support/service.js';
 import { TEST_EMITTER_BACKOFFS } from '../emitter/fixtures.js';
 import { sign, tlsSecret } from '../support/openssl-ca.js';
+import { limitsFile } from '../support/limits.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
 const H = 3_600_000;
@@ -37,7 +38,11 @@ describe.skipIf(skip)('expiry from the cluster’s TLS Secrets to the webhook (r
 
   beforeAll(async () => {
     await ensureKubeBinaries();
-    [env, svc, hook] = await Promise.all([startKubeEnv(), startTestService('sqlite', ['--expiry-scan-interval', '1000']), startReceiver()]);
+    [env, svc, hook] = await Promise.all([
+      startKubeEnv(),
+      startTestService('sqlite', [...limitsFile({ expiryScanInterval: '1s' })]),
+      startReceiver(),
+    ]);
     kc = env.kubeConfig();
     await installCertManagerCrds(kc);
     for (const ns of ['certmgr-notify', 'cert-manager', 'shop', 'mesh']) await ensureNamespace(kc, ns);

@@ -21,6 +21,7 @@ import { installCertManagerCrds } from '../fixtures/cert-manager-crds.js';
 import { Kube, installCrds, provider, router, secret } from '../operator/support.js';
 import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, type KubeEnv } from '../support/kube.js';
 import { startServiceProcess, waitFor, type ServiceProcess } from './service-process.js';
+import { limitsFile } from '../support/limits.js';
 
 const KEY = 'kube-e2e-key-0123456789';
 const NS = 'cert-alerts';
@@ -41,25 +42,23 @@ describe('serve --kube on', () => {
         'on',
         '--store',
         `sqlite:${join(mkdtempSync(join(tmpdir(), 'cmn-kube-')), 'db')}`,
-        '--lease-duration',
-        '3000',
-        '--renew-deadline',
-        '2000',
-        '--retry-period',
-        '500',
+
         '--lease-namespace',
         'default',
-        '--resync-period',
-        '5000',
-        '--health-grace-period',
-        '500',
+
         '--cluster-name',
         'e2e',
         '--egress-allow',
         '127.0.0.1/32',
         // the hub's expiry scan over the inventory, every second here (default 60 s)
-        '--expiry-scan-interval',
-        '1000',
+        ...limitsFile({
+          leaseDuration: '3s',
+          renewDeadline: '2s',
+          retryPeriod: '500ms',
+          resyncPeriod: '5s',
+          healthGracePeriod: '500ms',
+          expiryScanInterval: '1s',
+        }),
       ],
       KEY,
       { KUBECONFIG: env.kubeconfigPath },

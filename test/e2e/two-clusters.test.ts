@@ -41,6 +41,7 @@ import { serviceBinary } from '../support/binary.js';
 import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, waitFor, type KubeEnv } from '../support/kube.js';
 import { testSecretKeyFile } from '../support/service.js';
 import { startServiceProcess, type ServiceProcess } from './service-process.js';
+import { limitsFile } from '../support/limits.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
 
@@ -153,7 +154,7 @@ async function startAgentProcess(cluster: Cluster, env: KubeEnv, hubUrl: string,
       '--instance-id',
       `agent-${cluster}-0`,
       '--health-grace-period',
-      '500',
+      '500ms',
       ...extra,
     ],
     { cwd: dir, env: { ...process.env, KUBECONFIG: env.kubeconfigPath }, stdio: ['ignore', 'pipe', 'pipe'] },
@@ -241,25 +242,23 @@ describe.skipIf(skip)('two clusters, one hub', () => {
         'default',
         '--lease-name',
         'two-clusters-hub',
-        '--lease-duration',
-        '4000',
-        '--renew-deadline',
-        '3000',
-        '--retry-period',
-        '500',
-        '--resync-period',
-        '5000',
+
         '--incident-events-url',
         pager.url,
         '--egress-allow',
         '127.0.0.1/32',
-        '--expiry-scan-interval',
-        '2000',
+
         // claims of a SIGKILLed replica are taken over after 3 × this
-        '--delivery-timeout',
-        '4000',
-        '--delivery-retry-base',
-        '100',
+
+        ...limitsFile({
+          leaseDuration: '4s',
+          renewDeadline: '3s',
+          retryPeriod: '500ms',
+          resyncPeriod: '5s',
+          expiryScanInterval: '2s',
+          deliveryTimeout: '4s',
+          deliveryRetryBase: '100ms',
+        }),
       ],
       ADMIN_KEY,
       { KUBECONFIG: kube.a.kubeconfigPath },

@@ -15,6 +15,7 @@ import { captureLogger, type CapturedLog } from '../operator/support.js';
 import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, waitFor, type KubeEnv } from '../support/kube.js';
 import { COMPANY_A, KEY_A, startTestService, type TestService } from '../support/service.js';
 import { selfSigned, TEST_EMITTER_BACKOFFS } from './fixtures.js';
+import { limitsFile } from '../support/limits.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
 const NS = 'policy';
@@ -40,7 +41,11 @@ describe.skipIf(skip)('emitter: per-resource policy annotations (real apiserver 
 
   beforeAll(async () => {
     await ensureKubeBinaries();
-    [env, svc, hook] = await Promise.all([startKubeEnv(), startTestService('sqlite', ['--expiry-scan-interval', '1000']), startReceiver()]);
+    [env, svc, hook] = await Promise.all([
+      startKubeEnv(),
+      startTestService('sqlite', [...limitsFile({ expiryScanInterval: '1s' })]),
+      startReceiver(),
+    ]);
     kc = env.kubeConfig();
     custom = kc.makeApiClient(CustomObjectsApi);
     core = kc.makeApiClient(CoreV1Api);

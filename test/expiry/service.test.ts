@@ -9,6 +9,7 @@ import { createWebhookIntegration, type Receiver, startReceiver, waitFor } from 
 import { COMPANY_A, startTestService, type TestService } from '../support/service.js';
 import { insertCluster, upsertInventory } from './inventory.js';
 import { ROUTER_POLICY_DEFAULTS } from '../../src/model/records.js';
+import { limitsFile } from '../support/limits.js';
 
 describe('serve runs the expiry scanner', () => {
   let svc: TestService | undefined;
@@ -19,7 +20,7 @@ describe('serve runs the expiry scanner', () => {
   });
 
   it('inventory rows reported after the start are evaluated at the next interval and delivered once', async () => {
-    svc = await startTestService('sqlite', ['--expiry-scan-interval', '1000', '--delivery-retry-base', '20']);
+    svc = await startTestService('sqlite', [...limitsFile({ expiryScanInterval: '1s', deliveryRetryBase: '20ms' })]);
     rx = await startReceiver();
     const integ = await createWebhookIntegration(svc.store, COMPANY_A, rx.url);
     const now = Date.now();

@@ -10,6 +10,7 @@ import { ROUTER_POLICY_DEFAULTS } from '../../src/model/records.js';
 import { createWebhookIntegration, startReceiver, waitFor, type Receiver } from '../delivery/support.js';
 import { COMPANY_A, COMPANY_B, startTestService, type TestService } from '../support/service.js';
 import { insertCluster, upsertInventory } from './inventory.js';
+import { limitsFile } from '../support/limits.js';
 
 const sample = (text: string, name: string): number | undefined => {
   const line = text.split('\n').find((l) => l.startsWith(`${name} `));
@@ -25,7 +26,7 @@ describe('expiry scan metrics', () => {
   });
 
   it('counts expiration events no router matched (company B: a router whose filter misses; A: routed), and buckets certificates by days left', async () => {
-    svc = await startTestService('sqlite', ['--expiry-scan-interval', '1000', '--delivery-retry-base', '20']);
+    svc = await startTestService('sqlite', [...limitsFile({ expiryScanInterval: '1s', deliveryRetryBase: '20ms' })]);
     rx = await startReceiver();
     const now = Date.now();
     for (const [companyId, filter] of [

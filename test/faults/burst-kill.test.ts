@@ -11,6 +11,7 @@ import { certificateResourceNotReady } from '../fixtures/events.js';
 import { startReceiver, type Receiver } from '../integrations/helpers.js';
 import { waitFor, type ServiceProcess } from '../e2e/service-process.js';
 import { allDeliveries, byStatus, freshStore, startServe, type Engine } from './support.js';
+import { limitsFile } from '../support/limits.js';
 
 // 100 events fanned out by 50 routers to 50 webhook integrations: a single integration is rate-limited to
 // 20/s (src/delivery/rate-limit.ts), which would make one integration's 5,000 a four-minute drain.
@@ -36,7 +37,7 @@ describe.each(['sqlite', 'postgres'] as const)('SIGKILL during a %s burst', (kin
       else held.push(res);
     });
     const store = freshStore(kind);
-    const args = ['--delivery-retry-base', '50', '--delivery-timeout', '10000'];
+    const args = [...limitsFile({ deliveryRetryBase: '50ms', deliveryTimeout: '10s' })];
     const instance = `faults-burst-${kind}`;
     let svc = await startServe(kind, store, instance, args);
     procs.push(svc);

@@ -33,6 +33,7 @@ import { buildApiSchema } from '../../src/http/graphql/schema.js';
 import { pino } from 'pino';
 import { issuerNotReady } from '../fixtures/events.js';
 import { KEY_A, KEY_B, startTestService, type StoreKind, type TestService } from '../support/service.js';
+import { limitsFile } from '../support/limits.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- arbitrary GraphQL JSON, walked by path
 type Json = any;
@@ -439,7 +440,7 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('cross-tenant attempts (%s)', (
   const figures = { slots: 0, attempts: 0, refused: 0 };
 
   beforeAll(async () => {
-    svc = await startTestService(kind, ['--delivery-workers', '0']);
+    svc = await startTestService(kind, [...limitsFile({ deliveryWorkers: 0 })]);
     a = await populate(svc, KEY_A, 'CoA');
     b = await populate(svc, KEY_B, 'CoB');
   }, 60_000);

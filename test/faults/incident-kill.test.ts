@@ -17,6 +17,7 @@ import { startReceiver, type Receiver } from '../integrations/helpers.js';
 import { rng } from '../routing/generators.js';
 import { waitFor, type ServiceProcess } from '../e2e/service-process.js';
 import { allDeliveries, freshStore, startServe, type DeliveryRow, type Engine } from './support.js';
+import { limitsFile } from '../support/limits.js';
 
 /** Kills per engine: at least 2 × 25 = 50 in total. */
 const KILLS: Record<Engine, number> = { sqlite: 25, postgres: 25 };
@@ -72,7 +73,7 @@ describe.concurrent('random SIGKILLs around issuer flips', () => {
       const instance = `faults-incident-${kind}`;
       // Short lease (3 × (2 s + 1 s grace)) so that a claim left by another id would still end inside the test; the same id
       // must not need it at all.
-      const args = ['--incident-events-url', pager.url, '--delivery-retry-base', '50', '--delivery-timeout', '2000'];
+      const args = ['--incident-events-url', pager.url, ...limitsFile({ deliveryRetryBase: '50ms', deliveryTimeout: '2s' })];
       let svc = await startServe(kind, store, instance, args);
       procs.push(svc);
       const p = await svc.gql().request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, {

@@ -17,6 +17,7 @@ import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, waitF
 import { testSecretKeyFile } from '../support/service.js';
 import { startServiceProcess, type ServiceProcess } from '../e2e/service-process.js';
 import { allDeliveries, byStatus, freshStore, KEY } from './support.js';
+import { limitsFile } from '../support/limits.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
 const ISSUERS = 6;
@@ -39,8 +40,10 @@ describe.skipIf(skip)('fault: leader killed (real apiserver, real serve processe
     await env?.stop();
   });
 
+  type LeaseLimits = Record<'leaseDuration' | 'renewDeadline' | 'retryPeriod', string>;
+
   /** One `serve --kube on` replica; everything namespaced by `ns` so the two cases do not see each other. */
-  async function replica(ns: string, store: string, instanceId: string, lease: string[]): Promise<ServiceProcess> {
+  async function replica(ns: string, store: string, instanceId: string, lease: LeaseLimits): Promise<ServiceProcess> {
     const p = await startServiceProcess(
       [
         '--kube',
@@ -50,28 +53,21 @@ describe.skipIf(skip)('fault: leader killed (real apiserver, real serve processe
         '--instance-id',
         instanceId,
         ...(store.startsWith('postgres') ? ['--secret-key-file', testSecretKeyFile()] : []),
+        // the Lease and the emitter's state ConfigMaps in the case's own namespace
         '--lease-namespace',
-        'default',
+        ns,
         '--lease-name',
         `le-${ns}`,
-        ...lease,
         '--watch-namespace',
         ns,
         '--emitter-watch-namespace',
         ns,
-        '--emitter-namespace',
-        ns,
         '--cluster-name',
         'faults',
-        '--resync-period',
-        '5000',
-        '--health-grace-period',
-        '0',
-        // another replica's claims of a killed one are retaken after 3 × this (6 s), not 30 s
-        '--delivery-timeout',
-        '2000',
         '--egress-allow',
         '127.0.0.1/32',
+        // another replica's claims of a killed one are retaken after 3 × deliveryTimeout (6 s), not 30 s
+        ...limitsFile({ ...lease, resyncPeriod: '5s', healthGracePeriod: '0s', deliveryTimeout: '2s' }),
       ],
       KEY,
       { KUBECONFIG: env.kubeconfigPath },
@@ -81,7 +77,10 @@ describe.skipIf(skip)('fault: leader killed (real apiserver, real serve processe
   }
 
   const holder = async (name: string): Promise<{ holder: string; renew: string }> => {
-    const l = await env.kubeConfig().makeApiClient(CoordinationV1Api).readNamespacedLease({ name, namespace: 'default' });
+    const l = await env
+      .kubeConfig()
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ name, namespace: name.replace(/^le-/, '') });
     return { holder: l.spec?.holderIdentity ?? '', renew: String(l.spec?.renewTime ?? '') };
   };
   const leads = async (p: ServiceProcess): Promise<boolean> =>
@@ -155,7 +154,7 @@ describe.skipIf(skip)('fault: leader killed (real apiserver, real serve processe
     await setUp(ns, 1);
     const store = freshStore('sqlite');
     // 60 s lease: a new identity would have to wait it out; this test's 45 s limit (with two spawns) does not allow that
-    const lease = ['--lease-duration', '60000', '--renew-deadline', '40000', '--retry-period', '1000'];
+    const lease = { leaseDuration: '1m', renewDeadline: '40s', retryPeriod: '1s' };
     const first = await replica(ns, store, 'pod-same-0', lease);
     await waitFor('first leads', async () => (await holder(`le-${ns}`)).holder === 'pod-same-0' && (await leads(first)));
     await new Kube(env.kubeConfig()).waitReady('notificationrouters', 'issuers', ns, 20_000);
@@ -186,7 +185,7 @@ describe.skipIf(skip)('fault: leader killed (real apiserver, real serve processe
     const ns = 'lk';
     await setUp(ns, ISSUERS);
     const store = freshStore('postgres');
-    const lease = ['--lease-duration', '4000', '--renew-deadline', '3000', '--retry-period', '500'];
+    const lease = { leaseDuration: '4s', renewDeadline: '3s', retryPeriod: '500ms' };
     const a = await replica(ns, store, 'replica-a', lease);
     await waitFor('a holds the Lease', async () => (await holder(`le-${ns}`)).holder === 'replica-a');
     const b = await replica(ns, store, 'replica-b', lease);

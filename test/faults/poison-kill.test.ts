@@ -15,6 +15,7 @@ import { certificateResourceNotReady } from '../fixtures/events.js';
 import { startReceiver, type Receiver } from '../integrations/helpers.js';
 import { waitFor, type ServiceProcess } from '../e2e/service-process.js';
 import { freshStore, startServe, type Engine } from './support.js';
+import { limitsFile } from '../support/limits.js';
 
 const CERT_EVENTS = 'certmgr-cert-resource-health-notification-config';
 const MAX_RESTARTS = 3;
@@ -72,7 +73,9 @@ describe.each<Engine>(['sqlite', 'postgres'])('a delivery that kills its process
     });
     receivers.push(receiver);
     const start = async () => {
-      const svc = await startServe(engine, store, `faults-poison-${engine}`, ['--delivery-retry-base', '50', '--delivery-timeout', '5000']);
+      const svc = await startServe(engine, store, `faults-poison-${engine}`, [
+        ...limitsFile({ deliveryRetryBase: '50ms', deliveryTimeout: '5s' }),
+      ]);
       procs.push(svc);
       current = svc;
       return svc;

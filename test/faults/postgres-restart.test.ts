@@ -16,6 +16,7 @@ import { startReceiver, type Receiver } from '../integrations/helpers.js';
 import { startPostgres, type PgServer } from '../support/postgres.js';
 import { waitFor, type ServiceProcess } from '../e2e/service-process.js';
 import { allDeliveries, byStatus, KEY, startServe } from './support.js';
+import { limitsFile } from '../support/limits.js';
 
 const WEBHOOKS = 5;
 const BATCH = 5; // events per POST
@@ -44,7 +45,9 @@ describe('PostgreSQL restarted mid-run', () => {
   it('stop for a few seconds, start again: serve survives, POSTs answer 503 meanwhile, 0 accepted events lost', async () => {
     pgServer = await startPostgres();
     receiver = await startReceiver();
-    svc = await startServe('postgres', pgServer.url, 'faults-pg-restart', ['--delivery-retry-base', '50', '--delivery-timeout', '2000']);
+    svc = await startServe('postgres', pgServer.url, 'faults-pg-restart', [
+      ...limitsFile({ deliveryRetryBase: '50ms', deliveryTimeout: '2s' }),
+    ]);
     const pid = svc.proc.pid;
     for (let i = 0; i < WEBHOOKS; i++) {
       const w = await svc

@@ -17,6 +17,7 @@ import { certificateResourceNotReady } from '../fixtures/events.js';
 import { startReceiver, type Receiver } from '../integrations/helpers.js';
 import { waitFor, type ServiceProcess } from '../e2e/service-process.js';
 import { allDeliveries, byStatus, freshStore, startServe } from './support.js';
+import { limitsFile } from '../support/limits.js';
 
 const WEBHOOKS = 20;
 const EVENTS = 15;
@@ -87,12 +88,8 @@ describe('a receiver down for a while, then back (SQLite)', () => {
     const args = [
       '--incident-events-url',
       base,
-      '--delivery-retry-base',
-      '50',
-      '--delivery-timeout',
-      '2000',
-      '--delivery-max-age',
-      '600000',
+
+      ...limitsFile({ deliveryRetryBase: '50ms', deliveryTimeout: '2s', deliveryMaxAge: '10m' }),
     ];
     const svc = await startServe('sqlite', freshStore('sqlite'), 'faults-receiver-down', args);
     const t0 = Date.now();
@@ -190,7 +187,7 @@ describe('a receiver down for a while, then back (SQLite)', () => {
     const port = await downPort();
     const base = `http://127.0.0.1:${port}`;
     // The smallest max age the config allows (1 s): the outage outlasts it.
-    const args = ['--delivery-retry-base', '50', '--delivery-timeout', '2000', '--delivery-max-age', '1000'];
+    const args = [...limitsFile({ deliveryRetryBase: '50ms', deliveryTimeout: '2s', deliveryMaxAge: '1s' })];
     const svc = await startServe('sqlite', freshStore('sqlite'), 'faults-receiver-dead', args);
     procs.push(svc);
     await webhooks(svc, base, 5);

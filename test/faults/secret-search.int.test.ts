@@ -31,6 +31,7 @@ import {
   type CapturedLog,
   type Plural,
 } from '../operator/support.js';
+import { limitsFile } from '../support/limits.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
 const ISSUER = 'certmgr-issuer-health-notification-config';
@@ -189,9 +190,9 @@ describe.skipIf(skip)('fault suite: no configured secret in logs, API answers, C
         `${echo.url}/incident`,
         '--smtp-url',
         `smtp://notify:${smtpPassword}@127.0.0.1:${smtp.port}`,
-        '--delivery-retry-base',
-        '200',
+
         ...LOOPBACK_EGRESS_ALLOW,
+        ...limitsFile({ deliveryRetryBase: '200ms' }),
       ],
       {},
     );

@@ -11,6 +11,7 @@ import { Kind, parse } from 'graphql';
 import { expect } from 'vitest';
 import { MONITORING_CONFIG_PATH } from '../../src/client/operations.js';
 import { COMPANY_A, COMPANY_B, KEY_A, KEY_B, startTestService, type StoreKind, type TestService } from '../support/service.js';
+import { limitsFile } from '../support/limits.js';
 
 /** Liveness bound: every request (and /healthz while it runs) must be answered within this. Not a perf target. */
 const DEADLINE_MS = envInt('FUZZ_DEADLINE_MS', 10_000);
@@ -303,7 +304,7 @@ export interface Fixture {
   heapBaseline: number;
 }
 
-const FUZZ_SERVICE_ARGS = ['--delivery-workers', '0', '--log-level', 'debug'];
+const FUZZ_SERVICE_ARGS = ['--log-level', 'debug', ...limitsFile({ deliveryWorkers: 0 })];
 
 /** Starts the service, gives tenant B an integration, a router and a monitoring config, runs `warm`, measures the heap. */
 export async function startFixture(kind: StoreKind, warm: (svc: TestService) => Promise<void>): Promise<Fixture> {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as ops from '../../src/client/operations.js';
 import { issuerActive } from '../fixtures/events.js';
 import { KEY_A, KEY_B, startTestService, type StoreKind, type TestService } from '../support/service.js';
+import { limitsFile } from '../support/limits.js';
 
 const FAMILY = 'certmgr-issuer-health-notification-config';
 
@@ -58,7 +59,7 @@ async function metric(svc: TestService, name: string, labels: string): Promise<n
 describe.each(['sqlite', 'postgres'] as StoreKind[])('bounded state (%s)', (kind) => {
   let svc: TestService;
   beforeAll(async () => {
-    svc = await startTestService(kind, ['--max-routers-per-company', '5', '--max-integrations-per-company', '3']);
+    svc = await startTestService(kind, [...limitsFile({ maxRoutersPerCompany: 5, maxIntegrationsPerCompany: 3 })]);
   });
   afterAll(async () => {
     await svc?.close();
@@ -70,7 +71,7 @@ describe.each(['sqlite', 'postgres'] as StoreKind[])('bounded state (%s)', (kind
     for (let i = 0; i < 3; i++) ids.push(await createIntegration(a, `i${i}`));
     const err = await errorOf(createIntegration(a, 'one too many'));
     expect(err.extensions).toMatchObject({ code: 'QUOTA_EXCEEDED', quota: 'maxIntegrationsPerCompany', limit: 3, count: 3 });
-    expect(err.message).toMatch(/at most 3 integrations \(--max-integrations-per-company\) and this one has 3/);
+    expect(err.message).toMatch(/at most 3 integrations \(maxIntegrationsPerCompany in --limits-file\) and this one has 3/);
     expect(await listIntegrations(a)).toHaveLength(3);
     // freeing one makes room again
     await a.request(ops.DeleteIntegrations, { ids: [ids[2]] });

@@ -11,6 +11,7 @@ import { certificateResourceNotReady, issuerNotReady } from '../fixtures/events.
 import { asAny } from '../support/any.js';
 import { COMPANY_A, KEY_B, startTestService, type TestService } from '../support/service.js';
 import { ROUTER_POLICY_DEFAULTS } from '../../src/model/records.js';
+import { limitsFile } from '../support/limits.js';
 
 const CERT = 'certmgr-cert-resource-health-notification-config';
 const NAMES = "data.SANs['DNS Names']";
@@ -19,7 +20,7 @@ const MAP_OF_MAP = `${NAMES}.map(x, ${NAMES}.map(y, x + y)).size() > 0`;
 let svc: TestService;
 let integrationId: string;
 beforeAll(async () => {
-  svc = await startTestService('sqlite', ['--delivery-workers', '0']);
+  svc = await startTestService('sqlite', [...limitsFile({ deliveryWorkers: 0 })]);
   const r = await svc.gql().request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, {
     name: 'pager',
     integrationKey: 'ik-0123456789abcdef',

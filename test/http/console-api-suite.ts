@@ -16,6 +16,7 @@ import { gqlError } from '../support/graphql.js';
 import { COMPANY_A, KEY_A, KEY_B, startTestService, type TestService } from '../support/service.js';
 import { startReceiver, type Receiver } from '../integrations/helpers.js';
 import { waitFor } from '../delivery/support.js';
+import { limitsFile } from '../support/limits.js';
 
 const READ = 'read-key-company-a-console-0123';
 const PUBLIC_URL = 'https://hub.example.com/notify';
@@ -35,7 +36,7 @@ export function consoleApiSuite(kind: StoreKind): void {
     });
     const f = join(mkdtempSync(join(tmpdir(), 'cmn-console-')), 'keys.yaml');
     writeFileSync(f, ['keys:', `  - { key: ${READ}, companyId: ${COMPANY_A}, scope: read }`, ''].join('\n'));
-    svc = await startTestService(kind, ['--api-keys-file', f, '--public-url', `${PUBLIC_URL}/`, '--delivery-timeout', '2000']);
+    svc = await startTestService(kind, ['--api-keys-file', f, '--public-url', `${PUBLIC_URL}/`, ...limitsFile({ deliveryTimeout: '2s' })]);
   }, 60_000);
   afterAll(async () => {
     await svc?.close();

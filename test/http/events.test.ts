@@ -18,11 +18,12 @@ import {
 import { asAny } from '../support/any.js';
 import { startTestService, type TestService } from '../support/service.js';
 import type { InternalEvent } from '../../src/events/families.js';
+import { limitsFile } from '../support/limits.js';
 
 let svc: TestService;
 let integrationId: string;
 beforeAll(async () => {
-  svc = await startTestService('sqlite', ['--delivery-workers', '0']);
+  svc = await startTestService('sqlite', [...limitsFile({ deliveryWorkers: 0 })]);
   const r = await svc.gql().request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, {
     name: 'pager',
     integrationKey: 'ik-0123456789abcdef',

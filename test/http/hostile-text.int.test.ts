@@ -10,6 +10,7 @@ import { certificateResourceNotReady, expiringCertificate, issuerActive, issuerN
 import { asAny } from '../support/any.js';
 import { startTestService, type StoreKind, type TestService } from '../support/service.js';
 import { gqlError } from '../support/graphql.js';
+import { limitsFile } from '../support/limits.js';
 
 /** Hostile text values; each must be refused in every name-like field. */
 const HOSTILE: [string, string, RegExp][] = [
@@ -31,7 +32,7 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('hostile text and formats (%s)'
   let integrationId: string;
 
   beforeAll(async () => {
-    svc = await startTestService(kind, ['--delivery-workers', '0']);
+    svc = await startTestService(kind, [...limitsFile({ deliveryWorkers: 0 })]);
     integrationId = await createIntegration('pager');
   });
   afterAll(async () => {

@@ -11,6 +11,7 @@ import * as ops from '../../src/client/operations.js';
 import type { CertificateFacts, InventoryReport } from '../../src/model/inventory.js';
 import type { ServingEndpointFacts } from '../../src/model/serving.js';
 import { COMPANY_A, KEY_A as KEY_ADMIN, KEY_B, startTestService, type StoreKind, type TestService } from '../support/service.js';
+import { limitsFile } from '../support/limits.js';
 
 const AGENT = 'agent-key-company-a-0123456789';
 const READ = 'read-key-company-a-01234567890';
@@ -80,7 +81,7 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('inventory API (%s)', (kind) =>
         '',
       ].join('\n'),
     );
-    svc = await startTestService(kind, ['--api-keys-file', f, '--delivery-workers', '0', '--max-clusters-per-company', '20']);
+    svc = await startTestService(kind, ['--api-keys-file', f, ...limitsFile({ deliveryWorkers: 0, maxClustersPerCompany: 20 })]);
   }, 60_000);
   afterAll(async () => {
     await svc?.close();
@@ -531,7 +532,7 @@ describe.each<StoreKind>(['sqlite', 'postgres'])('inventory API (%s)', (kind) =>
     expect(again.status).toBe(409);
   });
 
-  it('quota: one cluster more than --max-clusters-per-company is refused with QUOTA_EXCEEDED, nothing written', async () => {
+  it('quota: one cluster more than maxClustersPerCompany is refused with QUOTA_EXCEEDED, nothing written', async () => {
     // company B has used 1 of its 20 (tenancy test) at most: fill it up
     const made: string[] = [];
     for (let i = 0; i < 21; i++) {
@@ -553,19 +554,14 @@ describe('silent clusters and the certificates quota through serve (sqlite)', ()
   let svc: TestService;
   beforeAll(async () => {
     svc = await startTestService('sqlite', [
-      '--delivery-workers',
-      '0',
-      '--cluster-silence-after',
-      '1',
-      '--max-certificates-per-company',
-      '3',
+      ...limitsFile({ deliveryWorkers: 0, clusterSilenceAfter: '1ms', maxCertificatesPerCompany: 3 }),
     ]);
   }, 60_000);
   afterAll(async () => {
     await svc?.close();
   });
 
-  it('a cluster not heard from for --cluster-silence-after is silent in GraphQL and the gauge; its next report logs its return', async () => {
+  it('a cluster not heard from for clusterSilenceAfter is silent in GraphQL and the gauge; its next report logs its return', async () => {
     const cluster = { id: randomUUID(), name: 'quiet' };
     const epoch = randomUUID();
     const post = (seq: number, kind: 'snapshot' | 'delta') =>
@@ -666,7 +662,7 @@ describe('silent clusters and the certificates quota through serve (sqlite)', ()
     expect(await events()).toEqual(['evt.healthstatus.certmgr-agent.notready', 'evt.healthstatus.certmgr-agent.active']);
   });
 
-  it('a report that would take the company past --max-certificates-per-company is refused whole (429 QUOTA_EXCEEDED)', async () => {
+  it('a report that would take the company past maxCertificatesPerCompany is refused whole (429 QUOTA_EXCEEDED)', async () => {
     const cluster = { id: randomUUID(), name: 'full' };
     const epoch = randomUUID();
     const send = (seq: number, over: Partial<InventoryReport>) =>

@@ -10,6 +10,7 @@ import * as ops from '../../src/client/operations.js';
 import { issuerNotReady } from '../fixtures/events.js';
 import { asAny } from '../support/any.js';
 import { COMPANY_A, KEY_A, startTestService, type TestService } from '../support/service.js';
+import { limitsFile } from '../support/limits.js';
 
 const AGENT = 'agent-key-company-a-0123456789';
 const READ = 'read-key-company-a-01234567890';
@@ -29,7 +30,7 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
-  svc = await startTestService('sqlite', ['--api-keys-file', f, '--delivery-workers', '0']);
+  svc = await startTestService('sqlite', ['--api-keys-file', f, ...limitsFile({ deliveryWorkers: 0 })]);
   const r = await svc.gql(ADMIN).request<{ createIncidentMgmtIntegration: { id: string } }>(ops.CreateIncidentMgmtIntegration, {
     name: 'pager',
     integrationKey: 'ik-0123456789abcdef',

@@ -5,6 +5,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KEY_A, startTestService, type TestService } from '../support/service.js';
+import { limitsFile } from '../support/limits.js';
 
 const services: TestService[] = [];
 const sockets: Socket[] = [];
@@ -38,7 +39,7 @@ const SLOW_GRAPHQL = `POST /graphql HTTP/1.1\r\nHost: x\r\nsvc-api-key: ${KEY_A}
 
 describe('request and shutdown deadlines', () => {
   it('a client that never finishes its request gets 408 after --request-timeout and is disconnected', async () => {
-    const svc = await start(['--request-timeout', '500']);
+    const svc = await start([...limitsFile({ requestTimeout: '500ms' })]);
     const c = slowClient(svc, SLOW_GRAPHQL);
     await c.closed;
     // Node's requestTimeout or the per-request deadline, whichever checks first: both answer 408
@@ -47,7 +48,7 @@ describe('request and shutdown deadlines', () => {
 
   it('a graceful stop closes hanging and keep-alive connections after --shutdown-timeout', async () => {
     // request timeout far beyond the test timeout: only the shutdown deadline can end these clients
-    const svc = await start(['--request-timeout', '600000', '--shutdown-timeout', '300']);
+    const svc = await start([...limitsFile({ requestTimeout: '10m', shutdownTimeout: '300ms' })]);
     const slow = slowClient(svc, SLOW_GRAPHQL);
     // a keep-alive connection that has finished one request
     const ka = connect(svc.port, '127.0.0.1');

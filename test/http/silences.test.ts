@@ -8,10 +8,11 @@ import * as ops from '../../src/client/operations.js';
 import { issuerActive, issuerNotReady } from '../fixtures/events.js';
 import { gqlError } from '../support/graphql.js';
 import { KEY_B, startTestService, type TestService } from '../support/service.js';
+import { limitsFile } from '../support/limits.js';
 
 let svc: TestService;
 beforeAll(async () => {
-  svc = await startTestService('sqlite', ['--max-silences-per-company', '3', '--delivery-workers', '0']);
+  svc = await startTestService('sqlite', [...limitsFile({ maxSilencesPerCompany: 3, deliveryWorkers: 0 })]);
 });
 afterAll(async () => {
   await svc?.close();
@@ -125,7 +126,7 @@ describe('silences API', () => {
     for (let i = 0; i < 3; i++) live.push((await create({ matcher: 'true', comment: `w${i}` }, KEY_B)).createSilence);
     const err = await gqlError(create({ matcher: 'true' }, KEY_B));
     expect(err.extensions.code).toBe('QUOTA_EXCEEDED');
-    expect(err.message).toMatch(/--max-silences-per-company/);
+    expect(err.message).toMatch(/maxSilencesPerCompany in --limits-file/);
     await svc.gql(KEY_B).request(Expire, { id: live[0]!.id });
     const before = (await listAll(KEY_B)).length;
     await create({ matcher: 'true' }, KEY_B);

@@ -9,6 +9,7 @@ import * as ops from '../../src/client/operations.js';
 import { issuerNotReady } from '../fixtures/events.js';
 import { COMPANY_A, startTestService, type TestService } from '../support/service.js';
 import { ROUTER_POLICY_DEFAULTS } from '../../src/model/records.js';
+import { limitsFile } from '../support/limits.js';
 
 const ISSUER = 'certmgr-issuer-health-notification-config';
 const SIM = `query($e: EventInput!) { simulateRouting(event: $e) { routers { verdict router { name } } } }`;
@@ -17,7 +18,7 @@ type Sim = { simulateRouting: { routers: { verdict: string; router: { name: stri
 let svc: TestService;
 let listRouterCalls = 0;
 beforeAll(async () => {
-  svc = await startTestService('sqlite', ['--delivery-workers', '0']);
+  svc = await startTestService('sqlite', [...limitsFile({ deliveryWorkers: 0 })]);
   // the runtime shares this store object: count the loads of a company's routers (a snapshot rebuild)
   const real = svc.store.listRouters.bind(svc.store);
   svc.store.listRouters = (companyId: string) => {

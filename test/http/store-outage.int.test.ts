@@ -9,6 +9,7 @@ import { MONITORING_CONFIG_PATH as P } from '../../src/client/operations.js';
 import { issuerNotReady } from '../fixtures/events.js';
 import { asAny } from '../support/any.js';
 import { KEY_A, startTestService, type TestService } from '../support/service.js';
+import { limitsFile } from '../support/limits.js';
 
 type Mode = 'forward' | 'blackhole';
 
@@ -60,7 +61,7 @@ beforeAll(async () => {
   dbUrl.hostname = '127.0.0.1';
   dbUrl.port = String(proxy.port);
   dbUrl.searchParams.set('schema', `t_${randomUUID().replace(/-/g, '')}`);
-  svc = await startTestService('postgres', ['--store', dbUrl.toString(), '--request-timeout', '1500', '--delivery-workers', '0']);
+  svc = await startTestService('postgres', ['--store', dbUrl.toString(), ...limitsFile({ requestTimeout: '1s500ms', deliveryWorkers: 0 })]);
 });
 afterAll(async () => {
   proxy.mode = 'forward';

@@ -7,10 +7,11 @@ import * as ops from '../../src/client/operations.js';
 import { issuerNotReady } from '../fixtures/events.js';
 import { startTestService, type TestService, KEY_B } from '../support/service.js';
 import { gqlError } from '../support/graphql.js';
+import { limitsFile } from '../support/limits.js';
 
 let svc: TestService;
 beforeAll(async () => {
-  svc = await startTestService('sqlite', ['--max-templates-per-company', '5']);
+  svc = await startTestService('sqlite', [...limitsFile({ maxTemplatesPerCompany: 5 })]);
 });
 afterAll(async () => {
   await svc?.close();
@@ -207,11 +208,11 @@ describe('notification templates (GraphQL)', () => {
     });
   });
 
-  it('quota: --max-templates-per-company', async () => {
+  it('quota: maxTemplatesPerCompany', async () => {
     const have = await count();
     for (let i = have; i < 5; i++) await create({ name: `q${i}`, parts: { default: { text: 'x' } } });
     const err = await gqlError(create({ name: 'one too many', parts: { default: { text: 'x' } } }));
     expect(err.extensions.code).toBe('QUOTA_EXCEEDED');
-    expect(err.message).toContain('--max-templates-per-company');
+    expect(err.message).toContain('maxTemplatesPerCompany in --limits-file');
   });
 });

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { SERVE_FLAGS } from '../../src/config.js';
+import { LIMITS } from '../../src/limits.js';
 import { RESYNC_REQUIRED } from '../../src/model/inventory.js';
 
 const API = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
@@ -12,11 +12,11 @@ describe('inventory documentation', () => {
     expect(API).toMatch(new RegExp(`\\|\\s*409\\s*\\|\\s*\`${RESYNC_REQUIRED}\`\\s*\\|`));
     expect(API).toMatch(/\|\s*429\s*\|\s*`QUOTA_EXCEEDED`\s*\|/);
   });
-  it('the inventory flags are in the flag reference (docs/flags.md) and docs/inventory.md', () => {
-    for (const f of ['max-clusters-per-company', 'max-certificates-per-company', 'cluster-silence-after']) {
-      expect(SERVE_FLAGS.map((x) => x.name)).toContain(f);
-      expect(FLAGS).toMatch(new RegExp(`^- \`--${f} <`, 'm'));
-      expect(DOC).toContain(`--${f}`);
+  it('the inventory limits are in the limits file reference (docs/flags.md) and docs/inventory.md', () => {
+    for (const k of ['maxClustersPerCompany', 'maxCertificatesPerCompany', 'clusterSilenceAfter']) {
+      expect(LIMITS.map((x) => x.key)).toContain(k);
+      expect(FLAGS).toMatch(new RegExp(`^- \`${k}\` \\(`, 'm'));
+      expect(DOC).toContain(k);
     }
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Silent clusters as events (docs/inventory.md "Silent clusters as events") against real stores (SQLite file,
  * PostgreSQL), a real delivery worker and a real loopback webhook receiver: a cluster reports, falls silent past
- * --cluster-silence-after → one `.notready` delivered; checks again, a restarted watch and a second leader at once
+ * clusterSilenceAfter → one `.notready` delivered; checks again, a restarted watch and a second leader at once
  * repeat nothing; it reports again → one `.active` with unhealthyDuration; a company without a router on the
  * family gets nothing. Time is the clock passed in, set by the test.
  */

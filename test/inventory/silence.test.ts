@@ -47,7 +47,7 @@ describe('silence watch (real SQLite store, clock passed in)', () => {
     expect(await watch.check()).toBe(1); // busy (9900) fell silent at 10900
     t = 20_000;
     expect(await watch.check()).toBe(0); // both marked already
-    const warned = lines.filter((l) => l.msg === 'cluster silent: no inventory report within --cluster-silence-after');
+    const warned = lines.filter((l) => l.msg === 'cluster silent: no inventory report within clusterSilenceAfter (--limits-file)');
     expect(warned.map((l) => [l.companyId, l.clusterId])).toEqual([
       ['co-a', quiet.id],
       ['co-b', busy.id],

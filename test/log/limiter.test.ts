@@ -11,6 +11,7 @@ import { LOG_SUPPRESSED_METRIC, LogBuckets, LogLimiter, type LogCause } from '..
 import { issuerNotReady } from '../fixtures/events.js';
 import { startReceiver } from '../integrations/helpers.js';
 import { KEY_B, startTestService, type TestService } from '../support/service.js';
+import { limitsFile } from '../support/limits.js';
 
 describe('LogBuckets (pure)', () => {
   const F: LogCause = 'filter_evaluation';
@@ -146,7 +147,7 @@ describe('LogLimiter (shell)', () => {
 describe('50 always-failing filters × one 1,000-event batch (the real service)', () => {
   let svc: TestService;
   beforeAll(async () => {
-    svc = await startTestService('sqlite', ['--delivery-workers', '0', '--log-rate-limit', '1']);
+    svc = await startTestService('sqlite', [...limitsFile({ deliveryWorkers: 0, logRatePerMinute: 1 })]);
   });
   afterAll(async () => {
     await svc?.close();
@@ -193,7 +194,7 @@ describe('50 always-failing filters × one 1,000-event batch (the real service)'
     expect(res.status).toBe(202);
     const failLines = () => svc.logs.filter((l) => l.includes('filter evaluation failed'));
     const written = failLines().length;
-    // burst 20, then 1 a minute (--log-rate-limit 1): at most one more however slow the machine is
+    // burst 20, then 1 a minute (logRatePerMinute 1): at most one more however slow the machine is
     expect(written).toBeGreaterThanOrEqual(20);
     expect(written).toBeLessThanOrEqual(21);
     expect(await metric(LOG_SUPPRESSED_METRIC, { cause: 'filter_evaluation' })).toBe(50_000 - written);
@@ -225,7 +226,7 @@ describe('a tenant whose receiver refuses everything (the real service, delivery
       res.statusCode = 400;
       res.end('no');
     });
-    const svc = await startTestService('sqlite', ['--log-rate-burst', '5', '--log-rate-limit', '1']);
+    const svc = await startTestService('sqlite', [...limitsFile({ logRateBurst: 5, logRatePerMinute: 1 })]);
     try {
       const { createWebhookIntegration: hook } = await svc
         .gql()

@@ -605,7 +605,7 @@ describe('service errors → conditions', () => {
 
   it('QUOTA_EXCEEDED from the service is classified (not "other") and keeps the limit and count', () => {
     const message =
-      'quota exceeded: a company may have at most 1 routers (--max-routers-per-company) and this one has 1; delete some first';
+      'quota exceeded: a company may have at most 1 routers (maxRoutersPerCompany in --limits-file) and this one has 1; delete some first';
     const ce = new ClientError(
       {
         status: 200,

@@ -8,6 +8,7 @@ import type { RunningOperator } from '../../src/operator/index.js';
 import { ensureKubeBinaries, startKubeEnv, type KubeEnv } from '../support/kube.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { Kube, captureLogger, installCrds, provider, router, secret, startTestOperator, type CapturedLog } from './support.js';
+import { limitsFile } from '../support/limits.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
 const ISSUER = 'certmgr-issuer-health-notification-config';
@@ -24,7 +25,7 @@ describe.skipIf(skip)('operator: service limits surface as Stalled conditions (r
     await ensureKubeBinaries();
     [env, svc] = await Promise.all([
       startKubeEnv(),
-      startTestService('sqlite', ['--max-routers-per-company', '1'], { loopbackAllowed: false }),
+      startTestService('sqlite', [...limitsFile({ maxRoutersPerCompany: 1 })], { loopbackAllowed: false }),
     ]);
     k = new Kube(env.kubeConfig());
     await installCrds(k.kc);
@@ -72,7 +73,7 @@ describe.skipIf(skip)('operator: service limits surface as Stalled conditions (r
     await k.apply(router(ns, 'second', { eventTypeId: ISSUER, filter: 'true', providerRef: { name: 'oncall' } }));
     const r = await k.waitCondition('notificationrouters', 'second', ns, { status: 'True', type: 'Stalled', reason: 'QuotaExceeded' });
     expect(r.status?.conditions?.find((c) => c.type === 'Stalled')?.message).toMatch(
-      /at most 1 routers \(--max-routers-per-company\) and this one has 1/,
+      /at most 1 routers \(maxRoutersPerCompany in --limits-file\) and this one has 1/,
     );
     expect(r.status?.conditions?.find((c) => c.type === 'Reconciling')).toBeUndefined();
 

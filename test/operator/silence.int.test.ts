@@ -11,6 +11,7 @@ import { issuerNotReady } from '../fixtures/events.js';
 import { ensureKubeBinaries, startKubeEnv, type KubeEnv } from '../support/kube.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { COMPANY_A, Kube, captureLogger, installCrds, managedBy, startTestOperator, type CR, type CapturedLog } from './support.js';
+import { limitsFile } from '../support/limits.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
 const ISSUER = 'certmgr-issuer-health-notification-config';
@@ -32,7 +33,7 @@ describe.skipIf(skip)('operator: NotificationSilence reconciled into the service
 
   beforeAll(async () => {
     await ensureKubeBinaries();
-    [env, svc] = await Promise.all([startKubeEnv(), startTestService('sqlite', ['--delivery-workers', '0'])]);
+    [env, svc] = await Promise.all([startKubeEnv(), startTestService('sqlite', [...limitsFile({ deliveryWorkers: 0 })])]);
     k = new Kube(env.kubeConfig());
     await installCrds(k.kc);
     logs = captureLogger();

@@ -25,6 +25,7 @@ import { waitFor } from '../e2e/service-process.js';
 import { issuerActive, issuerNotReady } from '../fixtures/events.js';
 import { randomSchema } from '../support/postgres.js';
 import { LOOPBACK_EGRESS_ALLOW, testSecretKeyFile } from '../support/service.js';
+import { limitsFile } from '../support/limits.js';
 
 const KEY = 'reminders-key-0123456789abcdef';
 const COMPANY = '33333333-3333-4333-8333-333333333333';
@@ -68,10 +69,8 @@ describe.each(['sqlite', 'postgres'] as const)('reminders through the service on
         'http://127.0.0.1:9',
         ...(kind === 'postgres' ? ['--secret-key-file', testSecretKeyFile()] : []),
         ...LOOPBACK_EGRESS_ALLOW,
-        '--reminder-scan-interval',
-        '100',
-        '--delivery-retry-base',
-        '50',
+
+        ...limitsFile({ reminderScanInterval: '100ms', deliveryRetryBase: '50ms' }),
       ],
       {},
     );

@@ -19,6 +19,7 @@ import { startReceiver } from '../integrations/helpers.js';
 import { dropSchema, randomSchema, testDatabaseUrl } from '../support/postgres.js';
 import { startTestService, type StoreKind, type TestService } from '../support/service.js';
 import { storeContract } from './contract.js';
+import { limitsFile } from '../support/limits.js';
 
 const key = (id: string, fill?: number): SecretKey => ({ id, key: fill === undefined ? randomBytes(32) : Buffer.alloc(32, fill) });
 const line = (k: SecretKey) => `${k.id}:${k.key.toString('base64')}`;
@@ -382,7 +383,7 @@ describe.each([
       services.pop();
 
       // same id, different key: as when the Secret was recreated by mistake
-      svc = await start(env, writeKeys(dir, [key('k1')], 'wrong'), ['--delivery-retry-base', '10000']);
+      svc = await start(env, writeKeys(dir, [key('k1')], 'wrong'), [...limitsFile({ deliveryRetryBase: '10s' })]);
       const logs = () => svc.logs.join('');
       expect(logs()).toContain('cannot decrypt');
       expect(logs()).toMatch(/"failed":4/);
@@ -416,7 +417,7 @@ describe.each([
       services.pop();
 
       // the right key back: delivered
-      svc = await start(env, writeKeys(dir, [right], 'right'), ['--delivery-retry-base', '10']);
+      svc = await start(env, writeKeys(dir, [right], 'right'), [...limitsFile({ deliveryRetryBase: '10ms' })]);
       const res2 = await svc.rest('/v1/events', {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

@@ -53,6 +53,8 @@ export interface TestServiceOptions {
    * The sender is certmgr-notify@example.com, so example.com is the allowed sender domain.
    */
   smtpConfigured?: boolean;
+  /** The console's built files served at /ui (default: the one next to the code, as `serve` finds it). */
+  consoleDir?: string;
 }
 
 export async function startTestService(
@@ -88,6 +90,7 @@ export async function startTestService(
     ],
     {},
   );
+  if (opts.consoleDir !== undefined) cfg.consoleDir = opts.consoleDir;
   // plus the keys of an --api-keys-file in extraArgs (scoped keys)
   cfg.apiKeys = [{ key: KEY_A, companyId: COMPANY_A }, { key: KEY_B, companyId: COMPANY_B }, ...cfg.apiKeys];
   const svc = await startService(cfg, log);
