@@ -22,7 +22,8 @@
  * The flat scenario runs BENCH_ROUNDS (default 3) timed rounds after a warm-up round, interleaved (Alertmanager,
  * then each engine, back to back); a row gives the medians, and its ratio the median of its per-round ratios to
  * Alertmanager's round. `BENCH_PEERS_PROFILE=<dir>` runs our hubs with `--cpu-prof` into that directory and prints
- * each profile's top frames by self time.
+ * each profile's top frames by self time. `BENCH_PEERS_NODE_FLAGS` replaces the image's node flags ('' for Node's
+ * defaults); `BENCH_PEERS_HUB_ARGS` adds `serve` flags (e.g. `--limits-file <file>`).
  *
  *   node_modules/.bin/node --import tsx bench/peers.ts
  */
@@ -289,8 +290,13 @@ async function alertmanagerPeer(rcv: Receiver): Promise<Peer> {
 
 // ---------------------------------------------------------------- our hub
 
-/** The node flags of the image's ENTRYPOINT (Dockerfile): the product's heap and semi-space settings. */
+/**
+ * The node flags of the image's ENTRYPOINT (Dockerfile): the product's heap and semi-space settings, unless
+ * BENCH_PEERS_NODE_FLAGS says otherwise ('' for Node's defaults).
+ */
 function productNodeFlags(): string[] {
+  const set = process.env.BENCH_PEERS_NODE_FLAGS;
+  if (set !== undefined) return set.split(/\s+/).filter(Boolean);
   const entry = /^ENTRYPOINT\s+(\[.*\])\s*$/m.exec(readFileSync(join(root, 'Dockerfile'), 'utf8'))?.[1];
   return entry ? (JSON.parse(entry) as string[]).filter((a) => a.startsWith('--')) : [];
 }
@@ -571,7 +577,7 @@ export async function run(): Promise<void> {
 
     const am = flats.get('alertmanager')!;
     console.log(
-      `\n${N} certificates not ready, ungrouped, posted in batches of ${BATCH} one after the other; storm: ${STORM} of one issuer grouped by issuer, group_wait ${GROUP_WAIT}; medians of ${ROUNDS} interleaved rounds; loopback receiver`,
+      `\nour hubs' node flags: ${productNodeFlags().join(' ') || "(Node's defaults)"}\n${N} certificates not ready, ungrouped, posted in batches of ${BATCH} one after the other; storm: ${STORM} of one issuer grouped by issuer, group_wait ${GROUP_WAIT}; medians of ${ROUNDS} interleaved rounds; loopback receiver`,
     );
     console.log(
       '| system | delivered/s | accepted/s | vs Alertmanager | p50 ms | p99 ms | max ms | CPU ms/notification | storm: notifications | storm: first after | RSS idle | peak RSS (VmHWM) |',
