@@ -14,14 +14,21 @@
  * - `legacy-tls`: a TLS Secret no Certificate manages, its endpoint serving another certificate → its own event.
  * - `fine`: its endpoint serves its Secret's certificate → silent: asserted after the others arrived and every
  *   endpoint was probed again, every event accepted and every delivery done, never by a timer alone.
- * The hub's inventory shows the verdicts (GraphQL `serving { … }` and the CSV's serving columns).
+ * The hub's inventory shows the verdicts (GraphQL `serving { … }` and the CSV's serving columns), and the console's
+ * certificates page (Chromium) the stale one at a glance.
  * Set CERTMGR_NOTIFY_KUBE_TESTS=0 to skip.
  */
 import { X509Certificate } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createSecureContext, createServer, type SecureContext, type Server } from 'node:tls';
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error: a plain .mjs build script without type declarations
+import { buildConsole } from '../../scripts/build.mjs';
 import { startEmitter, type RunningEmitter } from '../../src/emitter/index.js';
 import { installCertManagerCrds } from '../fixtures/cert-manager-crds.js';
 import { startReceiver, type Receiver } from '../integrations/helpers.js';
@@ -32,6 +39,7 @@ import { TEST_EMITTER_BACKOFFS } from '../emitter/fixtures.js';
 import { sign, tlsSecret, type Pem } from '../support/openssl-ca.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const NS = 'shop';
 const DAY = 86_400_000;
 const CLUSTER = 'served';
@@ -134,6 +142,7 @@ describe.skipIf(skip)('served truth: what endpoints serve held against their Sec
   let kc: KubeConfig;
   let custom: CustomObjectsApi;
   let emitter: RunningEmitter | undefined;
+  let work: string | undefined;
   const endpoints = new Map<string, Endpoint>();
   const now = Date.now();
   const leaf = (cn: string, notBefore: number, notAfter: number): Pem => sign({ cn: `${cn}.shop.example`, notBefore, notAfter });
@@ -216,7 +225,9 @@ describe.skipIf(skip)('served truth: what endpoints serve held against their Sec
 
   beforeAll(async () => {
     await ensureKubeBinaries();
-    [env, svc, hook] = await Promise.all([startKubeEnv(), startTestService('sqlite'), startReceiver()]);
+    work = mkdtempSync(join(tmpdir(), 'cmn-served-truth-'));
+    const ui = await (buildConsole as (outdir: string) => Promise<string>)(join(work, 'build'));
+    [env, svc, hook] = await Promise.all([startKubeEnv(), startTestService('sqlite', [], { consoleDir: ui }), startReceiver()]);
     kc = env.kubeConfig();
     custom = kc.makeApiClient(CustomObjectsApi);
     await installCertManagerCrds(kc);
@@ -264,7 +275,8 @@ describe.skipIf(skip)('served truth: what endpoints serve held against their Sec
       apiKey: KEY_A,
       clusterName: CLUSTER,
       stateNamespace: 'certmgr-notify',
-      gracePeriodMs: 1000,
+      // long enough for the reload hint's pod look-up (milliseconds here) to be in the first message
+      gracePeriodMs: 2000,
       unknownGracePeriodMs: 1000,
       issuingGracePeriodMs: 1000,
       inventoryBatchMs: 100,
@@ -281,6 +293,7 @@ describe.skipIf(skip)('served truth: what endpoints serve held against their Sec
     await hook?.close();
     await svc?.close();
     await env?.stop();
+    if (work) rmSync(work, { recursive: true, force: true });
   });
 
   const payloads = (): Payload[] => hook.requests.map((r) => (JSON.parse(r.body) as { data: Payload }).data);
@@ -419,6 +432,32 @@ describe.skipIf(skip)('served truth: what endpoints serve held against their Sec
       return c?.servingStatus === 'STALE' ? c : undefined;
     });
     expect(inv.serving[0]).toMatchObject({ status: 'STALE', servedSerial: serialOf(webOld), servedNotAfter: notAfterOf(webOld) });
+
+    // the console's certificates page: the renewal not reloaded at a glance, the endpoint unfolded
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+    try {
+      const page = await browser.newPage();
+      page.setDefaultTimeout(20_000);
+      await page.goto(`${svc.url}/ui/`);
+      await page.getByLabel('API key').fill(KEY_A);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('link', { name: 'Certificates', exact: true }).click();
+      const served = (secret: string) => page.locator(`tr[data-certificate="${secret}"] td.served-cell`);
+      await served('web-tls').locator('li').first().waitFor();
+      expect(await served('web-tls').locator('summary').textContent()).toMatch(/^stale — renewed \d+m( \d+s)? ago1 endpoint$/);
+      expect(await served('web-tls').locator('li').allTextContents()).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^web\\.shop\\.example at ${endpoints.get('web')!.address}: stale, serves ${serialOf(webOld)} \\(until .* UTC\\), checked `,
+          ),
+        ),
+      ]);
+      expect(await served('api-tls').locator('summary').textContent()).toMatch(/^mismatch/);
+      expect(await served('pay-tls').locator('summary').textContent()).toMatch(/^expired/);
+      expect(await served('fine-tls').textContent()).toBe('ok1 endpoint');
+    } finally {
+      await browser.close();
+    }
 
     // the consumer reloads: the endpoint serves the Secret's certificate
     endpoints.get('web')!.serve(webNew);
