@@ -74,15 +74,15 @@ export interface ServeConfig {
   requestTimeoutMs: number;
   /** On SIGTERM, in-flight requests get this long (ms) before remaining connections are closed. */
   shutdownTimeoutMs: number;
-  /** Per-company quotas (issue 7): creating one more is refused with QUOTA_EXCEEDED. */
+  /** Per-company quotas: creating one more is refused with QUOTA_EXCEEDED. */
   maxRoutersPerCompany: number;
   maxIntegrationsPerCompany: number;
-  /** Inventory (issue 10): clusters and certificate rows a company may have; when a cluster counts as silent. */
+  /** Inventory: clusters and certificate rows a company may have; when a cluster counts as silent. */
   maxClustersPerCompany: number;
   maxCertificatesPerCompany: number;
-  /** Notification templates (issue 11) a company may have. */
+  /** Notification templates a company may have. */
   maxTemplatesPerCompany: number;
-  /** Silences (issue 11) a company may have, not counting ended ones. */
+  /** Silences a company may have, not counting ended ones. */
   maxSilencesPerCompany: number;
   /** The highest rateLimit.perSecond a tenant may set on an integration; 0: no bound (unlimited allowed too). */
   maxIntegrationRate: number;
