@@ -10,6 +10,7 @@ import { CHART, LazyKubeEnv, documents, helmEnv, helmNotes, helmTemplate, run } 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { loadAgentConfig, loadServeConfig } from '../../src/config.js';
+import { LIMITS } from '../../src/limits.js';
 import { parseKeyFile } from '../../src/store/secret-box.js';
 import { REPO_ROOT } from '../../src/tools/gen-crds.js';
 import { installCertManagerCrds } from '../fixtures/cert-manager-crds.js';
@@ -66,6 +67,7 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
       [
         'ClusterRole/rel-certmgr-notify',
         'ClusterRoleBinding/rel-certmgr-notify',
+        'ConfigMap/rel-certmgr-notify-limits',
         'CustomResourceDefinition/monitoringconfigs.notify.certmgr.io',
         'CustomResourceDefinition/notificationproviders.notify.certmgr.io',
         'CustomResourceDefinition/notificationrouters.notify.certmgr.io',
@@ -221,7 +223,12 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         .template.spec.containers[0]!.env;
     /** The container's environment as the kubelet would give it: references resolved to stand-in values. */
     const resolved = (env: Env[]): NodeJS.ProcessEnv =>
-      Object.fromEntries(env.map((e) => [e.name, e.value ?? (e.valueFrom?.secretKeyRef ? 'cmn_remote-key-0123456789abcdef' : 'pod-0')]));
+      Object.fromEntries(
+        env
+          // the limits file is a mounted ConfigMap (read here in the mode tests below)
+          .filter((e) => e.name !== 'CERTMGR_NOTIFY_LIMITS_FILE')
+          .map((e) => [e.name, e.value ?? (e.valueFrom?.secretKeyRef ? 'cmn_remote-key-0123456789abcdef' : 'pod-0')]),
+      );
 
     it('wires the remote service key from apiKey.existingSecret, and the rendered env passes the config parser', async () => {
       const ms = await template('--set', 'operator.serviceUrl=https://hub.example.com', '--set', 'apiKey.existingSecret=hub-key');
@@ -243,6 +250,16 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         /operator.serviceUrl \(remote mode\) needs apiKey.existingSecret/,
       );
     });
+  });
+
+  it('the schema of the limits value names exactly the keys of the limits file, durations as strings', () => {
+    const schema = JSON.parse(readFileSync(join(CHART, 'values.schema.json'), 'utf8')) as {
+      definitions: { limits: { additionalProperties: boolean; properties: Record<string, { type?: string }> } };
+    };
+    const { properties, additionalProperties } = schema.definitions.limits;
+    expect(additionalProperties).toBe(false);
+    expect(Object.keys(properties).sort()).toEqual(LIMITS.map((l) => l.key).sort());
+    for (const l of LIMITS) expect(properties[l.key]!.type, l.key).toBe(l.kind === 'count' ? 'integer' : undefined);
   });
 
   it('values are schema-checked', async () => {
@@ -340,14 +357,13 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
       expect(c.ports).toContainEqual({ name: 'webhook', containerPort: 9443, protocol: 'TCP' });
       const envs = Object.fromEntries(c.env.map((e: { name: string; value?: string }) => [e.name, e.value]));
       expect(envs).toMatchObject({
-        CERTMGR_NOTIFY_WEBHOOK_PORT: '9443',
         CERTMGR_NOTIFY_WEBHOOK_CERT_DIR: '/etc/certmgr-notify/webhook-certs',
       });
       expect(c.volumeMounts).toContainEqual({ name: 'webhook-certs', mountPath: '/etc/certmgr-notify/webhook-certs', readOnly: true });
       expect(pod.volumes).toContainEqual({ name: 'webhook-certs', secret: { secretName: serving['spec'].secretName } });
     });
 
-    it('is off by default; failurePolicy, port and timeout are values; typos and bad values are refused', async () => {
+    it('is off by default; failurePolicy and timeout are values; typos and bad values are refused', async () => {
       const off = await template();
       expect(off.some((m) => m.kind === 'ValidatingWebhookConfiguration' || m.kind === 'Certificate' || m.kind === 'Issuer')).toBe(false);
       const offEnv = JSON.stringify(off.find((m) => m.kind === 'Deployment'));
@@ -359,8 +375,6 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         '--set',
         'webhook.failurePolicy=Fail',
         '--set',
-        'webhook.port=10250',
-        '--set',
         'webhook.timeoutSeconds=10',
       );
       const hook = (
@@ -369,10 +383,11 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         }
       ).webhooks[0]!;
       expect(hook).toMatchObject({ failurePolicy: 'Fail', timeoutSeconds: 10 });
-      expect(JSON.stringify(ms.find((m) => m.kind === 'Deployment'))).toContain('"containerPort":10250');
+      expect(JSON.stringify(ms.find((m) => m.kind === 'Deployment'))).toContain('"containerPort":9443');
 
       await expect(template('--set', 'webhook.enabled=true', '--set', 'webhook.failurePolicy=Maybe')).rejects.toThrow(/failurePolicy/);
       await expect(template('--set', 'webhook.enable=true')).rejects.toThrow(/enable/);
+      // the port is the binary's (9443): not a value
       await expect(template('--set', 'webhook.enabled=true', '--set', 'webhook.port=8080')).rejects.toThrow(/port/);
       await expect(template('--set', 'webhook.enabled=true', '--set', 'webhook.timeoutSeconds=31')).rejects.toThrow(/timeoutSeconds/);
     });
@@ -452,6 +467,11 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
      * The container's environment as the kubelet gives it: Secret references resolved to a stand-in key, field
      * references to a pod name, and paths of mounted files to the same files written here (`files`: path → text).
      */
+    /** The rendered limits file (the ConfigMap mounted at the path of CERTMGR_NOTIFY_LIMITS_FILE), as `files` of resolved. */
+    const limitsOf = (ms: Manifest[]): Record<string, string> => {
+      const path = envMap(ms)['CERTMGR_NOTIFY_LIMITS_FILE']!;
+      return { [path]: one<{ data: Record<string, string> }>(ms, 'ConfigMap', 'rel-certmgr-notify-limits').data['limits.yaml']! };
+    };
     const resolved = (env: Env[], files: Record<string, string> = {}): NodeJS.ProcessEnv => {
       const dir = mkdtempSync(join(tmpdir(), 'cmn-chart-files-'));
       const at = new Map(
@@ -513,26 +533,44 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
       expect(podOf(own).volumes.find((v) => v.name === 'data')?.persistentVolumeClaim).toEqual({ claimName: 'my-data' });
     });
 
-    it('standalone: clusterName, clusterId and grace periods reach the process (through the config parser); unset, none is rendered', async () => {
-      const plain = envMap(await template());
+    it('standalone: clusterName, clusterId, grace periods and limits reach the process (through the config parser); unset, none is rendered', async () => {
+      const plainMs = await template();
+      const plain = envMap(plainMs);
       for (const k of Object.keys(plain)) expect(k).not.toMatch(/CLUSTER_|GRACE|EMITTER/);
+      expect(limitsOf(plainMs)).toEqual({ '/etc/certmgr-notify/limits/limits.yaml': '{}\n' });
       const ms = await template(
         '--set',
         'clusterName=prod-eu-1',
         '--set',
         'clusterId=0f4a4b8e-1c2d-4e5f-8a9b-0c1d2e3f4a5b',
         '--set',
-        'health.gracePeriodMs=60000',
+        'health.gracePeriod=1m',
         '--set',
-        'health.unknownGracePeriodMs=0',
+        'health.unknownGracePeriod=0s',
         '--set',
-        'health.issuingGracePeriodMs=1800000',
+        'health.issuingGracePeriod=30m',
         '--set',
         'health.renewalOverdueGrace=2h',
+        '--set',
+        'limits.deliveryTimeout=5s',
+        '--set',
+        'limits.maxRoutersPerCompany=50',
+        '--set',
+        'limits.leaseDuration=20s',
       );
       const c = podOf(ms).containers[0]!;
       expect(c.args).toEqual(['serve']);
-      const cfg = loadServeConfig(c.args.slice(1), resolved(c.env));
+      // a changed limits file rolls the pods
+      expect(
+        one<{ spec: { template: { metadata: { annotations: Record<string, string> } } } }>(ms, 'Deployment').spec.template.metadata
+          .annotations['checksum/limits'],
+      ).not.toBe(
+        one<{ spec: { template: { metadata: { annotations: Record<string, string> } } } }>(plainMs, 'Deployment').spec.template.metadata
+          .annotations['checksum/limits'],
+      );
+      const cfg = loadServeConfig(c.args.slice(1), resolved(c.env, limitsOf(ms)));
+      expect(cfg).toMatchObject({ deliveryTimeoutMs: 5_000, maxRoutersPerCompany: 50 });
+      expect(cfg.kubeOptions.leaseDurationMs).toBe(20_000);
       expect(cfg.kube).toBe('on');
       expect(cfg.kubeOptions).toMatchObject({
         clusterName: 'prod-eu-1',
@@ -545,7 +583,9 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
       });
       await expect(template('--set', 'clusterId=not-a-uuid')).rejects.toThrow(/clusterId/);
       await expect(template('--set', 'health.renewalOverdueGrace=3600')).rejects.toThrow(/renewalOverdueGrace/);
-      await expect(template('--set', 'health.gracePeriodMs=-1')).rejects.toThrow(/gracePeriodMs/);
+      await expect(template('--set', 'health.gracePeriod=5')).rejects.toThrow(/gracePeriod/);
+      await expect(template('--set', 'limits.deliveryTimeout=5000')).rejects.toThrow(/deliveryTimeout/);
+      await expect(template('--set', 'limits.maxRouters=1')).rejects.toThrow(/maxRouters/);
       await expect(template('--set', 'health.graceMs=1')).rejects.toThrow(/graceMs/);
       await expect(template('--set', 'mode=cluster')).rejects.toThrow(/mode/);
     });
@@ -560,7 +600,7 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         expect(ms.some((m) => m.kind === 'PersistentVolumeClaim')).toBe(false);
         expect(kindsOf(ms)).toContain('Service/rel-certmgr-notify');
         const c = podOf(ms).containers[0]!;
-        const cfg = loadServeConfig(c.args.slice(1), resolved(c.env));
+        const cfg = loadServeConfig(c.args.slice(1), resolved(c.env, limitsOf(ms)));
         expect(cfg.store).toBe('postgres://notify@db:5432/notify');
         expect(cfg.kube).toBe('on'); // the operator, for this cluster's CRDs
         expect(cfg.kubeOptions.emitter).toBe(false); // a hub's cluster may run no cert-manager
@@ -584,7 +624,7 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         const none = await template('--set', 'mode=hub', '--set', 'hub.operator=false');
         expect(none.filter((m) => /Role/.test(m.kind))).toEqual([]);
         const c = podOf(none).containers[0]!;
-        expect(loadServeConfig(c.args.slice(1), resolved(c.env)).kube).toBe('off');
+        expect(loadServeConfig(c.args.slice(1), resolved(c.env, limitsOf(none))).kube).toBe('off');
 
         await expect(template('--set', 'mode=hub', '--set', 'hub.operator=false', '--set', 'hub.emitter=true')).rejects.toThrow(
           /hub.emitter needs hub.operator/,
@@ -657,7 +697,7 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
           '--set',
           'agent.maxPendingEvents=5000',
           '--set',
-          'health.gracePeriodMs=1000',
+          'health.gracePeriod=1s',
           '--set',
           'agent.watchNamespace=apps',
           '--set',
@@ -667,7 +707,7 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         expect(more).toMatchObject({
           CERTMGR_NOTIFY_API_KEY_FILE: '/etc/certmgr-notify/hub-api-key/key',
           CERTMGR_NOTIFY_MAX_PENDING_EVENTS: '5000',
-          CERTMGR_NOTIFY_HEALTH_GRACE_PERIOD: '1000',
+          CERTMGR_NOTIFY_HEALTH_GRACE_PERIOD: '1s',
           CERTMGR_NOTIFY_WATCH_NAMESPACE: 'apps',
         });
         const moreC = podOf(moreMs).containers[0]!;
@@ -818,7 +858,7 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
       const ms = await template('--set', 'egressAllow={10.20.0.0/16,*.corp.example}', '--set', 'publicUrl=https://notify.example.com/');
       expect(envMap(ms)['CERTMGR_NOTIFY_EGRESS_ALLOW']).toBe('10.20.0.0/16,*.corp.example');
       const c = podOf(ms).containers[0]!;
-      const cfg = loadServeConfig(c.args.slice(1), resolved(c.env));
+      const cfg = loadServeConfig(c.args.slice(1), resolved(c.env, limitsOf(ms)));
       expect(cfg.egressAllow).toEqual({ cidrs: ['10.20.0.0/16'], hosts: ['*.corp.example'] });
       expect(cfg.publicUrl).toBe('https://notify.example.com');
       // a hub's egressAllow is its own (an agent sends nothing to tenant URLs)
@@ -938,7 +978,7 @@ describe.skipIf(skip)('Helm chart charts/certmgr-notify', () => {
         const c = podOf(ms).containers[0]!;
         const keysPath = envMap(ms)['CERTMGR_NOTIFY_API_KEYS_FILE']!;
         const cfg = loadServeConfig(c.args.slice(1), {
-          ...resolved(c.env, { [keysPath]: keysSecret.stringData['keys.yaml']! }),
+          ...resolved(c.env, { [keysPath]: keysSecret.stringData['keys.yaml']!, ...limitsOf(ms) }),
           // the store URL comes from the example's Secret
           CERTMGR_NOTIFY_STORE: secrets.find((s) => s.metadata.name === 'certmgr-notify-store')!.stringData['url'],
         });

@@ -69,8 +69,8 @@ const RESTRICTED_VOLUMES = ['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephe
 function envOf(c: Container): NodeJS.ProcessEnv {
   return Object.fromEntries(
     c.env
-      // the keys file is read at load (a read-only Secret volume, not here); its keys only add to the env's key
-      .filter((e) => e.name !== 'CERTMGR_NOTIFY_API_KEYS_FILE')
+      // the keys and limits files are read at load (read-only volumes, not here); they only add to the env
+      .filter((e) => e.name !== 'CERTMGR_NOTIFY_API_KEYS_FILE' && e.name !== 'CERTMGR_NOTIFY_LIMITS_FILE')
       .map((e) => [e.name, e.value ?? 'from-a-secret-0123456789']),
   );
 }
@@ -87,7 +87,7 @@ function writtenDirs(c: Container): string[] {
   const sqlite = /^sqlite:(.+)$/.exec(cfg.store);
   // the store, its WAL files and, with no --secret-key-file, the generated secret key next to it
   if (sqlite && sqlite[1] !== ':memory:') dirs.push(posix.dirname(abs(sqlite[1]!)));
-  // no key configured: a generated one is written to --api-key-path
+  // no key configured: a generated one is written beside the SQLite store (or ./data)
   if (cfg.apiKeys.length === 0) dirs.push(posix.dirname(abs(cfg.apiKeyPath)));
   return dirs;
 }

@@ -63,7 +63,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if eq .Values.mode "hub" }}{{ if .Values.hub.emitter }}true{{ end }}{{ else }}true{{ end }}
 {{- end }}
 
-{{- /* The emitter's settings shared by every mode: cluster name and id, grace periods (only those set). */}}
+{{- /* The emitter's settings shared by every mode: cluster name and id. */}}
 {{- define "certmgr-notify.emitterEnv" -}}
 {{- with .Values.clusterName }}
 - name: CERTMGR_NOTIFY_CLUSTER_NAME
@@ -73,23 +73,37 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 - name: CERTMGR_NOTIFY_CLUSTER_ID
   value: {{ . | quote }}
 {{- end }}
+{{- end }}
+
+{{- /* The agent's grace periods (health, only those set): its flags. Serve takes them in its limits file. */}}
+{{- define "certmgr-notify.agentHealthEnv" -}}
 {{- $h := .Values.health | default dict }}
-{{- if not (kindIs "invalid" $h.gracePeriodMs) }}
+{{- with $h.gracePeriod }}
 - name: CERTMGR_NOTIFY_HEALTH_GRACE_PERIOD
-  value: {{ $h.gracePeriodMs | int64 | quote }}
+  value: {{ . | quote }}
 {{- end }}
-{{- if not (kindIs "invalid" $h.unknownGracePeriodMs) }}
+{{- with $h.unknownGracePeriod }}
 - name: CERTMGR_NOTIFY_HEALTH_UNKNOWN_GRACE_PERIOD
-  value: {{ $h.unknownGracePeriodMs | int64 | quote }}
+  value: {{ . | quote }}
 {{- end }}
-{{- if not (kindIs "invalid" $h.issuingGracePeriodMs) }}
+{{- with $h.issuingGracePeriod }}
 - name: CERTMGR_NOTIFY_HEALTH_ISSUING_GRACE_PERIOD
-  value: {{ $h.issuingGracePeriodMs | int64 | quote }}
+  value: {{ . | quote }}
 {{- end }}
 {{- with $h.renewalOverdueGrace }}
 - name: CERTMGR_NOTIFY_HEALTH_RENEWAL_OVERDUE_GRACE
   value: {{ . | quote }}
 {{- end }}
+{{- end }}
+
+{{- /* serve's limits file (YAML): the limits value, plus the health grace periods under their keys. */}}
+{{- define "certmgr-notify.limits" -}}
+{{- $l := deepCopy (.Values.limits | default dict) }}
+{{- $h := .Values.health | default dict }}
+{{- range $value, $key := dict "gracePeriod" "healthGracePeriod" "unknownGracePeriod" "healthUnknownGracePeriod" "issuingGracePeriod" "healthIssuingGracePeriod" "renewalOverdueGrace" "healthRenewalOverdueGrace" }}
+{{- with index $h $value }}{{ $_ := set $l $key . }}{{ end }}
+{{- end }}
+{{- toYaml $l }}
 {{- end }}
 
 {{- /*
