@@ -32,6 +32,7 @@ describe('templates: desired record and update plan', () => {
         GOOGLE_CHAT: null,
         DISCORD: null,
         GENERIC_WEBHOOK: null,
+        ALERTMANAGER: null,
       },
     });
   });
