@@ -62,4 +62,4 @@ EXPOSE 8080
 # 100,000 certificates with a relist) and a 1 MiB semi-space: the GC keeps its headroom small instead of letting
 # the heap grow towards the limit (docs/performance.md "Scale").
 ENTRYPOINT ["node", "--max-old-space-size-percentage=50", "--max-semi-space-size=1", "dist/certmgr-notify.mjs"]
-CMD ["serve", "--store", "sqlite:/data/certmgr-notify.db", "--api-key-path", "/data/api-key"]
+CMD ["serve", "--store", "sqlite:/data/certmgr-notify.db"]

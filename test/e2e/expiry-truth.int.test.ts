@@ -1,7 +1,7 @@
 /**
  * Expiry reports told from the cluster's own TLS Secrets, through the whole path: real X.509 certificates
  * (openssl) in TLS Secrets of a REAL kube-apiserver + etcd (cert-manager CRDs) → the emitter's inventory reporter
- * (agent facts) → the in-process service's POST /v1/inventory → its expiry scan (--expiry-scan-interval 1000) →
+ * (agent facts) → the in-process service's POST /v1/inventory → its expiry scan (expiryScanInterval 1s) →
  * delivery to a loopback webhook. The service's scanner runs on real time, so the certificates' own dates put
  * them in (or out of) their windows: `openssl ca` signs with a notBefore in the past where a test needs one.
  * Absence is asserted after the expected report arrived and two more complete scans, never by a timer alone.

@@ -58,7 +58,7 @@ describe.skipIf(skip)('emitter: cert-manager conditions and TLS Secrets → even
     unknownGracePeriodMs: 60_000,
     issuingGracePeriodMs: GRACE,
     resyncMs: 1_000,
-    // TLS Secrets go to the service's POST /v1/inventory; its scanner (--expiry-scan-interval 1000) sends expirations
+    // TLS Secrets go to the service's POST /v1/inventory; its scanner (expiryScanInterval 1s) sends expirations
     inventoryBatchMs: 100,
     ...TEST_EMITTER_BACKOFFS,
     registry, // shared across restarts, as in `serve` (metrics are registered once)

@@ -1,5 +1,5 @@
 /**
- * The scanner as `serve` runs it (src/main.ts): started with the service, every --expiry-scan-interval, its
+ * The scanner as `serve` runs it (src/main.ts): started with the service, every expiryScanInterval, its
  * events routed and delivered by the same process; stopped by close(). In-process service on SQLite.
  */
 import { randomUUID } from 'node:crypto';

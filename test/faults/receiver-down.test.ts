@@ -6,7 +6,7 @@
  *    then it listens again on the same port and answers 503 for a while, then 200. Outcomes: every delivery id
  *    reached the receiver with a 2xx answer, every row ends DELIVERED (none DEAD), and every repeat carries the
  *    same webhook-id and the same body (per dedup_key for the incident integration).
- * 2. Down longer than --delivery-max-age: every row ends DEAD, listed by deliveries(filter: {status: DEAD}) with
+ * 2. Down longer than deliveryMaxAge: every row ends DEAD, listed by deliveries(filter: {status: DEAD}) with
  *    an error that says why; once the receiver is back, new events are delivered and nothing dead is sent.
  * Together: "delivered or visibly dead-lettered".
  */
@@ -84,7 +84,7 @@ describe('a receiver down for a while, then back (SQLite)', () => {
   it('refused, then 503, then 200: every delivery reached the receiver, all DELIVERED, none DEAD, repeats identical', async () => {
     const port = await downPort();
     const base = `http://127.0.0.1:${port}`;
-    // --delivery-max-age 10 min: nothing may die during the outage; retry base 50 ms keeps the backoff short.
+    // deliveryMaxAge 10m: nothing may die during the outage; retry base 50 ms keeps the backoff short.
     const args = [
       '--incident-events-url',
       base,
@@ -183,7 +183,7 @@ describe('a receiver down for a while, then back (SQLite)', () => {
     );
   }, 120_000);
 
-  it('down longer than --delivery-max-age: every row DEAD and listed as such; nothing dead is sent once it is back', async () => {
+  it('down longer than deliveryMaxAge: every row DEAD and listed as such; nothing dead is sent once it is back', async () => {
     const port = await downPort();
     const base = `http://127.0.0.1:${port}`;
     // The smallest max age the config allows (1 s): the outage outlasts it.

@@ -20,7 +20,7 @@ import { limitsFile } from '../support/limits.js';
 
 const READ = 'read-key-company-a-console-0123';
 const PUBLIC_URL = 'https://hub.example.com/notify';
-/** A lease is 3 × --delivery-timeout (2 s here): the wait covers several. */
+/** A lease is 3 × deliveryTimeout (2 s here): the wait covers several. */
 const SETTLE_MS = 30_000;
 
 export function consoleApiSuite(kind: StoreKind): void {

@@ -1,6 +1,6 @@
 /**
  * / "every request is answered or timed out; shutdown has a deadline": slow senders are cut by
- * the request timeout, and a graceful stop does not wait for hanging or keep-alive clients past --shutdown-timeout.
+ * the request timeout, and a graceful stop does not wait for hanging or keep-alive clients past shutdownTimeout.
  */
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -38,7 +38,7 @@ function slowClient(svc: TestService, head: string) {
 const SLOW_GRAPHQL = `POST /graphql HTTP/1.1\r\nHost: x\r\nsvc-api-key: ${KEY_A}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`;
 
 describe('request and shutdown deadlines', () => {
-  it('a client that never finishes its request gets 408 after --request-timeout and is disconnected', async () => {
+  it('a client that never finishes its request gets 408 after requestTimeout and is disconnected', async () => {
     const svc = await start([...limitsFile({ requestTimeout: '500ms' })]);
     const c = slowClient(svc, SLOW_GRAPHQL);
     await c.closed;
@@ -46,7 +46,7 @@ describe('request and shutdown deadlines', () => {
     expect(c.received()).toMatch(/^HTTP\/1\.1 408 /);
   });
 
-  it('a graceful stop closes hanging and keep-alive connections after --shutdown-timeout', async () => {
+  it('a graceful stop closes hanging and keep-alive connections after shutdownTimeout', async () => {
     // request timeout far beyond the test timeout: only the shutdown deadline can end these clients
     const svc = await start([...limitsFile({ requestTimeout: '10m', shutdownTimeout: '300ms' })]);
     const slow = slowClient(svc, SLOW_GRAPHQL);
