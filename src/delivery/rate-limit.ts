@@ -43,7 +43,7 @@ interface Bucket {
   tokens: number;
   updatedAt: number;
   /** Reservations not yet used, in the order their slots come: the i-th one's slot is the i-th after the bucket's debt. */
-  queue: Reservation[];
+  queue: ReservationQueue;
   /** Each flow's (router's) last tag in the queue. */
   lastTag: Map<string, number>;
   /** The tag of the last reservation used: the virtual time of an empty queue. */
@@ -85,16 +85,63 @@ export interface TakeOptions {
 
 const byTag = (a: Reservation, b: Reservation) => a.tag - b.tag || a.seq - b.seq;
 
-/** Where `r` is in `queue` (ordered by byTag), or -1. */
-function indexIn(queue: readonly Reservation[], r: Reservation): number {
-  let lo = 0;
-  let hi = queue.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (byTag(queue[mid]!, r) < 0) lo = mid + 1;
-    else hi = mid;
+/**
+ * One bucket's reservations ordered by (tag, seq): an array read from `head` on, so that taking the first one (the
+ * usual case: slots are used in order) moves nothing, and one near the front moves only those before it.
+ */
+class ReservationQueue {
+  #items: (Reservation | undefined)[] = [];
+  #head = 0;
+
+  get size(): number {
+    return this.#items.length - this.#head;
   }
-  return queue[lo] === r ? lo : -1;
+
+  at(i: number): Reservation {
+    return this.#items[this.#head + i]!;
+  }
+
+  /** Where `r` is, or -1 (binary search by its tag and seq). */
+  indexOf(r: Reservation): number {
+    let lo = this.#head;
+    let hi = this.#items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (byTag(this.#items[mid]!, r) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return this.#items[lo] === r ? lo - this.#head : -1;
+  }
+
+  /** Puts `r` after every reservation of a smaller or equal tag; returns its position. */
+  insert(r: Reservation): number {
+    let lo = this.#head;
+    let hi = this.#items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.#items[mid]!.tag <= r.tag) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo === this.#items.length) this.#items.push(r);
+    else this.#items.splice(lo, 0, r);
+    return lo - this.#head;
+  }
+
+  removeAt(i: number): void {
+    if (i < this.size / 2) {
+      // the ones before it move back by one: the front moves, not the (long) rest
+      for (let j = this.#head + i; j > this.#head; j--) this.#items[j] = this.#items[j - 1];
+      this.#items[this.#head++] = undefined;
+      if (this.#head === this.#items.length) this.#items = [];
+      else if (this.#head > 1024 && this.#head * 2 > this.#items.length) this.#items = this.#items.slice(this.#head);
+      else return;
+      this.#head = 0;
+    } else this.#items.splice(this.#head + i, 1);
+  }
+
+  *[Symbol.iterator](): Iterator<Reservation> {
+    for (let j = this.#head; j < this.#items.length; j++) yield this.#items[j]!;
+  }
 }
 
 /**
@@ -164,17 +211,17 @@ export class RateLimiter {
     if (key !== undefined) {
       const r = this.#reservations.get(key);
       if (r && r.bucketKey === bucketKey) {
-        const i = indexIn(b.queue, r);
+        const i = b.queue.indexOf(r);
         if (i >= 0) {
           const wait = this.#waitAt(b, i, now);
           if (wait > 0) {
             r.at = now + wait;
             return wait;
           }
-          b.queue.splice(i, 1);
+          b.queue.removeAt(i);
           this.#reservations.delete(key);
           b.served = Math.max(b.served, r.tag);
-          if (b.queue.length === 0) b.lastTag.clear();
+          if (b.queue.size === 0) b.lastTag.clear();
           return 0;
         }
         this.#reservations.delete(key);
@@ -187,19 +234,11 @@ export class RateLimiter {
     const perTokenMs = 1000 / b.limit.ratePerSec;
     if (key === undefined) return Math.max(1, Math.ceil((1 - b.tokens) * perTokenMs));
     const flow = opts.flow ?? '';
-    const head = b.queue.length ? b.queue[0]!.tag : b.served;
+    const head = b.queue.size ? b.queue.at(0).tag : b.served;
     const tag = Math.max(head, (b.lastTag.get(flow) ?? -Infinity) + 1);
     b.lastTag.set(flow, tag);
     const r: Reservation = { key, bucketKey, tag, seq: ++b.seq, at: now };
-    // after every reservation of a smaller or equal tag (binary search for the first greater one)
-    let lo = 0;
-    let hi = b.queue.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (b.queue[mid]!.tag <= tag) lo = mid + 1;
-      else hi = mid;
-    }
-    b.queue.splice(lo, 0, r);
+    const at = b.queue.insert(r);
     b.tokens -= 1;
     this.#reservations.set(key, r);
     while (this.#reservations.size > this.#caps.maxReservations) {
@@ -207,7 +246,7 @@ export class RateLimiter {
       if (oldest === undefined || oldest === key) break;
       this.release(oldest);
     }
-    const wait = Math.max(1, this.#waitAt(b, lo, now));
+    const wait = Math.max(1, this.#waitAt(b, at, now));
     r.at = now + wait;
     return wait;
   }
@@ -224,7 +263,7 @@ export class RateLimiter {
 
   /** ms until the i-th reservation of `b` may go: once the bucket's debt is down to the reservations behind it. */
   #waitAt(b: Bucket, i: number, now: number): number {
-    const behind = b.queue.length - 1 - i;
+    const behind = b.queue.size - 1 - i;
     const missing = -behind - tokensAt(b, now);
     // (a hair under a whole ms is float noise, not one more ms)
     return missing <= 0 ? 0 : Math.ceil(missing * (1000 / b.limit.ratePerSec) - 1e-6);
@@ -237,17 +276,17 @@ export class RateLimiter {
     this.#reservations.delete(key);
     const b = this.#buckets.get(r.bucketKey);
     if (!b) return;
-    const i = indexIn(b.queue, r);
-    if (i >= 0) b.queue.splice(i, 1);
+    const i = b.queue.indexOf(r);
+    if (i >= 0) b.queue.removeAt(i);
     if (refund) b.tokens = Math.min(b.limit.burst, b.tokens + 1);
-    if (b.queue.length === 0) b.lastTag.clear();
+    if (b.queue.size === 0) b.lastTag.clear();
   }
 
   #bucket(bucketKey: string, limit: RateLimit, now: number): Bucket {
     let b = this.#buckets.get(bucketKey);
     if (!b) {
       if (this.#buckets.size >= this.#caps.maxBuckets) this.#shed(now);
-      b = { limit, tokens: limit.burst, updatedAt: now, queue: [], lastTag: new Map(), served: 0, seq: 0 };
+      b = { limit, tokens: limit.burst, updatedAt: now, queue: new ReservationQueue(), lastTag: new Map(), served: 0, seq: 0 };
       this.#buckets.set(bucketKey, b);
       return b;
     }
@@ -267,7 +306,7 @@ export class RateLimiter {
   }
 
   #full(b: Bucket, now: number): boolean {
-    return b.queue.length === 0 && tokensAt(b, now) >= b.limit.burst;
+    return b.queue.size === 0 && tokensAt(b, now) >= b.limit.burst;
   }
 
   #forget(bucketKey: string, b: Bucket): void {
@@ -291,14 +330,14 @@ export class RateLimiter {
     for (const [k, b] of this.#buckets) {
       // a reservation whose slot came and that was not seen for long after it was told to come back (its delivery
       // went elsewhere): forgotten, its slot spent (the ones behind keep theirs). Due ones are a prefix.
-      for (let i = 0; i < b.queue.length && this.#waitAt(b, i, now) === 0;) {
-        const r = b.queue[i]!;
+      for (let i = 0; i < b.queue.size && this.#waitAt(b, i, now) === 0;) {
+        const r = b.queue.at(i);
         if (now - r.at > FORGET_AFTER_MS) {
-          b.queue.splice(i, 1);
+          b.queue.removeAt(i);
           this.#reservations.delete(r.key);
         } else i++;
       }
-      if (b.queue.length === 0) b.lastTag.clear();
+      if (b.queue.size === 0) b.lastTag.clear();
       if (this.#full(b, now) && now - b.updatedAt > FORGET_AFTER_MS) this.#forget(k, b);
     }
   }

@@ -189,6 +189,19 @@ describe('RateLimiter (token bucket per integration)', () => {
       }
     });
 
+    it('a long backlog: used in order and out of order near the front, every one goes at its slot, once', () => {
+      const l = new RateLimiter({ SLACK: { ratePerSec: 10, burst: 1 } }, { maxReservations: 10_000 });
+      expect(l.take('s', 'SLACK', T, 'k0', { flow: 'A' })).toBe(0);
+      const n = 3000;
+      for (let i = 1; i <= n; i++) expect(l.take('s', 'SLACK', T, `k${i}`, { flow: 'A' })).toBe(i * 100);
+      // the second one comes back before the first (both due): each goes once, the rest keep their slots
+      expect(l.take('s', 'SLACK', T + 200, 'k2', { flow: 'A' })).toBe(0);
+      expect(l.take('s', 'SLACK', T + 200, 'k1', { flow: 'A' })).toBe(0);
+      for (let i = 3; i <= n; i++) expect(l.take('s', 'SLACK', T + i * 100, `k${i}`, { flow: 'A' }), `k${i}`).toBe(0);
+      expect(l.size.reservations).toBe(0);
+      expect(l.take('s', 'SLACK', T + n * 100, 'late', { flow: 'B' })).toBe(100);
+    });
+
     it('a released reservation moves the ones behind it up; a stale one is forgotten without moving the others', () => {
       const l = new RateLimiter({ SLACK: { ratePerSec: 1, burst: 1 } });
       l.take('s', 'SLACK', T);
