@@ -3,7 +3,7 @@
  * implement exactly these; test/store/order-contract checks the SQL against this module.
  *
  * Key: (integration, correlation key). The correlation key is the incident dedup_key
- * (correlationKeyOf in integrations/render.ts), the same for every integration type: one resource
+ * (correlationKeyOf in model/correlation.ts), the same for every integration type: one resource
  * (kind + cluster + namespace + name), or one expiration rule of one certificate.
  *
  * Order of a key's deliveries ("older" / "newer"): (orderAt, orderSeq, id), ascending.
@@ -26,9 +26,10 @@
  * (recorded, never sent) carries no state to the receiver, so it supersedes nothing.
  */
 import type { InternalEvent } from '../events/families.js';
-import { correlationKeyOf, viewOf } from '../integrations/render.js';
 import { descriptorOf } from '../integrations/registry.js';
 import type { OrderMode } from '../integrations/types.js';
+import { correlationKeyOf } from '../model/correlation.js';
+import { viewOf } from '../model/event-view.js';
 import type { DeliveryStatus, IntegrationType } from '../store/types.js';
 
 export type { OrderMode } from '../integrations/types.js';

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { EventOrder } from '../delivery/order.js';
 import type { InternalEvent } from '../events/families.js';
-import { viewOf } from '../integrations/render.js';
+import { viewOf } from '../model/event-view.js';
 import type { GroupRow, MemberRow } from './records.js';
 
 export type { GroupRow, MemberRow } from './records.js';

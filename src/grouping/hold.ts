@@ -16,7 +16,8 @@
 import { createHash } from 'node:crypto';
 import { compareOrder } from '../delivery/order.js';
 import type { InternalEvent } from '../events/families.js';
-import { correlationKeyOf, viewOf } from '../integrations/render.js';
+import { correlationKeyOf } from '../model/correlation.js';
+import { viewOf } from '../model/event-view.js';
 import type { FlushPlan, MemberCounts } from './decide.js';
 import type { GroupRow } from './records.js';
 

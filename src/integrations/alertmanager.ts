@@ -22,16 +22,8 @@
 import { INTEGRATION_META } from '../model/integration-types.js';
 import { consoleUrlOf } from '../templates/variables.js';
 import { checkTenantUrl, postAndClassify, truncateChars } from './http.js';
-import {
-  boundedLabels,
-  incidentActionOf,
-  memberLines,
-  renderNotification,
-  severityOf,
-  viewOf,
-  type EventView,
-  type Rendered,
-} from './render.js';
+import { viewOf, type EventView } from '../model/event-view.js';
+import { boundedLabels, incidentActionOf, memberLines, renderNotification, severityOf, type Rendered } from './render.js';
 import {
   DEFAULT_EGRESS,
   type DeliveryResult,

@@ -6,17 +6,9 @@
  * renaming, removing or retyping a member makes a v2 with a new dataschema.
  */
 import type { EventType } from '../events/families.js';
-import {
-  boundedLabels,
-  correlationKeyOf,
-  memberLineOf,
-  renderNotification,
-  type CertificateSubject,
-  type EventKind,
-  type EventState,
-  type RootCause,
-  type Severity,
-} from './render.js';
+import { correlationKeyOf } from '../model/correlation.js';
+import type { CertificateSubject, EventKind, EventState, RootCause } from '../model/event-view.js';
+import { boundedLabels, memberLineOf, renderNotification, type Severity } from './render.js';
 import type { GroupMember, Notification } from './types.js';
 
 const PAYLOAD_VERSION = 'v1';

@@ -5,7 +5,7 @@
  * newer state first is never undone.
  */
 import type { EventTypeId, InternalEvent } from '../events/families.js';
-import { viewOf } from '../integrations/render.js';
+import { viewOf } from '../model/event-view.js';
 import type { RouterRecord } from '../model/records.js';
 import type { ReminderRecord, StoreOps } from '../store/types.js';
 import { admitOpens, decideOnEvent, remindsFor, type AcceptedForReminder, type ReminderState } from './decide.js';

@@ -3,7 +3,7 @@
  * events, the unhealthy resources, and putting a dead letter back in the queue. All company-scoped and bounded.
  */
 import { isEventType, type InternalEvent } from '../events/families.js';
-import { viewOf } from '../integrations/render.js';
+import { viewOf } from '../model/event-view.js';
 import type { DeliveryRecord, EventCursor, EventRecord, UnhealthyCursor, UnhealthyResourceRecord } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError } from './errors.js';

@@ -1,11 +1,12 @@
 /**
- * The variables a template sees (docs/templates.md), derived from the Notification with render.ts's view
- * functions. Pure. Hub-extension fields of the event data (daysUntilExpiry, notAfter, runbookUrl, clusterName...)
+ * The variables a template sees (docs/templates.md), derived from the Notification with the event view
+ * (model/event-view.ts) and render.ts's texts. Pure. Hub-extension fields of the event data (daysUntilExpiry, notAfter, runbookUrl, clusterName...)
  * are read defensively: a client-sent event may lack them, and then the variable is null.
  */
 import type { InternalEvent } from '../events/families.js';
 import { render } from '../integrations/render.js';
 import type { GroupMember, Notification } from '../integrations/types.js';
+import type { EventView } from '../model/event-view.js';
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const int = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) ? v : null);
@@ -14,7 +15,7 @@ function member(m: GroupMember) {
   return { eventId: m.eventId, type: m.event.type, data: m.event.data, occurredAt: new Date(m.occurredAt).toISOString() };
 }
 
-function clusterOf(event: InternalEvent, view: ReturnType<typeof render>['view']): { id: string | null; name: string | null } {
+function clusterOf(event: InternalEvent, view: EventView): { id: string | null; name: string | null } {
   if (view.kind !== 'certificateExpiration') return { id: view.cluster.id || null, name: view.cluster.name || null };
   return { id: str(event.data['clusterId']), name: str(event.data['clusterName']) };
 }

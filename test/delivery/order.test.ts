@@ -9,7 +9,8 @@ import {
   type OrderMode,
   type OrderVerdict,
 } from '../../src/delivery/order.js';
-import { correlationKeyOf, viewOf } from '../../src/integrations/render.js';
+import { correlationKeyOf } from '../../src/model/correlation.js';
+import { viewOf } from '../../src/model/event-view.js';
 import { INTEGRATION_TYPES } from '../../src/model/integration-types.js';
 import { EVENTS } from '../integrations/helpers.js';
 

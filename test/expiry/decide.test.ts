@@ -6,7 +6,7 @@ import { cutPage, groupCertificates, type ExpiryCertificate } from '../../src/ex
 import { DAY_MS, certIdOf, certKey, decideExpiry, decodeMarks, scanHorizon, type ExpiryState } from '../../src/expiry/decide.js';
 import { daysUntilExpiry } from '../../src/model/days-left.js';
 import { MAX_PLACES, expiryEvent, notificationDate } from '../../src/expiry/message.js';
-import { certificateRef } from '../../src/integrations/render.js';
+import { certificateRef } from '../../src/model/event-view.js';
 import type { ExpiryInventoryRow } from '../../src/store/types.js';
 
 const NOW = Date.parse('2026-11-12T06:00:00Z');

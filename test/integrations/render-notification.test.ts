@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { InternalEvent } from '../../src/events/families.js';
-import {
-  incidentActionOf,
-  incidentKeyOf,
-  MAX_NAMED_MEMBERS,
-  renderNotification,
-  runbookUrlOf,
-  viewOf,
-  type Rendered,
-} from '../../src/integrations/render.js';
+import { incidentActionOf, incidentKeyOf, MAX_NAMED_MEMBERS, renderNotification, type Rendered } from '../../src/integrations/render.js';
 import type { Notification, NotificationGroup } from '../../src/integrations/types.js';
 import { certEvent, CLUSTER_ID, EVENTS, groupNotification, integration, notification, outageGroup } from './helpers.js';
 
@@ -337,29 +329,6 @@ describe('missing and mistyped fields', () => {
   it('a group whose counts are below its lists trusts the lists', () => {
     const g = { ...outageGroup(5), firingCount: 0 };
     expect(group(g).title).toBe('Issuer letsencrypt-prod in cluster prod: 5 certificates not ready');
-  });
-});
-
-describe('runbookUrlOf', () => {
-  it.each([
-    [RUNBOOK, RUNBOOK],
-    ['http://wiki.internal/rb?id=1#x', 'http://wiki.internal/rb?id=1#x'],
-    ['https://x.example/a"onmouseover="b<c>', 'https://x.example/a%22onmouseover=%22b%3Cc%3E'],
-    ['javascript:alert(1)', null],
-    ['data:text/html,hi', null],
-    ['/relative', null],
-    ['https://x.example/a b', null],
-    ['https://x.example/\u0000', null],
-    [`https://x.example/${'a'.repeat(2048)}`, null],
-    [42, null],
-  ])('%s -> %s', (raw, url) => {
-    expect(runbookUrlOf({ runbookUrl: raw })).toBe(url);
-  });
-
-  it('is read for every event kind', () => {
-    for (const type of Object.keys(EVENTS) as (keyof typeof EVENTS)[]) {
-      expect(viewOf({ type, data: { runbookUrl: RUNBOOK } }).runbookUrl).toBe(RUNBOOK);
-    }
   });
 });
 

@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  certificateRef,
-  correlationKeyOf,
-  factsOf,
-  render,
-  severityOf,
-  summaryOf,
-  titleOf,
-  viewOf,
-} from '../../src/integrations/render.js';
-import { APP_ID, CERT_ID, CLUSTER_ID, EVENTS } from './helpers.js';
+import { factsOf, render, severityOf, summaryOf, titleOf } from '../../src/integrations/render.js';
+import { correlationKeyOf } from '../../src/model/correlation.js';
+import { viewOf } from '../../src/model/event-view.js';
+import { APP_ID, CLUSTER_ID, EVENTS } from './helpers.js';
 
 describe('titles and severities', () => {
   it.each([
@@ -46,19 +39,7 @@ describe('titles and severities', () => {
   });
 });
 
-describe('viewOf', () => {
-  it('normalizes a certificate event', () => {
-    const v = viewOf(EVENTS['evt.healthstatus.certmgr-certificate-resource.notready']);
-    expect(v).toMatchObject({
-      kind: 'certificate',
-      state: 'unhealthy',
-      cluster: { id: CLUSTER_ID, name: 'prod' },
-      resource: { namespace: 'shop', name: 'shop-tls', id: null },
-      reason: 'DoesNotExist',
-      certificate: { issuerName: 'letsencrypt-prod', dnsNames: ['shop.example.com', 'www.shop.example.com'] },
-    });
-  });
-
+describe('render', () => {
   it('never throws on missing or mistyped data', () => {
     for (const type of Object.keys(EVENTS) as (keyof typeof EVENTS)[]) {
       for (const data of [{}, { SANs: 'x', subject: [1], applicationIds: 'a', threshold: 'NaN' }]) {
@@ -67,70 +48,6 @@ describe('viewOf', () => {
         expect(correlationKeyOf(r.view).length).toBeGreaterThan(0);
       }
     }
-  });
-
-  it('reads threshold and ruleId given as numeric strings', () => {
-    const v = viewOf({ type: 'evt.policy.expiringcertificates.failed', data: { threshold: '14', ruleId: '7' } });
-    expect(v).toMatchObject({ threshold: 14, ruleId: 7 });
-  });
-});
-
-describe('certificateRef (expiration identity)', () => {
-  it('prefers an explicit certificateId', () => {
-    expect(certificateRef({ certificateId: 'abc', message: `id ${CERT_ID}` })).toBe('abc');
-  });
-  it('takes the UUID in the message that is not an application id', () => {
-    expect(certificateRef(EVENTS['evt.policy.expiringcertificates.failed'].data)).toBe(CERT_ID);
-    expect(certificateRef({ applicationIds: [APP_ID], message: `application ${APP_ID.toUpperCase()} cert ${CERT_ID}` })).toBe(CERT_ID);
-  });
-  it('falls back to the name, then to a hash of the message', () => {
-    expect(certificateRef({ name: 'n1', message: 'no ids here' })).toBe('name:n1');
-    const a = certificateRef({ message: 'm1' });
-    expect(a).toMatch(/^message:[0-9a-f]{32}$/);
-    expect(certificateRef({ message: 'm2' })).not.toBe(a);
-  });
-});
-
-describe('correlationKeyOf', () => {
-  const key = (type: keyof typeof EVENTS, data?: Record<string, unknown>) =>
-    correlationKeyOf(viewOf({ type, data: data ?? EVENTS[type].data }));
-
-  it('is shared by unhealthy and restored events of the same resource', () => {
-    expect(key('evt.healthstatus.certmgr-issuer.notready')).toBe(`certmgr:issuer:${CLUSTER_ID}:cert-manager:letsencrypt-prod`);
-    expect(key('evt.healthstatus.certmgr-issuer.active')).toBe(key('evt.healthstatus.certmgr-issuer.notready'));
-    expect(key('evt.healthstatus.certmgr-certificate-resource.active')).toBe(key('evt.healthstatus.certmgr-certificate-resource.notready'));
-  });
-
-  it('differs by kind, cluster, namespace and name', () => {
-    const base = EVENTS['evt.healthstatus.certmgr-issuer.notready'].data;
-    const k = key('evt.healthstatus.certmgr-issuer.notready');
-    expect(key('evt.healthstatus.certmgr-certificate-resource.notready', { ...base, certificateName: base['issuerName'] })).not.toBe(k);
-    expect(key('evt.healthstatus.certmgr-issuer.notready', { ...base, clusterId: 'other' })).not.toBe(k);
-    expect(key('evt.healthstatus.certmgr-issuer.notready', { ...base, namespace: 'other' })).not.toBe(k);
-    expect(key('evt.healthstatus.certmgr-issuer.notready', { ...base, issuerName: 'other' })).not.toBe(k);
-    // The status text does not matter.
-    expect(key('evt.healthstatus.certmgr-issuer.notready', { ...base, statusMessage: 'new text', statusReason: 'Other' })).toBe(k);
-  });
-
-  it('is per certificate and rule for expiration', () => {
-    const base = EVENTS['evt.policy.expiringcertificates.failed'].data;
-    const k = key('evt.policy.expiringcertificates.failed');
-    expect(k).toBe(`certmgr:certificateExpiration:${CERT_ID}:rule:2`);
-    expect(key('evt.policy.expiringcertificates.failed', { ...base, notificationDate: '2026-03-02T09:00:00Z', threshold: 29 })).toBe(k);
-    expect(key('evt.policy.expiringcertificates.failed', { ...base, ruleId: 3 })).not.toBe(k);
-    expect(
-      key('evt.policy.expiringcertificates.failed', {
-        ...base,
-        message: String(base['message']).replace(CERT_ID, '00000000-0000-4000-8000-000000000000'),
-      }),
-    ).not.toBe(k);
-  });
-
-  it('hashes keys longer than 255 characters', () => {
-    const data = { ...EVENTS['evt.healthstatus.certmgr-issuer.notready'].data, issuerName: 'i'.repeat(253), namespace: 'n'.repeat(63) };
-    const k = key('evt.healthstatus.certmgr-issuer.notready', data);
-    expect(k).toMatch(/^certmgr:issuer:sha256:[0-9a-f]{64}$/);
-    expect(key('evt.healthstatus.certmgr-issuer.active', data)).toBe(k);
   });
 });
 
