@@ -238,7 +238,7 @@ export class RateLimiter {
     const tag = Math.max(head, (b.lastTag.get(flow) ?? -Infinity) + 1);
     b.lastTag.set(flow, tag);
     const r: Reservation = { key, bucketKey, tag, seq: ++b.seq, at: now };
-    const at = b.queue.insert(r);
+    b.queue.insert(r);
     b.tokens -= 1;
     this.#reservations.set(key, r);
     while (this.#reservations.size > this.#caps.maxReservations) {
@@ -246,7 +246,8 @@ export class RateLimiter {
       if (oldest === undefined || oldest === key) break;
       this.release(oldest);
     }
-    const wait = Math.max(1, this.#waitAt(b, at, now));
+    // (its position after the cap may have cancelled one ahead of it)
+    const wait = Math.max(1, this.#waitAt(b, b.queue.indexOf(r), now));
     r.at = now + wait;
     return wait;
   }

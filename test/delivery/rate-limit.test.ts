@@ -101,8 +101,11 @@ describe('RateLimiter (token bucket per integration)', () => {
     expect(l.size.buckets).toBe(3);
     // reservations: the oldest is cancelled past the cap
     l.take('r', 'SLACK', T);
-    for (const k of ['k1', 'k2', 'k3']) l.take('r', 'SLACK', T, k);
+    // k3 past the cap cancels k1 (its token back): k3 is told the slot it has then, right behind k2
+    expect(['k1', 'k2', 'k3'].map((k) => l.take('r', 'SLACK', T, k))).toEqual([1000, 2000, 2000]);
     expect(l.size.reservations).toBe(2);
+    expect(l.take('r', 'SLACK', T + 1000, 'k2')).toBe(0);
+    expect(l.take('r', 'SLACK', T + 1000, 'k3')).toBe(1000);
   });
 
   it('rejects nonsense limits; 0 per second is unlimited', () => {
