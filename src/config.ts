@@ -92,7 +92,6 @@ export interface ServeConfig {
   /** Admission webhook: served (HTTPS) when a directory with tls.crt/tls.key is given. */
   webhookCertDir: string | undefined;
   webhookPort: number;
-  webhookHost: string | undefined;
   /** Operator in remote mode: the API key comes from this Secret (namespace/name[:key]). */
   serviceApiKeySecret: { namespace: string; name: string; key: string } | undefined;
   kubeOptions: {
@@ -108,7 +107,6 @@ export interface ServeConfig {
     clusterName: string | undefined;
     clusterId: string | undefined;
     emitter: boolean;
-    emitterNamespace: string | undefined;
     emitterWatchNamespace: string | undefined;
     healthGracePeriodMs: number | undefined;
     healthUnknownGracePeriodMs: number | undefined;
@@ -495,7 +493,6 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     serviceApiKey: one(flags, env, 'service-api-key'),
     webhookCertDir: one(flags, env, 'webhook-cert-dir'),
     webhookPort: WEBHOOK_PORT,
-    webhookHost: undefined,
     serviceApiKeySecret: parseSecretRef(one(flags, env, 'service-api-key-secret')),
     kubeOptions: {
       watchNamespace: one(flags, env, 'watch-namespace'),
@@ -510,7 +507,6 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
       clusterName: one(flags, env, 'cluster-name'),
       clusterId: uuidOpt(one(flags, env, 'cluster-id'), 'cluster-id'),
       emitter: bool(one(flags, env, 'emitter'), 'emitter', true),
-      emitterNamespace: undefined,
       emitterWatchNamespace: one(flags, env, 'emitter-watch-namespace'),
       healthGracePeriodMs: limits.healthGracePeriod,
       healthUnknownGracePeriodMs: limits.healthUnknownGracePeriod,

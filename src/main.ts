@@ -263,7 +263,7 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
     // stateless; every replica serves it, leader or not
     webhook = await startAdmissionWebhook({
       port: cfg.webhookPort,
-      host: cfg.webhookHost ?? cfg.host,
+      host: cfg.host,
       certFile: join(cfg.webhookCertDir, 'tls.crt'),
       keyFile: join(cfg.webhookCertDir, 'tls.key'),
       logger: log, // adds component: admission-webhook
@@ -298,7 +298,7 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
         ...('apiKeySecret' in service ? { apiKeySecret: service.apiKeySecret } : { apiKey: service.apiKey }),
         clusterName: k.clusterName ?? 'kubernetes',
         ...(k.clusterId ? { clusterId: k.clusterId } : {}),
-        ...((k.emitterNamespace ?? k.leaseNamespace) ? { stateNamespace: (k.emitterNamespace ?? k.leaseNamespace)! } : {}),
+        ...(k.leaseNamespace ? { stateNamespace: k.leaseNamespace } : {}),
         ...(k.emitterWatchNamespace ? { watchNamespace: k.emitterWatchNamespace } : {}),
         ...(k.healthGracePeriodMs !== undefined ? { gracePeriodMs: k.healthGracePeriodMs } : {}),
         ...(k.healthUnknownGracePeriodMs !== undefined ? { unknownGracePeriodMs: k.healthUnknownGracePeriodMs } : {}),

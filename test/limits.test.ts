@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LIMITS, LimitsError, limitOf, loadLimitsFile, parseLimits } from '../src/limits.js';
+import { LIMITS, LimitsError, formatLimit, limitOf, loadLimitsFile, parseLimits } from '../src/limits.js';
 import { DEFAULT_QUOTAS } from '../src/service/quotas.js';
 
 const W = '--limits-file l.yaml';
@@ -81,5 +81,12 @@ describe('loadLimitsFile', () => {
     expect(() => loadLimitsFile(join(dir, 'missing.yaml'))).toThrow(`--limits-file ${join(dir, 'missing.yaml')}: ENOENT`);
     const bad = file('bad.yaml', 'a: [\n');
     expect(() => loadLimitsFile(bad)).toThrow(`--limits-file ${bad}: `);
+  });
+});
+
+describe('serve --help', () => {
+  it('lists every key of the limits file with its default', async () => {
+    const { SERVE_USAGE } = await import('../src/cli/usage.js');
+    for (const l of LIMITS) expect(SERVE_USAGE).toMatch(new RegExp(`^  ${l.key} +.*\\(default ${formatLimit(l, l.default)}\\)$`, 'm'));
   });
 });

@@ -1,10 +1,11 @@
 /** Usage texts of every command, and the start-time warning about secrets given on the command line. */
 import { AGENT_FLAGS, SERVE_FLAGS, envName } from '../config.js';
+import { LIMITS, formatLimit } from '../limits.js';
 import { CEL_EVAL_USAGE } from './cel-eval.js';
 import { INTEGRATION_TYPES } from '../model/integration-types.js';
 
 const SECRET_ARGV_NOTE = `API keys: prefer the environment variable CERTMGR_NOTIFY_API_KEY or --api-keys-file (or let serve generate
-./data/api-key). A key given as --api-key on the command line is visible to every local user in \`ps\`, and
+<store dir>/api-key). A key given as --api-key on the command line is visible to every local user in \`ps\`, and
 \`npm start -- --api-key …\` echoes the whole command line, key included, on every start.`;
 
 export const SERVE_USAGE = `usage: certmgr-notify serve [flags]
@@ -14,6 +15,9 @@ Every flag is also read from the environment variable shown; flags win. --help, 
 
 flags:
 ${SERVE_FLAGS.map((f) => `  --${f.name.padEnd(28)} ${f.help}  [${envName(f.name)}]`).join('\n')}
+
+limits file keys (--limits-file, YAML; every key optional; durations such as 500ms, 30s, 5m, 1h):
+${LIMITS.map((l) => `  ${l.key.padEnd(30)} ${l.help} (default ${formatLimit(l, l.default)})`).join('\n')}
 
 ${SECRET_ARGV_NOTE}
 `;
