@@ -1,7 +1,8 @@
 /**
  * The variables a template sees (docs/templates.md), derived from the Notification with the event view
- * (model/event-view.ts) and render.ts's texts. Pure. Hub-extension fields of the event data (daysUntilExpiry, notAfter, runbookUrl, clusterName...)
- * are read defensively: a client-sent event may lack them, and then the variable is null.
+ * (model/event-view.ts) and render.ts's texts. Pure. Hub-extension fields of the event data (daysUntilExpiry,
+ * notAfter, runbookUrl, clusterName...) are read defensively: a client-sent event may lack them, and then the
+ * variable is null.
  */
 import type { InternalEvent } from '../events/families.js';
 import { render } from '../integrations/render.js';
