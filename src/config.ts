@@ -13,7 +13,7 @@ import { parseSenderDomains } from './integrations/email-address.js';
 
 export const DEFAULT_COMPANY_ID = '00000000-0000-4000-8000-000000000001';
 /** The admission webhook's HTTPS port (on --host). */
-export const WEBHOOK_PORT = 9443;
+const WEBHOOK_PORT = 9443;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** What a key may do (see src/http/auth.ts): `admin` everything, `agent` post events only, `read` queries only. */
