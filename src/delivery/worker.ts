@@ -38,285 +38,40 @@
  * Multiple workers (processes/replicas) may share one PostgreSQL store: claims use
  * FOR UPDATE SKIP LOCKED. The rate limiter is per process.
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { isEventType } from '../events/families.js';
 import type { DeliveryResult, Notification, Notifier } from '../integrations/types.js';
 import type { Logger } from '../log/logger.js';
 import { LogLimiter, type LogCause, type LogLevel } from '../log/limiter.js';
-import type {
-  ClaimedDelivery,
-  DeliveryOutcome,
-  DeliveryQueueOps,
-  DeliveryStats,
-  IntegrationRecord,
-  IntegrationType,
-  StoreOps,
-  SupersedeCheck,
-} from '../store/types.js';
-import { Batcher } from './batcher.js';
-import { FailureLogWindow } from './failure-log.js';
-import { decide, DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_AGE_MS, DEFAULT_MAX_DELAY_MS, errorOf, type Decision } from './backoff.js';
-import { orderModeOf } from './order.js';
-import { POISON_AFTER_ABANDONED, poisonedError, triageClaims } from './poison.js';
-import { RateLimiter, type RateLimit } from './rate-limit.js';
-import { SecretKeyError } from '../store/secret-box.js';
+import type { ClaimedDelivery, DeliveryOutcome, IntegrationRecord, IntegrationType, SupersedeCheck } from '../store/types.js';
 import type { TemplateRenderer } from '../templates/renderer.js';
-import { parseSnapshot } from '../grouping/snapshot.js';
+import { decide, errorOf, type Decision } from './backoff.js';
+import { Batcher } from './batcher.js';
+import { integrationGone, integrationsOfBatch, checkClaim, type IntegrationOf } from './claim.js';
+import { createMetrics, type WorkerMetrics } from './metrics.js';
+import {
+  ATTEMPT_GRACE_MS,
+  workerOptions,
+  type DeliveryWorkerDeps,
+  type DeliveryWorkerOptions,
+  type DeliveryWorkerStore,
+} from './options.js';
+import { orderModeOf } from './order.js';
+import { triageClaims } from './poison.js';
+import { RateLimiter } from './rate-limit.js';
+import { Recorder, UNKNOWN_TYPE } from './record.js';
+import { renderNotification } from './render.js';
+import { notifierCache, SendSlots, sendAttempt } from './send.js';
 
-/** A group notification's `group` (and `reminder` for a repeat) from the snapshot its delivery was written with. */
-function groupOf(d: ClaimedDelivery): Pick<Notification, 'group' | 'reminder'> {
-  const snap = d.groupSnapshot === undefined ? null : parseSnapshot(d.groupSnapshot);
-  return snap ? { group: snap.group, ...(snap.reminder ? { reminder: true } : {}) } : {};
-}
+export { DELIVERY_METRICS } from './metrics.js';
+export type { DeliveryWorkerDeps, DeliveryWorkerOptions, DeliveryWorkerStore } from './options.js';
 
-/** Why the integration's secrets (decrypted on first access) cannot be read, or null. The message names row and key id only. */
-function unreadableSecrets(integration: IntegrationRecord): string | null {
-  try {
-    void integration.secrets;
-    return null;
-  } catch (err) {
-    if (err instanceof SecretKeyError) return `cannot decrypt the integration's secrets: ${err.message}`;
-    throw err;
-  }
-}
-
-export interface DeliveryWorkerOptions {
-  /**
-   * Sends in flight at once. Default 8. The worker holds at most three times as many claims not yet sent: the
-   * next batch (up to twice as many) is claimed while the current sends run; and six times as many in all, as
-   * outcomes are written behind the sends (a slow outcome write does not hold back the next claims, and the
-   * claims stay whole batches while outcomes wait).
-   */
-  concurrency: number;
-  /** Most rows claimed per claim query. Default = 2 × concurrency. */
-  batchSize: number;
-  /** How often to look for due work when idle. Default 500 ms; kick() wakes the worker at once. */
-  pollIntervalMs: number;
-  /** Per-attempt timeout (the notifiers have their own; this is the worker's hard stop). Default 10 s. */
-  attemptTimeoutMs: number;
-  /** How long a claim holds a row before another worker may take it. Default 3 × (attemptTimeoutMs + 1 s grace). */
-  leaseMs: number;
-  /** Give up (DEAD) when the next attempt would be later than createdAt + maxAgeMs. Default 24 h. */
-  maxAgeMs: number;
-  /** Backoff: ceiling of the first retry's delay. Default 1 s. */
-  baseDelayMs: number;
-  /** Backoff: largest delay ceiling. Default 10 min. */
-  maxDelayMs: number;
-  /** Per-type overrides of DEFAULT_RATE_LIMITS. */
-  rateLimits: Partial<Record<IntegrationType, RateLimit>>;
-  /** stop(): how long to wait for sends in flight before aborting them. Default attemptTimeoutMs. */
-  shutdownTimeoutMs: number;
-}
-
-/** What the worker needs from the store. */
-export type DeliveryWorkerStore = DeliveryQueueOps & Pick<StoreOps, 'getIntegration'>;
-
-export interface DeliveryWorkerDeps {
-  store: DeliveryWorkerStore;
-  /** The notifier for an integration type (called once per type; the result is cached). */
-  notifiers: (type: IntegrationType) => Notifier;
-  logger: Logger;
-  /** Registry to register the delivery metrics on (one worker per registry). Omit for no metrics. */
-  metrics?: Registry;
-  /** Per-tenant, per-cause limit of the per-delivery log lines (shared with ingestion). Default: the worker's own. */
-  logLimiter?: LogLimiter;
-  /** Epoch-ms clock. Default Date.now. */
-  clock?: () => number;
-  /** [0, 1) random source for backoff jitter. Default Math.random. */
-  rng?: () => number;
-  /**
-   * The current integration record. Default: the one the claim read in its transaction
-   * (ClaimedDelivery.integration), else store.getIntegration. Given, it is always called.
-   */
-  getIntegration?: (companyId: string, integrationId: string) => Promise<IntegrationRecord | null>;
-  /**
-   * Owner of this worker's claims, stable across a restart of the same pod/process and unique among live
-   * ones (two live workers under one id would take each other's claims at start: duplicates, never losses).
-   * Omit: claims are unnamed and only ever retaken after their lease.
-   */
-  instanceId?: string;
-  /** Renders the router's template into Notification.rendered (src/templates/renderer.ts); omit: no templates. */
-  templates?: Pick<TemplateRenderer, 'render'>;
-  /** A limiter shared with other senders (testIntegration); default a new one from options.rateLimits. */
-  rateLimiter?: RateLimiter;
-  options?: Partial<DeliveryWorkerOptions>;
-}
-
-const DEFAULT_WORKER_OPTIONS = {
-  concurrency: 8,
-  pollIntervalMs: 500,
-  attemptTimeoutMs: 10_000,
-  maxAgeMs: DEFAULT_MAX_AGE_MS,
-  baseDelayMs: DEFAULT_BASE_DELAY_MS,
-  maxDelayMs: DEFAULT_MAX_DELAY_MS,
-} as const;
-
-/** An attempt whose notifier ignores its abort is given up this long after its timeout: a claim must outlast both. */
-const ATTEMPT_GRACE_MS = 1_000;
-
-function workerOptions(o: Partial<DeliveryWorkerOptions> = {}): DeliveryWorkerOptions {
-  const positive = (v: number | undefined, d: number, what: string): number => {
-    if (v === undefined) return d;
-    if (!Number.isFinite(v) || v <= 0) throw new RangeError(`delivery worker: ${what} must be a positive number`);
-    return v;
-  };
-  const concurrency = Math.floor(positive(o.concurrency, DEFAULT_WORKER_OPTIONS.concurrency, 'concurrency'));
-  const attemptTimeoutMs = positive(o.attemptTimeoutMs, DEFAULT_WORKER_OPTIONS.attemptTimeoutMs, 'attemptTimeoutMs');
-  // An attempt is given up at the latest ATTEMPT_GRACE_MS after its timeout (a notifier may ignore its abort), so
-  // a claim must outlast both: three of them by default (a claimed row waits at most two for its send slot).
-  const attemptMaxMs = attemptTimeoutMs + ATTEMPT_GRACE_MS;
-  const leaseMs = positive(o.leaseMs, attemptMaxMs * 3, 'leaseMs');
-  if (leaseMs <= attemptMaxMs) {
-    throw new RangeError(
-      `delivery worker: leaseMs must be longer than attemptTimeoutMs + ${ATTEMPT_GRACE_MS} ms (an attempt, given up at most ${ATTEMPT_GRACE_MS} ms after its timeout, must end before its claim expires)`,
-    );
-  }
-  return {
-    concurrency: Math.max(1, concurrency),
-    batchSize: Math.max(1, Math.floor(positive(o.batchSize, 2 * concurrency, 'batchSize'))),
-    pollIntervalMs: positive(o.pollIntervalMs, DEFAULT_WORKER_OPTIONS.pollIntervalMs, 'pollIntervalMs'),
-    attemptTimeoutMs,
-    leaseMs,
-    maxAgeMs: positive(o.maxAgeMs, DEFAULT_WORKER_OPTIONS.maxAgeMs, 'maxAgeMs'),
-    baseDelayMs: positive(o.baseDelayMs, DEFAULT_WORKER_OPTIONS.baseDelayMs, 'baseDelayMs'),
-    maxDelayMs: positive(o.maxDelayMs, DEFAULT_WORKER_OPTIONS.maxDelayMs, 'maxDelayMs'),
-    rateLimits: o.rateLimits ?? {},
-    shutdownTimeoutMs: o.shutdownTimeoutMs !== undefined && o.shutdownTimeoutMs >= 0 ? o.shutdownTimeoutMs : attemptTimeoutMs,
-  };
-}
-
-const GAUGED_STATUSES: ReadonlyArray<keyof DeliveryStats> = ['PENDING', 'IN_FLIGHT', 'DEAD'];
-
-/** Metric names (all registered by the worker). */
-export const DELIVERY_METRICS = {
-  deliveries: 'certmgr_notify_deliveries_total',
-  attemptDuration: 'certmgr_notify_delivery_attempt_duration_seconds',
-  queueDepth: 'certmgr_notify_delivery_queue_depth',
-  oldestDue: 'certmgr_notify_delivery_oldest_due_seconds',
-  deadLetters: 'certmgr_notify_delivery_dead_letters_total',
-  rateLimited: 'certmgr_notify_delivery_rate_limited_total',
-  leaseLost: 'certmgr_notify_delivery_lease_lost_total',
-  superseded: 'certmgr_notify_deliveries_superseded_total',
-  poisoned: 'certmgr_notify_deliveries_poisoned_total',
-} as const;
-
-interface WorkerMetrics {
-  deliveries: Counter<'integration_type' | 'outcome'>;
-  attemptDuration: Histogram<'integration_type'>;
-  deadLetters: Counter<'integration_type'>;
-  rateLimited: Counter<'integration_type'>;
-  leaseLost: Counter<'integration_type'>;
-  superseded: Counter<'integration_type'>;
-  poisoned: Counter<'integration_type'>;
-}
-
-function existing<T>(registry: Registry, name: string): T | undefined {
-  return registry.getSingleMetric(name) as T | undefined;
-}
-
-function createMetrics(registry: Registry, store: DeliveryWorkerStore, clock: () => number): WorkerMetrics {
-  const r = [registry];
-  const m: WorkerMetrics = {
-    deliveries:
-      existing(registry, DELIVERY_METRICS.deliveries) ??
-      new Counter({
-        name: DELIVERY_METRICS.deliveries,
-        help: 'Delivery attempts by integration type and outcome (delivered, retry, dead)',
-        labelNames: ['integration_type', 'outcome'],
-        registers: r,
-      }),
-    attemptDuration:
-      existing(registry, DELIVERY_METRICS.attemptDuration) ??
-      new Histogram({
-        name: DELIVERY_METRICS.attemptDuration,
-        help: 'Duration of one delivery attempt (the request to the receiver)',
-        labelNames: ['integration_type'],
-        buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-        registers: r,
-      }),
-    deadLetters:
-      existing(registry, DELIVERY_METRICS.deadLetters) ??
-      new Counter({
-        name: DELIVERY_METRICS.deadLetters,
-        help: 'Deliveries that ended DEAD (permanent failure, maximum age, integration deleted or disabled)',
-        labelNames: ['integration_type'],
-        registers: r,
-      }),
-    rateLimited:
-      existing(registry, DELIVERY_METRICS.rateLimited) ??
-      new Counter({
-        name: DELIVERY_METRICS.rateLimited,
-        help: 'Deliveries deferred by the per-integration rate limit (queued, not dropped)',
-        labelNames: ['integration_type'],
-        registers: r,
-      }),
-    leaseLost:
-      existing(registry, DELIVERY_METRICS.leaseLost) ??
-      new Counter({
-        name: DELIVERY_METRICS.leaseLost,
-        help: 'Attempt outcomes not recorded because the claim had expired and the delivery was claimed again',
-        labelNames: ['integration_type'],
-        registers: r,
-      }),
-    superseded:
-      existing(registry, DELIVERY_METRICS.superseded) ??
-      new Counter({
-        name: DELIVERY_METRICS.superseded,
-        help: 'Deliveries not sent because a newer notification for the same integration and resource made them obsolete',
-        labelNames: ['integration_type'],
-        registers: r,
-      }),
-    poisoned:
-      existing(registry, DELIVERY_METRICS.poisoned) ??
-      new Counter({
-        name: DELIVERY_METRICS.poisoned,
-        help: `Deliveries dead-lettered unsent (POISONED) because their process died or stalled while they were in flight ${POISON_AFTER_ABANDONED} times`,
-        labelNames: ['integration_type'],
-        registers: r,
-      }),
-  };
-  if (!existing(registry, DELIVERY_METRICS.queueDepth)) {
-    new Gauge({
-      name: DELIVERY_METRICS.queueDepth,
-      help: 'Deliveries in the store by status: PENDING and IN_FLIGHT (the queue), DEAD (dead letters)',
-      labelNames: ['status'],
-      registers: r,
-      async collect() {
-        try {
-          const stats = await store.deliveryStats();
-          for (const s of GAUGED_STATUSES) this.set({ status: s }, stats[s]);
-        } catch {
-          // store closed or unreachable: keep the last values rather than failing the scrape
-        }
-      },
-    });
-  }
-  if (!existing(registry, DELIVERY_METRICS.oldestDue)) {
-    new Gauge({
-      name: DELIVERY_METRICS.oldestDue,
-      help: 'How long the most overdue due PENDING delivery has been waiting (0 when the queue keeps up)',
-      registers: r,
-      async collect() {
-        try {
-          this.set((await store.oldestPendingAge(clock())) / 1000);
-        } catch {
-          // as above
-        }
-      },
-    });
-  }
-  return m;
-}
-
-const UNKNOWN_TYPE = 'unknown';
 const MAX_DUE_HINTS = 1024;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class DeliveryWorker {
   readonly options: DeliveryWorkerOptions;
   readonly #store: DeliveryWorkerStore;
-  readonly #notifierOf: (type: IntegrationType) => Notifier;
-  readonly #notifiers = new Map<IntegrationType, Notifier>();
+  /** The notifier of a type (made once per type). */
+  readonly #notifier: (type: IntegrationType) => Notifier;
   readonly #log: Logger;
   readonly #metrics: WorkerMetrics | undefined;
   readonly #clock: () => number;
@@ -326,8 +81,6 @@ export class DeliveryWorker {
   readonly #ownIntegrationReads: boolean;
   readonly #limiter: RateLimiter;
   readonly #logLimiter: LogLimiter;
-  /** A failed attempt's warn line: at most one per integration per minute (failure-log.ts). */
-  readonly #failureLog = new FailureLogWindow();
   readonly #owner: string | null;
   readonly #templates: Pick<TemplateRenderer, 'render'> | undefined;
 
@@ -338,8 +91,7 @@ export class DeliveryWorker {
   /** Of those, the ones whose attempt has not ended (waiting for a send slot, or sending): at most 3 × concurrency. */
   #unsent = 0;
   /** Sends in progress (at most concurrency) and the claimed deliveries waiting for one, in claim order. */
-  #sending = 0;
-  #sendWaiters: (() => void)[] = [];
+  readonly #slots: SendSlots;
   #abort = new AbortController();
   #wake: (() => void) | undefined;
   /** While the loop sleeps: wake it no later than `at` (epoch ms). */
@@ -360,11 +112,12 @@ export class DeliveryWorker {
    */
   readonly #fences: Batcher<SupersedeCheck, boolean>;
   readonly #outcomes: Batcher<DeliveryOutcome, boolean>;
+  readonly #recorder: Recorder;
 
   constructor(deps: DeliveryWorkerDeps) {
     this.options = workerOptions(deps.options);
     this.#store = deps.store;
-    this.#notifierOf = deps.notifiers;
+    this.#notifier = notifierCache(deps.notifiers);
     this.#log = deps.logger.child({ component: 'delivery-worker' });
     this.#logLimiter = deps.logLimiter ?? new LogLimiter(this.#log, deps.metrics ? { registry: deps.metrics } : {});
     this.#clock = deps.clock ?? Date.now;
@@ -377,6 +130,15 @@ export class DeliveryWorker {
     this.#metrics = deps.metrics ? createMetrics(deps.metrics, deps.store, this.#clock) : undefined;
     this.#fences = new Batcher((items) => this.#store.supersedeMany(items, this.#clock()));
     this.#outcomes = new Batcher((items) => this.#store.recordOutcomes(items, this.#clock()));
+    this.#slots = new SendSlots(this.options.concurrency);
+    this.#recorder = new Recorder({
+      outcomes: this.#outcomes,
+      metrics: this.#metrics,
+      log: this.#log,
+      admit: (level, d, cause) => this.#admit(level, d, cause),
+      clock: this.#clock,
+      noteDue: (at) => this.#noteDue(at),
+    });
   }
 
   get running(): boolean {
@@ -473,16 +235,7 @@ export class DeliveryWorker {
             this.#log.error({ err, failures: this.#claimFailures }, 'delivery worker: claiming deliveries failed');
           }
         }
-        // The record the claim read (no round trip), else one read per integration per claim batch (the record
-        // decrypts its secrets once).
-        const integrations = new Map<string, Promise<IntegrationRecord | null>>();
-        const integrationOf = (d: ClaimedDelivery) => {
-          if (d.integration !== undefined && !this.#ownIntegrationReads) return Promise.resolve(d.integration);
-          const key = `${d.companyId}/${d.integrationId}`;
-          let p = integrations.get(key);
-          if (!p) integrations.set(key, (p = this.#getIntegration(d.companyId, d.integrationId)));
-          return p;
-        };
+        const integrationOf = integrationsOfBatch(this.#getIntegration, this.#ownIntegrationReads);
         const { poisoned, alone, rest } = triageClaims(batch);
         for (const d of poisoned) this.#track(d, integrationOf);
         if (alone) {
@@ -531,11 +284,7 @@ export class DeliveryWorker {
    * sent with nothing else in flight, so that if it kills this process again only its own claim is abandoned. The
    * rest of its batch goes back uncounted and is claimed again after it.
    */
-  async #sendAlone(
-    d: ClaimedDelivery,
-    others: readonly ClaimedDelivery[],
-    integrationOf: (d: ClaimedDelivery) => Promise<IntegrationRecord | null>,
-  ): Promise<void> {
+  async #sendAlone(d: ClaimedDelivery, others: readonly ClaimedDelivery[], integrationOf: IntegrationOf): Promise<void> {
     const now = this.#clock();
     await Promise.allSettled(others.map((o) => this.#store.deferDelivery(o.id, o.attempts, now, now)));
     await Promise.allSettled([...this.#inFlight]);
@@ -546,22 +295,6 @@ export class DeliveryWorker {
       );
     this.#track(d, integrationOf);
     await Promise.allSettled([...this.#inFlight]);
-  }
-
-  /** Resolves when this delivery may send (at most `concurrency` sends at once; waiters in claim order). */
-  #sendSlot(): Promise<void> {
-    if (this.#sending < this.options.concurrency) {
-      this.#sending++;
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve) => this.#sendWaiters.push(resolve));
-  }
-
-  #freeSendSlot(): void {
-    const next = this.#sendWaiters.shift();
-    if (next)
-      next(); // the slot passes on
-    else this.#sending--;
   }
 
   #noteDue(at: number): void {
@@ -581,7 +314,7 @@ export class DeliveryWorker {
   }
 
   /** Processes a claimed delivery. An ordered one heads a key, so its end may unblock the key's next one: claim again at once. */
-  #track(d: ClaimedDelivery, integrationOf: (d: ClaimedDelivery) => Promise<IntegrationRecord | null>): void {
+  #track(d: ClaimedDelivery, integrationOf: IntegrationOf): void {
     this.#unsent++;
     let unsent = true;
     const attempted = () => {
@@ -601,21 +334,8 @@ export class DeliveryWorker {
     this.#inFlight.add(tracked);
   }
 
-  #notifier(type: IntegrationType): Notifier {
-    let n = this.#notifiers.get(type);
-    if (!n) {
-      n = this.#notifierOf(type);
-      this.#notifiers.set(type, n);
-    }
-    return n;
-  }
-
   /** `attempted`: called when the attempt has ended (only its outcome is left to write). */
-  async #process(
-    d: ClaimedDelivery,
-    integrationOf: (d: ClaimedDelivery) => Promise<IntegrationRecord | null>,
-    attempted: () => void,
-  ): Promise<void> {
+  async #process(d: ClaimedDelivery, integrationOf: IntegrationOf, attempted: () => void): Promise<void> {
     let integration: IntegrationRecord | null;
     try {
       integration = await integrationOf(d);
@@ -626,33 +346,16 @@ export class DeliveryWorker {
       return;
     }
     if (!integration) {
-      return this.#record(d, UNKNOWN_TYPE, {
-        kind: 'dead',
-        error: `integration ${d.integrationId} no longer exists (deleted after the event was accepted)`,
-        statusCode: null,
-      });
+      return this.#recorder.record(d, UNKNOWN_TYPE, { kind: 'dead', error: integrationGone(d), statusCode: null });
     }
     const type = integration.type;
-    if (d.abandonedClaims >= POISON_AFTER_ABANDONED) {
-      this.#metrics?.poisoned.inc({ integration_type: type });
-      return this.#record(d, type, { kind: 'dead', error: poisonedError(d.abandonedClaims), statusCode: null });
+    const checked = checkClaim(d, integration);
+    if (checked.kind === 'dead') {
+      if (checked.poisoned) this.#metrics?.poisoned.inc({ integration_type: type });
+      return this.#recorder.record(d, type, { kind: 'dead', error: checked.error, statusCode: null });
     }
-    if (!integration.enabled) {
-      return this.#record(d, type, {
-        kind: 'dead',
-        error: `integration "${integration.name}" (${integration.id}) is disabled`,
-        statusCode: null,
-      });
-    }
-    if (!isEventType(d.event.type)) {
-      return this.#record(d, type, { kind: 'dead', error: `unknown event type ${d.event.type}`, statusCode: null });
-    }
-
-    const unreadable = unreadableSecrets(integration);
-    if (unreadable) {
-      // wrong or missing key (an operator's mistake): retried with backoff, so fixing the key file delivers it
-      return this.#record(d, type, this.#decide({ outcome: 'retry', error: unreadable }, d, this.#clock()));
-    }
+    if (checked.kind === 'retry')
+      return this.#recorder.record(d, type, this.#decide({ outcome: 'retry', error: checked.error }, d, this.#clock()));
 
     // The fence at send time: an obsolete delivery is not sent (before the rate limiter: it costs no slot).
     // Nothing to check for an unordered row (no order key), nor in 'in-order' mode when the claim saw no newer one
@@ -705,21 +408,9 @@ export class DeliveryWorker {
       return;
     }
 
-    const notification: Notification = {
-      id: d.id,
-      eventId: d.eventId,
-      event: { type: d.event.type, data: d.event.data },
-      occurredAt: d.event.receivedAt,
-      router: { id: d.routerId, name: d.routerName },
-      integration,
-      attempt: d.attempts,
-      ...(d.reminder ? { reminder: true } : {}),
-      ...groupOf(d),
-    };
+    let notification: Notification;
     try {
-      // a template that does not render sends the default message (counted by the renderer), never a dead letter
-      const rendered = await this.#templates?.render(d.companyId, notification);
-      if (rendered) notification.rendered = rendered;
+      notification = await renderNotification(d, checked.event, integration, this.#templates);
     } catch (err) {
       // the store could not be read: leave the claim (retaken after its lease), as for the integration
       this.#limiter.release(d.id);
@@ -727,7 +418,7 @@ export class DeliveryWorker {
         this.#log.error({ err, deliveryId: d.id }, 'delivery worker: could not load the router template');
       return;
     }
-    await this.#sendSlot();
+    await this.#slots.take();
     let result: DeliveryResult;
     try {
       // Waited for a slot: still ours for a whole attempt (its timeout and the grace after it: a notifier that
@@ -740,10 +431,10 @@ export class DeliveryWorker {
         return;
       }
       const started = performance.now();
-      result = await this.#send(type, notification);
+      result = await sendAttempt(this.#notifier, type, notification, this.options.attemptTimeoutMs, this.#abort.signal);
       this.#metrics?.attemptDuration.observe({ integration_type: type }, (performance.now() - started) / 1000);
     } finally {
-      this.#freeSendSlot();
+      this.#slots.free();
       attempted();
     }
 
@@ -760,7 +451,7 @@ export class DeliveryWorker {
     } else {
       decision = this.#decide(result, d, at);
     }
-    return this.#record(d, type, decision);
+    return this.#recorder.record(d, type, decision);
   }
 
   #decide(result: DeliveryResult, d: ClaimedDelivery, at: number): Decision {
@@ -770,106 +461,6 @@ export class DeliveryWorker {
       capMs: this.options.maxDelayMs,
       rng: this.#rng,
     });
-  }
-
-  /** One attempt; never throws, never outlives attemptTimeoutMs (+ a short grace) or an abort. */
-  async #send(type: IntegrationType, n: Notification): Promise<DeliveryResult> {
-    const timeoutMs = this.options.attemptTimeoutMs;
-    // One controller and one timer per attempt (AbortSignal.any + AbortSignal.timeout cost more than the send's
-    // own setup): aborted at the timeout or at shutdown; a notifier that ignores its signal must not hold the slot
-    // past the lease (or past shutdown), so the attempt is given up ATTEMPT_GRACE_MS later.
-    const attempt = new AbortController();
-    const shutdown = this.#abort.signal;
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    const guard = new Promise<DeliveryResult>((resolve) => {
-      const give = (error: string) => {
-        clearTimeout(timer);
-        timer = setTimeout(() => resolve({ outcome: 'retry', error }), ATTEMPT_GRACE_MS);
-      };
-      timer = setTimeout(() => {
-        attempt.abort(new DOMException(`attempt timed out after ${timeoutMs} ms`, 'TimeoutError'));
-        give(`attempt timed out after ${timeoutMs} ms`);
-      }, timeoutMs);
-      onAbort = () => {
-        attempt.abort(shutdown.reason);
-        give('aborted');
-      };
-      if (shutdown.aborted) onAbort();
-      else shutdown.addEventListener('abort', onAbort, { once: true });
-    });
-    try {
-      const notifier = this.#notifier(type);
-      return await Promise.race([notifier.send(n, attempt.signal), guard]);
-    } catch (err) {
-      const name = err instanceof Error ? err.name : typeof err;
-      return { outcome: 'retry', error: `internal error in the ${type} notifier (${name})` };
-    } finally {
-      clearTimeout(timer);
-      if (onAbort) shutdown.removeEventListener('abort', onAbort);
-    }
-  }
-
-  async #record(d: ClaimedDelivery, type: IntegrationType | typeof UNKNOWN_TYPE, decision: Decision): Promise<void> {
-    let applied: boolean;
-    const { id, attempts: attemptNo } = d;
-    try {
-      applied = await this.#outcomes.add(
-        decision.kind === 'retry'
-          ? { id, attemptNo, kind: 'retry', nextAttemptAt: decision.at, error: decision.error, statusCode: decision.statusCode }
-          : decision.kind === 'dead'
-            ? { id, attemptNo, kind: 'dead', error: decision.error, statusCode: decision.statusCode }
-            : { id, attemptNo, kind: 'delivered', statusCode: decision.statusCode },
-      );
-    } catch (err) {
-      // Not recorded: the claim expires and the delivery is attempted again (at-least-once).
-      if (this.#admit('error', d, 'delivery_store_error'))
-        this.#log.error({ err, deliveryId: d.id, outcome: decision.kind }, 'delivery worker: could not record the outcome');
-      return;
-    }
-    const labels = { integration_type: type };
-    if (!applied) {
-      this.#metrics?.leaseLost.inc(labels);
-      if (this.#admit('warn', d, 'delivery_lease_lost'))
-        this.#log.warn(
-          { deliveryId: d.id, attempt: d.attempts, outcome: decision.kind },
-          'delivery worker: outcome not recorded; the claim had expired and the delivery was claimed again',
-        );
-      return;
-    }
-    this.#metrics?.deliveries.inc({ ...labels, outcome: decision.kind });
-    if (decision.kind === 'retry') this.#noteDue(decision.at);
-    const fields = {
-      deliveryId: d.id,
-      companyId: d.companyId,
-      eventId: d.eventId,
-      routerId: d.routerId,
-      integrationId: d.integrationId,
-      integrationType: type,
-      attempts: d.attempts,
-      statusCode: decision.statusCode,
-    };
-    if (decision.kind === 'dead') {
-      this.#metrics?.deadLetters.inc(labels);
-      if (this.#admit('warn', d, 'delivery_dead_letter')) this.#log.warn({ ...fields, error: decision.error }, 'delivery dead-lettered');
-    } else if (decision.kind === 'retry') {
-      // why a notification has not arrived yet, long before its dead letter: the error as the notifier classified
-      // it (a status code or a network error code, never the URL or a secret)
-      const window = this.#log.isLevelEnabled('warn') ? this.#failureLog.take(d.integrationId, this.#clock()) : ({ ok: false } as const);
-      if (window.ok && this.#admit('warn', d, 'delivery_retry'))
-        this.#log.warn(
-          {
-            ...fields,
-            error: decision.error,
-            nextAttemptAt: new Date(decision.at).toISOString(),
-            // this integration's failed attempts not logged since its previous line (at most one a minute)
-            ...(window.suppressed ? { suppressed: window.suppressed } : {}),
-          },
-          'delivery attempt failed; will retry',
-        );
-    } else if (this.#admit('debug', d, 'delivery_delivered')) {
-      this.#log.debug(fields, 'delivered');
-    }
   }
 
   /** Per-delivery log lines are rate-limited per tenant and cause (a storm of one tenant's failures). */
