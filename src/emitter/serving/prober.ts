@@ -462,8 +462,9 @@ export class ServingProber implements ServingVerdicts {
     g.verdicts = undefined;
     const changed = !sameVerdict(before, v);
     if (changed || g.toldAt === undefined || now - g.toldAt >= CHECKED_AT_REFRESH_MS) {
+      // a problem starting or ending is worth a line; the first ok of each endpoint (thousands at start) is not
       if (v.status !== before.status)
-        this.opts.log.info(
+        this.opts.log[isProblem(v) || isProblem(before) ? 'info' : 'debug'](
           {
             namespace: g.namespace,
             secret: g.name,

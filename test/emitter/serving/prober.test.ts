@@ -365,6 +365,29 @@ describe('ServingProber: verdicts', () => {
     expect(clock.now() - checkedAt).toBeLessThan(CHECKED_AT_REFRESH_MS);
   });
 
+  it('logs a problem starting or ending at info, not the first ok of every endpoint', async () => {
+    const lines: { level: number; status: string; was: string }[] = [];
+    const capture = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+    const { clock, discovery, secrets, probes, make } = setup({ intervalMs: MIN, log: capture });
+    const current = leaf('B2');
+    secrets.put('web', current);
+    discovery.set('shop', 'web', [endpoint('web', 'web.example.com', '10.0.0.1:443')]);
+    probes.serves.set('10.0.0.1:443', { kind: 'served', leaf: { ...current } });
+    const prober = make();
+    prober.start();
+    await clock.advance(5_000);
+    expect(prober.of('shop', 'web').map((v) => v.status)).toEqual(['ok']);
+    expect(lines.filter((l) => l.status)).toEqual([]);
+    probes.serves.set('10.0.0.1:443', { kind: 'served', leaf: leaf('Z9', { issuer: 'CN=Other' }) });
+    await clock.advance(MIN);
+    probes.serves.set('10.0.0.1:443', { kind: 'served', leaf: { ...current } });
+    await clock.advance(MIN);
+    expect(lines.filter((l) => l.status).map((l) => [l.level, l.was, l.status])).toEqual([
+      [30, 'ok', 'mismatch'],
+      [30, 'mismatch', 'ok'],
+    ]);
+  });
+
   it('an endpoint that stops answering: its verdict stands through the grace, then unreachable', async () => {
     const { clock, discovery, secrets, probes, make } = setup({ intervalMs: MIN, unreachableGraceMs: 3 * MIN });
     secrets.put('web', leaf('B2'));
