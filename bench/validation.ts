@@ -7,7 +7,7 @@
 import { pathToFileURL } from 'node:url';
 import { validateEvent } from '../src/events/schemas.js';
 import { textProblem } from '../src/validation/formats.js';
-import { parseEvents } from '../src/service/events.js';
+import { parseEvents } from '../src/ingest/parse.js';
 
 const MiB = 1 << 20;
 const RUNS = Number(process.env.BENCH_RUNS ?? 20);

@@ -31,7 +31,7 @@ import { ExpiryScanner } from './expiry/scanner.js';
 import { ReminderScanner } from './reminders/scanner.js';
 import { snapshotSilencer } from './reminders/silences.js';
 import type { Clock } from './runtime/timers.js';
-import { ingestDepsOf } from './service/events.js';
+import { ingestDepsOf } from './ingest/pipeline.js';
 import { registerClusterGauge, startSilenceWatch } from './inventory/silence.js';
 import { registerCertificateExpiryGauge } from './inventory/metrics.js';
 import { TemplateRenderer } from './templates/renderer.js';

@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { defaultMonitoringConfig, type MonitoringConfigInput } from '../model/monitoring.js';
 import { realClock, type Clock } from '../runtime/timers.js';
-import { acceptEventsInTransaction, type IngestDeps } from '../service/events.js';
+import { acceptEventsInTransaction, type IngestDeps } from '../ingest/pipeline.js';
 import { serviceContext } from '../service/context.js';
 import type { InternalEvent } from '../events/families.js';
 import type { ExpiryCursor, ExpiryMarksRecord, Store } from '../store/types.js';

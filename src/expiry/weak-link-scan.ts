@@ -10,7 +10,7 @@ import type { InternalEvent } from '../events/families.js';
 import type { MonitoringConfigInput } from '../model/monitoring.js';
 import type { RoutingSnapshots } from '../routing/snapshot.js';
 import type { ServiceContext } from '../service/context.js';
-import { acceptEventsInTransaction, type IngestDeps } from '../service/events.js';
+import { acceptEventsInTransaction, type IngestDeps } from '../ingest/pipeline.js';
 import type { Store } from '../store/types.js';
 import type { WeakLinkMark, WeakLinkRow } from '../store/types.js';
 import { decideWeakLink, WEAK_LINK_STALE_MS, weakLinkEvent, weakLinksOf } from './weak-link.js';

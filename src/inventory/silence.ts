@@ -16,7 +16,7 @@ import type { InternalEvent } from '../events/families.js';
 import { sanitizeEvent } from '../events/sanitize.js';
 import type { AgentActiveData, AgentNotReadyData } from '../events/types.js';
 import { serviceContext } from '../service/context.js';
-import { acceptEventsInTransaction, type IngestDeps } from '../service/events.js';
+import { acceptEventsInTransaction, type IngestDeps } from '../ingest/pipeline.js';
 import type { ClusterRecord, Store } from '../store/types.js';
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import type {
 } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError } from './errors.js';
-import { acceptEventsInTransaction, ingestDepsOf, type IngestDeps } from './events.js';
+import { acceptEventsInTransaction, ingestDepsOf, type IngestDeps } from '../ingest/pipeline.js';
 import { DEFAULT_QUOTAS, requireQuota } from './quotas.js';
 import { isUuid, MAX_PAGE, requirePageSize } from './validate.js';
 import { requireAllExist, requireIdList } from './ids.js';

@@ -11,7 +11,7 @@ import { CEL_EVAL_USAGE, celEvalCommand, type CommandIo } from '../../src/cli/ce
 import { templateRenderCommand } from '../../src/cli/template-render.js';
 import { TEMPLATE_RENDER_USAGE } from '../../src/cli/usage.js';
 import { EVENT_FAMILIES } from '../../src/events/families.js';
-import { parseEvents } from '../../src/service/events.js';
+import { parseEvents } from '../../src/ingest/parse.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const DIR = join(ROOT, 'examples/events');

@@ -10,7 +10,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_DATA_SCHEMAS } from '../../src/events/schemas.js';
-import { MAX_EVENTS_PER_REQUEST } from '../../src/service/events.js';
+import { MAX_EVENTS_PER_REQUEST } from '../../src/ingest/parse.js';
 import type { StoreKind, TestService } from '../support/service.js';
 import { anyValidEvent, mutate, mutation, type Mutation } from './arbitraries.js';
 import {

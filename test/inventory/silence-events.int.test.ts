@@ -16,7 +16,7 @@ import { INVENTORY_PROTOCOL, type InventoryReport } from '../../src/model/invent
 import { createRoutingMetrics } from '../../src/routing/metrics.js';
 import { RoutingSnapshots } from '../../src/routing/snapshot.js';
 import { serviceContext } from '../../src/service/context.js';
-import type { IngestDeps } from '../../src/service/events.js';
+import type { IngestDeps } from '../../src/ingest/pipeline.js';
 import { applyInventoryReport } from '../../src/service/inventory.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';

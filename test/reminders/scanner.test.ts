@@ -17,7 +17,7 @@ import { createRoutingMetrics } from '../../src/routing/metrics.js';
 import { RoutingSnapshots } from '../../src/routing/snapshot.js';
 import type { Clock } from '../../src/runtime/timers.js';
 import { serviceContext } from '../../src/service/context.js';
-import { acceptEvents, type IngestDeps } from '../../src/service/events.js';
+import { acceptEvents, type IngestDeps } from '../../src/ingest/pipeline.js';
 import { openStore } from '../../src/store/index.js';
 import type { RouterRecord, SilenceRecord, Store } from '../../src/store/types.js';
 import { eventRecord, integration, router } from '../store/contract.js';

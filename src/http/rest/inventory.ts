@@ -8,7 +8,7 @@ import { validateInventoryReport } from '../../inventory/validate.js';
 import type { LogLimiter } from '../../log/limiter.js';
 import { RESYNC_REQUIRED } from '../../model/inventory.js';
 import { ServiceError } from '../../service/errors.js';
-import type { IngestDeps } from '../../service/events.js';
+import type { IngestDeps } from '../../ingest/pipeline.js';
 import {
   applyInventoryReport,
   certificateFilter,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { unmatchedEvents } from '../../src/service/events.js';
+import { unmatchedEvents } from '../../src/ingest/pipeline.js';
 
 describe('unmatchedEvents (expiration events nobody is told about)', () => {
   const p = (deliveries: number, grouped: number) => ({
