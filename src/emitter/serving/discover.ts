@@ -95,7 +95,7 @@ const LABEL = '[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?';
 const DNS_NAME = new RegExp(`^${LABEL}(?:\\.${LABEL})*$`);
 
 /** A DNS name as SNI takes it (lower case, at most 253 characters); IPv4 literals pass too. */
-export function isDnsName(s: string): boolean {
+function isDnsName(s: string): boolean {
   return s.length > 0 && s.length <= SERVING_LIMITS.host && DNS_NAME.test(s);
 }
 
@@ -106,7 +106,7 @@ const isWildcard = (s: string): boolean => s.startsWith('*.') && isDnsName(s.sli
 const isObjectName = (s: string): boolean => isDnsName(s);
 
 /** `"value"` cut to QUOTED code points, JSON-escaped (control characters and quotes are visible, not acted on). */
-export function quote(s: string): string {
+function quote(s: string): string {
   const cps = Array.from(s);
   return JSON.stringify(cps.length > QUOTED ? `${cps.slice(0, QUOTED).join('')}…` : s);
 }
@@ -119,7 +119,7 @@ const bound = (reason: string): string => {
 };
 
 /** `<host>:<port>` of a host (DNS name or IP address) and port, IPv6 in brackets; undefined when invalid. */
-export function formatAddress(host: string, port: number): string | undefined {
+function formatAddress(host: string, port: number): string | undefined {
   if (!Number.isInteger(port) || port < 1 || port > 65535) return undefined;
   if (isIPv6(host)) return `[${host.toLowerCase()}]:${port}`;
   const h = host.toLowerCase();

@@ -26,10 +26,10 @@ import {
 } from './discover.js';
 import { secretKeyOf, type Endpoint, type SecretKey } from './types.js';
 
-export const INGRESSES: ResourceRef = { group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', kind: 'Ingress', namespaced: true };
-export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
+const INGRESSES: ResourceRef = { group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', kind: 'Ingress', namespaced: true };
+const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 /** tried in this order */
-export const GATEWAY_VERSIONS = ['v1', 'v1beta1'] as const;
+const GATEWAY_VERSIONS = ['v1', 'v1beta1'] as const;
 const gatewayRef = (version: string): ResourceRef => ({
   group: GATEWAY_GROUP,
   version,
@@ -38,7 +38,7 @@ const gatewayRef = (version: string): ResourceRef => ({
   namespaced: true,
 });
 /** how often an absent (or forbidden) Gateway API is looked for again */
-export const GATEWAY_RECHECK_MS = 10 * 60_000;
+const GATEWAY_RECHECK_MS = 10 * 60_000;
 
 type Kind = Endpoint['source']['kind'];
 
