@@ -4,13 +4,9 @@
  * and the console. Pure functions.
  */
 import { isIP } from 'node:net';
-import { SERVING_REASONS, type ServingEndpointFacts, type ServingProblem, type ServingStatus } from '../model/serving.js';
+import { SERVING_REASONS, SERVING_SEVERITY, type ServingEndpointFacts, type ServingProblem, type ServingStatus } from '../model/serving.js';
 
-/**
- * Worst first: what users see (an expired leaf, then another certificate, then the old one), then an endpoint
- * not answering, then what is not known yet, then `ok`. A certificate's verdict is its worst endpoint's.
- */
-export const SERVING_SEVERITY: readonly ServingStatus[] = ['expired', 'mismatch', 'stale', 'unreachable', 'pending', 'notProbed', 'ok'];
+// a certificate's verdict is its worst endpoint's (SERVING_SEVERITY)
 
 const RANK = new Map(SERVING_SEVERITY.map((s, i) => [s, i]));
 

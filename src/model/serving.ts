@@ -19,6 +19,13 @@
 export const SERVING_STATUSES = ['ok', 'stale', 'mismatch', 'expired', 'unreachable', 'pending', 'notProbed'] as const;
 export type ServingStatus = (typeof SERVING_STATUSES)[number];
 
+/**
+ * Worst first: what users see (an expired leaf, then another certificate, then the old one), then an endpoint
+ * not answering, then what is not known yet, then `ok`. The one order for the health event's reason, the inventory's
+ * per-certificate verdict, its filters, the CSV and the console.
+ */
+export const SERVING_SEVERITY: readonly ServingStatus[] = ['expired', 'mismatch', 'stale', 'unreachable', 'pending', 'notProbed', 'ok'];
+
 /** The verdicts that make the certificate unhealthy, and the health event's statusReason of each. */
 export const SERVING_REASONS = {
   expired: 'ServingExpired',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { byWorst, isServingProblem, SERVING_SEVERITY, servingAddressProblem, worstServingStatus } from '../../src/inventory/serving.js';
-import { SERVING_REASONS, SERVING_STATUSES, type ServingStatus } from '../../src/model/serving.js';
+import { byWorst, isServingProblem, servingAddressProblem, worstServingStatus } from '../../src/inventory/serving.js';
+import { SERVING_REASONS, SERVING_SEVERITY, SERVING_STATUSES, type ServingStatus } from '../../src/model/serving.js';
 
 const of = (...statuses: ServingStatus[]) => statuses.map((status) => ({ status }));
 

@@ -4,14 +4,14 @@
  * Observation, and the Observation of a TLS Secret that no cert-manager Certificate manages (docs/serving.md).
  *
  * - `ok`, `pending` and `notProbed` are fine; `expired`, `stale`, `mismatch` and `unreachable` are problems.
- * - The reason is the worst problem's (expired > stale > mismatch > unreachable, SERVING_REASONS); the episode
+ * - The reason is the worst problem's (SERVING_SEVERITY: expired > mismatch > stale > unreachable); the episode
  *   starts at the earliest `since` of the problems, so the normal grace period applies (a consumer that reloads
  *   within it never alerts).
  * - The message names the worst endpoint (host, address, source), the served serial and notAfter and the
  *   expected ones, how many other endpoints have problems, and the workloads mounting the Secret with the hint
  *   that they need a reload: the product never restarts anything. Every part is bounded.
  */
-import { SERVING_REASONS, type ServingProblem, type ServingStatus } from '../../model/serving.js';
+import { SERVING_REASONS, SERVING_SEVERITY, type ServingProblem, type ServingStatus } from '../../model/serving.js';
 import type { CertificateSubject } from '../../events/types.js';
 import { cutToCodePoints } from '../../validation/formats.js';
 import { isoUtc } from '../../events/wire-formats.js';
@@ -20,9 +20,6 @@ import { derivedClusterId } from '../cluster.js';
 
 /** statusReason of the `.active` that ends an episode notified with a Serving reason (routers filtering on Serving see both). */
 export const SERVING_OK_REASON = 'ServingOk';
-
-/** worst first */
-const PRIORITY: readonly ServingProblem[] = ['expired', 'stale', 'mismatch', 'unreachable'];
 
 const REASONS: ReadonlySet<string> = new Set(Object.values(SERVING_REASONS));
 
@@ -90,7 +87,7 @@ function hint(v: EndpointVerdict & { status: ServingProblem }, secret: SecretRef
 export function servingProblem(secret: SecretRef, verdicts: readonly EndpointVerdict[]): ServingFinding | undefined {
   const problems = verdicts.filter((v): v is EndpointVerdict & { status: ServingProblem } => isProblem(v.status));
   if (problems.length === 0) return undefined;
-  const rank = (v: { status: ServingProblem }): number => PRIORITY.indexOf(v.status);
+  const rank = (v: { status: ServingProblem }): number => SERVING_SEVERITY.indexOf(v.status);
   const worst = problems.reduce((a, b) =>
     rank(b) < rank(a) || (rank(b) === rank(a) && (b.since < a.since || (b.since === a.since && b.host < a.host))) ? b : a,
   );

@@ -100,12 +100,12 @@ describe('observe: a healthy Certificate with endpoint verdicts', () => {
     expect(observeServing([]).servingOk).toBe('No endpoint configured with Secret shop/web-tls has a serving problem any more');
   });
 
-  it('the worst reason wins (expired > stale > mismatch > unreachable); the episode starts at the earliest problem', () => {
+  it('the worst reason wins (expired > mismatch > stale > unreachable); the episode starts at the earliest problem', () => {
     const at = (host: string, status: ServingStatus, since: number) => verdict(status, { host, since });
     const all = [
       at('a.example.com', 'unreachable', NOW - 50 * MIN),
-      at('b.example.com', 'mismatch', NOW - 40 * MIN),
-      at('c.example.com', 'stale', NOW - 30 * MIN),
+      at('b.example.com', 'stale', NOW - 40 * MIN),
+      at('c.example.com', 'mismatch', NOW - 30 * MIN),
       at('d.example.com', 'expired', NOW - 20 * MIN),
       at('e.example.com', 'ok', NOW - 90 * MIN),
     ];
@@ -115,7 +115,7 @@ describe('observe: a healthy Certificate with endpoint verdicts', () => {
       reasons.push(o.reason);
       expect(o.since).toBe(NOW - 50 * MIN);
     }
-    expect(reasons).toEqual(['ServingExpired', 'ServingStale', 'ServingMismatch', 'ServingUnreachable']);
+    expect(reasons).toEqual(['ServingExpired', 'ServingMismatch', 'ServingStale', 'ServingUnreachable']);
     const o = observeServing(all);
     expect(o.message).toMatch(/^d\.example\.com \(/);
     expect(o.message).toContain('3 other endpoints of the Secret have a serving problem too.');
