@@ -32,6 +32,7 @@ import {
   type Observation,
 } from './observe.js';
 import { isServingReason } from './serving.js';
+import { SERVING_REASONS } from '../../model/serving.js';
 import type { EndpointVerdict, SecretKey, ServingVerdicts } from '../serving/types.js';
 import { secretKeyOf } from '../serving/types.js';
 import { CERTIFICATE_NAME_ANNOTATION, type TlsSecretFacts } from '../inventory/facts.js';
@@ -143,7 +144,12 @@ export class HealthController {
     opts.serving?.onChange((namespace, name) => {
       // before start the caches may not be synced (a Secret not seen yet looks unmanaged): mapped at start
       if (!this.started) this.servingBeforeStart.add(secretKeyOf(namespace, name));
-      else for (const k of this.keysOfSecret(namespace, name)) this.controller.enqueue(k);
+      else {
+        // only a problem, or a key with an open (or pending) episode, can change anything: the first ok verdicts
+        // of every endpoint after a start are not worth a reconcile each
+        const problem = opts.serving!.of(namespace, name).some((v) => Object.hasOwn(SERVING_REASONS, v.status));
+        for (const k of this.keysOfSecret(namespace, name)) if (problem || this.opts.state.get(k)) this.controller.enqueue(k);
+      }
     });
   }
 

@@ -179,6 +179,25 @@ describe('HealthController: serving verdicts', () => {
     expect(t.seen()).toEqual(['web-tls notready ServingStale', 'web-tls active ServingOk']);
   });
 
+  it('ok verdicts of a Secret with no open episode reconcile nothing; a problem, and its end, do', async () => {
+    const t = setup([healthyCertificate('web-tls')], [tlsSecret('web-tls', 'web-tls')]);
+    t.c.start();
+    await t.settle();
+    const reconciled: string[] = [];
+    const reconcile = t.c.reconcile.bind(t.c);
+    t.c.reconcile = (key) => (reconciled.push(key), reconcile(key));
+    t.verdicts.set('shop', 'web-tls', [verdict('pending'), verdict('ok', 'www.shop.example.com')]);
+    t.verdicts.set('shop', 'web-tls', [verdict('ok'), verdict('ok', 'www.shop.example.com')]);
+    await t.settle();
+    expect(reconciled).toEqual([]);
+    t.verdicts.set('shop', 'web-tls', [verdict('ok'), verdict('mismatch', 'www.shop.example.com')]);
+    await t.settle();
+    t.verdicts.set('shop', 'web-tls', [verdict('ok'), verdict('ok', 'www.shop.example.com')]);
+    await t.settle();
+    expect(reconciled).toEqual(['Certificate/shop/web-tls', 'Certificate/shop/web-tls']);
+    expect(t.seen()).toEqual(['web-tls notready ServingMismatch', 'web-tls active ServingOk']);
+  });
+
   it('a Secret without a Certificate is a resource of its own (Secret/<ns>/<name>); its deletion resolves it', async () => {
     const legacy = tlsSecret('legacy-tls');
     const t = setup([], [legacy]);
