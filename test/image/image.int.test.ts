@@ -234,8 +234,8 @@ describe('the container image (Dockerfile replayed without Docker)', () => {
     expect(entry).toEqual(['node', '--max-old-space-size-percentage=50', '--max-semi-space-size=1', 'dist/certmgr-notify.mjs']);
     const cmd = execForm(last(runtime, 'CMD')!);
     expect(cmd[0]).toBe('serve');
-    // every path the default command writes is under /data
-    expect(cmd.filter((a) => a.includes('/'))).toEqual(['sqlite:/data/certmgr-notify.db', '/data/api-key']);
+    // every path the default command writes is under /data (a generated key goes beside the SQLite file)
+    expect(cmd.filter((a) => a.includes('/'))).toEqual(['sqlite:/data/certmgr-notify.db']);
     expect(readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8')).not.toMatch(/tsx|--import|--loader|--experimental-strip-types/);
   });
 
