@@ -5,7 +5,7 @@
  * line (`connection refused`, `timed out after 5s`, `TLS handshake failed: …`). See docs/serving.md.
  */
 import { isIP } from 'node:net';
-import { connect, type ConnectionOptions, type TLSSocket } from 'node:tls';
+import { connect, createSecureContext, type ConnectionOptions, type SecureContext, type TLSSocket } from 'node:tls';
 import { SERVING_LIMITS } from '../../model/serving.js';
 import { sanitizeText } from '../../events/sanitize.js';
 import { intern } from '../intern.js';
@@ -54,7 +54,13 @@ function leafIdentityOf(der: Uint8Array): LeafIdentity | undefined {
   };
 }
 
-/** `5000` → `5s`, `1500` → `1500ms`. */
+/**
+ * One client context for every probe: without it each connection builds its own OpenSSL context, which costs
+ * the agent CPU and native memory at every probe. Built on first use.
+ */
+let sharedContext: SecureContext | undefined;
+const probeContext = (): SecureContext => (sharedContext ??= createSecureContext());
+
 /** A probe that read the leaf closes gracefully (its handshake's last flight sent) within this long, else at once. */
 const CLOSE_GRACE_MS = 1_000;
 
@@ -71,6 +77,7 @@ function closeGracefully(socket: TLSSocket): void {
   socket.end();
 }
 
+/** `5000` → `5s`, `1500` → `1500ms`. */
 const duration = (ms: number): string => (ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`);
 
 /** Socket errors by code, as an operator reads them. */
@@ -139,6 +146,7 @@ export function probeTls(target: ProbeTarget, opts: ProbeOptions): Promise<Probe
         ...(isIP(target.host) === 0 ? { servername: target.host.replace(/\.$/, '') } : {}),
         // the served leaf is read, not trusted: verdict.ts compares it with the Secret's
         rejectUnauthorized: false,
+        secureContext: probeContext(),
       });
     } catch (e) {
       fail(describeProbeError(e, false));
@@ -146,7 +154,8 @@ export function probeTls(target: ProbeTarget, opts: ProbeOptions): Promise<Probe
     }
     socket.once('connect', () => (connected = true));
     socket.once('secureConnect', () => {
-      const raw = socket!.getPeerCertificate(false)?.raw;
+      // the X509 object reads only the DER here (getPeerCertificate would also build every field and fingerprint)
+      const raw = socket!.getPeerX509Certificate()?.raw;
       if (!raw?.length) return fail('TLS handshake failed: no certificate served');
       const leaf = leafIdentityOf(raw);
       if (!leaf) return fail('TLS handshake failed: the served certificate could not be parsed');
