@@ -37,7 +37,7 @@ import {
 } from '../api/index.js';
 import { FilterCompileError, validateFilter } from '../cel/index.js';
 import { compileMatcher } from '../silences/decide.js';
-import { ServiceError } from '../service/errors.js';
+import { ServiceError } from '../model/errors.js';
 import { requireParts } from '../service/templates.js';
 
 export const ADMISSION_V1 = 'admission.k8s.io/v1';

@@ -13,7 +13,7 @@ import { ConfigError, publicUrlOf } from '../config.js';
 import { validateEvent } from '../events/schemas.js';
 import type { RenderedMessage } from '../integrations/types.js';
 import { INTEGRATION_TYPES } from '../model/integration-types.js';
-import { ServiceError } from '../service/errors.js';
+import { ServiceError } from '../model/errors.js';
 import { requireParts } from '../service/templates.js';
 import { compileTemplate, TemplateRenderError } from '../templates/engine.js';
 import { renderPreview } from '../templates/preview.js';

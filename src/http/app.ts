@@ -9,7 +9,7 @@ import type { Store } from '../store/types.js';
 import { serviceContext, type ServiceContext, type ServiceRuntime } from '../service/context.js';
 import { acceptEvents, ingestDepsOf } from '../ingest/pipeline.js';
 import { parseEvents } from '../ingest/parse.js';
-import { ServiceError, ValidationErrors } from '../service/errors.js';
+import { ServiceError, ValidationErrors } from '../model/errors.js';
 import { ApiKeyRing, API_KEY_HEADER, allowed, forbiddenMessage, type ApiOperation } from './auth.js';
 import type { ApiKeyScope } from '../config.js';
 import { boundedErr, capText, sendError, storeInputError, sendErrors, sendGraphqlError } from './errors.js';

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { FieldError } from '../service/errors.js';
+import type { FieldError } from '../model/errors.js';
 import { StoreInvalidTextError } from '../store/errors.js';
 import { cutToCodePoints } from '../validation/formats.js';
 

@@ -6,7 +6,7 @@
  * directly and is not counted.
  */
 import type { ServiceContext } from '../service/context.js';
-import { ServiceError } from '../service/errors.js';
+import { ServiceError } from '../model/errors.js';
 import { CompanyBusyError, CompanySemaphore, type CompanyStoreLimits } from '../store/concurrency.js';
 import type { Store } from '../store/types.js';
 

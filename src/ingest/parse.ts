@@ -1,7 +1,7 @@
 /** Ingestion stage parse: one event or an array of up to 1,000, each checked against its type's schema. */
 import { validateEvent } from '../events/schemas.js';
 import { familyOfType, type InternalEvent } from '../events/families.js';
-import { ValidationErrors, type FieldError } from '../service/errors.js';
+import { ValidationErrors, type FieldError } from '../model/errors.js';
 
 export const MAX_EVENTS_PER_REQUEST = 1000;
 

@@ -49,6 +49,6 @@ export interface PlannedEvent {
   grouped: GroupedMatch[];
   /** Matches of routers with holdUnderIssuer: decided in the transaction (docs/grouping.md "Held under the issuer"). */
   holds: HoldCandidate[];
-  /** Its order fields: the health page's resource key and position (src/service/health.ts). */
+  /** Its order fields: the health page's resource key and position (health.ts). */
   order: EventOrder;
 }

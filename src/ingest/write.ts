@@ -2,7 +2,7 @@
  * Ingestion stage write: the planned events with their deliveries, health rows, holds, reminders and group
  * members, in the one transaction `tx`. What is written is durable: the delivery worker takes it from the store.
  */
-import { foldHealth } from '../service/health.js';
+import { foldHealth } from './health.js';
 import type { StoreOps } from '../store/types.js';
 import { applyReminders } from '../reminders/ingest.js';
 import { addGroupMembers } from '../grouping/ingest.js';

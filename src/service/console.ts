@@ -6,7 +6,7 @@ import { isEventType, type InternalEvent } from '../events/families.js';
 import { viewOf } from '../model/event-view.js';
 import type { DeliveryRecord, EventCursor, EventRecord, UnhealthyCursor, UnhealthyResourceRecord } from '../store/types.js';
 import type { ServiceContext } from './context.js';
-import { ServiceError } from './errors.js';
+import { ServiceError } from '../model/errors.js';
 import { requireEventTypeId, requireFilter } from './routers.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { isUuid, requirePageSize } from './validate.js';

@@ -4,7 +4,7 @@
  * its number at most 16 digits and exact in a double (a millisecond time; a longer one would overflow
  * PostgreSQL's bigint and fail as an internal error instead of the caller's, a larger one would be rounded).
  */
-import { badInput } from './errors.js';
+import { badInput } from '../model/errors.js';
 
 /** Longest cursor accepted (a resource key, the longest text, is at most 255 characters). */
 const MAX_CURSOR = 512;

@@ -10,7 +10,7 @@ import type { DeliveryFilter, DeliveryRecord, DeliveryStatus, SilenceRecord } fr
 import { orderOfEvent } from '../delivery/order.js';
 import { silenceFor, silenceVerdict } from '../silences/decide.js';
 import type { ServiceContext, ServiceRuntime } from './context.js';
-import { ServiceError, ValidationErrors } from './errors.js';
+import { ServiceError, ValidationErrors } from '../model/errors.js';
 import { getIntegration, requireDeliverable } from './integrations.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { isUuid, requirePageSize } from './validate.js';

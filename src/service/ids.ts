@@ -3,7 +3,7 @@
  * with one query, so a request of thousands of (repeated) ids cannot hold a store connection for long.
  */
 import type { QuotaKind, StoreOps } from '../store/types.js';
-import { ServiceError, badInput } from './errors.js';
+import { ServiceError, badInput } from '../model/errors.js';
 import { isUuid } from './validate.js';
 
 /** Most distinct ids one call may name. */

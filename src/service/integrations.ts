@@ -5,7 +5,7 @@ import { descriptorOf, INTEGRATIONS } from '../integrations/registry.js';
 import { DEFAULT_EGRESS, type IntegrationDescriptor, type ParamField } from '../integrations/types.js';
 import type { IntegrationRecord, IntegrationType } from '../store/types.js';
 import type { ServiceContext } from './context.js';
-import { ServiceError, badInput } from './errors.js';
+import { ServiceError, badInput } from '../model/errors.js';
 import { requireAllExist, requireIdList } from './ids.js';
 import { requireQuota } from './quotas.js';
 import { parseRateLimit } from './rate-limits.js';

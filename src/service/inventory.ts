@@ -20,7 +20,7 @@ import type {
   ServingEndpointRecord,
 } from '../store/types.js';
 import type { ServiceContext } from './context.js';
-import { ServiceError } from './errors.js';
+import { ServiceError } from '../model/errors.js';
 import { acceptEventsInTransaction, ingestDepsOf, type IngestDeps } from '../ingest/pipeline.js';
 import { DEFAULT_QUOTAS, requireQuota } from './quotas.js';
 import { isUuid, MAX_PAGE, requirePageSize } from './validate.js';

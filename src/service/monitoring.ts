@@ -17,7 +17,7 @@ import { decideMonitoringWrite, describeManager } from '../model/manager.js';
 import type { MonitoringConfigRecord } from '../model/records.js';
 import type { ServiceContext } from './context.js';
 import { textProblem } from '../validation/formats.js';
-import { ServiceError, ValidationErrors, type FieldError } from './errors.js';
+import { ServiceError, ValidationErrors, type FieldError } from '../model/errors.js';
 
 export { MONITORING_TYPE };
 export type { MonitoringConfigInput };

@@ -7,7 +7,7 @@
  * `requireQuota` call inside their create transaction.
  */
 import type { QuotaKind, StoreOps } from '../store/types.js';
-import { ServiceError } from './errors.js';
+import { ServiceError } from '../model/errors.js';
 
 export interface Quotas {
   maxRoutersPerCompany: number;

@@ -7,7 +7,7 @@
  * second's worth (at least 1). A service with a bound refuses a rate above it, and unlimited, naming the flag.
  */
 import type { RateLimit } from '../integrations/types.js';
-import { badInput } from './errors.js';
+import { badInput } from '../model/errors.js';
 
 const MIN_PER_SECOND = 0.01;
 const MAX_PER_SECOND = 10_000;

@@ -7,7 +7,7 @@ import type { EventTypeId } from '../events/families.js';
 import type { FieldNode } from '../events/field-tree.js';
 import type { RouterRecord } from '../model/records.js';
 import { formatInterval, parseInterval } from '../validation/interval.js';
-import { badInput } from './errors.js';
+import { badInput } from '../model/errors.js';
 
 const ROUTER_POLICY_LIMITS = {
   /** fields in groupBy */

@@ -8,7 +8,7 @@ import { validateFilter } from '../cel/index.js';
 import { EVENT_TYPE_IDS, isEventTypeId, type EventTypeId } from '../events/families.js';
 import type { RouterGeneration, RouterPatch, RouterRecord, StoreOps } from '../store/types.js';
 import type { ServiceContext } from './context.js';
-import { ServiceError, badInput } from './errors.js';
+import { ServiceError, badInput } from '../model/errors.js';
 import { codePointLength, textIssue } from '../validation/formats.js';
 import { requireAllExist, requireIdList } from './ids.js';
 import { requireQuota } from './quotas.js';

@@ -9,7 +9,7 @@ import { compileMatcher, SILENCE_LIMITS, type SilenceState } from '../silences/d
 import type { SilencePatch, SilenceRecord } from '../store/types.js';
 import { textIssue, timestampProblem } from '../validation/formats.js';
 import type { ServiceContext } from './context.js';
-import { ServiceError, badInput } from './errors.js';
+import { ServiceError, badInput } from '../model/errors.js';
 import { quotaLimit, requireQuota } from './quotas.js';
 import { positionOf, requireEventTypeId } from './routers.js';
 import { decodeCursor, encodeCursor } from './cursor.js';

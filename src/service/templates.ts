@@ -11,7 +11,7 @@ import { renderPreview } from '../templates/preview.js';
 import { TEMPLATE_BODY_PART, TEMPLATE_PART_KEYS, type TemplatePart, type TemplateParts, type TemplateRecord } from '../model/records.js';
 import type { StoreOps, TemplatePatch } from '../store/types.js';
 import type { ServiceContext } from './context.js';
-import { ServiceError, ValidationErrors, badInput } from './errors.js';
+import { ServiceError, ValidationErrors, badInput } from '../model/errors.js';
 import { requireAllExist, requireIdList } from './ids.js';
 import { requireQuota } from './quotas.js';
 import { isUuid, requireName } from './validate.js';

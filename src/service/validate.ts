@@ -1,7 +1,7 @@
 /** Small input checks shared by the service operations; each throws a ServiceError naming the field. */
 import { emailAddressProblem } from '../integrations/email-address.js';
 import { isUuid, textProblem, type TextKind } from '../validation/formats.js';
-import { badInput } from './errors.js';
+import { badInput } from '../model/errors.js';
 
 export { isUuid };
 

@@ -1,7 +1,7 @@
 /** The request's gated store (src/http/store-gate.ts): calls through the company's semaphore; a refusal ends the request's store work. */
 import { describe, expect, it } from 'vitest';
 import { gatedStore } from '../../src/http/store-gate.js';
-import { ServiceError } from '../../src/service/errors.js';
+import { ServiceError } from '../../src/model/errors.js';
 import { CompanySemaphore } from '../../src/store/concurrency.js';
 import type { Store } from '../../src/store/types.js';
 

@@ -9,7 +9,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CertificateFacts, InventoryReport } from '../../src/model/inventory.js';
 import { serviceContext } from '../../src/service/context.js';
-import { ServiceError } from '../../src/service/errors.js';
+import { ServiceError } from '../../src/model/errors.js';
 import { applyInventoryReport } from '../../src/service/inventory.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';

@@ -1,6 +1,6 @@
 /** parseRateLimit: an integration's own send rate as the API takes it, and the operator's bound (tables). */
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../../src/service/errors.js';
+import { ServiceError } from '../../src/model/errors.js';
 import { parseRateLimit, rateLimitView } from '../../src/service/rate-limits.js';
 
 const F = 'input.rateLimit';

@@ -2,7 +2,7 @@ import { GraphQLError, Kind, parse, type DocumentNode } from 'graphql';
 import { createHandler } from 'graphql-http';
 import type { RequestHandler, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { ServiceError, ValidationErrors, type FieldError } from '../../service/errors.js';
+import { ServiceError, ValidationErrors, type FieldError } from '../../model/errors.js';
 import { boundedErr, capText, sendGraphqlError, storeInputError } from '../errors.js';
 import { RETRY_AFTER_SECONDS, isStoreUnavailable } from '../limits.js';
 import { allowed, forbiddenMessage, type ApiOperation } from '../auth.js';

@@ -20,7 +20,7 @@ import { TEMPLATE_PART_KEYS, type TemplateRecord } from '../../model/records.js'
 import * as silences from '../../service/silences.js';
 import { effectiveEnd, silenceState } from '../../silences/decide.js';
 import type { SilenceRecord } from '../../store/types.js';
-import { ServiceError } from '../../service/errors.js';
+import { ServiceError } from '../../model/errors.js';
 import * as consoleOps from '../../service/console.js';
 import type { EventRecord, UnhealthyResourceRecord } from '../../store/types.js';
 

@@ -7,7 +7,7 @@ import { byWorst, isServingProblem, worstServingStatus } from '../../inventory/s
 import { validateInventoryReport } from '../../inventory/validate.js';
 import type { LogLimiter } from '../../log/limiter.js';
 import { RESYNC_REQUIRED } from '../../model/inventory.js';
-import { ServiceError } from '../../service/errors.js';
+import { ServiceError } from '../../model/errors.js';
 import type { IngestDeps } from '../../ingest/pipeline.js';
 import {
   applyInventoryReport,

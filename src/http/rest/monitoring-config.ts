@@ -1,6 +1,6 @@
 /** REST: GET/PUT /outagedetection/v1/inventorymonitoringconfig/CERTIFICATE_EXPIRATION. */
 import { Router, type Response } from 'express';
-import { ServiceError, ValidationErrors } from '../../service/errors.js';
+import { ServiceError, ValidationErrors } from '../../model/errors.js';
 import {
   MONITORING_TYPE,
   getMonitoringConfig,

@@ -1,9 +1,9 @@
 /**
- * foldHealth (src/service/health.ts): one write per resource from a request's health events, in the deliveries'
+ * foldHealth (src/ingest/health.ts): one write per resource from a request's health events, in the deliveries'
  * order, whatever order they arrived in. Table tests.
  */
 import { describe, expect, it } from 'vitest';
-import { foldHealth, type HealthEventIn } from '../../src/service/health.js';
+import { foldHealth, type HealthEventIn } from '../../src/ingest/health.js';
 
 const N = 'evt.healthstatus.certmgr-issuer.notready';
 const A = 'evt.healthstatus.certmgr-issuer.active';
