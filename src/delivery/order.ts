@@ -1,5 +1,5 @@
 /**
- * Order per key: the pure rules. The store's claim and supersede queries (store/repo.ts)
+ * Order per key: the pure rules. The store's claim and supersede queries (store/outbox-queue.ts)
  * implement exactly these; test/store/order-contract checks the SQL against this module.
  *
  * Key: (integration, correlation key). The correlation key is the incident dedup_key

@@ -3,8 +3,10 @@
  * SqlDb for single statements outside a transaction and a way to run a function in a transaction.
  */
 import { TxGuard } from './concurrency.js';
+import { reencryptSecretsBatch } from './config-repo.js';
 import { runMigrations } from './migrations.js';
-import { createOps, createQueueOps, reencryptSecretsBatch } from './repo.js';
+import { createQueueOps } from './outbox-queue.js';
+import { createOps } from './repo.js';
 import type { SecretBox } from './secret-box.js';
 import type { Dialect, SqlDb } from './sqldb.js';
 import type { DeliveryQueueOps, ReencryptReport, Store, StoreOps } from './types.js';

@@ -12,7 +12,7 @@
  * once apply each migration exactly once (the others wait, then see it recorded). On SQLite the
  * transaction is BEGIN IMMEDIATE, which already serializes writers, across processes too.
  *
- * Version 2 is the durable delivery outbox (`events`, `deliveries`); the claim query (repo.ts)
+ * Version 2 is the durable delivery outbox (`events`, `deliveries`); the claim query (outbox-queue.ts)
  * uses `FOR UPDATE SKIP LOCKED` on PostgreSQL only (SQLite's single writer makes the plain
  * `UPDATE … WHERE id IN (SELECT … LIMIT n) RETURNING` atomic already).
  */

@@ -20,7 +20,7 @@ import type { SQLInputValue } from 'node:sqlite';
 import { SqlStore } from './base.js';
 import { Mutex, TxScope } from './concurrency.js';
 import { StoreError, fromSqliteError } from './errors.js';
-import { createQueueOps, type ClaimNotes, type ParkState } from './repo.js';
+import { createQueueOps, type ClaimNotes, type ParkState } from './outbox-queue.js';
 import { SqliteThread, type SqliteThreadOptions } from './sqlite-thread.js';
 import { assertStorableParams, type SqlDb, type SqlRow, type SqlValue } from './sqldb.js';
 import type { DeliveryQueueOps } from './types.js';
@@ -105,7 +105,7 @@ export class SqliteStore extends SqlStore {
   readonly #db: SqliteThread;
   readonly #mutex: Mutex;
   readonly #releaseMutex: () => void;
-  /** The claims' parking schedule (repo.ts ParkState), kept across the per-call queue ops. */
+  /** The claims' parking schedule (outbox-queue.ts ParkState), kept across the per-call queue ops. */
   readonly #parking: ParkState = { due: true, since: 0 };
   #closed = false;
   /** The -wal file's path for the ingestion's fdatasync (see withIngestTransaction); null: not in WAL mode, undefined: not known yet. */

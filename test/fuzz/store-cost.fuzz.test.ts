@@ -17,7 +17,8 @@ import { GRAPHQL_LIMITS, measureRequest, parseLimited } from '../../src/http/gra
 import { buildApiSchema } from '../../src/http/graphql/schema.js';
 import { servingStatusName } from '../../src/service/inventory.js';
 import { createInventoryOps, inventoryFilterIndexed } from '../../src/store/inventory-repo.js';
-import { createOps, deliveryFilterIndexed } from '../../src/store/repo.js';
+import { deliveryFilterIndexed } from '../../src/store/outbox-repo.js';
+import { createOps } from '../../src/store/repo.js';
 import type { SqlDb, SqlValue } from '../../src/store/sqldb.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import type { DeliveryFilter, InventoryCursor, InventoryFilter } from '../../src/store/types.js';

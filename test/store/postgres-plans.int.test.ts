@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createQueueOps } from '../../src/store/repo.js';
+import { createQueueOps } from '../../src/store/outbox-queue.js';
 import { openStore } from '../../src/store/index.js';
 import { type SqlDb, type SqlValue, toPgPlaceholders } from '../../src/store/sqldb.js';
 import type { Store } from '../../src/store/types.js';

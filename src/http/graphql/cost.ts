@@ -35,7 +35,7 @@ import {
 } from 'graphql';
 import { STREAK_DELIVERIES } from '../../service/console.js';
 import { inventoryFilterIndexed } from '../../store/inventory-repo.js';
-import { deliveryFilterIndexed } from '../../store/repo.js';
+import { deliveryFilterIndexed } from '../../store/outbox-repo.js';
 
 export interface GraphqlLimits {
   /** graphql parse() stops after this many tokens: bounds parse time and AST size. */
