@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact';
+import { useId } from 'preact/hooks';
 
 /** An error the user must see: announced by screen readers (role=alert). */
 export function ErrorNote({ error }: { error: Error | undefined }) {
@@ -51,6 +52,47 @@ export function DataTable({ headers, children }: { headers: readonly (string | f
         </thead>
         <tbody>{children}</tbody>
       </table>
+    </div>
+  );
+}
+
+/** One choice of a SelectField: a bare string is both its value and its label. */
+export type SelectOption<T extends string = string> = T | { value: T; label: string; disabled?: boolean };
+
+/**
+ * A labelled drop-down. The label names the select through for/id, so its accessible name is the label alone (not
+ * the options' text too, as with a wrapping label); the block keeps both in one cell of a grid.
+ */
+export function SelectField<T extends string>({
+  label,
+  name,
+  value,
+  options,
+  onChange,
+  required = false,
+}: {
+  label: string;
+  name: string;
+  value: T;
+  options: readonly SelectOption<T>[];
+  /** The chosen option's value: one of `options`. */
+  onChange: (value: T) => void;
+  required?: boolean;
+}) {
+  const id = useId();
+  return (
+    <div>
+      <label for={id}>{label}</label>
+      <select id={id} name={name} required={required} value={value} onChange={(e) => onChange(e.currentTarget.value as T)}>
+        {options.map((o) => {
+          const { value: v, label: text, disabled = false } = typeof o === 'string' ? { value: o, label: o, disabled: false } : o;
+          return (
+            <option key={v} value={v} disabled={disabled}>
+              {text}
+            </option>
+          );
+        })}
+      </select>
     </div>
   );
 }

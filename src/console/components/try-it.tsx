@@ -4,7 +4,7 @@ import { formatTime } from '../format.js';
 import { useAction, useQuery } from '../hooks.js';
 import type { EventType } from '../pages/routers.js';
 import { sampleData } from '../samples.js';
-import { ErrorNote, Tag } from './common.js';
+import { ErrorNote, SelectField, Tag } from './common.js';
 
 interface Simulation {
   eventType: string;
@@ -56,27 +56,17 @@ export function TryIt({ api, eventTypes }: { api: Api; eventTypes: EventType[] }
       <p>Which routers would fire for an event, and why. Sends nothing, stores nothing.</p>
       <form onSubmit={run} aria-label="Try routing">
         <div class="grid">
-          <label>
-            Event type
-            <select name="try-type" value={type} onChange={(e) => pickType(e.currentTarget.value)}>
-              {types.map((t) => (
-                <option key={t} value={t}>
-                  {t}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Or a recent event
-            <select name="try-recent" value="" onChange={(e) => pickEvent(e.currentTarget.value)}>
-              <option value="">{recent.error ? 'recent events unavailable' : 'choose…'}</option>
-              {(recent.data?.events.nodes ?? []).map((ev) => (
-                <option key={ev.id} value={ev.id}>
-                  {formatTime(ev.receivedAt)} {ev.type}
-                </option>
-              ))}
-            </select>
-          </label>
+          <SelectField label="Event type" name="try-type" value={type} options={types} onChange={pickType} />
+          <SelectField
+            label="Or a recent event"
+            name="try-recent"
+            value=""
+            options={[
+              { value: '', label: recent.error ? 'recent events unavailable' : 'choose…' },
+              ...(recent.data?.events.nodes ?? []).map((ev) => ({ value: ev.id, label: `${formatTime(ev.receivedAt)} ${ev.type}` })),
+            ]}
+            onChange={pickEvent}
+          />
         </div>
         <label>
           Event data (JSON)

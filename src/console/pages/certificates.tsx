@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../app.js';
-import { DataTable, Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
+import { DataTable, Empty, ErrorNote, Loading, PageHeader, SelectField, Tag } from '../components/common.js';
 import { ExpiryTimeline } from '../components/timeline.js';
 import { formatTime } from '../format.js';
 import { useQuery } from '../hooks.js';
@@ -151,7 +151,8 @@ export function CertificatesPage({ api }: PageProps) {
   }>(api, SERVING, { filter: servedFilterGiven ? applied : { ...applied, servingProblem: true } });
   const endpoints = new Map((s.data?.certificates.nodes ?? []).map((n) => [keyOf(n), n.serving]));
   const now = Date.now();
-  const set = (k: keyof Filters) => (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value });
+  const put = (k: keyof Filters) => (value: string) => setForm({ ...form, [k]: value });
+  const set = (k: keyof Filters) => (e: Event) => put(k)((e.currentTarget as HTMLInputElement).value);
   const rows = (q.data?.certificates.nodes ?? []).filter((c) => matches(c, form.search)).sort(byDaysLeft);
 
   return (
@@ -170,17 +171,13 @@ export function CertificatesPage({ api }: PageProps) {
             Search
             <input type="search" name="search" value={form.search} onInput={set('search')} placeholder="name, DNS name, issuer…" />
           </label>
-          <label>
-            Cluster
-            <select name="cluster" value={form.clusterId} onChange={set('clusterId')}>
-              <option value="">all</option>
-              {(q.data?.clusters.nodes ?? []).map((c) => (
-                <option key={c.id} value={c.id}>
-                  {c.name}
-                </option>
-              ))}
-            </select>
-          </label>
+          <SelectField
+            label="Cluster"
+            name="cluster"
+            value={form.clusterId}
+            options={[{ value: '', label: 'all' }, ...(q.data?.clusters.nodes ?? []).map((c) => ({ value: c.id, label: c.name }))]}
+            onChange={put('clusterId')}
+          />
           <label>
             Namespace
             <input name="namespace" value={form.namespace} onInput={set('namespace')} />
@@ -191,30 +188,29 @@ export function CertificatesPage({ api }: PageProps) {
             Application
             <input name="application" value={form.applicationId} onInput={set('applicationId')} />
           </label>
-          <label>
-            Health
-            <select name="health" value={form.health} onChange={set('health')}>
-              <option value="">any</option>
-              <option value="READY">ready</option>
-              <option value="NOT_READY">not ready</option>
-              <option value="UNKNOWN">unknown</option>
-            </select>
-          </label>
+          <SelectField
+            label="Health"
+            name="health"
+            value={form.health}
+            options={[
+              { value: '', label: 'any' },
+              { value: 'READY', label: 'ready' },
+              { value: 'NOT_READY', label: 'not ready' },
+              { value: 'UNKNOWN', label: 'unknown' },
+            ]}
+            onChange={put('health')}
+          />
           <label>
             Expiring within (days)
             <input name="within" type="number" min={0} max={3650} value={form.within} onInput={set('within')} />
           </label>
-          <label>
-            Served
-            <select name="served" value={form.served} onChange={set('served')}>
-              <option value="">any</option>
-              {SERVED_FILTERS.map(([value, label]) => (
-                <option key={value} value={value}>
-                  {label}
-                </option>
-              ))}
-            </select>
-          </label>
+          <SelectField
+            label="Served"
+            name="served"
+            value={form.served}
+            options={[{ value: '', label: 'any' }, ...SERVED_FILTERS.map(([value, label]) => ({ value, label }))]}
+            onChange={put('served')}
+          />
         </div>
         <button type="submit">Apply filters</button>
       </form>

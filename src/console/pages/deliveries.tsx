@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../app.js';
-import { DataTable, Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
+import { DataTable, Empty, ErrorNote, Loading, PageHeader, SelectField, Tag } from '../components/common.js';
 import { formatTime, resourceLabel } from '../format.js';
 import { useAction, useQuery } from '../hooks.js';
 
@@ -67,24 +67,16 @@ export function DeliveriesPage({ api, canWrite }: PageProps) {
         </button>
       </PageHeader>
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          Status
-          <select
-            name="status"
-            value={status}
-            onChange={(e) => {
-              setStatus(e.currentTarget.value);
-              setCursors([null]);
-            }}
-          >
-            <option value="">any</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s === 'DEAD' ? 'DEAD (dead letters)' : s}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SelectField
+          label="Status"
+          name="status"
+          value={status}
+          options={[{ value: '', label: 'any' }, ...STATUSES.map((s) => ({ value: s, label: s === 'DEAD' ? 'DEAD (dead letters)' : s }))]}
+          onChange={(v) => {
+            setStatus(v);
+            setCursors([null]);
+          }}
+        />
       </form>
       <ErrorNote error={q.error} />
       <ErrorNote error={retry.error} />

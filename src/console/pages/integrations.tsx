@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../app.js';
-import { DataTable, Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
+import { DataTable, Empty, ErrorNote, Loading, PageHeader, SelectField, Tag } from '../components/common.js';
 import { ConfirmDelete } from '../components/confirm-delete.js';
 import { formatTime, managedNote } from '../format.js';
 import { useAction, useQuery } from '../hooks.js';
@@ -55,16 +55,13 @@ function CreateIntegration({ api, onCreated }: { api: PageProps['api']; onCreate
       </summary>
       <form onSubmit={submit} aria-label="New integration">
         <div class="grid">
-          <label>
-            Type
-            <select name="type" value={type} onChange={(e) => setType(e.currentTarget.value)}>
-              {INTEGRATION_KINDS.map((k) => (
-                <option key={k.type} value={k.type}>
-                  {k.label}
-                </option>
-              ))}
-            </select>
-          </label>
+          <SelectField
+            label="Type"
+            name="type"
+            value={type}
+            options={INTEGRATION_KINDS.map((k) => ({ value: k.type, label: k.label }))}
+            onChange={setType}
+          />
           <label>
             Name
             <input name="name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../app.js';
 import { CelEditor } from '../components/cel-editor.js';
-import { DataTable, Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
+import { DataTable, Empty, ErrorNote, Loading, PageHeader, SelectField, Tag } from '../components/common.js';
 import { ConfirmDelete } from '../components/confirm-delete.js';
 import { managedNote } from '../format.js';
 import { TryIt } from '../components/try-it.js';
@@ -101,53 +101,36 @@ function RouterForm({ api, data, draft, onDone }: { api: PageProps['api']; data:
           Name
           <input name="router-name" required value={d.name} onInput={(e) => setD({ ...d, name: e.currentTarget.value })} />
         </label>
-        <label>
-          Event family
-          <select name="event-type" value={d.eventTypeId} onChange={(e) => setD({ ...d, eventTypeId: e.currentTarget.value })}>
-            {data.eventTypes.map((t) => (
-              <option key={t.id} value={t.id}>
-                {t.displayName}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SelectField
+          label="Event family"
+          name="event-type"
+          value={d.eventTypeId}
+          options={data.eventTypes.map((t) => ({ value: t.id, label: t.displayName }))}
+          onChange={(eventTypeId) => setD({ ...d, eventTypeId })}
+        />
       </div>
       <div class="grid">
-        <div>
-          <label for="router-integration">Integration</label>
-          <select
-            id="router-integration"
-            name="integration"
-            required
-            value={d.integrationId}
-            onChange={(e) => setD({ ...d, integrationId: e.currentTarget.value })}
-          >
-            <option value="" disabled>
-              choose…
-            </option>
-            {data.integrations.nodes.map((i) => (
-              <option key={i.id} value={i.id}>
-                {i.name} ({i.type})
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label for="router-template">Template</label>
-          <select
-            id="router-template"
-            name="template"
-            value={d.templateId}
-            onChange={(e) => setD({ ...d, templateId: e.currentTarget.value })}
-          >
-            <option value="">the integration's default text</option>
-            {data.notificationTemplates.nodes.map((t) => (
-              <option key={t.id} value={t.id}>
-                {t.name}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField
+          label="Integration"
+          name="integration"
+          required
+          value={d.integrationId}
+          options={[
+            { value: '', label: 'choose…', disabled: true },
+            ...data.integrations.nodes.map((i) => ({ value: i.id, label: `${i.name} (${i.type})` })),
+          ]}
+          onChange={(integrationId) => setD({ ...d, integrationId })}
+        />
+        <SelectField
+          label="Template"
+          name="template"
+          value={d.templateId}
+          options={[
+            { value: '', label: "the integration's default text" },
+            ...data.notificationTemplates.nodes.map((t) => ({ value: t.id, label: t.name })),
+          ]}
+          onChange={(templateId) => setD({ ...d, templateId })}
+        />
       </div>
       <CelEditor
         api={api}

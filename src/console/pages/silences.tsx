@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../app.js';
-import { DataTable, Empty, ErrorNote, Loading, PageHeader, Tag } from '../components/common.js';
+import { DataTable, Empty, ErrorNote, Loading, PageHeader, SelectField, Tag } from '../components/common.js';
 import { endAfter, formatTime, localInputToIso, SILENCE_PRESETS } from '../format.js';
 import { useAction, useQuery } from '../hooks.js';
 
@@ -72,17 +72,16 @@ function CreateSilence({
           />
         </label>
         <div class="grid">
-          <label>
-            Event family
-            <select name="family" value={f.eventTypeId} onChange={(e) => setF({ ...f, eventTypeId: e.currentTarget.value })}>
-              <option value="">every family the matcher compiles for</option>
-              {eventTypes.map((t) => (
-                <option key={t.id} value={t.id}>
-                  {t.displayName}
-                </option>
-              ))}
-            </select>
-          </label>
+          <SelectField
+            label="Event family"
+            name="family"
+            value={f.eventTypeId}
+            options={[
+              { value: '', label: 'every family the matcher compiles for' },
+              ...eventTypes.map((t) => ({ value: t.id, label: t.displayName })),
+            ]}
+            onChange={(eventTypeId) => setF({ ...f, eventTypeId })}
+          />
           <label>
             Starts at (UTC, empty: now)
             <input
@@ -147,15 +146,18 @@ export function SilencesPage({ api, canWrite }: PageProps) {
       <p>Maintenance windows: while a silence is active, the notifications it matches are recorded SILENCED and not sent.</p>
       {canWrite && q.data && <CreateSilence api={api} eventTypes={q.data.eventTypes} onCreated={q.reload} />}
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          State
-          <select name="state" value={state} onChange={(e) => setState(e.currentTarget.value)}>
-            <option value="">any</option>
-            <option value="PENDING">pending</option>
-            <option value="ACTIVE">active</option>
-            <option value="EXPIRED">expired</option>
-          </select>
-        </label>
+        <SelectField
+          label="State"
+          name="state"
+          value={state}
+          options={[
+            { value: '', label: 'any' },
+            { value: 'PENDING', label: 'pending' },
+            { value: 'ACTIVE', label: 'active' },
+            { value: 'EXPIRED', label: 'expired' },
+          ]}
+          onChange={setState}
+        />
       </form>
       <ErrorNote error={q.error} />
       <ErrorNote error={action.error} />

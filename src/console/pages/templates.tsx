@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { INTEGRATION_TYPES } from '../../model/integration-types.js';
 import type { PageProps } from '../app.js';
-import { DataTable, Empty, ErrorNote, Loading, PageHeader } from '../components/common.js';
+import { DataTable, Empty, ErrorNote, Loading, PageHeader, SelectField } from '../components/common.js';
 import { ConfirmDelete } from '../components/confirm-delete.js';
 import { formatTime, managedNote } from '../format.js';
 import { useAction, useQuery } from '../hooks.js';
@@ -86,26 +86,8 @@ function TemplatePreview({ api, parts, partKey }: { api: PageProps['api']; parts
     <article class="template-preview" aria-label="Template preview">
       <h3>Preview</h3>
       <div class="grid">
-        <label>
-          Preview as
-          <select name="preview-type" value={type} onChange={(e) => setType(e.currentTarget.value)}>
-            {INTEGRATION_TYPES.map((t) => (
-              <option key={t} value={t}>
-                {t}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Sample event
-          <select name="preview-event" value={eventType} onChange={(e) => setEventType(e.currentTarget.value)}>
-            {SAMPLE_TYPES.map((t) => (
-              <option key={t} value={t}>
-                {t}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SelectField label="Preview as" name="preview-type" value={type} options={INTEGRATION_TYPES} onChange={setType} />
+        <SelectField label="Sample event" name="preview-event" value={eventType} options={SAMPLE_TYPES} onChange={setEventType} />
       </div>
       <button type="button" class="secondary" disabled={action.pending} aria-busy={action.pending ? 'true' : undefined} onClick={run}>
         Preview
@@ -152,17 +134,16 @@ function TemplateForm({ api, template, onDone }: { api: PageProps['api']; templa
           Name
           <input name="template-name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </label>
-        <label>
-          Part
-          <select name="part" value={key} onChange={(e) => setKey(e.currentTarget.value as PartKey)}>
-            {PART_KEYS.map((k) => (
-              <option key={k} value={k}>
-                {k === 'default' ? 'default (types without their own part)' : k}
-                {parts[k] && partsInput({ [k]: parts[k] })[k] ? ' ✓' : ''}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SelectField
+          label="Part"
+          name="part"
+          value={key}
+          options={PART_KEYS.map((k) => ({
+            value: k,
+            label: `${k === 'default' ? 'default (types without their own part)' : k}${parts[k] && partsInput({ [k]: parts[k] })[k] ? ' ✓' : ''}`,
+          }))}
+          onChange={setKey}
+        />
       </div>
       <label>
         Title (Liquid)
