@@ -111,7 +111,7 @@ export function toServiceError(e: unknown, what: string): ServiceApiError {
     return new ServiceApiError(
       kind,
       `${what}: ${serviceMessage}${code ? ` (${code})` : ''}`,
-      { ...ext, ...(code ? { code } : {}), status },
+      { ...ext, code: code || undefined, status },
       serviceMessage,
     );
   }

@@ -88,7 +88,7 @@ type Outcome =
   | { kind: 'accepted'; accepted: AcceptedEvent[] }
   | { kind: 'rejected'; indexes: Map<number, string> | 'all'; message: string }
   | { kind: 'tooLarge' }
-  | { kind: 'retry'; reason: string; retryAfterMs?: number };
+  | { kind: 'retry'; reason: string; retryAfterMs?: number | undefined };
 
 const DEFAULT_SEND_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 30_000, jitter: 0.2 };
 
@@ -253,7 +253,7 @@ export class EventSender implements EventSink {
     return {
       kind: 'retry',
       reason: `HTTP ${res.status} ${firstErrorMessage(text) ?? ''}`.trim(),
-      ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterMs: Math.min(retryAfter * 1000, 300_000) } : {}),
+      retryAfterMs: Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter * 1000, 300_000) : undefined,
     };
   }
 }

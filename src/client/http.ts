@@ -13,7 +13,7 @@ export interface ServiceHttpOptions {
   url: string;
   apiKey: ApiKey;
   /** per request; default 10 s */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   fetch?: typeof fetch;
 }
 
@@ -24,7 +24,7 @@ export interface ServiceRequest {
   /** extra request headers (e.g. the monitoring configuration's manager) */
   headers?: Record<string, string>;
   /** aborts the request besides the timeout (e.g. the caller stopping) */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export interface ServiceResponse {
@@ -88,6 +88,7 @@ export class ServiceHttp {
         this.url(path),
         {
           method: req.method ?? (req.body !== undefined ? 'POST' : 'GET'),
+          // spreads: a header's undefined value would be sent as the text, and RequestInit takes no undefined body
           headers: {
             accept: 'application/json',
             ...(req.body !== undefined ? { 'content-type': 'application/json' } : {}),

@@ -20,9 +20,9 @@ export type InventoryOutcome =
    * 429 (QUOTA_EXCEEDED: the company holds as many clusters or certificates as it may; or a rate limit): the hub
    * applied nothing and lost nothing of the epoch, so the same report goes again after `retryAfterMs`
    */
-  | { kind: 'throttled'; code: string; message: string; retryAfterMs?: number }
+  | { kind: 'throttled'; code: string; message: string; retryAfterMs?: number | undefined }
   /** network error, timeout, 5xx, 401/403 (a key being rotated): worth another try */
-  | { kind: 'retry'; reason: string; retryAfterMs?: number };
+  | { kind: 'retry'; reason: string; retryAfterMs?: number | undefined };
 
 /** Retry-After answers are honoured up to this (the hub's quota answer is 300 s) */
 const MAX_RETRY_AFTER_MS = 15 * 60_000;
@@ -45,7 +45,7 @@ export class InventoryClient {
   async post(report: InventoryReport, signal?: AbortSignal): Promise<InventoryOutcome> {
     let res;
     try {
-      res = await this.http.request(INVENTORY_PATH, { body: JSON.stringify(report), ...(signal ? { signal } : {}) });
+      res = await this.http.request(INVENTORY_PATH, { body: JSON.stringify(report), signal });
     } catch (e) {
       const u = ServiceUnreachableError.of(e);
       return { kind: 'retry', reason: `${u.timedOut ? 'timeout' : 'network'} ${u.detail}`.trim() };
@@ -75,12 +75,12 @@ export class InventoryClient {
         kind: 'throttled',
         code: errors[0]?.code ?? 'TOO_MANY_REQUESTS',
         message,
-        ...(after !== undefined ? { retryAfterMs: after } : {}),
+        retryAfterMs: after,
       };
     return {
       kind: 'retry',
       reason: `HTTP ${res.status} ${message}`.trim(),
-      ...(after !== undefined ? { retryAfterMs: after } : {}),
+      retryAfterMs: after,
     };
   }
 }

@@ -15,7 +15,7 @@ export interface MonitoringConfigView extends MonitoringConfigInput {
   id: string;
   rules: { ruleId: number; threshold: number }[];
   /** src/model/manager.ts; absent: nobody manages it */
-  manager?: string;
+  manager?: string | undefined;
 }
 
 /** How the operator writes: as the manager of record; `release`: and give the record up (its CR was deleted). */
@@ -24,7 +24,7 @@ export interface MonitoringWriteOptions {
   release?: boolean;
 }
 
-async function rest<T>(http: ServiceHttp, what: string, req: ServiceRequest = {}): Promise<{ body: T; manager?: string }> {
+async function rest<T>(http: ServiceHttp, what: string, req: ServiceRequest = {}): Promise<{ body: T; manager: string | undefined }> {
   let res;
   try {
     res = await http.request(MONITORING_CONFIG_PATH, req);
@@ -40,14 +40,14 @@ async function rest<T>(http: ServiceHttp, what: string, req: ServiceRequest = {}
     throw new ServiceApiError(kind, `${what}: ${msg}`, { status: res.status, errors });
   }
   const manager = res.headers.get(MANAGER_HEADER);
-  return { body: body as T, ...(manager ? { manager } : {}) };
+  return { body: body as T, manager: manager || undefined };
 }
 
 type Envelope = { id: string; configuration: MonitoringConfigView };
-const view = (r: { body: Envelope; manager?: string }): MonitoringConfigView => ({
+const view = (r: { body: Envelope; manager: string | undefined }): MonitoringConfigView => ({
   ...r.body.configuration,
   id: r.body.id,
-  ...(r.manager ? { manager: r.manager } : {}),
+  manager: r.manager,
 });
 
 export async function getMonitoringConfig(http: ServiceHttp): Promise<MonitoringConfigView> {
@@ -62,6 +62,7 @@ export async function putMonitoringConfig(
   const r = await rest<Envelope>(http, 'put monitoring config', {
     method: 'PUT',
     body: JSON.stringify({ inventoryMonitoringConfiguration: { inventoryMonitoringConfigurationType: 'CERTIFICATE_EXPIRATION', ...v } }),
+    // spreads: a header's undefined value would be sent as the text
     headers: {
       ...(opts.manager ? { [MANAGER_HEADER]: opts.manager } : {}),
       ...(opts.release ? { [RELEASE_HEADER]: 'true' } : {}),

@@ -56,7 +56,7 @@ export interface RouterView {
   filter: string;
   integrationId: string;
   /** the router's notification template, or null (absent: none) */
-  templateId?: string | null;
+  templateId?: string | null | undefined;
   generation: RouterGeneration;
   managedBy: string | null;
 }
@@ -64,15 +64,23 @@ export interface RouterView {
 /** Type-specific parameters, as updateIntegration takes them (secrets included: never log this). */
 export type IntegrationParams =
   | { incidentMgmtParams: { IntegrationKey: string } }
-  | { webhookParams: { url: string; signingSecret?: string } }
-  | { emailParams: { to: string[]; from?: string } }
+  | { webhookParams: { url: string; signingSecret?: string | undefined } }
+  | { emailParams: { to: string[]; from?: string | undefined } }
   | { slackParams: { webhookUrl: string } }
   | { teamsParams: { webhookUrl: string } }
   | { opsgenieParams: { apiKey: string } }
   | { googleChatParams: { webhookUrl: string } }
   | { discordParams: { webhookUrl: string } }
-  | { genericWebhookParams: { url: string; signingSecret?: string; headers?: Array<{ name: string; value: string }> } }
-  | { alertmanagerParams: { url: string; bearerToken?: string; username?: string; password?: string } };
+  | {
+      genericWebhookParams: {
+        url: string;
+        signingSecret?: string | undefined;
+        headers?: Array<{ name: string; value: string }> | undefined;
+      };
+    }
+  | {
+      alertmanagerParams: { url: string; bearerToken?: string | undefined; username?: string | undefined; password?: string | undefined };
+    };
 
 export interface CreateIntegrationInput {
   type: IntegrationType;
@@ -100,7 +108,7 @@ export interface RouterInput {
   filter: string;
   integrationId: string;
   /** null or absent: no template */
-  templateId?: string | null;
+  templateId?: string | null | undefined;
   enabled: boolean;
   managedBy: string;
 }
@@ -209,12 +217,9 @@ const UpdateIntegration = /* GraphQL */ `
  * takes its params' fields at the top level, empty ones left out; the others a params block.
  */
 export function createIntegrationVariables(input: CreateIntegrationInput): Record<string, unknown> {
-  const base = {
-    name: input.name,
-    enabled: input.enabled,
-    managedBy: input.managedBy,
-    ...(input.rateLimit ? { rateLimit: input.rateLimit } : {}),
-  };
+  const base: Record<string, unknown> = { name: input.name, enabled: input.enabled, managedBy: input.managedBy };
+  // no rate (undefined or null): left out of the input, so the type's default applies
+  if (input.rateLimit) base['rateLimit'] = input.rateLimit;
   const { api } = INTEGRATION_META[input.type];
   if (!api.flatCreateInput) return { ...base, ...input.params };
   const fields = (input.params as Record<string, Record<string, unknown> | undefined>)[api.paramsField] ?? {};
@@ -251,7 +256,7 @@ export interface GraphQLServiceApiOptions {
   url: string;
   /** the API key (a function so a rotated key from a Secret is picked up) */
   apiKey: ApiKey;
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 export class GraphQLServiceApi implements ServiceApi {
