@@ -13,7 +13,7 @@ export interface QueryState<T> {
  * request started is dropped, so a slow old answer never overwrites a newer one.
  */
 export function useQuery<T>(api: Api, query: string, variables: Record<string, unknown> = {}): QueryState<T> {
-  const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: true });
+  const [state, setState] = useState<Omit<QueryState<T>, 'reload'>>({ loading: true });
   const [tick, setTick] = useState(0);
   const seq = useRef(0);
   const vars = JSON.stringify(variables);

@@ -10,10 +10,10 @@ export interface KindField {
   name: string;
   label: string;
   /** write-only secrets are typed into password inputs */
-  secret?: boolean;
-  optional?: boolean;
-  multiline?: boolean;
-  hint?: string;
+  secret: boolean;
+  optional: boolean;
+  multiline: boolean;
+  hint?: string | undefined;
 }
 
 export interface IntegrationKind {
@@ -25,9 +25,11 @@ export interface IntegrationKind {
 const fieldOf = (p: ParamField): KindField => ({
   name: p.key,
   label: p.label,
-  ...(p.kind === 'headers' ? { multiline: true, secret: false } : p.into === 'secrets' ? { secret: true } : {}),
-  ...(p.required ? {} : { optional: true }),
-  ...(p.hint === undefined ? {} : { hint: p.hint }),
+  // a headers field is a multi-line text, never a password input, whatever holds it
+  secret: p.kind !== 'headers' && p.into === 'secrets',
+  optional: !p.required,
+  multiline: p.kind === 'headers',
+  hint: p.hint,
 });
 
 export const INTEGRATION_KINDS: IntegrationKind[] = INTEGRATION_TYPES.map((type) => ({

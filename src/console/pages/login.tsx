@@ -1,7 +1,15 @@
 import { useState } from 'preact/hooks';
 import { ErrorNote } from '../components/common.js';
 
-export function LoginPage({ onLogin, error, checking }: { onLogin: (key: string) => Promise<void>; error?: Error; checking: boolean }) {
+export function LoginPage({
+  onLogin,
+  error,
+  checking,
+}: {
+  onLogin: (key: string) => Promise<void>;
+  error?: Error | undefined;
+  checking: boolean;
+}) {
   const [key, setKey] = useState('');
   const [busy, setBusy] = useState(false);
   const submit = async (e: Event) => {

@@ -80,7 +80,7 @@ function RouterForm({ api, data, draft, onDone }: { api: PageProps['api']; data:
               eventTypeId: d.eventTypeId,
               integrationId: d.integrationId,
               // no way to clear a template through this input: an empty choice keeps the stored one out of the request
-              ...(d.templateId ? { templateId: d.templateId } : {}),
+              templateId: d.templateId || undefined,
               advancedFilterExpression: d.filter,
               enabled: d.enabled,
             },
@@ -88,7 +88,7 @@ function RouterForm({ api, data, draft, onDone }: { api: PageProps['api']; data:
         : api(CREATE, {
             details: { name: d.name, eventTypeId: d.eventTypeId, enabled: d.enabled },
             filterConfig: { advancedFilterExpression: d.filter },
-            integrationConfig: { integrationId: d.integrationId, ...(d.templateId ? { templateId: d.templateId } : {}) },
+            integrationConfig: { integrationId: d.integrationId, templateId: d.templateId || undefined },
           }),
     );
     if (ok) onDone(true);

@@ -110,7 +110,15 @@ function TemplatePreview({ api, parts, partKey }: { api: PageProps['api']; parts
   );
 }
 
-function TemplateForm({ api, template, onDone }: { api: PageProps['api']; template?: Template; onDone: (saved: boolean) => void }) {
+function TemplateForm({
+  api,
+  template,
+  onDone,
+}: {
+  api: PageProps['api'];
+  template?: Template | undefined;
+  onDone: (saved: boolean) => void;
+}) {
   const [name, setName] = useState(template?.name ?? '');
   const [parts, setParts] = useState<Parts>(template?.parts ?? { default: { title: '{{ event.type }}', text: '', body: null } });
   const [key, setKey] = useState<PartKey>('default');
