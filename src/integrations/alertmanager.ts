@@ -47,7 +47,7 @@ const MAX_DESCRIPTION = 8000;
 export interface AlertmanagerAlert {
   labels: Record<string, string>;
   annotations: Record<string, string>;
-  startsAt?: string;
+  startsAt?: string | undefined;
   endsAt: string;
   generatorURL?: string;
 }
@@ -170,7 +170,7 @@ export function buildAlertmanagerAlert(n: Notification, now: number, publicUrl?:
     labels: alertLabels(n),
     annotations,
     // a recovery leaves startsAt out: Alertmanager keeps the open alert's (and startsAt ≤ endsAt always holds)
-    ...(resolve ? {} : { startsAt: new Date(startOf(n, now)).toISOString() }),
+    startsAt: resolve ? undefined : new Date(startOf(n, now)).toISOString(),
     endsAt: new Date(resolve ? now : now + hold).toISOString(),
   };
   const console = consoleUrlOf(publicUrl, v.kind);
@@ -239,7 +239,7 @@ function createAlertmanagerNotifier(opts: IntegrationOptions): Notifier {
           url,
           body,
           contentType: 'application/json',
-          ...(auth ? { headers: { authorization: auth } } : {}),
+          headers: auth ? { authorization: auth } : undefined,
           secrets: [...Object.values(n.integration.secrets), ...(auth ? [auth] : [])],
         },
         { timeoutMs: opts.timeoutMs, userAgent: opts.userAgent, clock, signal, dispatcher: egress.dispatcher() },

@@ -211,7 +211,7 @@ export function chatNotifier(
         {
           url: post.postUrl ? post.postUrl(url) : url,
           body: JSON.stringify(build(n)),
-          ...(post.contentType ? { contentType: post.contentType } : {}),
+          contentType: post.contentType || undefined,
           secrets: Object.values(n.integration.secrets),
         },
         { timeoutMs: opts.timeoutMs, userAgent: opts.userAgent, clock: opts.clock ?? Date.now, signal, dispatcher: egress.dispatcher() },

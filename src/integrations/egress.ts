@@ -347,6 +347,7 @@ export class EgressPolicy {
         cb(null, list[0]!.address, list[0]!.family);
       });
     };
+    // a spread: undici's options (an intersection with net's) take a timeout only as a number
     const connect = buildConnector({ lookup, ...(opts.connectTimeoutMs !== undefined ? { timeout: opts.connectTimeoutMs } : {}) });
     return new Agent({
       connect(options, cb) {

@@ -58,7 +58,7 @@ function memberSection(heading: string, lines: readonly MemberLine[], more: numb
   const widgets: Widget[] = shown.map((m) => ({
     decoratedText: {
       text: escapeHtml(truncateChars(m.name, caps.fact)),
-      ...(m.detail ? { bottomLabel: escapeHtml(truncateChars(m.detail, caps.fact)) } : {}),
+      bottomLabel: m.detail ? escapeHtml(truncateChars(m.detail, caps.fact)) : undefined,
       wrapText: true,
     },
   }));

@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
-import { request, type Dispatcher } from 'undici';
+import { getGlobalDispatcher, request, type Dispatcher } from 'undici';
 import { EGRESS_DENIED, type EgressPolicy } from './egress.js';
 import { codePointLength, cutToCodePoints } from '../validation/formats.js';
 import type { DeliveryResult } from './types.js';
@@ -25,17 +25,17 @@ export interface HttpContext {
   timeoutMs: number;
   userAgent: string;
   clock: () => number;
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** undici dispatcher; the egress policy's one for tenant-given URLs. Default: undici's global dispatcher. */
-  dispatcher?: Dispatcher;
+  dispatcher?: Dispatcher | undefined;
 }
 
 export interface HttpPost {
   /** Target URL. Treated as a secret: it never appears in results. */
   url: string;
   body: string;
-  contentType?: string;
-  headers?: Record<string, string>;
+  contentType?: string | undefined;
+  headers?: Record<string, string> | undefined;
   /**
    * Secret values (keys, signing secrets, secret URLs: pass the URL here when it is a secret) to
    * redact from any text that leaves this module.
@@ -291,7 +291,7 @@ export async function postAndClassify(req: HttpPost, ctx: HttpContext): Promise<
     const res = await request(url, {
       method: 'POST',
       signal: attempt.signal,
-      ...(ctx.dispatcher ? { dispatcher: ctx.dispatcher } : {}),
+      dispatcher: ctx.dispatcher ?? getGlobalDispatcher(),
       headers,
       body: req.body,
     });

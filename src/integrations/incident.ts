@@ -80,8 +80,8 @@ function groupParts(n: Notification, g: NotificationGroup, r: Rendered) {
     custom_details: {
       eventType: n.event.type,
       router: n.router.name,
-      ...(n.reminder ? { reminder: true } : {}),
-      ...(n.rendered?.text ? { text: r.text } : {}),
+      reminder: n.reminder || undefined,
+      text: n.rendered?.text ? r.text : undefined,
       group: {
         key: g.key,
         labels,
@@ -91,7 +91,7 @@ function groupParts(n: Notification, g: NotificationGroup, r: Rendered) {
         firing: (g.firing ?? []).slice(0, MAX_DETAIL_MEMBERS).map(compactMember),
         resolved: (g.resolved ?? []).slice(0, MAX_DETAIL_MEMBERS).map(compactMember),
       },
-      ...(r.runbookUrl ? { runbookUrl: r.runbookUrl } : {}),
+      runbookUrl: r.runbookUrl || undefined,
     } as Record<string, unknown>,
     timestamp: new Date(n.occurredAt).toISOString(),
   };

@@ -121,7 +121,7 @@ export interface CloudEvent<T> {
   id: string;
   source: string;
   type: string;
-  subject?: string;
+  subject?: string | undefined;
   time: string;
   datacontenttype: 'application/json';
   dataschema: string;
@@ -215,7 +215,7 @@ export function buildCloudEvent(n: Notification): CloudEvent<WebhookPayloadV1> {
     id: n.id,
     source: `/certmgr-notify/routers/${encodeURIComponent(n.router.id)}`,
     type: CLOUDEVENT_TYPE_PREFIX + data.eventType,
-    ...(subject ? { subject } : {}),
+    subject: subject || undefined,
     time: data.occurredAt,
     datacontenttype: 'application/json',
     dataschema: PAYLOAD_SCHEMA_ID,

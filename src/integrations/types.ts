@@ -122,7 +122,7 @@ export interface IntegrationOptions {
    * Egress policy for tenant-given URLs (webhook, Slack, Teams). Default DEFAULT_EGRESS: the deny-list
    * with no allow-list. The operator's own destinations (incident events URL, SMTP URL) are trusted.
    */
-  egress?: EgressPolicy;
+  egress?: EgressPolicy | undefined;
   /** --public-url (no trailing slash): a notifier may link to the console (ALERTMANAGER's generatorURL). */
   publicUrl?: string | undefined;
 }
