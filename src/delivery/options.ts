@@ -3,7 +3,7 @@ import type { Notifier } from '../integrations/types.js';
 import type { Logger } from '../log/logger.js';
 import type { LogLimiter } from '../log/limiter.js';
 import type { Registry } from 'prom-client';
-import type { DeliveryQueueOps, IntegrationRecord, IntegrationType, StoreOps } from '../store/types.js';
+import type { ConfigOps, DeliveryQueueOps, IntegrationRecord, IntegrationType } from '../store/types.js';
 import type { TemplateRenderer } from '../templates/renderer.js';
 import { DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_AGE_MS, DEFAULT_MAX_DELAY_MS } from './backoff.js';
 import type { RateLimit, RateLimiter } from './rate-limit.js';
@@ -37,7 +37,7 @@ export interface DeliveryWorkerOptions {
 }
 
 /** What the worker needs from the store. */
-export type DeliveryWorkerStore = DeliveryQueueOps & Pick<StoreOps, 'getIntegration'>;
+export type DeliveryWorkerStore = DeliveryQueueOps & Pick<ConfigOps, 'getIntegration'>;
 
 export interface DeliveryWorkerDeps {
   store: DeliveryWorkerStore;

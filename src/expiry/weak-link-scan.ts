@@ -11,8 +11,7 @@ import type { MonitoringConfigInput } from '../model/monitoring.js';
 import type { RoutingSnapshots } from '../routing/snapshot.js';
 import type { ServiceContext } from '../service/context.js';
 import { acceptEventsInTransaction, type IngestDeps } from '../ingest/pipeline.js';
-import type { Store } from '../store/types.js';
-import type { WeakLinkMark, WeakLinkRow } from '../store/types.js';
+import type { Transactional, WeakLinkMark, WeakLinkRow } from '../store/types.js';
 import { decideWeakLink, WEAK_LINK_STALE_MS, weakLinkEvent, weakLinksOf } from './weak-link.js';
 
 type Snapshot = Awaited<ReturnType<RoutingSnapshots['get']>>;
@@ -29,7 +28,7 @@ const MAX_CHAIN_ROWS = 10_000;
 const STALE_DELETE = 1000;
 
 export interface WeakLinkScanOptions {
-  store: Store;
+  store: Transactional;
   ctx: ServiceContext;
   snap: Snapshot;
   ingest: IngestDeps;

@@ -11,13 +11,13 @@
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { randomUUID } from 'node:crypto';
-import type { StoreOps, Store } from '../store/types.js';
+import type { GroupOps, OutboxOps, Transactional } from '../store/types.js';
 import { GROUPING_LIMITS, needsEventCopy, planFlush, type FlushKind, type GroupRow } from './decide.js';
 import { snapshotOf } from './snapshot.js';
 import { planHoldFlush } from './hold.js';
 
 export interface GroupFlusherOptions {
-  store: Store;
+  store: Transactional & GroupOps;
   log: Logger;
   /** Prometheus registry for the grouping metrics. */
   registry?: Registry;
@@ -36,7 +36,7 @@ interface FlushMetrics {
   sent: Counter<'kind'>;
 }
 
-function flushMetrics(registry: Registry, store: Store): FlushMetrics {
+function flushMetrics(registry: Registry, store: GroupOps): FlushMetrics {
   new Gauge({
     name: 'certmgr_notify_groups_open',
     help: 'Notification groups open (collecting, or waiting for their members to recover), over all companies',
@@ -115,7 +115,7 @@ export class GroupFlusher {
     }
   }
 
-  async #batch(tx: StoreOps, now: number): Promise<{ groups: number; sent: FlushKind[] }> {
+  async #batch(tx: GroupOps & OutboxOps, now: number): Promise<{ groups: number; sent: FlushKind[] }> {
     const groups = await tx.lockDueGroups(now, this.#o.batchSize);
     const sent: FlushKind[] = [];
     for (const g of groups) {
@@ -125,7 +125,7 @@ export class GroupFlusher {
     return { groups: groups.length, sent };
   }
 
-  async #flushGroup(tx: StoreOps, g: GroupRow, now: number): Promise<FlushKind | null> {
+  async #flushGroup(tx: GroupOps & OutboxOps, g: GroupRow, now: number): Promise<FlushKind | null> {
     const counts = await tx.groupMemberCounts(g.id);
     // the deliveries table holds one delivery per (event, router): a repeat (no newer event) is written under a
     // copy of the group's newest event

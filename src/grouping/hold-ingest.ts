@@ -9,7 +9,7 @@
 import type { EventOrder } from '../delivery/order.js';
 import type { InternalEvent } from '../events/families.js';
 import type { RouterRecord } from '../model/records.js';
-import type { NewDelivery, StoreOps } from '../store/types.js';
+import type { GroupOps, NewDelivery } from '../store/types.js';
 import { GROUPING_LIMITS, memberStateOf, type GroupRow } from './decide.js';
 import { holdIdentity, holdVerdict, issuerCandidatesOf, onIssuerHealth, pickIssuer, scheduleHold, type IssuerRef } from './hold.js';
 import { addMembers, initialGroup } from './ingest.js';
@@ -30,7 +30,7 @@ export function holdsUnderIssuer(router: Pick<RouterRecord, 'holdUnderIssuer' | 
 }
 
 /** The issuers whose health changed in the batch (their events' order keys) move their holds. */
-export async function moveIssuerHolds(tx: StoreOps, companyId: string, issuerKeys: readonly string[], now: number): Promise<void> {
+export async function moveIssuerHolds(tx: GroupOps, companyId: string, issuerKeys: readonly string[], now: number): Promise<void> {
   if (issuerKeys.length === 0) return;
   const holds = await tx.lockIssuerHolds(companyId, [...issuerKeys]);
   if (holds.length === 0) return;
@@ -65,7 +65,7 @@ function initialHold(
  * them: the hold is the issuer's incident).
  */
 export async function applyHolds(
-  tx: StoreOps,
+  tx: GroupOps,
   companyId: string,
   candidates: readonly HoldCandidate[],
   now: number,

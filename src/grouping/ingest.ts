@@ -6,7 +6,7 @@
 import type { EventOrder } from '../delivery/order.js';
 import type { InternalEvent } from '../events/families.js';
 import type { RouterRecord } from '../model/records.js';
-import type { StoreOps } from '../store/types.js';
+import type { GroupOps } from '../store/types.js';
 import {
   applyMembers,
   GROUPING_LIMITS,
@@ -31,7 +31,7 @@ export interface GroupedMatch {
  * and writes the member rows that changed. Returns the group to save and how many went past the member limit.
  */
 export async function addMembers(
-  tx: StoreOps,
+  tx: GroupOps,
   group: GroupRow,
   matches: readonly { eventId: string; event: InternalEvent; order: EventOrder }[],
   now: number,
@@ -57,7 +57,7 @@ export function isGrouped(router: Pick<RouterRecord, 'groupBy'>): boolean {
  * Returns how many events went past a group's member limit (no member row; counted).
  */
 export async function addGroupMembers(
-  tx: StoreOps,
+  tx: GroupOps,
   companyId: string,
   matches: readonly GroupedMatch[],
   now: number,
@@ -107,7 +107,7 @@ export async function addGroupMembers(
  * inside the transaction; two transactions opening groups of one router at once may pass it by their own count.
  */
 async function withinGroupLimit(
-  tx: StoreOps,
+  tx: GroupOps,
   companyId: string,
   router: RouterRecord,
   ids: GroupIdentity[],

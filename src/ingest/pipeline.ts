@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { orderOfEvent } from '../delivery/order.js';
 import { familyOfType, type InternalEvent } from '../events/families.js';
 import { TimeSlicer } from '../routing/slicer.js';
-import type { StoreOps } from '../store/types.js';
+import type { SilenceOps } from '../store/types.js';
 import type { KeyedDelivery } from '../silences/decide.js';
 import type { ServiceContext, ServiceRuntime } from '../service/context.js';
 import type { IngestDeps, IngestRun, PlannedEvent, Snapshot } from './stage.js';
@@ -15,7 +15,7 @@ import { routeEvent } from './route.js';
 import { silenceDeliveries } from './silence.js';
 import { groupMatches } from './group.js';
 import { remindCandidates } from './remind.js';
-import { writePlanned, type Written } from './write.js';
+import { writePlanned, type IngestWriteOps, type Written } from './write.js';
 
 export type { IngestDeps } from './stage.js';
 
@@ -54,7 +54,7 @@ export async function acceptEvents(ctx: ServiceContext, events: InternalEvent[],
  */
 export async function acceptEventsInTransaction(
   ctx: ServiceContext,
-  tx: StoreOps,
+  tx: SilenceOps & IngestWriteOps,
   snap: Snapshot,
   events: InternalEvent[],
   deps: IngestDeps,

@@ -9,7 +9,7 @@ import type { EventTypeId, InternalEvent } from '../events/families.js';
 import type { TimeSlicer } from '../routing/slicer.js';
 import type { RoutingMetrics } from '../routing/metrics.js';
 import type { RoutingSnapshots } from '../routing/snapshot.js';
-import type { NewDelivery, StoreOps } from '../store/types.js';
+import type { NewDelivery, SilenceOps } from '../store/types.js';
 import type { ReminderCandidate } from '../reminders/ingest.js';
 import type { GroupedMatch } from '../grouping/ingest.js';
 import type { HoldCandidate } from '../grouping/hold-ingest.js';
@@ -31,7 +31,7 @@ export type Snapshot = Awaited<ReturnType<RoutingSnapshots['get']>>;
 export interface IngestRun {
   ctx: ServiceContext;
   /** the store the plan reads (outside the transaction, or the caller's transaction) */
-  reader: StoreOps;
+  reader: SilenceOps;
   snap: Snapshot;
   deps: IngestDeps;
   now: number;

@@ -3,7 +3,7 @@
  * members, in the one transaction `tx`. What is written is durable: the delivery worker takes it from the store.
  */
 import { foldHealth } from './health.js';
-import type { StoreOps } from '../store/types.js';
+import type { ConsoleOps, GroupOps, OutboxOps, ReminderOps } from '../store/types.js';
 import { applyReminders } from '../reminders/ingest.js';
 import { addGroupMembers } from '../grouping/ingest.js';
 import { applyHolds, moveIssuerHolds } from '../grouping/hold-ingest.js';
@@ -17,8 +17,11 @@ export interface Written {
   passedRows: Map<string, number>;
 }
 
+/** What the write stage writes in its transaction. */
+export type IngestWriteOps = OutboxOps & Pick<ConsoleOps, 'putResourceHealth'> & GroupOps & ReminderOps;
+
 export async function writePlanned(
-  tx: StoreOps,
+  tx: IngestWriteOps,
   ctx: ServiceContext,
   planned: PlannedEvent[],
   now: number,

@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import { latestNotAfterWithin } from '../model/days-left.js';
-import type { Store } from '../store/types.js';
+import type { InventoryOps } from '../store/types.js';
 
 /** Upper bounds (days left, inclusive) of the finite buckets, after `expired` (−1); the last bucket is open. */
 const BUCKET_DAYS = [7, 14, 30] as const;
@@ -35,7 +35,13 @@ export function daysLeftBuckets(atOrBefore: readonly number[], total: number): R
   };
 }
 
-export function registerCertificateExpiryGauge(registry: Registry, store: Store, now: () => number, log: Logger, maxAgeMs = 60_000): void {
+export function registerCertificateExpiryGauge(
+  registry: Registry,
+  store: InventoryOps,
+  now: () => number,
+  log: Logger,
+  maxAgeMs = 60_000,
+): void {
   let cached: { at: number; buckets: Record<DaysLeftBucket, number> } | undefined;
   new Gauge({
     name: 'certmgr_notify_inventory_certificates_by_days_left',

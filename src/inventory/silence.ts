@@ -17,7 +17,7 @@ import { sanitizeEvent } from '../events/sanitize.js';
 import type { AgentActiveData, AgentNotReadyData } from '../events/types.js';
 import { serviceContext } from '../service/context.js';
 import { acceptEventsInTransaction, type IngestDeps } from '../ingest/pipeline.js';
-import type { ClusterRecord, Store } from '../store/types.js';
+import type { ClusterRecord, InventoryOps, Store } from '../store/types.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Decisions (pure)
@@ -102,7 +102,13 @@ export function silenceCheckInterval(silenceAfterMs: number): number {
 const MAX_MARKED_PER_CHECK = 1000;
 
 /** The gauge, on every replica: computed from the store at scrape time. */
-export function registerClusterGauge(registry: Registry, store: Store, silenceAfterMs: number, now: () => number, log: Logger): void {
+export function registerClusterGauge(
+  registry: Registry,
+  store: InventoryOps,
+  silenceAfterMs: number,
+  now: () => number,
+  log: Logger,
+): void {
   new Gauge({
     name: 'certmgr_notify_clusters',
     help: 'Inventory clusters by state: silent (no report for clusterSilenceAfter in --limits-file) or reporting',

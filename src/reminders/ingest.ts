@@ -7,7 +7,7 @@
 import type { EventTypeId, InternalEvent } from '../events/families.js';
 import { viewOf } from '../model/event-view.js';
 import type { RouterRecord } from '../model/records.js';
-import type { ReminderRecord, StoreOps } from '../store/types.js';
+import type { ReminderOps, ReminderRecord } from '../store/types.js';
 import { admitOpens, decideOnEvent, remindsFor, type AcceptedForReminder, type ReminderState } from './decide.js';
 
 /** One (event, router) that may touch a reminder. */
@@ -60,7 +60,7 @@ function stateOf(r: ReminderRecord): ReminderState {
 
 /** Applies the candidates, in acceptance order, inside the ingestion transaction `tx`. */
 export async function applyReminders(
-  tx: StoreOps,
+  tx: ReminderOps,
   companyId: string,
   candidates: readonly ReminderCandidate[],
   now: number,

@@ -22,7 +22,7 @@ import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import { realClock, sleep, type Clock } from '../runtime/timers.js';
-import type { NewDelivery, ReminderKey, Store } from '../store/types.js';
+import type { NewDelivery, OutboxOps, ReminderKey, ReminderOps, Transactional } from '../store/types.js';
 import { REMINDER_LIMITS, decideDue, reminderDeliveryId } from './decide.js';
 import type { ReminderSilencer } from './silences.js';
 
@@ -38,7 +38,7 @@ const REMINDER_METRICS = {
 } as const;
 
 export interface ReminderScannerOptions {
-  store: Store;
+  store: Transactional & ReminderOps;
   log: Logger;
   clock?: Clock;
   /** how often due reminders are looked for; default 15 s (a reminder is at most this late) */
@@ -243,7 +243,7 @@ export class ReminderScanner {
 
 /** The id of the silence a due reminder is recorded under, or null: its event is read only here. */
 async function silenceOf(
-  tx: Pick<Store, 'getEvent'>,
+  tx: Pick<OutboxOps, 'getEvent'>,
   row: { companyId: string; eventId: string },
   silencer: ReminderSilencer,
   now: number,

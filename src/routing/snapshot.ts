@@ -22,7 +22,7 @@
 import { compileFilter, compileFilterSteps, filterConstraints, FilterCompileError, type CompiledFilter } from '../cel/index.js';
 import { EVENT_TYPE_IDS, type EventTypeId } from '../events/families.js';
 import { defaultMonitoringConfig } from '../model/monitoring.js';
-import type { IntegrationRecord, RouterRecord, SilenceRecord, Store } from '../store/types.js';
+import type { ConfigOps, IntegrationRecord, RouterRecord, SilenceOps, SilenceRecord } from '../store/types.js';
 import { compileSilence, type CompiledSilence } from '../silences/decide.js';
 import type { CompiledRouter } from './compiled-router.js';
 import { buildRoutingIndexSliced, type RoutingSnapshot } from './match.js';
@@ -112,7 +112,7 @@ export class RoutingSnapshots {
   };
 
   constructor(
-    private readonly store: Store,
+    private readonly store: ConfigOps & Pick<SilenceOps, 'listLiveSilences'>,
     private readonly opts: {
       ttlMs?: number;
       maxStaleMs?: number;

@@ -2,7 +2,7 @@
  * Id lists of bulk operations (deleteIntegrations, deleteNotificationRouter): deduplicated, capped, and checked
  * with one query, so a request of thousands of (repeated) ids cannot hold a store connection for long.
  */
-import type { QuotaKind, StoreOps } from '../store/types.js';
+import type { QuotaKind, QuotaOps } from '../store/types.js';
 import { ServiceError, badInput } from '../model/errors.js';
 import { isUuid } from './validate.js';
 
@@ -24,7 +24,7 @@ export function requireIdList(field: string, ids: readonly unknown[], max = MAX_
 }
 
 /** Fails (NOT_FOUND, naming them) unless every id exists for the company, with one query: a delete is all or nothing. */
-export async function requireAllExist(tx: StoreOps, kind: QuotaKind, companyId: string, ids: string[]): Promise<void> {
+export async function requireAllExist(tx: QuotaOps, kind: QuotaKind, companyId: string, ids: string[]): Promise<void> {
   const found = new Set(await tx.existingIds(kind, companyId, ids));
   const missing = ids.filter((id) => !found.has(id));
   const what = kind === 'routers' ? 'router' : kind === 'clusters' ? 'cluster' : kind === 'templates' ? 'template' : 'integration';

@@ -6,7 +6,7 @@
  * Resources to come (silences, templates) add a `max…PerCompany` here, a count kind in the store and the same
  * `requireQuota` call inside their create transaction.
  */
-import type { QuotaKind, StoreOps } from '../store/types.js';
+import type { QuotaKind, QuotaOps } from '../store/types.js';
 import { ServiceError } from '../model/errors.js';
 
 export interface Quotas {
@@ -56,7 +56,7 @@ export function quotaLimit(kind: QuotaKind, quotas: Partial<Quotas> | undefined)
 }
 
 /** Inside the create's transaction: throws QUOTA_EXCEEDED when the company already holds its limit. */
-export async function requireQuota(tx: StoreOps, companyId: string, kind: QuotaKind, quotas: Partial<Quotas> | undefined): Promise<void> {
+export async function requireQuota(tx: QuotaOps, companyId: string, kind: QuotaKind, quotas: Partial<Quotas> | undefined): Promise<void> {
   const limit = quotaLimit(kind, quotas);
   const err = quotaError(kind, await tx.countForQuota(kind, companyId), limit);
   if (err) throw err;

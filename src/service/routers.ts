@@ -6,7 +6,7 @@
  */
 import { validateFilter } from '../cel/index.js';
 import { EVENT_TYPE_IDS, isEventTypeId, type EventTypeId } from '../events/families.js';
-import type { RouterGeneration, RouterPatch, RouterRecord, StoreOps } from '../store/types.js';
+import type { ConfigOps, RouterGeneration, RouterPatch, RouterRecord } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError, badInput } from '../model/errors.js';
 import { codePointLength, textIssue } from '../validation/formats.js';
@@ -54,7 +54,7 @@ export function positionOf(s: string, index: number): { line: number; column: nu
   return { line: before.split('\n').length, column: codePointLength(before.slice(lineStart)) + 1 };
 }
 
-async function requireIntegration(tx: StoreOps, companyId: string, field: string, id: unknown): Promise<string> {
+async function requireIntegration(tx: ConfigOps, companyId: string, field: string, id: unknown): Promise<string> {
   if (!isUuid(id)) throw badInput(field, `${field} must be a UUID (canonical, not nil)`);
   const integ = await tx.getIntegration(companyId, id);
   if (!integ) throw new ServiceError('NOT_FOUND', `${field}: integration ${id} not found`, field);

@@ -9,7 +9,7 @@ import { INTEGRATION_TYPES, type IntegrationType } from '../model/integration-ty
 import { compileSource, compileTemplate, TEMPLATE_LIMITS, TemplateRenderError } from '../templates/engine.js';
 import { renderPreview } from '../templates/preview.js';
 import { TEMPLATE_BODY_PART, TEMPLATE_PART_KEYS, type TemplatePart, type TemplateParts, type TemplateRecord } from '../model/records.js';
-import type { StoreOps, TemplatePatch } from '../store/types.js';
+import type { QuotaOps, TemplateOps, TemplatePatch } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError, ValidationErrors, badInput } from '../model/errors.js';
 import { requireAllExist, requireIdList } from './ids.js';
@@ -159,7 +159,7 @@ export async function previewTemplate(ctx: ServiceContext, parts: unknown, event
 }
 
 /** Inside a router's create/update transaction: the template must exist for the company. */
-export async function requireTemplate(tx: StoreOps, companyId: string, field: string, id: unknown): Promise<string> {
+export async function requireTemplate(tx: TemplateOps & QuotaOps, companyId: string, field: string, id: unknown): Promise<string> {
   if (!isUuid(id)) throw badInput(field, `${field} must be a UUID`);
   await tx.countForQuota('templates', companyId); // the templates lock, against a concurrent deleteTemplates
   const t = await tx.getTemplate(companyId, id);
