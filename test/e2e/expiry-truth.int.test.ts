@@ -10,15 +10,12 @@
 import { X509Certificate } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmitter, type RunningEmitter } from '../../src/emitter/index.js';
 import { DAY_MS } from '../../src/expiry/decide.js';
 import { WEAK_LINK_RULE_ID } from '../../src/expiry/weak-link.js';
-import { installCertManagerCrds } from '../fixtures/cert-manager-crds.js';
-import { startReceiver, type Received, type Receiver } from '../integrations/helpers.js';
-import { captureLogger } from '../operator/support.js';
-import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, waitFor, type KubeEnv } from '../support/kube.js';
-import { COMPANY_A, KEY_A, startTestService, type TestService } from '../support/service.js';
-import { TEST_EMITTER_BACKOFFS } from '../emitter/fixtures.js';
+import type { Received, Receiver } from '../integrations/helpers.js';
+import { applyManifest, waitFor } from '../support/kube.js';
+import { COMPANY_A, type TestService } from '../support/service.js';
+import { applyCertificate, createRouter, startKubeWorld, webhookIntegration, type KubeWorld } from '../emitter/kube-fixtures.js';
 import { sign, tlsSecret } from '../support/openssl-ca.js';
 import { limitsFile } from '../support/limits.js';
 
@@ -30,60 +27,35 @@ interface Hook {
 }
 
 describe.skipIf(skip)('expiry from the cluster’s TLS Secrets to the webhook (real apiserver + emitter + service)', () => {
-  let env: KubeEnv;
+  let world: KubeWorld | undefined;
   let svc: TestService;
   let hook: Receiver;
   let kc: KubeConfig;
-  let emitter: RunningEmitter | undefined;
 
   beforeAll(async () => {
-    await ensureKubeBinaries();
-    [env, svc, hook] = await Promise.all([
-      startKubeEnv(),
-      startTestService('sqlite', [...limitsFile({ expiryScanInterval: '1s' })]),
-      startReceiver(),
-    ]);
-    kc = env.kubeConfig();
-    await installCertManagerCrds(kc);
-    for (const ns of ['certmgr-notify', 'cert-manager', 'shop', 'mesh']) await ensureNamespace(kc, ns);
+    world = await startKubeWorld({
+      namespaces: ['cert-manager', 'shop', 'mesh'],
+      serviceArgs: [...limitsFile({ expiryScanInterval: '1s' })],
+    });
+    ({ svc, kc } = world);
+    hook = world.hooks[0]!;
     // one router per rule, each to its own path: the company's 30/14/7 (rules 1..3) about the same Secrets go nowhere
-    const gql = svc.gql();
     for (const [rule, path] of [
       [WEAK_LINK_RULE_ID, '/ca-outlived'],
       [2001, '/own-share'],
     ] as const) {
-      const { createWebhookIntegration } = await gql.request<{ createWebhookIntegration: { id: string } }>(
-        'mutation($n: String!, $url: String!) { createWebhookIntegration(input: { name: $n, url: $url }) { id } }',
-        { n: `hook${path}`, url: `${hook.url}${path}` },
-      );
-      await gql.request(
-        'mutation($d: NotificationRouterConfigDetailsInput!, $f: NotificationRouterFilterConfigInput!, $i: NotificationRouterIntegrationConfigurationInput!) { createNotificationRouter(details: $d, filterConfig: $f, integrationConfig: $i) { id } }',
-        {
-          d: { name: `rule ${rule}`, eventTypeId: 'cert-expiry-ext-notification-config' },
-          f: { advancedFilterExpression: `data.ruleId == ${rule}` },
-          i: { integrationId: createWebhookIntegration.id },
-        },
-      );
+      await createRouter(svc, {
+        name: `rule ${rule}`,
+        eventTypeId: 'cert-expiry-ext-notification-config',
+        integrationId: await webhookIntegration(svc, `hook${path}`, `${hook.url}${path}`),
+        filter: `data.ruleId == ${rule}`,
+      });
     }
-    emitter = await startEmitter({
-      logger: captureLogger().logger,
-      kubeConfig: kc,
-      serviceUrl: svc.url,
-      apiKey: KEY_A,
-      clusterName: 'truth',
-      stateNamespace: 'certmgr-notify',
-      resyncMs: 1_000,
-      inventoryBatchMs: 100,
-      ...TEST_EMITTER_BACKOFFS,
-    });
-    await emitter.whenRunning();
+    await world.startEmitter({ clusterName: 'truth', resyncMs: 1_000, inventoryBatchMs: 100 });
   }, 10 * 60_000);
 
   afterAll(async () => {
-    await emitter?.stop();
-    await hook?.close();
-    await svc?.close();
-    await env?.stop();
+    await world?.stop();
   });
 
   const at = (path: string): Hook[] => hook.requests.filter((r: Received) => r.path === path).map((r) => JSON.parse(r.body) as Hook);
@@ -142,17 +114,17 @@ describe.skipIf(skip)('expiry from the cluster’s TLS Secrets to the webhook (r
     const inside = sign({ cn: 'inside.mesh.example', notBefore: now - 5 * DAY_MS, notAfter: now + DAY_MS });
     // 1 hour gone: about 6 days left, outside 33%; annotated on the Secret (no Certificate manages it)
     const outside = sign({ cn: 'outside.mesh.example', notBefore: now - H, notAfter: now + 6 * DAY_MS - H });
-    await applyManifest(kc, {
-      apiVersion: 'cert-manager.io/v1',
-      kind: 'Certificate',
-      metadata: { name: 'inside', namespace: 'mesh', annotations: { 'notify.certmgr.io/expiry-thresholds': '33%' } },
+    await applyCertificate(kc, {
+      name: 'inside',
+      namespace: 'mesh',
+      annotations: { 'notify.certmgr.io/expiry-thresholds': '33%' },
       spec: {
         secretName: 'inside-tls',
         duration: '144h',
         dnsNames: ['inside.mesh.example'],
         issuerRef: { name: 'mesh-ca', kind: 'Issuer' },
       },
-    } as never);
+    });
     await applyManifest(kc, tlsSecret('mesh', 'inside-tls', inside, { annotations: { 'cert-manager.io/certificate-name': 'inside' } }));
     await applyManifest(kc, tlsSecret('mesh', 'outside-tls', outside, { annotations: { 'notify.certmgr.io/expiry-thresholds': '33%' } }));
 

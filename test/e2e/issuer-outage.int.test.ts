@@ -9,43 +9,35 @@
  * Absence is asserted only after a control certificate failing later has reached the same webhook.
  * Set CERTMGR_NOTIFY_KUBE_TESTS=0 to skip.
  */
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmitter, type RunningEmitter } from '../../src/emitter/index.js';
-import { installCertManagerCrds } from '../fixtures/cert-manager-crds.js';
-import { startReceiver, type Receiver } from '../integrations/helpers.js';
-import { captureLogger } from '../operator/support.js';
-import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, waitFor, type KubeEnv } from '../support/kube.js';
-import { COMPANY_A, KEY_A, startTestService, type TestService } from '../support/service.js';
-import { TEST_EMITTER_BACKOFFS } from '../emitter/fixtures.js';
+import type { Receiver } from '../integrations/helpers.js';
+import { applyManifest, waitFor } from '../support/kube.js';
+import { COMPANY_A, type TestService } from '../support/service.js';
+import {
+  applyCertificate,
+  createRouter,
+  setCondition,
+  startKubeWorld,
+  updateStatus,
+  upToDate,
+  waitForCount,
+  webhookIntegration,
+  type CmObject,
+  type KubeWorld,
+} from '../emitter/kube-fixtures.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
 const N = 200;
 const NAMESPACES = ['shop', 'payments', 'search', 'media'];
-const STATE_NS = 'certmgr-notify';
 const ISSUER = 'ca-issuer';
 const CONTROL_ISSUER = 'vault-issuer';
 const GRACE = 1000;
 const CONCURRENCY = 20;
 const DAY = 86_400_000;
-const UP_TO_DATE = 'Certificate is up to date and has not expired';
 const NO_KEY_PAIR = `Error getting keypair for CA issuer: secrets "ca-key-pair" not found`;
 const CERT_NOTREADY = 'evt.healthstatus.certmgr-certificate-resource.notready';
 const CERT_ACTIVE = 'evt.healthstatus.certmgr-certificate-resource.active';
-
-interface Condition {
-  type: string;
-  status: string;
-  reason: string;
-  message: string;
-  lastTransitionTime: string;
-  observedGeneration: number;
-}
-
-interface CmObject {
-  metadata: { name: string; namespace?: string; generation: number };
-  status?: { conditions?: Condition[]; notBefore?: string; notAfter?: string; renewalTime?: string };
-}
 
 /** The `group` member of the webhook payload v1 (docs/webhook-payload.v1.schema.json). */
 interface PayloadGroup {
@@ -69,22 +61,6 @@ interface Payload {
   group: PayloadGroup | null;
 }
 
-/** metav1.Time on the wire: RFC 3339, whole seconds. */
-const metaTime = (ms: number = Date.now()): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
-
-/** apiutil.SetCertificateCondition (and the issuer's SetIssuerCondition): a new lastTransitionTime only on a status change. */
-function setCondition(o: CmObject, type: string, status: string, reason: string, message: string): void {
-  const conditions = ((o.status ??= {}).conditions ??= []);
-  const next: Condition = { type, status, reason, message, lastTransitionTime: metaTime(), observedGeneration: o.metadata.generation };
-  const i = conditions.findIndex((c) => c.type === type);
-  if (i < 0) conditions.push(next);
-  else
-    conditions[i] = {
-      ...next,
-      lastTransitionTime: conditions[i]!.status === status ? conditions[i]!.lastTransitionTime : next.lastTransitionTime,
-    };
-}
-
 /** Runs `fn` over `items`, `CONCURRENCY` at a time. */
 async function batched<T>(items: readonly T[], fn: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
@@ -97,45 +73,25 @@ async function batched<T>(items: readonly T[], fn: (item: T) => Promise<unknown>
 const certs = Array.from({ length: N }, (_, i) => ({ name: `app-${i}-tls`, namespace: NAMESPACES[i % NAMESPACES.length]! }));
 
 describe.skipIf(skip)(`a ClusterIssuer outage breaking ${N} Certificates (real apiserver + emitter + service)`, () => {
-  let env: KubeEnv;
+  let world: KubeWorld | undefined;
   let svc: TestService;
   let held: Receiver;
   let issuerHook: Receiver;
   let kc: KubeConfig;
   let custom: CustomObjectsApi;
-  let emitter: RunningEmitter | undefined;
 
-  const certRef = (c: { name: string; namespace: string }) => ({
-    group: 'cert-manager.io',
-    version: 'v1',
-    plural: 'certificates',
-    namespace: c.namespace,
-    name: c.name,
-  });
-  const issuerRef = (name: string) => ({ group: 'cert-manager.io', version: 'v1', plural: 'clusterissuers', name });
-
-  /** A cert-manager controller's UpdateStatus of a Certificate: read it, change its status, PUT /status. */
-  async function updateCertificate(c: { name: string; namespace: string }, change: (o: CmObject) => void): Promise<void> {
-    const o = (await custom.getNamespacedCustomObject(certRef(c))) as CmObject;
-    change(o);
-    await custom.replaceNamespacedCustomObjectStatus({ ...certRef(c), body: o });
-  }
+  /** A cert-manager controller's UpdateStatus of a Certificate. */
+  const updateCertificate = (c: { name: string; namespace: string }, change: (o: CmObject) => void) =>
+    updateStatus(custom, { plural: 'certificates', ...c }, change);
 
   /** The issuers controller's UpdateStatus of a ClusterIssuer. */
-  async function updateIssuer(name: string, change: (o: CmObject) => void): Promise<void> {
-    const o = (await custom.getClusterCustomObject(issuerRef(name))) as CmObject;
-    change(o);
-    await custom.replaceClusterCustomObjectStatus({ ...issuerRef(name), body: o });
-  }
+  const updateIssuer = (name: string, change: (o: CmObject) => void) => updateStatus(custom, { plural: 'clusterissuers', name }, change);
 
   /** readiness controller: the Secret holds a valid certificate (issued now, 90 days). */
   const certReady = (c: { name: string; namespace: string }) =>
     updateCertificate(c, (o) => {
       const now = Date.now();
-      setCondition(o, 'Ready', 'True', 'Ready', UP_TO_DATE);
-      o.status!.notBefore = metaTime(now);
-      o.status!.notAfter = metaTime(now + 90 * DAY);
-      o.status!.renewalTime = metaTime(now + 60 * DAY);
+      upToDate(o, { notBefore: now, notAfter: now + 90 * DAY, renewalTime: now + 60 * DAY });
     });
 
   /** readiness controller: the Secret has no certificate (policy chain: SecretDoesNotExist). */
@@ -153,16 +109,14 @@ describe.skipIf(skip)(`a ClusterIssuer outage breaking ${N} Certificates (real a
   const issuerBroken = (name: string) => updateIssuer(name, (o) => setCondition(o, 'Ready', 'False', 'ErrGetKeyPair', NO_KEY_PAIR));
 
   const createCertificate = (c: { name: string; namespace: string }, issuerName: string) =>
-    applyManifest(kc, {
-      apiVersion: 'cert-manager.io/v1',
-      kind: 'Certificate',
-      metadata: { name: c.name, namespace: c.namespace },
+    applyCertificate(kc, {
+      ...c,
       spec: {
         secretName: c.name,
         dnsNames: [`${c.name}.${c.namespace}.example.com`],
         issuerRef: { name: issuerName, kind: 'ClusterIssuer', group: 'cert-manager.io' },
       },
-    } as never);
+    });
 
   const createIssuer = (name: string) =>
     applyManifest(kc, {
@@ -178,36 +132,22 @@ describe.skipIf(skip)(`a ClusterIssuer outage breaking ${N} Certificates (real a
   const accepted = async (type: string) => (await svc.store.listEvents(COMPANY_A, { type }, null, 1000)).length;
 
   beforeAll(async () => {
-    await ensureKubeBinaries();
-    [env, svc, held, issuerHook] = await Promise.all([startKubeEnv(), startTestService('sqlite'), startReceiver(), startReceiver()]);
-    kc = env.kubeConfig();
-    custom = kc.makeApiClient(CustomObjectsApi);
-    await installCertManagerCrds(kc);
-    for (const ns of [STATE_NS, ...NAMESPACES]) await ensureNamespace(kc, ns);
+    world = await startKubeWorld({ namespaces: NAMESPACES, receivers: 2 });
+    ({ svc, kc, custom } = world);
+    [held, issuerHook] = world.hooks as [Receiver, Receiver];
 
-    const gql = svc.gql();
-    const webhook = async (name: string, url: string) =>
-      (
-        await gql.request<{ createWebhookIntegration: { id: string } }>(
-          'mutation($url: String!, $name: String!) { createWebhookIntegration(input: { name: $name, url: $url }) { id } }',
-          { name, url },
-        )
-      ).createWebhookIntegration.id;
-    const router = (name: string, eventTypeId: string, integrationId: string, policy: Record<string, unknown> | null) =>
-      gql.request<{ createNotificationRouter: { notificationRouterPolicyConfig: { holdUnderIssuer: boolean; groupWait: string } } }>(
-        `mutation($d: NotificationRouterConfigDetailsInput!, $f: NotificationRouterFilterConfigInput!, $i: NotificationRouterIntegrationConfigurationInput!, $p: NotificationRouterPolicyInput) {
-          createNotificationRouter(details: $d, filterConfig: $f, integrationConfig: $i, policyConfig: $p) { notificationRouterPolicyConfig { holdUnderIssuer groupWait } }
-        }`,
-        { d: { name, eventTypeId }, f: { advancedFilterExpression: '' }, i: { integrationId }, p: policy },
-      );
-    const holding = await router(
-      'certificates held under their issuer',
-      'certmgr-cert-resource-health-notification-config',
-      await webhook('held', `${held.url}/held`),
-      { holdUnderIssuer: true, groupWait: '2s' },
-    );
-    expect(holding.createNotificationRouter.notificationRouterPolicyConfig).toEqual({ holdUnderIssuer: true, groupWait: '2s' });
-    await router('issuers', 'certmgr-issuer-health-notification-config', await webhook('issuers', `${issuerHook.url}/issuers`), null);
+    const holding = await createRouter(svc, {
+      name: 'certificates held under their issuer',
+      eventTypeId: 'certmgr-cert-resource-health-notification-config',
+      integrationId: await webhookIntegration(svc, 'held', `${held.url}/held`),
+      policy: { holdUnderIssuer: true, groupWait: '2s' },
+    });
+    expect(holding.notificationRouterPolicyConfig).toEqual({ holdUnderIssuer: true, groupWait: '2s' });
+    await createRouter(svc, {
+      name: 'issuers',
+      eventTypeId: 'certmgr-issuer-health-notification-config',
+      integrationId: await webhookIntegration(svc, 'issuers', `${issuerHook.url}/issuers`),
+    });
 
     // all Ready=True before the emitter starts
     for (const name of [ISSUER, CONTROL_ISSUER]) {
@@ -220,38 +160,24 @@ describe.skipIf(skip)(`a ClusterIssuer outage breaking ${N} Certificates (real a
       await certReady(c);
     });
 
-    emitter = await startEmitter({
-      logger: captureLogger().logger,
-      kubeConfig: kc,
-      serviceUrl: svc.url,
-      apiKey: KEY_A,
+    await world.startEmitter({
       clusterName: 'outage-cluster',
-      stateNamespace: STATE_NS,
       gracePeriodMs: GRACE,
       unknownGracePeriodMs: GRACE,
       issuingGracePeriodMs: GRACE,
       resyncMs: 10 * 60_000,
       inventory: false,
-      ...TEST_EMITTER_BACKOFFS,
     });
-    await emitter.whenRunning();
   }, 10 * 60_000);
 
   afterAll(async () => {
-    await emitter?.stop();
-    await held?.close();
-    await issuerHook?.close();
-    await svc?.close();
-    await env?.stop();
+    await world?.stop();
   });
 
   it(`pages once for the outage (not ${N} times) and sends one "all ${N} recovered" summary`, async () => {
     // the CA key pair Secret is gone: the issuers controller marks the ClusterIssuer not ready
     await issuerBroken(ISSUER);
-    const [issuerDown] = await waitFor('the issuer’s .notready at its router', () => {
-      const p = payloads(issuerHook);
-      return p.length >= 1 ? p : undefined;
-    });
+    const [issuerDown] = await waitForCount('the issuer’s .notready at its router', 1, () => payloads(issuerHook));
     expect(issuerDown).toMatchObject({
       eventType: 'evt.healthstatus.certmgr-issuer.notready',
       resource: { kind: 'Issuer', namespace: '', name: ISSUER },
@@ -261,10 +187,7 @@ describe.skipIf(skip)(`a ClusterIssuer outage breaking ${N} Certificates (real a
     // every Certificate of the issuer fails after it (the hub already knows the issuer is down)
     await batched(certs, certNotReady);
     await waitFor(`${N} certificate .notready accepted`, async () => (await accepted(CERT_NOTREADY)) === N, { timeoutMs: 60_000 });
-    const [opening] = await waitFor('the hold’s opening', () => {
-      const p = payloads(held);
-      return p.length >= 1 ? p : undefined;
-    });
+    const [opening] = await waitForCount('the hold’s opening', 1, () => payloads(held));
     expect(opening!.eventType).toBe(CERT_NOTREADY);
     expect(opening!.group).toMatchObject({
       allResolved: false,
@@ -285,10 +208,7 @@ describe.skipIf(skip)(`a ClusterIssuer outage breaking ${N} Certificates (real a
     await waitFor('the issuer’s .active at its router', () => payloads(issuerHook).length >= 2);
     await batched(certs, certReady);
     await waitFor(`${N} certificate .active accepted`, async () => (await accepted(CERT_ACTIVE)) === N, { timeoutMs: 60_000 });
-    const [, summary] = await waitFor('the hold’s summary', () => {
-      const p = payloads(held);
-      return p.length >= 2 ? p : undefined;
-    });
+    const [, summary] = await waitForCount('the hold’s summary', 2, () => payloads(held));
     expect(summary!.group).toMatchObject({
       key: opening!.group!.key,
       allResolved: true,

@@ -24,18 +24,24 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSecureContext, createServer, type SecureContext, type Server } from 'node:tls';
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .mjs build script without type declarations
 import { buildConsole } from '../../scripts/build.mjs';
-import { startEmitter, type RunningEmitter } from '../../src/emitter/index.js';
-import { installCertManagerCrds } from '../fixtures/cert-manager-crds.js';
-import { startReceiver, type Receiver } from '../integrations/helpers.js';
-import { captureLogger } from '../operator/support.js';
-import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, waitFor, type KubeEnv } from '../support/kube.js';
-import { COMPANY_A, KEY_A, startTestService, type TestService } from '../support/service.js';
-import { TEST_EMITTER_BACKOFFS } from '../emitter/fixtures.js';
+import type { RunningEmitter } from '../../src/emitter/index.js';
+import type { Receiver } from '../integrations/helpers.js';
+import { applyManifest, waitFor } from '../support/kube.js';
+import { COMPANY_A, KEY_A, type TestService } from '../support/service.js';
+import {
+  applyCertificate,
+  createRouter,
+  startKubeWorld,
+  updateStatus,
+  upToDate,
+  webhookIntegration,
+  type KubeWorld,
+} from '../emitter/kube-fixtures.js';
 import { sign, tlsSecret, type Pem } from '../support/openssl-ca.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
@@ -77,9 +83,6 @@ interface InventoryCertificate {
   servingEndpointCount: number;
   serving: ServedEndpoint[];
 }
-
-/** metav1.Time on the wire: RFC 3339, whole seconds. */
-const metaTime = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
 
 const serialOf = (p: Pem): string => new X509Certificate(p.pem).serialNumber.toUpperCase();
 /** notAfter as the inventory gives it (ISO with milliseconds) */
@@ -136,7 +139,7 @@ async function startEndpoint(first: Pem): Promise<Endpoint> {
 }
 
 describe.skipIf(skip)('served truth: what endpoints serve held against their Secrets (real apiserver + emitter + service)', () => {
-  let env: KubeEnv;
+  let world: KubeWorld | undefined;
   let svc: TestService;
   let hook: Receiver;
   let kc: KubeConfig;
@@ -162,34 +165,15 @@ describe.skipIf(skip)('served truth: what endpoints serve held against their Sec
     notAfter: now + 365 * DAY,
   });
 
-  const certRef = (name: string) => ({ group: 'cert-manager.io', version: 'v1', plural: 'certificates', namespace: NS, name });
-
   /** the readiness controller: Ready=True for the certificate in the Secret (read, change, PUT /status) */
   async function certificateReady(name: string, crt: Pem, revision: number): Promise<void> {
-    const o = (await custom.getNamespacedCustomObject(certRef(name))) as {
-      metadata: { generation: number };
-      status?: Record<string, unknown>;
-    };
     const x = new X509Certificate(crt.pem);
     const notBefore = x.validFromDate.getTime();
     const notAfter = x.validToDate.getTime();
-    o.status = {
-      conditions: [
-        {
-          type: 'Ready',
-          status: 'True',
-          reason: 'Ready',
-          message: 'Certificate is up to date and has not expired',
-          lastTransitionTime: metaTime(Date.now()),
-          observedGeneration: o.metadata.generation,
-        },
-      ],
-      notBefore: metaTime(notBefore),
-      notAfter: metaTime(notAfter),
-      renewalTime: metaTime(notAfter - (notAfter - notBefore) / 3),
-      revision,
-    };
-    await custom.replaceNamespacedCustomObjectStatus({ ...certRef(name), body: o });
+    await updateStatus(custom, { plural: 'certificates', namespace: NS, name }, (o) => {
+      upToDate(o, { notBefore, notAfter, renewalTime: notAfter - (notAfter - notBefore) / 3 });
+      o.status!.revision = revision;
+    });
   }
 
   /** A Certificate, its Secret as the issuing controller writes it, its Ingress and a loopback endpoint serving `served`. */
@@ -199,12 +183,11 @@ describe.skipIf(skip)('served truth: what endpoints serve held against their Sec
     const ep = await startEndpoint(o.served);
     endpoints.set(o.name, ep);
     if (o.managed)
-      await applyManifest(kc, {
-        apiVersion: 'cert-manager.io/v1',
-        kind: 'Certificate',
-        metadata: { name: o.name, namespace: NS },
+      await applyCertificate(kc, {
+        name: o.name,
+        namespace: NS,
         spec: { secretName, dnsNames: [host], issuerRef: { name: 'ca', kind: 'ClusterIssuer', group: 'cert-manager.io' } },
-      } as never);
+      });
     await applyManifest(
       kc,
       tlsSecret(NS, secretName, o.secret, o.managed ? { annotations: { 'cert-manager.io/certificate-name': o.name } } : {}),
@@ -224,29 +207,19 @@ describe.skipIf(skip)('served truth: what endpoints serve held against their Sec
   }
 
   beforeAll(async () => {
-    await ensureKubeBinaries();
     work = mkdtempSync(join(tmpdir(), 'cmn-served-truth-'));
     const ui = await (buildConsole as (outdir: string) => Promise<string>)(join(work, 'build'));
-    [env, svc, hook] = await Promise.all([startKubeEnv(), startTestService('sqlite', [], { consoleDir: ui }), startReceiver()]);
-    kc = env.kubeConfig();
-    custom = kc.makeApiClient(CustomObjectsApi);
-    await installCertManagerCrds(kc);
-    for (const ns of ['certmgr-notify', NS]) await ensureNamespace(kc, ns);
+    world = await startKubeWorld({ namespaces: [NS], serviceOptions: { consoleDir: ui } });
+    ({ svc, kc, custom } = world);
+    hook = world.hooks[0]!;
 
     // routers filter serving reasons like any other (docs/serving.md)
-    const gql = svc.gql();
-    const { createWebhookIntegration } = await gql.request<{ createWebhookIntegration: { id: string } }>(
-      'mutation($url: String!) { createWebhookIntegration(input: { name: "serving", url: $url }) { id } }',
-      { url: `${hook.url}/serving` },
-    );
-    await gql.request(
-      'mutation($d: NotificationRouterConfigDetailsInput!, $f: NotificationRouterFilterConfigInput!, $i: NotificationRouterIntegrationConfigurationInput!) { createNotificationRouter(details: $d, filterConfig: $f, integrationConfig: $i) { id } }',
-      {
-        d: { name: 'served certificates', eventTypeId: 'certmgr-cert-resource-health-notification-config' },
-        f: { advancedFilterExpression: "data.statusReason.startsWith('Serving')" },
-        i: { integrationId: createWebhookIntegration.id },
-      },
-    );
+    await createRouter(svc, {
+      name: 'served certificates',
+      eventTypeId: 'certmgr-cert-resource-health-notification-config',
+      integrationId: await webhookIntegration(svc, 'serving', `${hook.url}/serving`),
+      filter: "data.statusReason.startsWith('Serving')",
+    });
 
     // before the agent starts: every endpoint serves its Secret's certificate but three
     await site({ name: 'web', secret: webOld, served: webOld, managed: true });
@@ -268,13 +241,8 @@ describe.skipIf(skip)('served truth: what endpoints serve held against their Sec
       },
     } as never);
 
-    emitter = await startEmitter({
-      logger: captureLogger().logger,
-      kubeConfig: kc,
-      serviceUrl: svc.url,
-      apiKey: KEY_A,
+    emitter = await world.startEmitter({
       clusterName: CLUSTER,
-      stateNamespace: 'certmgr-notify',
       // long enough for the reload hint's pod look-up (milliseconds here) to be in the first message
       gracePeriodMs: 2000,
       unknownGracePeriodMs: 1000,
@@ -282,17 +250,12 @@ describe.skipIf(skip)('served truth: what endpoints serve held against their Sec
       inventoryBatchMs: 100,
       servingProbeIntervalMs: 500,
       servingProbe: { reloadGraceMs: 2000, renewalProbeDelayMs: 200 },
-      ...TEST_EMITTER_BACKOFFS,
     });
-    await emitter.whenRunning();
   }, 10 * 60_000);
 
   afterAll(async () => {
-    await emitter?.stop();
+    await world?.stop();
     for (const ep of endpoints.values()) await new Promise((r) => ep.server.close(r));
-    await hook?.close();
-    await svc?.close();
-    await env?.stop();
     if (work) rmSync(work, { recursive: true, force: true });
   });
 

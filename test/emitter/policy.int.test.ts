@@ -6,15 +6,24 @@
  * Set CERTMGR_NOTIFY_KUBE_TESTS=0 to skip.
  */
 import { X509Certificate } from 'node:crypto';
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type CoreV1Api, type CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmitter, type RunningEmitter } from '../../src/emitter/index.js';
-import { installCertManagerCrds } from '../fixtures/cert-manager-crds.js';
-import { startReceiver, type Receiver } from '../integrations/helpers.js';
+import type { Receiver } from '../integrations/helpers.js';
 import { captureLogger, type CapturedLog } from '../operator/support.js';
-import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, waitFor, type KubeEnv } from '../support/kube.js';
-import { COMPANY_A, KEY_A, startTestService, type TestService } from '../support/service.js';
-import { selfSigned, TEST_EMITTER_BACKOFFS } from './fixtures.js';
+import { applyManifest, waitFor } from '../support/kube.js';
+import { COMPANY_A, type TestService } from '../support/service.js';
+import { selfSigned } from './fixtures.js';
+import {
+  applyCertificate,
+  createRouter,
+  deliveredEvents,
+  metaTime,
+  startKubeWorld,
+  waitForCount,
+  webhookIntegration,
+  type Delivered,
+  type KubeWorld,
+} from './kube-fixtures.js';
 import { limitsFile } from '../support/limits.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
@@ -24,94 +33,47 @@ const RUNBOOK = 'https://wiki.example.com/runbooks/tls?team=shop';
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Delivered {
-  type: string;
-  data: Record<string, unknown>;
-}
-
 describe.skipIf(skip)('emitter: per-resource policy annotations (real apiserver + service)', () => {
-  let env: KubeEnv;
+  let world: KubeWorld | undefined;
   let svc: TestService;
   let hook: Receiver;
   let kc: KubeConfig;
   let custom: CustomObjectsApi;
   let core: CoreV1Api;
-  let emitter: RunningEmitter | undefined;
   let logs: CapturedLog;
 
   beforeAll(async () => {
-    await ensureKubeBinaries();
-    [env, svc, hook] = await Promise.all([
-      startKubeEnv(),
-      startTestService('sqlite', [...limitsFile({ expiryScanInterval: '1s' })]),
-      startReceiver(),
-    ]);
-    kc = env.kubeConfig();
-    custom = kc.makeApiClient(CustomObjectsApi);
-    core = kc.makeApiClient(CoreV1Api);
-    await installCertManagerCrds(kc);
-    for (const ns of ['certmgr-notify', NS]) await ensureNamespace(kc, ns);
-    const gql = svc.gql();
-    const { createWebhookIntegration } = await gql.request<{ createWebhookIntegration: { id: string } }>(
-      'mutation($url: String!) { createWebhookIntegration(input: { name: "hook", url: $url }) { id } }',
-      { url: `${hook.url}/in` },
-    );
+    world = await startKubeWorld({ namespaces: [NS], serviceArgs: [...limitsFile({ expiryScanInterval: '1s' })] });
+    ({ svc, kc, custom, core } = world);
+    hook = world.hooks[0]!;
+    const integrationId = await webhookIntegration(svc, 'hook', `${hook.url}/in`);
     for (const eventTypeId of [
       'certmgr-issuer-health-notification-config',
       'certmgr-cert-resource-health-notification-config',
       'cert-expiry-ext-notification-config',
     ]) {
-      await gql.request(
-        'mutation($d: NotificationRouterConfigDetailsInput!, $f: NotificationRouterFilterConfigInput!, $i: NotificationRouterIntegrationConfigurationInput!) { createNotificationRouter(details: $d, filterConfig: $f, integrationConfig: $i) { id } }',
-        { d: { name: eventTypeId, eventTypeId }, f: { advancedFilterExpression: '' }, i: { integrationId: createWebhookIntegration.id } },
-      );
+      await createRouter(svc, { name: eventTypeId, eventTypeId, integrationId });
     }
     logs = captureLogger();
-    emitter = await startEmitter({
+    await world.startEmitter({
       logger: logs.logger,
-      kubeConfig: kc,
-      serviceUrl: svc.url,
-      apiKey: KEY_A,
       clusterName: 'policy-cluster',
-      stateNamespace: 'certmgr-notify',
       gracePeriodMs: GRACE,
       unknownGracePeriodMs: GRACE,
       issuingGracePeriodMs: GRACE,
       resyncMs: 500,
       inventoryBatchMs: 100,
-      ...TEST_EMITTER_BACKOFFS,
     });
-    await emitter.whenRunning();
   }, 10 * 60_000);
 
   afterAll(async () => {
-    await emitter?.stop();
-    await hook?.close();
-    await svc?.close();
-    await env?.stop();
+    await world?.stop();
   });
 
-  async function delivered(): Promise<Delivered[]> {
-    const out: Delivered[] = [];
-    for (const r of hook.requests) {
-      const ce = JSON.parse(r.body) as { data: { eventType: string; eventId: string } };
-      const rec = await svc.store.getEvent(COMPANY_A, ce.data.eventId);
-      out.push({ type: ce.data.eventType, data: (rec?.data ?? {}) as Record<string, unknown> });
-    }
-    return out;
-  }
-
   const about = (name: string) => (d: Delivered) => d.data['issuerName'] === name || d.data['certificateName'] === name;
-  const eventsFor = async (name: string) => (await delivered()).filter(about(name));
+  const eventsFor = async (name: string) => (await deliveredEvents(svc, hook)).filter(about(name));
   const waitEvents = (name: string, n: number) =>
-    waitFor(
-      `${n} event(s) for ${name}`,
-      async () => {
-        const e = await eventsFor(name);
-        return e.length >= n ? e : undefined;
-      },
-      { timeoutMs: 20_000, intervalMs: 100 },
-    );
+    waitForCount(`${n} event(s) for ${name}`, n, () => eventsFor(name), { timeoutMs: 20_000, intervalMs: 100 });
 
   const failed = () => ({
     conditions: [
@@ -120,19 +82,19 @@ describe.skipIf(skip)('emitter: per-resource policy annotations (real apiserver 
         status: 'False',
         reason: 'Failed',
         message: 'The certificate request has failed to complete and will be retried',
-        lastTransitionTime: new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace(/\.\d+Z$/, 'Z'),
+        lastTransitionTime: metaTime(),
         observedGeneration: 1,
       },
     ],
   });
 
   async function certificate(name: string, annotations: Record<string, string> = {}): Promise<void> {
-    await applyManifest(kc, {
-      apiVersion: 'cert-manager.io/v1',
-      kind: 'Certificate',
-      metadata: { name, namespace: NS, annotations },
+    await applyCertificate(kc, {
+      name,
+      namespace: NS,
+      annotations,
       spec: { secretName: `${name}-tls`, dnsNames: [`${name}.example.com`], issuerRef: { name: 'ca', kind: 'ClusterIssuer' } },
-    } as never);
+    });
     await custom.patchNamespacedCustomObjectStatus(
       { group: 'cert-manager.io', version: 'v1', plural: 'certificates', namespace: NS, name, body: { status: failed() } },
       mergePatch,

@@ -16,109 +16,60 @@
  * or a watch event. Absence is asserted only after a control object written later has produced its event.
  * Set CERTMGR_NOTIFY_KUBE_TESTS=0 to skip.
  */
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmitter, type RunningEmitter } from '../../src/emitter/index.js';
-import { installCertManagerCrds } from '../fixtures/cert-manager-crds.js';
-import { startReceiver, type Receiver } from '../integrations/helpers.js';
-import { captureLogger } from '../operator/support.js';
-import { applyManifest, ensureKubeBinaries, ensureNamespace, startKubeEnv, waitFor, type KubeEnv } from '../support/kube.js';
-import { COMPANY_A, KEY_A, startTestService, type TestService } from '../support/service.js';
-import { TEST_EMITTER_BACKOFFS } from './fixtures.js';
+import type { Receiver } from '../integrations/helpers.js';
+import { waitFor } from '../support/kube.js';
+import type { TestService } from '../support/service.js';
+import {
+  applyCertificate,
+  createRouter,
+  deliveredEvents,
+  metaTime,
+  setCondition,
+  startKubeWorld,
+  STATE_NS,
+  updateStatus,
+  upToDate,
+  UP_TO_DATE,
+  waitForCount,
+  webhookIntegration,
+  type CmObject,
+  type Delivered,
+  type KubeWorld,
+} from './kube-fixtures.js';
 
 const skip = process.env['CERTMGR_NOTIFY_KUBE_TESTS'] === '0';
 const NS = 'shop';
-const STATE_NS = 'certmgr-notify';
 const GRACE = 1000;
 const OVERDUE_GRACE = 4000;
 const DAY = 86_400_000;
-const UP_TO_DATE = 'Certificate is up to date and has not expired';
 const CA_SAYS =
   'Failed to wait for order resource "shop-tls-2-3339274843" to become ready: order is in "invalid" state: 429 urn:ietf:params:acme:error:rateLimited: too many certificates already issued for exact set of domains';
 const FAILED_MESSAGE = `The certificate request has failed to complete and will be retried: ${CA_SAYS}`;
 
-interface Delivered {
-  type: string;
-  data: Record<string, unknown>;
-}
-
-interface Condition {
-  type: string;
-  status: string;
-  reason: string;
-  message: string;
-  lastTransitionTime: string;
-  observedGeneration: number;
-}
-
-interface CertificateObject {
-  metadata: { name: string; namespace: string; uid: string; generation: number; resourceVersion: string };
-  status?: {
-    conditions?: Condition[];
-    notBefore?: string;
-    notAfter?: string;
-    renewalTime?: string;
-    revision?: number;
-    failedIssuanceAttempts?: number;
-    lastFailureTime?: string;
-  };
-}
-
-/** metav1.Time on the wire: RFC 3339, whole seconds (truncated). */
-const metaTime = (ms: number = Date.now()): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
 /** Go's "2006-01-02 15:04:05 -0700 MST" as the trigger controller prints renewalTime. */
 const goTime = (iso: string): string => `${iso.replace('T', ' ').replace('Z', '')} +0000 UTC`;
 
-/** apiutil.SetCertificateCondition: a new lastTransitionTime only when the status changes. */
-function setCondition(c: CertificateObject, type: string, status: string, reason: string, message: string): void {
-  const conditions = (c.status!.conditions ??= []);
-  const next: Condition = { type, status, reason, message, lastTransitionTime: metaTime(), observedGeneration: c.metadata.generation };
-  const i = conditions.findIndex((x) => x.type === type);
-  if (i < 0) conditions.push(next);
-  else
-    conditions[i] = {
-      ...next,
-      lastTransitionTime: conditions[i]!.status === status ? conditions[i]!.lastTransitionTime : next.lastTransitionTime,
-    };
-}
-
 describe.skipIf(skip)('emitter: renewal failing and overdue while Ready=True (real apiserver + service)', () => {
-  let env: KubeEnv;
+  let world: KubeWorld | undefined;
   let svc: TestService;
   let hook: Receiver;
   let kc: KubeConfig;
   let custom: CustomObjectsApi;
   let core: CoreV1Api;
-  let emitter: RunningEmitter | undefined;
 
   beforeAll(async () => {
-    await ensureKubeBinaries();
-    [env, svc, hook] = await Promise.all([startKubeEnv(), startTestService('sqlite'), startReceiver()]);
-    kc = env.kubeConfig();
-    custom = kc.makeApiClient(CustomObjectsApi);
-    core = kc.makeApiClient(CoreV1Api);
-    await installCertManagerCrds(kc);
-    for (const ns of [STATE_NS, NS]) await ensureNamespace(kc, ns);
-    const gql = svc.gql();
-    const { createWebhookIntegration } = await gql.request<{ createWebhookIntegration: { id: string } }>(
-      'mutation($url: String!) { createWebhookIntegration(input: { name: "hook", url: $url }) { id } }',
-      { url: `${hook.url}/in` },
-    );
-    await gql.request(
-      'mutation($d: NotificationRouterConfigDetailsInput!, $f: NotificationRouterFilterConfigInput!, $i: NotificationRouterIntegrationConfigurationInput!) { createNotificationRouter(details: $d, filterConfig: $f, integrationConfig: $i) { id } }',
-      {
-        d: { name: 'certificates', eventTypeId: 'certmgr-cert-resource-health-notification-config' },
-        f: { advancedFilterExpression: '' },
-        i: { integrationId: createWebhookIntegration.id },
-      },
-    );
-    emitter = await startEmitter({
-      logger: captureLogger().logger,
-      kubeConfig: kc,
-      serviceUrl: svc.url,
-      apiKey: KEY_A,
+    world = await startKubeWorld({ namespaces: [NS] });
+    ({ svc, kc, custom, core } = world);
+    hook = world.hooks[0]!;
+    await createRouter(svc, {
+      name: 'certificates',
+      eventTypeId: 'certmgr-cert-resource-health-notification-config',
+      integrationId: await webhookIntegration(svc, 'hook', `${hook.url}/in`),
+    });
+    await world.startEmitter({
       clusterName: 'renewal-cluster',
-      stateNamespace: STATE_NS,
       gracePeriodMs: GRACE,
       unknownGracePeriodMs: GRACE,
       issuingGracePeriodMs: GRACE,
@@ -126,38 +77,18 @@ describe.skipIf(skip)('emitter: renewal failing and overdue while Ready=True (re
       // no resync within the test: what the clock changes must be rechecked by the emitter itself
       resyncMs: 10 * 60_000,
       inventory: false,
-      ...TEST_EMITTER_BACKOFFS,
     });
-    await emitter.whenRunning();
   }, 10 * 60_000);
 
   afterAll(async () => {
-    await emitter?.stop();
-    await hook?.close();
-    await svc?.close();
-    await env?.stop();
+    await world?.stop();
   });
 
-  async function eventsFor(name: string): Promise<Delivered[]> {
-    const out: Delivered[] = [];
-    for (const r of hook.requests) {
-      const ce = JSON.parse(r.body) as { data: { eventType: string; eventId: string } };
-      const rec = await svc.store.getEvent(COMPANY_A, ce.data.eventId);
-      const data = (rec?.data ?? {}) as Record<string, unknown>;
-      if (data['certificateName'] === name) out.push({ type: ce.data.eventType, data });
-    }
-    return out;
-  }
+  const eventsFor = async (name: string): Promise<Delivered[]> =>
+    (await deliveredEvents(svc, hook)).filter((e) => e.data['certificateName'] === name);
 
   const waitEvents = (name: string, n: number) =>
-    waitFor(
-      `${n} event(s) for ${name}`,
-      async () => {
-        const e = await eventsFor(name);
-        return e.length >= n ? e : undefined;
-      },
-      { timeoutMs: 30_000, intervalMs: 100 },
-    );
+    waitForCount(`${n} event(s) for ${name}`, n, () => eventsFor(name), { timeoutMs: 30_000, intervalMs: 100 });
 
   async function stateEntries(): Promise<Record<string, string>> {
     const out: Record<string, string> = {};
@@ -165,48 +96,34 @@ describe.skipIf(skip)('emitter: renewal failing and overdue while Ready=True (re
     return out;
   }
 
-  const ref = (name: string) => ({ group: 'cert-manager.io', version: 'v1', plural: 'certificates', namespace: NS, name });
-
-  async function createCertificate(name: string): Promise<string> {
-    const o = await applyManifest(kc, {
-      apiVersion: 'cert-manager.io/v1',
-      kind: 'Certificate',
-      metadata: { name, namespace: NS },
+  const createCertificate = (name: string): Promise<string> =>
+    applyCertificate(kc, {
+      name,
+      namespace: NS,
       spec: {
         secretName: name,
         dnsNames: [`${name}.example.com`],
         issuerRef: { name: 'letsencrypt-prod', kind: 'ClusterIssuer', group: 'cert-manager.io' },
       },
-    } as never);
-    return (o as { metadata: { uid: string } }).metadata.uid;
-  }
+    });
 
-  /** A cert-manager controller's UpdateStatus: read the object, change its status, PUT /status (optimistic concurrency). */
-  async function updateStatus(name: string, change: (c: CertificateObject) => void): Promise<CertificateObject> {
-    const c = (await custom.getNamespacedCustomObject(ref(name))) as CertificateObject;
-    c.status ??= {};
-    change(c);
-    return (await custom.replaceNamespacedCustomObjectStatus({ ...ref(name), body: c })) as CertificateObject;
-  }
+  /** cert-manager's UpdateStatus of the Certificate `name`. */
+  const updateCertificate = (name: string, change: (c: CmObject) => void) =>
+    updateStatus(custom, { plural: 'certificates', namespace: NS, name }, change);
 
   /** readiness controller: the Secret holds a certificate valid notBefore..notAfter, renewal at renewalTime. */
   const readiness = (name: string, notBefore: number, notAfter: number, renewalTime: number) =>
-    updateStatus(name, (c) => {
-      setCondition(c, 'Ready', 'True', 'Ready', UP_TO_DATE);
-      c.status!.notBefore = metaTime(notBefore);
-      c.status!.notAfter = metaTime(notAfter);
-      c.status!.renewalTime = metaTime(renewalTime);
-    });
+    updateCertificate(name, (c) => upToDate(c, { notBefore, notAfter, renewalTime }));
 
   /** trigger controller: renewal is due (or its back-off is over). */
   const trigger = (name: string) =>
-    updateStatus(name, (c) =>
+    updateCertificate(name, (c) =>
       setCondition(c, 'Issuing', 'True', 'Renewing', `Renewing certificate as renewal was scheduled at ${goTime(c.status!.renewalTime!)}`),
     );
 
   /** issuing controller, failIssueCertificate: the CertificateRequest failed with (reason, message). */
   const failIssue = (name: string, reason: string, message: string) =>
-    updateStatus(name, (c) => {
+    updateCertificate(name, (c) => {
       c.status!.lastFailureTime = metaTime();
       c.status!.failedIssuanceAttempts = (c.status!.failedIssuanceAttempts ?? 0) + 1;
       setCondition(c, 'Issuing', 'False', reason, `The certificate request has failed to complete and will be retried: ${message}`);
@@ -214,7 +131,7 @@ describe.skipIf(skip)('emitter: renewal failing and overdue while Ready=True (re
 
   /** issuing controller, issueCertificate: the new certificate is in the Secret. */
   const issue = (name: string) =>
-    updateStatus(name, (c) => {
+    updateCertificate(name, (c) => {
       c.status!.revision = (c.status!.revision ?? 0) + 1;
       c.status!.conditions = c.status!.conditions!.filter((x) => x.type !== 'Issuing');
       delete c.status!.failedIssuanceAttempts;
@@ -225,7 +142,7 @@ describe.skipIf(skip)('emitter: renewal failing and overdue while Ready=True (re
   async function issuedLongAgo(name: string, renewalTime: number): Promise<string> {
     const uid = await createCertificate(name);
     const issuedAt = Date.now() - 60 * DAY;
-    await updateStatus(name, (c) => {
+    await updateCertificate(name, (c) => {
       c.status!.conditions = [
         {
           type: 'Ready',
