@@ -71,6 +71,7 @@ const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 export function createApp(deps: AppDeps): express.Express {
   const metrics = deps.metrics ?? createHttpMetrics();
   const requestTimeoutMs = deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const now = deps.now ?? Date.now;
   const app = express();
   // Strict routes (set before the first route): '/HEALTHZ' and '/healthz/' are 404, not aliases, so every
   // answered path has exactly one spelling and one metrics label.
@@ -163,12 +164,12 @@ export function createApp(deps: AppDeps): express.Express {
     res.locals.scope = scope;
     res.locals.ctx = serviceContext(deps.store, companyId, {
       scope,
-      ...(id.keyId ? { caller: id.keyId } : {}),
-      ...(deps.now ? { now: deps.now } : {}),
-      ...(deps.onChange ? { onChange: deps.onChange } : {}),
-      ...(deps.runtime ? { runtime: deps.runtime } : {}),
-      ...(deps.quotas ? { quotas: deps.quotas } : {}),
-      ...(deps.clusterSilenceAfterMs !== undefined ? { clusterSilenceAfterMs: deps.clusterSilenceAfterMs } : {}),
+      caller: id.keyId,
+      now,
+      onChange: deps.onChange,
+      runtime: deps.runtime,
+      quotas: deps.quotas,
+      clusterSilenceAfterMs: deps.clusterSilenceAfterMs,
     });
     res.locals.log = res.locals.log.child({ companyId });
     next();
@@ -256,7 +257,7 @@ export function createApp(deps: AppDeps): express.Express {
       postInventory(
         deps.runtime
           ? {
-              ...(deps.runtime.logLimiter ? { logLimiter: deps.runtime.logLimiter } : {}),
+              logLimiter: deps.runtime.logLimiter,
               // the .active of a cluster that was silent goes through the ingestion of POST /v1/events
               ingest: ingestDepsOf(deps.runtime, deps.logger),
             }

@@ -42,25 +42,25 @@ export function boundedErr(err: unknown, depth = 0): unknown {
   return {
     type: err.name,
     message: capText(err.message, MAX_LOGGED_ERROR_CHARS.message),
-    ...(err.stack !== undefined ? { stack: capText(err.stack, MAX_LOGGED_ERROR_CHARS.stack) } : {}),
-    ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}),
-    ...(err.cause !== undefined && depth < 3 ? { cause: boundedErr(err.cause, depth + 1) } : {}),
+    stack: err.stack === undefined ? undefined : capText(err.stack, MAX_LOGGED_ERROR_CHARS.stack),
+    code: typeof code === 'string' || typeof code === 'number' ? code : undefined,
+    cause: err.cause !== undefined && depth < 3 ? boundedErr(err.cause, depth + 1) : undefined,
   };
 }
 
-type ErrorItem = { code: string; message: string; field?: string };
+type ErrorItem = { code: string; message: string; field?: string | undefined };
 
 const capItem = <T extends ErrorItem>(e: T): T => ({
   ...e,
   message: capText(e.message),
-  ...(e.field !== undefined ? { field: capText(e.field) } : {}),
+  field: e.field === undefined ? undefined : capText(e.field),
 });
 
 /** REST error body everywhere: { errors: [ { code, message, field } ] }. */
 export function sendErrors(
   res: Response,
   status: number,
-  errors: FieldError[] | { code: string; message: string; field?: string }[],
+  errors: FieldError[] | { code: string; message: string; field?: string | undefined }[],
 ): void {
   if (res.headersSent) return; // the request deadline answered first
   res

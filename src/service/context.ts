@@ -39,16 +39,17 @@ export interface ServiceContext {
   now: () => number;
   newId: () => string;
   /** Called after a committed change to routers or integrations (routing index invalidation); changedIds: records deleted or updated. */
-  onChange?: (what: 'integrations' | 'routers' | 'monitoring' | 'silences', companyId: string, changedIds?: readonly string[]) => void;
+  onChange?:
+    ((what: 'integrations' | 'routers' | 'monitoring' | 'silences', companyId: string, changedIds?: readonly string[]) => void) | undefined;
   /** Who calls (the API key's id), when known: the default author of what it creates (a silence's createdBy). */
-  caller?: string;
+  caller?: string | undefined;
   /** The API key's scope, when the request came with one (the console's viewer query). */
-  scope?: ApiKeyScope;
+  scope?: ApiKeyScope | undefined;
   /** Per-company quotas (defaults: DEFAULT_QUOTAS). */
-  quotas?: Partial<Quotas>;
-  runtime?: ServiceRuntime;
+  quotas?: Partial<Quotas> | undefined;
+  runtime?: ServiceRuntime | undefined;
   /** Inventory: a cluster whose agent has not reported for this long is silent (default 900000). */
-  clusterSilenceAfterMs?: number;
+  clusterSilenceAfterMs?: number | undefined;
 }
 
 export function serviceContext(store: Store, companyId: string, extra: Partial<ServiceContext> = {}): ServiceContext {

@@ -91,7 +91,7 @@ function toRecord(companyId: string, clusterId: string, epoch: string, f: Certif
 export async function applyInventoryReport(
   ctx: ServiceContext,
   report: InventoryReport,
-  opts: { log?: Logger; logLimiter?: LogLimiter; ingest?: IngestDeps } = {},
+  opts: { log?: Logger; logLimiter?: LogLimiter | undefined; ingest?: IngestDeps | undefined } = {},
 ): Promise<ApplyOutcome> {
   const now = ctx.now();
   const { ingest } = opts;

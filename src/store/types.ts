@@ -441,9 +441,9 @@ export type NewDelivery = Pick<DeliveryRecord, 'id' | 'companyId' | 'eventId' | 
   };
 
 export interface DeliveryFilter {
-  integrationId?: string;
-  status?: DeliveryStatus;
-  eventId?: string;
+  integrationId?: string | undefined;
+  status?: DeliveryStatus | undefined;
+  eventId?: string | undefined;
   limit?: number;
   /** Keyset pagination: deliveries created before this (createdAt, id). */
   before?: { createdAt: number; id: string };
@@ -595,7 +595,7 @@ export interface InventoryCertificateRecord {
   commonName: string | null;
   dnsNames: string[];
   issuer: string | null;
-  issuerRef: { name: string; kind?: string; group?: string } | null;
+  issuerRef: { name: string; kind?: string | undefined; group?: string | undefined } | null;
   readyStatus: 'True' | 'False' | 'Unknown' | null;
   readyReason: string | null;
   applicationIds: string[];
@@ -645,14 +645,14 @@ export interface CertificatePlace {
 export type InventoryHealth = 'READY' | 'NOT_READY' | 'UNKNOWN';
 
 export interface InventoryFilter {
-  clusterId?: string;
-  namespace?: string;
-  applicationId?: string;
+  clusterId?: string | undefined;
+  namespace?: string | undefined;
+  applicationId?: string | undefined;
   /** not_after <= this (epoch ms): expiring soon, or expired already */
-  notAfterAtMost?: number;
-  health?: InventoryHealth;
+  notAfterAtMost?: number | undefined;
+  health?: InventoryHealth | undefined;
   /** the worst status of the row's endpoints (docs/serving.md) */
-  servingStatus?: ServingStatus;
+  servingStatus?: ServingStatus | undefined;
   /** true: the worst endpoint is a problem (expired, mismatch, stale, unreachable); false: endpoints, none a problem */
   servingProblem?: boolean;
 }

@@ -89,22 +89,22 @@ const SCANNING_LISTS: ReadonlyMap<string, (keys: FilterKeys) => boolean> = new M
     'Query.certificates',
     (k: FilterKeys) =>
       !inventoryFilterIndexed({
-        ...(k.has('clusterId') ? { clusterId: '' } : {}),
-        ...(k.has('namespace') ? { namespace: '' } : {}),
-        ...(k.has('applicationId') ? { applicationId: '' } : {}),
-        ...(k.has('health') ? { health: 'READY' as const } : {}),
-        ...(k.has('expiringWithinDays') ? { notAfterAtMost: 0 } : {}),
-        ...(k.has('servingStatus') ? { servingStatus: 'ok' as const } : {}),
-        ...(k.has('servingProblem') ? { servingProblem: true } : {}),
+        clusterId: k.has('clusterId') ? '' : undefined,
+        namespace: k.has('namespace') ? '' : undefined,
+        applicationId: k.has('applicationId') ? '' : undefined,
+        health: k.has('health') ? 'READY' : undefined,
+        notAfterAtMost: k.has('expiringWithinDays') ? 0 : undefined,
+        servingStatus: k.has('servingStatus') ? 'ok' : undefined,
+        servingProblem: k.has('servingProblem') ? true : undefined,
       }),
   ],
   [
     'Query.deliveries',
     (k: FilterKeys) =>
       !deliveryFilterIndexed({
-        ...(k.has('integrationId') ? { integrationId: '' } : {}),
-        ...(k.has('status') ? { status: 'DEAD' as const } : {}),
-        ...(k.has('eventId') ? { eventId: '' } : {}),
+        integrationId: k.has('integrationId') ? '' : undefined,
+        status: k.has('status') ? 'DEAD' : undefined,
+        eventId: k.has('eventId') ? '' : undefined,
       }),
   ],
 ]);

@@ -29,7 +29,7 @@ function capGraphqlError(e: GraphQLError): GraphQLError {
     ext.errors = (ext.errors as FieldError[]).map((x) => ({
       ...x,
       message: capText(x.message),
-      ...(x.field !== undefined ? { field: capText(x.field) } : {}),
+      field: x.field === undefined ? undefined : capText(x.field),
     }));
   return new GraphQLError(capText(e.message), {
     nodes: e.nodes ?? null,
@@ -48,14 +48,14 @@ function formatUncapped(err: Readonly<GraphQLError | Error>, log?: Logger): Grap
     return new GraphQLError(orig.message, {
       nodes: ge.nodes ?? null,
       path: ge.path ?? null,
-      extensions: { code: 'BAD_USER_INPUT', ...(first?.field ? { field: first.field } : {}), errors: orig.errors },
+      extensions: { code: 'BAD_USER_INPUT', field: first?.field || undefined, errors: orig.errors },
     });
   }
   if (orig instanceof ServiceError) {
     return new GraphQLError(orig.message, {
       nodes: ge.nodes ?? null,
       path: ge.path ?? null,
-      extensions: { code: orig.code, ...(orig.field ? { field: orig.field } : {}), ...(orig.details ?? {}) },
+      extensions: { code: orig.code, field: orig.field || undefined, ...(orig.details ?? {}) },
     });
   }
   if (orig instanceof GraphQLError && orig.extensions.code) {

@@ -27,7 +27,7 @@ import { withStoreGate } from '../store-gate.js';
 /** A quota refusal is not the agent's fault and not transient either: it retries slowly (429), never resyncs. */
 const QUOTA_RETRY_AFTER_SECONDS = 300;
 
-export function postInventory(deps: { logLimiter?: LogLimiter; ingest?: IngestDeps }) {
+export function postInventory(deps: { logLimiter?: LogLimiter | undefined; ingest?: IngestDeps | undefined }) {
   return async (req: Request, res: Response): Promise<void> => {
     const v = validateInventoryReport(req.body);
     if (!v.ok)
@@ -41,8 +41,8 @@ export function postInventory(deps: { logLimiter?: LogLimiter; ingest?: IngestDe
     try {
       const out = await applyInventoryReport(res.locals.ctx, r, {
         log,
-        ...(deps.logLimiter ? { logLimiter: deps.logLimiter } : {}),
-        ...(deps.ingest ? { ingest: { ...deps.ingest, log } } : {}),
+        logLimiter: deps.logLimiter,
+        ingest: deps.ingest ? { ...deps.ingest, log } : undefined,
       });
       if ('resync' in out) {
         log.info({ epoch: r.epoch, seq: r.seq, kind: r.kind, reason: out.resync.reason }, 'inventory report refused: resync required');
@@ -176,7 +176,7 @@ function csvFilter(req: Request, now: number) {
     } else if (k === 'servingProblem') {
       if (v !== 'true' && v !== 'false') throw new ServiceError('BAD_USER_INPUT', `servingProblem must be true or false`, k);
       input.servingProblem = v === 'true';
-    } else if (k === 'health') input.health = v as CertificateFilterInput['health'];
+    } else if (k === 'health') input.health = v as NonNullable<CertificateFilterInput['health']>;
     else input[k] = v;
   }
   return certificateFilter(input, now, '');
