@@ -8,12 +8,29 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { LimitsError, formatLimit, limitOf, limitSpec, limitValue, loadLimitsFile, type GivenLimits, type LimitKey } from './limits.js';
+import { DEFAULT_CLUSTER_NAME } from './emitter/cluster.js';
 import { parseEgressAllow, type EgressAllow } from './integrations/egress.js';
 import { parseSenderDomains } from './integrations/email-address.js';
+import { DEFAULT_INCIDENT_EVENTS_URL, DEFAULT_OPSGENIE_API_URL } from './integrations/types.js';
+import { DEFAULT_LEASE_NAME } from './operator/index.js';
 
 export const DEFAULT_COMPANY_ID = '00000000-0000-4000-8000-000000000001';
 /** The admission webhook's HTTPS port (on --host). */
 const WEBHOOK_PORT = 9443;
+/** Defaults of flags (each written once: the help texts and the parsing read them). */
+const DEFAULT_PORT = 8080;
+const DEFAULT_HOST = '0.0.0.0';
+const DEFAULT_DATA_DIR = './data';
+const DEFAULT_STORE = `sqlite:${DEFAULT_DATA_DIR}/certmgr-notify.db`;
+const DEFAULT_LOG_LEVEL = 'info';
+const DEFAULT_LOG_FORMAT = 'json';
+const DEFAULT_KUBE = 'auto';
+const DEFAULT_SMTP_FROM = 'certmgr-notify@localhost';
+const DEFAULT_LEADER_ELECT = true;
+const DEFAULT_EMITTER = true;
+const DEFAULT_OPERATOR = false;
+/** The key of --service-api-key-secret <namespace>/<name>[:key] when none is written. */
+const DEFAULT_SECRET_KEY = 'api-key';
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** What a key may do (see src/http/auth.ts): `admin` everything, `agent` post events only, `read` queries only. */
@@ -69,7 +86,7 @@ export interface ServeConfig {
   /** Concurrent deliveries of this replica; 0 = this replica only serves the API and accepts events. */
   deliveryWorkers: number;
   /** First retry delay (full jitter doubles it per attempt); tests shorten it. */
-  deliveryBaseDelayMs: number | undefined;
+  deliveryBaseDelayMs: number;
   /** Every HTTP request is received and answered within this (ms); also bounds slow request senders. */
   requestTimeoutMs: number;
   /** On SIGTERM, in-flight requests get this long (ms) before remaining connections are closed. */
@@ -99,21 +116,21 @@ export interface ServeConfig {
     leaderElect: boolean;
     leaseName: string | undefined;
     leaseNamespace: string | undefined;
-    leaseDurationMs: number | undefined;
-    renewDeadlineMs: number | undefined;
-    retryPeriodMs: number | undefined;
-    resyncMs: number | undefined;
-    concurrency: number | undefined;
+    leaseDurationMs: number;
+    renewDeadlineMs: number;
+    retryPeriodMs: number;
+    resyncMs: number;
+    concurrency: number;
     clusterName: string | undefined;
     clusterId: string | undefined;
     emitter: boolean;
     emitterWatchNamespace: string | undefined;
-    healthGracePeriodMs: number | undefined;
-    healthUnknownGracePeriodMs: number | undefined;
-    healthIssuingGracePeriodMs: number | undefined;
-    healthRenewalOverdueGraceMs: number | undefined;
-    /** the emitter's serving probes (docs/serving.md): every endpoint this often; 0: off; undefined: the default */
-    servingProbeIntervalMs: number | undefined;
+    healthGracePeriodMs: number;
+    healthUnknownGracePeriodMs: number;
+    healthIssuingGracePeriodMs: number;
+    healthRenewalOverdueGraceMs: number;
+    /** the emitter's serving probes (docs/serving.md): every endpoint this often; 0: off */
+    servingProbeIntervalMs: number;
     maxPendingEvents: number;
   };
   /** The web console's built files, served at /ui (src/http/console.ts). */
@@ -132,12 +149,12 @@ interface FlagSpec {
 }
 
 export const SERVE_FLAGS: FlagSpec[] = [
-  { name: 'port', kind: 'int', help: 'HTTP port (default 8080)' },
-  { name: 'host', kind: 'string', help: 'listen address (default 0.0.0.0)' },
+  { name: 'port', kind: 'int', help: `HTTP port (default ${DEFAULT_PORT})` },
+  { name: 'host', kind: 'string', help: `listen address (default ${DEFAULT_HOST})` },
   {
     name: 'store',
     kind: 'string',
-    help: 'sqlite:<path> | sqlite::memory: | postgres://… (default sqlite:./data/certmgr-notify.db); with no API key configured, a generated one is written to <store dir>/api-key (./data/api-key when the store is no SQLite file)',
+    help: `sqlite:<path> | sqlite::memory: | postgres://… (default ${DEFAULT_STORE}); with no API key configured, a generated one is written to <store dir>/api-key (${DEFAULT_DATA_DIR}/api-key when the store is no SQLite file)`,
   },
   {
     name: 'api-key',
@@ -149,14 +166,18 @@ export const SERVE_FLAGS: FlagSpec[] = [
     kind: 'string',
     help: 'YAML file: keys: [{key, companyId, scope}]; scope admin (default), agent (post events only) or read (queries only)',
   },
-  { name: 'kube', kind: 'string', help: 'auto | off | on: whether the Kubernetes parts start (default auto)' },
-  { name: 'log-level', kind: 'string', help: 'pino level (default info)' },
-  { name: 'log-format', kind: 'string', help: 'json | pretty: one JSON object a line, or readable lines for a terminal (default json)' },
-  { name: 'incident-events-url', kind: 'string', help: 'incident management events API base (default https://events.pagerduty.com)' },
+  { name: 'kube', kind: 'string', help: `auto | off | on: whether the Kubernetes parts start (default ${DEFAULT_KUBE})` },
+  { name: 'log-level', kind: 'string', help: `pino level (default ${DEFAULT_LOG_LEVEL})` },
+  {
+    name: 'log-format',
+    kind: 'string',
+    help: `json | pretty: one JSON object a line, or readable lines for a terminal (default ${DEFAULT_LOG_FORMAT})`,
+  },
+  { name: 'incident-events-url', kind: 'string', help: `incident management events API base (default ${DEFAULT_INCIDENT_EVENTS_URL})` },
   {
     name: 'opsgenie-api-url',
     kind: 'string',
-    help: 'Opsgenie API base of OPSGENIE integrations (default https://api.opsgenie.com; EU accounts: https://api.eu.opsgenie.com)',
+    help: `Opsgenie API base of OPSGENIE integrations (default ${DEFAULT_OPSGENIE_API_URL}; EU accounts: https://api.eu.opsgenie.com)`,
   },
   { name: 'smtp-url', kind: 'string', help: 'SMTP server for email integrations, e.g. smtp://user:pass@host:587' },
   {
@@ -164,7 +185,7 @@ export const SERVE_FLAGS: FlagSpec[] = [
     kind: 'list',
     help: 'CIDR, IP or host name (*.domain for subdomains) that tenant URLs (webhook, Slack, Teams, Google Chat, Discord, generic webhook) may reach despite the egress deny-list of loopback, private, link-local and metadata destinations (repeatable; env: comma-separated)',
   },
-  { name: 'smtp-from', kind: 'string', help: 'sender address of emails (default certmgr-notify@localhost)' },
+  { name: 'smtp-from', kind: 'string', help: `sender address of emails (default ${DEFAULT_SMTP_FROM})` },
   {
     name: 'smtp-sender-domains',
     kind: 'list',
@@ -189,7 +210,7 @@ export const SERVE_FLAGS: FlagSpec[] = [
   {
     name: 'service-api-key-secret',
     kind: 'string',
-    help: 'operator: <namespace>/<name>[:key] of the Secret holding the key for --service-url (key default api-key)',
+    help: `operator: <namespace>/<name>[:key] of the Secret holding the key for --service-url (key default ${DEFAULT_SECRET_KEY})`,
   },
   {
     name: 'webhook-cert-dir',
@@ -200,9 +221,9 @@ export const SERVE_FLAGS: FlagSpec[] = [
   {
     name: 'leader-elect',
     kind: 'string',
-    help: 'true | false: Lease leader election; only the leader reconciles and delivers (default true)',
+    help: `true | false: Lease leader election; only the leader reconciles and delivers (default ${DEFAULT_LEADER_ELECT})`,
   },
-  { name: 'lease-name', kind: 'string', help: 'leader election Lease name (default certmgr-notify-operator)' },
+  { name: 'lease-name', kind: 'string', help: `leader election Lease name (default ${DEFAULT_LEASE_NAME})` },
   {
     name: 'lease-namespace',
     kind: 'string',
@@ -216,13 +237,13 @@ export const SERVE_FLAGS: FlagSpec[] = [
   {
     name: 'cluster-name',
     kind: 'string',
-    help: "this cluster's name: clusterName of health events (default kubernetes) and managedBy suffix when several clusters share one service",
+    help: `this cluster's name: clusterName of health events (default ${DEFAULT_CLUSTER_NAME}) and managedBy suffix when several clusters share one service`,
   },
   { name: 'cluster-id', kind: 'string', help: 'clusterId (UUID) of health events (default the kube-system namespace uid)' },
   {
     name: 'emitter',
     kind: 'string',
-    help: 'true | false: watch cert-manager Issuers/Certificates and TLS Secrets and emit health and expiration events (default true with --kube)',
+    help: `true | false: watch cert-manager Issuers/Certificates and TLS Secrets and emit health and expiration events (default ${DEFAULT_EMITTER} with --kube)`,
   },
   { name: 'emitter-watch-namespace', kind: 'string', help: 'emitter: watch only this namespace (ClusterIssuers always; default all)' },
   {
@@ -294,11 +315,11 @@ function int(flags: RawFlags, env: NodeJS.ProcessEnv, name: string, def: number,
   return n;
 }
 
-/** A flag holding a limit (a duration such as 30s or 5m, a count): its value, undefined when not given. */
-function optLimit(flags: RawFlags, env: NodeJS.ProcessEnv, name: string, key: LimitKey): number | undefined {
+/** A flag holding a limit (a duration such as 30s or 5m, a count): its value, else the limit's default. */
+function flagLimit(flags: RawFlags, env: NodeJS.ProcessEnv, name: string, key: LimitKey): number {
   const raw = one(flags, env, name);
-  if (raw === undefined) return undefined;
   const spec = limitSpec(key);
+  if (raw === undefined) return spec.default;
   const v = limitValue(spec, spec.kind === 'count' && /^\d+$/.test(raw) ? Number(raw) : raw);
   if (typeof v === 'string') throw new ConfigError(`--${name} ${v}`);
   return v;
@@ -330,7 +351,7 @@ function parseSecretRef(v: string | undefined): ServeConfig['serviceApiKeySecret
   if (v === undefined) return undefined;
   const m = /^([a-z0-9-]{1,63})\/([a-z0-9.-]{1,253})(?::([A-Za-z0-9._-]+))?$/.exec(v);
   if (!m) throw new ConfigError(`--service-api-key-secret must be <namespace>/<name>[:key], got '${v}'`);
-  return { namespace: m[1]!, name: m[2]!, key: m[3] ?? 'api-key' };
+  return { namespace: m[1]!, name: m[2]!, key: m[3] ?? DEFAULT_SECRET_KEY };
 }
 
 const KEY_ENTRY_FIELDS = new Set(['key', 'companyId', 'scope']);
@@ -407,7 +428,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
   const companyId = DEFAULT_COMPANY_ID;
   const limits = limitsOf(one(flags, env, 'limits-file'));
   const limit = (key: LimitKey) => limitOf(limits, key);
-  const kube = one(flags, env, 'kube') ?? 'auto';
+  const kube = one(flags, env, 'kube') ?? DEFAULT_KUBE;
   if (kube !== 'auto' && kube !== 'off' && kube !== 'on') throw new ConfigError(`--kube must be auto, off or on, got '${kube}'`);
   const apiKeysFile = one(flags, env, 'api-keys-file');
   const apiKeys: ApiKeyEntry[] = (pick(flags, env, 'api-key') ?? []).map((key) => {
@@ -426,9 +447,9 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     if (!one(flags, env, 'service-api-key') && !one(flags, env, 'service-api-key-secret'))
       throw new ConfigError('--service-url needs --service-api-key-secret (or --service-api-key)');
   }
-  const incidentEventsUrl = one(flags, env, 'incident-events-url') ?? 'https://events.pagerduty.com';
+  const incidentEventsUrl = one(flags, env, 'incident-events-url') ?? DEFAULT_INCIDENT_EVENTS_URL;
   if (!isHttpUrl(incidentEventsUrl)) throw new ConfigError('--incident-events-url must be an http(s) URL');
-  const opsgenieApiUrl = one(flags, env, 'opsgenie-api-url') ?? 'https://api.opsgenie.com';
+  const opsgenieApiUrl = one(flags, env, 'opsgenie-api-url') ?? DEFAULT_OPSGENIE_API_URL;
   if (!isHttpUrl(opsgenieApiUrl)) throw new ConfigError('--opsgenie-api-url must be an http(s) URL');
   let egressAllow: EgressAllow;
   try {
@@ -436,7 +457,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
   } catch (e) {
     throw new ConfigError(`--egress-allow: ${(e as Error).message}`);
   }
-  const smtpFrom = one(flags, env, 'smtp-from') ?? 'certmgr-notify@localhost';
+  const smtpFrom = one(flags, env, 'smtp-from') ?? DEFAULT_SMTP_FROM;
   const senderEntries = pick(flags, env, 'smtp-sender-domains') ?? [];
   let smtpSenderDomains: string[];
   try {
@@ -445,7 +466,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     // without entries the default comes from --smtp-from, which the message names
     throw new ConfigError(senderEntries.length ? `--smtp-sender-domains: ${(e as Error).message}` : (e as Error).message);
   }
-  const store = one(flags, env, 'store') ?? 'sqlite:./data/certmgr-notify.db';
+  const store = one(flags, env, 'store') ?? DEFAULT_STORE;
   const secretKeyFile = one(flags, env, 'secret-key-file');
   // Several replicas share a PostgreSQL store: a key generated by each would not open the others' rows.
   if (/^postgres(ql)?:\/\//.test(store) && secretKeyFile === undefined)
@@ -453,15 +474,15 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
       '--store postgres://… needs --secret-key-file (integration secrets are encrypted at rest with a key every replica shares); create one with: echo "k1:$(openssl rand -base64 32)" > secret-key',
     );
   return {
-    port: int(flags, env, 'port', 8080, 0, 65535),
-    host: one(flags, env, 'host') ?? '0.0.0.0',
+    port: int(flags, env, 'port', DEFAULT_PORT, 0, 65535),
+    host: one(flags, env, 'host') ?? DEFAULT_HOST,
     store,
     apiKeys,
     apiKeysFile,
     apiKeyPath: generatedKeyPath(store),
     companyId,
     kube,
-    logLevel: one(flags, env, 'log-level') ?? 'info',
+    logLevel: one(flags, env, 'log-level') ?? DEFAULT_LOG_LEVEL,
     logFormat: logFormatOf(one(flags, env, 'log-format')),
     incidentEventsUrl,
     opsgenieApiUrl,
@@ -478,7 +499,7 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     expiryScanIntervalMs: limit('expiryScanInterval'),
     reminderScanIntervalMs: limit('reminderScanInterval'),
     deliveryWorkers: limit('deliveryWorkers'),
-    deliveryBaseDelayMs: limits.deliveryRetryBase,
+    deliveryBaseDelayMs: limit('deliveryRetryBase'),
     requestTimeoutMs: limit('requestTimeout'),
     shutdownTimeoutMs: limit('shutdownTimeout'),
     maxRoutersPerCompany: limit('maxRoutersPerCompany'),
@@ -496,23 +517,23 @@ export function loadServeConfig(argv: string[], env: NodeJS.ProcessEnv = process
     serviceApiKeySecret: parseSecretRef(one(flags, env, 'service-api-key-secret')),
     kubeOptions: {
       watchNamespace: one(flags, env, 'watch-namespace'),
-      leaderElect: bool(one(flags, env, 'leader-elect'), 'leader-elect', true),
+      leaderElect: bool(one(flags, env, 'leader-elect'), 'leader-elect', DEFAULT_LEADER_ELECT),
       leaseName: one(flags, env, 'lease-name'),
       leaseNamespace: one(flags, env, 'lease-namespace'),
-      leaseDurationMs: limits.leaseDuration,
-      renewDeadlineMs: limits.renewDeadline,
-      retryPeriodMs: limits.retryPeriod,
-      resyncMs: limits.resyncPeriod,
-      concurrency: limits.reconcileConcurrency,
+      leaseDurationMs: limit('leaseDuration'),
+      renewDeadlineMs: limit('renewDeadline'),
+      retryPeriodMs: limit('retryPeriod'),
+      resyncMs: limit('resyncPeriod'),
+      concurrency: limit('reconcileConcurrency'),
       clusterName: one(flags, env, 'cluster-name'),
       clusterId: uuidOpt(one(flags, env, 'cluster-id'), 'cluster-id'),
-      emitter: bool(one(flags, env, 'emitter'), 'emitter', true),
+      emitter: bool(one(flags, env, 'emitter'), 'emitter', DEFAULT_EMITTER),
       emitterWatchNamespace: one(flags, env, 'emitter-watch-namespace'),
-      healthGracePeriodMs: limits.healthGracePeriod,
-      healthUnknownGracePeriodMs: limits.healthUnknownGracePeriod,
-      healthIssuingGracePeriodMs: limits.healthIssuingGracePeriod,
-      healthRenewalOverdueGraceMs: limits.healthRenewalOverdueGrace,
-      servingProbeIntervalMs: limits.servingProbeInterval,
+      healthGracePeriodMs: limit('healthGracePeriod'),
+      healthUnknownGracePeriodMs: limit('healthUnknownGracePeriod'),
+      healthIssuingGracePeriodMs: limit('healthIssuingGracePeriod'),
+      healthRenewalOverdueGraceMs: limit('healthRenewalOverdueGrace'),
+      servingProbeIntervalMs: limit('servingProbeInterval'),
       maxPendingEvents: limit('maxPendingEvents'),
     },
     consoleDir: defaultConsoleDir(),
@@ -531,14 +552,14 @@ function limitsOf(path: string | undefined): GivenLimits {
   }
 }
 
-/** Where a generated API key is written: beside a SQLite store file, else ./data (the default store's directory). */
+/** Where a generated API key is written: beside a SQLite store file, else in the default store's directory. */
 export function generatedKeyPath(store: string): string {
   const file = store.startsWith('sqlite:') && store !== 'sqlite::memory:' ? store.slice('sqlite:'.length) : undefined;
-  return file ? join(dirname(file), 'api-key') : join('.', 'data', 'api-key');
+  return join(file ? dirname(file) : DEFAULT_DATA_DIR, 'api-key');
 }
 
 function logFormatOf(v: string | undefined): 'json' | 'pretty' {
-  if (v === undefined || v === 'json' || v === 'pretty') return v ?? 'json';
+  if (v === undefined || v === 'json' || v === 'pretty') return v ?? DEFAULT_LOG_FORMAT;
   throw new ConfigError(`--log-format must be json or pretty, got '${v.slice(0, 100)}'`);
 }
 
@@ -550,12 +571,12 @@ export interface AgentConfig {
   clusterId: string | undefined;
   port: number;
   host: string;
-  healthGracePeriodMs: number | undefined;
-  healthUnknownGracePeriodMs: number | undefined;
-  healthIssuingGracePeriodMs: number | undefined;
-  healthRenewalOverdueGraceMs: number | undefined;
-  /** serving probes: every endpoint this often; 0: off; undefined: the default (docs/serving.md) */
-  servingProbeIntervalMs: number | undefined;
+  healthGracePeriodMs: number;
+  healthUnknownGracePeriodMs: number;
+  healthIssuingGracePeriodMs: number;
+  healthRenewalOverdueGraceMs: number;
+  /** serving probes: every endpoint this often; 0: off (docs/serving.md) */
+  servingProbeIntervalMs: number;
   watchNamespace: string | undefined;
   stateNamespace: string | undefined;
   instanceId: string;
@@ -584,8 +605,8 @@ export const AGENT_FLAGS: FlagSpec[] = [
     kind: 'string',
     help: 'cluster UUID in health events and inventory reports (default the kube-system namespace uid)',
   },
-  { name: 'port', kind: 'int', help: 'port of /healthz, /readyz, /metrics (default 8080)' },
-  { name: 'host', kind: 'string', help: 'listen address (default 0.0.0.0)' },
+  { name: 'port', kind: 'int', help: `port of /healthz, /readyz, /metrics (default ${DEFAULT_PORT})` },
+  { name: 'host', kind: 'string', help: `listen address (default ${DEFAULT_HOST})` },
   limitFlag('health-grace-period', 'healthGracePeriod'),
   limitFlag('health-unknown-grace-period', 'healthUnknownGracePeriod'),
   limitFlag('health-issuing-grace-period', 'healthIssuingGracePeriod'),
@@ -598,12 +619,16 @@ export const AGENT_FLAGS: FlagSpec[] = [
     help: "namespace of the health state ConfigMap and the leader election Lease (default the pod's, else default)",
   },
   { name: 'instance-id', kind: 'string', help: 'leader election identity, unique among live replicas (default hostname: the pod name)' },
-  { name: 'leader-elect', kind: 'string', help: 'true | false: only the Lease holder watches and reports (default true)' },
-  { name: 'log-level', kind: 'string', help: 'pino level (default info)' },
+  {
+    name: 'leader-elect',
+    kind: 'string',
+    help: `true | false: only the Lease holder watches and reports (default ${DEFAULT_LEADER_ELECT})`,
+  },
+  { name: 'log-level', kind: 'string', help: `pino level (default ${DEFAULT_LOG_LEVEL})` },
   {
     name: 'max-pending-events',
     kind: 'int',
-    help: 'health events held while the hub is unreachable; more are refused and derived again later, never lost (default 10000)',
+    help: `health events held while the hub is unreachable; more are refused and derived again later, never lost (default ${limitSpec('maxPendingEvents').default})`,
   },
   {
     name: 'operator',
@@ -624,24 +649,26 @@ export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv = process
   const apiKeyFile = required('api-key-file');
   const clusterName = required('cluster-name');
   if (clusterName.length > 253) throw new ConfigError('--cluster-name must be at most 253 characters');
+  // serve's limits-file key of the same meaning: one default and one range
+  const pending = limitSpec('maxPendingEvents');
   return {
     hubUrl,
     apiKeyFile,
     clusterName,
     clusterId: uuidOpt(one(flags, env, 'cluster-id'), 'cluster-id'),
-    port: int(flags, env, 'port', 8080, 0, 65535),
-    host: one(flags, env, 'host') ?? '0.0.0.0',
-    healthGracePeriodMs: optLimit(flags, env, 'health-grace-period', 'healthGracePeriod'),
-    healthUnknownGracePeriodMs: optLimit(flags, env, 'health-unknown-grace-period', 'healthUnknownGracePeriod'),
-    healthIssuingGracePeriodMs: optLimit(flags, env, 'health-issuing-grace-period', 'healthIssuingGracePeriod'),
-    healthRenewalOverdueGraceMs: optLimit(flags, env, 'health-renewal-overdue-grace', 'healthRenewalOverdueGrace'),
-    servingProbeIntervalMs: optLimit(flags, env, 'serving-probe-interval', 'servingProbeInterval'),
+    port: int(flags, env, 'port', DEFAULT_PORT, 0, 65535),
+    host: one(flags, env, 'host') ?? DEFAULT_HOST,
+    healthGracePeriodMs: flagLimit(flags, env, 'health-grace-period', 'healthGracePeriod'),
+    healthUnknownGracePeriodMs: flagLimit(flags, env, 'health-unknown-grace-period', 'healthUnknownGracePeriod'),
+    healthIssuingGracePeriodMs: flagLimit(flags, env, 'health-issuing-grace-period', 'healthIssuingGracePeriod'),
+    healthRenewalOverdueGraceMs: flagLimit(flags, env, 'health-renewal-overdue-grace', 'healthRenewalOverdueGrace'),
+    servingProbeIntervalMs: flagLimit(flags, env, 'serving-probe-interval', 'servingProbeInterval'),
     watchNamespace: one(flags, env, 'watch-namespace'),
     stateNamespace: one(flags, env, 'state-namespace'),
     instanceId: instanceIdOf(one(flags, env, 'instance-id')),
-    leaderElect: bool(one(flags, env, 'leader-elect'), 'leader-elect', true),
-    logLevel: one(flags, env, 'log-level') ?? 'info',
-    maxPendingEvents: int(flags, env, 'max-pending-events', 10_000, 1, 10_000_000),
-    operator: bool(one(flags, env, 'operator'), 'operator', false),
+    leaderElect: bool(one(flags, env, 'leader-elect'), 'leader-elect', DEFAULT_LEADER_ELECT),
+    logLevel: one(flags, env, 'log-level') ?? DEFAULT_LOG_LEVEL,
+    maxPendingEvents: int(flags, env, 'max-pending-events', pending.default, pending.min, pending.max),
+    operator: bool(one(flags, env, 'operator'), 'operator', DEFAULT_OPERATOR),
   };
 }

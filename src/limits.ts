@@ -1,13 +1,28 @@
 /**
  * The limits file of `serve` (--limits-file): quotas, rates, timeouts, intervals and concurrency, the tuning an
  * operator rarely changes, kept off the command line. One YAML mapping; every key is optional. This table is the one
- * place of each key's default, bounds and help: the loader, `serve --help` and docs/flags.md all read it.
+ * place of each key's bounds and help, and names its default: the loader, `serve --help` and docs/flags.md all read
+ * it. A default the component also applies on its own (a constructor given no value) is the component's exported
+ * constant, imported here, so that it is written once.
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { DEFAULT_BASE_DELAY_MS } from './delivery/backoff.js';
-import { DEFAULT_SERVING_PROBE_INTERVAL_MS } from './emitter/serving/prober.js';
+import { DEFAULT_MAX_PENDING_EVENTS } from './client/events.js';
+import { DEFAULT_WORKER_OPTIONS } from './delivery/options.js';
+import {
+  DEFAULT_HEALTH_GRACE_PERIOD_MS,
+  DEFAULT_HEALTH_ISSUING_GRACE_PERIOD_MS,
+  DEFAULT_HEALTH_UNKNOWN_GRACE_PERIOD_MS,
+} from './emitter/health/diff.js';
 import { DEFAULT_RENEWAL_OVERDUE_GRACE_MS } from './emitter/health/renewal.js';
+import { DEFAULT_SERVING_PROBE_INTERVAL_MS } from './emitter/serving/prober.js';
+import { DEFAULT_EXPIRY_SCAN_INTERVAL_MS } from './expiry/decide.js';
+import { DEFAULT_LOG_LIMITS } from './log/limiter.js';
+import { DEFAULT_CLUSTER_SILENCE_AFTER_MS } from './model/inventory.js';
+import { DEFAULT_RECONCILE_CONCURRENCY } from './operator/index.js';
+import { DEFAULT_REMINDER_SCAN_INTERVAL_MS } from './reminders/scanner.js';
+import { DEFAULT_RESYNC_MS } from './runtime/controller.js';
+import { DEFAULT_LEASE_DURATION_MS, DEFAULT_RENEW_DEADLINE_MS, DEFAULT_RETRY_PERIOD_MS } from './runtime/leader.js';
 import { DEFAULT_QUOTAS } from './service/quotas.js';
 import { DURATION_EXAMPLES, formatDuration, parseDuration } from './validation/duration.js';
 
@@ -21,11 +36,6 @@ export interface LimitSpec {
   max: number;
   /** 0 is accepted besides [min, max]: it turns the thing off */
   zeroOff?: boolean;
-  /**
-   * Absent means "the component's own default" (the same value as `default`) rather than the value itself: the
-   * config then leaves it undefined, as the components expect.
-   */
-  optional?: true;
   help: string;
 }
 
@@ -96,7 +106,7 @@ export const LIMITS = [
   {
     key: 'clusterSilenceAfter',
     kind: 'duration',
-    default: 15 * M,
+    default: DEFAULT_CLUSTER_SILENCE_AFTER_MS,
     min: 1,
     max: 30 * D,
     help: 'inventory: time without a report after which a cluster counts as silent (metric, GraphQL, log)',
@@ -105,7 +115,7 @@ export const LIMITS = [
   {
     key: 'logRatePerMinute',
     kind: 'count',
-    default: 60,
+    default: DEFAULT_LOG_LIMITS.perMinute,
     min: 1,
     max: 1_000_000,
     help: 'per-event/per-delivery log lines per minute for each tenant and cause; the rest are counted and summarized',
@@ -113,7 +123,7 @@ export const LIMITS = [
   {
     key: 'logRateBurst',
     kind: 'count',
-    default: 20,
+    default: DEFAULT_LOG_LIMITS.burst,
     min: 1,
     max: 1_000_000,
     help: 'log lines a tenant and cause may write at once before logRatePerMinute applies',
@@ -139,16 +149,23 @@ export const LIMITS = [
   {
     key: 'deliveryWorkers',
     kind: 'count',
-    default: 8,
+    default: DEFAULT_WORKER_OPTIONS.concurrency,
     min: 0,
     max: 256,
     help: 'concurrent deliveries in this process; 0 = accept and serve only, deliver elsewhere',
   },
-  { key: 'deliveryTimeout', kind: 'duration', default: 10 * S, min: 100, max: 10 * M, help: 'one delivery attempt' },
+  {
+    key: 'deliveryTimeout',
+    kind: 'duration',
+    default: DEFAULT_WORKER_OPTIONS.attemptTimeoutMs,
+    min: 100,
+    max: 10 * M,
+    help: 'one delivery attempt',
+  },
   {
     key: 'deliveryMaxAge',
     kind: 'duration',
-    default: D,
+    default: DEFAULT_WORKER_OPTIONS.maxAgeMs,
     min: S,
     max: 30 * D,
     help: 'a delivery still failing after this long is given up (dead-lettered)',
@@ -156,17 +173,16 @@ export const LIMITS = [
   {
     key: 'deliveryRetryBase',
     kind: 'duration',
-    default: DEFAULT_BASE_DELAY_MS,
+    default: DEFAULT_WORKER_OPTIONS.baseDelayMs,
     min: 1,
     max: 10 * M,
-    optional: true,
     help: 'first retry delay; doubles per attempt with full jitter, capped at 10m',
   },
   // the hub's scans
   {
     key: 'expiryScanInterval',
     kind: 'duration',
-    default: M,
+    default: DEFAULT_EXPIRY_SCAN_INTERVAL_MS,
     min: S,
     max: 7 * D,
     help: "the hub evaluates the certificate inventory's expirations this often",
@@ -174,7 +190,7 @@ export const LIMITS = [
   {
     key: 'reminderScanInterval',
     kind: 'duration',
-    default: 15 * S,
+    default: DEFAULT_REMINDER_SCAN_INTERVAL_MS,
     min: 50,
     max: H,
     help: "due reminders (a router's repeatInterval) are looked for this often; a reminder is at most this late",
@@ -183,53 +199,48 @@ export const LIMITS = [
   {
     key: 'leaseDuration',
     kind: 'duration',
-    default: 15 * S,
+    default: DEFAULT_LEASE_DURATION_MS,
     min: S,
     max: H,
-    optional: true,
     help: 'leader election: how long a Lease holds without renewal',
   },
   {
     key: 'renewDeadline',
     kind: 'duration',
-    default: 10 * S,
+    default: DEFAULT_RENEW_DEADLINE_MS,
     min: 500,
     max: H,
-    optional: true,
     help: 'leader election: the leader gives up leading when it could not renew for this long',
   },
   {
     key: 'retryPeriod',
     kind: 'duration',
-    default: 2 * S,
+    default: DEFAULT_RETRY_PERIOD_MS,
     min: 100,
     max: 10 * M,
-    optional: true,
     help: 'leader election: how often a candidate tries to acquire or renew',
   },
   {
     key: 'resyncPeriod',
     kind: 'duration',
-    default: 5 * M,
+    default: DEFAULT_RESYNC_MS,
     min: S,
     max: D,
-    optional: true,
     help: 'operator and emitter: every object is reconciled at least this often, reverting API drift',
   },
   {
     key: 'reconcileConcurrency',
     kind: 'count',
-    default: 4,
+    default: DEFAULT_RECONCILE_CONCURRENCY,
     min: 1,
     max: 64,
-    optional: true,
     help: 'operator: concurrent reconciles per controller',
   },
   // emitter (--kube with --emitter)
   {
     key: 'maxPendingEvents',
     kind: 'count',
-    default: 10_000,
+    default: DEFAULT_MAX_PENDING_EVENTS,
     min: 1,
     max: 10_000_000,
     help: 'emitter: health events waiting for the service at most; more are refused and derived again later',
@@ -237,28 +248,25 @@ export const LIMITS = [
   {
     key: 'healthGracePeriod',
     kind: 'duration',
-    default: 5 * M,
+    default: DEFAULT_HEALTH_GRACE_PERIOD_MS,
     min: 0,
     max: D,
-    optional: true,
     help: 'emitter: Ready=False this long before .notready',
   },
   {
     key: 'healthUnknownGracePeriod',
     kind: 'duration',
-    default: 10 * M,
+    default: DEFAULT_HEALTH_UNKNOWN_GRACE_PERIOD_MS,
     min: 0,
     max: D,
-    optional: true,
     help: 'emitter: Ready=Unknown or missing this long before .notready',
   },
   {
     key: 'healthIssuingGracePeriod',
     kind: 'duration',
-    default: 15 * M,
+    default: DEFAULT_HEALTH_ISSUING_GRACE_PERIOD_MS,
     min: 0,
     max: D,
-    optional: true,
     help: 'emitter: first issuance in progress this long before .notready',
   },
   {
@@ -267,7 +275,6 @@ export const LIMITS = [
     default: DEFAULT_RENEWAL_OVERDUE_GRACE_MS,
     min: M,
     max: 30 * D,
-    optional: true,
     help: 'emitter: a Ready Certificate whose status.renewalTime passed this long ago without a new certificate is unhealthy (RenewalOverdue)',
   },
   {
@@ -277,7 +284,6 @@ export const LIMITS = [
     min: 10 * S,
     max: D,
     zeroOff: true,
-    optional: true,
     help: "emitter: every Ingress and Gateway host with a TLS Secret is probed (a TLS handshake) this often and its served certificate held against the Secret's (docs/serving.md); 0 turns probing off",
   },
 ] as const satisfies readonly LimitSpec[];
@@ -354,7 +360,7 @@ export function loadLimitsFile(path: string): GivenLimits {
   return parseLimits(doc, where);
 }
 
-/** A limit's value: the file's, else its default (the component's, left undefined, for an optional one). */
+/** A limit's value: the file's, else its default. */
 export function limitOf(given: GivenLimits, key: LimitKey): number {
   return given[key] ?? limitSpec(key).default;
 }

@@ -22,6 +22,7 @@ import {
   type ServiceTarget,
 } from './operator/index.js';
 import { startAdmissionWebhook } from './admission/index.js';
+import { DEFAULT_CLUSTER_NAME } from './emitter/cluster.js';
 import { startEmitter, type EmitterOptions, type RunningEmitter } from './emitter/index.js';
 import { AlwaysLeader, createLeadership, runWhileLeading, type Elector, type WhileLeading } from './runtime/leader.js';
 import { createApp } from './http/app.js';
@@ -229,7 +230,7 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
         concurrency: cfg.deliveryWorkers,
         attemptTimeoutMs: cfg.deliveryTimeoutMs,
         maxAgeMs: cfg.deliveryMaxAgeMs,
-        ...(cfg.deliveryBaseDelayMs !== undefined ? { baseDelayMs: cfg.deliveryBaseDelayMs } : {}),
+        baseDelayMs: cfg.deliveryBaseDelayMs,
       },
     });
   }
@@ -244,9 +245,9 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
           options: {
             ...(k.leaseName ? { leaseName: k.leaseName } : {}),
             ...(k.leaseNamespace ? { leaseNamespace: k.leaseNamespace } : {}),
-            ...(k.leaseDurationMs ? { leaseDurationMs: k.leaseDurationMs } : {}),
-            ...(k.renewDeadlineMs ? { renewDeadlineMs: k.renewDeadlineMs } : {}),
-            ...(k.retryPeriodMs ? { retryPeriodMs: k.retryPeriodMs } : {}),
+            leaseDurationMs: k.leaseDurationMs,
+            renewDeadlineMs: k.renewDeadlineMs,
+            retryPeriodMs: k.retryPeriodMs,
           },
           coordination: kc.makeApiClient(CoordinationV1Api),
           // one name per process: the Lease holder is the delivery-claim owner, so a restarted pod (same name)
@@ -286,8 +287,8 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
       identity: cfg.instanceId,
       ...(k.clusterName ? { cluster: k.clusterName } : {}),
       ...(k.clusterId ? { clusterId: k.clusterId } : {}),
-      ...(k.resyncMs ? { resyncMs: k.resyncMs } : {}),
-      ...(k.concurrency ? { concurrency: k.concurrency } : {}),
+      resyncMs: k.resyncMs,
+      concurrency: k.concurrency,
     });
     if (k.emitter) {
       // it sends to the same service, as the operator does
@@ -296,15 +297,16 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
         kubeConfig: kc,
         serviceUrl: service.url,
         ...('apiKeySecret' in service ? { apiKeySecret: service.apiKeySecret } : { apiKey: service.apiKey }),
-        clusterName: k.clusterName ?? 'kubernetes',
+        clusterName: k.clusterName ?? DEFAULT_CLUSTER_NAME,
         ...(k.clusterId ? { clusterId: k.clusterId } : {}),
         ...(k.leaseNamespace ? { stateNamespace: k.leaseNamespace } : {}),
         ...(k.emitterWatchNamespace ? { watchNamespace: k.emitterWatchNamespace } : {}),
-        ...(k.healthGracePeriodMs !== undefined ? { gracePeriodMs: k.healthGracePeriodMs } : {}),
-        ...(k.healthUnknownGracePeriodMs !== undefined ? { unknownGracePeriodMs: k.healthUnknownGracePeriodMs } : {}),
-        ...(k.healthIssuingGracePeriodMs !== undefined ? { issuingGracePeriodMs: k.healthIssuingGracePeriodMs } : {}),
-        ...(k.healthRenewalOverdueGraceMs !== undefined ? { renewalOverdueGraceMs: k.healthRenewalOverdueGraceMs } : {}),
-        ...(k.servingProbeIntervalMs !== undefined ? { servingProbeIntervalMs: k.servingProbeIntervalMs } : {}),
+        gracePeriodMs: k.healthGracePeriodMs,
+        unknownGracePeriodMs: k.healthUnknownGracePeriodMs,
+        issuingGracePeriodMs: k.healthIssuingGracePeriodMs,
+        renewalOverdueGraceMs: k.healthRenewalOverdueGraceMs,
+        // 0: probing off
+        servingProbeIntervalMs: k.servingProbeIntervalMs,
         // the inventory goes to this service's POST /v1/inventory like an agent's; the ExpiryScanner below
         // evaluates it: one expiry path, standalone or not
         maxPendingEvents: k.maxPendingEvents,

@@ -36,9 +36,9 @@ describe('loadServeConfig', () => {
       deliveryMaxAgeMs: 86_400_000,
       requestTimeoutMs: 30_000,
       logRateLimitPerMinute: 60,
-      deliveryBaseDelayMs: undefined,
+      deliveryBaseDelayMs: 1_000,
     });
-    expect(c.kubeOptions).toMatchObject({ leaseDurationMs: undefined, resyncMs: undefined, maxPendingEvents: 10_000 });
+    expect(c.kubeOptions).toMatchObject({ leaseDurationMs: 15_000, resyncMs: 300_000, concurrency: 4, maxPendingEvents: 10_000 });
   });
   it.each([
     ['sqlite:./data/certmgr-notify.db', join('data', 'api-key')],
@@ -109,7 +109,7 @@ describe('loadServeConfig', () => {
       resyncMs: 300_000,
       concurrency: 2,
       healthGracePeriodMs: 0,
-      healthUnknownGracePeriodMs: undefined,
+      healthUnknownGracePeriodMs: 600_000,
       servingProbeIntervalMs: 0,
     });
   });
@@ -240,7 +240,7 @@ describe('loadAgentConfig', () => {
       logLevel: 'info',
       maxPendingEvents: 10_000,
       operator: false,
-      healthGracePeriodMs: undefined,
+      healthGracePeriodMs: 300_000,
     });
   });
 
@@ -343,14 +343,15 @@ describe("emitter durations: agent flags and keys of serve's limits file", () =>
     loadServeConfig(limits(`${key}: '${v}'\n`), {}).kubeOptions,
     loadAgentConfig([...agentRequired, `--${flag}`, v], {}),
   ];
-  it('absent: undefined (the emitter’s defaults apply)', () => {
+  it('absent: the defaults the emitter would apply, the same for serve and the agent', () => {
     const s = loadServeConfig([], {}).kubeOptions;
     const a = loadAgentConfig(agentRequired, {});
-    for (const c of [s, a]) {
-      expect(c.healthRenewalOverdueGraceMs).toBeUndefined();
-      expect(c.servingProbeIntervalMs).toBeUndefined();
-      expect(c.healthGracePeriodMs).toBeUndefined();
-    }
+    for (const c of [s, a])
+      expect(c).toMatchObject({
+        healthRenewalOverdueGraceMs: 3_600_000,
+        servingProbeIntervalMs: DEFAULT_SERVING_PROBE_INTERVAL_MS,
+        healthGracePeriodMs: 300_000,
+      });
   });
   it.each([
     ['health-renewal-overdue-grace', 'healthRenewalOverdueGrace', '1h', 3_600_000],

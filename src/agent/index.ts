@@ -11,14 +11,19 @@ import { ConfigError, type AgentConfig } from '../config.js';
 import { startEmitter, type EmitterOptions, type RunningEmitter } from '../emitter/index.js';
 import { loadKubeConfig, podNamespace } from '../kube/kubeconfig.js';
 import { kubeConfigAvailable, startOperator, type RunningOperator } from '../operator/index.js';
-import { AlwaysLeader, createLeadership, runWhileLeading, type Elector } from '../runtime/leader.js';
+import {
+  AlwaysLeader,
+  DEFAULT_LEASE_DURATION_MS,
+  DEFAULT_RETRY_PERIOD_MS,
+  createLeadership,
+  runWhileLeading,
+  type Elector,
+} from '../runtime/leader.js';
 import { realClock } from '../runtime/timers.js';
 import { fileApiKey } from './api-key-file.js';
 import { startOpsServer, type Readiness } from './http.js';
 
 const AGENT_LEASE_NAME = 'certmgr-notify-agent';
-const LEASE_DURATION_MS = 15_000;
-const RETRY_PERIOD_MS = 2_000;
 
 export interface RunningAgent {
   url: string;
@@ -44,12 +49,8 @@ export async function startAgent(cfg: AgentConfig, log: Logger, o: AgentOverride
   const stateNamespace = cfg.stateNamespace ?? podNamespace();
   const leadership: Elector = cfg.leaderElect
     ? createLeadership({
-        options: {
-          leaseName: AGENT_LEASE_NAME,
-          leaseNamespace: stateNamespace,
-          leaseDurationMs: LEASE_DURATION_MS,
-          retryPeriodMs: RETRY_PERIOD_MS,
-        },
+        // the elector's default timings, which the readiness below counts on
+        options: { leaseName: AGENT_LEASE_NAME, leaseNamespace: stateNamespace },
         coordination: kc.makeApiClient(CoordinationV1Api),
         identity: cfg.instanceId,
         defaultLeaseName: AGENT_LEASE_NAME,
@@ -66,7 +67,7 @@ export async function startAgent(cfg: AgentConfig, log: Logger, o: AgentOverride
   const readiness = (): Readiness => {
     if (accepted) return { ready: true };
     if (!leadership.isLeader())
-      return realClock.now() - startedAt > LEASE_DURATION_MS + 2 * RETRY_PERIOD_MS
+      return realClock.now() - startedAt > DEFAULT_LEASE_DURATION_MS + 2 * DEFAULT_RETRY_PERIOD_MS
         ? { ready: true }
         : { ready: false, reason: 'leader election in progress' };
     return { ready: false, reason: 'the hub has not accepted an inventory report yet' };

@@ -74,7 +74,7 @@ export interface EventSenderOptions extends ServiceHttpOptions {
   /** default 500 ms doubling to 30 s, 20 % jitter */
   backoff?: BackoffPolicy;
   metrics?: SenderMetrics;
-  /** events waiting for the service at most; default 10,000 */
+  /** events waiting for the service at most; default DEFAULT_MAX_PENDING_EVENTS */
   maxPending?: number;
 }
 
@@ -90,6 +90,8 @@ type Outcome =
   | { kind: 'tooLarge' }
   | { kind: 'retry'; reason: string; retryAfterMs?: number | undefined };
 
+/** Events waiting for the service at most, unless configured: a bound on memory while the service is unreachable. */
+export const DEFAULT_MAX_PENDING_EVENTS = 10_000;
 const DEFAULT_SEND_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 30_000, jitter: 0.2 };
 
 export class EventSender implements EventSink {
@@ -123,7 +125,7 @@ export class EventSender implements EventSink {
           new EventRejectedError(`invalid ${e.type} event: ${v.errors.map((x) => `${x.path} ${x.message}`).join('; ')}`, e),
         );
     }
-    const max = this.opts.maxPending ?? 10_000;
+    const max = this.opts.maxPending ?? DEFAULT_MAX_PENDING_EVENTS;
     if (this.queue.length + events.length > max) {
       this.stats.dropped += events.length;
       this.opts.metrics?.dropped?.(events.length);

@@ -70,7 +70,8 @@ export interface DeliveryWorkerDeps {
   options?: Partial<DeliveryWorkerOptions>;
 }
 
-const DEFAULT_WORKER_OPTIONS = {
+/** The worker's defaults (serve's deliveryWorkers, deliveryTimeout, deliveryMaxAge and deliveryRetryBase read them). */
+export const DEFAULT_WORKER_OPTIONS = {
   concurrency: 8,
   pollIntervalMs: 500,
   attemptTimeoutMs: 10_000,

@@ -9,6 +9,8 @@ import type { CoreV1Api } from '@kubernetes/client-node';
 import { kubeErrorCode } from '../kube/errors.js';
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** `clusterName` of health events when none is configured. */
+export const DEFAULT_CLUSTER_NAME = 'kubernetes';
 
 /** A name-based UUID (version 5 layout over SHA-256) of `text`. */
 export function derivedClusterId(text: string): string {

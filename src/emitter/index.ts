@@ -16,10 +16,15 @@ import { realClock } from '../runtime/timers.js';
 import { HealthController } from './health/controller.js';
 import { RootCauseReader, kubeRootCauseApi } from './rootcause/reader.js';
 import { k8sEventRecorder } from '../kube/events.js';
+import {
+  DEFAULT_HEALTH_GRACE_PERIOD_MS,
+  DEFAULT_HEALTH_ISSUING_GRACE_PERIOD_MS,
+  DEFAULT_HEALTH_UNKNOWN_GRACE_PERIOD_MS,
+} from './health/diff.js';
 import { HEALTH_KINDS, type CertManagerObject, type HealthKind } from './health/observe.js';
 import { DEFAULT_RENEWAL_OVERDUE_GRACE_MS } from './health/renewal.js';
 import { SecretApiKey, apiKeyGetter } from '../client/api-key.js';
-import { UUID_RE, resolveClusterId } from './cluster.js';
+import { DEFAULT_CLUSTER_NAME, UUID_RE, resolveClusterId } from './cluster.js';
 import { emitterInformers } from './informers.js';
 import { metricsFor } from './metrics.js';
 import { EventSender } from '../client/events.js';
@@ -54,7 +59,7 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
   const registry = opts.registry ?? new Registry();
   const metrics = metricsFor(registry);
   const reconcileMetrics = reconcileMetricsFor(registry);
-  const clusterName = opts.clusterName ?? 'kubernetes';
+  const clusterName = opts.clusterName ?? DEFAULT_CLUSTER_NAME;
   const stateNamespace = opts.stateNamespace ?? podNamespace();
   const stateName = opts.stateName ?? DEFAULT_STATE_NAME;
   const ns = opts.watchNamespace;
@@ -176,9 +181,9 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
         state: healthState,
         health: {
           cluster,
-          gracePeriodMs: opts.gracePeriodMs ?? 5 * 60_000,
-          unknownGracePeriodMs: opts.unknownGracePeriodMs ?? 10 * 60_000,
-          issuingGracePeriodMs: opts.issuingGracePeriodMs ?? 15 * 60_000,
+          gracePeriodMs: opts.gracePeriodMs ?? DEFAULT_HEALTH_GRACE_PERIOD_MS,
+          unknownGracePeriodMs: opts.unknownGracePeriodMs ?? DEFAULT_HEALTH_UNKNOWN_GRACE_PERIOD_MS,
+          issuingGracePeriodMs: opts.issuingGracePeriodMs ?? DEFAULT_HEALTH_ISSUING_GRACE_PERIOD_MS,
           renewalOverdueGraceMs: opts.renewalOverdueGraceMs ?? DEFAULT_RENEWAL_OVERDUE_GRACE_MS,
         },
         log: log.child({ part: 'health' }),

@@ -16,7 +16,7 @@ export interface EmitterOptions {
   apiKeySecret?: { namespace: string; name: string; key: string };
   /** default: KUBECONFIG / ~/.kube/config / in-cluster */
   kubeConfig?: KubeConfig;
-  /** `clusterName` of health events; default `kubernetes` */
+  /** `clusterName` of health events; default DEFAULT_CLUSTER_NAME (cluster.ts) */
   clusterName?: string;
   /** `clusterId` of health events (UUID); default the kube-system namespace's uid */
   clusterId?: string;
@@ -26,15 +26,15 @@ export interface EmitterOptions {
   stateName?: string;
   /** watch only this namespace (Issuers, Certificates, Secrets); ClusterIssuers are always watched */
   watchNamespace?: string;
-  /** Ready=False this long before `.notready`; default 5 min */
+  /** Ready=False this long before `.notready`; default DEFAULT_HEALTH_GRACE_PERIOD_MS (health/diff.ts, as the next two) */
   gracePeriodMs?: number;
-  /** Ready=Unknown / no Ready condition this long before `.notready`; default 10 min */
+  /** Ready=Unknown / no Ready condition this long before `.notready`; default DEFAULT_HEALTH_UNKNOWN_GRACE_PERIOD_MS */
   unknownGracePeriodMs?: number;
-  /** Certificate being issued (Issuing=True, no failed attempt) this long before `.notready`; default 15 min */
+  /** Certificate being issued (Issuing=True, no failed attempt) this long before `.notready`; default DEFAULT_HEALTH_ISSUING_GRACE_PERIOD_MS */
   issuingGracePeriodMs?: number;
-  /** Ready Certificate whose renewalTime passed this long ago without a new certificate: unhealthy (RenewalOverdue); default 1 h */
+  /** Ready Certificate whose renewalTime passed this long ago without a new certificate: unhealthy (RenewalOverdue); default DEFAULT_RENEWAL_OVERDUE_GRACE_MS (health/renewal.ts) */
   renewalOverdueGraceMs?: number;
-  /** every health object is evaluated at least this often; default 5 min */
+  /** every health object is evaluated at least this often; default DEFAULT_RESYNC_MS (runtime/controller.ts) */
   resyncMs?: number;
   /**
    * read the root cause of a Certificate about to be notified unhealthy (its CertificateRequest, Order and
@@ -64,7 +64,7 @@ export interface EmitterOptions {
     ServingProberOptions,
     'timeoutMs' | 'ratePerSecond' | 'concurrency' | 'unreachableGraceMs' | 'reloadGraceMs' | 'renewalProbeDelayMs'
   >;
-  /** health events waiting for the service at most (default 10,000); see EventSender */
+  /** health events waiting for the service at most (default DEFAULT_MAX_PENDING_EVENTS); see EventSender */
   maxPendingEvents?: number;
   /** LIST page size of the informers; default 500 */
   listPageSize?: number;

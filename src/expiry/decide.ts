@@ -58,6 +58,12 @@ export interface ExpiryDecision {
   skipped?: 'disabled' | 'ignored' | 'unmonitored' | 'none-crossed' | 'older';
 }
 
+/**
+ * The scanner (src/expiry/scanner.ts) evaluates the inventory this often unless configured; here, with the pure
+ * parts, so that serve's limits table can name it without loading the scanner's imports.
+ */
+export const DEFAULT_EXPIRY_SCAN_INTERVAL_MS = 60_000;
+
 /** The latest notAfter that has crossed at least one rule at `now`: the upper bound of the scan's range. */
 export function scanHorizon(thresholds: readonly number[], now: number): number {
   return now + Math.max(0, ...thresholds) * DAY_MS;

@@ -20,11 +20,10 @@ import { serviceContext } from '../service/context.js';
 import type { InternalEvent } from '../events/families.js';
 import type { ExpiryCursor, ExpiryMarksRecord, Store } from '../store/types.js';
 import { cutPage, groupCertificates, type ExpiryCertificate } from './certificates.js';
-import { DAY_MS, decideExpiry, decodeMarks, scanHorizon } from './decide.js';
+import { DAY_MS, DEFAULT_EXPIRY_SCAN_INTERVAL_MS, decideExpiry, decodeMarks, scanHorizon } from './decide.js';
 import { expiryEvent } from './message.js';
 import { scanWeakLinks } from './weak-link-scan.js';
 
-const DEFAULT_INTERVAL_MS = 60_000;
 const DEFAULT_PAGE_SIZE = 1000;
 /** Marks of a certificate gone from the inventory are kept this long after its notAfter (an agent resync may bring it back). */
 const MARK_RETENTION_MS = 30 * DAY_MS;
@@ -36,7 +35,7 @@ export interface ExpiryScannerOptions {
   ingest: IngestDeps;
   log: Logger;
   clock?: Clock;
-  /** default 60 s */
+  /** default DEFAULT_EXPIRY_SCAN_INTERVAL_MS */
   intervalMs?: number;
   /** inventory rows per transaction; default 1,000 */
   pageSize?: number;
@@ -132,7 +131,7 @@ export class ExpiryScanner {
   #stopped = false;
 
   constructor(opts: ExpiryScannerOptions) {
-    const intervalMs = opts.intervalMs ?? DEFAULT_INTERVAL_MS;
+    const intervalMs = opts.intervalMs ?? DEFAULT_EXPIRY_SCAN_INTERVAL_MS;
     this.#o = {
       clock: realClock,
       intervalMs,

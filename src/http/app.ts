@@ -30,9 +30,6 @@ import { INVENTORY_INFLIGHT, InflightLimiter } from './inflight.js';
 import { graphqlHandler } from './graphql/handler.js';
 import { mountConsole } from './console.js';
 
-/** Default per-request deadline (requestTimeout in --limits-file). */
-const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-
 export interface AppDeps {
   store: Store;
   keys: ApiKeyRing;
@@ -43,8 +40,11 @@ export interface AppDeps {
   onChange?: ServiceContext['onChange'];
   /** Routing and delivery parts; without them POST /v1/events answers 404. */
   runtime?: ServiceRuntime;
-  /** Every request is answered within this many ms: 408 REQUEST_TIMEOUT while its body is still arriving, else 503 DEADLINE_EXCEEDED. */
-  requestTimeoutMs?: number;
+  /**
+   * Every request is answered within this many ms: 408 REQUEST_TIMEOUT while its body is still arriving, else 503
+   * DEADLINE_EXCEEDED (serve: requestTimeout in --limits-file, whose table holds the default).
+   */
+  requestTimeoutMs: number;
   /** Per-company quotas (defaults: DEFAULT_QUOTAS). */
   quotas?: ServiceContext['quotas'];
   /** Inventory: when a cluster's agent counts as silent (clusterSilenceAfter in --limits-file). */
@@ -70,7 +70,7 @@ const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export function createApp(deps: AppDeps): express.Express {
   const metrics = deps.metrics ?? createHttpMetrics();
-  const requestTimeoutMs = deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const { requestTimeoutMs } = deps;
   const now = deps.now ?? Date.now;
   const app = express();
   // Strict routes (set before the first route): '/HEALTHZ' and '/healthz/' are 404, not aliases, so every

@@ -4,7 +4,7 @@
  * - trigger (incidentActionOf): create `POST <base>/v2/alerts` with `Authorization: GenieKey <key>`; alias =
  *   incidentKeyOf(n), so Opsgenie de-duplicates repeats of an open alert (its count grows) and a close finds it;
  * - resolve: close `POST <base>/v2/alerts/<alias>/close?identifierType=alias`.
- * The base is the operator's (--opsgenie-api-url, default https://api.opsgenie.com; EU accounts
+ * The base is the operator's (--opsgenie-api-url, default DEFAULT_OPSGENIE_API_URL; EU accounts
  * https://api.eu.opsgenie.com): trusted like --incident-events-url, not under the tenant egress policy.
  * Both requests are asynchronous on Opsgenie's side: 202 (any 2xx) delivered. 429, 5xx and network errors retry
  * (Retry-After honoured); other 4xx dead, except a close answered 404: no such open alert, nothing to close.
@@ -13,9 +13,14 @@ import { INTEGRATION_META } from '../model/integration-types.js';
 import { createHash } from 'node:crypto';
 import { checkTargetUrl, postAndClassify, truncateChars, type HttpContext } from './http.js';
 import { incidentActionOf, incidentKeyOf, memberLines, renderNotification, type Rendered, type Severity } from './render.js';
-import type { DeliveryResult, IntegrationDescriptor, IntegrationOptions, Notification, Notifier } from './types.js';
-
-const DEFAULT_OPSGENIE_API_URL = 'https://api.opsgenie.com';
+import {
+  DEFAULT_OPSGENIE_API_URL,
+  type DeliveryResult,
+  type IntegrationDescriptor,
+  type IntegrationOptions,
+  type Notification,
+  type Notifier,
+} from './types.js';
 
 /** The Alert API's documented field limits (characters). */
 export const OPSGENIE_LIMITS = {

@@ -100,9 +100,9 @@ export interface Notifier {
 }
 
 export interface IntegrationOptions {
-  /** Base URL of the incident management Events API v2; default 'https://events.pagerduty.com'. */
+  /** Base URL of the incident management Events API v2; default DEFAULT_INCIDENT_EVENTS_URL. */
   incidentEventsUrl: string;
-  /** Base URL of the Opsgenie API (--opsgenie-api-url); default 'https://api.opsgenie.com'. Trusted like the above. */
+  /** Base URL of the Opsgenie API (--opsgenie-api-url); default DEFAULT_OPSGENIE_API_URL. Trusted like the above. */
   opsgenieApiUrl?: string;
   /** SMTP URL for nodemailer, e.g. smtp://user:pass@mail:587 or smtps://...; email is 'dead' when unset. */
   smtpUrl?: string;
@@ -168,6 +168,7 @@ export interface IntegrationDescriptor extends IntegrationMeta {
 export const DEFAULT_EGRESS = new EgressPolicy();
 
 export const DEFAULT_INCIDENT_EVENTS_URL = 'https://events.pagerduty.com';
+export const DEFAULT_OPSGENIE_API_URL = 'https://api.opsgenie.com';
 export const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_USER_AGENT = 'certmgr-notify';
 

@@ -44,7 +44,8 @@ export interface LogLimits {
   maxKeys: number;
 }
 
-const DEFAULT_LOG_LIMITS: LogLimits = { perMinute: 60, burst: 20, maxKeys: 10_000 };
+/** Unless configured (serve: logRatePerMinute and logRateBurst in --limits-file). */
+export const DEFAULT_LOG_LIMITS: Readonly<LogLimits> = { perMinute: 60, burst: 20, maxKeys: 10_000 };
 
 interface Bucket {
   tokens: number;

@@ -17,6 +17,9 @@ import type { ServingEndpointFacts } from './serving.js';
 
 export const INVENTORY_PROTOCOL = 1;
 
+/** A cluster without a report for this long counts as silent, unless configured (clusterSilenceAfter). */
+export const DEFAULT_CLUSTER_SILENCE_AFTER_MS = 15 * 60_000;
+
 /** Upserts + deletes in one report (a snapshot of more certificates is sent in several reports). */
 export const MAX_INVENTORY_ITEMS_PER_REPORT = 1000;
 

@@ -23,6 +23,7 @@ import { silenceHandler } from './reconcilers/silence.js';
 import { providerSecretsInformer } from './secrets.js';
 import {
   Controller,
+  DEFAULT_RESYNC_MS,
   keyOf,
   reconcileResource,
   watchPrimary,
@@ -79,7 +80,7 @@ export interface OperatorOptions {
   leaderElection?: LeaderElectionOptions;
   /** unique per replica; default <hostname>_<random> */
   identity?: string;
-  /** every object is reconciled at least this often (reverts drift made through the API); default 5 min */
+  /** every object is reconciled at least this often (reverts drift made through the API); default DEFAULT_RESYNC_MS */
   resyncMs?: number;
   /**
    * set when several clusters reconcile into one service (same company): managedBy becomes
@@ -91,7 +92,7 @@ export interface OperatorOptions {
    * two clusters sharing a service never look like one manager (docs/operator.md, "Ownership")
    */
   clusterId?: string;
-  /** concurrent reconciles per controller; default 4 */
+  /** concurrent reconciles per controller; default DEFAULT_RECONCILE_CONCURRENCY */
   concurrency?: number;
   /** per-key retry backoff; default 100 ms doubling to 60 s */
   backoff?: BackoffPolicy;
@@ -130,6 +131,8 @@ export interface RunningOperator {
 }
 
 export const DEFAULT_LEASE_NAME = 'certmgr-notify-operator';
+/** Concurrent reconciles per controller. */
+export const DEFAULT_RECONCILE_CONCURRENCY = 4;
 interface OperatorMetrics extends ReconcileMetrics {
   leader: Gauge;
 }
@@ -209,8 +212,8 @@ class Term {
         name: h.kind.kind,
         reconcile: (key) => reconcileResource(h, key, deps),
         keys: () => inf.list().map(keyOf),
-        resyncMs: opts.resyncMs ?? 5 * 60_000,
-        concurrency: opts.concurrency ?? 4,
+        resyncMs: opts.resyncMs ?? DEFAULT_RESYNC_MS,
+        concurrency: opts.concurrency ?? DEFAULT_RECONCILE_CONCURRENCY,
         backoff: opts.backoff ?? { baseMs: 100, maxMs: 60_000, jitter: 0.1 },
         ...(opts.clock ? { clock: opts.clock } : {}),
         log: log.child({ controller: h.kind.kind }),

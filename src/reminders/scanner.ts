@@ -26,7 +26,8 @@ import type { NewDelivery, OutboxOps, ReminderKey, ReminderOps, Transactional } 
 import { REMINDER_LIMITS, decideDue, reminderDeliveryId } from './decide.js';
 import type { ReminderSilencer } from './silences.js';
 
-const DEFAULT_INTERVAL_MS = 15_000;
+/** Due reminders are looked for this often, unless configured: a reminder is at most this late. */
+export const DEFAULT_REMINDER_SCAN_INTERVAL_MS = 15_000;
 /** Claimed rows are held this far ahead inside the transaction (the transaction's end decides; this only fences). */
 const HOLD_MS = 60_000;
 /** The pre-read's window (dueReminderCompanies), in batches. */
@@ -41,7 +42,7 @@ export interface ReminderScannerOptions {
   store: Transactional & ReminderOps;
   log: Logger;
   clock?: Clock;
-  /** how often due reminders are looked for; default 15 s (a reminder is at most this late) */
+  /** how often due reminders are looked for; default DEFAULT_REMINDER_SCAN_INTERVAL_MS */
   intervalMs?: number;
   /** rows per transaction (default REMINDER_LIMITS.batch) and transactions per round (REMINDER_LIMITS.batchesPerScan) */
   batchSize?: number;
@@ -87,7 +88,7 @@ export class ReminderScanner {
   constructor(opts: ReminderScannerOptions) {
     this.#o = {
       clock: realClock,
-      intervalMs: DEFAULT_INTERVAL_MS,
+      intervalMs: DEFAULT_REMINDER_SCAN_INTERVAL_MS,
       batchSize: REMINDER_LIMITS.batch,
       batchesPerScan: REMINDER_LIMITS.batchesPerScan,
       rand: () => randomInt(2 ** 28) / 2 ** 28,

@@ -52,6 +52,9 @@ export class WaitError extends Error {
 // ---------------------------------------------------------------------------------------------------------
 // controller
 
+/** The operator's and the emitter's controllers look at every object at least this often, reverting drift. */
+export const DEFAULT_RESYNC_MS = 5 * 60_000;
+
 export interface ControllerOptions {
   name: string;
   reconcile: (key: string) => Promise<Result | void>;

@@ -175,14 +175,21 @@ function k8sLeaseLock(api: CoordinationV1Api, namespace: string, name: string): 
   };
 }
 
+/** How long a lease is valid without renewal (controller-runtime's default too). */
+export const DEFAULT_LEASE_DURATION_MS = 15_000;
+/** A leader steps down when it could not renew for this long. */
+export const DEFAULT_RENEW_DEADLINE_MS = 10_000;
+/** How often a candidate tries to acquire or renew. */
+export const DEFAULT_RETRY_PERIOD_MS = 2_000;
+
 export interface LeaderElectorOptions {
   lock: LeaseLock;
   identity: string;
-  /** how long a lease is valid without renewal (controller-runtime default 15 s) */
+  /** how long a lease is valid without renewal (default DEFAULT_LEASE_DURATION_MS) */
   leaseDurationMs?: number;
-  /** a leader steps down when it could not renew for this long (default 10 s) */
+  /** a leader steps down when it could not renew for this long (default DEFAULT_RENEW_DEADLINE_MS) */
   renewDeadlineMs?: number;
-  /** attempt interval (default 2 s) */
+  /** attempt interval (default DEFAULT_RETRY_PERIOD_MS) */
   retryPeriodMs?: number;
   /** clear the holder on stop so another candidate takes over immediately (default true) */
   releaseOnStop?: boolean;
@@ -218,9 +225,9 @@ export class LeaderElector {
 
   constructor(private readonly opts: LeaderElectorOptions) {
     this.clock = opts.clock ?? realClock;
-    this.leaseDurationMs = opts.leaseDurationMs ?? 15_000;
-    this.renewDeadlineMs = opts.renewDeadlineMs ?? 10_000;
-    this.retryPeriodMs = opts.retryPeriodMs ?? 2_000;
+    this.leaseDurationMs = opts.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS;
+    this.renewDeadlineMs = opts.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS;
+    this.retryPeriodMs = opts.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS;
     if (this.renewDeadlineMs >= this.leaseDurationMs) throw new Error('leader election: renewDeadline must be shorter than leaseDuration');
     if (this.retryPeriodMs >= this.renewDeadlineMs) throw new Error('leader election: retryPeriod must be shorter than renewDeadline');
   }
@@ -515,11 +522,11 @@ export interface LeadershipOptions {
   leaseName?: string;
   /** default: the pod's namespace (service account mount), else `default` */
   leaseNamespace?: string;
-  /** default 15000 */
+  /** default DEFAULT_LEASE_DURATION_MS */
   leaseDurationMs?: number;
-  /** default 10000 */
+  /** default DEFAULT_RENEW_DEADLINE_MS */
   renewDeadlineMs?: number;
-  /** default 2000 */
+  /** default DEFAULT_RETRY_PERIOD_MS */
   retryPeriodMs?: number;
 }
 

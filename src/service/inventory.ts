@@ -8,7 +8,7 @@ import { decideReport } from '../inventory/decide.js';
 import { agentActiveEvent, decideReporting } from '../inventory/silence.js';
 import type { LogLimiter } from '../log/limiter.js';
 import { daysUntilExpiry as daysLeftOf, latestNotAfterWithin } from '../model/days-left.js';
-import type { CertificateFacts, InventoryAck, InventoryReport } from '../model/inventory.js';
+import { DEFAULT_CLUSTER_SILENCE_AFTER_MS, type CertificateFacts, type InventoryAck, type InventoryReport } from '../model/inventory.js';
 import { SERVING_STATUSES, type ServingEndpointFacts, type ServingStatus } from '../model/serving.js';
 import type {
   ClusterRecord,
@@ -26,7 +26,7 @@ import { DEFAULT_QUOTAS, requireQuota } from './quotas.js';
 import { isUuid, MAX_PAGE, requirePageSize } from './validate.js';
 import { requireAllExist, requireIdList } from './ids.js';
 
-export const DEFAULT_CLUSTER_SILENCE_AFTER_MS = 900_000;
+export { DEFAULT_CLUSTER_SILENCE_AFTER_MS };
 /** Longest expiringWithinDays (the monitoring configuration's threshold limit). */
 const MAX_EXPIRING_WITHIN_DAYS = 3650;
 /** Places listed per certificate (Certificate.places). */

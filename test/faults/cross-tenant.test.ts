@@ -418,7 +418,13 @@ describe('enumeration', () => {
     expect(slots).toContain('Query.deliveries.filter.eventId');
     expect(slots).toContain('Mutation.deleteIntegrations.ids');
 
-    const app = createApp({ store: {} as never, keys: new ApiKeyRing([]), logger: pino({ level: 'silent' }), runtime: {} as never });
+    const app = createApp({
+      store: {} as never,
+      keys: new ApiKeyRing([]),
+      logger: pino({ level: 'silent' }),
+      runtime: {} as never,
+      requestTimeoutMs: 30_000,
+    });
     const routes = restRoutes(app);
     expect(routes).toContain('/outagedetection/v1/inventorymonitoringconfig/:type');
     expect(routes).toContain('/graphql');

@@ -32,6 +32,7 @@ async function start(consoleDir: string | undefined): Promise<string> {
     store,
     keys: new ApiKeyRing([{ key: KEY_A, companyId: COMPANY_A }]),
     logger: pino({ level: 'silent' }),
+    requestTimeoutMs: 30_000,
     ...(consoleDir ? { consoleDir } : {}),
   });
   const server = createServer(app);

@@ -56,6 +56,7 @@ beforeAll(async () => {
     store: nulCompanyStore(store, ['getMonitoringConfig', 'listIntegrations']),
     keys: new ApiKeyRing([{ key: KEY_A, companyId: COMPANY_A }]),
     logger,
+    requestTimeoutMs: 30_000,
   });
   server = createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

@@ -12,7 +12,7 @@
  */
 import type { Logger } from 'pino';
 import type { ResilientInformer } from '../../kube/informer.js';
-import { Controller } from '../../runtime/controller.js';
+import { Controller, DEFAULT_RESYNC_MS } from '../../runtime/controller.js';
 import { kindKey, parseKindKey } from '../../runtime/keys.js';
 import type { ReconcileMetrics } from '../../runtime/metrics.js';
 import type { Result } from '../../runtime/workqueue.js';
@@ -65,7 +65,7 @@ export interface HealthControllerOptions {
   health: HealthOptions;
   log: Logger;
   clock?: Clock;
-  /** every key is looked at again this often; default 5 min */
+  /** every key is looked at again this often; default DEFAULT_RESYNC_MS (runtime/controller.ts) */
   resyncMs?: number;
   /**
    * reconciles in flight; default 512. A reconcile waits on I/O only (its event's 202, then its state write), and
@@ -226,7 +226,7 @@ export class HealthController {
   }
 
   private get resyncMs(): number {
-    return this.opts.resyncMs ?? 5 * 60_000;
+    return this.opts.resyncMs ?? DEFAULT_RESYNC_MS;
   }
 
   /** Every cached object and every remembered key. */

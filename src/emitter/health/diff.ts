@@ -38,6 +38,13 @@ export interface HealthState {
   serving?: true;
 }
 
+/** Ready=False this long before `.notready`, unless configured. */
+export const DEFAULT_HEALTH_GRACE_PERIOD_MS = 5 * 60_000;
+/** Ready=Unknown or no Ready condition this long before `.notready`, unless configured. */
+export const DEFAULT_HEALTH_UNKNOWN_GRACE_PERIOD_MS = 10 * 60_000;
+/** A first issuance in progress this long before `.notready`, unless configured. */
+export const DEFAULT_HEALTH_ISSUING_GRACE_PERIOD_MS = 15 * 60_000;
+
 export interface HealthOptions {
   cluster: ClusterIdentity;
   /** Ready=False for at least this long before `.notready` */
@@ -46,7 +53,7 @@ export interface HealthOptions {
   unknownGracePeriodMs: number;
   /** Certificates being issued (Issuing=True, no failure yet): at least this long before `.notready` */
   issuingGracePeriodMs: number;
-  /** Ready=True Certificates: renewalTime passed this long ago without a new certificate is unhealthy (default 1 h) */
+  /** Ready=True Certificates: renewalTime passed this long ago without a new certificate is unhealthy (default DEFAULT_RENEWAL_OVERDUE_GRACE_MS) */
   renewalOverdueGraceMs?: number;
 }
 
