@@ -67,6 +67,7 @@ export function expiryEvent(cert: ExpiryCertificate, due: DueExpiration, now: nu
     notificationDate: notificationDate(now),
     threshold: due.threshold,
     ruleId: due.ruleId,
+    // spreads: event data is a JSON document; an absent field (CEL has(), the schema) is not one holding undefined
     ...(due.share ? { thresholdPercent: due.share.percent } : {}),
     ...(first ? { certificateName: first.certificateName ?? first.secretName, namespace: first.namespace } : {}),
     ...(first?.clusterName ? { clusterName: first.clusterName } : {}),

@@ -45,7 +45,7 @@ export interface WeakLinkScan {
   unmatched: number;
   outcomes: Record<string, number>;
   /** call once the transaction committed (counts the accepted events) */
-  committed?: () => void;
+  committed?: (() => void) | undefined;
 }
 
 /** Undefined when another scanner holds the company's expiry lock. */

@@ -265,6 +265,7 @@ export function weakLinkEvent(due: NonNullable<WeakLinkDecision['due']>, now: nu
     notificationDate: notificationDate(now),
     threshold: 0,
     ruleId: WEAK_LINK_RULE_ID,
+    // spreads: event data is a JSON document; an absent field (CEL has(), the schema) is not one holding undefined
     ...(first ? { certificateName: first.certificateName ?? first.secretName, namespace: first.namespace } : {}),
     ...(first?.clusterName ? { clusterName: first.clusterName } : {}),
     notAfter: until,

@@ -204,7 +204,7 @@ export class ReminderScanner {
           orderAt: row.orderAt,
           orderSeq: row.orderSeq,
           reminder: true,
-          ...(silence ? { silenceId: silence } : {}),
+          silenceId: silence || undefined,
         });
       }
       if (deliveries.length) await tx.insertDeliveries(deliveries);

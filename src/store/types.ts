@@ -437,7 +437,7 @@ export interface DeliveryRecord {
 export type NewDelivery = Pick<DeliveryRecord, 'id' | 'companyId' | 'eventId' | 'routerId' | 'routerName' | 'integrationId' | 'createdAt'> &
   Partial<Pick<DeliveryRecord, 'orderKey' | 'orderAt' | 'orderSeq' | 'reminder' | 'groupKey' | 'groupSnapshot'>> & {
     /** Written SILENCED (terminal, never claimed) under this silence instead of PENDING. */
-    silenceId?: string;
+    silenceId?: string | undefined;
   };
 
 export interface DeliveryFilter {

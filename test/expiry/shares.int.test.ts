@@ -50,7 +50,7 @@ interface Sent {
   ruleId: number;
   threshold: number;
   thresholdPercent?: number;
-  daysUntilExpiry?: number;
+  daysUntilExpiry?: number | undefined;
 }
 
 describe.each(ENGINES.map((make) => [make().name, make] as const))(

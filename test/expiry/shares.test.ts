@@ -31,7 +31,7 @@ interface Sent {
 function follow(
   lifetimeDays: number,
   own: ExpiryThreshold[] | null,
-  opts: { stepHours?: number; fromHoursLeft?: number; notBefore?: number | null; start?: ExpiryState } = {},
+  opts: { stepHours?: number; fromHoursLeft?: number; notBefore?: number | null; start?: ExpiryState | undefined } = {},
 ): { sent: Sent[]; state: ExpiryState | undefined } {
   const notAfter = ISSUED + lifetimeDays * DAY_MS;
   const cert = { notAfter, notBefore: opts.notBefore === undefined ? ISSUED : opts.notBefore, applicationIds: [], expiryThresholds: own };
