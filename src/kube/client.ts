@@ -139,7 +139,7 @@ export class KubeClient {
     const body = {
       apiVersion: `${r.group}/${r.version}`,
       kind: r.kind,
-      metadata: { name, ...(r.namespaced ? { namespace } : {}) },
+      metadata: { name, namespace: r.namespaced ? namespace : undefined },
       status,
     };
     const base = { group: r.group, version: r.version, plural: r.plural, name, body, fieldManager: this.fieldManager, force: true };
@@ -299,7 +299,7 @@ export class KubeClient {
     each?: (item: KubernetesObject) => void,
   ): Promise<KubernetesListObject<KubernetesObject>> {
     if (each) return this.listMetadata(SECRETS, namespace, page, fieldSelector, each);
-    const q = { ...pageQuery(page), ...(fieldSelector !== undefined ? { fieldSelector } : {}) };
+    const q = pageQuery(page, fieldSelector);
     return (
       namespace
         ? await this.core.listNamespacedSecret({ namespace, ...q }, metadataList)
@@ -318,12 +318,13 @@ export function metadataWatch(kc: KubeConfig): Watch {
   return new Watch(config);
 }
 
-function pageQuery(page: ListPage | undefined): { limit?: number; _continue?: string } {
-  if (!page) return {};
-  return {
-    ...(page.limit !== undefined ? { limit: page.limit } : {}),
-    ...(page.continue !== undefined ? { _continue: page.continue } : {}),
-  };
+/** The list parameters of a page for client-node, whose request types take a key only with a value. */
+function pageQuery(page: ListPage | undefined, fieldSelector?: string): { limit?: number; _continue?: string; fieldSelector?: string } {
+  const q: { limit?: number; _continue?: string; fieldSelector?: string } = {};
+  if (page?.limit !== undefined) q.limit = page.limit;
+  if (page?.continue !== undefined) q._continue = page.continue;
+  if (fieldSelector !== undefined) q.fieldSelector = fieldSelector;
+  return q;
 }
 
 /** The query of a page; `resourceVersion` only on a list's first request (the apiserver refuses it with `continue`). */

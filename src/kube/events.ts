@@ -30,6 +30,7 @@ export function k8sEventRecorder(core: CoreV1Api, opts: { component: string; ins
               apiVersion: obj.apiVersion,
               kind: obj.kind,
               name: obj.name,
+              // spreads: client-node's V1ObjectReference takes a key only with a value
               ...(obj.namespace ? { namespace: obj.namespace } : {}),
               ...(obj.uid ? { uid: obj.uid } : {}),
               ...(obj.resourceVersion ? { resourceVersion: obj.resourceVersion } : {}),

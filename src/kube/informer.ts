@@ -32,9 +32,9 @@ export interface InformerStats {
  * a limit) so that the apiserver serves it from its watch cache.
  */
 export interface ListPage {
-  limit?: number;
-  continue?: string;
-  resourceVersion?: string;
+  limit?: number | undefined;
+  continue?: string | undefined;
+  resourceVersion?: string | undefined;
 }
 
 /**
@@ -71,8 +71,8 @@ export interface ResilientInformerOptions<T extends KubernetesObject, R extends 
   /** called for every page read (a metric) */
   onListPage?: () => void;
   log: Logger;
-  backoff?: BackoffPolicy;
-  clock?: Clock;
+  backoff?: BackoffPolicy | undefined;
+  clock?: Clock | undefined;
   /** inject a Watch (tests) */
   watch?: Watch;
   /** a watch that ran this long without failing starts over at the base delay (default 60 s) */
@@ -237,16 +237,13 @@ export class ResilientInformer<T extends KubernetesObject, R extends KubernetesO
     const request = (cont?: string): Promise<KubernetesListObject<R>> => {
       // a relist from a resourceVersion other than 0 with a limit is served from etcd (v1.20's cacher): none
       const limit = from !== undefined && from !== '0' && cont === undefined ? undefined : pageLimit;
-      const page: ListPage = {
-        ...(limit !== undefined ? { limit } : {}),
-        ...(cont !== undefined ? { continue: cont } : from !== undefined ? { resourceVersion: from } : {}),
-      };
+      const page: ListPage = { limit, continue: cont, resourceVersion: cont === undefined ? from : undefined };
       return this.opts.list(page, each);
     };
     for (let restarts = 0; ; restarts++) {
       items = [];
       let cont: string | undefined;
-      let head: { apiVersion?: string; kind?: string } | undefined;
+      let head: { apiVersion?: string | undefined; kind?: string | undefined } | undefined;
       let resourceVersion: string | undefined;
       let next: Promise<KubernetesListObject<R>> | undefined = request();
       try {
@@ -281,7 +278,7 @@ export class ResilientInformer<T extends KubernetesObject, R extends KubernetesO
       return {
         apiVersion: head?.apiVersion ?? 'v1',
         kind: head?.kind ?? 'List',
-        metadata: { ...(resourceVersion !== undefined ? { resourceVersion } : {}) },
+        metadata: { resourceVersion },
         items,
       } as KubernetesListObject<T>;
     }

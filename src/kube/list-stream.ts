@@ -146,18 +146,19 @@ export class JsonListStream {
   }
 
   /** The list's envelope once the body ended: its metadata (resourceVersion, continue); throws when it is incomplete. */
-  end(): { apiVersion?: string; kind?: string; metadata: ListMeta } {
+  end(): { apiVersion?: string | undefined; kind?: string | undefined; metadata: ListMeta } {
     if (!this.started) this.fail('empty body', this.offset);
     if (this.depth !== 0 || this.inString) this.fail('unterminated list', this.offset);
     const env = JSON.parse(Buffer.from(this.envelope).toString('utf8')) as { apiVersion?: string; kind?: string; metadata?: ListMeta };
     const md = env.metadata ?? {};
+    // the list's metadata becomes client-node's V1ListMeta, which takes a key only with a value
+    const metadata: ListMeta = {};
+    if (typeof md.resourceVersion === 'string') metadata.resourceVersion = md.resourceVersion;
+    if (typeof md.continue === 'string' && md.continue !== '') metadata.continue = md.continue;
     return {
-      ...(typeof env.apiVersion === 'string' ? { apiVersion: env.apiVersion } : {}),
-      ...(typeof env.kind === 'string' ? { kind: env.kind } : {}),
-      metadata: {
-        ...(typeof md.resourceVersion === 'string' ? { resourceVersion: md.resourceVersion } : {}),
-        ...(typeof md.continue === 'string' && md.continue !== '' ? { continue: md.continue } : {}),
-      },
+      apiVersion: typeof env.apiVersion === 'string' ? env.apiVersion : undefined,
+      kind: typeof env.kind === 'string' ? env.kind : undefined,
+      metadata,
     };
   }
 

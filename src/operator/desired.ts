@@ -221,12 +221,12 @@ export function desiredIntegration(
       params = { incidentMgmtParams: { IntegrationKey: need('integrationKey') } };
       break;
     case 'Webhook':
-      params = { webhookParams: { url: need('url'), ...(secrets.signingSecret ? { signingSecret: secrets.signingSecret } : {}) } };
+      params = { webhookParams: { url: need('url'), signingSecret: secrets.signingSecret || undefined } };
       visible = { webhookSigned: Boolean(secrets.signingSecret) };
       break;
     case 'Email': {
       const e = spec.email!;
-      params = { emailParams: { to: [...e.to], ...(e.from ? { from: e.from } : {}) } };
+      params = { emailParams: { to: [...e.to], from: e.from || undefined } };
       visible = { emailTo: [...e.to], emailFrom: e.from ?? null };
       break;
     }
@@ -249,8 +249,8 @@ export function desiredIntegration(
       params = {
         genericWebhookParams: {
           url: need('url'),
-          ...(secrets.signingSecret ? { signingSecret: secrets.signingSecret } : {}),
-          ...(secrets.headers ? { headers: headerLines(secrets.headers) } : {}),
+          signingSecret: secrets.signingSecret || undefined,
+          headers: secrets.headers ? headerLines(secrets.headers) : undefined,
         },
       };
       visible = { webhookSigned: Boolean(secrets.signingSecret) };
@@ -259,9 +259,9 @@ export function desiredIntegration(
       params = {
         alertmanagerParams: {
           url: need('url'),
-          ...(secrets.bearerToken ? { bearerToken: secrets.bearerToken } : {}),
-          ...(secrets.username ? { username: secrets.username } : {}),
-          ...(secrets.password ? { password: secrets.password } : {}),
+          bearerToken: secrets.bearerToken || undefined,
+          username: secrets.username || undefined,
+          password: secrets.password || undefined,
         },
       };
       break;
@@ -353,7 +353,7 @@ export function desiredRouter(
     eventTypeId: spec.eventTypeId,
     filter: (spec.filter ?? '').trim(),
     integrationId,
-    ...(templateId ? { templateId } : {}),
+    templateId: templateId || undefined,
     enabled: spec.enabled,
     managedBy: managedByKey(o, cluster),
     policy: desiredRouterPolicy(spec),

@@ -71,7 +71,7 @@ export interface OperatorOptions {
   /** default: KUBECONFIG / ~/.kube/config / in-cluster */
   kubeConfig?: KubeConfig;
   /** watch only this namespace (providers, routers, Secrets); default all namespaces */
-  namespace?: string;
+  namespace?: string | undefined;
   /**
    * The process's leadership (the composition root creates it once and starts and stops it). Without it the
    * operator creates its own from `leaderElection` and stops it in `stop()` (standalone use, tests).
@@ -86,12 +86,12 @@ export interface OperatorOptions {
    * set when several clusters reconcile into one service (same company): managedBy becomes
    * `k8s:<kind>/<namespace>/<name>@<cluster>` so they never adopt or clean up each other's records
    */
-  cluster?: string;
+  cluster?: string | undefined;
   /**
    * --cluster-id: names this cluster in the monitoring configuration's manager key when `cluster` is unset, so
    * two clusters sharing a service never look like one manager (docs/operator.md, "Ownership")
    */
-  clusterId?: string;
+  clusterId?: string | undefined;
   /** concurrent reconciles per controller; default DEFAULT_RECONCILE_CONCURRENCY */
   concurrency?: number;
   /** per-key retry backoff; default 100 ms doubling to 60 s */
@@ -167,6 +167,7 @@ class Term {
   ) {
     const ns = opts.namespace;
     const log = opts.logger;
+    const clock = opts.clock ?? realClock;
     const informerOf = <T extends KubernetesObject>(
       name: string,
       r: ResourceRef,
@@ -178,8 +179,8 @@ class Term {
         path: collectionPath(r, ns),
         list: list as never,
         log,
-        ...(opts.informerBackoff ? { backoff: opts.informerBackoff } : {}),
-        ...(opts.clock ? { clock: opts.clock } : {}),
+        backoff: opts.informerBackoff,
+        clock,
       });
       this.informers.push(inf as unknown as ResilientInformer<KubernetesObject>);
       return inf;
@@ -198,8 +199,8 @@ class Term {
       kube,
       namespace: ns,
       log,
-      ...(opts.informerBackoff ? { backoff: opts.informerBackoff } : {}),
-      ...(opts.clock ? { clock: opts.clock } : {}),
+      backoff: opts.informerBackoff,
+      clock,
     });
     this.informers.push(secrets as unknown as ResilientInformer<KubernetesObject>);
 
@@ -215,7 +216,7 @@ class Term {
         resyncMs: opts.resyncMs ?? DEFAULT_RESYNC_MS,
         concurrency: opts.concurrency ?? DEFAULT_RECONCILE_CONCURRENCY,
         backoff: opts.backoff ?? { baseMs: 100, maxMs: 60_000, jitter: 0.1 },
-        ...(opts.clock ? { clock: opts.clock } : {}),
+        clock,
         log: log.child({ controller: h.kind.kind }),
         metrics,
       });
@@ -229,10 +230,10 @@ class Term {
         service,
         providers,
         readSecret: (namespace, name) => kube.getSecret(namespace, name),
-        ...(opts.cluster ? { cluster: opts.cluster } : {}),
-        ...(w.secretRetryMs !== undefined ? { secretRetryMs: w.secretRetryMs } : {}),
-        ...(w.deletionRetryMs !== undefined ? { deletionRetryMs: w.deletionRetryMs } : {}),
-        ...(w.staleRetryMs !== undefined ? { staleRetryMs: w.staleRetryMs } : {}),
+        cluster: opts.cluster,
+        secretRetryMs: w.secretRetryMs,
+        deletionRetryMs: w.deletionRetryMs,
+        staleRetryMs: w.staleRetryMs,
       }),
       providers,
     );
@@ -242,8 +243,8 @@ class Term {
         routers,
         providers,
         templates,
-        ...(opts.cluster ? { cluster: opts.cluster } : {}),
-        ...(w.providerRetryMs !== undefined ? { providerRetryMs: w.providerRetryMs } : {}),
+        cluster: opts.cluster,
+        providerRetryMs: w.providerRetryMs,
         requeueProvider: (k) => providerC.enqueue(k),
       }),
       routers,
@@ -252,14 +253,14 @@ class Term {
       templateHandler({
         service,
         templates,
-        ...(opts.cluster ? { cluster: opts.cluster } : {}),
-        ...(w.deletionRetryMs !== undefined ? { deletionRetryMs: w.deletionRetryMs } : {}),
+        cluster: opts.cluster,
+        deletionRetryMs: w.deletionRetryMs,
       }),
       templates,
     );
     const monitoringCluster = opts.cluster ?? opts.clusterId;
-    controllerOf(monitoringHandler({ service, configs, ...(monitoringCluster ? { cluster: monitoringCluster } : {}) }), configs);
-    controllerOf(silenceHandler({ service, silences, ...(opts.cluster ? { cluster: opts.cluster } : {}) }), silences);
+    controllerOf(monitoringHandler({ service, configs, cluster: monitoringCluster }), configs);
+    controllerOf(silenceHandler({ service, silences, cluster: opts.cluster }), silences);
 
     // a Secret change re-applies the providers that read it; a provider change re-evaluates its routers
     watchRelated(secrets, providerC, (s) => providersUsingSecret(providers.list(), s.metadata?.namespace ?? '', s.metadata?.name ?? ''));
@@ -311,6 +312,8 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
 
   let keySource: SecretApiKey | undefined;
   let service: ServiceApi;
+  // 0 means the client's default, as unset does
+  const timeoutMs = opts.serviceTimeoutMs || undefined;
   const t = opts.service;
   if ('api' in t) service = t.api;
   else if ('apiKeySecret' in t) {
@@ -325,13 +328,13 @@ export async function startOperator(opts: OperatorOptions): Promise<RunningOpera
     service = new GraphQLServiceApi({
       url: t.url,
       apiKey: keySource.get,
-      ...(opts.serviceTimeoutMs ? { timeoutMs: opts.serviceTimeoutMs } : {}),
+      timeoutMs,
     });
   } else
     service = new GraphQLServiceApi({
       url: t.url,
       apiKey: t.apiKey,
-      ...(opts.serviceTimeoutMs ? { timeoutMs: opts.serviceTimeoutMs } : {}),
+      timeoutMs,
     });
 
   const deps: ReconcileDeps = {

@@ -31,6 +31,7 @@ function secretMeta(s: KubernetesObject): SecretMeta {
     metadata: {
       name: md.name ?? '',
       namespace: md.namespace ?? '',
+      // spreads: SecretMeta is a KubernetesObject, whose V1ObjectMeta (client-node) does not allow an undefined uid
       ...(md.uid !== undefined ? { uid: md.uid } : {}),
       ...(md.resourceVersion !== undefined ? { resourceVersion: md.resourceVersion } : {}),
     },
@@ -41,8 +42,8 @@ export function providerSecretsInformer(o: {
   kube: KubeClient;
   namespace: string | undefined;
   log: Logger;
-  backoff?: BackoffPolicy;
-  clock?: Clock;
+  backoff?: BackoffPolicy | undefined;
+  clock?: Clock | undefined;
 }): ResilientInformer<SecretMeta, KubernetesObject> {
   const fieldSelector = PROVIDER_SECRETS_FIELD_SELECTOR;
   return new ResilientInformer<SecretMeta, KubernetesObject>({
@@ -57,7 +58,7 @@ export function providerSecretsInformer(o: {
     fieldSelector,
     transform: secretMeta,
     log: o.log,
-    ...(o.backoff ? { backoff: o.backoff } : {}),
-    ...(o.clock ? { clock: o.clock } : {}),
+    backoff: o.backoff,
+    clock: o.clock,
   });
 }

@@ -205,7 +205,7 @@ export interface Applied {
   message: string;
   fields: StatusFields;
   /** come back sooner than the resync (e.g. a stale record could not be deleted yet) */
-  requeueAfter?: number;
+  requeueAfter?: number | undefined;
 }
 
 export type Cleaned = { done: true } | { done: false; reason: string; message: string; requeueAfter: number };

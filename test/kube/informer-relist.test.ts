@@ -142,7 +142,7 @@ describe('ResilientInformer relist: one copy of unchanged objects', () => {
       list: async () => ({ metadata: { resourceVersion: '20' }, items }) as never,
       transform: (o) => {
         transformed.push(`${o.metadata?.name}@${o.metadata?.resourceVersion}`);
-        return { metadata: o.metadata, ready: o.ready, kept: true };
+        return { metadata: o.metadata ?? {}, ready: o.ready, kept: true };
       },
       log: pino({ level: 'silent' }),
       backoff: { baseMs: 100, maxMs: 400 },

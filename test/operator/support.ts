@@ -200,7 +200,10 @@ export class Kube {
     });
   }
 
-  async events(ns: string, name: string): Promise<{ reason?: string; message?: string; type?: string }[]> {
+  async events(
+    ns: string,
+    name: string,
+  ): Promise<{ reason?: string | undefined; message?: string | undefined; type?: string | undefined }[]> {
     const list = await this.core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=${name}` });
     return list.items.map((e) => ({ reason: e.reason, message: e.message, type: e.type }));
   }

@@ -17,7 +17,7 @@ export interface MonitoringHandlerDeps {
   service: ServiceApi;
   configs: ResilientInformer<MonitoringConfig>;
   /** this cluster's name in the manager key (k8s:MonitoringConfig//default@<cluster>), as for routers */
-  cluster?: string;
+  cluster?: string | undefined;
 }
 
 function managedElsewhere(manager: string, drift: readonly string[]): TerminalError {

@@ -31,13 +31,13 @@ export interface ProviderHandlerDeps {
    */
   readSecret: (namespace: string, name: string) => Promise<SecretObject | undefined>;
   /** suffix of managedBy when several clusters share one service */
-  cluster?: string;
+  cluster?: string | undefined;
   /** how often to look again while a Secret is missing (its creation is watched, too) */
-  secretRetryMs?: number;
+  secretRetryMs?: number | undefined;
   /** how soon to retry deleting a superseded integration that routers still use */
-  staleRetryMs?: number;
+  staleRetryMs?: number | undefined;
   /** how soon to retry deleting while routers still use the integration */
-  deletionRetryMs?: number;
+  deletionRetryMs?: number | undefined;
 }
 
 const idOf = (p: NotificationProvider) => ({
@@ -149,7 +149,7 @@ export function providerHandler(deps: ProviderHandlerDeps): ResourceHandler<Noti
       return {
         message: `integration ${id} (${desired.type}) in sync`,
         fields: { integrationId: id, appliedSecretVersion: secrets.version || undefined },
-        ...(blocked ? { requeueAfter: deps.staleRetryMs ?? 2_000 } : {}),
+        requeueAfter: blocked ? (deps.staleRetryMs ?? 2_000) : undefined,
       };
     },
 

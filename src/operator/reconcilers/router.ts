@@ -22,9 +22,9 @@ export interface RouterHandlerDeps {
   /** NotificationTemplates (templateRef); absent: templateRef is not resolved (the router is sent without one) */
   templates?: ResilientInformer<NotificationTemplate>;
   /** suffix of managedBy when several clusters share one service */
-  cluster?: string;
+  cluster?: string | undefined;
   /** how often to look again while the provider is missing or not ready (provider changes are watched, too) */
-  providerRetryMs?: number;
+  providerRetryMs?: number | undefined;
   /** ask the provider controller to look again (its integration vanished) */
   requeueProvider?: (key: string) => void;
 }

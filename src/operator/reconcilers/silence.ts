@@ -19,7 +19,7 @@ export interface SilenceHandlerDeps {
   service: ServiceApi;
   silences: ResilientInformer<NotificationSilence>;
   /** suffix of managedBy when several clusters share one service */
-  cluster?: string;
+  cluster?: string | undefined;
   now?: () => number;
 }
 
@@ -126,7 +126,7 @@ export function silenceHandler(deps: SilenceHandlerDeps): ResourceHandler<Notifi
       return {
         message: `silence ${view.id} ${view.state.toLowerCase()}: ${view.startsAt} to ${view.endsAt}`,
         fields: { silenceId: view.id, state: view.state },
-        ...(requeueAfter !== undefined ? { requeueAfter } : {}),
+        requeueAfter,
       };
     },
 

@@ -18,9 +18,9 @@ export interface TemplateHandlerDeps {
   service: ServiceApi;
   templates: ResilientInformer<NotificationTemplate>;
   /** suffix of managedBy when several clusters share one service */
-  cluster?: string;
+  cluster?: string | undefined;
   /** how often to look again while routers of the service still use a template being deleted */
-  deletionRetryMs?: number;
+  deletionRetryMs?: number | undefined;
 }
 
 const idOf = (t: NotificationTemplate) => ({
