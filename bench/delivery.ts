@@ -43,7 +43,7 @@ import { orderOfEvent } from '../src/delivery/order.js';
 import type { InternalEvent } from '../src/events/families.js';
 import { buildCloudEvent } from '../src/integrations/payload.js';
 import { EgressPolicy, parseEgressAllow } from '../src/integrations/egress.js';
-import { createNotifier } from '../src/integrations/index.js';
+import { createNotifier, Notifiers } from '../src/integrations/index.js';
 import { openStore } from '../src/store/index.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import type { Store } from '../src/store/types.js';
@@ -298,7 +298,7 @@ async function durable(
   const sentAll = new Promise<void>((r) => (allSent = r));
   const worker = new DeliveryWorker({
     store,
-    notifiers: (type) =>
+    notifiers: new Notifiers((type) =>
       storeOnly
         ? {
             type,
@@ -308,6 +308,7 @@ async function durable(
             },
           }
         : createNotifier(type, { incidentEventsUrl: 'http://127.0.0.1:9', timeoutMs: 10_000, userAgent: 'bench', egress: LOOPBACK }),
+    ),
     logger: pino({ level: 'silent' }),
     metrics: new Registry(),
     options: { concurrency: CONCURRENCY, rateLimits: { WEBHOOK: { ratePerSec: 1e9, burst: 1e9 } } },

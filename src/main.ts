@@ -11,6 +11,7 @@ import { SecretKeyError, openSecretBox, secretKeySource, type SecretKeySource } 
 import type { IntegrationType, Store } from './store/types.js';
 import { ApiKeyRing } from './http/auth.js';
 import { DeliveryWorker } from './delivery/index.js';
+import { DeliverySignal } from './delivery/signal.js';
 import type { RateLimit } from './delivery/rate-limit.js';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import {
@@ -27,12 +28,11 @@ import { startEmitter, type EmitterOptions, type RunningEmitter } from './emitte
 import { AlwaysLeader, createLeadership, runWhileLeading, type Elector, type WhileLeading } from './runtime/leader.js';
 import { createApp } from './http/app.js';
 import { createHttpMetrics } from './http/metrics.js';
-import { createRuntime } from './service/runtime.js';
+import { createRuntime, ingestDepsOf } from './service/runtime.js';
 import { ExpiryScanner } from './expiry/scanner.js';
 import { ReminderScanner } from './reminders/scanner.js';
 import { snapshotSilencer } from './reminders/silences.js';
 import type { Clock } from './runtime/timers.js';
-import { ingestDepsOf } from './ingest/pipeline.js';
 import { registerClusterGauge, startSilenceWatch } from './inventory/silence.js';
 import { registerCertificateExpiryGauge } from './inventory/metrics.js';
 import { TemplateRenderer } from './templates/renderer.js';
@@ -181,13 +181,14 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
   const operatorKey = kubeWanted && !cfg.serviceUrl ? 'cmn_op_' + randomBytes(24).toString('base64url') : undefined;
   const ring = new ApiKeyRing(operatorKey ? [...keys, { key: operatorKey, companyId: cfg.companyId }] : keys);
   const metrics = createHttpMetrics();
-  let worker: DeliveryWorker | undefined;
+  // whoever commits deliveries (ingestion, retries, reminders, the group flusher) notifies it; the worker waits on it
+  const deliverySignal = new DeliverySignal();
   const runtime = createRuntime({
     store,
     cfg,
     log,
     registry: metrics.registry,
-    kick: () => worker?.kick(),
+    deliverySignal,
     ...(hooks.rateLimits ? { rateLimits: hooks.rateLimits } : {}),
   });
   const app = createApp({
@@ -215,10 +216,12 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
   const port = (server.address() as AddressInfo).port;
   const host = cfg.host === '0.0.0.0' || cfg.host === '::' ? '127.0.0.1' : cfg.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  let worker: DeliveryWorker | undefined;
   if (cfg.deliveryWorkers > 0) {
     worker = new DeliveryWorker({
       store,
-      notifiers: (type) => runtime.notifierFor(type),
+      notifiers: runtime.notifiers,
+      signal: deliverySignal,
       rateLimiter: runtime.rateLimiter,
       templates: new TemplateRenderer(store, metrics.registry, { publicUrl: cfg.publicUrl }),
       instanceId: cfg.instanceId,
@@ -331,7 +334,7 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
     log,
     intervalMs: cfg.reminderScanIntervalMs,
     registry: metrics.registry,
-    onWritten: () => runtime.kickDelivery(),
+    deliverySignal,
     // a reminder inside an active silence is recorded SILENCED, decided like ingestion over the routing snapshot
     silencer: snapshotSilencer(runtime.snapshots),
     silencedCounter: runtime.routingMetrics.silenced,
@@ -352,7 +355,7 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
     : undefined;
   // grouping (docs/grouping.md): group notifications are written where deliveries are made, while leading (the
   // flusher locks the groups it works on, so several flushers would be safe too)
-  const flusher = w ? new GroupFlusher({ store, log, registry: metrics.registry, onWritten: () => w.kick() }) : undefined;
+  const flusher = w ? new GroupFlusher({ store, log, registry: metrics.registry, deliverySignal }) : undefined;
   const grouping = flusher
     ? runWhileLeading(
         leadership,

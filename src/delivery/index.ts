@@ -1,9 +1,10 @@
 /**
  * Durable delivery: the worker that drains the store's outbox into the integrations.
  *
- *   const worker = new DeliveryWorker({ store, notifiers: (t) => createNotifier(t, integrationOpts), logger, metrics: registry });
+ *   const signal = new DeliverySignal();   // handed to whoever commits deliveries (ingestion, the group flusher, ...)
+ *   const worker = new DeliveryWorker({ store, notifiers: new Notifiers((t) => createNotifier(t, opts)), signal, logger });
  *   worker.start();            // at startup
- *   worker.kick();             // after ingestion committed deliveries (optional: polling finds them too)
+ *   signal.notify();           // after deliveries were committed (optional: polling finds them too)
  *   await worker.stop();       // at shutdown, before store.close()
  */
 export * from './backoff.js';

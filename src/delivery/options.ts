@@ -1,5 +1,5 @@
 /** The delivery worker's options (validated, with their defaults) and what it is given. */
-import type { Notifier } from '../integrations/types.js';
+import type { Notifiers } from '../integrations/index.js';
 import type { Logger } from '../log/logger.js';
 import type { LogLimiter } from '../log/limiter.js';
 import type { Registry } from 'prom-client';
@@ -7,6 +7,7 @@ import type { ConfigOps, DeliveryQueueOps, IntegrationRecord, IntegrationType } 
 import type { TemplateRenderer } from '../templates/renderer.js';
 import { DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_AGE_MS, DEFAULT_MAX_DELAY_MS } from './backoff.js';
 import type { RateLimit, RateLimiter } from './rate-limit.js';
+import type { DeliverySignal } from './signal.js';
 
 export interface DeliveryWorkerOptions {
   /**
@@ -18,7 +19,7 @@ export interface DeliveryWorkerOptions {
   concurrency: number;
   /** Most rows claimed per claim query. Default = 2 × concurrency. */
   batchSize: number;
-  /** How often to look for due work when idle. Default 500 ms; kick() wakes the worker at once. */
+  /** How often to look for due work when idle. Default 500 ms; its signal wakes the worker at once. */
   pollIntervalMs: number;
   /** Per-attempt timeout (the notifiers have their own; this is the worker's hard stop). Default 10 s. */
   attemptTimeoutMs: number;
@@ -41,8 +42,10 @@ export type DeliveryWorkerStore = DeliveryQueueOps & Pick<ConfigOps, 'getIntegra
 
 export interface DeliveryWorkerDeps {
   store: DeliveryWorkerStore;
-  /** The notifier for an integration type (called once per type; the result is cached). */
-  notifiers: (type: IntegrationType) => Notifier;
+  /** The process's notifiers (one per integration type, shared with the service's test sends). */
+  notifiers: Notifiers;
+  /** Notified by whoever commits deliveries due now (src/main.ts hands it to them); default: only kick() notifies. */
+  signal?: DeliverySignal;
   logger: Logger;
   /** Registry to register the delivery metrics on (one worker per registry). Omit for no metrics. */
   metrics?: Registry;

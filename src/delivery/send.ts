@@ -1,5 +1,6 @@
-/** Send stage: the send slots (at most `concurrency` at once), the notifier per type, and one bounded attempt. */
-import type { DeliveryResult, Notification, Notifier } from '../integrations/types.js';
+/** Send stage: the send slots (at most `concurrency` at once) and one bounded attempt. */
+import type { Notifiers } from '../integrations/index.js';
+import type { DeliveryResult, Notification } from '../integrations/types.js';
 import type { IntegrationType } from '../store/types.js';
 import { ATTEMPT_GRACE_MS } from './options.js';
 
@@ -30,22 +31,9 @@ export class SendSlots {
   }
 }
 
-/** The notifier of each integration type, made on first use and kept. */
-export function notifierCache(notifierOf: (type: IntegrationType) => Notifier): (type: IntegrationType) => Notifier {
-  const notifiers = new Map<IntegrationType, Notifier>();
-  return (type) => {
-    let n = notifiers.get(type);
-    if (!n) {
-      n = notifierOf(type);
-      notifiers.set(type, n);
-    }
-    return n;
-  };
-}
-
 /** One attempt; never throws, never outlives timeoutMs (+ a short grace) or the shutdown signal. */
 export async function sendAttempt(
-  notifierOf: (type: IntegrationType) => Notifier,
+  notifiers: Notifiers,
   type: IntegrationType,
   n: Notification,
   timeoutMs: number,
@@ -74,7 +62,7 @@ export async function sendAttempt(
     else shutdown.addEventListener('abort', onAbort, { once: true });
   });
   try {
-    const notifier = notifierOf(type);
+    const notifier = notifiers.of(type);
     return await Promise.race([notifier.send(n, attempt.signal), guard]);
   } catch (err) {
     const name = err instanceof Error ? err.name : typeof err;

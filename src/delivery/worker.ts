@@ -38,10 +38,11 @@
  * Multiple workers (processes/replicas) may share one PostgreSQL store: claims use
  * FOR UPDATE SKIP LOCKED. The rate limiter is per process.
  */
-import type { DeliveryResult, Notification, Notifier } from '../integrations/types.js';
+import type { Notifiers } from '../integrations/index.js';
+import type { DeliveryResult, Notification } from '../integrations/types.js';
 import type { Logger } from '../log/logger.js';
 import { LogLimiter, type LogCause, type LogLevel } from '../log/limiter.js';
-import type { ClaimedDelivery, DeliveryOutcome, IntegrationRecord, IntegrationType, SupersedeCheck } from '../store/types.js';
+import type { ClaimedDelivery, DeliveryOutcome, IntegrationRecord, SupersedeCheck } from '../store/types.js';
 import type { TemplateRenderer } from '../templates/renderer.js';
 import { decide, errorOf, type Decision } from './backoff.js';
 import { Batcher } from './batcher.js';
@@ -59,7 +60,8 @@ import { triageClaims } from './poison.js';
 import { RateLimiter } from './rate-limit.js';
 import { Recorder, UNKNOWN_TYPE } from './record.js';
 import { renderNotification } from './render.js';
-import { notifierCache, SendSlots, sendAttempt } from './send.js';
+import { SendSlots, sendAttempt } from './send.js';
+import { DeliverySignal } from './signal.js';
 
 export { DELIVERY_METRICS } from './metrics.js';
 export type { DeliveryWorkerDeps, DeliveryWorkerOptions, DeliveryWorkerStore } from './options.js';
@@ -70,8 +72,9 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export class DeliveryWorker {
   readonly options: DeliveryWorkerOptions;
   readonly #store: DeliveryWorkerStore;
-  /** The notifier of a type (made once per type). */
-  readonly #notifier: (type: IntegrationType) => Notifier;
+  readonly #notifiers: Notifiers;
+  /** Notified when deliveries are due now (kick(), ingestion, the group flusher, ...): claim at once. */
+  readonly #signal: DeliverySignal;
   readonly #log: Logger;
   readonly #metrics: WorkerMetrics | undefined;
   readonly #clock: () => number;
@@ -101,7 +104,6 @@ export class DeliveryWorker {
    * everything; only the earliest MAX_DUE_HINTS are kept).
    */
   #dueHints: number[] = [];
-  #kicked = false;
   /** The last claim filled every free slot, so more may be due: a finished send should claim again. */
   #backlog = false;
   #claimFailures = 0;
@@ -117,7 +119,8 @@ export class DeliveryWorker {
   constructor(deps: DeliveryWorkerDeps) {
     this.options = workerOptions(deps.options);
     this.#store = deps.store;
-    this.#notifier = notifierCache(deps.notifiers);
+    this.#notifiers = deps.notifiers;
+    this.#signal = deps.signal ?? new DeliverySignal();
     this.#log = deps.logger.child({ component: 'delivery-worker' });
     this.#logLimiter = deps.logLimiter ?? new LogLimiter(this.#log, deps.metrics ? { registry: deps.metrics } : {});
     this.#clock = deps.clock ?? Date.now;
@@ -158,10 +161,9 @@ export class DeliveryWorker {
     this.#loop = this.#run();
   }
 
-  /** Wakes the worker now (e.g. right after ingestion committed new deliveries). Cheap; safe any time. */
+  /** Wakes the worker now: the same as notifying its signal. Cheap; safe any time. */
   kick(): void {
-    this.#kicked = true;
-    this.#wake?.();
+    this.#signal.notify();
   }
 
   /**
@@ -208,7 +210,8 @@ export class DeliveryWorker {
   async #run(): Promise<void> {
     await this.#releaseOwn('start');
     while (this.#running) {
-      this.#kicked = false;
+      // a notify() from here on means deliveries this claim may miss: loop again instead of sleeping
+      this.#signal.take();
       const at = this.#clock();
       let passed = 0;
       while (passed < this.#dueHints.length && this.#dueHints[passed]! <= at) passed++;
@@ -248,9 +251,9 @@ export class DeliveryWorker {
       this.#backlog = full;
       if (!this.#running) break;
       if (full && this.#unsent <= C && this.#inFlight.size < 6 * C) continue;
-      if (this.#kicked) continue;
+      if (this.#signal.take()) continue;
       // Sleep for the poll interval (after failed claims: back off, up to 10 intervals), or less when
-      // a retry or a rate-limited delivery of ours falls due sooner, or until kicked.
+      // a retry or a rate-limited delivery of ours falls due sooner, or until the signal is notified.
       const sleepMs = this.#claimFailures
         ? this.options.pollIntervalMs * Math.min(10, 2 ** Math.min(this.#claimFailures, 4))
         : Math.min(
@@ -262,11 +265,13 @@ export class DeliveryWorker {
         let timer = setTimeout(() => done(), sleepMs);
         const done = () => {
           clearTimeout(timer);
+          stopListening();
           this.#wake = undefined;
           this.#wakeBy = undefined;
           resolve();
         };
         this.#wake = done;
+        const stopListening = this.#signal.onNotify(done);
         this.#wakeBy = (at) => {
           // `at` is on the worker's clock; the timer runs on the real one: convert via the delay.
           const inMs = Math.max(0, at - this.#clock());
@@ -431,7 +436,7 @@ export class DeliveryWorker {
         return;
       }
       const started = performance.now();
-      result = await sendAttempt(this.#notifier, type, notification, this.options.attemptTimeoutMs, this.#abort.signal);
+      result = await sendAttempt(this.#notifiers, type, notification, this.options.attemptTimeoutMs, this.#abort.signal);
       this.#metrics?.attemptDuration.observe({ integration_type: type }, (performance.now() - started) / 1000);
     } finally {
       this.#slots.free();

@@ -31,7 +31,7 @@ const COMPANY_PAGE = 1000;
 
 export interface ExpiryScannerOptions {
   store: Store;
-  /** the ingestion dependencies of POST /v1/events: routing snapshots, metrics, the delivery worker's kick */
+  /** the ingestion dependencies of POST /v1/events: routing snapshots, metrics, the delivery signal */
   ingest: IngestDeps;
   log: Logger;
   clock?: Clock;

@@ -11,6 +11,7 @@
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { randomUUID } from 'node:crypto';
+import type { DeliverySignal } from '../delivery/signal.js';
 import type { GroupOps, OutboxOps, Transactional } from '../store/types.js';
 import { GROUPING_LIMITS, needsEventCopy, planFlush, type FlushKind, type GroupRow } from './decide.js';
 import { snapshotOf } from './snapshot.js';
@@ -28,8 +29,8 @@ export interface GroupFlusherOptions {
   pollIntervalMs?: number;
   /** Groups per transaction; default 50. */
   batchSize?: number;
-  /** Called after a batch that wrote deliveries committed (wakes the delivery worker). */
-  onWritten?: () => void;
+  /** Notified after a batch that wrote deliveries committed (wakes the delivery worker). */
+  deliverySignal?: Pick<DeliverySignal, 'notify'>;
 }
 
 interface FlushMetrics {
@@ -56,7 +57,7 @@ function flushMetrics(registry: Registry, store: GroupOps): FlushMetrics {
 }
 
 export class GroupFlusher {
-  readonly #o: Required<Omit<GroupFlusherOptions, 'registry' | 'onWritten'>> & Pick<GroupFlusherOptions, 'onWritten'>;
+  readonly #o: Required<Omit<GroupFlusherOptions, 'registry' | 'deliverySignal'>> & Pick<GroupFlusherOptions, 'deliverySignal'>;
   readonly #metrics: FlushMetrics | undefined;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
@@ -70,7 +71,7 @@ export class GroupFlusher {
       newId: o.newId ?? randomUUID,
       pollIntervalMs: o.pollIntervalMs ?? 1000,
       batchSize: o.batchSize ?? 50,
-      onWritten: o.onWritten,
+      deliverySignal: o.deliverySignal,
     };
     this.#metrics = o.registry ? flushMetrics(o.registry, o.store) : undefined;
   }
@@ -109,7 +110,7 @@ export class GroupFlusher {
       written += r.sent.length;
       if (r.sent.length) {
         for (const k of r.sent) this.#metrics?.sent.inc({ kind: k });
-        this.#o.onWritten?.();
+        this.#o.deliverySignal?.notify();
       }
       if (r.groups < this.#o.batchSize || !this.#started) return written;
     }

@@ -7,7 +7,8 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Logger } from 'pino';
 import type { Store } from '../store/types.js';
 import { serviceContext, type ServiceContext, type ServiceRuntime } from '../service/context.js';
-import { acceptEvents, ingestDepsOf } from '../ingest/pipeline.js';
+import { ingestDepsOf } from '../service/runtime.js';
+import { acceptEvents } from '../ingest/pipeline.js';
 import { parseEvents } from '../ingest/parse.js';
 import { ServiceError, ValidationErrors } from '../model/errors.js';
 import { ApiKeyRing, API_KEY_HEADER, allowed, forbiddenMessage, type ApiOperation } from './auth.js';

@@ -3,14 +3,12 @@
  * planned per event outside the transaction, → write, the plan in ONE transaction. What is accepted (202) is
  * durable: the delivery worker takes it from the store.
  */
-import type { Logger } from 'pino';
 import { orderOfEvent } from '../delivery/order.js';
 import { familyOfType, type InternalEvent } from '../events/families.js';
 import { TimeSlicer } from '../routing/slicer.js';
 import type { SilenceOps } from '../store/types.js';
 import type { KeyedDelivery } from '../silences/decide.js';
-import type { ServiceContext, ServiceRuntime } from '../service/context.js';
-import type { IngestDeps, IngestRun, PlannedEvent, Snapshot } from './stage.js';
+import type { IngestContext, IngestDeps, IngestRun, PlannedEvent, Snapshot } from './stage.js';
 import { routeEvent } from './route.js';
 import { silenceDeliveries } from './silence.js';
 import { groupMatches } from './group.js';
@@ -19,30 +17,19 @@ import { writePlanned, type IngestWriteOps, type Written } from './write.js';
 
 export type { IngestDeps } from './stage.js';
 
-/** The ingestion parts of a running service, for every path that accepts events (API, expiry scan, silence). */
-export function ingestDepsOf(rt: ServiceRuntime, log: Logger): IngestDeps {
-  return {
-    snapshots: rt.snapshots,
-    metrics: rt.routingMetrics,
-    log,
-    ...(rt.logLimiter ? { logLimiter: rt.logLimiter } : {}),
-    onAccepted: () => rt.kickDelivery(),
-  };
-}
-
 export interface AcceptedEvent {
   id: string;
   deliveries: number;
 }
 
-export async function acceptEvents(ctx: ServiceContext, events: InternalEvent[], deps: IngestDeps): Promise<AcceptedEvent[]> {
+export async function acceptEvents(ctx: IngestContext, events: InternalEvent[], deps: IngestDeps): Promise<AcceptedEvent[]> {
   const snap = await deps.snapshots.get(ctx.companyId);
   const now = ctx.now();
   const planned = await planEvents({ ctx, reader: ctx.store, snap, deps, now, slicer: new TimeSlicer() }, events);
   // the worker is woken at the commit, so the send does not wait for the commit's fsync; the 202 does
   const written = await ctx.store.ingestTransaction(
     (tx) => writePlanned(tx, ctx, planned, now, deps),
-    () => deps.onAccepted?.(),
+    () => deps.deliverySignal?.notify(),
   );
   return reportAccepted(planned, deps, written, false);
 }
@@ -53,7 +40,7 @@ export async function acceptEvents(ctx: ServiceContext, events: InternalEvent[],
  * transaction (the routing snapshot reads the store). Call `committed()` once the transaction has committed.
  */
 export async function acceptEventsInTransaction(
-  ctx: ServiceContext,
+  ctx: IngestContext,
   tx: SilenceOps & IngestWriteOps,
   snap: Snapshot,
   events: InternalEvent[],
@@ -117,6 +104,6 @@ function reportAccepted(planned: PlannedEvent[], deps: IngestDeps, written: Writ
     if (silenced) deps.metrics.silenced.inc({ event_type_id: p.family }, silenced);
   }
   if (capped) deps.metrics.groupMembersCapped.inc(capped);
-  if (wake) deps.onAccepted?.();
+  if (wake) deps.deliverySignal?.notify();
   return planned.map((p) => ({ id: p.eventId, deliveries: p.deliveries.length + (written.passedRows.get(p.eventId) ?? 0) }));
 }

@@ -5,15 +5,23 @@
 import type { Logger } from 'pino';
 import type { LogLimiter } from '../log/limiter.js';
 import type { EventOrder } from '../delivery/order.js';
+import type { DeliverySignal } from '../delivery/signal.js';
 import type { EventTypeId, InternalEvent } from '../events/families.js';
 import type { TimeSlicer } from '../routing/slicer.js';
 import type { RoutingMetrics } from '../routing/metrics.js';
 import type { RoutingSnapshots } from '../routing/snapshot.js';
-import type { NewDelivery, SilenceOps } from '../store/types.js';
+import type { NewDelivery, SilenceOps, Store } from '../store/types.js';
 import type { ReminderCandidate } from '../reminders/ingest.js';
 import type { GroupedMatch } from '../grouping/ingest.js';
 import type { HoldCandidate } from '../grouping/hold-ingest.js';
-import type { ServiceContext } from '../service/context.js';
+
+/** The request ingestion runs for (a ServiceContext is one): the company, its store, the clock and the ids. */
+export interface IngestContext {
+  store: SilenceOps & Pick<Store, 'ingestTransaction'>;
+  companyId: string;
+  now: () => number;
+  newId: () => string;
+}
 
 export interface IngestDeps {
   snapshots: RoutingSnapshots;
@@ -21,15 +29,15 @@ export interface IngestDeps {
   log: Logger;
   /** Rate-limits the per-event warn lines per tenant and cause; without it every line is written. */
   logLimiter?: LogLimiter;
-  /** Wakes the delivery worker after a commit. */
-  onAccepted?: () => void;
+  /** Notified after a commit that wrote deliveries: wakes the delivery worker. */
+  deliverySignal?: Pick<DeliverySignal, 'notify'>;
 }
 
 export type Snapshot = Awaited<ReturnType<RoutingSnapshots['get']>>;
 
 /** One request's ingestion: what every stage reads. */
 export interface IngestRun {
-  ctx: ServiceContext;
+  ctx: IngestContext;
   /** the store the plan reads (outside the transaction, or the caller's transaction) */
   reader: SilenceOps;
   snap: Snapshot;

@@ -7,8 +7,7 @@ import type { ConsoleOps, GroupOps, OutboxOps, ReminderOps } from '../store/type
 import { applyReminders } from '../reminders/ingest.js';
 import { addGroupMembers } from '../grouping/ingest.js';
 import { applyHolds, moveIssuerHolds } from '../grouping/hold-ingest.js';
-import type { ServiceContext } from '../service/context.js';
-import type { IngestDeps, PlannedEvent } from './stage.js';
+import type { IngestContext, IngestDeps, PlannedEvent } from './stage.js';
 
 export interface Written {
   /** group or hold members past their member limit */
@@ -22,7 +21,7 @@ export type IngestWriteOps = OutboxOps & Pick<ConsoleOps, 'putResourceHealth'> &
 
 export async function writePlanned(
   tx: IngestWriteOps,
-  ctx: ServiceContext,
+  ctx: IngestContext,
   planned: PlannedEvent[],
   now: number,
   deps: IngestDeps,

@@ -1,6 +1,7 @@
 /**
- * Integrations: one notifier per IntegrationType (its descriptor in registry.ts). The delivery engine calls
- * createNotifier(type, opts) once per type and then notifier.send(notification, signal).
+ * Integrations: one notifier per IntegrationType (its descriptor in registry.ts). A process keeps one Notifiers
+ * (src/service/runtime.ts): createNotifier(type, opts) runs once per type, then notifier.send(notification, signal)
+ * for every delivery and test send.
  */
 import { redact, secretFragments, truncateChars } from './http.js';
 import { descriptorOf } from './registry.js';
@@ -30,6 +31,25 @@ export function createNotifier(type: IntegrationType, opts: IntegrationOptions):
       }
     },
   };
+}
+
+/**
+ * The notifier of each integration type, made on first use and kept: the delivery worker and the service's test
+ * sends share them (and so each type's egress connections).
+ */
+export class Notifiers {
+  readonly #make: (type: IntegrationType) => Notifier;
+  readonly #made = new Map<IntegrationType, Notifier>();
+
+  constructor(make: (type: IntegrationType) => Notifier) {
+    this.#make = make;
+  }
+
+  of(type: IntegrationType): Notifier {
+    let n = this.#made.get(type);
+    if (!n) this.#made.set(type, (n = this.#make(type)));
+    return n;
+  }
 }
 
 function notifierOf(type: IntegrationType, opts: IntegrationOptions): Notifier {

@@ -138,7 +138,7 @@ export interface SilenceWatch {
  */
 export function startSilenceWatch(opts: {
   store: Store;
-  /** the ingestion dependencies of POST /v1/events: routing snapshots, metrics, the delivery worker's kick */
+  /** the ingestion dependencies of POST /v1/events: routing snapshots, metrics, the delivery signal */
   ingest: IngestDeps;
   log: Logger;
   logLimiter?: LogLimiter;

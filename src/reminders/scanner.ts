@@ -22,6 +22,7 @@ import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import { realClock, sleep, type Clock } from '../runtime/timers.js';
+import type { DeliverySignal } from '../delivery/signal.js';
 import type { NewDelivery, OutboxOps, ReminderKey, ReminderOps, Transactional } from '../store/types.js';
 import { REMINDER_LIMITS, decideDue, reminderDeliveryId } from './decide.js';
 import type { ReminderSilencer } from './silences.js';
@@ -47,8 +48,8 @@ export interface ReminderScannerOptions {
   /** rows per transaction (default REMINDER_LIMITS.batch) and transactions per round (REMINDER_LIMITS.batchesPerScan) */
   batchSize?: number;
   batchesPerScan?: number;
-  /** after a batch committed deliveries: wake the delivery worker */
-  onWritten?: () => void;
+  /** notified after a batch committed deliveries: wakes the delivery worker */
+  deliverySignal?: Pick<DeliverySignal, 'notify'>;
   registry?: Registry;
   /** random source of the reminder ids' random bits (tests); default crypto */
   rand?: () => number;
@@ -79,8 +80,8 @@ interface Metrics {
 }
 
 export class ReminderScanner {
-  readonly #o: Required<Omit<ReminderScannerOptions, 'registry' | 'onWritten' | 'silencer' | 'silencedCounter'>> &
-    Pick<ReminderScannerOptions, 'onWritten' | 'silencer' | 'silencedCounter'>;
+  readonly #o: Required<Omit<ReminderScannerOptions, 'registry' | 'deliverySignal' | 'silencer' | 'silencedCounter'>> &
+    Pick<ReminderScannerOptions, 'deliverySignal' | 'silencer' | 'silencedCounter'>;
   readonly #metrics: Metrics | undefined;
   #abort: AbortController | undefined;
   #loop: Promise<void> | undefined;
@@ -220,7 +221,7 @@ export class ReminderScanner {
     report.expired += out.expired;
     if (out.sent) {
       this.#metrics?.sent.inc(out.sent);
-      this.#o.onWritten?.();
+      this.#o.deliverySignal?.notify();
     }
     for (const why of out.ended) this.#metrics?.ended.inc({ reason: why });
     for (const family of out.silenced) this.#o.silencedCounter?.inc({ event_type_id: family });

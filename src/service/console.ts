@@ -130,6 +130,6 @@ export async function retryDelivery(ctx: ServiceContext, id: unknown): Promise<D
     throw new ServiceError('BAD_USER_INPUT', `delivery ${id} is ${r.status}: only a DEAD delivery can be retried`, 'id', {
       status: r.status,
     });
-  ctx.runtime?.kickDelivery();
+  ctx.runtime?.deliverySignal.notify();
   return r.retried;
 }

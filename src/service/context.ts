@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { RateLimiter } from '../delivery/rate-limit.js';
+import type { DeliverySignal } from '../delivery/signal.js';
 import type { EgressPolicy } from '../integrations/egress.js';
-import type { Notifier } from '../integrations/types.js';
+import type { Notifiers } from '../integrations/index.js';
 import type { LogLimiter } from '../log/limiter.js';
 import type { RoutingMetrics } from '../routing/metrics.js';
 import type { RoutingSnapshots } from '../routing/snapshot.js';
-import type { IntegrationType, Store } from '../store/types.js';
+import type { Store } from '../store/types.js';
 import type { Quotas } from './quotas.js';
 import type { ApiKeyScope } from '../config.js';
 
@@ -14,7 +15,8 @@ import type { ApiKeyScope } from '../config.js';
 export interface ServiceRuntime {
   snapshots: RoutingSnapshots;
   routingMetrics: RoutingMetrics;
-  notifierFor(type: IntegrationType): Notifier;
+  /** The process's notifiers, shared with the delivery worker (test sends go out as deliveries do). */
+  notifiers: Notifiers;
   /** Where tenant-given URLs may point (--egress-allow over the default deny-list). */
   egress: EgressPolicy;
   /** Sender domains an EMAIL integration's from may use (--smtp-sender-domains, else the domain of --smtp-from). */
@@ -25,8 +27,8 @@ export interface ServiceRuntime {
   maxIntegrationRate?: number;
   /** --public-url: the template variable consoleUrl (simulateRouting renders as the worker does). */
   publicUrl?: string | undefined;
-  /** Wakes the delivery worker after events were accepted. */
-  kickDelivery(): void;
+  /** Wakes the delivery worker after deliveries were committed (events accepted, a retry). */
+  deliverySignal: Pick<DeliverySignal, 'notify'>;
   log: Logger;
   /** Shared per-tenant, per-cause log rate limit of the per-event and per-delivery log sites. */
   logLimiter?: LogLimiter;

@@ -197,7 +197,7 @@ export async function testIntegration(ctx: ServiceContext, id: string): Promise<
     };
   }
   const started = process.hrtime.bigint();
-  const res = await rt.notifierFor(integ.type).send({
+  const res = await rt.notifiers.of(integ.type).send({
     id: ctx.newId(),
     eventId: ctx.newId(),
     event: testEvent(now),

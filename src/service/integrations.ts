@@ -134,7 +134,7 @@ function parseCreateParams(ctx: ServiceContext, type: IntegrationType, input: Cr
  * No runtime (config-only service): nothing to check.
  */
 export function requireDeliverable(ctx: ServiceContext, type: IntegrationType, field: string): void {
-  const why = ctx.runtime?.notifierFor(type).unavailable?.();
+  const why = ctx.runtime?.notifiers.of(type).unavailable?.();
   if (!why) return;
   throw new ServiceError(
     'SMTP_NOT_CONFIGURED',

@@ -21,7 +21,8 @@ import type {
 } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 import { ServiceError } from '../model/errors.js';
-import { acceptEventsInTransaction, ingestDepsOf, type IngestDeps } from '../ingest/pipeline.js';
+import { acceptEventsInTransaction, type IngestDeps } from '../ingest/pipeline.js';
+import { ingestDepsOf } from './runtime.js';
 import { DEFAULT_QUOTAS, requireQuota } from './quotas.js';
 import { isUuid, MAX_PAGE, requirePageSize } from './validate.js';
 import { requireAllExist, requireIdList } from './ids.js';

@@ -1,12 +1,13 @@
-/** Routing + delivery parts of a running service: snapshots, notifiers, metrics and (leader-only) the worker. */
+/** Routing + delivery parts of a running service: snapshots, notifiers, metrics, the delivery worker's signal. */
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { ServeConfig } from '../config.js';
 import { RateLimiter, type RateLimit } from '../delivery/rate-limit.js';
+import type { DeliverySignal } from '../delivery/signal.js';
+import type { IngestDeps } from '../ingest/pipeline.js';
 import { createEgressRefusedCounter, EgressPolicy } from '../integrations/egress.js';
-import { createNotifier } from '../integrations/index.js';
+import { createNotifier, Notifiers } from '../integrations/index.js';
 import { LogLimiter } from '../log/limiter.js';
-import type { Notifier } from '../integrations/types.js';
 import { createRoutingMetrics, registerRoutingCacheMetrics } from '../routing/metrics.js';
 import { DEFAULT_ROUTING_CACHE_LIMITS, RoutingSnapshots } from '../routing/snapshot.js';
 import type { ServiceRuntime } from './context.js';
@@ -17,11 +18,11 @@ export function createRuntime(opts: {
   cfg: ServeConfig;
   log: Logger;
   registry: Registry;
-  kick?: () => void;
+  /** Notified after deliveries are committed; the delivery worker waits on it (src/main.ts). */
+  deliverySignal: Pick<DeliverySignal, 'notify'>;
   /** Per-integration-type overrides of the delivery rate limits (benches lift them; users get the defaults). */
   rateLimits?: Partial<Record<IntegrationType, RateLimit>>;
 }): ServiceRuntime {
-  const notifiers = new Map<IntegrationType, Notifier>();
   // One policy (and so one pooled dispatcher) for every tenant destination of this process.
   const refused = createEgressRefusedCounter(opts.registry);
   const egress = new EgressPolicy(opts.cfg.egressAllow, { onRefused: (reason, stage) => refused.inc({ reason, stage }) });
@@ -47,22 +48,29 @@ export function createRuntime(opts: {
   return {
     snapshots,
     routingMetrics: createRoutingMetrics(opts.registry),
-    notifierFor(type) {
-      let n = notifiers.get(type);
-      if (!n) notifiers.set(type, (n = createNotifier(type, notifierOptions)));
-      return n;
-    },
+    notifiers: new Notifiers((type) => createNotifier(type, notifierOptions)),
     egress,
     emailSenderDomains: opts.cfg.smtpSenderDomains,
     // Shared with the delivery worker: test sends spend the same per-integration budget.
     rateLimiter: new RateLimiter(opts.rateLimits),
     maxIntegrationRate: opts.cfg.maxIntegrationRate,
-    kickDelivery: () => opts.kick?.(),
+    deliverySignal: opts.deliverySignal,
     publicUrl: opts.cfg.publicUrl,
     log: opts.log,
     logLimiter: new LogLimiter(opts.log, {
       limits: { perMinute: opts.cfg.logRateLimitPerMinute, burst: opts.cfg.logRateBurst },
       registry: opts.registry,
     }),
+  };
+}
+
+/** The ingestion parts of a running service, for every path that accepts events (API, expiry scan, silence). */
+export function ingestDepsOf(rt: ServiceRuntime, log: Logger): IngestDeps {
+  return {
+    snapshots: rt.snapshots,
+    metrics: rt.routingMetrics,
+    log,
+    ...(rt.logLimiter ? { logLimiter: rt.logLimiter } : {}),
+    deliverySignal: rt.deliverySignal,
   };
 }

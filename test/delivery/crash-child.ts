@@ -9,7 +9,7 @@
  */
 import { pino } from 'pino';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
-import { createNotifier } from '../../src/integrations/index.js';
+import { createNotifier, Notifiers } from '../../src/integrations/index.js';
 import { integrationOptions } from '../../src/integrations/types.js';
 import { LOOPBACK_EGRESS } from './support.js';
 import { openStore } from '../../src/store/index.js';
@@ -26,11 +26,12 @@ const instanceId = process.env['INSTANCE_ID'] || undefined;
 const worker = new DeliveryWorker({
   store,
   ...(instanceId ? { instanceId } : {}),
-  notifiers: (type) =>
+  notifiers: new Notifiers((type) =>
     createNotifier(
       type,
       integrationOptions({ timeoutMs: attemptTimeoutMs, userAgent: 'certmgr-notify-crash-test', egress: LOOPBACK_EGRESS }),
     ),
+  ),
   logger: pino({ level: 'warn' }, pino.destination(2)),
   options: {
     concurrency: 8,

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
-import { createNotifier } from '../../src/integrations/index.js';
+import { createNotifier, Notifiers } from '../../src/integrations/index.js';
 import { integrationOptions } from '../../src/integrations/types.js';
 import type { Store } from '../../src/store/types.js';
 import {
@@ -62,8 +62,9 @@ describe('a failing delivery attempt is logged at warn, at most once per integra
     await seedDeliveries(store, b, 1);
     worker = new DeliveryWorker({
       store,
-      notifiers: (type) =>
+      notifiers: new Notifiers((type) =>
         createNotifier(type, integrationOptions({ timeoutMs: 2_000, userAgent: 'certmgr-notify-test', egress: LOOPBACK_EGRESS })),
+      ),
       logger: log.logger,
       clock: () => Date.now() + skew,
       options: { pollIntervalMs: 20, baseDelayMs: 20, maxDelayMs: 50, attemptTimeoutMs: 2_000 },

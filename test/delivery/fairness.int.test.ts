@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { orderOfEvent } from '../../src/delivery/order.js';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
 import type { InternalEvent } from '../../src/events/families.js';
-import { createNotifier } from '../../src/integrations/index.js';
+import { createNotifier, Notifiers } from '../../src/integrations/index.js';
 import { integrationOptions } from '../../src/integrations/types.js';
 import type { IntegrationRecord, Store } from '../../src/store/types.js';
 import { EVENTS } from '../integrations/helpers.js';
@@ -122,8 +122,9 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('fair under s
 
     worker = new DeliveryWorker({
       store,
-      notifiers: (type) =>
+      notifiers: new Notifiers((type) =>
         createNotifier(type, integrationOptions({ timeoutMs: 2_000, userAgent: 'certmgr-notify-test', egress: LOOPBACK_EGRESS })),
+      ),
       logger: captureLog('warn').logger,
       metrics: new Registry(),
       clock: () => clock,

@@ -9,7 +9,7 @@ import type { ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../../src/delivery/worker.js';
 import type { EventType } from '../../src/events/families.js';
-import { createNotifier } from '../../src/integrations/index.js';
+import { createNotifier, Notifiers } from '../../src/integrations/index.js';
 import { integrationOptions } from '../../src/integrations/types.js';
 import type { DeliveryRecord, EventRecord, IntegrationRecord, IntegrationType, Store } from '../../src/store/types.js';
 import { EVENTS } from '../integrations/helpers.js';
@@ -120,11 +120,12 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))(
       const log = captureLog();
       worker = new DeliveryWorker({
         store,
-        notifiers: (type) =>
+        notifiers: new Notifiers((type) =>
           createNotifier(
             type,
             integrationOptions({ timeoutMs: 2_000, userAgent: 'certmgr-notify-test', egress: LOOPBACK_EGRESS, opsgenieApiUrl: base }),
           ),
+        ),
         logger: log.logger,
         options: FAST,
       });

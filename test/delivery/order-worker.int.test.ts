@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { orderOfEvent } from '../../src/delivery/order.js';
 import { DELIVERY_METRICS, DeliveryWorker, type DeliveryWorkerOptions } from '../../src/delivery/worker.js';
 import type { InternalEvent } from '../../src/events/families.js';
-import { createNotifier } from '../../src/integrations/index.js';
+import { createNotifier, Notifiers } from '../../src/integrations/index.js';
 import { integrationOptions } from '../../src/integrations/types.js';
 import type { DeliveryRecord, IntegrationRecord, NewDelivery, Store } from '../../src/store/types.js';
 import { EVENTS } from '../integrations/helpers.js';
@@ -62,11 +62,12 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('order per ke
   function startWorker(incidentEventsUrl: string, options: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
     const w = new DeliveryWorker({
       store,
-      notifiers: (type) =>
+      notifiers: new Notifiers((type) =>
         createNotifier(
           type,
           integrationOptions({ timeoutMs: 2_000, userAgent: 'certmgr-notify-test', egress: LOOPBACK_EGRESS, incidentEventsUrl }),
         ),
+      ),
       logger: captureLog().logger,
       metrics: registry,
       options: { ...FAST, ...options },

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { instanceIdOf, ConfigError, loadServeConfig } from '../../src/config.js';
 import { DeliveryWorker, type DeliveryWorkerDeps } from '../../src/delivery/worker.js';
-import { createNotifier } from '../../src/integrations/index.js';
+import { createNotifier, Notifiers } from '../../src/integrations/index.js';
 import { integrationOptions } from '../../src/integrations/types.js';
 import type { Store } from '../../src/store/types.js';
 import {
@@ -69,7 +69,9 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('fast recover
   function worker(instanceId: string | undefined, over: Partial<DeliveryWorkerDeps> = {}): DeliveryWorker {
     const w = new DeliveryWorker({
       store,
-      notifiers: (type) => createNotifier(type, integrationOptions({ timeoutMs: 2_000, userAgent: 't', egress: LOOPBACK_EGRESS })),
+      notifiers: new Notifiers((type) =>
+        createNotifier(type, integrationOptions({ timeoutMs: 2_000, userAgent: 't', egress: LOOPBACK_EGRESS })),
+      ),
       logger: captureLog().logger,
       ...(instanceId ? { instanceId } : {}),
       options: { pollIntervalMs: 20, attemptTimeoutMs: 2_000, leaseMs: HOUR },

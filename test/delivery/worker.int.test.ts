@@ -6,8 +6,9 @@ import { randomUUID } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DeliverySignal } from '../../src/delivery/signal.js';
 import { DELIVERY_METRICS, DeliveryWorker, type DeliveryWorkerOptions } from '../../src/delivery/worker.js';
-import { createNotifier } from '../../src/integrations/index.js';
+import { createNotifier, Notifiers } from '../../src/integrations/index.js';
 import { EgressPolicy } from '../../src/integrations/egress.js';
 import { integrationOptions } from '../../src/integrations/types.js';
 import type { DeliveryRecord, Store } from '../../src/store/types.js';
@@ -71,10 +72,17 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('DeliveryWork
     await store.close();
   });
 
-  function startWorker(options: Partial<DeliveryWorkerOptions> = {}, egress: EgressPolicy = LOOPBACK_EGRESS): DeliveryWorker {
+  function startWorker(
+    options: Partial<DeliveryWorkerOptions> = {},
+    egress: EgressPolicy = LOOPBACK_EGRESS,
+    signal?: DeliverySignal,
+  ): DeliveryWorker {
     worker = new DeliveryWorker({
       store,
-      notifiers: (type) => createNotifier(type, integrationOptions({ timeoutMs: 2_000, userAgent: 'certmgr-notify-test', egress })),
+      notifiers: new Notifiers((type) =>
+        createNotifier(type, integrationOptions({ timeoutMs: 2_000, userAgent: 'certmgr-notify-test', egress })),
+      ),
+      signal: signal ?? new DeliverySignal(),
       logger: log.logger,
       metrics: registry,
       options: { ...FAST, ...options },
@@ -311,6 +319,18 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('DeliveryWork
     await waitFor('delivered after the kick', () => allIn('DELIVERED', 3)(A), 10_000);
   });
 
+  it('a notify() on the signal it was given (as ingestion and the group flusher have it) wakes an idle worker at once', async () => {
+    rx = await startReceiver();
+    const A = company();
+    const integ = await createWebhookIntegration(store, A, rx.url);
+    const signal = new DeliverySignal();
+    startWorker({ pollIntervalMs: 600_000 }, LOOPBACK_EGRESS, signal);
+    await new Promise((r) => setTimeout(r, 50)); // the first (empty) claim is done; the worker sleeps
+    await seedDeliveries(store, integ, 3);
+    signal.notify();
+    await waitFor('delivered after the notify', () => allIn('DELIVERED', 3)(A), 10_000);
+  });
+
   it('with a long poll interval, its own retries and rate-limited deferrals still go out when due', async () => {
     rx = await startReceiver({ handler: (_hit, res, nth) => (nth === 1 ? res.writeHead(503).end() : res.end('ok')) });
     const A = company();
@@ -365,7 +385,7 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('DeliveryWork
     const attempts: { id: string; attempt: number; startedAt: number; leaseUntil: number | null }[] = [];
     worker = new DeliveryWorker({
       store,
-      notifiers: () => ({
+      notifiers: new Notifiers(() => ({
         type: 'WEBHOOK',
         send: async (n) => {
           const startedAt = Date.now();
@@ -373,7 +393,7 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('DeliveryWork
           attempts.push({ id: n.id, attempt: n.attempt, startedAt, leaseUntil: row?.leaseUntil ?? null });
           return new Promise<never>(() => {}); // ignores its abort signal
         },
-      }),
+      })),
       logger: log.logger,
       options: { ...FAST, concurrency: 1, attemptTimeoutMs: timeoutMs },
     });
@@ -404,7 +424,7 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('DeliveryWork
 describe('DeliveryWorker options', () => {
   it('rejects a lease that does not outlast an attempt', () => {
     const store = {} as Store;
-    const base = { store, notifiers: () => ({}) as never, logger: captureLog().logger };
+    const base = { store, notifiers: new Notifiers(() => ({}) as never), logger: captureLog().logger };
     expect(() => new DeliveryWorker({ ...base, options: { attemptTimeoutMs: 5_000, leaseMs: 5_000 } })).toThrow(/leaseMs/);
     // the lease must also cover the 1 s an attempt whose notifier ignores its abort is given after its timeout
     expect(() => new DeliveryWorker({ ...base, options: { attemptTimeoutMs: 5_000, leaseMs: 6_000 } })).toThrow(/leaseMs/);

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
 import { ExpiryScanner } from '../../src/expiry/scanner.js';
-import { createNotifier } from '../../src/integrations/index.js';
+import { createNotifier, Notifiers } from '../../src/integrations/index.js';
 import { integrationOptions } from '../../src/integrations/types.js';
 import type { Logger } from '../../src/log/logger.js';
 import { ROUTER_POLICY_DEFAULTS } from '../../src/model/records.js';
@@ -44,7 +44,9 @@ export async function routeExpirations(
 export function startExpiryWorker(store: Store, logger: Logger, clock?: () => number): DeliveryWorker {
   const worker = new DeliveryWorker({
     store,
-    notifiers: (type) => createNotifier(type, integrationOptions({ timeoutMs: 2_000, userAgent: 'test', egress: LOOPBACK_EGRESS })),
+    notifiers: new Notifiers((type) =>
+      createNotifier(type, integrationOptions({ timeoutMs: 2_000, userAgent: 'test', egress: LOOPBACK_EGRESS })),
+    ),
     logger,
     metrics: new Registry(),
     ...(clock ? { clock } : {}),
@@ -70,7 +72,7 @@ export function expiryScanner(
       snapshots: new RoutingSnapshots(store),
       metrics: createRoutingMetrics(new Registry()),
       log: logger,
-      onAccepted: () => worker.kick(),
+      deliverySignal: { notify: () => worker.kick() },
     },
     log: logger,
     clock,

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
-import { createNotifier } from '../../src/integrations/index.js';
+import { createNotifier, Notifiers } from '../../src/integrations/index.js';
 import { integrationOptions } from '../../src/integrations/types.js';
 import { startSilenceWatch, type SilenceWatch } from '../../src/inventory/silence.js';
 import { INVENTORY_PROTOCOL, type InventoryReport } from '../../src/model/inventory.js';
@@ -77,7 +77,9 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('silent clust
     epoch = randomUUID();
     worker = new DeliveryWorker({
       store,
-      notifiers: (type) => createNotifier(type, integrationOptions({ timeoutMs: 2_000, userAgent: 'test', egress: LOOPBACK_EGRESS })),
+      notifiers: new Notifiers((type) =>
+        createNotifier(type, integrationOptions({ timeoutMs: 2_000, userAgent: 'test', egress: LOOPBACK_EGRESS })),
+      ),
       logger: log.logger,
       metrics: new Registry(),
       options: { pollIntervalMs: 20, baseDelayMs: 20, maxDelayMs: 200, attemptTimeoutMs: 2_000 },
@@ -98,7 +100,7 @@ describe.each(ENGINES.map((make) => [make().name, make] as const))('silent clust
     snapshots: new RoutingSnapshots(on),
     metrics: createRoutingMetrics(new Registry()),
     log: log.logger,
-    onAccepted: () => worker.kick(),
+    deliverySignal: { notify: () => worker.kick() },
   });
 
   /** A new watch, as a (re)started or newly elected leader has. */

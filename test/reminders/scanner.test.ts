@@ -9,7 +9,7 @@ import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { InternalEvent } from '../../src/events/families.js';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
-import type { Notification } from '../../src/integrations/types.js';
+import { Notifiers, type Notification } from '../../src/integrations/index.js';
 import { REMINDER_LIMITS } from '../../src/reminders/decide.js';
 import { ReminderScanner } from '../../src/reminders/scanner.js';
 import { snapshotSilencer } from '../../src/reminders/silences.js';
@@ -170,11 +170,11 @@ describe('reminders: ingestion and scanner on a real store', () => {
     const worker = new DeliveryWorker({
       store,
       // a recording notifier: what the worker builds is the unit under test here
-      notifiers: (type) => ({
+      notifiers: new Notifiers((type) => ({
         type,
         send: async (n) => (seen.push(n), { outcome: 'delivered', statusCode: 200 }),
         unavailable: () => null,
-      }),
+      })),
       logger: pino({ level: 'silent' }),
       clock: () => now,
       options: { pollIntervalMs: 10 },
