@@ -41,7 +41,7 @@ export interface ApiKeyEntry {
   key: string;
   companyId: string;
   /** Absent: admin. */
-  scope?: ApiKeyScope;
+  scope?: ApiKeyScope | undefined;
 }
 
 export interface ServeConfig {
@@ -385,7 +385,7 @@ function loadApiKeysFile(path: string): ApiKeyEntry[] {
         `--api-keys-file ${path}: keys[${i}].scope must be one of ${API_KEY_SCOPES.join(', ')}, got ${typeof scope === 'string' ? `'${scope.slice(0, 40)}'` : String(scope)}`,
       );
     // absent: admin, so keys files written before scopes keep working
-    return { key: e.key, companyId: e.companyId.toLowerCase(), ...(scope !== undefined ? { scope: scope as ApiKeyScope } : {}) };
+    return { key: e.key, companyId: e.companyId.toLowerCase(), scope: scope as ApiKeyScope | undefined };
   });
 }
 

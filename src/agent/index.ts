@@ -74,20 +74,22 @@ export async function startAgent(cfg: AgentConfig, log: Logger, o: AgentOverride
   };
   const server = await startOpsServer({ port: cfg.port, host: cfg.host, registry, readiness });
 
+  // an empty --watch-namespace means all namespaces, as an unset one does
+  const watchNamespace = cfg.watchNamespace || undefined;
   const emitterOptions: EmitterOptions = {
     logger: log,
     kubeConfig: kc,
     serviceUrl: cfg.hubUrl,
     getApiKey: apiKey,
     clusterName: cfg.clusterName,
-    ...(cfg.clusterId ? { clusterId: cfg.clusterId } : {}),
+    clusterId: cfg.clusterId,
     stateNamespace,
-    ...(cfg.watchNamespace ? { watchNamespace: cfg.watchNamespace } : {}),
-    ...(cfg.healthGracePeriodMs !== undefined ? { gracePeriodMs: cfg.healthGracePeriodMs } : {}),
-    ...(cfg.healthUnknownGracePeriodMs !== undefined ? { unknownGracePeriodMs: cfg.healthUnknownGracePeriodMs } : {}),
-    ...(cfg.healthIssuingGracePeriodMs !== undefined ? { issuingGracePeriodMs: cfg.healthIssuingGracePeriodMs } : {}),
-    ...(cfg.healthRenewalOverdueGraceMs !== undefined ? { renewalOverdueGraceMs: cfg.healthRenewalOverdueGraceMs } : {}),
-    ...(cfg.servingProbeIntervalMs !== undefined ? { servingProbeIntervalMs: cfg.servingProbeIntervalMs } : {}),
+    watchNamespace,
+    gracePeriodMs: cfg.healthGracePeriodMs,
+    unknownGracePeriodMs: cfg.healthUnknownGracePeriodMs,
+    issuingGracePeriodMs: cfg.healthIssuingGracePeriodMs,
+    renewalOverdueGraceMs: cfg.healthRenewalOverdueGraceMs,
+    servingProbeIntervalMs: cfg.servingProbeIntervalMs,
     inventory: true,
     maxPendingEvents: cfg.maxPendingEvents,
     registry,
@@ -111,10 +113,10 @@ export async function startAgent(cfg: AgentConfig, log: Logger, o: AgentOverride
         kubeConfig: kc,
         registry,
         leader: leadership,
-        ...(cfg.watchNamespace ? { namespace: cfg.watchNamespace } : {}),
+        namespace: watchNamespace,
         identity: cfg.instanceId,
         cluster: cfg.clusterName,
-        ...(cfg.clusterId ? { clusterId: cfg.clusterId } : {}),
+        clusterId: cfg.clusterId,
       });
   } catch (e) {
     await emitter.stop();

@@ -65,7 +65,7 @@ async function main(argv: string[]): Promise<number> {
       }
       throw e;
     }
-    const log = createLogger({ level: cfg.logLevel, ...(cfg.logFormat === 'pretty' ? { destination: await prettyDestination() } : {}) });
+    const log = createLogger({ level: cfg.logLevel, destination: cfg.logFormat === 'pretty' ? await prettyDestination() : undefined });
     const onArgv = secretFlagsInArgv(rest);
     // the value is never logged: only which flag, and where to put it instead
     if (onArgv.length)

@@ -31,7 +31,7 @@ export async function prettyDestination(
   });
 }
 
-export function createLogger(opts: { level?: string; destination?: DestinationStream } = {}): Logger {
+export function createLogger(opts: { level?: string; destination?: DestinationStream | undefined } = {}): Logger {
   return pino(
     {
       name: 'certmgr-notify',
