@@ -654,7 +654,7 @@ export interface InventoryFilter {
   /** the worst status of the row's endpoints (docs/serving.md) */
   servingStatus?: ServingStatus | undefined;
   /** true: the worst endpoint is a problem (expired, mismatch, stale, unreachable); false: endpoints, none a problem */
-  servingProblem?: boolean;
+  servingProblem?: boolean | undefined;
 }
 
 /** Keyset position in the listing order (not_after, nulls last; then cluster_id, namespace, secret_name). */
