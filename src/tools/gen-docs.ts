@@ -1,7 +1,8 @@
 /**
  * Writes the reference pages generated from code: docs/flags.md from the flag definitions of src/config.ts (the
- * same ones `serve --help` and `agent --help` print), and the metrics list of docs/observability.md (between its
- * `metrics:begin` and `metrics:end` markers) from the metric registrations in src/ (src/tools/metrics-catalog.ts).
+ * same ones `serve --help` and `agent --help` print), the metrics list of docs/observability.md (between its
+ * `metrics:begin` and `metrics:end` markers) from the metric registrations in src/ (src/tools/metrics-catalog.ts),
+ * and the schema of the Helm chart's `limits` value from the limits table (src/limits.ts).
  *   node --import tsx src/tools/gen-docs.ts            # write
  *   node --import tsx src/tools/gen-docs.ts --check    # exit 1 when a committed page differs
  */
@@ -10,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { format } from 'prettier';
 import { AGENT_FLAGS, SERVE_FLAGS, envName } from '../config.js';
-import { LIMITS, formatLimit, limitRange, limitSpec, type GivenLimits, type LimitKey } from '../limits.js';
+import { LIMITS, formatLimit, limitRange, limitSpec, type GivenLimits, type LimitKey, type LimitSpec } from '../limits.js';
 import { REPO_ROOT } from './gen-crds.js';
 import { metricsCatalog } from './metrics-catalog.js';
 
@@ -106,7 +107,43 @@ function withMetrics(page: string, root: string): string {
   return page.slice(0, begin.index + begin[0].length) + items.join('\n') + '\n' + page.slice(end);
 }
 
+const CHART_SCHEMA = 'charts/certmgr-notify/values.schema.json';
+/** A duration as the chart's schema admits it (Go-style, or 0); the config parser checks its range. */
+const DURATION_SCHEMA = { anyOf: [{ type: 'string', pattern: '^(0|([0-9]+(\\.[0-9]+)?(ms|h|m|s))+)$' }, { const: 0 }] };
+
+/** One key of the chart's `limits` value: its kind and bounds, its help and default as docs/flags.md has them. */
+function limitSchema(l: LimitSpec): object {
+  const help = `${l.help} (default ${formatLimit(l, l.default)})`;
+  return l.kind === 'count'
+    ? { type: 'integer', minimum: l.zeroOff ? 0 : l.min, maximum: l.max, description: help }
+    : { ...DURATION_SCHEMA, description: `a duration, ${limitRange(l)}: ${help}` };
+}
+
+/** Where the object that starts at `open` (a `{`) ends: the index of its `}`, strings skipped. */
+function objectEnd(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      for (i++; text[i] !== '"'; i++) if (text[i] === '\\') i++;
+    } else if (c === '{') depth++;
+    else if (c === '}' && --depth === 0) return i;
+  }
+  throw new Error(`${CHART_SCHEMA}: unbalanced braces`);
+}
+
+/** The chart's values schema with the properties of definitions.limits generated (the rest as written). */
+function withLimitsSchema(text: string): string {
+  const limits = text.indexOf('"limits": {', text.indexOf('"definitions": {'));
+  const open = limits < 0 ? -1 : text.indexOf('"properties": {', limits);
+  if (open < 0) throw new Error(`${CHART_SCHEMA}: definitions.limits.properties is missing`);
+  const from = text.indexOf('{', open);
+  const properties = Object.fromEntries(LIMITS.map((l) => [l.key, limitSchema(l)]));
+  return text.slice(0, from) + JSON.stringify(properties, null, 2) + text.slice(objectEnd(text, from) + 1);
+}
+
 const formatMd = (md: string) => format(md, { parser: 'markdown', printWidth: 140, proseWrap: 'preserve' });
+const formatJson = (json: string) => format(json, { parser: 'json', printWidth: 140 });
 
 /** repo-relative path → generated content (formatted as \`prettier --check\` wants it). */
 export async function generatedDocs(root = REPO_ROOT): Promise<Map<string, string>> {
@@ -114,6 +151,7 @@ export async function generatedDocs(root = REPO_ROOT): Promise<Map<string, strin
   return new Map([
     ['docs/flags.md', await formatMd(flagsPage())],
     [METRICS_PAGE, await formatMd(metrics)],
+    [CHART_SCHEMA, await formatJson(withLimitsSchema(readFileSync(join(root, CHART_SCHEMA), 'utf8')))],
   ]);
 }
 

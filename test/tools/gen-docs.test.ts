@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { AGENT_FLAGS, SERVE_FLAGS, envName } from '../../src/config.js';
 import { DELIVERY_METRICS } from '../../src/delivery/worker.js';
+import { LIMITS, formatLimit } from '../../src/limits.js';
 import { REPO_ROOT } from '../../src/tools/gen-crds.js';
 import { docsDrift, generatedDocs } from '../../src/tools/gen-docs.js';
 import { metricsCatalog } from '../../src/tools/metrics-catalog.js';
@@ -15,6 +16,22 @@ describe('generated docs', () => {
     const page = (await generatedDocs()).get('docs/flags.md')!;
     for (const f of [...SERVE_FLAGS, ...AGENT_FLAGS]) expect(page).toMatch(new RegExp(`^- \`--${f.name}[ \`]`, 'm'));
     expect(page).toContain(`\`--api-keys-file\`: \`${envName('api-keys-file')}\``);
+  });
+});
+
+describe("the schema of the chart's limits value", () => {
+  it('is generated from the limits table: each key with its kind, bounds and default', async () => {
+    const schema = JSON.parse((await generatedDocs()).get('charts/certmgr-notify/values.schema.json')!) as {
+      definitions: { limits: { properties: Record<string, { type?: string; minimum?: number; maximum?: number; description: string }> } };
+    };
+    const { properties } = schema.definitions.limits;
+    expect(Object.keys(properties)).toEqual(LIMITS.map((l) => l.key));
+    for (const l of LIMITS) {
+      const p = properties[l.key]!;
+      expect(p.description, l.key).toContain(`(default ${formatLimit(l, l.default)})`);
+      if (l.kind === 'count') expect([p.type, p.minimum, p.maximum], l.key).toEqual(['integer', l.min, l.max]);
+      else expect(p.description, l.key).toMatch(/^a duration, /);
+    }
   });
 });
 
