@@ -70,12 +70,12 @@ export interface EventSenderOptions extends ServiceHttpOptions {
   log: Logger;
   clock?: Clock;
   /** events per request; default 100 */
-  batchMax?: number;
+  batchMax?: number | undefined;
   /** default 500 ms doubling to 30 s, 20 % jitter */
-  backoff?: BackoffPolicy;
+  backoff?: BackoffPolicy | undefined;
   metrics?: SenderMetrics;
   /** events waiting for the service at most; default DEFAULT_MAX_PENDING_EVENTS */
-  maxPending?: number;
+  maxPending?: number | undefined;
 }
 
 interface Pending {

@@ -14,7 +14,7 @@ export interface ServiceHttpOptions {
   apiKey: ApiKey;
   /** per request; default 10 s */
   timeoutMs?: number | undefined;
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
 }
 
 export interface ServiceRequest {

@@ -27,7 +27,7 @@ export interface ClusterIdResult {
 /** Throws on errors worth retrying (network, 5xx); falls back to a derived id on 401/403/404. */
 export async function resolveClusterId(
   core: CoreV1Api,
-  opts: { configured?: string; clusterName: string; server: string },
+  opts: { configured?: string | undefined; clusterName: string; server: string },
 ): Promise<ClusterIdResult> {
   if (opts.configured) {
     if (!UUID_RE.test(opts.configured)) throw new TypeError(`clusterId must be a UUID, got '${opts.configured}'`);

@@ -74,11 +74,12 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
     log,
     clock,
     metrics: metrics.sender,
-    ...(opts.fetch ? { fetch: opts.fetch } : {}),
-    ...(opts.sendBatchMax ? { batchMax: opts.sendBatchMax } : {}),
-    ...(opts.sendBackoff ? { backoff: opts.sendBackoff } : {}),
-    ...(opts.requestTimeoutMs ? { timeoutMs: opts.requestTimeoutMs } : {}),
-    ...(opts.maxPendingEvents ? { maxPending: opts.maxPendingEvents } : {}),
+    fetch: opts.fetch,
+    // here and below, a number option of 0 is its default (as unset)
+    batchMax: opts.sendBatchMax || undefined,
+    backoff: opts.sendBackoff,
+    timeoutMs: opts.requestTimeoutMs || undefined,
+    maxPending: opts.maxPendingEvents || undefined,
   });
   const { health: healthState } = emitterStates({ core, namespace: stateNamespace, name: stateName, log });
 
@@ -95,8 +96,8 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
     inventory: wantInventory,
     log,
     clock,
-    ...(opts.informerBackoff ? { backoff: opts.informerBackoff } : {}),
-    ...(opts.listPageSize ? { pageSize: opts.listPageSize } : {}),
+    backoff: opts.informerBackoff,
+    pageSize: opts.listPageSize,
     onListPage: metrics.listPage,
   });
   // served truth (docs/serving.md): Ingresses and Gateways give endpoints, the prober holds what each serves
@@ -110,8 +111,8 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
           namespace: ns,
           log,
           clock,
-          ...(opts.informerBackoff ? { backoff: opts.informerBackoff } : {}),
-          ...(opts.listPageSize ? { pageSize: opts.listPageSize } : {}),
+          backoff: opts.informerBackoff,
+          pageSize: opts.listPageSize,
           onListPage: metrics.listPage,
         })
       : undefined;
@@ -153,7 +154,7 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
     }
     const id = await retrying('resolving the cluster id', () =>
       resolveClusterId(core, {
-        ...(opts.clusterId ? { configured: opts.clusterId } : {}),
+        configured: opts.clusterId || undefined,
         clusterName,
         server: kc.getCurrentCluster()?.server ?? '',
       }),
@@ -170,8 +171,8 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
       sink: sender,
       clock,
       reconcileMetrics,
-      ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
-      ...(opts.queueBackoff ? { backoff: opts.queueBackoff } : {}),
+      concurrency: opts.concurrency || undefined,
+      backoff: opts.queueBackoff,
     };
     const parts: Promise<void>[] = [];
     if (wantHealth) {
@@ -187,15 +188,16 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
           renewalOverdueGraceMs: opts.renewalOverdueGraceMs ?? DEFAULT_RENEWAL_OVERDUE_GRACE_MS,
         },
         log: log.child({ part: 'health' }),
-        ...(opts.resyncMs ? { resyncMs: opts.resyncMs } : {}),
+        resyncMs: opts.resyncMs || undefined,
         metrics: metrics.health,
         // the policy annotations of a Certificate's Secret (docs/annotations.md), when the inventory watches Secrets
-        ...(facts ? { secrets: facts } : {}),
-        ...(prober ? { serving: prober } : {}),
+        secrets: facts,
+        serving: prober,
         events: k8sEventRecorder(core, { component: 'certmgr-notify-emitter', instance: clusterName, log }),
-        ...(opts.rootCauses !== false
-          ? { rootCauses: new RootCauseReader({ api: kubeRootCauseApi(kube.custom), log: log.child({ part: 'root-cause' }), clock }) }
-          : {}),
+        rootCauses:
+          opts.rootCauses !== false
+            ? new RootCauseReader({ api: kubeRootCauseApi(kube.custom), log: log.child({ part: 'root-cause' }), clock })
+            : undefined,
       });
       const h = health;
       // with the Secrets: a Certificate ignored on its Secret must not alert before that Secret is known
@@ -215,21 +217,21 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
         client: new InventoryClient({
           url: opts.serviceUrl,
           apiKey,
-          ...(opts.fetch ? { fetch: opts.fetch } : {}),
-          ...(opts.requestTimeoutMs ? { timeoutMs: opts.requestTimeoutMs } : {}),
+          fetch: opts.fetch,
+          timeoutMs: opts.requestTimeoutMs || undefined,
         }),
         secrets: facts,
-        ...(cm.Certificate ? { certificates: cm.Certificate } : {}),
+        certificates: cm.Certificate,
         cluster,
         agentVersion: AGENT_VERSION,
         log: log.child({ part: 'inventory' }),
         clock,
-        ...(opts.inventoryBatchMs ? { batchMs: opts.inventoryBatchMs } : {}),
-        ...(opts.inventoryHeartbeatMs ? { heartbeatMs: opts.inventoryHeartbeatMs } : {}),
-        ...(opts.inventoryBackoff ? { backoff: opts.inventoryBackoff } : {}),
-        ...(opts.inventoryUnsupportedRetryMs ? { unsupportedRetryMs: opts.inventoryUnsupportedRetryMs } : {}),
+        batchMs: opts.inventoryBatchMs || undefined,
+        heartbeatMs: opts.inventoryHeartbeatMs || undefined,
+        backoff: opts.inventoryBackoff,
+        unsupportedRetryMs: opts.inventoryUnsupportedRetryMs || undefined,
         metrics: metrics.inventory,
-        ...(prober ? { serving: prober } : {}),
+        serving: prober,
       });
       inventory = reporter;
       void reporter.firstAccepted.then(inventoryAcceptedResolve);
@@ -276,14 +278,14 @@ export async function startEmitter(opts: EmitterOptions): Promise<RunningEmitter
       const queues: EmitterStats['queues'] = {};
       if (health) queues['health'] = { length: health.queue.length, delayed: health.queue.pendingDelayed };
       return {
-        ...(cluster.id ? { clusterId: cluster.id } : {}),
+        clusterId: cluster.id || undefined,
         running: { ...running },
-        ...(inventory ? { inventoryAccepted: inventory.accepted } : {}),
+        inventoryAccepted: inventory?.accepted,
         informers: inf,
         queues,
         pendingEvents: sender.pending,
         state: { health: healthState.persistedSize },
-        ...(prober ? { serving: { ...prober.size, probes: prober.stats.probes, failures: prober.stats.failures } } : {}),
+        serving: prober && { ...prober.size, probes: prober.stats.probes, failures: prober.stats.failures },
       };
     },
     async stop() {

@@ -29,16 +29,25 @@ export interface EmitterInformers {
 /** What every informer of the emitter shares: the client's config, log, clock, backoff, page size and page metric. */
 export function informerBase(
   name: string,
-  o: { kc: KubeConfig; log: Logger; clock: Clock; backoff?: BackoffPolicy; pageSize?: number; onListPage?: (informer: string) => void },
+  o: {
+    kc: KubeConfig;
+    log: Logger;
+    clock: Clock;
+    backoff?: BackoffPolicy | undefined;
+    pageSize?: number | undefined;
+    onListPage?: ((informer: string) => void) | undefined;
+  },
 ) {
+  const { onListPage } = o;
   return {
     name,
     kc: o.kc,
     log: o.log,
     clock: o.clock,
-    ...(o.backoff ? { backoff: o.backoff } : {}),
-    ...(o.pageSize ? { pageSize: o.pageSize } : {}),
-    ...(o.onListPage ? { onListPage: () => o.onListPage!(name) } : {}),
+    backoff: o.backoff,
+    // 0: the informer's default
+    pageSize: o.pageSize || undefined,
+    onListPage: onListPage && (() => onListPage(name)),
   };
 }
 
@@ -52,11 +61,11 @@ export function emitterInformers(o: {
   inventory: boolean;
   log: Logger;
   clock: Clock;
-  backoff?: BackoffPolicy;
+  backoff?: BackoffPolicy | undefined;
   /** LIST page size; default 1000 */
-  pageSize?: number;
+  pageSize?: number | undefined;
   /** every LIST page read, by informer (a metric) */
-  onListPage?: (informer: string) => void;
+  onListPage?: ((informer: string) => void) | undefined;
 }): EmitterInformers {
   const ns = o.namespace;
   const all: ResilientInformer<never>[] = [];
@@ -140,9 +149,13 @@ type Status = NonNullable<CertManagerObject['status']>;
  * that is what bounds the agent's memory.
  */
 class CertManagerRecord implements CertManagerObject {
+  // as client-node's KubernetesObject has them: optional, set only with a value
+  readonly apiVersion?: string;
+  readonly kind?: string;
+
   constructor(
-    readonly apiVersion: string | undefined,
-    readonly kind: string | undefined,
+    apiVersion: string | undefined,
+    kind: string | undefined,
     private readonly name: string | undefined,
     private readonly namespace: string | undefined,
     private readonly uid: string | undefined,
@@ -162,7 +175,10 @@ class CertManagerRecord implements CertManagerObject {
     private readonly failedIssuanceAttempts: number | undefined,
     private readonly renewalTime: number | undefined,
     private readonly lastFailureTime: number | undefined,
-  ) {}
+  ) {
+    if (apiVersion !== undefined) this.apiVersion = apiVersion;
+    if (kind !== undefined) this.kind = kind;
+  }
 
   /**
    * Built when read, frozen, and the last one kept (lastBuilt): client-node's cache reads it three to five times per
@@ -185,43 +201,40 @@ class CertManagerRecord implements CertManagerObject {
     return md;
   });
 
+  // spec, status and toJSON, as metadata: a key only with a value, as in the object the record was made of
   get spec(): Spec | undefined {
     if (!this.specFields) return undefined;
-    return {
-      ...(this.commonName !== undefined ? { commonName: this.commonName } : {}),
-      ...(this.dnsNames ? { dnsNames: this.dnsNames as string[] } : {}),
-      ...(this.secretName !== undefined ? { secretName: this.secretName } : {}),
-      ...this.specFields,
-    };
+    const spec: Spec = {};
+    if (this.commonName !== undefined) spec.commonName = this.commonName;
+    if (this.dnsNames) spec.dnsNames = this.dnsNames as string[];
+    if (this.secretName !== undefined) spec.secretName = this.secretName;
+    return Object.assign(spec, this.specFields);
   }
 
   get status(): Status | undefined {
     if (this.conditions === undefined) return undefined;
     const since = this.readySince;
-    return {
-      ...(this.conditions
-        ? {
-            conditions: this.conditions.map((c) =>
-              c.type === 'Ready' && since !== undefined ? { ...c, lastTransitionTime: iso(since) } : c,
-            ),
-          }
-        : {}),
-      ...(this.notAfter !== undefined ? { notAfter: iso(this.notAfter) } : {}),
-      ...(this.failedIssuanceAttempts !== undefined ? { failedIssuanceAttempts: this.failedIssuanceAttempts } : {}),
-      ...(this.renewalTime !== undefined ? { renewalTime: iso(this.renewalTime) } : {}),
-      ...(this.lastFailureTime !== undefined ? { lastFailureTime: iso(this.lastFailureTime) } : {}),
-    };
+    const status: Status = {};
+    if (this.conditions)
+      status.conditions = this.conditions.map((c) =>
+        c.type === 'Ready' && since !== undefined ? { ...c, lastTransitionTime: iso(since) } : c,
+      );
+    if (this.notAfter !== undefined) status.notAfter = iso(this.notAfter);
+    if (this.failedIssuanceAttempts !== undefined) status.failedIssuanceAttempts = this.failedIssuanceAttempts;
+    if (this.renewalTime !== undefined) status.renewalTime = iso(this.renewalTime);
+    if (this.lastFailureTime !== undefined) status.lastFailureTime = iso(this.lastFailureTime);
+    return status;
   }
 
   toJSON(): CertManagerObject {
     const { spec, status } = this;
-    return {
-      ...(this.apiVersion !== undefined ? { apiVersion: this.apiVersion } : {}),
-      ...(this.kind !== undefined ? { kind: this.kind } : {}),
-      metadata: this.metadata,
-      ...(spec ? { spec } : {}),
-      ...(status ? { status } : {}),
-    };
+    const o: CertManagerObject = {};
+    if (this.apiVersion !== undefined) o.apiVersion = this.apiVersion;
+    if (this.kind !== undefined) o.kind = this.kind;
+    o.metadata = this.metadata;
+    if (spec) o.spec = spec;
+    if (status) o.status = status;
+    return o;
   }
 }
 
@@ -241,12 +254,7 @@ export function certManagerFacts(o: CertManagerObject): CertManagerObject {
   if (spec) {
     const kept: Spec = {};
     const r = spec.issuerRef;
-    if (r && typeof r === 'object')
-      kept.issuerRef = share({
-        ...(r.name !== undefined ? { name: r.name } : {}),
-        ...(r.kind !== undefined ? { kind: r.kind } : {}),
-        ...(r.group !== undefined ? { group: r.group } : {}),
-      });
+    if (r && typeof r === 'object') kept.issuerRef = share({ name: r.name, kind: r.kind, group: r.group });
     const templateAnnotations = notifyAnnotations(spec.secretTemplate?.annotations);
     if (templateAnnotations) kept.secretTemplate = share({ annotations: templateAnnotations });
     const sub = spec.subject;
@@ -278,27 +286,19 @@ export function certManagerFacts(o: CertManagerObject): CertManagerObject {
             if (c.type !== 'Ready') {
               // Issuing: observe() reads its status, and its words while an issuance is in progress or failed
               // (renewal.ts); a recorded success (reason Issued) is just that
-              const brief = share({
-                type: c.type,
-                ...(c.status !== undefined ? { status: c.status } : {}),
-                ...(c.reason !== undefined ? { reason: c.reason } : {}),
-              });
+              const brief = share({ type: c.type, status: c.status, reason: c.reason });
               if (c.reason === 'Issued') return brief;
               const at = toMillis(c.lastTransitionTime);
-              return share({
-                ...brief,
-                ...(c.message !== undefined ? { message: c.message } : {}),
-                ...(at !== undefined ? { lastTransitionTime: iso(at) } : {}),
-              });
+              return share({ ...brief, message: c.message, lastTransitionTime: at !== undefined ? iso(at) : undefined });
             }
             const since = toMillis(c.lastTransitionTime);
             if (since !== undefined) readySince = since;
             return share({
               type: c.type,
-              ...(c.status !== undefined ? { status: c.status } : {}),
-              ...(c.reason !== undefined ? { reason: c.reason } : {}),
-              ...(c.message !== undefined ? { message: c.message } : {}),
-              ...(c.observedGeneration !== undefined ? { observedGeneration: c.observedGeneration } : {}),
+              status: c.status,
+              reason: c.reason,
+              message: c.message,
+              observedGeneration: c.observedGeneration,
             });
           }),
       );

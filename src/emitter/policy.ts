@@ -33,7 +33,7 @@ type Annotations = Readonly<Record<string, string>> | undefined;
 /** The annotated object, as far as policy goes: its annotations and (Certificates) its Secret template's. */
 export interface Annotated {
   metadata?: { annotations?: Annotations };
-  spec?: { secretTemplate?: { annotations?: Annotations } };
+  spec?: { secretTemplate?: { annotations?: Annotations } } | undefined;
 }
 
 const shown = (v: string): string => JSON.stringify(v.length > MAX_SHOWN ? `${v.slice(0, MAX_SHOWN)}…` : v);

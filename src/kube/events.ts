@@ -7,9 +7,9 @@ export interface InvolvedObject {
   apiVersion: string;
   kind: string;
   name: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
+  namespace?: string | undefined;
+  uid?: string | undefined;
+  resourceVersion?: string | undefined;
 }
 
 export interface EventRecorder {

@@ -67,9 +67,9 @@ export interface ResilientInformerOptions<T extends KubernetesObject, R extends 
    */
   relistByMetadata?: MetadataRelist<R>;
   /** objects per LIST page; default 1000 (each page is a new TLS connection to the apiserver: fewer, larger pages cost both sides less) */
-  pageSize?: number;
+  pageSize?: number | undefined;
   /** called for every page read (a metric) */
-  onListPage?: () => void;
+  onListPage?: (() => void) | undefined;
   log: Logger;
   backoff?: BackoffPolicy | undefined;
   clock?: Clock | undefined;

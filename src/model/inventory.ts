@@ -66,8 +66,8 @@ export interface CertificateLocation {
 /** What an agent knows of one TLS Secret's certificate. Never the private key. */
 export interface CertificateFacts extends CertificateLocation {
   /** the cert-manager Certificate that manages the Secret, when there is one */
-  certificateName?: string;
-  certificateUid?: string;
+  certificateName?: string | undefined;
+  certificateUid?: string | undefined;
   /** the leaf's serial number, hex upper case (null: the Secret holds no parsable certificate) */
   serial: string | null;
   /** RFC 3339 UTC (`…Z`), from the X.509 itself */
@@ -75,14 +75,14 @@ export interface CertificateFacts extends CertificateLocation {
   notAfter: string | null;
   /** the leaf's subject DN, one line (`CN=a.example, O=Example`) and its common name */
   subject: string | null;
-  commonName?: string;
+  commonName?: string | undefined;
   dnsNames: string[];
   /** the X.509 issuer DN, one line */
   issuer: string | null;
   /** the Certificate's spec.issuerRef */
-  issuerRef?: { name: string; kind?: string; group?: string };
+  issuerRef?: { name: string; kind?: string | undefined; group?: string | undefined } | undefined;
   /** the Certificate's Ready condition */
-  ready?: { status: 'True' | 'False' | 'Unknown'; reason?: string };
+  ready?: { status: 'True' | 'False' | 'Unknown'; reason?: string | undefined } | undefined;
   /** from the `notify.certmgr.io/application-ids` annotation (Secret, else Certificate) */
   applicationIds: string[];
   /** the Secret's labels */
@@ -93,14 +93,14 @@ export interface CertificateFacts extends CertificateLocation {
    * Per-resource policy (docs/annotations.md), from the `notify.certmgr.io/*` annotations (Secret, else
    * Certificate). Optional: absent means no policy. `ignore`: no expiry events for this row.
    */
-  ignore?: boolean;
+  ignore?: boolean | undefined;
   /**
    * the certificate's own expiry thresholds (distinct, 1 to MAX_THRESHOLDS of them): whole days, or a whole
    * percent of the lifetime as `"33%"` (src/model/expiry-thresholds.ts); they replace the company's
    */
-  expiryThresholds?: ExpiryThreshold[];
+  expiryThresholds?: ExpiryThreshold[] | undefined;
   /** http(s) URL, carried to the certificate's expiration events as data.runbookUrl */
-  runbookUrl?: string;
+  runbookUrl?: string | undefined;
   /**
    * the endpoints configured with this Secret (Ingress / Gateway hosts) and what each serves (docs/serving.md);
    * at most SERVING_LIMITS.endpoints. Absent: the agent does not probe.
@@ -118,7 +118,7 @@ export interface InventoryReport {
   seq: number;
   kind: 'snapshot' | 'delta';
   /** snapshot only: the last report of the snapshot */
-  final?: boolean;
+  final?: boolean | undefined;
   upserts: CertificateFacts[];
   deletes: CertificateLocation[];
 }

@@ -51,7 +51,7 @@ export interface ServingEndpointFacts {
   source: ServingSource;
   status: ServingStatus;
   /** why it is `notProbed` or `unreachable` (the last error), one line */
-  reason?: string;
+  reason?: string | undefined;
   /** the served leaf's serial (hex, upper case) and notAfter (RFC 3339 UTC); null before a handshake succeeded */
   servedSerial: string | null;
   servedNotAfter: string | null;

@@ -70,7 +70,7 @@ export interface ControllerOptions {
   backoff?: BackoffPolicy;
   clock?: Clock;
   log: Logger;
-  metrics?: ReconcileMetrics;
+  metrics?: ReconcileMetrics | undefined;
 }
 
 /** One keyed workqueue, fed by informer events and a periodic resync. */

@@ -66,31 +66,31 @@ export interface HealthControllerOptions {
   log: Logger;
   clock?: Clock;
   /** every key is looked at again this often; default DEFAULT_RESYNC_MS (runtime/controller.ts) */
-  resyncMs?: number;
+  resyncMs?: number | undefined;
   /**
    * reconciles in flight; default 512. A reconcile waits on I/O only (its event's 202, then its state write), and
    * both are batched across reconciles (100 events a POST, one merge patch per state shard), so the batches fill
    * only when many wait at once: a small number makes an outage that breaks many certificates one PATCH each.
    */
-  concurrency?: number;
-  backoff?: BackoffPolicy;
+  concurrency?: number | undefined;
+  backoff?: BackoffPolicy | undefined;
   metrics?: HealthMetrics;
   /** reconcile metrics (controller="health") */
-  reconcileMetrics?: ReconcileMetrics;
+  reconcileMetrics?: ReconcileMetrics | undefined;
   /**
    * The TLS Secrets (the inventory's informer), for the policy annotations on a Certificate's Secret
    * (docs/annotations.md). Without it only the Certificate's own annotations count.
    */
-  secrets?: SecretCache;
+  secrets?: SecretCache | undefined;
   /** Kubernetes Events about annotations that were ignored (bad values); a warning is logged anyway */
   events?: EventRecorder;
   /** the root cause of a Certificate about to be notified unhealthy, read on demand (docs/emitter.md "Root cause") */
-  rootCauses?: Pick<RootCauseReader, 'find'>;
+  rootCauses?: Pick<RootCauseReader, 'find'> | undefined;
   /**
    * The endpoints' verdicts per TLS Secret (docs/serving.md): a non-ok verdict makes the Certificate that owns the
    * Secret unhealthy, or the Secret itself when no Certificate manages it (that needs `secrets`).
    */
-  serving?: ServingVerdicts;
+  serving?: ServingVerdicts | undefined;
 }
 
 const HEALTH_CONCURRENCY = 512;
@@ -112,7 +112,7 @@ export class HealthController {
       backoff: opts.backoff ?? { baseMs: 200, maxMs: 60_000, jitter: 0.1 },
       clock: this.clock,
       log: opts.log,
-      ...(opts.reconcileMetrics ? { metrics: opts.reconcileMetrics } : {}),
+      metrics: opts.reconcileMetrics,
     });
     for (const kind of HEALTH_KINDS) {
       const inf = opts.informers[kind];
@@ -212,8 +212,8 @@ export class HealthController {
         apiVersion: obj.apiVersion ?? 'cert-manager.io/v1',
         kind,
         name: obj.metadata?.name ?? '',
-        ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}),
-        ...(obj.metadata?.uid ? { uid: obj.metadata.uid } : {}),
+        namespace: obj.metadata?.namespace || undefined,
+        uid: obj.metadata?.uid || undefined,
       },
       'Warning',
       'InvalidAnnotation',

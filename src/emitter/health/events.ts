@@ -59,8 +59,9 @@ export function healthEvent(
       statusTransition: f.statusTransition,
       subject: id.subject ?? { commonName: '', countries: [], localities: [], organizationalUnits: [], organizations: [], provinces: [] },
       SANs: id.SANs ?? {},
-      ...(id.runbookUrl ? { runbookUrl: id.runbookUrl } : {}),
     };
+    // exactly the spec's fields: runbookUrl only with a value
+    if (id.runbookUrl) data.runbookUrl = id.runbookUrl;
     if (state === 'notready') return sanitizeEvent({ type, data: { ...data } });
     const active: CertificateResourceActiveData = { ...data, resourceId: id.uid };
     return sanitizeEvent({ type, data: { ...active } });
@@ -74,8 +75,8 @@ export function healthEvent(
     statusMessage: f.statusMessage,
     statusReason: f.statusReason,
     statusTransition: f.statusTransition,
-    ...(id.runbookUrl ? { runbookUrl: id.runbookUrl } : {}),
   };
+  if (id.runbookUrl) data.runbookUrl = id.runbookUrl;
   if (state === 'notready') return sanitizeEvent({ type, data: { ...data } });
   const active: IssuerActiveData = { ...data, unhealthyDuration: f.unhealthyDuration };
   return sanitizeEvent({ type, data: { ...active } });

@@ -58,7 +58,7 @@ export interface Observation {
   reason: string;
   message: string;
   /** ms epoch: when the status last flipped (lastTransitionTime; notAfter for an expiry; else creation) */
-  since?: number;
+  since?: number | undefined;
   /** the Ready condition describes an older generation of the spec */
   stale: boolean;
   /** Certificate issuance in progress without a failure yet (Issuing=True, no failedIssuanceAttempts) */

@@ -34,7 +34,7 @@ export interface ParsedChain {
   notBefore: string;
   notAfter: string;
   subject: string;
-  commonName?: string;
+  commonName?: string | undefined;
   dnsNames: string[];
   issuer: string;
   chainNotAfter: string;
@@ -116,7 +116,7 @@ function chainView(c: CompactChain): ParsedChain {
     notBefore: iso(c.notBefore),
     notAfter: iso(c.notAfter),
     subject: c.subject,
-    ...(c.commonName !== undefined ? { commonName: c.commonName } : {}),
+    commonName: c.commonName,
     dnsNames: c.dnsNames as string[],
     issuer: c.issuer,
     chainNotAfter: iso(c.chainNotAfter),
@@ -267,7 +267,7 @@ function readyOf(c: CertManagerObject | undefined): CertificateFacts['ready'] {
   const cond = c?.status?.conditions?.find((x) => x.type === 'Ready');
   if (!cond) return undefined;
   const status = cond.status === 'True' || cond.status === 'False' ? cond.status : 'Unknown';
-  return { status, ...(typeof cond.reason === 'string' && cond.reason ? { reason: cond.reason } : {}) };
+  return { status, reason: typeof cond.reason === 'string' && cond.reason ? cond.reason : undefined };
 }
 
 function issuerRefOf(c: CertManagerObject | undefined): CertificateFacts['issuerRef'] {
@@ -275,8 +275,8 @@ function issuerRefOf(c: CertManagerObject | undefined): CertificateFacts['issuer
   if (!r || typeof r.name !== 'string' || !r.name) return undefined;
   return {
     name: r.name,
-    ...(typeof r.kind === 'string' && r.kind ? { kind: r.kind } : {}),
-    ...(typeof r.group === 'string' && r.group ? { group: r.group } : {}),
+    kind: typeof r.kind === 'string' && r.kind ? r.kind : undefined,
+    group: typeof r.group === 'string' && r.group ? r.group : undefined,
   };
 }
 
@@ -302,7 +302,7 @@ export function applicationIdsOf(
   secretAnnotations: Record<string, string> | undefined,
   certificate?: {
     metadata?: { annotations?: Record<string, string> };
-    spec?: { secretTemplate?: { annotations?: Record<string, string> } };
+    spec?: { secretTemplate?: { annotations?: Record<string, string> } } | undefined;
   },
 ): string[] {
   const fromSecret = secretAnnotations?.[APPLICATION_IDS_ANNOTATION];
@@ -325,23 +325,24 @@ export function certificateFactsOf(s: TlsSecretFacts, certificate: CertManagerOb
   return clampFacts({
     namespace: s.metadata.namespace,
     secretName: s.metadata.name,
-    ...(certificateName ? { certificateName } : {}),
-    ...(cert?.metadata?.uid ? { certificateUid: cert.metadata.uid } : {}),
+    certificateName: certificateName || undefined,
+    certificateUid: cert?.metadata?.uid || undefined,
     serial: c?.serial ?? null,
     notBefore: c?.notBefore ?? null,
     notAfter: c?.notAfter ?? null,
     subject: c?.subject ?? null,
-    ...(c?.commonName !== undefined ? { commonName: c.commonName } : {}),
+    commonName: c?.commonName,
     dnsNames: c?.dnsNames ?? [],
     issuer: c?.issuer ?? null,
-    ...(issuerRef ? { issuerRef } : {}),
-    ...(ready ? { ready } : {}),
+    issuerRef,
+    ready,
     applicationIds: applicationIdsOf(s.metadata.annotations, cert),
-    labels: { ...(s.metadata.labels ?? {}) },
+    labels: { ...s.metadata.labels },
     chainNotAfter: c?.chainNotAfter ?? null,
-    ...(policy.ignore ? { ignore: true } : {}),
-    ...(policy.expiryThresholds ? { expiryThresholds: policy.expiryThresholds } : {}),
-    ...(policy.runbookUrl ? { runbookUrl: policy.runbookUrl } : {}),
+    // no policy is no key on the wire (not `ignore: false`)
+    ignore: policy.ignore || undefined,
+    expiryThresholds: policy.expiryThresholds,
+    runbookUrl: policy.runbookUrl || undefined,
   });
 }
 
@@ -372,25 +373,21 @@ export function clampFacts(f: CertificateFacts): CertificateFacts {
   const thresholds = [...new Set(expiryThresholds ?? [])].filter(isExpiryThreshold);
   return {
     ...rest,
-    ...(thresholds.length && thresholds.length <= L.expiryThresholds ? { expiryThresholds: thresholds } : {}),
-    ...(runbookUrl !== undefined && !runbookUrlProblem(runbookUrl) ? { runbookUrl } : {}),
-    ...(f.certificateName !== undefined ? { certificateName: cut(f.certificateName, L.name) } : {}),
+    expiryThresholds: thresholds.length && thresholds.length <= L.expiryThresholds ? thresholds : undefined,
+    runbookUrl: runbookUrl !== undefined && !runbookUrlProblem(runbookUrl) ? runbookUrl : undefined,
+    certificateName: f.certificateName !== undefined ? cut(f.certificateName, L.name) : undefined,
     // a serial is hex of the DER integer (RFC 5280: at most 20 octets); longer ones keep their first digits
     serial: f.serial === null ? null : f.serial.slice(0, L.serial),
     subject: f.subject === null ? null : cut(f.subject, L.dn),
-    ...(f.commonName !== undefined ? { commonName: cut(f.commonName, L.commonName) } : {}),
+    commonName: f.commonName !== undefined ? cut(f.commonName, L.commonName) : undefined,
     dnsNames: cutList(f.dnsNames, L.dnsNames, L.dnsName),
     issuer: f.issuer === null ? null : cut(f.issuer, L.dn),
-    ...(f.issuerRef
-      ? {
-          issuerRef: {
-            name: cut(f.issuerRef.name, L.name),
-            ...(f.issuerRef.kind !== undefined ? { kind: cut(f.issuerRef.kind, L.issuerKind) } : {}),
-            ...(f.issuerRef.group !== undefined ? { group: cut(f.issuerRef.group, L.name) } : {}),
-          },
-        }
-      : {}),
-    ...(f.ready ? { ready: { ...f.ready, ...(f.ready.reason !== undefined ? { reason: cut(f.ready.reason, L.readyReason) } : {}) } } : {}),
+    issuerRef: f.issuerRef && {
+      name: cut(f.issuerRef.name, L.name),
+      kind: f.issuerRef.kind !== undefined ? cut(f.issuerRef.kind, L.issuerKind) : undefined,
+      group: f.issuerRef.group !== undefined ? cut(f.issuerRef.group, L.name) : undefined,
+    },
+    ready: f.ready && { status: f.ready.status, reason: f.ready.reason !== undefined ? cut(f.ready.reason, L.readyReason) : undefined },
     applicationIds: cutList(f.applicationIds, L.applicationIds, L.applicationId),
     labels,
   };

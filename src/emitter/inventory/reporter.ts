@@ -38,32 +38,34 @@ export interface InventoryReporterOptions {
   client: Pick<InventoryClient, 'post'>;
   secrets: Cache<TlsSecretFacts>;
   /** cert-manager Certificates (name, uid, issuerRef, Ready, application ids); optional */
-  certificates?: Cache<CertManagerObject>;
+  certificates?: Cache<CertManagerObject> | undefined;
   cluster: { id: string; name: string };
   agentVersion: string;
   log: Logger;
   clock?: Clock;
   /** a delta goes out this long after the first change it carries; default 1 s */
-  batchMs?: number;
+  batchMs?: number | undefined;
   /** default 60 s */
-  heartbeatMs?: number;
+  heartbeatMs?: number | undefined;
   /** items per report; default MAX_INVENTORY_ITEMS_PER_REPORT */
   maxItems?: number;
   /** JSON bytes of the items of one report; default 512 KiB (the hub's body limit is 1 MiB); halved after a 413 */
   maxReportBytes?: number;
   /** default 1 s doubling to 30 s */
-  backoff?: BackoffPolicy;
+  backoff?: BackoffPolicy | undefined;
   /** a hub answering 404 is asked again this often; default 5 min */
-  unsupportedRetryMs?: number;
+  unsupportedRetryMs?: number | undefined;
   metrics?: InventoryMetrics;
   /**
    * The endpoints served with each Secret and their verdicts (serving/prober.ts, docs/serving.md): a Secret's
    * row carries them, and a change of them is a delta for that Secret.
    */
-  serving?: {
-    factsOf(namespace: string, secretName: string): ServingEndpointFacts[];
-    onChange(listener: (namespace: string, secretName: string) => void): void;
-  };
+  serving?:
+    | {
+        factsOf(namespace: string, secretName: string): ServingEndpointFacts[];
+        onChange(listener: (namespace: string, secretName: string) => void): void;
+      }
+    | undefined;
 }
 
 const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 1_000, maxMs: 30_000, jitter: 0.2 };
@@ -187,7 +189,7 @@ export class InventoryReporter {
       epoch: this.epoch,
       seq: ++this.seq,
       kind,
-      ...(final !== undefined ? { final } : {}),
+      final,
       upserts: items.upserts,
       deletes: items.deletes,
     };

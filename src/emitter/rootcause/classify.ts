@@ -61,8 +61,8 @@ export interface RequestFacts {
 export interface OrderFacts {
   namespace: string;
   name: string;
-  state?: string;
-  reason?: string;
+  state?: string | undefined;
+  reason?: string | undefined;
 }
 
 /** What the classifier reads of an ACME Challenge. */
@@ -70,12 +70,12 @@ export interface ChallengeFacts {
   namespace: string;
   name: string;
   /** spec.type: HTTP-01 or DNS-01 */
-  type?: string;
-  dnsName?: string;
-  state?: string;
-  reason?: string;
-  presented?: boolean;
-  processing?: boolean;
+  type?: string | undefined;
+  dnsName?: string | undefined;
+  state?: string | undefined;
+  reason?: string | undefined;
+  presented?: boolean | undefined;
+  processing?: boolean | undefined;
 }
 
 export interface IssuanceChain {

@@ -59,9 +59,9 @@ export interface IssuanceObject extends KubernetesObject {
 }
 
 export interface ListQuery {
-  labelSelector?: string;
+  labelSelector?: string | undefined;
   limit: number;
-  continue?: string;
+  continue?: string | undefined;
 }
 
 /** The two calls the reader makes; kubeRootCauseApi is the real one. */
@@ -71,7 +71,7 @@ export interface RootCauseApi {
     namespace: string,
     q: ListQuery,
     signal: AbortSignal,
-  ): Promise<{ items: IssuanceObject[]; continue?: string }>;
+  ): Promise<{ items: IssuanceObject[]; continue?: string | undefined }>;
   get(plural: RootCausePlural, namespace: string, name: string, signal: AbortSignal): Promise<IssuanceObject | undefined>;
 }
 
@@ -103,12 +103,13 @@ export function kubeRootCauseApi(custom: CustomObjectsApi): RootCauseApi {
           ...base(plural),
           namespace,
           limit: q.limit,
+          // spreads: client-node's request takes a key only with a value
           ...(q.labelSelector ? { labelSelector: q.labelSelector } : {}),
           ...(q.continue ? { _continue: q.continue } : {}),
         },
         withSignal(signal),
       )) as { items?: IssuanceObject[]; metadata?: { continue?: string } };
-      return { items: res.items ?? [], ...(res.metadata?.continue ? { continue: res.metadata.continue } : {}) };
+      return { items: res.items ?? [], continue: res.metadata?.continue || undefined };
     },
     async get(plural, namespace, name, signal) {
       try {
@@ -179,21 +180,24 @@ const requestFacts = (o: IssuanceObject): RequestFacts => ({
   name: o.metadata?.name ?? '',
   conditions: Array.isArray(o.status?.conditions) ? o.status.conditions : [],
 });
+/** A field's value when it has the type the classifier reads (an object from the apiserver may hold anything). */
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const bool = (v: unknown): boolean | undefined => (typeof v === 'boolean' ? v : undefined);
 const orderFacts = (o: IssuanceObject): OrderFacts => ({
   namespace: o.metadata?.namespace ?? '',
   name: o.metadata?.name ?? '',
-  ...(typeof o.status?.state === 'string' ? { state: o.status.state } : {}),
-  ...(typeof o.status?.reason === 'string' ? { reason: o.status.reason } : {}),
+  state: str(o.status?.state),
+  reason: str(o.status?.reason),
 });
 const challengeFacts = (o: IssuanceObject): ChallengeFacts => ({
   namespace: o.metadata?.namespace ?? '',
   name: o.metadata?.name ?? '',
-  ...(typeof o.spec?.type === 'string' ? { type: o.spec.type } : {}),
-  ...(typeof o.spec?.dnsName === 'string' ? { dnsName: o.spec.dnsName } : {}),
-  ...(typeof o.status?.state === 'string' ? { state: o.status.state } : {}),
-  ...(typeof o.status?.reason === 'string' ? { reason: o.status.reason } : {}),
-  ...(typeof o.status?.presented === 'boolean' ? { presented: o.status.presented } : {}),
-  ...(typeof o.status?.processing === 'boolean' ? { processing: o.status.processing } : {}),
+  type: str(o.spec?.type),
+  dnsName: str(o.spec?.dnsName),
+  state: str(o.status?.state),
+  reason: str(o.status?.reason),
+  presented: bool(o.status?.presented),
+  processing: bool(o.status?.processing),
 });
 
 /** Challenges kept per lookup (an Order has one per DNS name). */
@@ -290,11 +294,7 @@ export class RootCauseReader {
     const out: IssuanceObject[] = [];
     let cont: string | undefined;
     for (let page = 0; page < (this.opts.maxPages ?? 4); page++) {
-      const q: ListQuery = {
-        limit: this.opts.pageSize ?? 250,
-        ...(labelSelector ? { labelSelector } : {}),
-        ...(cont ? { continue: cont } : {}),
-      };
+      const q: ListQuery = { limit: this.opts.pageSize ?? 250, labelSelector: labelSelector || undefined, continue: cont || undefined };
       const res = await this.call(plural, () => this.opts.api.list(plural, namespace, q, signal));
       for (const o of res.items) if (keep(o)) out.push(o);
       cont = res.continue;

@@ -60,7 +60,7 @@ export interface Consumers {
   /** the pod list was cut (pages, timeout, an error): there may be more */
   partial: boolean;
   /** why it was cut: the error or the bound reached (for the caller's log) */
-  cutBy?: string;
+  cutBy?: string | undefined;
 }
 
 /** The workloads of the pods that mount the Secret, deduplicated (pods that ended are not counted). */
@@ -88,7 +88,7 @@ export function consumerNames(c: Consumers): string[] {
 
 /** The pod list of client-node's CoreV1Api (or a stand-in). */
 export interface PodLister {
-  listNamespacedPod(req: { namespace: string; limit?: number; _continue?: string }): Promise<{
+  listNamespacedPod(req: { namespace: string; limit?: number; _continue?: string | undefined }): Promise<{
     items: PodLike[];
     metadata?: { _continue?: string };
   }>;
@@ -122,7 +122,7 @@ export async function findConsumers(api: PodLister, namespace: string, secretNam
         cutBy = `more than ${maxPages} pages of ${pageSize} pods`;
         break;
       }
-      const request = api.listNamespacedPod({ namespace, limit: pageSize, ...(cont !== undefined ? { _continue: cont } : {}) });
+      const request = api.listNamespacedPod({ namespace, limit: pageSize, _continue: cont });
       const res = await Promise.race([request, timedOut]);
       if (res === 'timeout') {
         void request.catch(() => {});
@@ -143,6 +143,6 @@ export async function findConsumers(api: PodLister, namespace: string, secretNam
     workloads: all.slice(0, MAX_CONSUMERS),
     more: Math.max(0, all.length - MAX_CONSUMERS),
     partial: cutBy !== undefined,
-    ...(cutBy !== undefined ? { cutBy } : {}),
+    cutBy,
   };
 }

@@ -52,20 +52,20 @@ export interface IngressTlsFacts {
 export interface IngressFacts {
   metadata: ServingObjectMeta;
   /** the notify.certmgr.io/probe-address annotation, as given (cut) */
-  probeAddress?: string;
+  probeAddress?: string | undefined;
   /** spec.tls[] entries with a secretName */
   tls: readonly IngressTlsFacts[];
   /** spec.rules[].host, kept only when a tls host is a wildcard (the names probed for it) */
-  ruleHosts?: readonly string[];
+  ruleHosts?: readonly string[] | undefined;
   /** the first status.loadBalancer.ingress[] ip or hostname */
-  lbAddress?: string;
+  lbAddress?: string | undefined;
   /** hosts beyond MAX_HOSTS_PER_OBJECT, not kept */
-  cut?: number;
+  cut?: number | undefined;
 }
 
 export interface GatewayListenerFacts {
   /** absent: the listener matches every name (no endpoint) */
-  hostname?: string;
+  hostname?: string | undefined;
   port: number;
   secret: { namespace: string; name: string };
 }
@@ -73,12 +73,12 @@ export interface GatewayListenerFacts {
 /** A Gateway as cached: its terminating TLS listeners with a Secret, and its first address. */
 export interface GatewayFacts {
   metadata: ServingObjectMeta;
-  probeAddress?: string;
+  probeAddress?: string | undefined;
   listeners: readonly GatewayListenerFacts[];
   /** the first status.addresses[] value of type IPAddress or Hostname */
-  address?: string;
+  address?: string | undefined;
   /** listeners beyond MAX_HOSTS_PER_OBJECT, not kept */
-  cut?: number;
+  cut?: number | undefined;
 }
 
 /** Raw objects as the apiserver's JSON has them (only what is read; any field may be missing or hostile). */
@@ -158,7 +158,7 @@ const obj = (v: unknown): Record<string, unknown> | undefined =>
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
-function metaOf(raw: RawObject): { meta: ServingObjectMeta; probeAddress?: string } {
+function metaOf(raw: RawObject): { meta: ServingObjectMeta; probeAddress: string | undefined } {
   const md = obj(raw.metadata) ?? {};
   const meta: ServingObjectMeta = {
     name: String(md['name'] ?? ''),
@@ -168,7 +168,7 @@ function metaOf(raw: RawObject): { meta: ServingObjectMeta; probeAddress?: strin
   if (typeof md['resourceVersion'] === 'string') meta.resourceVersion = md['resourceVersion'];
   const a = str(obj(md['annotations'])?.[PROBE_ADDRESS_ANNOTATION]);
   // longer than any valid address: kept long enough to be reported as too long
-  return { meta, ...(a !== undefined ? { probeAddress: intern(cut(a, SERVING_LIMITS.address + 1)) } : {}) };
+  return { meta, probeAddress: a !== undefined ? intern(cut(a, SERVING_LIMITS.address + 1)) : undefined };
 }
 
 /** The informer's transform of an Ingress (networking.k8s.io/v1). */
@@ -213,14 +213,7 @@ export function ingressFacts(raw: RawObject): IngressFacts {
       break;
     }
   }
-  return {
-    metadata: meta,
-    ...(probeAddress !== undefined ? { probeAddress } : {}),
-    tls: tls.slice(),
-    ...(ruleHosts ? { ruleHosts } : {}),
-    ...(lbAddress !== undefined ? { lbAddress } : {}),
-    ...(cutCount ? { cut: cutCount } : {}),
-  };
+  return { metadata: meta, probeAddress, tls: tls.slice(), ruleHosts, lbAddress, cut: cutCount || undefined };
 }
 
 /** The first certificateRef of a listener that names a Secret (kind Secret, core group), or undefined. */
@@ -258,7 +251,7 @@ export function gatewayFacts(raw: RawObject): GatewayFacts {
       continue;
     }
     const hostname = str(listener['hostname']);
-    listeners.push({ ...(hostname !== undefined ? { hostname: cut(hostname, KEPT) } : {}), port, secret });
+    listeners.push({ hostname: hostname !== undefined ? cut(hostname, KEPT) : undefined, port, secret });
   }
   let address: string | undefined;
   for (const a of arr(obj(raw.status)?.['addresses'])) {
@@ -269,13 +262,7 @@ export function gatewayFacts(raw: RawObject): GatewayFacts {
       break;
     }
   }
-  return {
-    metadata: meta,
-    ...(probeAddress !== undefined ? { probeAddress } : {}),
-    listeners: listeners.slice(),
-    ...(address !== undefined ? { address } : {}),
-    ...(cutCount ? { cut: cutCount } : {}),
-  };
+  return { metadata: meta, probeAddress, listeners: listeners.slice(), address, cut: cutCount || undefined };
 }
 
 // ---------------------------------------------------------------------------

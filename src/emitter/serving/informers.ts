@@ -139,11 +139,11 @@ export function servingInformers(o: {
   namespace: string | undefined;
   log: Logger;
   clock: Clock;
-  backoff?: BackoffPolicy;
+  backoff?: BackoffPolicy | undefined;
   /** LIST page size; default 1000 */
-  pageSize?: number;
+  pageSize?: number | undefined;
   /** every LIST page read, by informer (a metric) */
-  onListPage?: (informer: string) => void;
+  onListPage?: ((informer: string) => void) | undefined;
   /** watch Gateway API Gateways (when installed); default true */
   gateways?: boolean;
   /** see GATEWAY_RECHECK_MS */

@@ -247,7 +247,7 @@ export class ServingProber implements ServingVerdicts {
         address: v.address,
         source: { kind: v.source.kind, namespace: v.source.namespace, name: text(v.source.name, INVENTORY_LIMITS.name) },
         status: v.status,
-        ...(reason ? { reason } : {}),
+        reason: reason || undefined,
         // as the Secret's serial (facts.ts clampFacts): the first digits of an over-long one
         servedSerial: v.served ? v.served.serial.slice(0, INVENTORY_LIMITS.serial) : null,
         servedNotAfter: iso(v.served?.notAfter),

@@ -46,13 +46,13 @@ export interface EndpointVerdict {
   /** ms epoch: the first of the handshakes failing since the last one that succeeded (verdict.ts's grace) */
   failingSince?: number;
   /** the served leaf of the last successful handshake */
-  served?: LeafIdentity;
+  served?: LeafIdentity | undefined;
   /** the Secret's leaf it was held against */
-  expected?: LeafIdentity;
+  expected?: LeafIdentity | undefined;
   /** `notProbed` / `unreachable`: why (one line) */
   reason?: string;
   /** workloads mounting the Secret (`Deployment/web`, `Pod/x`), looked up when the verdict turned non-ok */
-  consumers?: readonly string[];
+  consumers?: readonly string[] | undefined;
 }
 
 /** The verdicts by Secret, for the health controller and the inventory reporter. */

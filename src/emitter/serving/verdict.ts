@@ -88,7 +88,7 @@ export function servingVerdict(i: VerdictInput): EndpointVerdict {
 
   if (probe.kind === 'failed') {
     const failingSince = prev?.failingSince ?? probe.at;
-    const kept = { checkedAt: probe.at, failingSince, ...(prev?.served ? { served: prev.served } : {}), ...expected };
+    const kept = { checkedAt: probe.at, failingSince, served: prev?.served, ...expected };
     if (probe.at - failingSince >= i.unreachableGraceMs)
       return {
         ...base,

@@ -195,7 +195,7 @@ describe('diffReady over a failing renewal (sample 11) and an overdue one (sampl
   const withStatus = (o: CertManagerObject, status: Record<string, unknown>): CertManagerObject => ({
     ...o,
     metadata: { ...o.metadata, uid: UID },
-    status: status as CertManagerObject['status'],
+    status: status as NonNullable<CertManagerObject['status']>,
   });
   const step = (prev: HealthState | undefined, obj: CertManagerObject, now: number) =>
     diffReady(prev, observe('Certificate', obj, now), now, OPTS);

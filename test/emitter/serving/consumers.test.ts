@@ -36,7 +36,7 @@ function pod(
 ): PodLike {
   return {
     metadata: { name, namespace: 'shop', ...(o.owners ? { ownerReferences: o.owners } : {}), ...(o.labels ? { labels: o.labels } : {}) },
-    spec,
+    ...(spec ? { spec } : {}),
     ...(o.phase ? { status: { phase: o.phase } } : {}),
   };
 }
