@@ -121,6 +121,20 @@ function closeHttpServer(server: Server, deadlineMs: number): Promise<void> {
   });
 }
 
+/** The emitter's keys of the limits file (those whose help names the emitter), as its options. */
+export function emitterLimits(k: ServeConfig['kubeOptions']) {
+  return {
+    gracePeriodMs: k.healthGracePeriodMs,
+    unknownGracePeriodMs: k.healthUnknownGracePeriodMs,
+    issuingGracePeriodMs: k.healthIssuingGracePeriodMs,
+    renewalOverdueGraceMs: k.healthRenewalOverdueGraceMs,
+    // 0: probing off
+    servingProbeIntervalMs: k.servingProbeIntervalMs,
+    resyncMs: k.resyncMs,
+    maxPendingEvents: k.maxPendingEvents,
+  } satisfies Partial<EmitterOptions>;
+}
+
 /** Test seams of startService (never set by the CLI). */
 export interface ServiceHooks {
   /**
@@ -304,15 +318,9 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
         ...(k.clusterId ? { clusterId: k.clusterId } : {}),
         ...(k.leaseNamespace ? { stateNamespace: k.leaseNamespace } : {}),
         ...(k.emitterWatchNamespace ? { watchNamespace: k.emitterWatchNamespace } : {}),
-        gracePeriodMs: k.healthGracePeriodMs,
-        unknownGracePeriodMs: k.healthUnknownGracePeriodMs,
-        issuingGracePeriodMs: k.healthIssuingGracePeriodMs,
-        renewalOverdueGraceMs: k.healthRenewalOverdueGraceMs,
-        // 0: probing off
-        servingProbeIntervalMs: k.servingProbeIntervalMs,
+        ...emitterLimits(k),
         // the inventory goes to this service's POST /v1/inventory like an agent's; the ExpiryScanner below
         // evaluates it: one expiry path, standalone or not
-        maxPendingEvents: k.maxPendingEvents,
         registry: metrics.registry,
       };
       emitter = runWhileLeading(leadership, () => startEmitter(emitterOptions), { name: 'emitter', log });
