@@ -85,7 +85,7 @@ export class Controller {
     this.queue = new WorkQueue({
       name: opts.name,
       concurrency: opts.concurrency,
-      ...(opts.backoff ? { backoff: opts.backoff } : {}),
+      backoff: opts.backoff,
       clock: this.clock,
       handler: (key) => opts.reconcile(key),
       onError: (key, err, retryInMs, failures) => {
@@ -263,8 +263,8 @@ export async function reconcileResource<T extends WithStatus>(h: ResourceHandler
           apiVersion: API_VERSION,
           kind: h.kind.kind,
           name,
-          ...(namespace ? { namespace } : {}),
-          ...(o.metadata?.uid ? { uid: o.metadata.uid } : {}),
+          namespace: namespace || undefined,
+          uid: o.metadata?.uid || undefined,
         },
         t.type,
         t.reason,
@@ -308,10 +308,10 @@ export async function reconcileResource<T extends WithStatus>(h: ResourceHandler
     if (a.requeueAfter !== undefined) result = { requeueAfter: a.requeueAfter };
   } catch (e) {
     if (e instanceof TerminalError) {
-      outcome = { kind: 'stalled', reason: e.reason, message: e.message, ...(e.fields ? { fields: e.fields } : {}) };
+      outcome = { kind: 'stalled', reason: e.reason, message: e.message, fields: e.fields };
       log.info({ reason: e.reason, error: e.message }, 'stalled until the spec changes');
     } else if (e instanceof WaitError) {
-      outcome = { kind: 'waiting', reason: e.reason, message: e.message, ...(e.opts.fields ? { fields: e.opts.fields } : {}) };
+      outcome = { kind: 'waiting', reason: e.reason, message: e.message, fields: e.opts.fields };
       if (e.opts.requeueAfter !== undefined) result = { requeueAfter: e.opts.requeueAfter };
       else rethrow = e;
     } else {

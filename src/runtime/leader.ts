@@ -17,6 +17,8 @@ import {
   type CoordinationV1Api,
   type ObservableMiddleware,
   type V1Lease,
+  type V1LeaseSpec,
+  type V1ObjectMeta,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { describeKubeError, isConflict, isNotFound } from '../kube/errors.js';
@@ -24,12 +26,12 @@ import { podNamespace } from '../kube/kubeconfig.js';
 import { realClock, sleep, type Clock } from './timers.js';
 
 export interface LeaseRecord {
-  holderIdentity?: string;
-  leaseDurationSeconds?: number;
-  acquireTime?: string;
-  renewTime?: string;
-  leaseTransitions?: number;
-  resourceVersion?: string;
+  holderIdentity?: string | undefined;
+  leaseDurationSeconds?: number | undefined;
+  acquireTime?: string | undefined;
+  renewTime?: string | undefined;
+  leaseTransitions?: number | undefined;
+  resourceVersion?: string | undefined;
 }
 
 export type LeaseDecision =
@@ -132,19 +134,19 @@ function k8sLeaseLock(api: CoordinationV1Api, namespace: string, name: string): 
       resourceVersion: l.metadata?.resourceVersion,
     };
   };
-  const toBody = (rec: LeaseRecord): V1Lease => ({
-    apiVersion: 'coordination.k8s.io/v1',
-    kind: 'Lease',
-    metadata: { name, namespace, ...(rec.resourceVersion ? { resourceVersion: rec.resourceVersion } : {}) },
-    spec: {
-      holderIdentity: rec.holderIdentity,
-      leaseDurationSeconds: rec.leaseDurationSeconds,
-      // MicroTime: client-node passes strings through unchanged
-      acquireTime: rec.acquireTime as unknown as Date,
-      renewTime: rec.renewTime as unknown as Date,
-      leaseTransitions: rec.leaseTransitions,
-    },
-  });
+  const toBody = (rec: LeaseRecord): V1Lease => {
+    // client-node's V1Lease types its fields without undefined: a key only with a value
+    const metadata: V1ObjectMeta = { name, namespace };
+    if (rec.resourceVersion) metadata.resourceVersion = rec.resourceVersion;
+    const spec: V1LeaseSpec = {};
+    if (rec.holderIdentity !== undefined) spec.holderIdentity = rec.holderIdentity;
+    if (rec.leaseDurationSeconds !== undefined) spec.leaseDurationSeconds = rec.leaseDurationSeconds;
+    // MicroTime: client-node passes strings through unchanged
+    if (rec.acquireTime !== undefined) spec.acquireTime = rec.acquireTime as unknown as Date;
+    if (rec.renewTime !== undefined) spec.renewTime = rec.renewTime as unknown as Date;
+    if (rec.leaseTransitions !== undefined) spec.leaseTransitions = rec.leaseTransitions;
+    return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata, spec };
+  };
   return {
     async get(signal) {
       try {
@@ -186,14 +188,14 @@ export interface LeaderElectorOptions {
   lock: LeaseLock;
   identity: string;
   /** how long a lease is valid without renewal (default DEFAULT_LEASE_DURATION_MS) */
-  leaseDurationMs?: number;
+  leaseDurationMs?: number | undefined;
   /** a leader steps down when it could not renew for this long (default DEFAULT_RENEW_DEADLINE_MS) */
-  renewDeadlineMs?: number;
+  renewDeadlineMs?: number | undefined;
   /** attempt interval (default DEFAULT_RETRY_PERIOD_MS) */
-  retryPeriodMs?: number;
+  retryPeriodMs?: number | undefined;
   /** clear the holder on stop so another candidate takes over immediately (default true) */
   releaseOnStop?: boolean;
-  clock?: Clock;
+  clock?: Clock | undefined;
   log: Logger;
 }
 
@@ -544,10 +546,10 @@ export function createLeadership(o: {
   return new LeaderElector({
     lock: k8sLeaseLock(o.coordination, le.leaseNamespace ?? podNamespace(), le.leaseName ?? o.defaultLeaseName),
     identity: o.identity,
-    ...(le.leaseDurationMs !== undefined ? { leaseDurationMs: le.leaseDurationMs } : {}),
-    ...(le.renewDeadlineMs !== undefined ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
-    ...(le.retryPeriodMs !== undefined ? { retryPeriodMs: le.retryPeriodMs } : {}),
-    ...(o.clock ? { clock: o.clock } : {}),
+    leaseDurationMs: le.leaseDurationMs,
+    renewDeadlineMs: le.renewDeadlineMs,
+    retryPeriodMs: le.retryPeriodMs,
+    clock: o.clock,
     log: o.log,
   });
 }

@@ -8,9 +8,9 @@
 import { ConditionType, Reason, type Condition } from '../api/meta.js';
 
 export type Outcome =
-  | { kind: 'ready'; message: string; fields?: StatusFields }
-  | { kind: 'stalled'; reason: string; message: string; fields?: StatusFields }
-  | { kind: 'waiting'; reason: string; message: string; fields?: StatusFields };
+  | { kind: 'ready'; message: string; fields?: StatusFields | undefined }
+  | { kind: 'stalled'; reason: string; message: string; fields?: StatusFields | undefined }
+  | { kind: 'waiting'; reason: string; message: string; fields?: StatusFields | undefined };
 
 /** Kind-specific status fields; `undefined` removes a field. */
 export type StatusFields = Record<string, unknown>;
@@ -31,11 +31,12 @@ export function setCondition(conds: readonly Condition[] | undefined, c: Omit<Co
   const next: Condition = {
     type: c.type,
     status: c.status,
-    ...(c.observedGeneration !== undefined ? { observedGeneration: c.observedGeneration } : {}),
     lastTransitionTime: prev && prev.status === c.status ? prev.lastTransitionTime : now,
     reason: c.reason,
     message: c.message,
   };
+  // the schema's type (api/meta.ts) has no undefined: a key only with a value
+  if (c.observedGeneration !== undefined) next.observedGeneration = c.observedGeneration;
   return [...(conds ?? []).filter((x) => x.type !== c.type), next];
 }
 

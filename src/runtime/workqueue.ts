@@ -14,7 +14,7 @@ export interface Result {
 export interface WorkQueueOptions {
   name: string;
   concurrency?: number;
-  backoff?: BackoffPolicy;
+  backoff?: BackoffPolicy | undefined;
   clock?: Clock;
   rand?: () => number;
   handler: (key: string) => Promise<Result | void>;
