@@ -32,7 +32,7 @@ import { createRuntime, ingestDepsOf } from './service/runtime.js';
 import { ExpiryScanner } from './expiry/scanner.js';
 import { ReminderScanner } from './reminders/scanner.js';
 import { snapshotSilencer } from './reminders/silences.js';
-import type { Clock } from './runtime/timers.js';
+import { realClock, type Clock } from './runtime/timers.js';
 import { registerClusterGauge, startSilenceWatch } from './inventory/silence.js';
 import { registerCertificateExpiryGauge } from './inventory/metrics.js';
 import { TemplateRenderer } from './templates/renderer.js';
@@ -147,6 +147,7 @@ export interface ServiceHooks {
 }
 
 export async function startService(cfg: ServeConfig, log: Logger, hooks: ServiceHooks = {}): Promise<RunningService> {
+  const clock = hooks.clock ?? realClock;
   if (cfg.kube === 'on' && !kubeConfigAvailable())
     throw new ConfigError('--kube on: no Kubernetes configuration found (KUBECONFIG, ~/.kube/config or in-cluster service account)');
   let keySource: SecretKeySource;
@@ -203,7 +204,7 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
     log,
     registry: metrics.registry,
     deliverySignal,
-    ...(hooks.rateLimits ? { rateLimits: hooks.rateLimits } : {}),
+    rateLimits: hooks.rateLimits,
   });
   const app = createApp({
     store,
@@ -241,8 +242,8 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
       instanceId: cfg.instanceId,
       logger: log, // the worker adds its own component key
       metrics: metrics.registry,
-      ...(hooks.clock ? { clock: () => hooks.clock!.now() } : {}),
-      ...(runtime.logLimiter ? { logLimiter: runtime.logLimiter } : {}),
+      clock: () => clock.now(),
+      logLimiter: runtime.logLimiter,
       options: {
         concurrency: cfg.deliveryWorkers,
         attemptTimeoutMs: cfg.deliveryTimeoutMs,
@@ -256,12 +257,15 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
   // their stop callbacks run on a step-down.
   const kc = kubeWanted ? loadKubeConfig() : undefined;
   const k = cfg.kubeOptions;
+  // an empty flag value is unset (the default)
+  const leaseNamespace = k.leaseNamespace || undefined;
+  const clusterId = k.clusterId || undefined;
   const leadership: Elector =
     kc && k.leaderElect
       ? createLeadership({
           options: {
-            ...(k.leaseName ? { leaseName: k.leaseName } : {}),
-            ...(k.leaseNamespace ? { leaseNamespace: k.leaseNamespace } : {}),
+            leaseName: k.leaseName || undefined,
+            leaseNamespace,
             leaseDurationMs: k.leaseDurationMs,
             renewDeadlineMs: k.renewDeadlineMs,
             retryPeriodMs: k.retryPeriodMs,
@@ -300,10 +304,10 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
       kubeConfig: kc,
       registry: metrics.registry,
       leader: leadership,
-      ...(k.watchNamespace ? { namespace: k.watchNamespace } : {}),
+      namespace: k.watchNamespace || undefined,
       identity: cfg.instanceId,
-      ...(k.clusterName ? { cluster: k.clusterName } : {}),
-      ...(k.clusterId ? { clusterId: k.clusterId } : {}),
+      cluster: k.clusterName || undefined,
+      clusterId,
       resyncMs: k.resyncMs,
       concurrency: k.concurrency,
     });
@@ -313,11 +317,12 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
         logger: log,
         kubeConfig: kc,
         serviceUrl: service.url,
-        ...('apiKeySecret' in service ? { apiKeySecret: service.apiKeySecret } : { apiKey: service.apiKey }),
+        apiKeySecret: 'apiKeySecret' in service ? service.apiKeySecret : undefined,
+        apiKey: 'apiKey' in service ? service.apiKey : undefined,
         clusterName: k.clusterName ?? DEFAULT_CLUSTER_NAME,
-        ...(k.clusterId ? { clusterId: k.clusterId } : {}),
-        ...(k.leaseNamespace ? { stateNamespace: k.leaseNamespace } : {}),
-        ...(k.emitterWatchNamespace ? { watchNamespace: k.emitterWatchNamespace } : {}),
+        clusterId,
+        stateNamespace: leaseNamespace,
+        watchNamespace: k.emitterWatchNamespace || undefined,
         ...emitterLimits(k),
         // the inventory goes to this service's POST /v1/inventory like an agent's; the ExpiryScanner below
         // evaluates it: one expiry path, standalone or not
@@ -346,7 +351,7 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
     // a reminder inside an active silence is recorded SILENCED, decided like ingestion over the routing snapshot
     silencer: snapshotSilencer(runtime.snapshots),
     silencedCounter: runtime.routingMetrics.silenced,
-    ...(hooks.clock ? { clock: hooks.clock } : {}),
+    clock,
   });
   reminders.start();
   // only the leader delivers (and reconciles); a follower serves the API and accepts events
@@ -382,7 +387,7 @@ export async function startService(cfg: ServeConfig, log: Logger, hooks: Service
         store,
         ingest: ingestDepsOf(runtime, log),
         log: log.child({ component: 'inventory' }),
-        ...(runtime.logLimiter ? { logLimiter: runtime.logLimiter } : {}),
+        logLimiter: runtime.logLimiter,
         silenceAfterMs: cfg.clusterSilenceAfterMs,
         now: Date.now,
       }),

@@ -28,7 +28,7 @@ export interface IngestDeps {
   metrics: RoutingMetrics;
   log: Logger;
   /** Rate-limits the per-event warn lines per tenant and cause; without it every line is written. */
-  logLimiter?: LogLimiter;
+  logLimiter?: LogLimiter | undefined;
   /** Notified after a commit that wrote deliveries: wakes the delivery worker. */
   deliverySignal?: Pick<DeliverySignal, 'notify'>;
 }

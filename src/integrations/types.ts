@@ -105,7 +105,7 @@ export interface IntegrationOptions {
   /** Base URL of the Opsgenie API (--opsgenie-api-url); default DEFAULT_OPSGENIE_API_URL. Trusted like the above. */
   opsgenieApiUrl?: string;
   /** SMTP URL for nodemailer, e.g. smtp://user:pass@mail:587 or smtps://...; email is 'dead' when unset. */
-  smtpUrl?: string;
+  smtpUrl?: string | undefined;
   /** Default sender when an EMAIL integration has no config.from. */
   smtpFrom?: string;
   /**

@@ -521,9 +521,9 @@ export interface LeadershipOptions {
   /** default true */
   enabled?: boolean;
   /** default: the caller's default lease name */
-  leaseName?: string;
+  leaseName?: string | undefined;
   /** default: the pod's namespace (service account mount), else `default` */
-  leaseNamespace?: string;
+  leaseNamespace?: string | undefined;
   /** default DEFAULT_LEASE_DURATION_MS */
   leaseDurationMs?: number;
   /** default DEFAULT_RENEW_DEADLINE_MS */

@@ -185,7 +185,7 @@ export async function createIntegration(
       config,
       secrets,
       managedBy,
-      ...(rateLimit ? { rateLimit } : {}),
+      rateLimit,
       createdAt: now,
       updatedAt: now,
     });

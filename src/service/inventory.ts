@@ -318,7 +318,7 @@ export async function listClusters(
   if (args.after != null && !isUuid(args.after))
     throw new ServiceError('BAD_USER_INPUT', 'after is not a cursor returned by clusters', 'after');
   const rows = await ctx.store.listClusters(ctx.companyId, {
-    ...(args.after != null ? { after: args.after.toLowerCase() } : {}),
+    after: args.after?.toLowerCase(),
     limit: first + 1,
   });
   return { nodes: rows.slice(0, first), hasNextPage: rows.length > first };

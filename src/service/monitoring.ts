@@ -154,7 +154,7 @@ export async function putMonitoringConfig(
         id: monitoringConfigId(ctx.companyId),
         companyId: ctx.companyId,
         updatedAt: ctx.now(),
-        ...(d.manager !== null ? { manager: d.manager } : {}),
+        manager: d.manager ?? undefined,
       },
       current,
     );

@@ -21,8 +21,8 @@ export function createRuntime(opts: {
   /** Notified after deliveries are committed; the delivery worker waits on it (src/main.ts). */
   deliverySignal: Pick<DeliverySignal, 'notify'>;
   /** Per-integration-type overrides of the delivery rate limits (benches lift them; users get the defaults). */
-  rateLimits?: Partial<Record<IntegrationType, RateLimit>>;
-}): ServiceRuntime {
+  rateLimits?: Partial<Record<IntegrationType, RateLimit>> | undefined;
+}): ServiceRuntime & { logLimiter: LogLimiter } {
   // One policy (and so one pooled dispatcher) for every tenant destination of this process.
   const refused = createEgressRefusedCounter(opts.registry);
   const egress = new EgressPolicy(opts.cfg.egressAllow, { onRefused: (reason, stage) => refused.inc({ reason, stage }) });
@@ -34,7 +34,7 @@ export function createRuntime(opts: {
     userAgent: 'certmgr-notify',
     smtpFrom: opts.cfg.smtpFrom,
     smtpSenderDomains: opts.cfg.smtpSenderDomains,
-    ...(opts.cfg.smtpUrl ? { smtpUrl: opts.cfg.smtpUrl } : {}),
+    smtpUrl: opts.cfg.smtpUrl || undefined,
     publicUrl: opts.cfg.publicUrl,
   };
   // a company's compiled filters fit its router quota (2 per router: an update briefly holds old and new) and its
@@ -70,7 +70,7 @@ export function ingestDepsOf(rt: ServiceRuntime, log: Logger): IngestDeps {
     snapshots: rt.snapshots,
     metrics: rt.routingMetrics,
     log,
-    ...(rt.logLimiter ? { logLimiter: rt.logLimiter } : {}),
+    logLimiter: rt.logLimiter,
     deliverySignal: rt.deliverySignal,
   };
 }

@@ -177,9 +177,9 @@ export async function listSilences(
 ): Promise<{ nodes: SilenceRecord[]; hasNextPage: boolean }> {
   const first = requirePageSize(args.first, 100);
   const rows = await ctx.store.listSilences(ctx.companyId, {
-    ...(args.state ? { state: args.state } : {}),
+    state: args.state || undefined,
     now: ctx.now(),
-    ...(args.after ? { after: decodeSilenceCursor(args.after) } : {}),
+    after: args.after ? decodeSilenceCursor(args.after) : undefined,
     limit: first + 1,
   });
   return { nodes: rows.slice(0, first), hasNextPage: rows.length > first };

@@ -677,7 +677,7 @@ export interface InventoryOps {
   /** Deletes the company's clusters of `ids` with their inventory rows; returns the clusters as they were. */
   deleteClusters(companyId: string, ids: string[]): Promise<ClusterRecord[]>;
   /** The company's clusters by id, after `after` (keyset), at most `limit`. */
-  listClusters(companyId: string, opts: { after?: string; limit: number }): Promise<ClusterRecord[]>;
+  listClusters(companyId: string, opts: { after?: string | undefined; limit: number }): Promise<ClusterRecord[]>;
   /**
    * Sum of certificate_count over the company's clusters except one (the certificates quota). On PostgreSQL it
    * first takes the company's certificates quota lock (transaction-scoped), so concurrent reports count in turn.
@@ -791,10 +791,10 @@ export type SilencePatch = Partial<
 
 export interface SilenceListFilter {
   /** Which state at `now` (src/silences/decide.ts silenceState); omitted: all. */
-  state?: 'ACTIVE' | 'PENDING' | 'EXPIRED';
+  state?: 'ACTIVE' | 'PENDING' | 'EXPIRED' | undefined;
   now: number;
   /** Keyset: silences created after this (createdAt, id). */
-  after?: { createdAt: number; id: string };
+  after?: { createdAt: number; id: string } | undefined;
   limit: number;
 }
 
