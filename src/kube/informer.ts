@@ -367,7 +367,7 @@ export class ResilientInformer<T extends KubernetesObject, R extends KubernetesO
     this.lastFailureAt = now;
     // A request that hit our own deadline is tried again at once, as client-node does after its watch timeout: the
     // deadline already spaced the attempts. A relist waiting for a restarted apiserver's cache then lost 13 s of
-    // backoff after two such deadlines at 100,000 Certificates (docs/performance.md, eighth pass).
+    // backoff after two such deadlines at 100,000 Certificates (docs/performance.md, "Scale").
     const deadline = isRequestDeadline(err);
     if (!deadline) this.failures++;
     if (this.opts.relistAfterError) this.relistNext = true;

@@ -5,7 +5,7 @@
  * commit stalls everything else the process does (the API of every tenant, the delivery worker's HTTP).
  * Here the connection lives on one worker thread; the store (sqlite.ts) keeps its mutex, transactions and
  * fences on the main thread and sends each statement as a message, so SQLite's work runs on another core
- * (docs/performance.md, "Sixth pass"). One connection, one thread: SQLite's single writer is unchanged.
+ * (docs/performance.md). One connection, one thread: SQLite's single writer is unchanged.
  *
  * The thread's code is `threadMain` below, given to the Worker as source text (the binary is one bundle, and
  * a separate worker file would need its own build entry and loader under tsx). It must stay self-contained:

@@ -101,7 +101,7 @@ export class InventoryReporter {
     // A relist needs no snapshot: the informer reports what it changed as these events (client-node's ListWatch
     // deletes what the new list lacks and updates what has a new resourceVersion), so deltas carry it. A snapshot
     // of 100,000 Secrets after every apiserver restart took the CPU the restarted apiserver needed to refill its
-    // caches, which every relist waits for (docs/performance.md, eighth pass).
+    // caches, which every relist waits for (docs/performance.md, "Scale").
     const fromCert = (c: CertManagerObject): void => {
       const ns = c.metadata?.namespace;
       const secretName = c.spec?.secretName;
