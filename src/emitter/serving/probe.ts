@@ -143,7 +143,7 @@ export function probeTls(target: ProbeTarget, opts: ProbeOptions): Promise<Probe
         host: addr.host,
         port: addr.port,
         // SNI names a host; an IP literal is not sent (RFC 6066), the server then picks its default certificate
-        ...(isIP(target.host) === 0 ? { servername: target.host.replace(/\.$/, '') } : {}),
+        servername: isIP(target.host) === 0 ? target.host.replace(/\.$/, '') : undefined,
         // the served leaf is read, not trusted: verdict.ts compares it with the Secret's
         rejectUnauthorized: false,
         secureContext: probeContext(),
