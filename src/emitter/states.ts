@@ -64,9 +64,7 @@ function storedIdentity(s: HealthState, maxBytes: number): HealthState {
     id: {
       ...id,
       issuerName: '',
-      ...(subject
-        ? { subject: { commonName: '', countries: [], localities: [], organizationalUnits: [], organizations: [], provinces: [] } }
-        : {}),
+      subject: subject && { commonName: '', countries: [], localities: [], organizationalUnits: [], organizations: [], provinces: [] },
       SANs: {},
     },
   };

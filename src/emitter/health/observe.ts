@@ -44,7 +44,7 @@ export interface ResourceIdentity {
   uid: string;
   /** Certificates: spec.issuerRef.name ('' for a Secret) */
   issuerName?: string;
-  subject?: CertificateSubject;
+  subject?: CertificateSubject | undefined;
   SANs?: CertificateSans;
   /** `notify.certmgr.io/runbook-url` (docs/annotations.md), carried to every health event as data.runbookUrl */
   runbookUrl?: string;
