@@ -30,7 +30,7 @@ export interface GroupFlusherOptions {
   /** Groups per transaction; default 50. */
   batchSize?: number;
   /** Notified after a batch that wrote deliveries committed (wakes the delivery worker). */
-  deliverySignal?: Pick<DeliverySignal, 'notify'>;
+  deliverySignal?: Pick<DeliverySignal, 'notify'> | undefined;
 }
 
 interface FlushMetrics {

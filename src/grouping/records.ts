@@ -50,9 +50,9 @@ export interface GroupRow {
    * Held under the issuer (migration 21, hold.ts): the issuer's correlation key when this row is a router's hold of
    * that issuer's certificates; null or absent for a group.
    */
-  holdIssuer?: string | null;
+  holdIssuer?: string | null | undefined;
   /** A hold: when its issuer was seen ready again; null while it is not ready. */
-  issuerReadyAt?: number | null;
+  issuerReadyAt?: number | null | undefined;
   /** A hold: its summary went out (the issuer recovered and certificates stayed broken past the grace). */
-  holdReleased?: boolean;
+  holdReleased?: boolean | undefined;
 }

@@ -14,7 +14,7 @@ export interface MonitoringConfigRecord {
   includeUnassignedCertificates: boolean;
   updatedAt: number;
   /** who manages it (src/model/manager.ts); absent: nobody */
-  manager?: string;
+  manager?: string | undefined;
 }
 
 export interface IntegrationRecord {

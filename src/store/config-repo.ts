@@ -125,9 +125,10 @@ export function createConfigOps(db: SqlDb, box: () => SecretBox | undefined = ()
     },
 
     async updateIntegration(companyId, id, patch, now) {
-      const { set, params } = patchSet(INTEGRATION_PATCH_COLUMNS, { ...patch, secrets: undefined }, now);
+      const { secrets, ...columns } = patch;
+      const { set, params } = patchSet(INTEGRATION_PATCH_COLUMNS, columns, now);
       // secrets are sealed here: the ciphertext is bound to (company, id)
-      const sealed = patch.secrets === undefined ? [] : [encodeSecrets(patch.secrets, { companyId, id }, box())];
+      const sealed = secrets === undefined ? [] : [encodeSecrets(secrets, { companyId, id }, box())];
       const row = await db.get(
         `UPDATE integrations SET ${sealed.length ? 'secrets = ?, ' : ''}${set} WHERE company_id = ? AND id = ? RETURNING ${INT}`,
         [...sealed, ...params, companyId, id],

@@ -73,6 +73,7 @@ function groupToRow(g: GroupRow) {
 }
 
 function rowToGroup(row: SqlRow): GroupRow {
+  const holdIssuer = strOrNull(row, 'hold_issuer');
   return {
     id: str(row, 'id'),
     companyId: str(row, 'company_id'),
@@ -96,9 +97,9 @@ function rowToGroup(row: SqlRow): GroupRow {
     lastFlushEventId: strOrNull(row, 'last_flush_event_id'),
     resolvedTold: int(row, 'resolved_told'),
     // a hold's state (hold.ts); a group has none
-    ...(strOrNull(row, 'hold_issuer') !== null
-      ? { holdIssuer: str(row, 'hold_issuer'), issuerReadyAt: intOrNull(row, 'issuer_ready_at'), holdReleased: bool(row, 'hold_released') }
-      : {}),
+    holdIssuer: holdIssuer ?? undefined,
+    issuerReadyAt: holdIssuer === null ? undefined : intOrNull(row, 'issuer_ready_at'),
+    holdReleased: holdIssuer === null ? undefined : bool(row, 'hold_released'),
   };
 }
 

@@ -32,7 +32,7 @@ function asClaimed(
     leaseUntil: d.leaseUntil,
     event: { type: e.type, data: e.data, receivedAt: e.receivedAt },
     newerSent,
-    ...(integration === undefined ? {} : { integration }),
+    integration,
   };
 }
 

@@ -40,10 +40,10 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
   const pool = new pg.Pool({
     connectionString: url,
     types,
-    ...(opts.maxConnections ? { max: opts.maxConnections } : {}),
+    max: opts.maxConnections || undefined, // 0: pg's default, as unset
     // Awaited by pg-pool before the client is handed out; if it fails, the client is dropped.
     // eslint-disable-next-line @typescript-eslint/no-misused-promises -- pg-pool awaits onConnect (its types say void)
-    ...(schema ? { onConnect: (c: pg.ClientBase) => c.query(`SET search_path TO ${quoteIdent(schema)}`) } : {}),
+    onConnect: schema ? (c: pg.ClientBase) => c.query(`SET search_path TO ${quoteIdent(schema)}`) : undefined,
   });
   // An idle client losing its connection emits 'error' on the pool; without a listener that
   // would crash the process. The pool discards the client; the next query reconnects.

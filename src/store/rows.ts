@@ -112,7 +112,7 @@ export function rowToMonitoringConfig(row: SqlRow): MonitoringConfigRecord {
     applicationIds: json<string[]>(row, 'application_ids'),
     includeUnassignedCertificates: bool(row, 'include_unassigned_certificates'),
     updatedAt: int(row, 'updated_at'),
-    ...(typeof row['manager'] === 'string' ? { manager: row['manager'] } : {}),
+    manager: typeof row['manager'] === 'string' ? row['manager'] : undefined,
   };
 }
 

@@ -465,7 +465,7 @@ export interface ClaimedDelivery extends DeliveryRecord {
    * Its integration as the claim's transaction read it (null: deleted since), so the worker needs no read of its
    * own per batch. Undefined where a store does not read it (the worker reads it then).
    */
-  integration?: IntegrationRecord | null;
+  integration?: IntegrationRecord | null | undefined;
 }
 
 /** An attempt's outcome for DeliveryQueueOps.recordOutcomes (what markDelivered / markRetry / markDead take). */
