@@ -88,7 +88,7 @@ export class Recorder {
             error: decision.error,
             nextAttemptAt: new Date(decision.at).toISOString(),
             // this integration's failed attempts not logged since its previous line (at most one a minute)
-            ...(window.suppressed ? { suppressed: window.suppressed } : {}),
+            suppressed: window.suppressed || undefined,
           },
           'delivery attempt failed; will retry',
         );

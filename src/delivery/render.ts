@@ -4,12 +4,6 @@ import type { ClaimedDelivery, IntegrationRecord } from '../store/types.js';
 import type { TemplateRenderer } from '../templates/renderer.js';
 import { parseSnapshot } from '../grouping/snapshot.js';
 
-/** A group notification's `group` (and `reminder` for a repeat) from the snapshot its delivery was written with. */
-function groupOf(d: ClaimedDelivery): Pick<Notification, 'group' | 'reminder'> {
-  const snap = d.groupSnapshot === undefined ? null : parseSnapshot(d.groupSnapshot);
-  return snap ? { group: snap.group, ...(snap.reminder ? { reminder: true } : {}) } : {};
-}
-
 /**
  * The notification of a claimed delivery. A template that does not render sends the default message (counted by
  * the renderer), never a dead letter; throws only when the store could not be read.
@@ -20,6 +14,8 @@ export async function renderNotification(
   integration: IntegrationRecord,
   templates: Pick<TemplateRenderer, 'render'> | undefined,
 ): Promise<Notification> {
+  // a group notification's group (and reminder, for a repeat) come from the snapshot its delivery was written with
+  const snap = d.groupSnapshot === undefined ? null : parseSnapshot(d.groupSnapshot);
   const notification: Notification = {
     id: d.id,
     eventId: d.eventId,
@@ -28,8 +24,8 @@ export async function renderNotification(
     router: { id: d.routerId, name: d.routerName },
     integration,
     attempt: d.attempts,
-    ...(d.reminder ? { reminder: true } : {}),
-    ...groupOf(d),
+    reminder: d.reminder || snap?.reminder || undefined,
+    group: snap?.group,
   };
   const rendered = await templates?.render(d.companyId, notification);
   if (rendered) notification.rendered = rendered;

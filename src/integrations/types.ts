@@ -28,9 +28,9 @@ export interface Notification {
    * with `groupBy`. `event` is then the group's newest member, so a notifier that ignores groups still says
    * something true.
    */
-  group?: NotificationGroup;
+  group?: NotificationGroup | undefined;
   /** A reminder (the router's repeatInterval): the resource (or group) is still unhealthy; nothing new happened. */
-  reminder?: boolean;
+  reminder?: boolean | undefined;
   /**
    * The router's template, rendered for this integration's type; a part left out keeps the
    * notifier's own text. Rendered by the worker before send (bounded output), never by a notifier.
