@@ -396,7 +396,7 @@ export async function run(): Promise<void> {
     } catch (e) {
       console.log(`(PostgreSQL not available: ${(e as Error).message.split('\n')[0]})`);
     }
-  const stores: [string, Store, PgRun?][] = [];
+  const stores: [string, Store, PgRun | undefined][] = [];
   for (const [name, open, pgRun] of engines) stores.push([name, await open(), pgRun]);
 
   // Warm-up rounds (JIT, connections), not counted.
@@ -423,7 +423,7 @@ export async function run(): Promise<void> {
     statements: number;
     bodyBytes?: number;
     /** PostgreSQL: the server's CPU ms in the round */
-    serverMs?: number;
+    serverMs?: number | undefined;
   };
   const bare: Round[] = [];
   const bareFetch: Round[] = [];

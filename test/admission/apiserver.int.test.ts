@@ -65,7 +65,11 @@ describe.skipIf(skip)('admission webhook (real apiserver)', () => {
   });
 
   /** The Status message of a rejected create (undefined when it was accepted). */
-  const createRouter = async (name: string, filter: string, dryRun = false): Promise<{ code?: number; message?: string }> => {
+  const createRouter = async (
+    name: string,
+    filter: string,
+    dryRun = false,
+  ): Promise<{ code?: number | undefined; message?: string | undefined }> => {
     try {
       await k.custom.createNamespacedCustomObject({
         group: GROUP,
@@ -243,7 +247,8 @@ describe.skipIf(skip)('admission webhook (real apiserver)', () => {
     const cur = await admission.readValidatingWebhookConfiguration({ name: VWC });
     await admission.replaceValidatingWebhookConfiguration({
       name: VWC,
-      body: { ...vwc(['v1beta1']), metadata: { name: VWC, resourceVersion: cur.metadata?.resourceVersion } },
+      // a read object always has its resourceVersion
+      body: { ...vwc(['v1beta1']), metadata: { name: VWC, resourceVersion: cur.metadata!.resourceVersion! } },
     });
     await waitFor(
       'a v1beta1 review',
