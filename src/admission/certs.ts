@@ -58,7 +58,7 @@ export interface CertificateWatcherOptions {
   /** Called with each newly loaded pair (not with the initial one). */
   onChange: (pair: CertificatePair) => void;
   /** Poll period, ms. Default 10 s. */
-  pollMs?: number;
+  pollMs?: number | undefined;
 }
 
 export interface CertificateWatcher {

@@ -49,8 +49,8 @@ export interface AdmissionRequest {
   uid: string;
   kind: { group: string; version: string; kind: string };
   operation: string;
-  name?: string;
-  namespace?: string;
+  name?: string | undefined;
+  namespace?: string | undefined;
   object?: unknown;
   oldObject?: unknown;
   dryRun?: boolean;
