@@ -54,6 +54,7 @@ import {
   generateTlsMaterial,
   grow,
   growIngresses,
+  readTlsMaterial,
   mib,
   runBareInformer,
   secs,
@@ -84,6 +85,8 @@ const ingressesAt = (n: number): number =>
 const PROBE_WINDOW_MS = Number(env.BENCH_SCALE_PROBE_WINDOW_MS ?? 120_000);
 const PROBE_INTERVAL = env.BENCH_SCALE_PROBE_INTERVAL;
 /** the issue's goal at N = 100,000 */
+/** distinct certificates the Secrets share (Secret i has material[i % MATERIAL]) */
+const MATERIAL = 8;
 const GOAL = { n: 100_000, rss: 400 * 1024 * 1024, syncMs: 60_000 };
 
 interface Phase {
@@ -504,12 +507,13 @@ export async function run(): Promise<void> {
     const kc = kube.kubeConfig();
     await installCrds(kc);
     await installCertManagerCrds(kc);
-    const material = generateTlsMaterial(8);
-    target = await startProbeTarget(material);
     await createScaffolding(writer, LAYOUT);
     log(`apiserver ${kube.server} ready; CRDs, ${LAYOUT.namespaces} namespaces and issuers created`);
-    // a reused etcd holds the first `have` pairs already (grow is idempotent; shrinking is not supported)
+    // a reused etcd holds the first `have` pairs already (grow is idempotent; shrinking is not supported), written
+    // with its own material: read back, so every endpoint serves its Secret's certificate
     let have = countFile && existsSync(countFile) ? Number(readFileSync(countFile, 'utf8')) : 0;
+    const material = have >= MATERIAL ? await readTlsMaterial(writer, LAYOUT, MATERIAL) : generateTlsMaterial(MATERIAL);
+    target = await startProbeTarget(material);
     for (const n of SIZES) {
       if (n < have) throw new Error(`BENCH_SCALE_ETCD_DIR holds ${have} pairs, more than N = ${n}`);
       const created = await grow(writer, LAYOUT, material, have, n);

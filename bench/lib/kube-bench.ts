@@ -5,7 +5,7 @@
  * the serving prober's handshakes) and the bare client-node informer baseline.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { X509Certificate, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -362,6 +362,19 @@ export class ApiWriter {
     if ((await this.write('POST', path, body)) === 'exists') await this.write('PATCH', `${path}/${name}`, body);
   }
 
+  /** GET of one object, as JSON. */
+  async read(path: string): Promise<Record<string, unknown>> {
+    this.requests++;
+    const r = await this.pool.request({
+      path,
+      method: 'GET',
+      headers: { authorization: `Bearer ${this.env.token}`, accept: 'application/json' },
+    });
+    const text = await r.body.text();
+    if (r.statusCode >= 300) throw new Error(`GET ${path}: HTTP ${r.statusCode} ${text.slice(0, 300)}`);
+    return JSON.parse(text) as Record<string, unknown>;
+  }
+
   private async write(method: 'POST' | 'PATCH', path: string, body: unknown): Promise<'exists' | undefined> {
     const payload = JSON.stringify(body);
     for (let attempt = 1; ; attempt++) {
@@ -529,6 +542,22 @@ export interface GrowStats {
  * Certificates (create + status) and their TLS Secrets for i in [from, to), plus noise for j in [from/10, to/10):
  * an Opaque Secret and a ConfigMap each.
  */
+/**
+ * The material a reused etcd's objects were written with, read back from Secrets 0 … count-1 (grow() gave Secret i
+ * material[i % count]): a new generateTlsMaterial() would make every probed endpoint serve a foreign certificate.
+ */
+export async function readTlsMaterial(w: ApiWriter, l: Layout, count: number): Promise<TlsMaterial[]> {
+  const out: TlsMaterial[] = [];
+  for (let i = 0; i < count; i++) {
+    const s = await w.read(`/api/v1/namespaces/${namespaceOf(i, l)}/secrets/${certName(i)}-tls`);
+    const data = s['data'] as Record<string, string>;
+    const text = (k: string): string => Buffer.from(data[k] ?? '', 'base64').toString('utf8');
+    const leaf = new X509Certificate(text('tls.crt'));
+    out.push({ crt: text('tls.crt'), key: text('tls.key'), ca: text('ca.crt'), notBefore: leaf.validFromDate, notAfter: leaf.validToDate });
+  }
+  return out;
+}
+
 export async function grow(w: ApiWriter, l: Layout, material: TlsMaterial[], from: number, to: number): Promise<GrowStats> {
   const t0 = performance.now();
   const req0 = w.requests;
