@@ -21,12 +21,14 @@ import {
   rowToRouter,
 } from './rows.js';
 import { type SecretBox } from './secret-box.js';
-import { type SqlDb, type SqlValue, placeholders } from './sqldb.js';
+import { type SqlDb, type SqlRow, type SqlValue, padToPowerOfTwo, placeholders, statementChunks } from './sqldb.js';
 import type { ConfigOps, IntegrationRecord, MonitoringConfigRecord, QuotaKind, QuotaOps, ReencryptReport, RouterRecord } from './types.js';
 
 const MC = MONITORING_CONFIG_COLUMNS.join(', ');
 const INT = INTEGRATION_COLUMNS.join(', ');
 const RT = ROUTER_COLUMNS.join(', ');
+/** Ids per IN list (statementChunks). */
+const ID_CHUNK = 256;
 
 function patchSet<P extends object>(cols: PatchColumns<P>, patch: P, now: number): { set: string; params: SqlValue[] } {
   const sets: string[] = [];
@@ -63,10 +65,14 @@ export function createConfigOps(db: SqlDb, box: () => SecretBox | undefined = ()
   async function deleteByIds(table: string, companyId: string, ids: string[]): Promise<string[]> {
     const wanted = unique(ids);
     if (wanted.length === 0) return [];
-    const rows = await db.all(`DELETE FROM ${table} WHERE company_id = ? AND id IN (${placeholders(wanted.length)}) RETURNING id`, [
-      companyId,
-      ...wanted,
-    ]);
+    const rows: SqlRow[] = [];
+    for (const chunk of statementChunks(wanted, ID_CHUNK))
+      rows.push(
+        ...(await db.all(`DELETE FROM ${table} WHERE company_id = ? AND id IN (${placeholders(chunk.length)}) RETURNING id`, [
+          companyId,
+          ...chunk,
+        ])),
+      );
     const deleted = new Set(rows.map((r) => r['id']));
     return wanted.filter((id) => deleted.has(id));
   }
@@ -160,8 +166,9 @@ export function createConfigOps(db: SqlDb, box: () => SecretBox | undefined = ()
     },
 
     async listRoutersByIntegration(companyId, integrationIds) {
-      const ids = unique(integrationIds);
-      if (ids.length === 0) return [];
+      if (integrationIds.length === 0) return [];
+      // one statement (its ORDER BY spans every id), its list padded to a bounded set of texts
+      const ids = padToPowerOfTwo(unique(integrationIds));
       const rows = await db.all(
         `SELECT ${RT} FROM routers WHERE company_id = ? AND integration_id IN (${placeholders(ids.length)})
          ORDER BY created_at, id`,
@@ -192,11 +199,8 @@ export function createConfigOps(db: SqlDb, box: () => SecretBox | undefined = ()
     async deleteRouters(companyId, ids) {
       const deleted = await deleteByIds('routers', companyId, ids);
       // their reminders end with them (docs/reminders.md); not left to count against the caps until due
-      if (deleted.length)
-        await db.run(`DELETE FROM reminders WHERE company_id = ? AND router_id IN (${placeholders(deleted.length)})`, [
-          companyId,
-          ...deleted,
-        ]);
+      for (const chunk of statementChunks(deleted, ID_CHUNK))
+        await db.run(`DELETE FROM reminders WHERE company_id = ? AND router_id IN (${placeholders(chunk.length)})`, [companyId, ...chunk]);
       return deleted;
     },
   };
@@ -208,10 +212,14 @@ export function createQuotaOps(db: SqlDb): QuotaOps {
     async existingIds(kind, companyId, ids) {
       const wanted = unique(ids);
       if (wanted.length === 0) return [];
-      const rows = await db.all(`SELECT id FROM ${QUOTA_TABLES[kind]} WHERE company_id = ? AND id IN (${placeholders(wanted.length)})`, [
-        companyId,
-        ...wanted,
-      ]);
+      const rows: SqlRow[] = [];
+      for (const chunk of statementChunks(wanted, ID_CHUNK))
+        rows.push(
+          ...(await db.all(`SELECT id FROM ${QUOTA_TABLES[kind]} WHERE company_id = ? AND id IN (${placeholders(chunk.length)})`, [
+            companyId,
+            ...chunk,
+          ])),
+        );
       const found = new Set(rows.map((r) => r['id']));
       return wanted.filter((id) => found.has(id));
     },

@@ -4,19 +4,19 @@
  * company_id.
  */
 import { DELIVERY_COLUMNS, EVENT_COLUMNS, int, rowToDelivery, rowToEvent, str } from './rows.js';
-import { type SqlDb, type SqlValue, placeholders } from './sqldb.js';
+import { type SqlDb, type SqlValue, placeholders, statementChunks } from './sqldb.js';
 import type { ConsoleOps, ResourceHealthWrite } from './types.js';
 
 const EV = EVENT_COLUMNS.map((c) => `e.${c}`).join(', ');
 const DL = DELIVERY_COLUMNS.join(', ');
-/** Rows per multi-row upsert (8 parameters each). */
-const HEALTH_CHUNK = 500;
+/** Rows per multi-row upsert (statementChunks; 8 parameters each). */
+const HEALTH_CHUNK = 256;
 
 /** A streak's deliveries, newest first (reminders share their event's order position: created_at tells them apart). */
 /** The streak's deliveries, latest first in the resource's order (the event's position; one event's deliveries by id). */
 const STREAK_ORDER = 'ORDER BY order_at DESC, order_seq DESC, id DESC';
-/** Integrations per statement of listStreakDeliveries (6 parameters each). */
-const STREAK_INTEGRATIONS_PER_STATEMENT = 100;
+/** Integrations per statement of listStreakDeliveries (statementChunks; 6 parameters each). */
+const STREAK_INTEGRATIONS_PER_STATEMENT = 64;
 
 export function createConsoleOps(db: SqlDb): ConsoleOps {
   /**
@@ -27,8 +27,7 @@ export function createConsoleOps(db: SqlDb): ConsoleOps {
   async function upsert(writes: readonly ResourceHealthWrite[], fresh: boolean): Promise<void> {
     const keep = (col: string) =>
       fresh ? `excluded.${col}` : `CASE WHEN resource_health.since IS NULL THEN excluded.${col} ELSE resource_health.${col} END`;
-    for (let i = 0; i < writes.length; i += HEALTH_CHUNK) {
-      const chunk = writes.slice(i, i + HEALTH_CHUNK);
+    for (const chunk of statementChunks(writes, HEALTH_CHUNK)) {
       const params: SqlValue[] = chunk.flatMap((w) => [
         w.companyId,
         w.resourceKey,
@@ -115,8 +114,7 @@ export function createConsoleOps(db: SqlDb): ConsoleOps {
       );
       const idx = db.dialect === 'sqlite' ? ' INDEXED BY deliveries_order_idx' : '';
       const found: ReturnType<typeof rowToDelivery>[] = [];
-      for (let i = 0; i < integrations.length; i += STREAK_INTEGRATIONS_PER_STATEMENT) {
-        const chunk = integrations.slice(i, i + STREAK_INTEGRATIONS_PER_STATEMENT);
+      for (const chunk of statementChunks(integrations, STREAK_INTEGRATIONS_PER_STATEMENT)) {
         const parts = chunk.map(
           (_, k) =>
             `SELECT * FROM (SELECT ${DL} FROM deliveries${idx}

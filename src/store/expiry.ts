@@ -4,16 +4,16 @@
  */
 import { isExpiryThreshold, type ExpiryThreshold } from '../model/expiry-thresholds.js';
 import { bool, stringList } from './rows.js';
-import { type SqlDb, type SqlRow, placeholders } from './sqldb.js';
+import { type SqlDb, type SqlRow, placeholders, statementChunks } from './sqldb.js';
 import type { ExpiryInventoryRow, ExpiryMarksRecord, ExpiryOps } from './types.js';
 
 const DAY_MS = 86_400_000;
 /** Upper bound of one inventory page, whatever the caller asks. */
 const MAX_PAGE = 10_000;
-/** Rows per multi-row INSERT (7 parameters each). */
-const INSERT_CHUNK = 500;
-/** Keys per IN list. */
-const IN_CHUNK = 500;
+/** Rows per multi-row INSERT (statementChunks; 7 parameters each). */
+const INSERT_CHUNK = 256;
+/** Keys per IN list (statementChunks). */
+const IN_CHUNK = 256;
 
 const MARK_COLUMNS = ['company_id', 'cert_key', 'issuer', 'serial', 'not_after', 'marks', 'updated_at'] as const;
 
@@ -155,8 +155,7 @@ export function createExpiryOps(db: SqlDb): ExpiryOps {
     async getExpiryMarks(companyId, certKeys) {
       const keys = [...new Set(certKeys)];
       const out: ExpiryMarksRecord[] = [];
-      for (let i = 0; i < keys.length; i += IN_CHUNK) {
-        const chunk = keys.slice(i, i + IN_CHUNK);
+      for (const chunk of statementChunks(keys, IN_CHUNK)) {
         const rows = await db.all(
           `SELECT ${MARK_COLUMNS.join(', ')} FROM expiry_marks WHERE company_id = ? AND cert_key IN (${placeholders(chunk.length)})`,
           [companyId, ...chunk],
@@ -167,8 +166,7 @@ export function createExpiryOps(db: SqlDb): ExpiryOps {
     },
 
     async putExpiryMarks(recs) {
-      for (let i = 0; i < recs.length; i += INSERT_CHUNK) {
-        const chunk = recs.slice(i, i + INSERT_CHUNK);
+      for (const chunk of statementChunks(recs, INSERT_CHUNK)) {
         const row = `(${placeholders(MARK_COLUMNS.length)})`;
         await db.run(
           `INSERT INTO expiry_marks (${MARK_COLUMNS.join(', ')}) VALUES ${chunk.map(() => row).join(', ')}

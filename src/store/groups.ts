@@ -8,7 +8,7 @@
  */
 import type { GroupRow, MemberRow } from '../grouping/records.js';
 import { bool, int, intOrNull, json, str, strOrNull } from './rows.js';
-import { type SqlDb, type SqlRow, placeholders } from './sqldb.js';
+import { type SqlDb, type SqlRow, placeholders, statementChunks } from './sqldb.js';
 import type { GroupOps } from './types.js';
 
 const GROUP_COLUMNS = [
@@ -40,8 +40,8 @@ const GROUP_COLUMNS = [
 const GC = GROUP_COLUMNS.join(', ');
 const MEMBER_COLUMNS = ['group_id', 'member_key', 'event_id', 'state', 'transient', 'order_at', 'order_seq', 'accepted_at'] as const;
 const MC = MEMBER_COLUMNS.map((c) => `m.${c}`).join(', ');
-/** Keys per IN list / rows per multi-row INSERT (8 parameters a member row; 20 a group row). */
-const CHUNK = 500;
+/** Keys per IN list / rows per multi-row INSERT (statementChunks; 8 parameters a member row, 20 a group row). */
+const CHUNK = 256;
 
 function groupToRow(g: GroupRow) {
   return [
@@ -121,8 +121,7 @@ export function createGroupOps(db: SqlDb): GroupOps {
   return {
     async lockGroups(init) {
       if (init.length === 0) return [];
-      for (let i = 0; i < init.length; i += CHUNK) {
-        const chunk = init.slice(i, i + CHUNK);
+      for (const chunk of statementChunks(init, CHUNK)) {
         const row = `(${placeholders(GROUP_COLUMNS.length)})`;
         await db.run(
           `INSERT INTO notification_groups (${GC}) VALUES ${chunk.map(() => row).join(', ')}
@@ -132,8 +131,8 @@ export function createGroupOps(db: SqlDb): GroupOps {
       }
       const first = init[0]!;
       const byKey = new Map<string, GroupRow>();
-      for (let i = 0; i < init.length; i += CHUNK) {
-        const keys = init.slice(i, i + CHUNK).map((g) => g.key);
+      for (const chunk of statementChunks(init, CHUNK)) {
+        const keys = chunk.map((g) => g.key);
         const rows = await db.all(
           `SELECT ${GC} FROM notification_groups WHERE company_id = ? AND router_id = ? AND group_key IN (${placeholders(keys.length)})
            ORDER BY group_key${pg ? ' FOR UPDATE' : ''}`,
@@ -159,8 +158,7 @@ export function createGroupOps(db: SqlDb): GroupOps {
     async existingGroupKeys(companyId, routerId, keys) {
       const out: string[] = [];
       const wanted = [...new Set(keys)];
-      for (let i = 0; i < wanted.length; i += CHUNK) {
-        const chunk = wanted.slice(i, i + CHUNK);
+      for (const chunk of statementChunks(wanted, CHUNK)) {
         const rows = await db.all(
           `SELECT group_key FROM notification_groups WHERE company_id = ? AND router_id = ? AND group_key IN (${placeholders(chunk.length)})`,
           [companyId, routerId, ...chunk],
@@ -173,8 +171,7 @@ export function createGroupOps(db: SqlDb): GroupOps {
     async getGroupMembers(groupId, memberKeys) {
       const out: MemberRow[] = [];
       const wanted = [...new Set(memberKeys)];
-      for (let i = 0; i < wanted.length; i += CHUNK) {
-        const chunk = wanted.slice(i, i + CHUNK);
+      for (const chunk of statementChunks(wanted, CHUNK)) {
         const rows = await db.all(
           `SELECT ${MC} FROM notification_group_members m WHERE m.group_id = ? AND m.member_key IN (${placeholders(chunk.length)})`,
           [groupId, ...chunk],
@@ -185,8 +182,7 @@ export function createGroupOps(db: SqlDb): GroupOps {
     },
 
     async putGroupMembers(groupId, members) {
-      for (let i = 0; i < members.length; i += CHUNK) {
-        const chunk = members.slice(i, i + CHUNK);
+      for (const chunk of statementChunks(members, CHUNK)) {
         const row = `(${placeholders(MEMBER_COLUMNS.length)})`;
         await db.run(
           `INSERT INTO notification_group_members (${MEMBER_COLUMNS.join(', ')}) VALUES ${chunk.map(() => row).join(', ')}
@@ -295,8 +291,7 @@ export function createGroupOps(db: SqlDb): GroupOps {
     async lockIssuerHolds(companyId, issuerKeys) {
       const out: GroupRow[] = [];
       const wanted = [...new Set(issuerKeys)].sort();
-      for (let i = 0; i < wanted.length; i += CHUNK) {
-        const chunk = wanted.slice(i, i + CHUNK);
+      for (const chunk of statementChunks(wanted, CHUNK)) {
         const rows = await db.all(
           `SELECT ${GC} FROM notification_groups WHERE company_id = ? AND hold_issuer IN (${placeholders(chunk.length)})
            ORDER BY router_id, group_key${pg ? ' FOR UPDATE' : ''}`,
@@ -310,8 +305,7 @@ export function createGroupOps(db: SqlDb): GroupOps {
     async resourceStreaks(companyId, keys) {
       const out = new Map<string, { orderAt: number; orderSeq: number } | null>();
       const wanted = [...new Set(keys)];
-      for (let i = 0; i < wanted.length; i += CHUNK) {
-        const chunk = wanted.slice(i, i + CHUNK);
+      for (const chunk of statementChunks(wanted, CHUNK)) {
         const rows = await db.all(
           `SELECT resource_key, since_order_at, since_order_seq FROM resource_health
             WHERE company_id = ? AND resource_key IN (${placeholders(chunk.length)})`,

@@ -7,7 +7,7 @@ import { ownThresholdMaxDays, type ExpiryThreshold } from '../model/expiry-thres
 import { worstServingStatus } from '../inventory/serving.js';
 import { INVENTORY_HEALTH_SQL, SERVING_NO_PROBLEM_SQL, SERVING_PROBLEM_SQL } from './migrations.js';
 import { bool, int, intOrNull, json, str, strOrNull } from './rows.js';
-import { type SqlDb, type SqlRow, type SqlValue, placeholders } from './sqldb.js';
+import { type SqlDb, type SqlRow, type SqlValue, padToPowerOfTwo, placeholders, statementChunks } from './sqldb.js';
 import type {
   ClusterRecord,
   InventoryCertificateRecord,
@@ -64,8 +64,8 @@ export const CERT_COLUMNS = [
   'serving_status',
 ] as const;
 const KEY_COLUMNS = new Set(['company_id', 'cluster_id', 'namespace', 'secret_name']);
-/** Rows per multi-row statement: 27 parameters each, well under both engines' parameter limits. */
-const CHUNK = 500;
+/** Rows per multi-row statement (statementChunks): 27 parameters each, well under both engines' parameter limits. */
+const CHUNK = 256;
 
 function clusterToRow(r: ClusterRecord): SqlValue[] {
   return [
@@ -173,9 +173,7 @@ function locationsIn(locs: readonly { namespace: string; secretName: string }[])
 }
 
 function chunks<T>(xs: readonly T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < xs.length; i += CHUNK) out.push(xs.slice(i, i + CHUNK));
-  return out;
+  return statementChunks(xs, CHUNK);
 }
 
 const I = CERT_COLUMNS.map((c) => `i.${c}`).join(', ');
@@ -248,11 +246,13 @@ export function createInventoryOps(db: SqlDb): InventoryOps {
     },
 
     async deleteClusters(companyId, ids) {
-      if (ids.length === 0) return [];
-      const inn = placeholders(ids.length);
-      const rows = await db.all(`SELECT ${CL} FROM clusters WHERE company_id = ? AND id IN (${inn})`, [companyId, ...ids]);
-      await db.run(`DELETE FROM inventory_certificates WHERE company_id = ? AND cluster_id IN (${inn})`, [companyId, ...ids]);
-      await db.run(`DELETE FROM clusters WHERE company_id = ? AND id IN (${inn})`, [companyId, ...ids]);
+      const rows: SqlRow[] = [];
+      for (const chunk of chunks(ids)) {
+        const inn = placeholders(chunk.length);
+        rows.push(...(await db.all(`SELECT ${CL} FROM clusters WHERE company_id = ? AND id IN (${inn})`, [companyId, ...chunk])));
+        await db.run(`DELETE FROM inventory_certificates WHERE company_id = ? AND cluster_id IN (${inn})`, [companyId, ...chunk]);
+        await db.run(`DELETE FROM clusters WHERE company_id = ? AND id IN (${inn})`, [companyId, ...chunk]);
+      }
       return rows.map(rowToCluster);
     },
 
@@ -384,8 +384,10 @@ export function createInventoryOps(db: SqlDb): InventoryOps {
     },
 
     async listCertificatePlaces(companyId, certs, perCertificate) {
-      const keys = [...new Map(certs.map((c) => [`${c.issuer}\u0000${c.serial}`, c])).values()];
-      if (keys.length === 0) return [];
+      const distinct = [...new Map(certs.map((c) => [`${c.issuer}\u0000${c.serial}`, c])).values()];
+      if (distinct.length === 0) return [];
+      // one statement (its ORDER BY spans every certificate), its list padded to a bounded set of texts
+      const keys = padToPowerOfTwo(distinct);
       // at most `perCertificate` places EACH: one certificate copied into thousands of namespaces must not take
       // the places of the others on the page (a LIMIT over the whole result did)
       const rows = await db.all(

@@ -5,7 +5,7 @@
  */
 import { DELIVERY_COLUMNS, INTEGRATION_COLUMNS, rowToDelivery, rowToEvent, rowToIntegration } from './rows.js';
 import { type SecretBox } from './secret-box.js';
-import { type SqlDb, type SqlRow, type SqlValue, diagnostic, placeholders } from './sqldb.js';
+import { type SqlDb, type SqlRow, type SqlValue, diagnostic, placeholders, statementChunks } from './sqldb.js';
 import type {
   ClaimedDelivery,
   DeliveryOutcome,
@@ -138,8 +138,8 @@ const valuesCte = (columns: string, row: string, n: number) =>
  */
 const FENCE_V = (pg: boolean) =>
   `deliveries.id = v.vid AND deliveries.status${pg ? " || ''" : ''} = 'IN_FLIGHT' AND deliveries.attempts = v.vattempts`;
-/** Outcomes per statement (6 parameters each; well under both engines' parameter limits). */
-const OUTCOME_CHUNK = 500;
+/** Outcomes per statement (statementChunks; 6 parameters each, well under both engines' parameter limits). */
+const OUTCOME_CHUNK = 256;
 const OUTCOME_STATUS = { delivered: 'DELIVERED', retry: 'PENDING', dead: 'DEAD' } as const;
 
 /** Fencing: only the holder of the current attempt may record its outcome. Parameters: id, attemptNo. */
@@ -207,10 +207,7 @@ export function createQueueOps(db: SqlDb, opts: QueueOpsOptions = {}): DeliveryQ
 
   /** When a key's head left the queue (DELIVERED, DEAD, SUPERSEDED), its next open delivery is due at once. */
   async function unpark(heads: string[], now: number): Promise<void> {
-    for (let i = 0; i < heads.length; i += OUTCOME_CHUNK) {
-      const chunk = heads.slice(i, i + OUTCOME_CHUNK);
-      await db.run(UNPARK(pg, chunk.length), [now, now, ...chunk]);
-    }
+    for (const chunk of statementChunks(heads, OUTCOME_CHUNK)) await db.run(UNPARK(pg, chunk.length), [now, now, ...chunk]);
   }
 
   /**
@@ -219,8 +216,8 @@ export function createQueueOps(db: SqlDb, opts: QueueOpsOptions = {}): DeliveryQ
    */
   async function recordOutcomes(outcomes: readonly DeliveryOutcome[], now: number): Promise<boolean[]> {
     const applied = new Set<string>();
-    for (let i = 0; i < outcomes.length; i += OUTCOME_CHUNK) {
-      const chunk = outcomes.slice(i, i + OUTCOME_CHUNK);
+    const chunks = statementChunks(outcomes, OUTCOME_CHUNK);
+    for (const [k, chunk] of chunks.entries()) {
       const params: SqlValue[] = [];
       for (const o of chunk)
         params.push(
@@ -263,7 +260,7 @@ export function createQueueOps(db: SqlDb, opts: QueueOpsOptions = {}): DeliveryQ
       const ids = chunk.map((o) => o.id);
       const unparkLeft = UNPARK_LEFT(ids.length);
       const unparkParams = [now, now, ...ids, ...chunk.flatMap((o) => [o.id, o.attemptNo]), now];
-      const last = i + OUTCOME_CHUNK >= outcomes.length;
+      const last = k === chunks.length - 1;
       const [rows] = await Promise.all([
         db.all(`${cte} ${update} RETURNING id`, [...params, now, now]),
         last && db.allAndCommit ? db.allAndCommit(unparkLeft, unparkParams) : db.run(unparkLeft, unparkParams),
@@ -278,8 +275,7 @@ export function createQueueOps(db: SqlDb, opts: QueueOpsOptions = {}): DeliveryQ
     const superseded = new Set<string>();
     for (const mode of ['supersede', 'in-order'] as const) {
       const mine = items.filter((c) => c.mode === mode);
-      for (let i = 0; i < mine.length; i += OUTCOME_CHUNK) {
-        const chunk = mine.slice(i, i + OUTCOME_CHUNK);
+      for (const chunk of statementChunks(mine, OUTCOME_CHUNK)) {
         // One statement: the check and the change are atomic, and fenced like the outcomes. The attempt
         // is not counted (nothing was sent).
         const rows = await db.all(

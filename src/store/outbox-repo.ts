@@ -4,7 +4,7 @@
  * filters by company_id.
  */
 import { DELIVERY_COLUMNS, EVENT_COLUMNS, eventToRow, newDeliveryToRow, rowToDelivery, rowToEvent } from './rows.js';
-import { type SqlDb, type SqlValue, placeholders } from './sqldb.js';
+import { type SqlDb, type SqlValue, placeholders, statementChunks } from './sqldb.js';
 import type { DeliveryFilter, OutboxOps } from './types.js';
 
 const EV = EVENT_COLUMNS.join(', ');
@@ -13,8 +13,8 @@ const DL = DELIVERY_COLUMNS.join(', ');
 /** listDeliveries: default and maximum page size. */
 const DELIVERY_PAGE_DEFAULT = 100;
 const DELIVERY_PAGE_MAX = 1000;
-/** Rows per multi-row INSERT (18 parameters each; well under both engines' parameter limits). */
-const INSERT_CHUNK = 500;
+/** Rows per multi-row INSERT (statementChunks; 18 parameters each, well under both engines' parameter limits). */
+const INSERT_CHUNK = 256;
 
 /**
  * Whether one index range serves listDeliveries with this filter (migrations 2 and 16, each in listing order):
@@ -34,16 +34,14 @@ export function createOutboxOps(db: SqlDb): OutboxOps {
     },
 
     async insertEvents(recs) {
-      for (let i = 0; i < recs.length; i += INSERT_CHUNK) {
-        const chunk = recs.slice(i, i + INSERT_CHUNK);
+      for (const chunk of statementChunks(recs, INSERT_CHUNK)) {
         const row = `(${placeholders(EVENT_COLUMNS.length)})`;
         await db.run(`INSERT INTO events (${EV}) VALUES ${chunk.map(() => row).join(', ')}`, chunk.flatMap(eventToRow));
       }
     },
 
     async insertDeliveries(recs) {
-      for (let i = 0; i < recs.length; i += INSERT_CHUNK) {
-        const chunk = recs.slice(i, i + INSERT_CHUNK);
+      for (const chunk of statementChunks(recs, INSERT_CHUNK)) {
         const row = `(${placeholders(DELIVERY_COLUMNS.length)})`;
         await db.run(`INSERT INTO deliveries (${DL}) VALUES ${chunk.map(() => row).join(', ')}`, chunk.flatMap(newDeliveryToRow));
       }

@@ -6,7 +6,7 @@
  */
 import type { EventTypeId } from '../events/families.js';
 import { ROUTER_COLUMNS, bool, int, rowToRouter, str } from './rows.js';
-import { type SqlDb, type SqlRow, type SqlValue, placeholders } from './sqldb.js';
+import { type SqlDb, type SqlRow, type SqlValue, placeholders, statementChunks } from './sqldb.js';
 import type { ReminderOps, ReminderRecord, ReminderTarget } from './types.js';
 
 const COLUMNS = [
@@ -24,8 +24,8 @@ const COLUMNS = [
   'updated_at',
 ] as const;
 const COLS = COLUMNS.join(', ');
-/** Rows per multi-row statement (12 parameters each at most). */
-const CHUNK = 500;
+/** Rows per multi-row statement (statementChunks; 12 parameters each at most). */
+const CHUNK = 256;
 /** Upper bound of one claim, whatever the caller asks. */
 const MAX_CLAIM = 5_000;
 /** Upper bound of the due window dueReminderCompanies looks at. */
@@ -48,10 +48,8 @@ function rowToReminder(row: SqlRow): ReminderRecord {
   };
 }
 
-function chunks<T>(list: readonly T[], size = CHUNK): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
-  return out;
+function chunks<T>(list: readonly T[]): T[][] {
+  return statementChunks(list, CHUNK);
 }
 
 /** `(VALUES (?, ?), (?, ?))` for n tuples of width w. */
@@ -172,11 +170,11 @@ export function createReminderOps(db: SqlDb): ReminderOps {
         ).map(rowToRouter);
         const integrations = new Map<string, boolean>();
         const wanted = [...new Map(routers.map((r) => [`${r.companyId}/${r.integrationId}`, r])).values()];
-        if (wanted.length) {
-          // the enabled flag only: the secrets are not read here
+        // the enabled flag only: the secrets are not read here
+        for (const part of chunks(wanted)) {
           const rows = await db.all(
-            `SELECT company_id, id, enabled FROM integrations WHERE (company_id, id) IN ${tuples(wanted.length, 2)}`,
-            wanted.flatMap((r) => [r.companyId, r.integrationId]),
+            `SELECT company_id, id, enabled FROM integrations WHERE (company_id, id) IN ${tuples(part.length, 2)}`,
+            part.flatMap((r) => [r.companyId, r.integrationId]),
           );
           for (const r of rows) integrations.set(`${str(r, 'company_id')}/${str(r, 'id')}`, bool(r, 'enabled'));
         }

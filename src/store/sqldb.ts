@@ -88,3 +88,40 @@ export function toPgPlaceholders(sql: string): string {
 export function placeholders(n: number): string {
   return Array.from({ length: n }, () => '?').join(', ');
 }
+
+/**
+ * `xs` as consecutive slices (order kept) whose lengths are powers of two, each at most the largest power of two
+ * ≤ `max`: 37 items → 32, 4, 1. A statement's text grows with its VALUES or IN list, and each distinct text is a
+ * prepared statement of its own (SQLite's statement cache, PostgreSQL's named statements); with power-of-two
+ * lengths a caller-chosen batch size yields at most log2(max) + 1 texts per statement instead of one per size.
+ */
+export function statementChunks<T>(xs: readonly T[], max: number): T[][] {
+  if (!Number.isInteger(max) || max < 1) throw new RangeError(`statementChunks: max must be a positive integer, got ${max}`);
+  const cap = floorPowerOfTwo(max);
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length;) {
+    const size = Math.min(cap, floorPowerOfTwo(xs.length - i));
+    out.push(xs.slice(i, i + size));
+    i += size;
+  }
+  return out;
+}
+
+/** The largest power of two ≤ n (n ≥ 1). */
+function floorPowerOfTwo(n: number): number {
+  let p = 1;
+  while (p * 2 <= n) p *= 2;
+  return p;
+}
+
+/**
+ * An IN list's values padded to a power-of-two length by repeating the last one (`x IN (a, b, b, b)` is
+ * `x IN (a, b)`): for a lookup that must stay one statement (its ORDER BY spans the whole list), with the same
+ * bounded set of texts as statementChunks. Empty stays empty.
+ */
+export function padToPowerOfTwo<T>(xs: readonly T[]): T[] {
+  if (xs.length === 0) return [];
+  let n = 1;
+  while (n < xs.length) n *= 2;
+  return [...xs, ...Array.from({ length: n - xs.length }, () => xs[xs.length - 1]!)];
+}

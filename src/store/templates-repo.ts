@@ -4,12 +4,14 @@
  * before being written.
  */
 import { ROUTER_COLUMNS, int, json, rowToRouter, str, strOrNull } from './rows.js';
-import { type SqlDb, type SqlRow, type SqlValue, placeholders } from './sqldb.js';
+import { type SqlDb, type SqlRow, type SqlValue, padToPowerOfTwo, placeholders, statementChunks } from './sqldb.js';
 import type { TemplateOps, TemplateParts, TemplateRecord } from './types.js';
 
 const COLUMNS = ['id', 'company_id', 'name', 'parts', 'managed_by', 'created_at', 'updated_at'] as const;
 const TC = COLUMNS.join(', ');
 const RT = ROUTER_COLUMNS.map((c) => `r.${c}`).join(', ');
+/** Ids per IN list (statementChunks). */
+const ID_CHUNK = 256;
 
 function toRow(r: TemplateRecord): SqlValue[] {
   return [r.id, r.companyId, r.name, JSON.stringify(r.parts), r.managedBy, r.createdAt, r.updatedAt];
@@ -68,17 +70,22 @@ export function createTemplateOps(db: SqlDb): TemplateOps {
     async deleteTemplates(companyId, ids) {
       const wanted = [...new Set(ids)];
       if (wanted.length === 0) return [];
-      const rows = await db.all(`DELETE FROM templates WHERE company_id = ? AND id IN (${placeholders(wanted.length)}) RETURNING id`, [
-        companyId,
-        ...wanted,
-      ]);
+      const rows: SqlRow[] = [];
+      for (const chunk of statementChunks(wanted, ID_CHUNK))
+        rows.push(
+          ...(await db.all(`DELETE FROM templates WHERE company_id = ? AND id IN (${placeholders(chunk.length)}) RETURNING id`, [
+            companyId,
+            ...chunk,
+          ])),
+        );
       const deleted = new Set(rows.map((r) => r['id']));
       return wanted.filter((id) => deleted.has(id));
     },
 
     async listRoutersByTemplate(companyId, templateIds) {
-      const ids = [...new Set(templateIds)];
-      if (ids.length === 0) return [];
+      if (templateIds.length === 0) return [];
+      // one statement (its ORDER BY spans every id), its list padded to a bounded set of texts
+      const ids = padToPowerOfTwo([...new Set(templateIds)]);
       const rows = await db.all(
         `SELECT ${RT} FROM routers r WHERE r.company_id = ? AND r.template_id IN (${placeholders(ids.length)})
          ORDER BY r.created_at, r.id`,

@@ -5,13 +5,13 @@
  * Every read is an index range of the rows concerned, bounded by its `limit`.
  */
 import { bool, int, intOrNull, str, stringList, strOrNull } from './rows.js';
-import { type SqlDb, type SqlRow, placeholders } from './sqldb.js';
+import { type SqlDb, type SqlRow, placeholders, statementChunks } from './sqldb.js';
 import type { WeakLinkMark, WeakLinkOps, WeakLinkRow } from './types.js';
 
 /** Upper bound of one read, whatever the caller asks. */
 const MAX_ROWS = 10_000;
-/** Keys per IN list. */
-const IN_CHUNK = 500;
+/** Keys per IN list, rows per multi-row INSERT (statementChunks). */
+const IN_CHUNK = 256;
 
 const COLUMNS = (a: string) =>
   `${a}.cluster_id, c.name AS cluster_name, ${a}.namespace, ${a}.secret_name, ${a}.certificate_name, ${a}.serial, ${a}.issuer,
@@ -92,8 +92,7 @@ export function createWeakLinkOps(db: SqlDb): WeakLinkOps {
     async getWeakLinkMarks(companyId, caKeys) {
       const keys = [...new Set(caKeys)];
       const out: WeakLinkMark[] = [];
-      for (let i = 0; i < keys.length; i += IN_CHUNK) {
-        const chunk = keys.slice(i, i + IN_CHUNK);
+      for (const chunk of statementChunks(keys, IN_CHUNK)) {
         const rows = await db.all(
           `SELECT company_id, ca_key, not_after, leaf_count, reported_at FROM weak_link_marks
             WHERE company_id = ? AND ca_key IN (${placeholders(chunk.length)})`,
@@ -112,8 +111,7 @@ export function createWeakLinkOps(db: SqlDb): WeakLinkOps {
     },
 
     async putWeakLinkMarks(recs) {
-      for (let i = 0; i < recs.length; i += IN_CHUNK) {
-        const chunk = recs.slice(i, i + IN_CHUNK);
+      for (const chunk of statementChunks(recs, IN_CHUNK)) {
         await db.run(
           `INSERT INTO weak_link_marks (company_id, ca_key, not_after, leaf_count, reported_at)
            VALUES ${chunk.map(() => `(${placeholders(5)})`).join(', ')}
