@@ -393,6 +393,18 @@ export function inventoryContract(name: string, makeStore: () => Promise<Store>)
       );
       expect(both.map((p) => p.serial)).toEqual(['AA', 'BB']);
       expect(both[1]).toMatchObject({ clusterName: 'one', secretName: 'own' });
+      // three certificates: the VALUES list is padded (a repeated pair), each place still listed once, in order
+      const three = await store.listCertificatePlaces(
+        A,
+        [
+          { issuer: 'CN=Other', serial: 'AA' },
+          { issuer: 'CN=CA', serial: 'BB' },
+          { issuer: 'CN=CA', serial: 'AA' },
+        ],
+        10,
+      );
+      expect(three.map((p) => `${p.issuer}/${p.serial}`)).toEqual(['CN=CA/AA', 'CN=CA/AA', 'CN=CA/BB', 'CN=Other/AA']);
+      expect(three.map((p) => p.secretName).slice(2)).toEqual(['own', 'other-ca']);
     });
 
     it('notAfter counts (the days-left gauge): cumulative at each bound, over every company; rows without notAfter not counted', async () => {

@@ -65,6 +65,7 @@ export function templatesContract(name: string, makeStore: () => Promise<Store>)
       const r = await store.createRouter(router(A, i.id, { templateId: t.id }));
       const plain = await store.createRouter(router(A, i.id));
       expect((await store.listRoutersByTemplate(A, [t.id, unused.id])).map((x) => x.id)).toEqual([r.id]);
+      expect((await store.listRoutersByTemplate(A, [unused.id, t.id, 'no-such-template'])).map((x) => x.id)).toEqual([r.id]);
       expect(await store.listRoutersByTemplate(B, [t.id])).toEqual([]);
       expect(await store.getRouterTemplate(A, r.id)).toEqual(t);
       expect(await store.getRouterTemplate(A, plain.id)).toBeNull();

@@ -282,6 +282,8 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
         expect(await store.listRouters(A)).toEqual([r1, r2, r3]);
         expect(await store.listRoutersByIntegration(A, [i1.id])).toEqual([r1, r3]);
         expect(await store.listRoutersByIntegration(A, [i2.id, i1.id, i2.id])).toEqual([r1, r2, r3]);
+        // three distinct ids: the IN list is padded (a repeated id), the rows and their order the same
+        expect(await store.listRoutersByIntegration(A, [i2.id, 'no-such-integration', i1.id])).toEqual([r1, r2, r3]);
         expect(await store.listRoutersByIntegration(A, [])).toEqual([]);
 
         const t = now();
