@@ -154,8 +154,10 @@ export function probeTls(target: ProbeTarget, opts: ProbeOptions): Promise<Probe
     }
     socket.once('connect', () => (connected = true));
     socket.once('secureConnect', () => {
-      // the X509 object reads only the DER here (getPeerCertificate would also build every field and fingerprint)
-      const raw = socket!.getPeerX509Certificate()?.raw;
+      // getPeerCertificate copies the leaf out and frees OpenSSL's copy at once; getPeerX509Certificate's object
+      // would hold the parsed certificate natively until a full GC, which a busy agent's heap may not run for
+      // minutes: thousands of probes' certificates, invisible to V8
+      const raw = socket!.getPeerCertificate(false)?.raw;
       if (!raw?.length) return fail('TLS handshake failed: no certificate served');
       const leaf = leafIdentityOf(raw);
       if (!leaf) return fail('TLS handshake failed: the served certificate could not be parsed');
