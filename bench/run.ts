@@ -19,6 +19,7 @@ const BENCHES = [
   'emitter-sanitize',
   'order',
   'health-path',
+  'probe-memory',
   'scale',
   'peers',
 ] as const;
