@@ -98,7 +98,9 @@ describe('a failing delivery attempt is logged at warn, at most once per integra
     for (const i of [a, b]) {
       const [, second] = lines(i.id);
       const attempts = second!['attempts'] as number;
-      expect(attempts).toBeGreaterThanOrEqual(5);
+      // the 4th attempt may still have been in flight when the clock moved on (attempts count at the claim), so
+      // the line after the minute is the 4th failure or a later one
+      expect(attempts).toBeGreaterThanOrEqual(4);
       // one delivery per integration: every attempt between the two lines was left out
       expect(second).toMatchObject({ level: 40, error: 'HTTP 503 Service Unavailable', suppressed: attempts - 2 });
     }
